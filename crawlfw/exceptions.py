@@ -1,0 +1,183 @@
+"""Exceptions raised by crawlfw and the ones a user raises to steer it.
+
+The tree (Scrapy 1.2's public exceptions first, then crawlfw's download errors)::
+
+    Exception
+    ├── NotConfigured        a component switches itself off (raised from __init__/from_crawler)
+    ├── IgnoreRequest        a downloader middleware or the scheduler drops a request
+    │   └── HttpError        (crawlfw.spidermiddlewares.httperror) non-2xx response filtered
+    ├── DontCloseSpider      raised by a ``spider_idle`` handler to keep the spider open
+    ├── CloseSpider(reason)  raised by a spider callback to close the spider with ``reason``
+    ├── DropItem             raised by an item pipeline to discard an item
+    ├── NotSupported         a feature or scheme is not supported
+    ├── UsageError           wrong command-line usage (exit status 2)
+    ├── ContractFail         a spider contract check failed (AssertionError subclass)
+    ├── InvalidMessage       an actor message does not match its JSON Schema
+    └── DownloadError        a transfer failed below HTTP (mapped from curl error codes)
+        ├── DownloadTimeoutError     (also builtins.TimeoutError)  curl 28
+        ├── DNSLookupError           (also builtins.OSError)       curl 5, 6
+        ├── ConnectError             (also builtins.ConnectionError) curl 7 (not refused)
+        │   └── ConnectionRefusedError (also builtins.ConnectionRefusedError)
+        ├── ConnectionLostError      (also builtins.ConnectionError) curl 52, 55, 56
+        ├── TLSError                 curl 35, 53, 54, 58, 59, 60, 66, 77, 80, 82, 83, 90, 91
+        ├── ResponseFailed           curl 8, 18, 61, 92 (malformed or truncated response)
+        └── DownloadCancelled        the transfer was aborted (max size, shutdown) curl 23, 42, 63
+
+``crawlfw.exceptions.ConnectionRefusedError`` deliberately shadows the builtin of the
+same name inside this module; it subclasses it, so ``except ConnectionRefusedError``
+with the builtin still catches it.
+"""
+
+import builtins
+
+__all__ = [
+    "NotConfigured",
+    "IgnoreRequest",
+    "DontCloseSpider",
+    "CloseSpider",
+    "DropItem",
+    "NotSupported",
+    "UsageError",
+    "ContractFail",
+    "InvalidMessage",
+    "ScrapyDeprecationWarning",
+    "CrawlfwDeprecationWarning",
+    "DownloadError",
+    "DownloadTimeoutError",
+    "DNSLookupError",
+    "ConnectError",
+    "ConnectionRefusedError",
+    "ConnectionLostError",
+    "TLSError",
+    "ResponseFailed",
+    "DownloadCancelled",
+]
+
+
+# Internal
+
+
+class NotConfigured(Exception):
+    """Indicates a missing configuration situation: the component disables itself."""
+
+
+# HTTP and crawling
+
+
+class IgnoreRequest(Exception):
+    """Indicates a decision was made not to process a request."""
+
+
+class DontCloseSpider(Exception):
+    """Request the spider not to be closed yet (raise it in a ``spider_idle`` handler)."""
+
+
+class CloseSpider(Exception):
+    """Raise this from a callback to request the spider to be closed.
+
+    Args:
+        reason: the ``finish_reason`` recorded in stats (default ``'cancelled'``).
+    """
+
+    def __init__(self, reason: str = "cancelled"):
+        super().__init__(reason)
+        self.reason = reason
+
+
+# Items
+
+
+class DropItem(Exception):
+    """Drop an item from the item pipeline."""
+
+
+class NotSupported(Exception):
+    """Indicates a feature or method is not supported."""
+
+
+# Commands
+
+
+class UsageError(Exception):
+    """To indicate a command-line usage error.
+
+    Args:
+        print_help: whether the command's help is printed before the message.
+    """
+
+    def __init__(self, *a, **kw):
+        self.print_help = kw.pop("print_help", True)
+        super().__init__(*a, **kw)
+
+
+class CrawlfwDeprecationWarning(Warning):
+    """Warning category for deprecated features (shown by default, unlike DeprecationWarning)."""
+
+
+#: Scrapy's name for :class:`CrawlfwDeprecationWarning`, kept so ported code keeps working.
+ScrapyDeprecationWarning = CrawlfwDeprecationWarning
+
+
+class ContractFail(AssertionError):
+    """Error raised in case of a failing contract."""
+
+
+class InvalidMessage(ValueError):
+    """An actor message does not match the JSON Schema of its ``type``.
+
+    The message text names the message type, the offending key path and the rule broken.
+    """
+
+
+# Downloads (below HTTP). Each carries the curl error code in ``curl_code`` (None when
+# not raised from curl) and the URL in ``url``.
+
+
+class DownloadError(Exception):
+    """A transfer failed below the HTTP layer (DNS, TCP, TLS, timeout, truncated body).
+
+    Args:
+        message: human-readable description (curl's error buffer when available).
+        url: the URL being fetched.
+        curl_code: the libcurl ``CURLE_*`` code, or None.
+    """
+
+    def __init__(self, message: str = "", url: str | None = None, curl_code: int | None = None):
+        super().__init__(message)
+        self.url = url
+        self.curl_code = curl_code
+
+    def __reduce__(self):
+        return (self.__class__, (self.args[0] if self.args else "", self.url, self.curl_code))
+
+
+class DownloadTimeoutError(DownloadError, builtins.TimeoutError):
+    """The transfer took longer than ``DOWNLOAD_TIMEOUT`` seconds (curl 28)."""
+
+
+class DNSLookupError(DownloadError, builtins.OSError):
+    """The host name (or proxy name) could not be resolved (curl 5, 6)."""
+
+
+class ConnectError(DownloadError, builtins.ConnectionError):
+    """The TCP connection could not be established (curl 7)."""
+
+
+class ConnectionRefusedError(ConnectError, builtins.ConnectionRefusedError):
+    """The peer refused the TCP connection (curl 7 with ECONNREFUSED)."""
+
+
+class ConnectionLostError(DownloadError, builtins.ConnectionError):
+    """The connection closed before a complete response arrived (curl 52, 55, 56)."""
+
+
+class TLSError(DownloadError):
+    """TLS handshake or certificate verification failed."""
+
+
+class ResponseFailed(DownloadError):
+    """The server sent a malformed or truncated response (curl 8, 18, 61, 92)."""
+
+
+class DownloadCancelled(DownloadError):
+    """The transfer was aborted on purpose (``DOWNLOAD_MAXSIZE`` exceeded, shutdown)."""
