@@ -1,0 +1,312 @@
+"""Default values of every crawlfw setting.
+
+These are Scrapy 1.2's defaults (``scrapy/settings/default_settings.py``) with the
+dotted paths rewritten from ``scrapy.`` to ``crawlfw.``, in the same alphabetical
+order and grouping, followed by the crawlfw-only settings at the end of the module.
+
+Rules for adding a setting:
+
+* put it in alphabetical order, grouping similar settings without blank lines;
+* component orders go in a ``*_BASE`` dict next to an empty user dict
+  (``EXTENSIONS = {}`` / ``EXTENSIONS_BASE = {...}``); ``Settings`` turns every dict
+  default into a :class:`~crawlfw.settings.BaseSettings` so each key keeps its own
+  priority, and :func:`crawlfw.utils.conf.build_component_list` merges the pair;
+* document it here in a comment (units: seconds, bytes, megabytes).
+
+Differences from Scrapy 1.2 (the runtime has no Twisted reactor; every scheme is
+downloaded with libcurl):
+
+* removed: ``REACTOR_THREADPOOL_MAXSIZE``, ``TELNETCONSOLE_PORT``,
+  ``TELNETCONSOLE_HOST``, ``DOWNLOADER_HTTPCLIENTFACTORY``,
+  ``DOWNLOADER_CLIENTCONTEXTFACTORY`` (Twisted-only);
+* ``TELNETCONSOLE_ENABLED`` is kept but ``False``: the telnet console is not
+  supported, and ``crawlfw.extensions.telnet.TelnetConsole`` is not in
+  ``EXTENSIONS_BASE``;
+* ``DOWNLOAD_HANDLERS_BASE`` maps every scheme to the curl download handler;
+  ``DNS_TIMEOUT`` / ``DNSCACHE_*`` map to curl's resolver options;
+* ``SCHEDULER_PRIORITY_QUEUE`` is ``crawlfw.pqueues.PriorityQueue`` (Scrapy used
+  the third-party ``queuelib``);
+* crawlfw-only settings (``CURL_MAXCONNECTS``, ``MESSAGE_VALIDATION``,
+  ``SUPERVISOR_*``) are at the end.
+"""
+
+import os
+import sys
+from os.path import abspath, dirname, join
+
+import crawlfw as _crawlfw
+
+AJAXCRAWL_ENABLED = False
+
+AUTOTHROTTLE_ENABLED = False
+AUTOTHROTTLE_DEBUG = False
+AUTOTHROTTLE_MAX_DELAY = 60.0  # seconds
+AUTOTHROTTLE_START_DELAY = 5.0  # seconds
+AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
+
+BOT_NAME = 'crawlfwbot'
+
+CLOSESPIDER_TIMEOUT = 0  # seconds; 0 disables
+CLOSESPIDER_PAGECOUNT = 0
+CLOSESPIDER_ITEMCOUNT = 0
+CLOSESPIDER_ERRORCOUNT = 0
+
+COMMANDS_MODULE = ''
+
+COMPRESSION_ENABLED = True
+
+CONCURRENT_ITEMS = 100
+
+CONCURRENT_REQUESTS = 16
+CONCURRENT_REQUESTS_PER_DOMAIN = 8
+CONCURRENT_REQUESTS_PER_IP = 0
+
+COOKIES_ENABLED = True
+COOKIES_DEBUG = False
+
+DEFAULT_ITEM_CLASS = 'crawlfw.item.Item'
+
+DEFAULT_REQUEST_HEADERS = {
+    'Accept': 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+    'Accept-Language': 'en',
+}
+
+DEPTH_LIMIT = 0
+DEPTH_STATS = True
+DEPTH_PRIORITY = 0
+
+DNSCACHE_ENABLED = True  # curl's per-handle DNS cache
+DNSCACHE_SIZE = 10000
+DNS_TIMEOUT = 60  # seconds; counted in curl's connect timeout
+
+DOWNLOAD_DELAY = 0  # seconds
+
+DOWNLOAD_HANDLERS = {}
+# Every scheme is fetched by libcurl; the downloader looks the handler up by scheme.
+DOWNLOAD_HANDLERS_BASE = {
+    'file': 'crawlfw.core.curl.CurlDownloadHandler',
+    'http': 'crawlfw.core.curl.CurlDownloadHandler',
+    'https': 'crawlfw.core.curl.CurlDownloadHandler',
+    's3': 'crawlfw.core.curl.CurlDownloadHandler',
+    'ftp': 'crawlfw.core.curl.CurlDownloadHandler',
+}
+
+DOWNLOAD_TIMEOUT = 180  # seconds (3 min)
+
+DOWNLOAD_MAXSIZE = 1024 * 1024 * 1024  # bytes (1024 MiB)
+DOWNLOAD_WARNSIZE = 32 * 1024 * 1024  # bytes (32 MiB)
+
+DOWNLOADER = 'crawlfw.core.downloader.Downloader'
+
+# Highest TLS version supported by libcurl, allowing negotiation. Other values:
+# 'TLSv1.0', 'TLSv1.1', 'TLSv1.2', 'SSLv3' (mapped to CURLOPT_SSLVERSION).
+DOWNLOADER_CLIENT_TLS_METHOD = 'TLS'
+
+DOWNLOADER_MIDDLEWARES = {}
+
+DOWNLOADER_MIDDLEWARES_BASE = {
+    # Engine side
+    'crawlfw.downloadermiddlewares.robotstxt.RobotsTxtMiddleware': 100,
+    'crawlfw.downloadermiddlewares.httpauth.HttpAuthMiddleware': 300,
+    'crawlfw.downloadermiddlewares.downloadtimeout.DownloadTimeoutMiddleware': 350,
+    'crawlfw.downloadermiddlewares.defaultheaders.DefaultHeadersMiddleware': 400,
+    'crawlfw.downloadermiddlewares.useragent.UserAgentMiddleware': 500,
+    'crawlfw.downloadermiddlewares.retry.RetryMiddleware': 550,
+    'crawlfw.downloadermiddlewares.ajaxcrawl.AjaxCrawlMiddleware': 560,
+    'crawlfw.downloadermiddlewares.redirect.MetaRefreshMiddleware': 580,
+    'crawlfw.downloadermiddlewares.httpcompression.HttpCompressionMiddleware': 590,
+    'crawlfw.downloadermiddlewares.redirect.RedirectMiddleware': 600,
+    'crawlfw.downloadermiddlewares.cookies.CookiesMiddleware': 700,
+    'crawlfw.downloadermiddlewares.httpproxy.HttpProxyMiddleware': 750,
+    'crawlfw.downloadermiddlewares.chunked.ChunkedTransferMiddleware': 830,
+    'crawlfw.downloadermiddlewares.stats.DownloaderStats': 850,
+    'crawlfw.downloadermiddlewares.httpcache.HttpCacheMiddleware': 900,
+    # Downloader side
+}
+
+DOWNLOADER_STATS = True
+
+DUPEFILTER_CLASS = 'crawlfw.dupefilters.RFPDupeFilter'
+
+try:
+    EDITOR = os.environ['EDITOR']
+except KeyError:
+    if sys.platform == 'win32':
+        EDITOR = '%s -m idlelib.idle'
+    else:
+        EDITOR = 'vi'
+
+EXTENSIONS = {}
+
+EXTENSIONS_BASE = {
+    'crawlfw.extensions.corestats.CoreStats': 0,
+    'crawlfw.extensions.memusage.MemoryUsage': 0,
+    'crawlfw.extensions.memdebug.MemoryDebugger': 0,
+    'crawlfw.extensions.closespider.CloseSpider': 0,
+    'crawlfw.extensions.feedexport.FeedExporter': 0,
+    'crawlfw.extensions.logstats.LogStats': 0,
+    'crawlfw.extensions.spiderstate.SpiderState': 0,
+    'crawlfw.extensions.throttle.AutoThrottle': 0,
+}
+
+FEED_TEMPDIR = None
+FEED_URI = None
+FEED_URI_PARAMS = None  # a function to extend uri arguments
+FEED_FORMAT = 'jsonlines'
+FEED_STORE_EMPTY = False
+FEED_EXPORT_ENCODING = None
+FEED_EXPORT_FIELDS = None
+FEED_STORAGES = {}
+FEED_STORAGES_BASE = {
+    '': 'crawlfw.extensions.feedexport.FileFeedStorage',
+    'file': 'crawlfw.extensions.feedexport.FileFeedStorage',
+    'stdout': 'crawlfw.extensions.feedexport.StdoutFeedStorage',
+    's3': 'crawlfw.extensions.feedexport.S3FeedStorage',
+    'ftp': 'crawlfw.extensions.feedexport.FTPFeedStorage',
+}
+FEED_EXPORTERS = {}
+FEED_EXPORTERS_BASE = {
+    'json': 'crawlfw.exporters.JsonItemExporter',
+    'jsonlines': 'crawlfw.exporters.JsonLinesItemExporter',
+    'jl': 'crawlfw.exporters.JsonLinesItemExporter',
+    'csv': 'crawlfw.exporters.CsvItemExporter',
+    'xml': 'crawlfw.exporters.XmlItemExporter',
+    'marshal': 'crawlfw.exporters.MarshalItemExporter',
+    'pickle': 'crawlfw.exporters.PickleItemExporter',
+}
+
+FILES_STORE_S3_ACL = 'private'
+
+HTTPCACHE_ENABLED = False
+HTTPCACHE_DIR = 'httpcache'
+HTTPCACHE_IGNORE_MISSING = False
+HTTPCACHE_STORAGE = 'crawlfw.extensions.httpcache.FilesystemCacheStorage'
+HTTPCACHE_EXPIRATION_SECS = 0  # seconds; 0 means cached responses never expire
+HTTPCACHE_ALWAYS_STORE = False
+HTTPCACHE_IGNORE_HTTP_CODES = []
+HTTPCACHE_IGNORE_SCHEMES = ['file']
+HTTPCACHE_IGNORE_RESPONSE_CACHE_CONTROLS = []
+HTTPCACHE_DBM_MODULE = 'dbm'
+HTTPCACHE_POLICY = 'crawlfw.extensions.httpcache.DummyPolicy'
+HTTPCACHE_GZIP = False
+
+HTTPPROXY_AUTH_ENCODING = 'latin-1'
+
+IMAGES_STORE_S3_ACL = 'private'
+
+ITEM_PROCESSOR = 'crawlfw.pipelines.ItemPipelineManager'
+
+ITEM_PIPELINES = {}
+ITEM_PIPELINES_BASE = {}
+
+LOG_ENABLED = True
+LOG_ENCODING = 'utf-8'
+LOG_FORMATTER = 'crawlfw.logformatter.LogFormatter'
+LOG_FORMAT = '%(asctime)s [%(name)s] %(levelname)s: %(message)s'
+LOG_DATEFORMAT = '%Y-%m-%d %H:%M:%S'
+LOG_STDOUT = False
+LOG_LEVEL = 'DEBUG'
+LOG_FILE = None
+LOG_SHORT_NAMES = False  # True: show 'crawlfw' instead of 'crawlfw.core.engine' etc.
+
+SCHEDULER_DEBUG = False
+
+LOGSTATS_INTERVAL = 60.0  # seconds
+
+MAIL_HOST = 'localhost'
+MAIL_PORT = 25
+MAIL_FROM = 'crawlfw@localhost'
+MAIL_PASS = None
+MAIL_USER = None
+
+MEMDEBUG_ENABLED = False  # enable memory debugging
+MEMDEBUG_NOTIFY = []  # send memory debugging report by mail at engine shutdown
+
+MEMUSAGE_CHECK_INTERVAL_SECONDS = 60.0
+MEMUSAGE_ENABLED = False
+MEMUSAGE_LIMIT_MB = 0
+MEMUSAGE_NOTIFY_MAIL = []
+MEMUSAGE_REPORT = False
+MEMUSAGE_WARNING_MB = 0
+
+METAREFRESH_ENABLED = True
+METAREFRESH_MAXDELAY = 100  # seconds
+
+NEWSPIDER_MODULE = ''
+
+RANDOMIZE_DOWNLOAD_DELAY = True
+
+REDIRECT_ENABLED = True
+REDIRECT_MAX_TIMES = 20  # uses Firefox default setting
+REDIRECT_PRIORITY_ADJUST = +2
+
+REFERER_ENABLED = True
+
+RETRY_ENABLED = True
+RETRY_TIMES = 2  # initial response + 2 retries = 3 requests
+RETRY_HTTP_CODES = [500, 502, 503, 504, 408]
+RETRY_PRIORITY_ADJUST = -1
+
+ROBOTSTXT_OBEY = False
+
+SCHEDULER = 'crawlfw.core.scheduler.Scheduler'
+SCHEDULER_DISK_QUEUE = 'crawlfw.squeues.PickleLifoDiskQueue'
+SCHEDULER_MEMORY_QUEUE = 'crawlfw.squeues.LifoMemoryQueue'
+SCHEDULER_PRIORITY_QUEUE = 'crawlfw.pqueues.PriorityQueue'
+
+SPIDER_LOADER_CLASS = 'crawlfw.spiderloader.SpiderLoader'
+
+SPIDER_MIDDLEWARES = {}
+
+SPIDER_MIDDLEWARES_BASE = {
+    # Engine side
+    'crawlfw.spidermiddlewares.httperror.HttpErrorMiddleware': 50,
+    'crawlfw.spidermiddlewares.offsite.OffsiteMiddleware': 500,
+    'crawlfw.spidermiddlewares.referer.RefererMiddleware': 700,
+    'crawlfw.spidermiddlewares.urllength.UrlLengthMiddleware': 800,
+    'crawlfw.spidermiddlewares.depth.DepthMiddleware': 900,
+    # Spider side
+}
+
+SPIDER_MODULES = []
+
+STATS_CLASS = 'crawlfw.statscollectors.MemoryStatsCollector'
+STATS_DUMP = True
+
+STATSMAILER_RCPTS = []
+
+TEMPLATES_DIR = abspath(join(dirname(__file__), '..', 'templates'))
+
+URLLENGTH_LIMIT = 2083
+
+USER_AGENT = f'crawlfw/{_crawlfw.__version__} (+https://crawlfw.invalid)'
+
+# The telnet console needs Twisted's conch and is not supported: this setting is
+# accepted for compatibility but has no effect.
+TELNETCONSOLE_ENABLED = False
+
+SPIDER_CONTRACTS = {}
+SPIDER_CONTRACTS_BASE = {
+    'crawlfw.contracts.default.UrlContract': 1,
+    'crawlfw.contracts.default.ReturnsContract': 2,
+    'crawlfw.contracts.default.ScrapesContract': 3,
+}
+
+# --- crawlfw-only settings -------------------------------------------------------
+
+# Size of libcurl's connection cache per CurlMulti (CURLMOPT_MAXCONNECTS).
+CURL_MAXCONNECTS = 100
+
+# Where actor messages are checked against their JSON Schemas
+# (crawlfw/conf/schemas/<type>.json):
+#   'off'      - never;
+#   'boundary' - only messages entering the actor tree from outside (CLI, shell,
+#                Crawler facade, user code) and messages carrying user objects;
+#   'all'      - every message (slow; the test suite uses it).
+MESSAGE_VALIDATION = 'boundary'
+
+# The supervisor restarts a crashed child actor at most SUPERVISOR_MAX_RESTARTS
+# times within SUPERVISOR_RESTART_WINDOW seconds; past that budget it gives up on
+# the child and stops the crawl (see crawlfw.actors.supervisor).
+SUPERVISOR_MAX_RESTARTS = 3
+SUPERVISOR_RESTART_WINDOW = 60  # seconds

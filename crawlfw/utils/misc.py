@@ -1,0 +1,226 @@
+"""Helper functions which don't fit anywhere else (Scrapy 1.2's ``scrapy.utils.misc``)."""
+
+import hashlib
+import re
+from importlib import import_module
+from pkgutil import iter_modules
+
+from w3lib.html import replace_entities
+
+__all__ = [
+    "arg_to_iter",
+    "load_object",
+    "walk_modules",
+    "extract_regex",
+    "md5sum",
+    "create_instance",
+    "rel_has_nofollow",
+]
+
+_BASE_SINGLE_VALUES = (dict, str, bytes)
+_single_values = None
+
+
+def _iterable_single_values():
+    """Types that are iterable but count as one value: dict, str, bytes, items.
+
+    ``crawlfw.item`` is imported lazily (it is not needed to load settings); until
+    it can be imported only dict/str/bytes are used.
+    """
+    global _single_values
+    if _single_values is None:
+        try:
+            from crawlfw.item import BaseItem
+        except ImportError:
+            return _BASE_SINGLE_VALUES
+        _single_values = _BASE_SINGLE_VALUES + (BaseItem,)
+    return _single_values
+
+
+def arg_to_iter(arg):
+    """Turn an argument into an iterable.
+
+    Args:
+        arg: None, a single value, or an iterable.
+
+    Returns:
+        ``[]`` for None; ``arg`` itself for an iterable that is not a dict, str,
+        bytes or item; otherwise ``[arg]``.
+    """
+    if arg is None:
+        return []
+    if not isinstance(arg, _iterable_single_values()) and hasattr(arg, '__iter__'):
+        return arg
+    return [arg]
+
+
+def load_object(path):
+    """Import and return an object from its full dotted path.
+
+    Args:
+        path (str): e.g. ``'crawlfw.downloadermiddlewares.retry.RetryMiddleware'``.
+            A non-string (a class or function already) is returned unchanged.
+
+    Returns:
+        The class, function, variable or instance named by ``path``.
+
+    Raises:
+        ValueError: ``path`` has no dot ("Error loading object 'x': not a full path").
+        ImportError: the module part cannot be imported.
+        NameError: the module has no attribute of that name.
+    """
+    if not isinstance(path, str):
+        if callable(path):
+            return path
+        raise TypeError(
+            f"Unexpected argument type, expected string or object, got: {type(path)}")
+    try:
+        dot = path.rindex('.')
+    except ValueError:
+        raise ValueError(f"Error loading object '{path}': not a full path") from None
+
+    module, name = path[:dot], path[dot + 1:]
+    mod = import_module(module)
+    try:
+        return getattr(mod, name)
+    except AttributeError:
+        raise NameError(f"Module '{module}' doesn't define any object named '{name}'") from None
+
+
+def walk_modules(path):
+    """Import a module and, recursively, all its submodules.
+
+    Args:
+        path (str): dotted module path, e.g. ``'crawlfw.utils'``.
+
+    Returns:
+        list[module]: the module followed by its submodules (depth first).
+
+    Raises:
+        Exception: whatever importing any of the modules raises.
+    """
+    mods = []
+    mod = import_module(path)
+    mods.append(mod)
+    if hasattr(mod, '__path__'):
+        for _, subpath, ispkg in iter_modules(mod.__path__):
+            fullpath = path + '.' + subpath
+            if ispkg:
+                mods += walk_modules(fullpath)
+            else:
+                mods.append(import_module(fullpath))
+    return mods
+
+
+def _flatten(values):
+    out = []
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            out.extend(_flatten(v))
+        else:
+            out.append(v)
+    return out
+
+
+def extract_regex(regex, text, encoding='utf-8'):
+    """Extract strings from ``text`` with a regular expression.
+
+    * if the regex has a named group ``extract``, its match is returned;
+    * else if it has numbered groups, all of them are returned (flattened);
+    * else every whole match is returned.
+
+    HTML entities in the results are replaced, except ``&lt;`` and ``&amp;``.
+
+    Args:
+        regex: a pattern string or compiled pattern (str patterns for str text).
+        text (str | bytes): the text; bytes are decoded with ``encoding``.
+        encoding (str): encoding of bytes ``text``.
+
+    Returns:
+        list[str]
+    """
+    if isinstance(text, bytes):
+        text = text.decode(encoding)
+    if isinstance(regex, (str, bytes)):
+        if isinstance(regex, bytes):
+            regex = regex.decode(encoding)
+        regex = re.compile(regex, re.UNICODE)
+
+    strings = None
+    if 'extract' in regex.groupindex:
+        match = regex.search(text)
+        if match is not None:
+            strings = [match.group('extract')]
+    if strings is None:
+        strings = regex.findall(text)
+    strings = _flatten(strings)
+    return [replace_entities(s, keep=['lt', 'amp']) for s in strings]
+
+
+def md5sum(file):
+    """Return the MD5 hex digest of a binary file-like object, read in 8 KiB chunks.
+
+    Args:
+        file: an object with ``read(size) -> bytes``.
+
+    Returns:
+        str: 32 lowercase hex digits.
+    """
+    m = hashlib.md5()
+    while True:
+        d = file.read(8192)
+        if not d:
+            break
+        m.update(d)
+    return m.hexdigest()
+
+
+def create_instance(objcls, settings, crawler, *args, **kwargs):
+    """Build a component the way Scrapy builds middlewares, pipelines and extensions.
+
+    Uses ``objcls.from_crawler(crawler, *args, **kwargs)`` when ``crawler`` is given
+    and the class has it, else ``objcls.from_settings(settings, *args, **kwargs)``
+    when the class has it, else ``objcls(*args, **kwargs)``.
+
+    Args:
+        objcls (type): the component class.
+        settings: a :class:`~crawlfw.settings.Settings`; None to use
+            ``crawler.settings``.
+        crawler: a :class:`~crawlfw.crawler.Crawler` or None.
+        *args: extra positional arguments for the factory.
+        **kwargs: extra keyword arguments for the factory.
+
+    Returns:
+        The new instance.
+
+    Raises:
+        ValueError: both ``settings`` and ``crawler`` are None.
+        TypeError: the factory method returned None.
+        crawlfw.exceptions.NotConfigured: raised by the component to disable itself.
+    """
+    if settings is None:
+        if crawler is None:
+            raise ValueError("Specify at least one of settings and crawler.")
+        settings = crawler.settings
+    if crawler is not None and hasattr(objcls, 'from_crawler'):
+        instance = objcls.from_crawler(crawler, *args, **kwargs)
+        method_name = 'from_crawler'
+    elif hasattr(objcls, 'from_settings'):
+        instance = objcls.from_settings(settings, *args, **kwargs)
+        method_name = 'from_settings'
+    else:
+        instance = objcls(*args, **kwargs)
+        method_name = '__new__'
+    if instance is None:
+        raise TypeError(f"{objcls.__qualname__}.{method_name} returned None")
+    return instance
+
+
+def rel_has_nofollow(rel):
+    """Return True if a link's ``rel`` attribute contains ``nofollow``.
+
+    Args:
+        rel (str | None): the attribute value (space-separated tokens, HTML5
+            "link types").
+    """
+    return rel is not None and 'nofollow' in rel.split()

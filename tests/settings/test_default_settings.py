@@ -1,0 +1,119 @@
+"""The defaults are Scrapy 1.2's, renamed to crawlfw, plus crawlfw's own settings."""
+
+import crawlfw
+from crawlfw.settings import default_settings as ds
+
+
+def _names():
+    return {n for n in dir(ds) if n.isupper()}
+
+
+def test_no_scrapy_paths_left():
+    for name in _names():
+        value = getattr(ds, name)
+        texts = list(value) + list(value.values()) if isinstance(value, dict) else [value]
+        for text in texts:
+            if isinstance(text, str):
+                assert "scrapy" not in text.lower(), (name, text)
+
+
+def test_twisted_only_settings_removed():
+    for name in ("REACTOR_THREADPOOL_MAXSIZE", "TELNETCONSOLE_PORT", "TELNETCONSOLE_HOST",
+                 "DOWNLOADER_HTTPCLIENTFACTORY", "DOWNLOADER_CLIENTCONTEXTFACTORY"):
+        assert name not in _names()
+    assert ds.TELNETCONSOLE_ENABLED is False
+    assert ds.DNS_TIMEOUT == 60
+
+
+def test_crawlfw_settings():
+    assert ds.MESSAGE_VALIDATION == "boundary"
+    assert ds.CURL_MAXCONNECTS == 100
+    assert ds.SUPERVISOR_MAX_RESTARTS == 3
+    assert ds.SUPERVISOR_RESTART_WINDOW == 60
+
+
+def test_user_agent_has_version():
+    assert ds.USER_AGENT == f"crawlfw/{crawlfw.__version__} (+https://crawlfw.invalid)"
+
+
+def test_downloader_middleware_orders():
+    mw = "crawlfw.downloadermiddlewares."
+    assert ds.DOWNLOADER_MIDDLEWARES_BASE == {
+        mw + "robotstxt.RobotsTxtMiddleware": 100,
+        mw + "httpauth.HttpAuthMiddleware": 300,
+        mw + "downloadtimeout.DownloadTimeoutMiddleware": 350,
+        mw + "defaultheaders.DefaultHeadersMiddleware": 400,
+        mw + "useragent.UserAgentMiddleware": 500,
+        mw + "retry.RetryMiddleware": 550,
+        mw + "ajaxcrawl.AjaxCrawlMiddleware": 560,
+        mw + "redirect.MetaRefreshMiddleware": 580,
+        mw + "httpcompression.HttpCompressionMiddleware": 590,
+        mw + "redirect.RedirectMiddleware": 600,
+        mw + "cookies.CookiesMiddleware": 700,
+        mw + "httpproxy.HttpProxyMiddleware": 750,
+        mw + "chunked.ChunkedTransferMiddleware": 830,
+        mw + "stats.DownloaderStats": 850,
+        mw + "httpcache.HttpCacheMiddleware": 900,
+    }
+
+
+def test_spider_middleware_orders():
+    mw = "crawlfw.spidermiddlewares."
+    assert ds.SPIDER_MIDDLEWARES_BASE == {
+        mw + "httperror.HttpErrorMiddleware": 50,
+        mw + "offsite.OffsiteMiddleware": 500,
+        mw + "referer.RefererMiddleware": 700,
+        mw + "urllength.UrlLengthMiddleware": 800,
+        mw + "depth.DepthMiddleware": 900,
+    }
+
+
+def test_extensions_base():
+    assert list(ds.EXTENSIONS_BASE) == [
+        "crawlfw.extensions.corestats.CoreStats",
+        "crawlfw.extensions.memusage.MemoryUsage",
+        "crawlfw.extensions.memdebug.MemoryDebugger",
+        "crawlfw.extensions.closespider.CloseSpider",
+        "crawlfw.extensions.feedexport.FeedExporter",
+        "crawlfw.extensions.logstats.LogStats",
+        "crawlfw.extensions.spiderstate.SpiderState",
+        "crawlfw.extensions.throttle.AutoThrottle",
+    ]
+    assert set(ds.EXTENSIONS_BASE.values()) == {0}
+
+
+def test_feed_storages_and_exporters():
+    assert list(ds.FEED_STORAGES_BASE) == ["", "file", "stdout", "s3", "ftp"]
+    assert ds.FEED_STORAGES_BASE[""] == ds.FEED_STORAGES_BASE["file"]
+    assert list(ds.FEED_EXPORTERS_BASE) == ["json", "jsonlines", "jl", "csv", "xml",
+                                            "marshal", "pickle"]
+    assert ds.FEED_FORMAT == "jsonlines"
+
+
+def test_download_handlers_cover_schemes():
+    assert set(ds.DOWNLOAD_HANDLERS_BASE) == {"file", "http", "https", "s3", "ftp"}
+    assert all(v.startswith("crawlfw.core.curl.") for v in ds.DOWNLOAD_HANDLERS_BASE.values())
+
+
+def test_item_pipelines_and_stats():
+    assert ds.ITEM_PIPELINES_BASE == {}
+    assert ds.ITEM_PROCESSOR == "crawlfw.pipelines.ItemPipelineManager"
+    assert ds.STATS_CLASS == "crawlfw.statscollectors.MemoryStatsCollector"
+    assert ds.LOG_FORMATTER == "crawlfw.logformatter.LogFormatter"
+
+
+def test_scrapy12_scalar_defaults():
+    expected = {
+        "CONCURRENT_REQUESTS": 16, "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
+        "CONCURRENT_REQUESTS_PER_IP": 0, "CONCURRENT_ITEMS": 100, "DOWNLOAD_TIMEOUT": 180,
+        "DOWNLOAD_MAXSIZE": 1024 ** 3, "DOWNLOAD_WARNSIZE": 32 * 1024 ** 2,
+        "RETRY_TIMES": 2, "RETRY_HTTP_CODES": [500, 502, 503, 504, 408],
+        "REDIRECT_MAX_TIMES": 20, "REDIRECT_PRIORITY_ADJUST": 2, "RETRY_PRIORITY_ADJUST": -1,
+        "URLLENGTH_LIMIT": 2083, "LOGSTATS_INTERVAL": 60.0, "LOG_LEVEL": "DEBUG",
+        "LOG_FORMAT": "%(asctime)s [%(name)s] %(levelname)s: %(message)s",
+        "LOG_DATEFORMAT": "%Y-%m-%d %H:%M:%S", "ROBOTSTXT_OBEY": False,
+        "HTTPCACHE_DBM_MODULE": "dbm", "METAREFRESH_MAXDELAY": 100,
+        "MEMUSAGE_CHECK_INTERVAL_SECONDS": 60.0, "STATS_DUMP": True,
+    }
+    for name, value in expected.items():
+        assert getattr(ds, name) == value, name
