@@ -1,0 +1,159 @@
+"""DownloaderActor: one per download slot (domain), driving one pycurl ``CurlMulti``.
+
+Receives ``fetch`` from the Engine; queues the request in its
+:class:`crawlfw.core.slot.DownloadSlot` (``CONCURRENT_REQUESTS_PER_DOMAIN``,
+``DOWNLOAD_DELAY``) and starts transfers on its :class:`crawlfw.core.curl.MultiDriver`;
+sends ``response_downloaded`` / ``download_failed`` back to the Engine.
+
+Only this actor's thread touches the CurlMulti. While transfers are in flight the actor
+tells itself ``pump``: one pump waits in curl (epoll) until a transfer finishes, a message
+arrives (the inbox writes a byte to a pipe the wait also watches) or curl's timer fires,
+so it never busy-polls; with nothing in flight no pump is queued and the thread sleeps in
+``queue.get()`` (an idle crawler uses ~0 % CPU).
+"""
+
+import os
+import queue
+import time
+
+from crawlfw.actors._base import CrawlActor
+from crawlfw.core.curl import MultiDriver
+from crawlfw.core.slot import DownloadSlot
+
+__all__ = ["DownloaderActor"]
+
+#: Longest single wait in curl, in seconds (curl's own timers are usually shorter).
+MAX_WAIT_S = 1.0
+
+
+class _WakeupInbox(queue.Queue):
+    """The actor's inbox; every ``put`` also makes ``wake_fd`` readable."""
+
+    def __init__(self):
+        super().__init__()
+        self.wake_fd, self._write_fd = os.pipe()
+        os.set_blocking(self.wake_fd, False)
+        os.set_blocking(self._write_fd, False)
+
+    def put(self, item, block=True, timeout=None):
+        super().put(item, block, timeout)
+        try:
+            os.write(self._write_fd, b"\0")
+        except BlockingIOError:  # the pipe is full, so it is readable anyway
+            pass
+
+    def drain(self) -> None:
+        """Consume the wakeup bytes (call before checking ``empty()`` and waiting)."""
+        try:
+            while os.read(self.wake_fd, 4096):
+                pass
+        except BlockingIOError:
+            pass
+
+    def close(self) -> None:
+        os.close(self.wake_fd)
+        os.close(self._write_fd)
+
+
+class DownloaderActor(CrawlActor):
+    """Args:
+    crawler: the Crawler (``settings``, ``spider``).
+    slot: the download slot key this actor serves (usually the host name).
+    engine: the Engine's ActorRef (default ``reply_to``).
+    **kw: ``CrawlActor`` arguments.
+    """
+
+    role = "downloader"
+
+    def __init__(self, crawler, slot: str, engine, **kw):
+        super().__init__(settings=crawler.settings, key=slot, **kw)
+        settings = crawler.settings
+        spider = crawler.spider
+        self.spider = spider
+        self.slot_key = slot
+        self.engine = engine
+        concurrency = settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
+        if settings.getint("CONCURRENT_REQUESTS_PER_IP"):
+            concurrency = settings.getint("CONCURRENT_REQUESTS_PER_IP")
+        concurrency = getattr(spider, "max_concurrent_requests", concurrency)
+        delay = getattr(spider, "download_delay", settings.getfloat("DOWNLOAD_DELAY"))
+        self.slot = DownloadSlot(
+            concurrency, float(delay), settings.getbool("RANDOMIZE_DOWNLOAD_DELAY")
+        )
+        self.timeout_s = settings.getfloat("DOWNLOAD_TIMEOUT")
+        self.maxsize = getattr(spider, "download_maxsize", settings.getint("DOWNLOAD_MAXSIZE"))
+        self.warnsize = getattr(spider, "download_warnsize", settings.getint("DOWNLOAD_WARNSIZE"))
+        self.maxconnects = settings.getint("CURL_MAXCONNECTS", 100)
+        self.driver = None
+        self._pump_queued = False
+
+    def _create_actor_inbox(self):  # pykka hook, called from Actor.__init__
+        self._inbox = _WakeupInbox()
+        return self._inbox
+
+    def on_start(self):
+        self.driver = MultiDriver(maxconnects=self.maxconnects)
+
+    def on_stop(self):
+        self._close()
+
+    def on_failure(self, exception_type, exception_value, traceback):
+        self._close()
+        super().on_failure(exception_type, exception_value, traceback)
+
+    def _close(self):
+        if self.driver is not None:
+            self.driver.abort_all()
+            self.driver.close()
+            self.driver = None
+        self._inbox.close()
+
+    def handle_fetch(self, message):
+        self.slot.enqueue(message["request"])
+        self.engine = message["reply_to"]
+        self._start_ready(time.monotonic())
+        self._queue_pump()
+
+    def handle_pump(self, message):
+        self._pump_queued = False
+        inbox = self._inbox
+        inbox.drain()
+        slot = self.slot
+        if inbox.empty():
+            wait_s = MAX_WAIT_S
+            if slot.queued:
+                ready_in = slot.next_ready_in_s(time.monotonic())
+                if ready_in is not None:
+                    wait_s = min(wait_s, ready_in)
+        else:
+            wait_s = 0.0  # messages are waiting: only collect what is already done
+        results = self.driver.perform(wait_s, inbox.wake_fd)
+        engine = self.engine
+        for result in results:
+            request = result.request
+            slot.transfer_done(request)
+            if result.error is None:
+                self.send(engine, {"type": "response_downloaded", "request": request,
+                                   "response": result.response, "slot": self.slot_key})
+            else:
+                self.send(engine, {"type": "download_failed", "request": request,
+                                   "error": result.error, "slot": self.slot_key})
+        self._start_ready(time.monotonic())
+        self._queue_pump()
+
+    def _start_ready(self, now_s: float) -> None:
+        for request in self.slot.pop_ready(now_s):
+            meta = request.meta
+            self.driver.add(
+                request,
+                timeout_s=float(meta.get("download_timeout", self.timeout_s)),
+                maxsize_bytes=int(meta.get("download_maxsize", self.maxsize)),
+                warnsize_bytes=int(meta.get("download_warnsize", self.warnsize)),
+                proxy=meta.get("proxy"),
+                bindaddress=meta.get("bindaddress"),
+            )
+
+    def _queue_pump(self) -> None:
+        if not self._pump_queued and (self.driver.active or self.slot.queued):
+            self._pump_queued = True
+            self.actor_ref.tell({"type": "pump"})

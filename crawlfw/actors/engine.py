@@ -1,0 +1,341 @@
+"""EngineActor: moves requests from the Scheduler through the downloader middlewares to
+the per-slot Downloaders, and responses on to the SpiderRunner; detects idleness and asks
+the Supervisor to close the spider.
+
+Flow control is credit-based: the engine grants the Scheduler credit (``pull_requests``)
+for as many requests as it has free download capacity (``CONCURRENT_REQUESTS`` minus
+transfers in flight, and none while responses waiting for the spider exceed
+``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` bytes). Start requests are pulled from the SpiderRunner
+only while credit is unused, i.e. while the Scheduler is empty (Scrapy consumes start
+requests lazily in the same way).
+
+Idle detection: when no transfer, no response in the spider and no item in the pipeline
+is outstanding, start requests are exhausted and credit is unused, the engine sends
+``check_idle`` to the Scheduler; the answer counts only if nothing happened in between
+(``token``). Then ``spider_idle`` is fired; unless a handler raises ``DontCloseSpider``
+the check is made once more and the spider is closed with ``finish_reason = 'finished'``.
+"""
+
+import logging
+import threading
+import time
+
+from crawlfw import signals
+from crawlfw.actors._base import CrawlActor
+from crawlfw.actors.downloader import DownloaderActor
+from crawlfw.core.downloadermw import DownloaderMiddlewareManager
+from crawlfw.core.slot import slot_key
+from crawlfw.exceptions import DontCloseSpider
+from crawlfw.http import Request, Response
+from crawlfw.utils.log import logformatter_adapter
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["EngineActor"]
+
+#: Seconds between ``spider_idle`` signals while a handler keeps the spider open.
+IDLE_RECHECK_S = 5.0
+
+
+class EngineActor(CrawlActor):
+    """Args:
+    crawler: the Crawler (settings, signals, stats, logformatter, spider).
+    scheduler: the SchedulerActor's ref.
+    spider_runner: the SpiderRunnerActor's ref.
+    **kw: ``CrawlActor`` arguments (``crawl_id``, ``supervisor``).
+    """
+
+    role = "engine"
+
+    def __init__(self, crawler, scheduler, spider_runner, **kw):
+        super().__init__(settings=crawler.settings, **kw)
+        self.crawler = crawler
+        self.spider = crawler.spider
+        self.scheduler = scheduler
+        self.spider_runner = spider_runner
+        settings = crawler.settings
+        self.max_concurrency = max(1, settings.getint("CONCURRENT_REQUESTS"))
+        self.max_active_size = settings.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE")
+        self.downloaders = {}  # slot key -> DownloaderActor ref
+        self.in_flight = {}  # slot key -> set of requests sent to that downloader
+        self.downloading = 0
+        self.credit = 0  # granted to the scheduler, not yet used
+        self.in_spider = 0  # responses/failures sent to the spider runner
+        self.in_spider_bytes = 0
+        self.in_pipeline = 0  # items sent to the pipeline, not yet processed
+        self.start_exhausted = False
+        self.start_pull_pending = False
+        self.running = False
+        self.closing = None  # the close reason once closing
+        self.activity = 0  # bumped by every message that means work; the idle token
+        self.idle_check_pending = False
+        self.idle_signal_token = None  # activity value when spider_idle was last sent
+        self._idle_timer = None
+        self.start_time = None
+        self.mw = None
+        self.logformatter = crawler.logformatter
+
+    def on_start(self):
+        self.mw = DownloaderMiddlewareManager.from_crawler(self.crawler)
+        self.mw.open_spider(self.spider) if hasattr(self.mw, "open_spider") else None
+
+    def on_stop(self):
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+        if self.mw is not None and hasattr(self.mw, "close_spider"):
+            self.mw.close_spider(self.spider)
+
+    # --- messages -----------------------------------------------------------------------
+
+    def handle_start_engine(self, message):
+        self.running = True
+        self.start_time = time.time()
+        self._after()
+
+    def handle_requests_dequeued(self, message):
+        self.activity += 1
+        requests = message["requests"]
+        self.credit -= len(requests)
+        if self.closing:
+            self._requeue(requests)
+            return
+        for request in requests:
+            self._download(request)
+        self._after()
+
+    def handle_response_downloaded(self, message):
+        self.activity += 1
+        request = message["request"]
+        self._transfer_done(message["slot"], request)
+        response = message["response"]
+        self.crawler.signals.send_catch_log(
+            signals.response_downloaded, response=response, request=request, spider=self.spider
+        )
+        self._process_response(request, response)
+        self._after()
+
+    def handle_download_failed(self, message):
+        self.activity += 1
+        request = message["request"]
+        self._transfer_done(message["slot"], request)
+        self._process_exception(request, message["error"])
+        self._after()
+
+    def handle_start_requests_pulled(self, message):
+        self.activity += 1
+        self.start_pull_pending = False
+        self.start_exhausted = message["exhausted"]
+        self._after()
+
+    def handle_response_scraped(self, message):
+        self.activity += 1
+        self.in_spider -= 1
+        self.in_spider_bytes -= message["size"]
+        self.in_pipeline += message["items"]
+        self._after()
+
+    def handle_items_processed(self, message):
+        self.activity += 1
+        self.in_pipeline -= message["count"]
+        self._after()
+
+    def handle_crawl(self, message):
+        self.activity += 1
+        self.send(self.scheduler, {"type": "enqueue_requests", "requests": [message["request"]]})
+        self._after()
+
+    def handle_idle_checked(self, message):
+        self.idle_check_pending = False
+        if message["token"] != self.activity or message["pending"] or not self._looks_idle():
+            self._after()
+            return
+        if self.idle_signal_token == self.activity:
+            if self._idle_timer is not None:
+                return  # a handler raised DontCloseSpider: wait for the recheck timer
+            self._close("finished")
+            return
+        self.idle_signal_token = self.activity
+        if self._fire_spider_idle():
+            self._after()  # handlers may have scheduled requests: check once more
+        else:
+            self._schedule_idle_recheck()
+
+    def handle_recheck_idle(self, message):
+        self._idle_timer = None
+        self.idle_signal_token = None
+        self._after()
+
+    def handle_close_spider(self, message):
+        self._close(message["reason"])
+
+    def handle_downloader_failed(self, message):
+        slot = message["slot"]
+        self.downloaders.pop(slot, None)
+        requests = self.in_flight.pop(slot, set())
+        self.downloading -= len(requests)
+        if requests:
+            logger.warning(
+                "Downloader for %(slot)s failed; re-sending its %(n)d requests",
+                {"slot": slot, "n": len(requests)},
+                extra={"spider": self.spider},
+            )
+            for request in requests:
+                self._fetch(request)
+        self._after()
+
+    def handle_get_status(self, message):
+        return {
+            "running": self.running,
+            "closing": self.closing,
+            "downloading": self.downloading,
+            "slots": {k: len(v) for k, v in self.in_flight.items()},
+            "in_spider": self.in_spider,
+            "in_pipeline": self.in_pipeline,
+            "start_requests_exhausted": self.start_exhausted,
+            "credit": self.credit,
+        }
+
+    # --- downloading --------------------------------------------------------------------
+
+    def _download(self, request):
+        try:
+            result = self.mw.process_request(request, self.spider)
+        except Exception as e:
+            self._process_exception(request, e)
+            return
+        if result is None:
+            self._fetch(request)
+        elif isinstance(result, Response):
+            self._process_response(request, result)
+        else:
+            self._schedule(result)
+
+    def _fetch(self, request):
+        key = slot_key(request)
+        ref = self.downloaders.get(key)
+        if ref is None:
+            ref = DownloaderActor.start(
+                self.crawler, key, self.actor_ref, crawl_id=self.crawl_id, supervisor=self.supervisor
+            )
+            self.downloaders[key] = ref
+            self.in_flight[key] = set()
+            if self.supervisor is not None:
+                self.send(self.supervisor, {"type": "child_started", "crawl_id": self.crawl_id,
+                                            "role": "downloader", "key": key, "ref": ref})
+        self.in_flight[key].add(request)
+        self.downloading += 1
+        self.send(ref, {"type": "fetch", "request": request, "reply_to": self.actor_ref})
+
+    def _transfer_done(self, slot, request):
+        in_flight = self.in_flight.get(slot)
+        if in_flight is not None and request in in_flight:
+            in_flight.discard(request)
+            self.downloading -= 1
+
+    def _process_response(self, request, response):
+        try:
+            result = self.mw.process_response(request, response, self.spider)
+        except Exception as e:
+            self._to_spider_failure(request, e)
+            return
+        if isinstance(result, Request):
+            self._schedule(result)
+            return
+        response = result
+        response.request = request
+        logkws = self.logformatter.crawled(request, response, self.spider)
+        logger.log(*logformatter_adapter(logkws), extra={"spider": self.spider})
+        self.crawler.signals.send_catch_log(
+            signals.response_received, response=response, request=request, spider=self.spider
+        )
+        self.in_spider += 1
+        self.in_spider_bytes += len(response.body)
+        self.send(self.spider_runner, {"type": "scrape_response", "request": request,
+                                       "response": response})
+
+    def _process_exception(self, request, error):
+        try:
+            result = self.mw.process_exception(request, error, self.spider)
+        except Exception as e:
+            result, error = None, e
+        if result is None:
+            self._to_spider_failure(request, error)
+        elif isinstance(result, Response):
+            self._process_response(request, result)
+        else:
+            self._schedule(result)
+
+    def _to_spider_failure(self, request, error):
+        self.in_spider += 1
+        self.send(self.spider_runner, {"type": "scrape_failure", "request": request, "error": error})
+
+    def _schedule(self, request):
+        self.send(self.scheduler, {"type": "enqueue_requests", "requests": [request]})
+
+    def _requeue(self, requests):
+        # Closing: requests the scheduler handed out go back (dupefilter bypassed) so that a
+        # persistent queue keeps them.
+        back = [r.replace(dont_filter=True) for r in requests]
+        self.send(self.scheduler, {"type": "enqueue_requests", "requests": back})
+
+    # --- flow control and idleness ------------------------------------------------------
+
+    def _after(self):
+        """Grant credit, pull start requests, or check for idleness after each message."""
+        if not self.running or self.closing:
+            return
+        free = self.max_concurrency - self.downloading - self.credit
+        if self.in_spider_bytes > self.max_active_size:
+            free = 0
+        if free > 0:
+            self.credit += free
+            self.send(self.scheduler, {"type": "pull_requests", "count": free,
+                                       "reply_to": self.actor_ref})
+        if self.credit > 0 and not self.start_exhausted and not self.start_pull_pending:
+            self.start_pull_pending = True
+            self.send(self.spider_runner, {"type": "pull_start_requests", "count": self.credit})
+        if not self.idle_check_pending and self._looks_idle():
+            self.idle_check_pending = True
+            self.send(self.scheduler, {"type": "check_idle", "token": self.activity,
+                                       "reply_to": self.actor_ref})
+
+    def _looks_idle(self) -> bool:
+        return (
+            self.start_exhausted
+            and not self.start_pull_pending
+            and self.downloading == 0
+            and self.in_spider == 0
+            and self.in_pipeline == 0
+            and self.credit > 0
+        )
+
+    def _fire_spider_idle(self) -> bool:
+        """Send ``spider_idle``; True when no handler raised DontCloseSpider."""
+        results = self.crawler.signals.send_catch_log(
+            signals.spider_idle, spider=self.spider, dont_log=DontCloseSpider
+        )
+        return not any(
+            isinstance(getattr(x, "value", x), DontCloseSpider) for _, x in results
+        )
+
+    def _schedule_idle_recheck(self):
+        ref = self.actor_ref
+
+        def recheck():
+            try:
+                ref.tell({"type": "recheck_idle"})
+            except Exception:  # the engine stopped meanwhile
+                pass
+
+        self._idle_timer = threading.Timer(IDLE_RECHECK_S, recheck)
+        self._idle_timer.daemon = True
+        self._idle_timer.start()
+
+    def _close(self, reason):
+        if self.closing:
+            return
+        self.closing = reason
+        logger.info("Closing spider (%(reason)s)", {"reason": reason}, extra={"spider": self.spider})
+        if self.supervisor is not None:
+            self.send(self.supervisor, {"type": "spider_closing", "crawl_id": self.crawl_id,
+                                        "reason": reason})

@@ -1,0 +1,351 @@
+"""Every message the crawlfw actors exchange, one TypedDict per ``type``.
+
+A message is a flat ``dict`` with a ``type`` key. Types are snake_case: imperative for
+commands (``fetch``, ``enqueue_requests``), past tense for events (``response_downloaded``,
+``items_processed``). Replies go to the ``reply_to`` actor ref named in the command, never
+to a future: actors only ``tell`` each other. ``ask`` (always with a timeout) is for the
+outside (CLI, shell, tests) and is only answered by the Supervisor.
+
+Each type has a JSON Schema in ``conf/schemas/messages.json`` (``$defs/<type>``), checked
+by :mod:`crawlfw.actors._validation` at the boundaries (messages from outside the tree)
+and, with ``MESSAGE_VALIDATION = 'all'`` or ``CRAWLFW_VALIDATE_MESSAGES=all`` (the test
+suite), on every message. Python objects inside messages (requests, responses, items, actor
+refs) are described with the schema keyword ``pyclass``.
+
+A sent object belongs to the receiver: never mutate a request, response or item after
+sending it (pykka does not copy messages).
+
+Who sends what (see ARCHITECTURE.md for the picture)::
+
+    outside    -> Supervisor : start_crawl, stop_crawl, get_status
+    any child  -> Supervisor : actor_failed, child_started
+    Engine     -> Supervisor : spider_closing
+    Supervisor -> Engine     : start_engine, close_spider, downloader_failed, get_status
+    Engine     -> Scheduler  : enqueue_requests, pull_requests, check_idle
+    Scheduler  -> Engine     : requests_dequeued, idle_checked
+    Engine     -> Downloader : fetch
+    Downloader -> Engine     : response_downloaded, download_failed
+    Engine     -> SpiderRunner : pull_start_requests, scrape_response, scrape_failure
+    SpiderRunner -> Engine   : start_requests_pulled, response_scraped, close_spider
+    SpiderRunner -> Scheduler : enqueue_requests
+    SpiderRunner -> Pipeline : process_items
+    Pipeline   -> Engine     : items_processed
+    Pipeline   -> Exporter   : export_items
+"""
+
+from typing import Any, Literal, TypedDict
+
+
+__all__ = [
+    "Message",
+    "StartCrawl",
+    "StopCrawl",
+    "GetStatus",
+    "ActorFailed",
+    "ChildStarted",
+    "SpiderClosing",
+    "StartEngine",
+    "CloseSpider",
+    "DownloaderFailed",
+    "EnqueueRequests",
+    "PullRequests",
+    "CheckIdle",
+    "RequestsDequeued",
+    "IdleChecked",
+    "Fetch",
+    "ResponseDownloaded",
+    "DownloadFailed",
+    "PullStartRequests",
+    "StartRequestsPulled",
+    "ScrapeResponse",
+    "ScrapeFailure",
+    "ResponseScraped",
+    "ProcessItems",
+    "ItemsProcessed",
+    "ExportItems",
+    "MESSAGE_TYPES",
+]
+
+Message = dict[str, Any]
+"""Any message: a dict with at least ``type`` (str)."""
+
+
+# --- Supervisor -------------------------------------------------------------------------
+
+
+class StartCrawl(TypedDict):
+    """Outside -> Supervisor: build the actor tree for a crawler and start crawling.
+
+    Answered (to ``ask``) with ``{"crawl_id": str}``.
+    """
+
+    type: Literal["start_crawl"]
+    crawler: Any
+    """The ``crawlfw.crawler.Crawler`` whose spider was created (``crawler.spider`` set)."""
+
+
+class StopCrawl(TypedDict):
+    """Outside -> Supervisor: close a running crawl's spider with ``reason``.
+
+    ``crawl_id`` None means every crawl. Answered with ``{"stopping": [crawl_id, ...]}``.
+    """
+
+    type: Literal["stop_crawl"]
+    crawl_id: str | None
+    reason: str
+    """The ``finish_reason`` recorded in stats, e.g. ``"shutdown"``."""
+
+
+class GetStatus(TypedDict):
+    """Outside -> Supervisor (answered with a status dict), Supervisor -> Engine.
+
+    The Supervisor answers ``{"crawls": {crawl_id: {...engine status...}}, "actors": [...]}``.
+    """
+
+    type: Literal["get_status"]
+
+
+class ActorFailed(TypedDict):
+    """Any child -> Supervisor: the child raised an unhandled exception and is stopping."""
+
+    type: Literal["actor_failed"]
+    crawl_id: str
+    role: str
+    """``engine``, ``scheduler``, ``downloader``, ``spider_runner``, ``pipeline``, ``exporter``."""
+    key: str
+    """Distinguishes children of one role: the download slot for downloaders, else ``""``."""
+    error: str
+    """``"ExceptionType: message"`` of the failure (the traceback is logged by the child)."""
+
+
+class ChildStarted(TypedDict):
+    """Engine -> Supervisor: a child was started on demand (a downloader for a new slot)."""
+
+    type: Literal["child_started"]
+    crawl_id: str
+    role: str
+    key: str
+    ref: Any
+    """The child's ``pykka.ActorRef``."""
+
+
+class SpiderClosing(TypedDict):
+    """Engine -> Supervisor: the engine decided to close the spider; stop the tree in order."""
+
+    type: Literal["spider_closing"]
+    crawl_id: str
+    reason: str
+
+
+# --- Engine -----------------------------------------------------------------------------
+
+
+class StartEngine(TypedDict):
+    """Supervisor -> Engine: every actor is up; start pulling start requests."""
+
+    type: Literal["start_engine"]
+
+
+class CloseSpider(TypedDict):
+    """Anyone -> Engine: close the spider with ``reason`` (closespider, CloseSpider, ^C)."""
+
+    type: Literal["close_spider"]
+    reason: str
+
+
+class DownloaderFailed(TypedDict):
+    """Supervisor -> Engine: the downloader of ``slot`` died; re-queue its requests."""
+
+    type: Literal["downloader_failed"]
+    slot: str
+
+
+# --- Scheduler --------------------------------------------------------------------------
+
+
+class EnqueueRequests(TypedDict):
+    """Engine or SpiderRunner -> Scheduler: add requests (dupefilter applied)."""
+
+    type: Literal["enqueue_requests"]
+    requests: list
+    """``crawlfw.http.Request`` objects, in the order the spider produced them."""
+
+
+class PullRequests(TypedDict):
+    """Engine -> Scheduler: grant credit for ``count`` more requests.
+
+    The scheduler sends ``requests_dequeued`` to ``reply_to`` as soon as it has requests,
+    never more in total than the credit granted (credit accumulates).
+    """
+
+    type: Literal["pull_requests"]
+    count: int
+    reply_to: Any
+
+
+class CheckIdle(TypedDict):
+    """Engine -> Scheduler: report how many requests are queued (idle detection).
+
+    Because a sender's messages are handled in order, every ``enqueue_requests`` sent
+    before the engine saw the work that caused them is handled before this.
+    """
+
+    type: Literal["check_idle"]
+    token: int
+    reply_to: Any
+
+
+class RequestsDequeued(TypedDict):
+    """Scheduler -> Engine: requests to download now (consumes pulled credit)."""
+
+    type: Literal["requests_dequeued"]
+    requests: list
+    pending: int
+    """Requests still queued in the scheduler after these."""
+
+
+class IdleChecked(TypedDict):
+    """Scheduler -> Engine: answer to ``check_idle``."""
+
+    type: Literal["idle_checked"]
+    token: int
+    pending: int
+
+
+# --- Downloader -------------------------------------------------------------------------
+
+
+class Fetch(TypedDict):
+    """Engine -> Downloader (of ``request``'s slot): transfer ``request`` with curl."""
+
+    type: Literal["fetch"]
+    request: Any
+    reply_to: Any
+
+
+class ResponseDownloaded(TypedDict):
+    """Downloader -> Engine: the transfer completed with an HTTP response (any status)."""
+
+    type: Literal["response_downloaded"]
+    request: Any
+    response: Any
+    slot: str
+
+
+class DownloadFailed(TypedDict):
+    """Downloader -> Engine: the transfer failed below HTTP."""
+
+    type: Literal["download_failed"]
+    request: Any
+    error: Any
+    """A ``crawlfw.exceptions.DownloadError``."""
+    slot: str
+
+
+# --- SpiderRunner -----------------------------------------------------------------------
+
+
+class PullStartRequests(TypedDict):
+    """Engine -> SpiderRunner: produce up to ``count`` more start requests."""
+
+    type: Literal["pull_start_requests"]
+    count: int
+
+
+class StartRequestsPulled(TypedDict):
+    """SpiderRunner -> Engine: start requests were sent to the scheduler."""
+
+    type: Literal["start_requests_pulled"]
+    count: int
+    """How many requests were sent to the scheduler (before the dupefilter)."""
+    exhausted: bool
+    """True once ``start_requests()`` is used up (or raised)."""
+
+
+class ScrapeResponse(TypedDict):
+    """Engine -> SpiderRunner: run the spider middlewares and the callback on a response."""
+
+    type: Literal["scrape_response"]
+    request: Any
+    response: Any
+
+
+class ScrapeFailure(TypedDict):
+    """Engine -> SpiderRunner: the request failed; run its errback with a Failure."""
+
+    type: Literal["scrape_failure"]
+    request: Any
+    error: Any
+    """The exception (download error, IgnoreRequest, middleware error)."""
+
+
+class ResponseScraped(TypedDict):
+    """SpiderRunner -> Engine: a response or failure was fully handled by the spider."""
+
+    type: Literal["response_scraped"]
+    request: Any
+    items: int
+    """How many items were sent to the pipeline."""
+    requests: int
+    """How many requests were sent to the scheduler."""
+    size: int
+    """Bytes of the response body (for the scraper memory cap), 0 for failures."""
+
+
+# --- Pipeline and Exporter --------------------------------------------------------------
+
+
+class ProcessItems(TypedDict):
+    """SpiderRunner -> Pipeline: run ITEM_PIPELINES over these items, in order."""
+
+    type: Literal["process_items"]
+    items: list
+    response: Any
+    """The response the items came from (None for items from an errback without one)."""
+
+
+class ItemsProcessed(TypedDict):
+    """Pipeline -> Engine: this many items left the pipeline (scraped, dropped or failed)."""
+
+    type: Literal["items_processed"]
+    count: int
+
+
+class ExportItems(TypedDict):
+    """Pipeline -> Exporter: items that passed every pipeline; write them to the feed."""
+
+    type: Literal["export_items"]
+    items: list
+
+
+MESSAGE_TYPES: dict[str, type] = {
+    cls.__annotations__["type"].__args__[0]: cls
+    for cls in (
+        StartCrawl,
+        StopCrawl,
+        GetStatus,
+        ActorFailed,
+        ChildStarted,
+        SpiderClosing,
+        StartEngine,
+        CloseSpider,
+        DownloaderFailed,
+        EnqueueRequests,
+        PullRequests,
+        CheckIdle,
+        RequestsDequeued,
+        IdleChecked,
+        Fetch,
+        ResponseDownloaded,
+        DownloadFailed,
+        PullStartRequests,
+        StartRequestsPulled,
+        ScrapeResponse,
+        ScrapeFailure,
+        ResponseScraped,
+        ProcessItems,
+        ItemsProcessed,
+        ExportItems,
+    )
+}
+"""``type`` string -> TypedDict class, for every message crawlfw's own actors use."""

@@ -1,0 +1,177 @@
+"""SpiderRunnerActor: runs the spider's code (start requests, callbacks, errbacks) behind
+the spider middlewares, and sends what the spider produced on: requests to the Scheduler,
+items to the Pipeline, a ``response_scraped`` count to the Engine.
+
+A callback that raises is logged with its traceback ("Spider error processing ..."),
+counted in ``spider_exceptions/<Type>``, sent as ``spider_error``; the crawl goes on and
+whatever the callback yielded before raising is kept. ``CloseSpider`` closes the spider.
+"""
+
+import logging
+
+from crawlfw import signals
+from crawlfw.actors._base import CrawlActor
+from crawlfw.core.spidermw import SpiderMiddlewareManager
+from crawlfw.exceptions import CloseSpider, IgnoreRequest
+from crawlfw.http import Request, Response
+from crawlfw.item import BaseItem
+from crawlfw.utils.failure import Failure
+from crawlfw.utils.log import failure_to_exc_info
+from crawlfw.utils.spider import iterate_spider_output
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["SpiderRunnerActor"]
+
+
+class SpiderRunnerActor(CrawlActor):
+    """Args:
+    crawler: the Crawler (spider, signals, stats).
+    scheduler, pipeline, engine: ActorRefs the output goes to.
+    **kw: ``CrawlActor`` arguments.
+    """
+
+    role = "spider_runner"
+
+    def __init__(self, crawler, scheduler, pipeline, engine, **kw):
+        super().__init__(settings=crawler.settings, **kw)
+        self.crawler = crawler
+        self.spider = crawler.spider
+        self.scheduler = scheduler
+        self.pipeline = pipeline
+        self.engine = engine
+        self.spidermw = None
+        self.start_requests = None
+
+    def on_start(self):
+        self.spidermw = SpiderMiddlewareManager.from_crawler(self.crawler)
+        try:
+            start = self.spider.start_requests()
+            self.start_requests = iter(self.spidermw.process_start_requests(start, self.spider))
+        except Exception:
+            logger.error("Error while obtaining start requests", exc_info=True,
+                         extra={"spider": self.spider})
+            self.start_requests = iter(())
+
+    # --- messages -----------------------------------------------------------------------
+
+    def handle_pull_start_requests(self, message):
+        batch = []
+        exhausted = False
+        start_requests = self.start_requests
+        try:
+            for _ in range(message["count"]):
+                request = next(start_requests)
+                if isinstance(request, Request):
+                    batch.append(request)
+                else:
+                    logger.error(
+                        "start_requests must yield Request objects, got %(typename)r: %(value)r",
+                        {"typename": type(request).__name__, "value": request},
+                        extra={"spider": self.spider},
+                    )
+        except StopIteration:
+            exhausted = True
+        except Exception:
+            logger.error("Error while obtaining start requests", exc_info=True,
+                         extra={"spider": self.spider})
+            exhausted = True
+        if batch:
+            self.send(self.scheduler, {"type": "enqueue_requests", "requests": batch})
+        self.send(self.engine, {"type": "start_requests_pulled", "count": len(batch),
+                                "exhausted": exhausted})
+
+    def handle_scrape_response(self, message):
+        request, response = message["request"], message["response"]
+        try:
+            output = self.spidermw.scrape_response(self._call_spider, response, request, self.spider)
+        except Exception as e:
+            output = ()
+            self._spider_error(e, request, response)
+        self._consume(output, request, response, len(response.body))
+
+    def handle_scrape_failure(self, message):
+        request, error = message["request"], message["error"]
+        try:
+            output = self._call_spider(error, request, self.spider)
+        except Exception as e:
+            output = ()
+            if e is not error:
+                self._spider_error(e, request, None)
+            self._log_download_error(error, request)
+        self._consume(output, request, None, 0)
+
+    # --- spider code --------------------------------------------------------------------
+
+    def _call_spider(self, result, request, spider):
+        """Run the callback on a response, or the errback on an exception (which is
+        re-raised when the request has no errback)."""
+        if isinstance(result, Response):
+            callback = request.callback or spider.parse
+            return iterate_spider_output(callback(result))
+        if request.errback is None:
+            raise result
+        return iterate_spider_output(request.errback(Failure(result, request)))
+
+    def _consume(self, output, request, response, size):
+        requests, items = [], []
+        try:
+            for obj in output:
+                if isinstance(obj, Request):
+                    requests.append(obj)
+                elif isinstance(obj, (BaseItem, dict)):
+                    items.append(obj)
+                elif obj is not None:
+                    logger.error(
+                        "Spider must return Request, BaseItem, dict or None, "
+                        "got %(typename)r in %(request)s",
+                        {"request": request, "typename": type(obj).__name__},
+                        extra={"spider": self.spider},
+                    )
+        except Exception as e:
+            if response is None:
+                self._log_download_error(e, request)
+            else:
+                self._spider_error(e, request, response)
+        if requests:
+            self.send(self.scheduler, {"type": "enqueue_requests", "requests": requests})
+        if items:
+            self.send(self.pipeline, {"type": "process_items", "items": items, "response": response})
+        self.send(self.engine, {"type": "response_scraped", "request": request,
+                                "items": len(items), "requests": len(requests), "size": size})
+
+    def _spider_error(self, exc, request, response):
+        if isinstance(exc, CloseSpider):
+            self.send(self.engine, {"type": "close_spider", "reason": exc.reason or "cancelled"})
+            return
+        referer = request.headers.get("Referer")
+        logger.error(
+            "Spider error processing %(request)s (referer: %(referer)s)",
+            {"request": request, "referer": referer.decode("latin-1") if referer else None},
+            exc_info=failure_to_exc_info(exc),
+            extra={"spider": self.spider},
+        )
+        self.crawler.signals.send_catch_log(
+            signals.spider_error, failure=Failure(exc, request), response=response, spider=self.spider
+        )
+        self.crawler.stats.inc_value(f"spider_exceptions/{type(exc).__name__}", spider=self.spider)
+
+    def _log_download_error(self, error, request):
+        if isinstance(error, IgnoreRequest):
+            return
+        if isinstance(error, CloseSpider):
+            self.send(self.engine, {"type": "close_spider", "reason": error.reason or "cancelled"})
+            return
+        if error.__traceback__ is not None and not _is_download_error(error):
+            logger.error("Error downloading %(request)s", {"request": request},
+                         exc_info=failure_to_exc_info(error), extra={"spider": self.spider})
+        else:
+            logger.error("Error downloading %(request)s: %(errmsg)s",
+                         {"request": request, "errmsg": str(error) or type(error).__name__},
+                         extra={"spider": self.spider})
+
+
+def _is_download_error(error) -> bool:
+    from crawlfw.exceptions import DownloadError
+
+    return isinstance(error, DownloadError)

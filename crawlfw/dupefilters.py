@@ -1,0 +1,90 @@
+"""Duplicate request filters (Scrapy 1.2's ``scrapy.dupefilters``).
+
+``RFPDupeFilter`` remembers request fingerprints (``crawlfw.utils.request.request_fingerprint``:
+SHA1 over method, canonical URL and body) and, with a ``JOBDIR``, appends them to
+``<JOBDIR>/requests.seen`` so a resumed crawl skips what it already fetched.
+"""
+
+import logging
+import os
+
+from crawlfw.utils.job import job_dir
+from crawlfw.utils.request import request_fingerprint
+
+__all__ = ["BaseDupeFilter", "RFPDupeFilter"]
+
+
+class BaseDupeFilter:
+    """A filter that lets every request through."""
+
+    @classmethod
+    def from_settings(cls, settings):
+        return cls()
+
+    def request_seen(self, request) -> bool:
+        return False
+
+    def open(self):
+        pass
+
+    def close(self, reason):
+        pass
+
+    def log(self, request, spider):
+        """Log that a request has been filtered."""
+
+
+class RFPDupeFilter(BaseDupeFilter):
+    """Request Fingerprint duplicates filter.
+
+    Args:
+        path: a JOBDIR where ``requests.seen`` (one hex fingerprint per line) is kept.
+        debug: log every filtered request (``DUPEFILTER_DEBUG``), not just the first.
+    """
+
+    def __init__(self, path=None, debug=False):
+        self.file = None
+        self.fingerprints = set()
+        self.logdupes = True
+        self.debug = debug
+        self.logger = logging.getLogger(__name__)
+        if path:
+            self.file = open(os.path.join(path, "requests.seen"), "a+", encoding="ascii")
+            self.file.seek(0)
+            self.fingerprints.update(x.rstrip() for x in self.file)
+
+    @classmethod
+    def from_settings(cls, settings):
+        return cls(job_dir(settings), settings.getbool("DUPEFILTER_DEBUG"))
+
+    def request_seen(self, request) -> bool:
+        """True if a request with the same fingerprint was seen; else remember it."""
+        fp = self.request_fingerprint(request)
+        if fp in self.fingerprints:
+            return True
+        self.fingerprints.add(fp)
+        if self.file:
+            self.file.write(fp + "\n")
+            self.file.flush()
+        return False
+
+    def request_fingerprint(self, request) -> str:
+        return request_fingerprint(request)
+
+    def close(self, reason):
+        if self.file:
+            self.file.close()
+
+    def log(self, request, spider):
+        if self.debug:
+            msg = "Filtered duplicate request: %(request)s"
+            self.logger.debug(msg, {"request": request}, extra={"spider": spider})
+        elif self.logdupes:
+            msg = (
+                "Filtered duplicate request: %(request)s"
+                " - no more duplicates will be shown"
+                " (see DUPEFILTER_DEBUG to show all duplicates)"
+            )
+            self.logger.debug(msg, {"request": request}, extra={"spider": spider})
+            self.logdupes = False
+        spider.crawler.stats.inc_value("dupefilter/filtered", spider=spider)

@@ -1,0 +1,140 @@
+"""Base class for crawlfw spiders (Scrapy 1.2's ``scrapy.spiders``).
+
+See the generic spiders in this package for common crawling patterns:
+``CrawlSpider``/``Rule`` (crawlfw.spiders.crawl), ``XMLFeedSpider``/``CSVFeedSpider``
+(crawlfw.spiders.feed) and ``SitemapSpider`` (crawlfw.spiders.sitemap).
+"""
+
+import logging
+import warnings
+
+from crawlfw import signals
+from crawlfw.http import Request
+from crawlfw.utils.trackref import object_ref
+from crawlfw.utils.url import url_is_from_spider
+
+__all__ = ["Spider", "CrawlSpider", "Rule", "XMLFeedSpider", "CSVFeedSpider", "SitemapSpider"]
+
+
+class Spider(object_ref):
+    """Base class for spiders; every spider must subclass it.
+
+    Class attributes:
+        name (str): unique name of the spider in a project (required to run it).
+        allowed_domains (list[str]): domains the OffsiteMiddleware lets requests go to.
+        start_urls (list[str]): URLs the default ``start_requests()`` fetches.
+        custom_settings (dict | None): settings applied at ``'spider'`` priority.
+
+    Args:
+        name: overrides the class ``name``.
+        **kwargs: set as attributes (``-a NAME=VALUE`` on the command line arrives here).
+
+    Raises:
+        ValueError: no name given on the class or as an argument.
+    """
+
+    name = None
+    custom_settings = None
+
+    def __init__(self, name=None, **kwargs):
+        if name is not None:
+            self.name = name
+        elif not getattr(self, "name", None):
+            raise ValueError(f"{type(self).__name__} must have a name")
+        self.__dict__.update(kwargs)
+        if not hasattr(self, "start_urls"):
+            self.start_urls = []
+
+    @property
+    def logger(self) -> logging.LoggerAdapter:
+        """A logger named after the spider, adding ``spider`` to each record's extra."""
+        logger = logging.getLogger(self.name)
+        return logging.LoggerAdapter(logger, {"spider": self})
+
+    def log(self, message, level=logging.DEBUG, **kw):
+        """Log ``message`` through the spider's logger (kept for Scrapy compatibility)."""
+        self.logger.log(level, message, **kw)
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        """Create the spider bound to ``crawler`` (sets ``spider.crawler`` and ``settings``)."""
+        spider = cls(*args, **kwargs)
+        spider._set_crawler(crawler)
+        return spider
+
+    def set_crawler(self, crawler):
+        warnings.warn(
+            "set_crawler is deprecated, instantiate and bound the spider to this crawler "
+            "with the from_crawler method instead.",
+            category=DeprecationWarning,
+            stacklevel=2,
+        )
+        assert not hasattr(self, "_crawler"), "Spider already bounded to a crawler"
+        self._set_crawler(crawler)
+
+    def _set_crawler(self, crawler):
+        self.crawler = crawler
+        self.settings = crawler.settings
+        crawler.signals.connect(self.close, signals.spider_closed)
+
+    def start_requests(self):
+        """Yield the first requests: one ``Request(url, dont_filter=True)`` per start URL.
+
+        Calls the deprecated ``make_requests_from_url`` when a subclass overrides it.
+        """
+        for url in self.start_urls:
+            yield self.make_requests_from_url(url)
+
+    def make_requests_from_url(self, url):
+        """Return ``Request(url, dont_filter=True)`` (Scrapy 1.2's hook)."""
+        return Request(url, dont_filter=True)
+
+    def parse(self, response):
+        """Default callback; subclasses must override it when they rely on it.
+
+        Raises:
+            NotImplementedError: always, naming the spider class.
+        """
+        raise NotImplementedError(f"{self.__class__.__name__}.parse callback is not defined")
+
+    @classmethod
+    def update_settings(cls, settings):
+        """Apply ``custom_settings`` to ``settings`` at ``'spider'`` priority."""
+        settings.setdict(cls.custom_settings or {}, priority="spider")
+
+    @classmethod
+    def handles_request(cls, request):
+        """True when the request URL belongs to this spider's domains."""
+        return url_is_from_spider(request.url, cls)
+
+    @staticmethod
+    def close(spider, reason):
+        """Call ``spider.closed(reason)`` if the spider defines it (on ``spider_closed``)."""
+        closed = getattr(spider, "closed", None)
+        if callable(closed):
+            return closed(reason)
+
+    def __str__(self):
+        return f"<{type(self).__name__} {self.name!r} at 0x{id(self):0x}>"
+
+    __repr__ = __str__
+
+
+#: Scrapy < 1.0 name, kept for ported code.
+BaseSpider = Spider
+
+
+def __getattr__(name):
+    # The generic spiders are imported lazily so ``import crawlfw.spiders`` stays light.
+    import importlib
+
+    where = {
+        "CrawlSpider": "crawlfw.spiders.crawl",
+        "Rule": "crawlfw.spiders.crawl",
+        "XMLFeedSpider": "crawlfw.spiders.feed",
+        "CSVFeedSpider": "crawlfw.spiders.feed",
+        "SitemapSpider": "crawlfw.spiders.sitemap",
+    }.get(name)
+    if where is None:
+        raise AttributeError(f"module 'crawlfw.spiders' has no attribute {name!r}")
+    return getattr(importlib.import_module(where), name)
