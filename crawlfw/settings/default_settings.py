@@ -24,7 +24,7 @@ downloaded with libcurl):
   ``EXTENSIONS_BASE``;
 * ``DOWNLOAD_HANDLERS_BASE`` maps every scheme to the curl download handler;
   ``DNS_TIMEOUT`` / ``DNSCACHE_*`` map to curl's resolver options;
-* ``SCHEDULER_PRIORITY_QUEUE`` is ``crawlfw.pqueues.PriorityQueue`` (Scrapy used
+* ``SCHEDULER_PRIORITY_QUEUE`` is ``crawlfw.core.pqueue.PriorityQueue`` (Scrapy used
   the third-party ``queuelib``);
 * crawlfw-only settings (``CURL_MAXCONNECTS``, ``MESSAGE_VALIDATION``,
   ``SUPERVISOR_*``) are at the end.
@@ -252,7 +252,7 @@ ROBOTSTXT_OBEY = False
 SCHEDULER = 'crawlfw.core.scheduler.Scheduler'
 SCHEDULER_DISK_QUEUE = 'crawlfw.squeues.PickleLifoDiskQueue'
 SCHEDULER_MEMORY_QUEUE = 'crawlfw.squeues.LifoMemoryQueue'
-SCHEDULER_PRIORITY_QUEUE = 'crawlfw.pqueues.PriorityQueue'
+SCHEDULER_PRIORITY_QUEUE = 'crawlfw.core.pqueue.PriorityQueue'
 
 SPIDER_LOADER_CLASS = 'crawlfw.spiderloader.SpiderLoader'
 

@@ -1,0 +1,156 @@
+"""Base class of the component managers (Scrapy 1.2's ``scrapy.middleware``).
+
+A manager builds its components from settings in one place: each dotted path
+listed by :meth:`MiddlewareManager._get_mwlist_from_settings` is loaded and
+instantiated with :func:`crawlfw.utils.misc.create_instance` (``from_crawler``
+when a crawler is given and the class has it, else ``from_settings``, else the
+constructor). A component raising :class:`~crawlfw.exceptions.NotConfigured`
+is left out.
+
+Subclasses (downloader and spider middleware managers, the extension manager,
+the item pipeline manager) collect the hook methods of their components into
+``self.methods`` (``{hook name: [bound methods]}``) by overriding
+:meth:`MiddlewareManager._add_middleware`, and run them synchronously on the
+caller's thread.
+"""
+
+import logging
+import pprint
+from collections import defaultdict
+
+from crawlfw.exceptions import NotConfigured
+from crawlfw.utils.misc import create_instance, load_object
+
+__all__ = ["MiddlewareManager"]
+
+logger = logging.getLogger(__name__)
+
+
+class MiddlewareManager:
+    """Holds enabled components and calls their ``open_spider``/``close_spider``.
+
+    Args:
+        *middlewares: the component instances, in order.
+
+    Attributes:
+        middlewares (tuple): the components.
+        methods (collections.defaultdict[str, list]): hook name -> bound methods,
+            in call order (``open_spider`` in component order, ``close_spider``
+            reversed).
+    """
+
+    component_name = 'foo middleware'
+
+    def __init__(self, *middlewares):
+        self.middlewares = middlewares
+        self.methods = defaultdict(list)
+        for mw in middlewares:
+            self._add_middleware(mw)
+
+    @classmethod
+    def _get_mwlist_from_settings(cls, settings):
+        """Return the ordered list of component paths (or classes) to enable."""
+        raise NotImplementedError
+
+    @classmethod
+    def from_settings(cls, settings, crawler=None):
+        """Build the manager with every enabled component.
+
+        Logs "Disabled <Class>: <reason>" (WARNING) for a component raising
+        ``NotConfigured('reason')`` (silently skipped without a reason), then
+        "Enabled <component_name>s:" with the list (INFO).
+
+        Args:
+            settings: the :class:`~crawlfw.settings.Settings`.
+            crawler: the :class:`~crawlfw.crawler.Crawler`, or None.
+
+        Returns:
+            MiddlewareManager: an instance of ``cls``.
+
+        Raises:
+            ImportError, NameError, ValueError: a component path cannot be loaded.
+            Exception: whatever a component's constructor raises (except
+                NotConfigured).
+        """
+        mwlist = cls._get_mwlist_from_settings(settings)
+        middlewares = []
+        enabled = []
+        for clspath in mwlist:
+            try:
+                mwcls = load_object(clspath)
+                mw = create_instance(mwcls, settings, crawler)
+                middlewares.append(mw)
+                enabled.append(clspath)
+            except NotConfigured as e:
+                if e.args:
+                    clsname = clspath.split('.')[-1] if isinstance(clspath, str) \
+                        else getattr(clspath, '__name__', repr(clspath))
+                    logger.warning("Disabled %(clsname)s: %(eargs)s",
+                                   {'clsname': clsname, 'eargs': e.args[0]},
+                                   extra={'crawler': crawler})
+
+        logger.info("Enabled %(componentname)ss:\n%(enabledlist)s",
+                    {'componentname': cls.component_name,
+                     'enabledlist': pprint.pformat(enabled)},
+                    extra={'crawler': crawler})
+        return cls(*middlewares)
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        """Build the manager from ``crawler.settings``, passing ``crawler`` to components."""
+        return cls.from_settings(crawler.settings, crawler)
+
+    def _add_middleware(self, mw):
+        if hasattr(mw, 'open_spider'):
+            self.methods['open_spider'].append(mw.open_spider)
+        if hasattr(mw, 'close_spider'):
+            self.methods['close_spider'].insert(0, mw.close_spider)
+
+    def _process_parallel(self, methodname, obj, *args):
+        """Call every ``methodname`` hook with ``(obj, *args)``; return their results."""
+        return [method(obj, *args) for method in self.methods[methodname]]
+
+    def _process_chain(self, methodname, obj, *args):
+        """Pass ``obj`` through every ``methodname`` hook in turn; return the last result."""
+        for method in self.methods[methodname]:
+            obj = method(obj, *args)
+        return obj
+
+    def open_spider(self, spider):
+        """Call each component's ``open_spider(spider)`` in order.
+
+        Returns:
+            list: the hooks' return values.
+
+        Raises:
+            Exception: the first exception a hook raises (later hooks are not called).
+        """
+        return self._process_parallel('open_spider', spider)
+
+    def close_spider(self, spider):
+        """Call each component's ``close_spider(spider)``, in reverse order.
+
+        An exception raised by a hook is logged at ERROR and does not stop the
+        other hooks (every component gets the chance to release its resources).
+
+        Returns:
+            list: each hook's return value, or the exception it raised.
+        """
+        results = []
+        for method in self.methods['close_spider']:
+            try:
+                results.append(method(spider))
+            except Exception as exc:
+                logger.error("Error in %(method)s while closing the spider",
+                             {'method': _method_name(method)},
+                             exc_info=True, extra={'spider': spider})
+                results.append(exc)
+        return results
+
+
+def _method_name(method):
+    owner = getattr(method, '__self__', None)
+    name = getattr(method, '__name__', repr(method))
+    if owner is None:
+        return name
+    return f"{type(owner).__name__}.{name}"

@@ -1,0 +1,91 @@
+"""crawlfw signals (Scrapy 1.2's ``scrapy.signals``).
+
+Connect handlers with ``crawler.signals.connect(handler, signal=signals.item_scraped)``.
+Handlers are called with only the keyword arguments they accept, on the thread of
+the actor that sends the signal (see :mod:`crawlfw.signalmanager`). Arguments
+sent with each signal:
+
+=====================  ============================================================
+signal                 keyword arguments
+=====================  ============================================================
+engine_started         (none)
+engine_stopped         (none)
+spider_opened          spider
+spider_idle            spider (raise DontCloseSpider to keep the spider open)
+spider_closed          spider, reason
+spider_error           failure (the exception), response, spider
+request_scheduled      request, spider
+request_dropped        request, spider
+response_received      response, request, spider
+response_downloaded    response, request, spider
+item_scraped           item, response, spider
+item_dropped           item, response, exception, spider
+=====================  ============================================================
+
+Deprecated aliases kept from Scrapy: ``stats_spider_opened`` (= spider_opened),
+``stats_spider_closing`` and ``stats_spider_closed`` (= spider_closed),
+``item_passed`` (= item_scraped), ``request_received`` (= request_scheduled).
+"""
+
+__all__ = [
+    "engine_started",
+    "engine_stopped",
+    "spider_opened",
+    "spider_idle",
+    "spider_closed",
+    "spider_error",
+    "request_scheduled",
+    "request_dropped",
+    "response_received",
+    "response_downloaded",
+    "item_scraped",
+    "item_dropped",
+    "stats_spider_opened",
+    "stats_spider_closing",
+    "stats_spider_closed",
+    "item_passed",
+    "request_received",
+]
+
+
+class _Signal:
+    """A signal: an object compared by identity, with a readable repr for logs."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"<signal {self.name}>"
+
+    def __reduce__(self):
+        # pickling (e.g. into another process) resolves to the same module object
+        return (_lookup, (self.name,))
+
+
+def _lookup(name):
+    return globals()[name]
+
+
+engine_started = _Signal("engine_started")
+engine_stopped = _Signal("engine_stopped")
+spider_opened = _Signal("spider_opened")
+spider_idle = _Signal("spider_idle")
+spider_closed = _Signal("spider_closed")
+spider_error = _Signal("spider_error")
+request_scheduled = _Signal("request_scheduled")
+request_dropped = _Signal("request_dropped")
+response_received = _Signal("response_received")
+response_downloaded = _Signal("response_downloaded")
+item_scraped = _Signal("item_scraped")
+item_dropped = _Signal("item_dropped")
+
+# for backwards compatibility
+stats_spider_opened = spider_opened
+stats_spider_closing = spider_closed
+stats_spider_closed = spider_closed
+
+item_passed = item_scraped
+
+request_received = request_scheduled

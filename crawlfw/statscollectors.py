@@ -1,0 +1,143 @@
+"""Stats collectors (Scrapy 1.2's ``scrapy.statscollectors``).
+
+The collector class is chosen by the ``STATS_CLASS`` setting and reached as
+``crawler.stats``. Stats are a flat dict of ``{key (str): value}``; keys are
+slash-separated by convention (``downloader/request_count``,
+``log_count/ERROR``).
+
+Threads: every method may be called from any thread (actors update stats
+concurrently); a lock makes each update atomic, so ``inc_value`` from two threads
+never loses a count. ``spider`` arguments are accepted for Scrapy compatibility
+and ignored (one collector per crawler, one spider per crawler).
+"""
+
+import logging
+import pprint
+import threading
+
+__all__ = ["StatsCollector", "MemoryStatsCollector", "DummyStatsCollector"]
+
+logger = logging.getLogger(__name__)
+
+
+class StatsCollector:
+    """Collects stats in a dict; dumps them to the log when the spider closes.
+
+    Args:
+        crawler: the :class:`~crawlfw.crawler.Crawler`; ``STATS_DUMP`` (bool) is
+            read from its settings.
+    """
+
+    def __init__(self, crawler):
+        self._dump = crawler.settings.getbool('STATS_DUMP')
+        self._stats = {}
+        self._lock = threading.Lock()
+
+    def get_value(self, key, default=None, spider=None):
+        """Return the value of a stat, or ``default`` when it is not set."""
+        return self._stats.get(key, default)
+
+    def get_stats(self, spider=None):
+        """Return a snapshot (shallow copy) of all stats.
+
+        Returns:
+            dict: ``{key: value}``; later updates do not change it (unlike Scrapy,
+            which returned its internal dict, unsafe to iterate with threads).
+        """
+        with self._lock:
+            return dict(self._stats)
+
+    def set_value(self, key, value, spider=None):
+        """Set a stat to ``value``."""
+        with self._lock:
+            self._stats[key] = value
+
+    def set_stats(self, stats, spider=None):
+        """Replace all stats with the dict ``stats`` (which the collector then owns)."""
+        with self._lock:
+            self._stats = stats
+
+    def inc_value(self, key, count=1, start=0, spider=None):
+        """Add ``count`` to a stat, starting from ``start`` when it is not set.
+
+        Args:
+            key (str): stat name.
+            count (int | float): amount to add.
+            start (int | float): initial value of a missing stat.
+        """
+        with self._lock:
+            d = self._stats
+            d[key] = d.get(key, start) + count
+
+    def max_value(self, key, value, spider=None):
+        """Set a stat to ``value`` if it is unset or lower."""
+        with self._lock:
+            d = self._stats
+            d[key] = max(d.setdefault(key, value), value)
+
+    def min_value(self, key, value, spider=None):
+        """Set a stat to ``value`` if it is unset or higher."""
+        with self._lock:
+            d = self._stats
+            d[key] = min(d.setdefault(key, value), value)
+
+    def clear_stats(self, spider=None):
+        """Remove every stat."""
+        with self._lock:
+            self._stats.clear()
+
+    def open_spider(self, spider):
+        """Called when the spider opens (no-op here)."""
+
+    def close_spider(self, spider, reason):
+        """Dump the stats at INFO (when ``STATS_DUMP``) and persist them.
+
+        Args:
+            spider: the closing spider.
+            reason (str): the finish reason.
+        """
+        stats = self.get_stats()
+        if self._dump:
+            logger.info("Dumping crawlfw stats:\n" + pprint.pformat(stats),
+                        extra={'spider': spider})
+        self._persist_stats(stats, spider)
+
+    def _persist_stats(self, stats, spider):
+        pass
+
+
+class MemoryStatsCollector(StatsCollector):
+    """Keeps the last stats of each closed spider in :attr:`spider_stats`.
+
+    Attributes:
+        spider_stats (dict): ``{spider name: stats dict}``, filled at close.
+    """
+
+    def __init__(self, crawler):
+        super().__init__(crawler)
+        self.spider_stats = {}
+
+    def _persist_stats(self, stats, spider):
+        self.spider_stats[spider.name] = stats
+
+
+class DummyStatsCollector(StatsCollector):
+    """Collects nothing: every update is a no-op (fastest, for production runs)."""
+
+    def get_value(self, key, default=None, spider=None):
+        return default
+
+    def set_value(self, key, value, spider=None):
+        pass
+
+    def set_stats(self, stats, spider=None):
+        pass
+
+    def inc_value(self, key, count=1, start=0, spider=None):
+        pass
+
+    def max_value(self, key, value, spider=None):
+        pass
+
+    def min_value(self, key, value, spider=None):
+        pass

@@ -1,0 +1,237 @@
+"""Logging setup and helpers (Scrapy 1.2's ``scrapy.utils.log``, without Twisted).
+
+crawlfw logs through the standard :mod:`logging` module, under the ``crawlfw``
+logger hierarchy. :func:`configure_logging` installs one root handler built from
+the ``LOG_*`` settings; calling it again replaces that handler rather than adding
+a second one.
+"""
+
+import logging
+import sys
+import warnings
+from logging.config import dictConfig
+
+import crawlfw
+from crawlfw.exceptions import CrawlfwDeprecationWarning
+from crawlfw.settings import Settings, overridden_settings
+
+__all__ = [
+    "configure_logging",
+    "get_handler",
+    "TopLevelFormatter",
+    "LogCounterHandler",
+    "StreamLogger",
+    "log_crawlfw_info",
+    "log_scrapy_info",
+    "logformatter_adapter",
+    "failure_to_exc_info",
+    "DEFAULT_LOGGING",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def failure_to_exc_info(failure):
+    """Return the ``exc_info`` triple of an error, for ``logger.log(..., exc_info=...)``.
+
+    Args:
+        failure: an exception instance, or an ``(type, value, traceback)`` tuple.
+
+    Returns:
+        tuple | None: ``(type, value, traceback)``, or None for anything else.
+    """
+    if isinstance(failure, BaseException):
+        return (type(failure), failure, failure.__traceback__)
+    if isinstance(failure, tuple) and len(failure) == 3:
+        return failure
+    return None
+
+
+class TopLevelFormatter(logging.Filter):
+    """Shorten logger names to their top-level package (``crawlfw.core.engine`` -> ``crawlfw``).
+
+    Installed on the root handler (a filter on a logger would not apply to its
+    children) when ``LOG_SHORT_NAMES`` is true.
+
+    Args:
+        loggers (list[str] | None): top-level logger names to shorten.
+    """
+
+    def __init__(self, loggers=None):
+        super().__init__()
+        self.loggers = loggers or []
+
+    def filter(self, record):
+        if any(record.name.startswith(name + '.') for name in self.loggers):
+            record.name = record.name.split('.', 1)[0]
+        return True
+
+
+DEFAULT_LOGGING = {
+    'version': 1,
+    'disable_existing_loggers': False,
+    'loggers': {
+        'crawlfw': {
+            'level': 'DEBUG',
+        },
+    },
+}
+
+# the root handler installed by the last configure_logging() call
+_root_handler = None
+
+
+def configure_logging(settings=None, install_root_handler=True):
+    """Set up logging for crawlfw.
+
+    * routes :mod:`warnings` through logging (unless ``-W`` options were given);
+    * sets the ``crawlfw`` logger to DEBUG (handlers filter by ``LOG_LEVEL``);
+    * with ``LOG_STDOUT``, replaces ``sys.stdout`` by a :class:`StreamLogger`
+      (``print`` output is logged at INFO under the ``stdout`` logger);
+    * with ``install_root_handler``, sets the root logger to NOTSET and installs a
+      handler built by :func:`get_handler`, replacing the one a previous call
+      installed.
+
+    Args:
+        settings: a :class:`~crawlfw.settings.Settings`, a dict of settings, or None
+            (the defaults).
+        install_root_handler (bool): whether to install the root handler.
+    """
+    global _root_handler
+    if not sys.warnoptions:
+        logging.captureWarnings(True)
+
+    dictConfig(DEFAULT_LOGGING)
+
+    if isinstance(settings, dict) or settings is None:
+        settings = Settings(settings)
+
+    if settings.getbool('LOG_STDOUT'):
+        sys.stdout = StreamLogger(logging.getLogger('stdout'))
+
+    if install_root_handler:
+        if _root_handler is not None:
+            logging.root.removeHandler(_root_handler)
+            _root_handler.close()
+        logging.root.setLevel(logging.NOTSET)
+        _root_handler = get_handler(settings)
+        logging.root.addHandler(_root_handler)
+
+
+def get_handler(settings):
+    """Build the root log handler from settings.
+
+    ``LOG_FILE`` set: a :class:`logging.FileHandler` appending to it with
+    ``LOG_ENCODING``; else ``LOG_ENABLED``: a stderr :class:`logging.StreamHandler`;
+    else a :class:`logging.NullHandler`. Formatted with ``LOG_FORMAT`` and
+    ``LOG_DATEFORMAT``, filtered at ``LOG_LEVEL``, names shortened when
+    ``LOG_SHORT_NAMES``.
+
+    Args:
+        settings: a :class:`~crawlfw.settings.Settings`.
+
+    Returns:
+        logging.Handler
+
+    Raises:
+        ValueError: ``LOG_LEVEL`` is not a logging level name or number.
+    """
+    filename = settings.get('LOG_FILE')
+    if filename:
+        handler = logging.FileHandler(filename, encoding=settings.get('LOG_ENCODING'))
+    elif settings.getbool('LOG_ENABLED'):
+        handler = logging.StreamHandler()
+    else:
+        handler = logging.NullHandler()
+
+    formatter = logging.Formatter(
+        fmt=settings.get('LOG_FORMAT'),
+        datefmt=settings.get('LOG_DATEFORMAT'),
+    )
+    handler.setFormatter(formatter)
+    level = settings.get('LOG_LEVEL')
+    try:
+        handler.setLevel(level)
+    except (ValueError, TypeError):
+        raise ValueError(f"Invalid LOG_LEVEL setting: {level!r}") from None
+    if settings.getbool('LOG_SHORT_NAMES'):
+        handler.addFilter(TopLevelFormatter(['crawlfw']))
+    return handler
+
+
+#: Scrapy's private name for :func:`get_handler`.
+_get_handler = get_handler
+
+
+def log_crawlfw_info(settings):
+    """Log "crawlfw <version> started (bot: <BOT_NAME>)" and the overridden settings (INFO)."""
+    logger.info("crawlfw %(version)s started (bot: %(bot)s)",
+                {'version': crawlfw.__version__, 'bot': settings['BOT_NAME']})
+    d = dict(overridden_settings(settings))
+    logger.info("Overridden settings: %(settings)r", {'settings': d})
+
+
+#: Scrapy's name for :func:`log_crawlfw_info`.
+log_scrapy_info = log_crawlfw_info
+
+
+class StreamLogger:
+    """A write-only file-like object that logs each written line.
+
+    Args:
+        logger (logging.Logger): where lines go.
+        log_level (int): their level.
+    """
+
+    def __init__(self, logger, log_level=logging.INFO):
+        self.logger = logger
+        self.log_level = log_level
+        self.linebuf = ''
+
+    def write(self, buf):
+        for line in buf.rstrip().splitlines():
+            self.logger.log(self.log_level, line.rstrip())
+
+    def flush(self):
+        for h in self.logger.handlers:
+            h.flush()
+
+
+class LogCounterHandler(logging.Handler):
+    """Counts log records per level into the crawler's stats (``log_count/<LEVEL>``).
+
+    Args:
+        crawler: the crawler whose ``stats`` receive the counts.
+        *args, **kwargs: passed to :class:`logging.Handler` (e.g. ``level``).
+    """
+
+    def __init__(self, crawler, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.crawler = crawler
+
+    def emit(self, record):
+        self.crawler.stats.inc_value(f'log_count/{record.levelname}')
+
+
+def logformatter_adapter(logkws):
+    """Turn a :class:`~crawlfw.logformatter.LogFormatter` result into ``logger.log`` arguments.
+
+    Args:
+        logkws (dict): ``{'level': int, 'msg': str, 'args': dict | tuple}``
+            (the deprecated ``format`` key is accepted instead of ``msg``).
+
+    Returns:
+        tuple: ``(level, message, args)``.
+    """
+    if not {'level', 'msg', 'args'} <= set(logkws):
+        warnings.warn('Missing keys in LogFormatter method', CrawlfwDeprecationWarning,
+                      stacklevel=2)
+    if 'format' in logkws:
+        warnings.warn('`format` key in LogFormatter methods has been deprecated, '
+                      'use `msg` instead', CrawlfwDeprecationWarning, stacklevel=2)
+
+    level = logkws.get('level', logging.INFO)
+    message = logkws.get('format', logkws.get('msg'))
+    # an empty args dict does not work in logger.log calls: use logkws itself then
+    args = logkws if not logkws.get('args') else logkws['args']
+    return (level, message, args)
