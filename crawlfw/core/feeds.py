@@ -1,0 +1,409 @@
+"""Feed writing, without threads: the logic the Exporter actor wraps.
+
+:class:`FeedWriter` turns the ``FEED_*`` settings into one feed for one spider run
+(Scrapy 1.2's ``FeedExporter`` and its ``SpiderSlot`` in one plain object)::
+
+    writer = FeedWriter(settings, spider)   # validates FEED_URI, FEED_FORMAT
+    writer.open()                           # resolves the URI, opens the storage
+    for item in items:
+        writer.export_item(item)
+    summary = writer.close()                # finishes, stores, logs; returns a dict
+
+Settings used (Scrapy 1.2 names and meanings):
+
+``FEED_URI``
+    where to write, a ``%``-template: ``%(name)s`` is the spider name, ``%(time)s`` the
+    UTC time the feed was opened (``2016-10-03T12-31-05``: ISO 8601 with ``-`` for
+    ``:``), and ``%(attr)s`` any other spider attribute. Unset: no feed
+    (:class:`~crawlfw.exceptions.NotConfigured`).
+``FEED_URI_PARAMS``
+    a function (or its import path) ``f(params, spider)`` that may add to the ``params``
+    dict in place, or return a new dict to use instead.
+``FEED_FORMAT``
+    a key of ``FEED_EXPORTERS`` / ``FEED_EXPORTERS_BASE`` (case-insensitive).
+``FEED_STORAGES`` / ``FEED_STORAGES_BASE``
+    URI scheme -> storage class (path); ``''`` is for plain paths. A one-letter scheme
+    is a Windows drive letter (``C:\\out\\items.json``), i.e. a plain path.
+``FEED_EXPORTERS`` / ``FEED_EXPORTERS_BASE``
+    format -> exporter class (path). A None value removes a base entry.
+``FEED_EXPORT_FIELDS``
+    the fields to export, in order (list or comma-separated string); None: all.
+``FEED_EXPORT_ENCODING``
+    the output encoding; None: UTF-8, with JSON escaped to ASCII.
+``FEED_STORE_EMPTY``
+    store a feed with no items. False (default): nothing is written for it (a local file
+    the storage created is removed again).
+``FEED_TEMPDIR``
+    where FTP and S3 feeds are staged before upload.
+
+:func:`feed_settings_from_cli` turns the ``-o FILE`` / ``-t FORMAT`` options of the
+``crawl`` and ``runspider`` commands into ``FEED_URI`` / ``FEED_FORMAT``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from urllib.parse import urlparse
+
+from crawlfw.exceptions import NotConfigured, UsageError
+from crawlfw.utils.misc import create_instance, load_object
+from crawlfw.utils.python import without_none_values
+
+__all__ = ["FeedWriter", "feed_settings_from_cli", "uri_scheme"]
+
+logger = logging.getLogger(__name__)
+
+#: File extensions whose format name differs from the extension (``-o items.jl``).
+_EXTENSION_FORMATS = {"jl": "jsonlines", "jsonl": "jsonlines"}
+
+
+def _as_settings(settings):
+    """Return ``settings`` as a :class:`~crawlfw.settings.Settings` (a plain mapping is
+    laid over the defaults)."""
+    from crawlfw.settings import BaseSettings, Settings
+
+    if isinstance(settings, BaseSettings):
+        return settings
+    return Settings(dict(settings or {}))
+
+
+def _components(settings, name) -> dict:
+    """``{key: class path or class}`` merged from ``name`` over ``name + '_BASE'``,
+    entries set to None dropped."""
+    return dict(without_none_values(dict(settings.getwithbase(name))))
+
+
+def uri_scheme(uri: str) -> str:
+    """Return the storage scheme of a feed URI, lower-cased.
+
+    Args:
+        uri: a feed URI or a plain path (possibly still a ``%``-template).
+
+    Returns:
+        str: the scheme (``'ftp'``, ``'s3'``, ``'stdout'``, ``'file'``...), or ``''`` for a
+        plain path, including Windows paths with a drive letter (``C:\\x``, RFC 8089
+        appendix E.2).
+    """
+    scheme = urlparse(uri).scheme.lower()
+    if len(scheme) == 1 and scheme.isalpha():
+        return ""
+    return scheme
+
+
+def _redact_uri(uri: str) -> str:
+    """Return ``uri`` with the password of its user-info replaced by ``***`` (for logs)."""
+    try:
+        u = urlparse(uri)
+        password = u.password
+    except ValueError:
+        return uri
+    if password is None:
+        return uri
+    host = u.netloc.rpartition("@")[2]
+    return u._replace(netloc=f"{u.username or ''}:***@{host}").geturl()
+
+
+def _local_path_of(file) -> str | None:
+    """The path of ``file`` on the local disk if it has one that exists, else None."""
+    name = getattr(file, "name", None)
+    if isinstance(name, str) and os.path.isfile(name):
+        return name
+    return None
+
+
+class FeedWriter:
+    """Writes one feed for one spider run, as configured by the ``FEED_*`` settings.
+
+    Not thread-safe; in the runtime one Exporter actor owns it and calls every method.
+    Construction checks the configuration; :meth:`open` resolves the URI and opens the
+    storage; :meth:`export_item` writes each item; :meth:`close` finishes the document,
+    stores it and logs the outcome. Exporting starts lazily, so that an empty feed that
+    is not stored leaves no trace (no ``[`` on standard output, no file).
+
+    Args:
+        settings: a :class:`~crawlfw.settings.Settings` (or a plain dict of overrides,
+            laid over the default settings).
+        spider: the :class:`~crawlfw.spiders.Spider` whose items are written; may instead
+            be given to :meth:`open`.
+        crawler: optional; storages with ``from_crawler(crawler, uri)`` are built with it,
+            else with ``from_settings(settings, uri)`` when they have it.
+
+    Raises:
+        NotConfigured: ``FEED_URI`` is not set; ``FEED_FORMAT`` is not a known format or
+            the URI scheme not a known storage (the message names it and lists the known
+            ones); the storage disabled itself (e.g. boto3 missing for ``s3``); or
+            ``FEED_URI_PARAMS`` cannot be imported.
+
+    Attributes:
+        format (str): the feed format, e.g. ``'jsonlines'``.
+        uri (str | None): the resolved URI, set by :meth:`open`.
+        itemcount (int): items exported so far.
+        storage: the storage object, set by :meth:`open`.
+        exporter: the item exporter, set by :meth:`open`.
+    """
+
+    def __init__(self, settings, spider=None, *, crawler=None):
+        self.settings = settings = _as_settings(settings)
+        self.spider = spider
+        self.crawler = crawler
+        self.urifmt = settings.get("FEED_URI")
+        if not self.urifmt:
+            raise NotConfigured("FEED_URI is not set: there is no feed to write")
+        self.urifmt = str(self.urifmt)
+        self.format = str(settings.get("FEED_FORMAT") or "").lower()
+        self.store_empty = settings.getbool("FEED_STORE_EMPTY")
+        self.export_fields = settings.getlist("FEED_EXPORT_FIELDS") or None
+        self.export_encoding = settings.get("FEED_EXPORT_ENCODING") or None
+
+        exporters = _components(settings, "FEED_EXPORTERS")
+        if self.format not in exporters:
+            raise NotConfigured(
+                f"Unknown feed format: {self.format!r} (FEED_FORMAT); known formats: "
+                f"{', '.join(sorted(exporters))} (add others in FEED_EXPORTERS)"
+            )
+        self._exporter_cls = load_object(exporters[self.format])
+
+        storages = _components(settings, "FEED_STORAGES")
+        self.scheme = uri_scheme(self.urifmt)
+        if self.scheme not in storages:
+            known = ", ".join(repr(s) if not s else s for s in sorted(storages))
+            raise NotConfigured(
+                f"Unknown feed storage scheme: {self.scheme!r} in FEED_URI "
+                f"{_redact_uri(self.urifmt)!r}; known schemes: {known} "
+                f"(add others in FEED_STORAGES)"
+            )
+        self._storage_cls = load_object(storages[self.scheme])
+        try:  # Scrapy 1.2 also builds a storage up front, to find disabled schemes early
+            self._make_storage(self.urifmt)
+        except NotConfigured as e:
+            raise NotConfigured(f"Disabled feed storage scheme: {self.scheme!r}: {e}") from e
+
+        uripar = settings.get("FEED_URI_PARAMS")
+        try:
+            self._uripar = load_object(uripar) if uripar else None
+        except (ImportError, NameError, ValueError, TypeError) as e:
+            raise NotConfigured(f"FEED_URI_PARAMS {uripar!r} cannot be loaded: {e}") from e
+
+        self.uri = None
+        self.itemcount = 0
+        self.storage = None
+        self.exporter = None
+        self.file = None
+        self._export = self._start_and_export
+        self._state = "new"
+
+    # lifecycle
+
+    def open(self, spider=None):
+        """Resolve the feed URI, open the storage and build the exporter.
+
+        Args:
+            spider: the spider, if not given to the constructor.
+
+        Returns:
+            str: the resolved URI (password redacted).
+
+        Raises:
+            RuntimeError: the writer was already opened.
+            ValueError: no spider was given.
+            NotConfigured: ``FEED_URI`` names a parameter the spider does not have, or
+                is not a valid ``%``-template.
+            OSError: the storage could not be opened (directory not creatable...).
+        """
+        if self._state != "new":
+            raise RuntimeError(f"FeedWriter for {self.urifmt!r} is already {self._state}")
+        if spider is not None:
+            self.spider = spider
+        if self.spider is None:
+            raise ValueError("FeedWriter.open() needs the spider (none given to the constructor)")
+        self.uri = self._resolve_uri()
+        self.storage = self._make_storage(self.uri)
+        self.file = self.storage.open(self.spider)
+        try:
+            self.exporter = self._exporter_cls(
+                self.file, fields_to_export=self.export_fields, encoding=self.export_encoding
+            )
+        except BaseException:
+            self._discard()
+            raise
+        self._state = "open"
+        return _redact_uri(self.uri)
+
+    def export_item(self, item):
+        """Write one item (the hot path: one exporter call and a counter increment).
+
+        Args:
+            item: a dict or an Item.
+
+        Raises:
+            Exception: whatever the exporter raises for this item (an unserializable
+                value...); the item is then not counted and the feed stays usable.
+        """
+        self._export(item)
+        self.itemcount += 1
+
+    def _start_and_export(self, item):
+        if self._state != "open":
+            raise RuntimeError(f"FeedWriter for {self.urifmt!r} is not open ({self._state})")
+        self.exporter.start_exporting()
+        self._export = self.exporter.export_item
+        self._export(item)
+
+    def close(self) -> dict:
+        """Finish the document and store it, unless it is empty and ``FEED_STORE_EMPTY``
+        is False; log the outcome.
+
+        Storage errors are logged (with traceback), not raised: ``"Error storing
+        %(format)s feed (%(itemcount)d items) in: %(uri)s"``, followed by the local path
+        where the data was kept when there is one (the temporary file of an FTP or S3
+        feed, or the local file).
+
+        Returns:
+            dict: ``{'uri': str (password redacted), 'format': str, 'itemcount': int,
+            'stored': bool, 'error': str | None ("ExcType: message"),
+            'local_path': str | None (where the data is if storing failed)}``.
+
+        Raises:
+            RuntimeError: the writer was never opened or is already closed.
+        """
+        if self._state != "open":
+            raise RuntimeError(f"FeedWriter for {self.urifmt!r} is not open ({self._state})")
+        self._state = "closed"
+        result = {
+            "uri": _redact_uri(self.uri),
+            "format": self.format,
+            "itemcount": self.itemcount,
+            "stored": False,
+            "error": None,
+            "local_path": None,
+        }
+        log_args = {"format": self.format, "itemcount": self.itemcount, "uri": result["uri"]}
+        extra = {"spider": self.spider}
+        if not self.itemcount and not self.store_empty:
+            self._discard()
+            logger.debug("Not storing empty %(format)s feed in: %(uri)s (FEED_STORE_EMPTY "
+                         "is False)", log_args, extra=extra)
+            return result
+        try:
+            if self.itemcount == 0:
+                self.exporter.start_exporting()
+            self.exporter.finish_exporting()
+            self.storage.store(self.file)
+        except Exception as e:
+            result["error"] = f"{type(e).__name__}: {e}"
+            result["local_path"] = _local_path_of(self.file)
+            msg = "Error storing %(format)s feed (%(itemcount)d items) in: %(uri)s"
+            if result["local_path"]:
+                log_args["local_path"] = result["local_path"]
+                msg += " -- the feed data is kept in %(local_path)s"
+            logger.error(msg, log_args, exc_info=True, extra=extra)
+        else:
+            result["stored"] = True
+            logger.info("Stored %(format)s feed (%(itemcount)d items) in: %(uri)s",
+                        log_args, extra=extra)
+        return result
+
+    def __enter__(self):
+        if self._state == "new":
+            self.open()
+        return self
+
+    def __exit__(self, *exc_info):
+        if self._state == "open":
+            self.close()
+
+    # helpers
+
+    def _make_storage(self, uri):
+        return create_instance(self._storage_cls, self.settings, self.crawler, uri)
+
+    def _discard(self):
+        discard = getattr(self.storage, "discard", None)
+        if discard is not None:
+            discard(self.file)
+        elif self.file not in (sys.stdout, getattr(sys.stdout, "buffer", None)):
+            self.file.close()
+
+    def _uri_params(self) -> Mapping:
+        spider = self.spider
+        params = {}
+        for name in dir(spider):
+            if name.startswith("__"):
+                continue
+            try:
+                params[name] = getattr(spider, name)
+            except Exception:  # a property that cannot be computed now: not a parameter
+                continue
+        now = datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
+        params["time"] = now.isoformat().replace(":", "-")
+        if self._uripar is not None:
+            returned = self._uripar(params, spider)
+            if returned is not None:
+                params = returned
+        return params
+
+    def _resolve_uri(self) -> str:
+        params = self._uri_params()
+        try:
+            return self.urifmt % params
+        except KeyError as e:
+            raise NotConfigured(
+                f"FEED_URI {_redact_uri(self.urifmt)!r} uses %({e.args[0]})s, but spider "
+                f"{getattr(self.spider, 'name', None)!r} has no attribute {e.args[0]!r} "
+                f"and FEED_URI_PARAMS does not set it"
+            ) from None
+        except (TypeError, ValueError) as e:
+            raise NotConfigured(
+                f"FEED_URI {_redact_uri(self.urifmt)!r} is not a valid %-template ({e}); "
+                f"write a literal % as %%"
+            ) from None
+
+
+def feed_settings_from_cli(output, output_format=None, settings=None) -> dict:
+    """Turn ``-o FILE`` / ``-t FORMAT`` command-line options into feed settings, as the
+    ``crawl`` and ``runspider`` commands of Scrapy 1.2 do.
+
+    Without ``-t`` the format is the file extension (``.json`` -> ``json``, ``.csv``,
+    ``.xml``, ``.pickle``, ``.marshal``; ``.jl`` and ``.jsonl`` -> ``jsonlines``;
+    case-insensitive). ``-o -`` writes to the standard output (``stdout:``) and needs
+    ``-t``.
+
+    Args:
+        output (str | None): the ``-o`` value; None or ``''`` returns ``{}``.
+        output_format (str | None): the ``-t`` value.
+        settings: the :class:`~crawlfw.settings.Settings` whose ``FEED_EXPORTERS`` (+
+            ``_BASE``) give the valid formats; None uses the defaults.
+
+    Returns:
+        dict: ``{'FEED_URI': str, 'FEED_FORMAT': str}``, to set at ``'cmdline'``
+        priority; ``{}`` when ``output`` is empty.
+
+    Raises:
+        UsageError: the format is not a known one (the message names it and lists the
+            valid ones), or cannot be guessed for ``-o -``.
+    """
+    if not output:
+        return {}
+    settings = _as_settings(settings)
+    valid = sorted(_components(settings, "FEED_EXPORTERS"))
+    uri = "stdout:" if output == "-" else output
+    if output_format:
+        fmt = output_format.lower()
+    elif output == "-":
+        raise UsageError(
+            "Cannot tell the output format of '-o -' (standard output) from a file "
+            f"extension: set one with the '-t' switch from the supported list {tuple(valid)}"
+        )
+    else:
+        ext = os.path.splitext(output)[1].lstrip(".").lower()
+        fmt = _EXTENSION_FORMATS.get(ext, ext) if "jsonlines" in valid else ext
+    if fmt not in valid:
+        raise UsageError(
+            f"Unrecognized output format '{fmt}', set one using the '-t' switch or as a "
+            f"file extension from the supported list {tuple(valid)}"
+        )
+    return {"FEED_URI": uri, "FEED_FORMAT": fmt}
