@@ -1,0 +1,205 @@
+"""The :class:`Request` object: one HTTP request to make, and what to do with its response.
+
+Scrapy 1.2's ``scrapy.http.request``. Requests are created on the hot path (a crawl
+makes tens per page), so ``__init__`` does the minimum: validation, one cached
+``safe_url_string`` per distinct URL, and copies of the mutable arguments only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from w3lib.url import safe_url_string
+
+from crawlfw.http.common import obsolete_setter
+from crawlfw.http.headers import Headers
+from crawlfw.utils.trackref import object_ref
+from crawlfw.utils.url import escape_ajax
+
+__all__ = ["Request"]
+
+# (url, encoding) -> made-safe url. Link extraction yields the same navigation links on
+# every page, so most Request() calls repeat a url already seen. Plain dict operations
+# are atomic under the GIL; the cache is simply emptied when full.
+_SAFE_URL_CACHE: dict[tuple[str, str], str] = {}
+_SAFE_URL_CACHE_SIZE = 4096
+
+
+def _make_safe_url(url: str, encoding: str) -> str:
+    key = (url, encoding)
+    safe = _SAFE_URL_CACHE.get(key)
+    if safe is None:
+        safe = safe_url_string(url, encoding)
+        if "#!" in safe:
+            safe = escape_ajax(safe)
+        if len(_SAFE_URL_CACHE) >= _SAFE_URL_CACHE_SIZE:
+            _SAFE_URL_CACHE.clear()
+        _SAFE_URL_CACHE[key] = safe
+    return safe
+
+
+def _has_scheme(url: str) -> bool:
+    # "scheme://..." (RFC 3986 with an authority), or the authority-less schemes a
+    # crawler fetches (data: RFC 2397, about:blank).
+    return "://" in url or url.startswith(("data:", "about:"))
+
+
+class Request(object_ref):
+    """An HTTP request, created by a spider and executed by the downloader.
+
+    Args:
+        url: absolute URL (``str``). Made safe with w3lib's ``safe_url_string``
+            (WHATWG URL parsing, non-ASCII percent-encoded with ``encoding``, IDNA host),
+            and AJAX-crawlable ``#!`` fragments become ``_escaped_fragment_`` queries.
+        callback: called with the response; None means the spider's ``parse``.
+        method: HTTP method; upper-cased.
+        headers: header fields: a mapping or ``(name, value)`` pairs (copied into a
+            :class:`Headers`).
+        body: request body: bytes, or str encoded with ``encoding``; None is ``b''``.
+        cookies: ``{name: value}`` or a list of cookie dicts, for the cookies middleware.
+        meta: initial ``meta`` dict (shallow-copied).
+        encoding: codec for a str url's query/body and str headers (default ``'utf-8'``).
+        priority: scheduling priority (higher runs first), an int.
+        dont_filter: True to bypass the duplicates filter.
+        errback: called with a failure if the request fails.
+        flags: list of str shown in logs (Scrapy >= 1.4 name).
+        cb_kwargs: keyword arguments for the callback (Scrapy >= 1.7 name).
+
+    Raises:
+        TypeError: ``url`` is not a str; ``callback``/``errback`` not callable;
+            ``priority`` not an int; ``body`` neither str nor bytes.
+        ValueError: ``url`` has no scheme (``"Missing scheme in request url: ..."``);
+            an ``errback`` without a ``callback`` (Scrapy 1.2 rule).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        callback: Callable | None = None,
+        method: str = "GET",
+        headers=None,
+        body: bytes | str | None = None,
+        cookies: dict | list | None = None,
+        meta: dict | None = None,
+        encoding: str = "utf-8",
+        priority: int = 0,
+        dont_filter: bool = False,
+        errback: Callable | None = None,
+        flags: list | None = None,
+        cb_kwargs: dict | None = None,
+    ):
+        self._encoding = encoding  # first: _set_url and _set_body use it
+        self.method = str(method).upper()
+        self._set_url(url)
+        self._set_body(body)
+        if not isinstance(priority, int):
+            raise TypeError(f"Request priority not an integer: {priority!r}")
+        self.priority = priority
+        if callback is not None and not callable(callback):
+            raise TypeError(f"Request callback must be a callable or None, got {callback!r}")
+        if errback is not None:
+            if not callable(errback):
+                raise TypeError(f"Request errback must be a callable or None, got {errback!r}")
+            if callback is None:
+                raise ValueError("Cannot use errback without a callback")
+        self.callback = callback
+        self.errback = errback
+        self.cookies = cookies or {}
+        if headers is None:
+            self.headers = Headers(encoding=encoding)
+        elif headers.__class__ is Headers:
+            self.headers = headers.copy()
+            self.headers.encoding = encoding
+        else:
+            self.headers = Headers(headers, encoding=encoding)
+        self.dont_filter = dont_filter
+        self._meta = dict(meta) if meta else None
+        self._cb_kwargs = dict(cb_kwargs) if cb_kwargs else None
+        self.flags = list(flags) if flags else []
+
+    @property
+    def meta(self) -> dict:
+        """Free-form dict carried with the request and its response (created on first use)."""
+        if self._meta is None:
+            self._meta = {}
+        return self._meta
+
+    @property
+    def cb_kwargs(self) -> dict:
+        """Keyword arguments passed to the callback (created on first use)."""
+        if self._cb_kwargs is None:
+            self._cb_kwargs = {}
+        return self._cb_kwargs
+
+    def _get_url(self) -> str:
+        return self._url
+
+    def _set_url(self, url: str) -> None:
+        if not isinstance(url, str):
+            raise TypeError(f"Request url must be str, got {type(url).__name__}: {url!r}")
+        safe = _make_safe_url(url, self._encoding)
+        if not _has_scheme(safe):
+            raise ValueError(f"Missing scheme in request url: {safe}")
+        self._url = safe
+
+    url = property(_get_url, obsolete_setter(_set_url, "url"), doc="The request URL (read-only).")
+
+    def _get_body(self) -> bytes:
+        return self._body
+
+    def _set_body(self, body) -> None:
+        if body is None:
+            self._body = b""
+        elif isinstance(body, bytes):
+            self._body = body
+        elif isinstance(body, str):
+            self._body = body.encode(self._encoding)
+        else:
+            raise TypeError(f"Request body must be bytes or str, got {type(body).__name__}")
+
+    body = property(
+        _get_body, obsolete_setter(_set_body, "body"), doc="The request body, bytes (read-only)."
+    )
+
+    @property
+    def encoding(self) -> str:
+        """Codec used for str url parts, body and headers (read-only)."""
+        return self._encoding
+
+    def __str__(self) -> str:
+        return f"<{self.method} {self._url}>"
+
+    __repr__ = __str__
+
+    def copy(self) -> Request:
+        """Return a copy (headers, meta, cookies-dict reference, flags: see :meth:`replace`)."""
+        return self.replace()
+
+    def replace(self, *args, **kwargs) -> Request:
+        """Return a new request with the same attributes except those given.
+
+        ``headers``, ``meta``, ``cb_kwargs`` and ``flags`` are copied (not shared);
+        ``cookies`` and ``callback``/``errback`` are passed by reference, as in Scrapy.
+
+        Args:
+            cls: optional class of the new request (default: this request's class).
+            **kwargs: any constructor argument.
+
+        Returns:
+            A new request.
+        """
+        kwargs.setdefault("url", self._url)
+        kwargs.setdefault("method", self.method)
+        kwargs.setdefault("headers", self.headers)
+        kwargs.setdefault("body", self._body)
+        kwargs.setdefault("cookies", self.cookies)
+        kwargs.setdefault("meta", self._meta)
+        kwargs.setdefault("encoding", self._encoding)
+        kwargs.setdefault("priority", self.priority)
+        kwargs.setdefault("dont_filter", self.dont_filter)
+        kwargs.setdefault("callback", self.callback)
+        kwargs.setdefault("errback", self.errback)
+        kwargs.setdefault("flags", self.flags)
+        kwargs.setdefault("cb_kwargs", self._cb_kwargs)
+        cls = kwargs.pop("cls", self.__class__)
+        return cls(*args, **kwargs)

@@ -1,0 +1,238 @@
+""":class:`TextResponse`: a response whose body is text in some encoding.
+
+Scrapy 1.2's ``scrapy.http.response.text``, with the body's encoding resolved (once)
+in this order:
+
+1. the ``encoding`` constructor argument;
+2. a byte order mark (UTF-8/16/32) at the start of the body -- WHATWG Encoding
+   standard, "decode": a BOM overrides every label, and w3lib's ``html_to_unicode``
+   (which decodes :attr:`TextResponse.text`) honours it first;
+3. the ``charset`` parameter of the ``Content-Type`` header (RFC 9110 section 8.3);
+4. a declaration in the body: ``<meta charset>`` / ``<meta http-equiv=Content-Type>``
+   (WHATWG HTML "prescan") or the XML declaration's ``encoding`` (XML 1.0 section 4.3.3);
+5. detection: ASCII (reported as its WHATWG superset ``cp1252``), else UTF-8, else
+   ``cp1252``.
+
+Encoding labels are mapped with w3lib's ``resolve_encoding`` (WHATWG's label table:
+``latin-1`` -> ``cp1252``, ``gb2312`` -> ``gb18030``...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from urllib.parse import urljoin
+
+from w3lib.encoding import (
+    html_body_declared_encoding,
+    html_to_unicode,
+    http_content_type_encoding,
+    read_bom,
+    resolve_encoding,
+)
+from w3lib.html import strip_html5_whitespace
+
+from crawlfw.http.request import Request
+from crawlfw.http.response import Response
+from crawlfw.utils.response import get_base_url
+
+__all__ = ["TextResponse"]
+
+_NOT_SET = object()
+
+
+class TextResponse(Response):
+    """A response with a text body: adds :attr:`encoding`, :attr:`text` and selectors.
+
+    Args:
+        url, status, headers, flags, request: as for :class:`Response`.
+        body: bytes, or str (then ``encoding`` is required and used to encode it).
+        encoding: the body's encoding, overriding headers and body declarations.
+
+    Raises:
+        TypeError: a str body without ``encoding``; other types as for Response.
+    """
+
+    _DEFAULT_ENCODING = "ascii"
+
+    def __init__(self, *args, encoding: str | None = None, **kwargs):
+        self._encoding = encoding
+        self._cached_encoding = None
+        self._cached_benc = None
+        self._cached_ubody = None
+        self._cached_selector = None
+        super().__init__(*args, **kwargs)
+
+    def _set_body(self, body) -> None:
+        self._body = b""  # used by encoding detection
+        if isinstance(body, str):
+            if self._encoding is None:
+                raise TypeError(
+                    f"Cannot convert str body - {type(self).__name__} has no encoding: "
+                    "pass encoding='...' or a bytes body"
+                )
+            self._body = body.encode(self._encoding)
+        else:
+            super()._set_body(body)
+
+    def replace(self, *args, **kwargs) -> TextResponse:
+        """Return a new response with the same attributes except those given.
+
+        The encoding is carried over: the copy decodes its body as this one did.
+        """
+        kwargs.setdefault("encoding", self.encoding)
+        return Response.replace(self, *args, **kwargs)
+
+    @property
+    def encoding(self) -> str:
+        """Name of the codec of the body (str); see the module docstring for the order."""
+        enc = self._cached_encoding
+        if enc is None:
+            enc = self._declared_encoding() or self._body_inferred_encoding()
+            self._cached_encoding = enc
+        return enc
+
+    def _declared_encoding(self) -> str | None:
+        return (
+            self._encoding
+            or self._bom_encoding()
+            or self._headers_encoding()
+            or self._body_declared_encoding()
+        )
+
+    def _bom_encoding(self) -> str | None:
+        return read_bom(self._body)[0]
+
+    def _headers_encoding(self) -> str | None:
+        content_type = self.headers.get(b"Content-Type", b"")
+        return http_content_type_encoding(content_type.decode("latin-1"))
+
+    def _body_declared_encoding(self) -> str | None:
+        return html_body_declared_encoding(self._body)
+
+    def _body_inferred_encoding(self) -> str:
+        if self._cached_benc is None:
+            content_type = self.headers.get(b"Content-Type", b"").decode("latin-1")
+            benc, ubody = html_to_unicode(
+                content_type,
+                self._body,
+                auto_detect_fun=self._auto_detect_fun,
+                default_encoding=self._DEFAULT_ENCODING,
+            )
+            self._cached_benc = benc
+            self._cached_ubody = ubody
+        return self._cached_benc
+
+    def _auto_detect_fun(self, text: bytes) -> str | None:
+        for enc in (self._DEFAULT_ENCODING, "utf-8", "cp1252"):
+            try:
+                text.decode(enc)
+            except UnicodeError:
+                continue
+            return resolve_encoding(enc)
+        return None
+
+    @property
+    def text(self) -> str:
+        """The body decoded with :attr:`encoding` (decoded once, then cached).
+
+        Undecodable bytes become U+FFFD; a leading BOM is removed.
+        """
+        ubody = self._cached_ubody
+        if ubody is None:
+            # resolve the encoding first: inference decodes and caches the body itself
+            benc = self.encoding
+            ubody = self._cached_ubody
+            if ubody is None:
+                ubody = self._cached_ubody = html_to_unicode(f"charset={benc}", self._body)[1]
+        return ubody
+
+    def body_as_unicode(self) -> str:
+        """Return :attr:`text` (Scrapy 1.2 name)."""
+        return self.text
+
+    def urljoin(self, url: str) -> str:
+        """Return ``url`` made absolute against the document's base URL.
+
+        The base is the first ``<base href>`` of the body (HTML, "document base URL"),
+        else the response URL.
+        """
+        return urljoin(get_base_url(self), url)
+
+    @property
+    def selector(self):
+        """A :class:`crawlfw.selector.Selector` over this response, built once on first use."""
+        sel = self._cached_selector
+        if sel is None:
+            from crawlfw.selector import Selector
+
+            sel = self._cached_selector = Selector(response=self)
+        return sel
+
+    def xpath(self, query: str, **kwargs):
+        """Shortcut for ``self.selector.xpath(query, **kwargs)``; returns a SelectorList."""
+        return self.selector.xpath(query, **kwargs)
+
+    def css(self, query: str):
+        """Shortcut for ``self.selector.css(query)``; returns a SelectorList."""
+        return self.selector.css(query)
+
+    def _follow_url(self, url) -> str:
+        root = getattr(url, "root", _NOT_SET)
+        if root is not _NOT_SET and not isinstance(url, str):
+            url = _url_from_selector(url, root)
+        return super()._follow_url(url)
+
+    def follow(
+        self,
+        url,
+        callback: Callable | None = None,
+        method: str = "GET",
+        headers=None,
+        body=None,
+        cookies=None,
+        meta: dict | None = None,
+        encoding: str | None = None,
+        priority: int = 0,
+        dont_filter: bool = False,
+        errback: Callable | None = None,
+        flags: list | None = None,
+        cb_kwargs: dict | None = None,
+    ) -> Request:
+        """Return a :class:`Request` for ``url`` resolved against this page's base URL.
+
+        Like :meth:`Response.follow`, plus: ``url`` may be a Selector of an ``<a>`` or
+        ``<link>`` element (its ``href``) or of an attribute value
+        (``response.css('a::attr(href)')[0]``); ``encoding`` defaults to the response's.
+
+        Raises:
+            ValueError: ``url`` is None, or a Selector of another element or without href.
+        """
+        return super().follow(
+            url,
+            callback=callback,
+            method=method,
+            headers=headers,
+            body=body,
+            cookies=cookies,
+            meta=meta,
+            encoding=encoding or self.encoding,
+            priority=priority,
+            dont_filter=dont_filter,
+            errback=errback,
+            flags=flags,
+            cb_kwargs=cb_kwargs,
+        )
+
+
+def _url_from_selector(sel, root) -> str:
+    if isinstance(root, str):  # an attribute or text node value
+        return strip_html5_whitespace(root)
+    tag = getattr(root, "tag", None)
+    if not isinstance(tag, str):
+        raise ValueError(f"Unsupported selector: {sel!r}")
+    if tag not in ("a", "link"):
+        raise ValueError(f"Only <a> and <link> elements are supported; got <{tag}>")
+    href = root.get("href")
+    if href is None:
+        raise ValueError(f"<{tag}> element has no href attribute: {sel!r}")
+    return strip_html5_whitespace(href)

@@ -1,0 +1,98 @@
+"""Helpers for Request objects (Scrapy 1.2's ``scrapy.utils.request``)."""
+
+from __future__ import annotations
+
+import hashlib
+import weakref
+from collections.abc import Iterable
+from urllib.parse import urlunparse
+
+from w3lib.http import basic_auth_header
+from w3lib.url import canonicalize_url
+
+from crawlfw.utils.httpobj import urlparse_cached
+from crawlfw.utils.python import to_bytes
+
+__all__ = ["request_fingerprint", "request_authenticate", "request_httprepr"]
+
+# {request: {include_headers key: hex fingerprint}}
+_fingerprint_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def request_fingerprint(request, include_headers: Iterable[str | bytes] | None = None) -> str:
+    """Return a hash that identifies the resource a request points to.
+
+    Two requests get the same fingerprint when they have the same method, the same
+    canonical URL (w3lib ``canonicalize_url``: query arguments sorted, fragment
+    dropped, percent-encoding normalised) and the same body. Headers are ignored
+    unless listed in ``include_headers`` (names, case-insensitive). For example these
+    two share a fingerprint::
+
+        http://www.example.com/query?id=111&cat=222
+        http://www.example.com/query?cat=222&id=111#frag
+
+    The value is computed once per request and ``include_headers`` set, and cached
+    weakly (requests are immutable in the fields used, except headers: change the
+    headers of a request after fingerprinting it with ``include_headers`` and the
+    cached value is stale, as in Scrapy).
+
+    Args:
+        request: a :class:`~crawlfw.http.Request`.
+        include_headers: header names whose (all) values are part of the fingerprint.
+
+    Returns:
+        The SHA-1 hex digest (40 lower-case hex characters).
+    """
+    if include_headers:
+        # Scrapy's exact rule (sort, then lower-case) keeps digests equal to Scrapy's
+        cache_key = tuple(to_bytes(h.lower()) for h in sorted(include_headers))
+    else:
+        cache_key = None
+    try:
+        cache = _fingerprint_cache[request]
+    except KeyError:
+        cache = _fingerprint_cache[request] = {}
+    try:
+        return cache[cache_key]
+    except KeyError:
+        pass
+    fp = hashlib.sha1()
+    fp.update(to_bytes(request.method))
+    fp.update(to_bytes(canonicalize_url(request.url)))
+    fp.update(request.body or b"")
+    if cache_key:
+        for hdr in cache_key:
+            if hdr in request.headers:
+                fp.update(hdr)
+                for v in request.headers.getlist(hdr):
+                    fp.update(v)
+    digest = cache[cache_key] = fp.hexdigest()
+    return digest
+
+
+def request_authenticate(request, username: str, password: str) -> None:
+    """Set the ``Authorization`` header of ``request`` for HTTP Basic auth (RFC 7617).
+
+    Args:
+        request: the Request to modify in place.
+        username, password: credentials (str; encoded as ISO-8859-1 like w3lib).
+    """
+    request.headers["Authorization"] = basic_auth_header(username, password)
+
+
+def request_httprepr(request) -> bytes:
+    """Return the raw HTTP/1.1 representation of ``request`` (RFC 9112), as bytes.
+
+    An approximation of what is sent (no ``Content-Length`` added, header order as
+    stored), for stats and debugging: request line with the path and query, ``Host``
+    from the URL, the stored headers, a blank line and the body.
+    """
+    parsed = urlparse_cached(request)
+    path = urlunparse(("", "", parsed.path or "/", parsed.params, parsed.query, ""))
+    s = to_bytes(request.method) + b" " + to_bytes(path) + b" HTTP/1.1\r\n"
+    s += b"Host: " + to_bytes(parsed.hostname or "") + b"\r\n"
+    if request.headers:
+        s += request.headers.to_string() + b"\r\n"
+    s += b"\r\n"
+    s += request.body
+    return s
