@@ -1,0 +1,61 @@
+"""A call repeated every N seconds on a daemon thread (private helper of the extensions)."""
+
+import logging
+import threading
+
+logger = logging.getLogger(__name__)
+
+
+class PeriodicCall:
+    """Calls ``func()`` every ``interval_s`` seconds on a daemon thread until stopped.
+
+    The thread sleeps on an :class:`threading.Event` between calls (no busy loop)
+    and wakes at once on :meth:`stop`. An exception raised by ``func`` is logged
+    and does not stop the loop. Replaces Twisted's ``LoopingCall``.
+
+    Args:
+        func (callable): called with no arguments, on the timer thread.
+        interval_s (float): seconds between calls (> 0).
+        name (str): thread name, shown in stack dumps.
+    """
+
+    def __init__(self, func, interval_s, name='crawlfw-periodic'):
+        if not interval_s or interval_s <= 0:
+            raise ValueError(f"PeriodicCall interval must be > 0 seconds, got {interval_s!r}")
+        self.func = func
+        self.interval_s = interval_s
+        self.name = name
+        self._stop = threading.Event()
+        self._thread = None
+
+    @property
+    def running(self):
+        """True between :meth:`start` and :meth:`stop`."""
+        return self._thread is not None and not self._stop.is_set()
+
+    def start(self, now=True):
+        """Start the loop; with ``now``, call ``func`` once first, on the caller's thread."""
+        if now:
+            self._call()
+        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+        self._thread.start()
+
+    def _call(self):
+        try:
+            self.func()
+        except Exception:
+            logger.error("Error in periodic call %(name)s", {'name': self.name}, exc_info=True)
+
+    def _run(self):
+        while not self._stop.wait(self.interval_s):
+            self._call()
+
+    def stop(self, timeout_s=5.0):
+        """Stop the loop and wait up to ``timeout_s`` seconds for the thread to end.
+
+        Safe to call more than once, before :meth:`start`, and from ``func`` itself.
+        """
+        self._stop.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout_s)

@@ -1,0 +1,70 @@
+"""Logs crawl progress (pages and items, with per-minute rates) periodically."""
+
+import logging
+
+from crawlfw import signals
+from crawlfw.exceptions import NotConfigured
+from crawlfw.extensions._periodic import PeriodicCall
+
+__all__ = ["LogStats"]
+
+logger = logging.getLogger(__name__)
+
+
+class LogStats:
+    """Every ``LOGSTATS_INTERVAL`` seconds, logs at INFO::
+
+        Crawled 120 pages (at 60 pages/min), scraped 40 items (at 20 items/min)
+
+    The first line is logged when the spider opens; the loop runs on a daemon
+    thread and stops when the spider closes. ``LOGSTATS_INTERVAL = 0`` disables
+    the extension.
+
+    Args:
+        stats: the crawler's stats collector (``response_received_count`` and
+            ``item_scraped_count`` are read).
+        interval (float): seconds between lines.
+    """
+
+    def __init__(self, stats, interval=60.0):
+        self.stats = stats
+        self.interval = interval
+        self.multiplier = 60.0 / self.interval
+        self.task = None
+        self.pagesprev = 0
+        self.itemsprev = 0
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        interval = crawler.settings.getfloat('LOGSTATS_INTERVAL')
+        if not interval:
+            raise NotConfigured
+        o = cls(crawler.stats, interval)
+        crawler.signals.connect(o.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(o.spider_closed, signal=signals.spider_closed)
+        return o
+
+    def spider_opened(self, spider):
+        self.pagesprev = 0
+        self.itemsprev = 0
+        self.task = PeriodicCall(lambda: self.log(spider), self.interval,
+                                 name='crawlfw-logstats')
+        self.task.start(now=True)
+
+    def log(self, spider):
+        """Log one progress line (called by the timer thread)."""
+        items = self.stats.get_value('item_scraped_count', 0)
+        pages = self.stats.get_value('response_received_count', 0)
+        irate = (items - self.itemsprev) * self.multiplier
+        prate = (pages - self.pagesprev) * self.multiplier
+        self.pagesprev, self.itemsprev = pages, items
+
+        msg = ("Crawled %(pages)d pages (at %(pagerate)d pages/min), "
+               "scraped %(items)d items (at %(itemrate)d items/min)")
+        log_args = {'pages': pages, 'pagerate': prate,
+                    'items': items, 'itemrate': irate}
+        logger.info(msg, log_args, extra={'spider': spider})
+
+    def spider_closed(self, spider, reason):
+        if self.task is not None:
+            self.task.stop()

@@ -1,0 +1,169 @@
+"""Watches the process's memory; warns and closes the spider past configured limits."""
+
+import logging
+import socket
+import sys
+from importlib import import_module
+from pprint import pformat
+
+from crawlfw import signals
+from crawlfw.exceptions import NotConfigured
+from crawlfw.extensions._periodic import PeriodicCall
+
+__all__ = ["MemoryUsage"]
+
+logger = logging.getLogger(__name__)
+
+
+def _load_mail_sender():
+    try:
+        from crawlfw.mail import MailSender
+    except ImportError:
+        return None
+    return MailSender
+
+
+class MemoryUsage:
+    """Tracks peak memory use (stats ``memusage/startup``, ``memusage/max``) and enforces limits.
+
+    Settings: ``MEMUSAGE_ENABLED`` (off by default), ``MEMUSAGE_LIMIT_MB`` (close
+    the spider with reason ``memusage_exceeded`` above it; 0 = no limit),
+    ``MEMUSAGE_WARNING_MB`` (log a warning once above it; 0 = none),
+    ``MEMUSAGE_CHECK_INTERVAL_SECONDS`` and ``MEMUSAGE_NOTIFY_MAIL`` (addresses
+    mailed when a limit is reached, if :mod:`crawlfw.mail` is available; if not,
+    that is logged and no mail is sent).
+
+    The measure is the peak resident set size from :func:`resource.getrusage`
+    (``ru_maxrss``; KiB on Linux, bytes on macOS), as in Scrapy 1.2: it never
+    goes down. Checks run when the engine starts, then every interval on a
+    daemon thread until the engine stops. Unix only (NotConfigured elsewhere).
+
+    Args:
+        crawler: the crawler (``settings``, ``signals``, ``stats``, ``engine``).
+    """
+
+    def __init__(self, crawler):
+        if not crawler.settings.getbool('MEMUSAGE_ENABLED'):
+            raise NotConfigured
+        try:
+            # the stdlib resource module only exists on Unix
+            self.resource = import_module('resource')
+        except ImportError:
+            raise NotConfigured from None
+
+        self.crawler = crawler
+        self.warned = False
+        self.notify_mails = crawler.settings.getlist('MEMUSAGE_NOTIFY_MAIL')
+        self.limit = crawler.settings.getint('MEMUSAGE_LIMIT_MB') * 1024 * 1024
+        self.warning = crawler.settings.getint('MEMUSAGE_WARNING_MB') * 1024 * 1024
+        self.report = crawler.settings.getbool('MEMUSAGE_REPORT')
+        self.check_interval = crawler.settings.getfloat('MEMUSAGE_CHECK_INTERVAL_SECONDS')
+        self.mail = None
+        if self.notify_mails:
+            mail_sender = _load_mail_sender()
+            if mail_sender is None:
+                logger.warning("MEMUSAGE_NOTIFY_MAIL is set but crawlfw.mail.MailSender is "
+                               "not available: no memory usage mail will be sent",
+                               extra={'crawler': crawler})
+            else:
+                self.mail = mail_sender.from_settings(crawler.settings)
+        self.task = None
+        crawler.signals.connect(self.engine_started, signal=signals.engine_started)
+        crawler.signals.connect(self.engine_stopped, signal=signals.engine_stopped)
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler)
+
+    def get_virtual_size(self):
+        """Peak resident set size of this process, in bytes."""
+        size = self.resource.getrusage(self.resource.RUSAGE_SELF).ru_maxrss
+        if sys.platform != 'darwin':
+            # ru_maxrss is in KiB on Linux, in bytes on macOS
+            size *= 1024
+        return size
+
+    def engine_started(self):
+        self.crawler.stats.set_value('memusage/startup', self.get_virtual_size())
+        self.task = PeriodicCall(self._check, self.check_interval, name='crawlfw-memusage')
+        self.task.start(now=True)
+
+    def engine_stopped(self):
+        if self.task is not None:
+            self.task.stop()
+
+    def _check(self):
+        self.update()
+        if self.limit:
+            self._check_limit()
+        if self.warning:
+            self._check_warning()
+
+    def update(self):
+        self.crawler.stats.max_value('memusage/max', self.get_virtual_size())
+
+    def _check_limit(self):
+        if self.get_virtual_size() > self.limit:
+            self.crawler.stats.set_value('memusage/limit_reached', 1)
+            mem = self.limit / 1024 / 1024
+            logger.error("Memory usage exceeded %(memusage)dM. Shutting down crawlfw...",
+                         {'memusage': mem}, extra={'crawler': self.crawler})
+            if self.notify_mails:
+                subj = (f"{self.crawler.settings['BOT_NAME']} terminated: memory usage "
+                        f"exceeded {mem:.0f}M at {socket.gethostname()}")
+                if self._send_report(self.notify_mails, subj):
+                    self.crawler.stats.set_value('memusage/limit_notified', 1)
+            # stop checking: the spider is being closed
+            if self.task is not None:
+                self.task.stop()
+            spider = getattr(self.crawler, 'spider', None)
+            if spider is not None:
+                self.crawler.engine.close_spider(spider, 'memusage_exceeded')
+            elif hasattr(self.crawler, 'stop'):
+                self.crawler.stop()
+
+    def _check_warning(self):
+        if self.warned:  # warn only once
+            return
+        if self.get_virtual_size() > self.warning:
+            self.crawler.stats.set_value('memusage/warning_reached', 1)
+            mem = self.warning / 1024 / 1024
+            logger.warning("Memory usage reached %(memusage)dM",
+                           {'memusage': mem}, extra={'crawler': self.crawler})
+            if self.notify_mails:
+                subj = (f"{self.crawler.settings['BOT_NAME']} warning: memory usage "
+                        f"reached {mem:.0f}M at {socket.gethostname()}")
+                if self._send_report(self.notify_mails, subj):
+                    self.crawler.stats.set_value('memusage/warning_notified', 1)
+            self.warned = True
+
+    def _send_report(self, rcpts, subject):
+        """Mail a memory report; return False (and log) when mail is unavailable."""
+        if self.mail is None:
+            logger.info("Not sending memory usage mail %(subject)r: crawlfw.mail is not "
+                        "available", {'subject': subject}, extra={'crawler': self.crawler})
+            return False
+        stats = self.crawler.stats
+        mib = 1024 * 1024
+        startup = stats.get_value('memusage/startup', 0) // mib
+        peak = stats.get_value('memusage/max', 0) // mib
+        s = f"Memory usage at engine startup : {startup}M\r\n"
+        s += f"Maximum memory usage           : {peak}M\r\n"
+        s += f"Current memory usage           : {self.get_virtual_size() // mib}M\r\n"
+        s += "ENGINE STATUS ------------------------------------------------------- \r\n"
+        s += "\r\n"
+        s += pformat(_engine_status(self.crawler.engine))
+        s += "\r\n"
+        self.mail.send(rcpts, subject, s)
+        return True
+
+
+def _engine_status(engine):
+    try:
+        from crawlfw.utils.engine import get_engine_status
+    except ImportError:
+        return []
+    try:
+        return get_engine_status(engine)
+    except Exception as e:
+        return [('engine status unavailable', repr(e))]

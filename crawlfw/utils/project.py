@@ -1,0 +1,131 @@
+"""Project helpers: settings discovery and the project data directory.
+
+Scrapy 1.2's ``scrapy.utils.project`` with ``SCRAPY_`` renamed ``CRAWLFW_``:
+``CRAWLFW_SETTINGS_MODULE`` names the project's settings module,
+``CRAWLFW_PROJECT`` selects the ``[settings]`` entry of ``crawlfw.cfg``, and any
+other ``CRAWLFW_<NAME>`` environment variable overrides setting ``<NAME>`` (at
+``project`` priority, as a string).
+"""
+
+import os
+import warnings
+from importlib import import_module
+from os.path import abspath, dirname, exists, isabs, join
+
+from crawlfw.exceptions import NotConfigured
+from crawlfw.settings import Settings
+from crawlfw.utils.conf import closest_crawlfw_cfg, get_config, init_env
+
+__all__ = [
+    "ENVVAR",
+    "DATADIR_CFG_SECTION",
+    "inside_project",
+    "project_data_dir",
+    "data_path",
+    "get_project_settings",
+]
+
+ENVVAR = 'CRAWLFW_SETTINGS_MODULE'
+DATADIR_CFG_SECTION = 'datadir'
+_ENV_PREFIX = 'CRAWLFW_'
+_DATA_DIR = '.crawlfw'
+
+
+def inside_project():
+    """Return True when running inside a crawlfw project.
+
+    That is: ``CRAWLFW_SETTINGS_MODULE`` names an importable module (a warning is
+    issued when it cannot be imported), or a ``crawlfw.cfg`` exists in the current
+    directory or one of its parents.
+    """
+    settings_module = os.environ.get(ENVVAR)
+    if settings_module is not None:
+        try:
+            import_module(settings_module)
+        except ImportError as exc:
+            warnings.warn(f"Cannot import crawlfw settings module {settings_module}: {exc}",
+                          stacklevel=2)
+        else:
+            return True
+    return bool(closest_crawlfw_cfg())
+
+
+def project_data_dir(project='default'):
+    """Return the project's data directory, creating it if needed.
+
+    The ``[datadir]`` option ``project`` of the configuration when set, else
+    ``.crawlfw`` next to the project's ``crawlfw.cfg``.
+
+    Args:
+        project (str): the project name in ``crawlfw.cfg``.
+
+    Returns:
+        str: the directory path.
+
+    Raises:
+        NotConfigured: not inside a project, or no ``crawlfw.cfg`` to place it next to.
+    """
+    if not inside_project():
+        raise NotConfigured("Not inside a project")
+    cfg = get_config()
+    if cfg.has_option(DATADIR_CFG_SECTION, project):
+        d = cfg.get(DATADIR_CFG_SECTION, project)
+    else:
+        cfg_path = closest_crawlfw_cfg()
+        if not cfg_path:
+            raise NotConfigured("Unable to find crawlfw.cfg file to infer project data dir")
+        d = abspath(join(dirname(cfg_path), _DATA_DIR))
+    if not exists(d):
+        os.makedirs(d, exist_ok=True)
+    return d
+
+
+def data_path(path, createdir=False):
+    """Return ``path`` inside the project data directory (``.crawlfw`` outside projects).
+
+    Args:
+        path (str): a relative path (an absolute one is returned unchanged).
+        createdir (bool): create the resulting directory if it does not exist.
+
+    Returns:
+        str
+    """
+    if not isabs(path):
+        if inside_project():
+            path = join(project_data_dir(), path)
+        else:
+            path = join(_DATA_DIR, path)
+    if createdir and not exists(path):
+        os.makedirs(path, exist_ok=True)
+    return path
+
+
+def get_project_settings():
+    """Return the project's :class:`~crawlfw.settings.Settings`.
+
+    When ``CRAWLFW_SETTINGS_MODULE`` is unset, it is set from ``crawlfw.cfg``
+    (``[settings]`` entry named by ``CRAWLFW_PROJECT``, default ``default``) and
+    the project directory is added to ``sys.path``. The settings module is loaded
+    at ``project`` priority, then every ``CRAWLFW_<NAME>`` environment variable
+    sets ``<NAME>`` (a string) at ``project`` priority.
+
+    Returns:
+        Settings: a new, mutable Settings.
+
+    Raises:
+        ImportError: the settings module cannot be imported.
+    """
+    if ENVVAR not in os.environ:
+        project = os.environ.get('CRAWLFW_PROJECT', 'default')
+        init_env(project)
+
+    settings = Settings()
+    settings_module_path = os.environ.get(ENVVAR)
+    if settings_module_path:
+        settings.setmodule(settings_module_path, priority='project')
+
+    env_overrides = {k[len(_ENV_PREFIX):]: v for k, v in os.environ.items()
+                     if k.startswith(_ENV_PREFIX)}
+    if env_overrides:
+        settings.setdict(env_overrides, priority='project')
+    return settings
