@@ -1,0 +1,780 @@
+"""The pycurl transfer core: many concurrent HTTP(S)/FTP/file transfers on one thread.
+
+:class:`MultiDriver` owns one ``pycurl.CurlMulti``, a pool of reusable ``pycurl.Curl``
+easy handles and a :mod:`selectors` selector (epoll on Linux) driven by libcurl's
+socket API (``CURLMOPT_SOCKETFUNCTION`` / ``CURLMOPT_TIMERFUNCTION`` and
+``curl_multi_socket_action``; see libcurl's "multi_socket" documentation). That
+scales past 1024 file descriptors, unlike ``fdset``/``select``, and never busy-polls:
+with nothing to do, :meth:`MultiDriver.perform` sleeps in the selector.
+
+Threading: a driver is NOT thread-safe. Create it, call every method, and close it
+on one thread (the Downloader actor's): libcurl handles must only ever be touched by
+one thread (pycurl ``doc/thread-safety.rst``).
+
+Failures: network problems never raise. A transfer that fails below HTTP comes back
+from :meth:`MultiDriver.perform` as a :class:`Result` whose ``error`` is a
+:class:`crawlfw.exceptions.DownloadError` subclass (mapping in
+:mod:`crawlfw.core._curl_errors`). HTTP error statuses (404, 500...) are ordinary
+responses. Only caller mistakes raise (unsupported scheme, invalid arguments, use
+after :meth:`~MultiDriver.close`).
+
+Typical use (what the Downloader actor does)::
+
+    driver = MultiDriver(maxconnects=16)
+    driver.add(request, timeout_s=180, maxsize_bytes=1 << 30, warnsize_bytes=32 << 20)
+    while driver.active:
+        for result in driver.perform(wait_s=1.0, wake_fd=wake_r):
+            handle(result.request, result.response or result.error)
+    driver.close()
+"""
+
+from __future__ import annotations
+
+import logging
+import selectors
+import time
+from typing import Any, NamedTuple
+
+import pycurl
+
+from crawlfw.core._curl_errors import exception_for
+from crawlfw.exceptions import DownloadCancelled, DownloadError, NotSupported, ResponseFailed
+from crawlfw.http import Headers
+from crawlfw.responsetypes import responsetypes
+
+__all__ = ["MultiDriver", "Result", "SUPPORTED_SCHEMES"]
+
+logger = logging.getLogger(__name__)
+
+#: URL schemes :meth:`MultiDriver.add` accepts.
+SUPPORTED_SCHEMES = frozenset({"http", "https", "ftp", "file"})
+
+# libcurl's socket "what" and socket_action's ev_bitmask use the same bits as
+# selectors' events: POLL_IN == CSELECT_IN == EVENT_READ == 1 and
+# POLL_OUT == CSELECT_OUT == EVENT_WRITE == 2, so masks pass through unchanged.
+assert pycurl.POLL_IN == pycurl.CSELECT_IN == selectors.EVENT_READ
+assert pycurl.POLL_OUT == pycurl.CSELECT_OUT == selectors.EVENT_WRITE
+_RW = selectors.EVENT_READ | selectors.EVENT_WRITE
+
+# Longest single sleep in the selector; perform() loops, so an infinite wait_s works.
+_MAX_SELECT_S = 3600.0
+
+_PROTOCOLS = pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS | pycurl.PROTO_FTP | pycurl.PROTO_FILE
+
+# Request headers curl would add on its own unless told not to ("Name:" with no
+# value removes an internal header): lower-case name -> suppressing line.
+_SUPPRESS = {
+    b"accept": b"Accept:",  # curl adds "Accept: */*"
+    b"expect": b"Expect:",  # curl adds "Expect: 100-continue" for bodies > 1 MiB
+    b"content-type": b"Content-Type:",  # curl adds a form content type with POSTFIELDS
+}
+_SUPPRESS_ALL = list(_SUPPRESS.values())
+
+_WAKE = object()  # selector key data of the caller's wake fd
+
+
+class Result(NamedTuple):
+    """One finished transfer, returned by :meth:`MultiDriver.perform`.
+
+    Exactly one of ``response`` and ``error`` is not None.
+
+    Attributes:
+        request: the :class:`crawlfw.http.Request` given to :meth:`MultiDriver.add`.
+        response: the :class:`crawlfw.http.Response` (or subclass chosen by
+            ``crawlfw.responsetypes``) on success, whatever the HTTP status; else None.
+        error: a :class:`crawlfw.exceptions.DownloadError` subclass instance (not
+            raised) when the transfer failed below HTTP or was cancelled; else None.
+        download_latency_s: seconds from the start of the transfer to the first
+            response byte (curl's ``STARTTRANSFER_TIME``; ``TOTAL_TIME`` when no byte
+            arrived). Also stored in ``request.meta['download_latency']`` on success,
+            as Scrapy does.
+        total_time_s: seconds the whole transfer took (curl's ``TOTAL_TIME``).
+        bytes_received: body bytes received (after chunked transfer-decoding, before
+            any content decoding); on failure, the bytes received before it.
+        remote_ip: the IP address connected to (the proxy's when proxied), or None
+            (``file://``, or no connection made).
+    """
+
+    request: Any
+    response: Any
+    error: DownloadError | None
+    download_latency_s: float
+    total_time_s: float
+    bytes_received: int
+    remote_ip: str | None
+
+    @property
+    def ok(self) -> bool:
+        """True when the transfer produced a response (any HTTP status)."""
+        return self.error is None
+
+
+class _Transfer:
+    """Per-transfer state, reachable from the easy handle's callbacks."""
+
+    __slots__ = ("request", "url", "scheme", "chunks", "header_lines", "error", "maxsize", "dirty")
+
+    def __init__(self, request, url: str, scheme: str, maxsize: int):
+        self.request = request
+        self.url = url
+        self.scheme = scheme
+        self.chunks: list[bytes] = []
+        self.header_lines: list[bytes] = []
+        self.error: DownloadError | None = None
+        self.maxsize = maxsize
+        self.dirty = True  # the handle needs reset() before reuse
+
+
+class MultiDriver:
+    """Runs concurrent transfers over one ``pycurl.CurlMulti`` on the calling thread.
+
+    One instance per Downloader actor; see the module docstring for the threading
+    rule. Connections are kept alive and reused between transfers to the same host
+    (libcurl's connection cache, owned by the multi handle), and DNS answers are
+    cached for ``dns_cache_timeout_s``.
+
+    Protocol behaviour (Scrapy 1.2's HTTP/1.1 download handler is the reference):
+    HTTP/1.1 only (also over TLS: no ALPN h2); exactly the request's headers are sent
+    (curl's own ``Accept``, ``Expect`` and ``Content-Type`` are suppressed; ``Host`` and
+    ``Content-Length`` are automatic unless the request sets them); redirects are never
+    followed (RedirectMiddleware's job); content encodings are never decoded
+    (HttpCompressionMiddleware's job), chunked transfer-encoding is; proxy environment
+    variables are ignored (HttpProxyMiddleware's job).
+
+    Args:
+        maxconnects: size of the multi handle's connection cache (idle
+            keep-alive connections kept open), ``CURLMOPT_MAXCONNECTS``.
+        user_agent: default ``User-Agent`` for requests that carry none
+            (None: send no User-Agent, like Scrapy's handler).
+        dns_cache_timeout_s: seconds a resolved host name is cached
+            (``CURLOPT_DNS_CACHE_TIMEOUT``).
+        verify_tls: verify TLS certificates and host names (off by default, as
+            Scrapy 1.2 does not verify).
+        buffer_size_bytes: receive buffer per transfer (``CURLOPT_BUFFERSIZE``);
+            larger means fewer write callbacks for big bodies.
+
+    Raises:
+        ValueError: an argument is out of range.
+    """
+
+    def __init__(
+        self,
+        *,
+        maxconnects: int = 100,
+        user_agent: str | bytes | None = None,
+        dns_cache_timeout_s: float = 60,
+        verify_tls: bool = False,
+        buffer_size_bytes: int = 64 * 1024,
+    ):
+        if maxconnects < 1:
+            raise ValueError(f"MultiDriver maxconnects must be >= 1, got {maxconnects!r}")
+        if not dns_cache_timeout_s >= 0:
+            raise ValueError(
+                f"MultiDriver dns_cache_timeout_s must be >= 0, got {dns_cache_timeout_s!r}"
+            )
+        if not 1024 <= buffer_size_bytes <= 10 * 1024 * 1024:
+            raise ValueError(
+                f"MultiDriver buffer_size_bytes must be in 1024..10485760, got {buffer_size_bytes!r}"
+            )
+        self._user_agent = user_agent
+        self._dns_cache_timeout_s = int(dns_cache_timeout_s)
+        self._verify = 1 if verify_tls else 0
+        self._verify_host = 2 if verify_tls else 0
+        self._buffer_size = int(buffer_size_bytes)
+
+        self._multi = pycurl.CurlMulti()
+        self._multi.setopt(pycurl.M_SOCKETFUNCTION, self._on_socket)
+        self._multi.setopt(pycurl.M_TIMERFUNCTION, self._on_timer)
+        self._multi.setopt(pycurl.M_MAXCONNECTS, int(maxconnects))
+        self._selector = selectors.DefaultSelector()
+        self._watched: dict[int, int] = {}  # curl socket fd -> selector events
+        self._timer_deadline: float | None = None  # time.monotonic() value
+        self._transfers: dict[pycurl.Curl, _Transfer] = {}  # in flight, in add order
+        self._pool: list[tuple[pycurl.Curl, bool]] = []  # idle (handle, needs_reset)
+        self._wake_fd: int | None = None
+        self._done: list[Result] = []
+        self._closed = False
+
+    # -- public API ---------------------------------------------------------------
+
+    @property
+    def active(self) -> int:
+        """Number of transfers added and not yet returned by :meth:`perform`."""
+        return len(self._transfers)
+
+    def add(
+        self,
+        request,
+        *,
+        timeout_s: float,
+        maxsize_bytes: int = 0,
+        warnsize_bytes: int = 0,
+        proxy: str | None = None,
+        bindaddress: str | tuple[str, int] | None = None,
+    ) -> None:
+        """Start fetching ``request``; its :class:`Result` comes from :meth:`perform`.
+
+        Nothing is sent before the next :meth:`perform` call. The request must not be
+        mutated until its result is returned (the driver reads ``meta`` and writes
+        ``meta['download_latency']``).
+
+        Methods: ``HEAD`` never waits for a body; ``POST`` always sends a body
+        (``Content-Length: 0`` when empty, as Scrapy 1.2 does); any other method
+        sends a body only when ``request.body`` is non-empty. FTP URLs use
+        ``request.meta['ftp_user']`` / ``['ftp_password']`` when present (anonymous
+        otherwise) and download the file; ``file://`` URLs read a local file. Both
+        give status 200 (Scrapy's FTP handler gives 404 for a missing remote file,
+        as here).
+
+        Args:
+            request: a :class:`crawlfw.http.Request` (``url`` str, ``method`` str,
+                ``headers`` :class:`crawlfw.http.Headers`, ``body`` bytes, ``meta``
+                dict).
+            timeout_s: seconds the whole transfer (DNS, connect, TLS, response) may
+                take (``DOWNLOAD_TIMEOUT``); 0 means no limit. Exceeding it gives a
+                :class:`~crawlfw.exceptions.DownloadTimeoutError` result.
+            maxsize_bytes: cancel the transfer when the body (announced by
+                ``Content-Length`` or received) exceeds this many bytes
+                (``DOWNLOAD_MAXSIZE``); 0 means no limit. Gives a
+                :class:`~crawlfw.exceptions.DownloadCancelled` result.
+            warnsize_bytes: log one warning per transfer when the body exceeds this
+                many bytes (``DOWNLOAD_WARNSIZE``); 0 means never.
+            proxy: proxy URL (``request.meta['proxy']``), e.g.
+                ``"http://user:pass@host:3128"``; a ``Proxy-Authorization`` request
+                header is sent to the proxy (on the ``CONNECT`` for https URLs, never to
+                the origin). None: connect directly.
+            bindaddress: local address to connect from (``request.meta['bindaddress']``):
+                a host/IP string, or a ``(host, port)`` tuple (port 0: any).
+
+        Raises:
+            NotSupported: the URL scheme is not in :data:`SUPPORTED_SCHEMES`.
+            ValueError: a negative size or timeout, a header containing CR or LF,
+                or a URL curl cannot take (non-ASCII: URLs must already be escaped).
+            RuntimeError: the driver is closed.
+        """
+        if self._closed:
+            raise RuntimeError("MultiDriver.add() called after close()")
+        url = request.url
+        colon = url.find(":")
+        scheme = url[:colon].lower() if colon > 0 else ""
+        if scheme not in SUPPORTED_SCHEMES:
+            raise NotSupported(f"Unsupported URL scheme {scheme!r}: {url}")
+        if not timeout_s >= 0:
+            raise ValueError(f"timeout_s must be >= 0 seconds, got {timeout_s!r} for {url}")
+        if maxsize_bytes < 0 or warnsize_bytes < 0:
+            raise ValueError(
+                f"maxsize_bytes and warnsize_bytes must be >= 0, got "
+                f"{maxsize_bytes!r} and {warnsize_bytes!r} for {url}"
+            )
+        if self._pool:
+            c, needs_reset = self._pool.pop()
+            if needs_reset:
+                c.reset()
+                self._set_base_options(c)
+        else:
+            c = pycurl.Curl()
+            self._set_base_options(c)
+        xfer = _Transfer(request, url, scheme, maxsize_bytes)
+        try:
+            dirty = self._set_request_options(
+                c, xfer, timeout_s, maxsize_bytes, warnsize_bytes, proxy, bindaddress
+            )
+        except BaseException:
+            self._pool.append((c, True))
+            raise
+        xfer.dirty = dirty
+        self._transfers[c] = xfer
+        self._multi.add_handle(c)
+
+    def perform(self, wait_s: float, wake_fd: int | None = None) -> list[Result]:
+        """Drive the transfers until some finish, ``wake_fd`` is readable, or time runs out.
+
+        Returns as soon as at least one transfer finished (with everything that
+        finished by then), or ``wake_fd`` became readable, or ``wait_s`` seconds
+        passed, whichever comes first. While nothing is ready it sleeps in the
+        selector for at most ``min(wait_s, curl's next timer)``: no busy polling. With
+        no transfers it just waits for ``wake_fd`` (up to ``wait_s``).
+
+        Per-call cost is small (a few ``time.monotonic()`` calls and one selector
+        wait): calling it in a loop is the intended use. ``wait_s=0`` polls once
+        without sleeping.
+
+        Args:
+            wait_s: longest time to block, in seconds (>= 0; ``math.inf`` is allowed
+                when a ``wake_fd`` is given).
+            wake_fd: a file descriptor owned by the caller (the read end of a pipe or
+                socketpair) whose readability ends the wait, so another thread can
+                interrupt ``perform``. It is NOT read: the caller drains it. Pass the
+                same fd on every call; it stays registered in the selector until a
+                call passes a different fd (or None), or :meth:`close`. Don't close it
+                while registered.
+
+        Returns:
+            The finished transfers' :class:`Result` objects, in completion order
+            (possibly empty). Every added transfer is returned exactly once, unless
+            removed by :meth:`abort_all`.
+
+        Raises:
+            ValueError: ``wait_s`` is negative or NaN.
+            RuntimeError: the driver is closed.
+        """
+        if self._closed:
+            raise RuntimeError("MultiDriver.perform() called after close()")
+        if not wait_s >= 0:
+            raise ValueError(f"wait_s must be >= 0 seconds, got {wait_s!r}")
+        if wake_fd != self._wake_fd:
+            self._set_wake_fd(wake_fd)
+        monotonic = time.monotonic
+        select = self._selector.select
+        action = self._socket_action
+        done = self._done
+        deadline = monotonic() + wait_s
+        woken = False
+        first = True
+        while True:
+            timer = self._timer_deadline
+            if timer is not None and monotonic() >= timer:
+                self._timer_deadline = None
+                action(pycurl.SOCKET_TIMEOUT, 0)
+                self._read_info()
+            if done or woken:
+                break
+            now = monotonic()
+            timeout = deadline - now
+            if timeout <= 0:
+                if not first:
+                    break
+                timeout = 0.0
+            first = False
+            timer = self._timer_deadline
+            if timer is not None and timer - now < timeout:
+                timeout = max(timer - now, 0.0)
+            if timeout > _MAX_SELECT_S:
+                timeout = _MAX_SELECT_S
+            events = select(timeout)
+            if events:
+                for key, mask in events:
+                    if key.data is _WAKE:
+                        woken = True
+                    else:
+                        action(key.fd, mask & _RW)
+                self._read_info()
+        self._done = []
+        return done
+
+    def abort_all(self) -> list:
+        """Remove every transfer in flight, without results.
+
+        Returns:
+            The removed transfers' requests, in the order they were added, so the
+            caller can re-queue them. They will not appear in :meth:`perform` results.
+        """
+        requests = []
+        for c, xfer in list(self._transfers.items()):
+            requests.append(xfer.request)
+            self._remove(c)
+        return requests
+
+    def close(self) -> None:
+        """Abort every transfer (see :meth:`abort_all`), free curl handles and the selector.
+
+        Idempotent. Other methods raise ``RuntimeError`` afterwards.
+        """
+        if self._closed:
+            return
+        self.abort_all()
+        self._closed = True
+        for c, _ in self._pool:
+            c.close()
+        self._pool.clear()
+        self._multi.close()
+        self._selector.close()
+        self._watched.clear()
+        self._wake_fd = None
+
+    def __enter__(self) -> MultiDriver:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else f"active={len(self._transfers)}"
+        return f"<MultiDriver {state} pooled_handles={len(self._pool)}>"
+
+    # -- easy handle configuration --------------------------------------------------
+
+    def _set_base_options(self, c: pycurl.Curl) -> None:
+        """Options shared by every transfer (set on a new or reset handle)."""
+        setopt = c.setopt
+        setopt(pycurl.NOSIGNAL, 1)
+        setopt(pycurl.HTTP_VERSION, pycurl.CURL_HTTP_VERSION_1_1)
+        setopt(pycurl.PATH_AS_IS, 1)  # send the path as given: no dot-segment squashing
+        setopt(pycurl.PROXY, "")  # no proxy, and ignore http_proxy & co.
+        setopt(pycurl.PROTOCOLS, _PROTOCOLS)
+        setopt(pycurl.SSL_VERIFYPEER, self._verify)
+        setopt(pycurl.SSL_VERIFYHOST, self._verify_host)
+        setopt(pycurl.PROXY_SSL_VERIFYPEER, self._verify)
+        setopt(pycurl.PROXY_SSL_VERIFYHOST, self._verify_host)
+        setopt(pycurl.DNS_CACHE_TIMEOUT, self._dns_cache_timeout_s)
+        setopt(pycurl.BUFFERSIZE, self._buffer_size)
+        if self._user_agent:
+            setopt(pycurl.USERAGENT, self._user_agent)
+
+    def _set_request_options(
+        self, c, xfer: _Transfer, timeout_s, maxsize, warnsize, proxy, bindaddress
+    ) -> bool:
+        """Per-transfer options. Returns True when the handle needs a reset before reuse."""
+        request = xfer.request
+        setopt = c.setopt
+        try:
+            setopt(pycurl.URL, xfer.url)
+        except UnicodeEncodeError:
+            raise ValueError(
+                f"URL must be ASCII (percent-escaped) to be fetched: {xfer.url!r}"
+            ) from None
+        timeout_ms = int(timeout_s * 1000)
+        setopt(pycurl.TIMEOUT_MS, timeout_ms)
+        setopt(pycurl.CONNECTTIMEOUT_MS, timeout_ms)
+        setopt(pycurl.MAXFILESIZE_LARGE, maxsize)
+        setopt(pycurl.HEADERFUNCTION, xfer.header_lines.append)
+        if maxsize or warnsize:
+            setopt(pycurl.WRITEFUNCTION, _make_writer(xfer, maxsize, warnsize))
+        else:
+            setopt(pycurl.WRITEFUNCTION, xfer.chunks.append)
+
+        lines, proxy_auth = _header_lines(request.headers, bool(proxy) and xfer.scheme == "https")
+        setopt(pycurl.HTTPHEADER, lines)
+
+        dirty = False
+        method = request.method
+        body = request.body
+        if method == "GET" and not body:
+            pass  # the default (and reset) state
+        elif method == "HEAD":
+            setopt(pycurl.NOBODY, 1)
+            dirty = True
+        else:
+            if method != "POST":
+                setopt(pycurl.CUSTOMREQUEST, method)
+            if body or method == "POST":
+                setopt(pycurl.POSTFIELDS, body)
+            dirty = True
+
+        if proxy:
+            if proxy.endswith("?noconnect"):  # Scrapy 1.2 flag; curl always tunnels https
+                proxy = proxy[: -len("?noconnect")]
+            setopt(pycurl.PROXY, proxy)
+            if proxy_auth:
+                setopt(pycurl.HEADEROPT, pycurl.HEADER_SEPARATE)
+                setopt(pycurl.PROXYHEADER, proxy_auth)
+            dirty = True
+        if bindaddress:
+            if isinstance(bindaddress, (tuple, list)):
+                host, port = bindaddress
+            else:
+                host, port = bindaddress, 0
+            if host:
+                setopt(pycurl.INTERFACE, host)
+            if port:
+                setopt(pycurl.LOCALPORT, int(port))
+            dirty = True
+        if xfer.scheme == "ftp":
+            meta = request.meta
+            if "ftp_user" in meta:
+                setopt(pycurl.USERNAME, meta["ftp_user"])
+                setopt(pycurl.PASSWORD, meta.get("ftp_password", ""))
+                dirty = True
+        return dirty
+
+    # -- libcurl callbacks (must never raise) -------------------------------------------
+
+    def _on_socket(self, what: int, fd: int, multi, socketp) -> None:
+        """CURLMOPT_SOCKETFUNCTION: keep the selector's set of curl sockets in sync."""
+        try:
+            watched = self._watched
+            sel = self._selector
+            if what == pycurl.POLL_REMOVE or not what & _RW:
+                if watched.pop(fd, None) is not None:
+                    try:
+                        sel.unregister(fd)
+                    except (KeyError, ValueError, OSError):
+                        pass
+                return
+            events = what & _RW
+            old = watched.get(fd)
+            if old == events:
+                return
+            try:
+                if old is None:
+                    sel.register(fd, events)
+                else:
+                    sel.modify(fd, events)
+            except (KeyError, ValueError, OSError):
+                # A stale registration (fd number reused): start over.
+                try:
+                    sel.unregister(fd)
+                except (KeyError, ValueError, OSError):
+                    pass
+                sel.register(fd, events)
+            watched[fd] = events
+        except Exception:
+            self._watched.pop(fd, None)
+            logger.exception("curl socket callback failed for fd %d (what=%d)", fd, what)
+
+    def _on_timer(self, timeout_ms: int) -> None:
+        """CURLMOPT_TIMERFUNCTION: remember when curl wants ``socket_action(TIMEOUT)``."""
+        try:
+            if timeout_ms < 0:
+                self._timer_deadline = None
+            else:
+                self._timer_deadline = time.monotonic() + timeout_ms / 1000.0
+        except Exception:
+            logger.exception("curl timer callback failed (timeout_ms=%r)", timeout_ms)
+
+    # -- driving ------------------------------------------------------------------------
+
+    def _socket_action(self, fd: int, ev_bitmask: int) -> None:
+        try:
+            self._multi.socket_action(fd, ev_bitmask)
+        except pycurl.error:
+            logger.exception("curl_multi_socket_action(%d, %d) failed", fd, ev_bitmask)
+
+    def _set_wake_fd(self, wake_fd: int | None) -> None:
+        if self._wake_fd is not None:
+            try:
+                self._selector.unregister(self._wake_fd)
+            except (KeyError, ValueError, OSError):
+                pass
+            self._wake_fd = None
+        if wake_fd is not None:
+            if wake_fd in self._watched:
+                raise ValueError(f"wake_fd {wake_fd} is a socket curl is using")
+            self._selector.register(wake_fd, selectors.EVENT_READ, _WAKE)
+            self._wake_fd = wake_fd
+
+    def _read_info(self) -> None:
+        """Move every transfer curl reports finished into ``self._done``."""
+        info_read = self._multi.info_read
+        done = self._done
+        while True:
+            queued, ok_list, err_list = info_read()
+            for c in ok_list:
+                done.append(self._finish(c, 0, ""))
+            for c, code, message in err_list:
+                done.append(self._finish(c, code, message))
+            if not queued:
+                return
+
+    def _remove(self, c: pycurl.Curl) -> _Transfer:
+        xfer = self._transfers.pop(c)
+        self._multi.remove_handle(c)
+        xfer.chunks.clear()
+        xfer.header_lines.clear()
+        self._pool.append((c, xfer.dirty))
+        return xfer
+
+    def _finish(self, c: pycurl.Curl, code: int, message: str) -> Result:
+        xfer = self._transfers[c]
+        request = xfer.request
+        getinfo = c.getinfo
+        total = getinfo(pycurl.TOTAL_TIME)
+        latency = getinfo(pycurl.STARTTRANSFER_TIME) or total
+        ip = getinfo(pycurl.PRIMARY_IP) or None
+        response = None
+        error = xfer.error
+        try:
+            if error is None and code:
+                error = self._error_for(c, xfer, code, message)
+            if error is None or (code == 78 and xfer.scheme == "ftp"):
+                response = self._build_response(c, xfer, code, message)
+                error = None
+                body_len = len(response.body)
+            else:
+                body_len = sum(map(len, xfer.chunks))
+        except Exception as exc:
+            logger.exception("Could not build the response for %s", xfer.url)
+            error = ResponseFailed(
+                f"Response failed: {xfer.url} (could not build the response: {exc!r})",
+                xfer.url,
+            )
+            error.__cause__ = exc
+            response = None
+            body_len = sum(map(len, xfer.chunks))
+        if response is not None:
+            request.meta["download_latency"] = latency
+        self._remove(c)
+        return Result(request, response, error, latency, total, body_len, ip)
+
+    def _error_for(self, c: pycurl.Curl, xfer: _Transfer, code: int, message: str):
+        if code == 63 and xfer.maxsize:  # CURLE_FILESIZE_EXCEEDED
+            expected = c.getinfo(pycurl.CONTENT_LENGTH_DOWNLOAD_T)
+            if expected > xfer.maxsize:
+                return _maxsize_error(xfer, expected, expected=True)
+            return _maxsize_error(xfer, None, expected=False)
+        os_errno = c.getinfo(pycurl.OS_ERRNO) if code == 7 else 0
+        return exception_for(code, message, xfer.url, os_errno)
+
+    def _build_response(self, c: pycurl.Curl, xfer: _Transfer, code: int, message: str):
+        chunks = xfer.chunks
+        body = b"".join(chunks)
+        url = xfer.url
+        scheme = xfer.scheme
+        if scheme == "http" or scheme == "https":
+            status = c.getinfo(pycurl.RESPONSE_CODE)
+            headers = Headers.from_raw_pairs(_parse_header_lines(xfer.header_lines))
+        elif scheme == "ftp":
+            if code == 78:  # CURLE_REMOTE_FILE_NOT_FOUND: Scrapy's FTP handler answers 404
+                status, body = 404, message.encode("utf-8", "replace")
+            else:
+                status = 200
+            headers = Headers.from_raw_pairs(
+                [(b"Local Filename", b""), (b"Size", str(len(body)).encode("ascii"))]
+            )
+        else:  # file: Scrapy's file handler gives status 200 and no headers
+            status = 200
+            headers = Headers.from_raw_pairs([])
+        respcls = responsetypes.from_args(headers=headers, url=url, body=body)
+        return respcls(url=url, status=status, headers=headers, body=body, request=xfer.request)
+
+
+# -- helpers --------------------------------------------------------------------------
+
+
+def _header_lines(headers, separate_proxy_auth: bool) -> tuple[list[bytes], list[bytes]]:
+    """``CURLOPT_HTTPHEADER`` lines for ``headers`` (+ suppressors), and proxy-only lines.
+
+    Returns:
+        ``(lines, proxy_lines)``: ``proxy_lines`` holds ``Proxy-Authorization`` when
+        ``separate_proxy_auth`` (it then goes on the CONNECT, not to the origin).
+
+    Raises:
+        ValueError: a header name or value contains CR or LF (header injection).
+    """
+    lines: list[bytes] = []
+    proxy_lines: list[bytes] = []
+    present = set()
+    if headers:
+        for name, values in headers.items():
+            lname = name.lower()
+            if lname in _SUPPRESS:
+                present.add(lname)
+            target = lines
+            if separate_proxy_auth and lname == b"proxy-authorization":
+                target = proxy_lines
+            for value in values:
+                # curl: "Name;" sends a header with an empty value ("Name:" would remove it)
+                line = name + b": " + value if value else name + b";"
+                if b"\n" in line or b"\r" in line:
+                    raise ValueError(f"Header contains CR or LF: {name!r}: {value!r}")
+                target.append(line)
+    if not present:
+        lines.extend(_SUPPRESS_ALL)
+    elif len(present) < len(_SUPPRESS):
+        lines.extend(line for lname, line in _SUPPRESS.items() if lname not in present)
+    return lines, proxy_lines
+
+
+def _parse_header_lines(lines: list[bytes]) -> list[tuple[bytes, bytes]]:
+    """Header ``(name, value)`` pairs of the LAST response block curl reported.
+
+    Earlier blocks (``100 Continue``, a proxy's ``CONNECT`` reply) and trailers after
+    the final blank line are skipped. Obsolete line folding (RFC 7230 §3.2.4) is
+    joined with a space.
+    """
+    start = 0
+    for i in range(len(lines) - 1, -1, -1):
+        if lines[i][:5] == b"HTTP/":
+            start = i + 1
+            break
+    pairs: list[tuple[bytes, bytes]] = []
+    for i in range(start, len(lines)):
+        line = lines[i]
+        if line == b"\r\n" or line == b"\n":
+            break
+        if line[:1] in (b" ", b"\t"):
+            if pairs:
+                name, value = pairs[-1]
+                pairs[-1] = (name, value + b" " + line.strip())
+            continue
+        name, sep, value = line.partition(b":")
+        if sep:
+            pairs.append((name.strip(), value.strip()))
+    return pairs
+
+
+def _content_length(header_lines: list[bytes]) -> int:
+    """The ``Content-Length`` of the last response block, or -1."""
+    for name, value in _parse_header_lines(header_lines):
+        if name.lower() == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return -1
+    return -1
+
+
+def _maxsize_error(xfer: _Transfer, size: int | None, *, expected: bool) -> DownloadCancelled:
+    if expected:
+        message = (
+            f"Cancelling download of {xfer.url}: expected response size ({size}) "
+            f"larger than download max size ({xfer.maxsize})."
+        )
+    elif size is not None:
+        message = (
+            f"Cancelling download of {xfer.url}: received ({size}) bytes larger than "
+            f"download max size ({xfer.maxsize})."
+        )
+    else:
+        message = (
+            f"Cancelling download of {xfer.url}: received more bytes than "
+            f"download max size ({xfer.maxsize})."
+        )
+    logger.error(message)
+    return DownloadCancelled(message, xfer.url, 63)
+
+
+def _make_writer(xfer: _Transfer, maxsize: int, warnsize: int):
+    """A WRITEFUNCTION enforcing ``maxsize`` (abort) and ``warnsize`` (log once).
+
+    Never raises: a failure is recorded in ``xfer.error`` and the transfer aborted by
+    returning 0 (curl then reports CURLE_WRITE_ERROR for this transfer only).
+    """
+    append = xfer.chunks.append
+    received = 0
+    warned = warnsize == 0
+
+    def write(data: bytes):
+        nonlocal received, warned
+        try:
+            if received == 0 and not warned:
+                expected = _content_length(xfer.header_lines)
+                if expected > warnsize:
+                    warned = True
+                    logger.warning(
+                        "Expected response size (%d) larger than download warn size (%d) in request %s.",
+                        expected,
+                        warnsize,
+                        xfer.request,
+                    )
+            received += len(data)
+            if maxsize and received > maxsize:
+                xfer.error = _maxsize_error(xfer, received, expected=False)
+                return 0
+            if not warned and received > warnsize:
+                warned = True
+                logger.warning(
+                    "Received (%d) bytes larger than download warn size (%d) in request %s.",
+                    received,
+                    warnsize,
+                    xfer.request,
+                )
+            append(data)
+        except Exception as exc:  # never let an exception reach libcurl
+            xfer.error = DownloadError(
+                f"Download failed: {xfer.url} (write callback failed: {exc!r})", xfer.url
+            )
+            return 0
+        return None
+
+    return write

@@ -1,0 +1,258 @@
+"""Download slots: per-domain request queueing, concurrency and delay.
+
+A download slot is Scrapy 1.2's ``scrapy.core.downloader.Slot``: every request goes
+to the slot named by :func:`slot_key` (normally the URL's host name), and each slot
+lets at most ``concurrency`` transfers run at once and, when ``delay_s`` is set,
+starts at most one request per ``delay_s`` seconds (``DOWNLOAD_DELAY``), randomized
+to 0.5x-1.5x when ``randomize_delay`` (``RANDOMIZE_DOWNLOAD_DELAY``).
+
+Unlike Scrapy's slot, :class:`DownloadSlot` never reads a clock: every decision takes
+the current time as an argument (``now_s``, a ``time.monotonic()`` value), so it is
+plain logic testable without sleeping. The Downloader actor owns one slot.
+
+Request meta keys read here:
+
+``download_slot``
+    Put the request in the slot with this key instead of its host's; requests that
+    share it share the concurrency and delay limits (Scrapy 1.2's ``download_slot``).
+"""
+
+from __future__ import annotations
+
+import random
+import warnings
+from collections import deque
+from collections.abc import Iterable, Mapping
+from urllib.parse import urlsplit
+
+from crawlfw.exceptions import CrawlfwDeprecationWarning
+
+__all__ = ["DownloadSlot", "slot_key", "DOWNLOAD_SLOT"]
+
+#: The request meta key that overrides the slot key (Scrapy's ``Downloader.DOWNLOAD_SLOT``).
+DOWNLOAD_SLOT = "download_slot"
+
+
+def slot_key(request, ip_cache: Mapping[str, str] | None = None) -> str:
+    """The key of the download slot ``request`` belongs to (Scrapy 1.2's ``_get_slot_key``).
+
+    Args:
+        request: a :class:`crawlfw.http.Request`.
+        ip_cache: only when ``CONCURRENT_REQUESTS_PER_IP`` is non-zero: a mapping of
+            host name -> IP address already resolved (e.g. filled from
+            :attr:`crawlfw.core.curl.Result.remote_ip`). A host found there is keyed by
+            its IP, so host names sharing an IP share a slot; a host not yet resolved
+            keeps its name, as with Scrapy 1.2's ``dnscache``.
+
+    Returns:
+        ``request.meta['download_slot']`` when set, else the URL's host name in
+        lower case (``''`` for URLs without a host, e.g. ``file:///x``), or its IP
+        per ``ip_cache``.
+    """
+    meta = request.meta
+    if DOWNLOAD_SLOT in meta:
+        return meta[DOWNLOAD_SLOT]
+    key = urlsplit(request.url).hostname or ""
+    if ip_cache is not None:
+        key = ip_cache.get(key, key)
+    return key
+
+
+class DownloadSlot:
+    """FIFO queue of requests for one slot, with a concurrency limit and a start delay.
+
+    Args:
+        concurrency: most transfers in flight at once (>= 1;
+            ``CONCURRENT_REQUESTS_PER_DOMAIN`` or ``CONCURRENT_REQUESTS_PER_IP``).
+        delay_s: seconds between two request starts (>= 0; ``DOWNLOAD_DELAY``). When
+            non-zero at most ONE request starts per delay, whatever ``concurrency``
+            allows (Scrapy 1.2 "prevents bursts" the same way).
+        randomize_delay: draw each gap uniformly from ``0.5 * delay_s`` to
+            ``1.5 * delay_s`` (``RANDOMIZE_DOWNLOAD_DELAY``).
+        rng: the random generator for the gaps (tests pass a seeded one).
+
+    Attributes:
+        concurrency: as above; may be changed at any time.
+        delay_s: as above; may be changed at any time (AutoThrottle does), the
+            next start is then ``delay_s * factor`` after the last one.
+        randomize_delay: as above.
+        queue: the waiting requests (a ``deque``, oldest first).
+        inprogress: the requests in flight, in start order (a dict used as an
+            ordered set: ``request in slot.inprogress``, ``list(slot.inprogress)``), so
+            a restarted downloader can re-queue them (Scrapy's slot keeps
+            ``transferring`` for the same reason).
+
+    Raises:
+        ValueError: ``concurrency`` < 1 or ``delay_s`` < 0.
+    """
+
+    def __init__(
+        self,
+        concurrency: int,
+        delay_s: float,
+        randomize_delay: bool,
+        *,
+        rng: random.Random | None = None,
+    ):
+        if not isinstance(concurrency, int) or concurrency < 1:
+            raise ValueError(f"DownloadSlot concurrency must be an int >= 1, got {concurrency!r}")
+        if not delay_s >= 0:
+            raise ValueError(f"DownloadSlot delay_s must be >= 0 seconds, got {delay_s!r}")
+        self.concurrency = concurrency
+        self.delay_s = float(delay_s)
+        self.randomize_delay = bool(randomize_delay)
+        self.queue: deque = deque()
+        self.inprogress: dict = {}
+        self._rng = rng or random
+        self._last_start_s = float("-inf")  # when the latest request started
+        self._gap_factor = 1.0  # multiplies delay_s for the gap after that start
+
+    @classmethod
+    def from_settings(cls, settings, spider=None, **kw) -> DownloadSlot:
+        """A slot configured like Scrapy 1.2's ``Downloader._get_slot``.
+
+        Concurrency is ``CONCURRENT_REQUESTS_PER_IP`` when non-zero, else
+        ``CONCURRENT_REQUESTS_PER_DOMAIN``, overridden by ``spider.max_concurrent_requests``;
+        the delay is ``DOWNLOAD_DELAY`` overridden by ``spider.download_delay`` (or the
+        deprecated ``spider.DOWNLOAD_DELAY``, with a warning); randomization is
+        ``RANDOMIZE_DOWNLOAD_DELAY``.
+
+        Args:
+            settings: a :class:`crawlfw.settings.Settings`.
+            spider: the running spider, or None.
+            **kw: passed to the constructor (``rng``).
+
+        Returns:
+            A new :class:`DownloadSlot`.
+        """
+        concurrency = settings.getint("CONCURRENT_REQUESTS_PER_IP") or settings.getint(
+            "CONCURRENT_REQUESTS_PER_DOMAIN"
+        )
+        delay = settings.getfloat("DOWNLOAD_DELAY")
+        if spider is not None:
+            if hasattr(spider, "DOWNLOAD_DELAY"):
+                name = type(spider).__name__
+                warnings.warn(
+                    f"{name}.DOWNLOAD_DELAY attribute is deprecated, use {name}.download_delay instead",
+                    CrawlfwDeprecationWarning,
+                    stacklevel=2,
+                )
+                delay = spider.DOWNLOAD_DELAY
+            delay = getattr(spider, "download_delay", delay)
+            concurrency = getattr(spider, "max_concurrent_requests", concurrency)
+        return cls(
+            int(concurrency), float(delay), settings.getbool("RANDOMIZE_DOWNLOAD_DELAY"), **kw
+        )
+
+    # -- counts -------------------------------------------------------------------
+
+    @property
+    def in_flight(self) -> int:
+        """Number of requests started and not yet :meth:`transfer_done`."""
+        return len(self.inprogress)
+
+    @property
+    def queued(self) -> int:
+        """Number of requests waiting to start."""
+        return len(self.queue)
+
+    def free_transfer_slots(self) -> int:
+        """``concurrency`` minus the transfers in flight (negative if concurrency shrank)."""
+        return self.concurrency - len(self.inprogress)
+
+    def is_idle(self) -> bool:
+        """True when nothing is queued and nothing is in flight."""
+        return not self.queue and not self.inprogress
+
+    # -- flow ---------------------------------------------------------------------
+
+    def enqueue(self, request) -> None:
+        """Queue ``request`` behind the others."""
+        self.queue.append(request)
+
+    def pop_ready(self, now_s: float) -> list:
+        """Take the requests that may start now and mark them in flight.
+
+        Args:
+            now_s: the current time in seconds (``time.monotonic()``).
+
+        Returns:
+            The requests to start now, oldest first: as many as free transfer slots
+            allow when there is no delay; at most one when ``delay_s`` is set and the
+            gap since the previous start has passed; else ``[]``.
+        """
+        queue = self.queue
+        if not queue:
+            return []
+        free = self.concurrency - len(self.inprogress)
+        if free <= 0:
+            return []
+        if self.delay_s:
+            if now_s < self._last_start_s + self.delay_s * self._gap_factor:
+                return []
+            free = 1
+            self._last_start_s = now_s
+            self._gap_factor = self._rng.uniform(0.5, 1.5) if self.randomize_delay else 1.0
+        started = []
+        inprogress = self.inprogress
+        while queue and free > 0:
+            request = queue.popleft()
+            inprogress[request] = None
+            started.append(request)
+            free -= 1
+        return started
+
+    def next_ready_in_s(self, now_s: float) -> float | None:
+        """Seconds until :meth:`pop_ready` can return a request again.
+
+        Args:
+            now_s: the current time in seconds (``time.monotonic()``).
+
+        Returns:
+            ``0.0`` when a request may start now; the seconds left of the delay when
+            only the delay holds the queue back; None when nothing is queued or every
+            transfer slot is busy (a :meth:`transfer_done` will free one).
+        """
+        if not self.queue or len(self.inprogress) >= self.concurrency:
+            return None
+        if not self.delay_s:
+            return 0.0
+        wait = self._last_start_s + self.delay_s * self._gap_factor - now_s
+        return wait if wait > 0 else 0.0
+
+    def transfer_done(self, request) -> None:
+        """Mark ``request`` (returned by :meth:`pop_ready`) as no longer in flight.
+
+        Raises:
+            KeyError: ``request`` is not in flight in this slot.
+        """
+        try:
+            del self.inprogress[request]
+        except KeyError:
+            raise KeyError(
+                f"transfer_done({request!r}): request is not in flight in this slot"
+            ) from None
+
+    def requeue_inprogress(self) -> list:
+        """Put every in-flight request back at the head of the queue, in start order.
+
+        For a downloader that lost its transfers (restart, ``MultiDriver.abort_all``).
+
+        Returns:
+            The re-queued requests.
+        """
+        requests = list(self.inprogress)
+        self.inprogress.clear()
+        self.queue.extendleft(reversed(requests))
+        return requests
+
+    def extend(self, requests: Iterable) -> None:
+        """Queue several requests, in order."""
+        self.queue.extend(requests)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(concurrency={self.concurrency!r}, delay_s={self.delay_s:.2f}, "
+            f"randomize_delay={self.randomize_delay!r}, queued={len(self.queue)}, "
+            f"in_flight={len(self.inprogress)})"
+        )
