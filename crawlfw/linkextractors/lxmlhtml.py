@@ -1,0 +1,241 @@
+"""The lxml link extractor (Scrapy 1.2's ``scrapy.linkextractors.lxmlhtml``).
+
+Links are found in one pass over the parsed tree of the response (the response's own
+selector, so the page is parsed once), in document order.
+
+URL rules:
+
+* the attribute value is stripped of leading/trailing ASCII whitespace (HTML Living
+  Standard, "valid URL potentially surrounded by spaces") and resolved against the
+  document base URL: the ``href`` of the first ``<base href>`` (resolved against the
+  response URL), else the response URL (HTML Living Standard, "document base URL";
+  RFC 3986 section 5 resolution);
+* a URL with characters that may not appear in a URL (non-ASCII, spaces, ...) is
+  percent-encoded (``w3lib.url.safe_url_string``, with the response encoding for the
+  query), as browsers do;
+* ``nofollow`` is True when the element's ``rel`` contains the ``nofollow`` token.
+"""
+
+import re
+from urllib.parse import urljoin
+
+from lxml import etree
+from w3lib.html import strip_html5_whitespace
+from w3lib.url import safe_url_string
+
+from crawlfw.link import Link
+from crawlfw.linkextractors import FilteringLinkExtractor
+from crawlfw.utils.misc import arg_to_iter, rel_has_nofollow
+from crawlfw.utils.python import to_native_str, unique
+
+__all__ = ["LxmlLinkExtractor", "LxmlParserLinkExtractor"]
+
+XHTML_NAMESPACE = "http://www.w3.org/1999/xhtml"
+_XHTML_PREFIX = "{" + XHTML_NAMESPACE + "}"
+_ElementBase = etree._Element
+
+# Characters that safe_url_string would change: anything outside printable ASCII,
+# the ASCII characters RFC 3986 does not allow, and a "%" not starting an escape.
+_NEEDS_ESCAPING = re.compile(r'[^\x21-\x7e]|["<>\\^`{|}]|%(?![0-9A-Fa-f]{2})')
+
+
+def _nons(tag):
+    if isinstance(tag, str) and tag.startswith(_XHTML_PREFIX):
+        return tag[len(_XHTML_PREFIX):]
+    return tag
+
+
+def _safe_url(url, encoding):
+    if _NEEDS_ESCAPING.search(url) is None:
+        return url
+    return safe_url_string(url, encoding=encoding or "utf-8")
+
+
+def _text_content(el):
+    # Same value as XPath string(el): all descendant text, comments excluded.
+    return "".join(el.itertext())
+
+
+def _document_base_url(root, response_url, encoding):
+    """The base URL of the document ``root`` was parsed from (first ``<base href>``)."""
+    if isinstance(root, _ElementBase):
+        for base in root.iter("base", _XHTML_PREFIX + "base"):
+            href = base.get("href")
+            if href is not None:
+                try:
+                    return _safe_url(urljoin(response_url, strip_html5_whitespace(href)), encoding)
+                except ValueError:
+                    break
+    return response_url
+
+
+class LxmlParserLinkExtractor:
+    """Finds links (elements and attributes) in a parsed document, without filtering.
+
+    Args:
+        tag: a tag name, a collection of tag names, or a predicate ``f(tag) -> bool``.
+        attr: an attribute name, a collection of them, or a predicate.
+        process: ``f(url) -> url | None`` applied to each absolute URL; None drops
+            the link.
+        unique: drop links whose URL was already seen.
+        strip: strip whitespace around attribute values.
+    """
+
+    def __init__(self, tag="a", attr="href", process=None, unique=False, strip=True):
+        if callable(tag):
+            self.scan_tag = tag
+            self._tags = None
+        else:
+            tags = frozenset([tag] if isinstance(tag, str) else tag)
+            self.scan_tag = tags.__contains__
+            # Match plain HTML tags and XHTML-namespaced ones (XmlResponse) in one pass.
+            self._tags = tuple(tags) + tuple(_XHTML_PREFIX + t for t in tags)
+        if callable(attr):
+            self.scan_attr = attr
+            self._attr = None
+        else:
+            attrs = frozenset([attr] if isinstance(attr, str) else attr)
+            self.scan_attr = attrs.__contains__
+            self._attr = next(iter(attrs)) if len(attrs) == 1 else None
+        self.process_attr = process if callable(process) else None
+        self.unique = unique
+        self.strip = strip
+
+    def _iter_elements(self, document):
+        if self._tags is not None:
+            return document.iter(*self._tags)
+        scan_tag = self.scan_tag
+        return (el for el in document.iter(etree.Element) if scan_tag(_nons(el.tag)))
+
+    def _iter_links(self, document):
+        """Yield ``(element, attribute name, attribute value)`` in document order."""
+        single = self._attr
+        scan_attr = self.scan_attr
+        for el in self._iter_elements(document):
+            if single is not None:
+                value = el.get(single)
+                if value is not None:
+                    yield el, single, value
+                continue
+            for name, value in el.items():
+                if scan_attr(name):
+                    yield el, name, value
+
+    def _extract_links(self, selector, response_url, response_encoding, base_url):
+        document = selector.root
+        if not isinstance(document, _ElementBase):  # a text or attribute result
+            return []
+        links = []
+        strip = self.strip
+        process = self.process_attr
+        for el, _attr, attr_val in self._iter_links(document):
+            try:
+                if strip:
+                    attr_val = strip_html5_whitespace(attr_val)
+                url = urljoin(base_url, attr_val)
+            except ValueError:
+                continue  # a bogus URL (e.g. an invalid IPv6 host)
+            if process is not None:
+                url = process(url)
+                if url is None:
+                    continue
+                url = to_native_str(url, encoding=response_encoding or "utf-8")
+            try:
+                url = _safe_url(url, response_encoding)
+                if process is not None:
+                    # process_value may return a relative URL.
+                    url = urljoin(response_url, url)
+            except ValueError:
+                continue
+            links.append(Link(url, _text_content(el), nofollow=rel_has_nofollow(el.get("rel"))))
+        return self._deduplicate_if_needed(links)
+
+    def extract_links(self, response):
+        """Returns: list[Link]: the links of ``response`` (unfiltered)."""
+        selector = response.selector
+        base_url = _document_base_url(selector.root, response.url, response.encoding)
+        return self._extract_links(selector, response.url, response.encoding, base_url)
+
+    def _process_links(self, links):
+        """Normalize and filter extracted links; subclasses may override it."""
+        return self._deduplicate_if_needed(links)
+
+    def _deduplicate_if_needed(self, links):
+        if self.unique:
+            return unique(links, key=_link_url)
+        return links
+
+
+def _link_url(link):
+    return link.url
+
+
+class LxmlLinkExtractor(FilteringLinkExtractor):
+    """Extracts the links of HTML/XML responses, filtered.
+
+    Args:
+        allow: regex (str or compiled) or list; if given, only matching URLs.
+        deny: regex or list; matching URLs are dropped (deny wins over allow).
+        allow_domains: domain or list; only URLs on these domains or subdomains.
+        deny_domains: domain or list; URLs on these domains or subdomains dropped.
+        restrict_xpaths: XPath or list: only links inside the selected elements.
+        tags: tag name or list of them to take links from (default ``a``, ``area``).
+        attrs: attribute name or list (default ``href``).
+        canonicalize: canonicalize URLs (``w3lib.url.canonicalize_url``: sorted
+            query, no fragment); default False.
+        unique: drop links whose URL repeats one already extracted (default True).
+        process_value: ``f(value) -> url | None`` applied to each absolute URL, e.g.
+            to pull a URL out of ``javascript:goToPage('/p/1')``; None drops the link.
+        deny_extensions: extensions (without dot) to skip; None means
+            :data:`~crawlfw.linkextractors.IGNORED_EXTENSIONS`.
+        restrict_css: CSS selector or list, like ``restrict_xpaths``.
+        strip: strip whitespace around attribute values (default True).
+
+    Raises:
+        re.error: an ``allow``/``deny`` pattern is invalid.
+        ValueError: a ``restrict_css`` selector is invalid.
+    """
+
+    def __init__(self, allow=(), deny=(), allow_domains=(), deny_domains=(), restrict_xpaths=(),
+                 tags=("a", "area"), attrs=("href",), canonicalize=False,
+                 unique=True, process_value=None, deny_extensions=None, restrict_css=(),
+                 strip=True):
+        tags, attrs = set(arg_to_iter(tags)), set(arg_to_iter(attrs))
+        lx = LxmlParserLinkExtractor(
+            tag=tags,
+            attr=attrs,
+            unique=unique,
+            process=process_value,
+            strip=strip,
+        )
+        super().__init__(lx, allow=allow, deny=deny,
+                         allow_domains=allow_domains, deny_domains=deny_domains,
+                         restrict_xpaths=restrict_xpaths, restrict_css=restrict_css,
+                         canonicalize=canonicalize, deny_extensions=deny_extensions)
+
+    def extract_links(self, response):
+        """Extract the links of a response.
+
+        Args:
+            response: a ``TextResponse`` (``HtmlResponse``/``XmlResponse``).
+
+        Returns:
+            list[Link]: the links that pass the filters, in document order (for
+            ``restrict_xpaths``/``restrict_css``: region by region).
+
+        Raises:
+            ValueError: a ``restrict_xpaths`` expression is invalid.
+        """
+        selector = response.selector
+        base_url = _document_base_url(selector.root, response.url, response.encoding)
+        if self.restrict_xpaths:
+            docs = [subdoc for x in self.restrict_xpaths for subdoc in selector.xpath(x)]
+        else:
+            docs = [selector]
+        all_links = []
+        for doc in docs:
+            links = self._extract_links(doc, response.url, response.encoding, base_url)
+            all_links.extend(self._process_links(links))
+        if len(docs) > 1:
+            return self.link_extractor._deduplicate_if_needed(all_links)
+        return all_links

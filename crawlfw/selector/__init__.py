@@ -1,0 +1,18 @@
+"""Selectors: extract data from HTML and XML with XPath and CSS expressions.
+
+``Selector`` and ``SelectorList`` (Scrapy 1.2's ``scrapy.selector``); see
+:mod:`crawlfw.selector.unified`. The deprecated ``HtmlXPathSelector``,
+``XmlXPathSelector`` and ``XPathSelector`` of :mod:`crawlfw.selector.lxmlsel` are
+importable from here too, as in Scrapy 1.2.
+"""
+
+from crawlfw.selector.lxmlsel import HtmlXPathSelector, XmlXPathSelector, XPathSelector
+from crawlfw.selector.unified import Selector, SelectorList
+
+__all__ = [
+    "Selector",
+    "SelectorList",
+    "XPathSelector",
+    "HtmlXPathSelector",
+    "XmlXPathSelector",
+]

@@ -1,0 +1,413 @@
+"""XPath and CSS selectors over lxml: :class:`Selector` and :class:`SelectorList`.
+
+Scrapy 1.2's ``scrapy.selector.unified`` API (which wrapped parsel 1.0), implemented
+directly on lxml and cssselect, plus the later names users expect (``get()``,
+``getall()``, ``attrib``).
+
+Rules, from the Scrapy 1.2 "Selectors" documentation:
+
+* The document type is ``'xml'`` for an ``XmlResponse``, else ``'html'``; ``text``
+  alone is parsed as HTML; an explicit ``type`` always wins.
+* HTML is parsed by libxml2's HTML parser in recover mode (malformed markup still
+  gives a tree), XML by its XML parser in recover mode with entity expansion off.
+* ``xpath()`` on a result evaluates relative to it: ``.//p`` searches its subtree, while
+  ``//p`` searches the whole document (XPath 1.0, W3C REC-xpath-19991116 section 2).
+* ``//li[1]`` is every ``li`` that is the first of its parent's ``li`` children;
+  ``(//li)[1]`` is the first ``li`` of the document.
+* EXSLT namespaces are registered: ``re`` (regular expressions: ``re:test()``,
+  ``re:match()``, ``re:replace()``) and ``set`` (``set:difference()``,
+  ``set:intersection()``, ``set:distinct()``, ...).
+"""
+
+from lxml import etree
+
+from crawlfw.selector import _lxml
+from crawlfw.selector._regex import extract_regex
+from crawlfw.selector.csstranslator import GenericTranslator, HTMLTranslator
+
+__all__ = ["Selector", "SelectorList"]
+
+_ElementBase = etree._Element
+_XPathError = etree.XPathError
+
+_TRANSLATORS = {"html": HTMLTranslator(), "xml": GenericTranslator()}
+_TOSTRING_METHODS = {"html": "html", "xml": "xml"}
+
+_xml_response_class = None
+
+
+def _is_xml_response(response):
+    # crawlfw.http imports crawlfw.selector lazily; import it lazily here too so that
+    # neither module needs the other at import time.
+    global _xml_response_class
+    if _xml_response_class is None:
+        try:
+            from crawlfw.http import XmlResponse
+        except ImportError:  # pragma: no cover - crawlfw.http always ships with crawlfw
+            return False
+        _xml_response_class = XmlResponse
+    return isinstance(response, _xml_response_class)
+
+
+def _st(response, st):
+    if st is None:
+        return "xml" if response is not None and _is_xml_response(response) else "html"
+    if st not in _TRANSLATORS:
+        raise ValueError(f"Invalid selector type: {st!r} (expected 'html' or 'xml')")
+    return st
+
+
+def _default_namespaces():
+    return {
+        "re": "http://exslt.org/regular-expressions",
+        "set": "http://exslt.org/sets",
+    }
+
+
+class SelectorList(list):
+    """A ``list`` of :class:`Selector` objects with the selector methods applied to
+    every member and the results flattened into one list.
+
+    Slicing gives a :class:`SelectorList`; indexing gives a :class:`Selector`.
+    """
+
+    __slots__ = ()
+
+    def __getitem__(self, pos):
+        o = super().__getitem__(pos)
+        return self.__class__(o) if isinstance(pos, slice) else o
+
+    def __getstate__(self):
+        raise TypeError("can't pickle SelectorList objects")
+
+    def xpath(self, query, namespaces=None, **kwargs):
+        """Call :meth:`Selector.xpath` on each member.
+
+        Args:
+            query: an XPath 1.0 expression.
+            namespaces: extra ``{prefix: uri}`` for this query only.
+            **kwargs: XPath variables (``$name`` in ``query``).
+
+        Returns:
+            SelectorList: every member's results, in order.
+
+        Raises:
+            ValueError: ``query`` is not a valid XPath expression.
+        """
+        out = self.__class__()
+        for x in self:
+            out.extend(x.xpath(query, namespaces=namespaces, **kwargs))
+        return out
+
+    def css(self, query):
+        """Call :meth:`Selector.css` on each member.
+
+        Args:
+            query: a CSS selector (with optional ``::text``/``::attr(name)``).
+
+        Returns:
+            SelectorList: every member's results, in order.
+
+        Raises:
+            ValueError: ``query`` is not a valid or supported CSS selector.
+        """
+        out = self.__class__()
+        for x in self:
+            out.extend(x.css(query))
+        return out
+
+    def re(self, regex, replace_entities=True):
+        """Call :meth:`Selector.re` on each member.
+
+        Returns:
+            list[str]: all matches, flattened.
+        """
+        out = []
+        for x in self:
+            out.extend(x.re(regex, replace_entities=replace_entities))
+        return out
+
+    def re_first(self, regex, default=None, replace_entities=True):
+        """The first match of :meth:`re`, or ``default`` when nothing matches."""
+        for x in self:
+            for match in x.re(regex, replace_entities=replace_entities):
+                return match
+        return default
+
+    def extract(self):
+        """Returns: list[str]: each member serialized (see :meth:`Selector.extract`)."""
+        return [x.extract() for x in self]
+
+    getall = extract
+
+    def extract_first(self, default=None):
+        """The first member serialized, or ``default`` for an empty list."""
+        for x in self:
+            return x.extract()
+        return default
+
+    get = extract_first
+
+    @property
+    def attrib(self):
+        """The first member's attributes as a ``dict`` (``{}`` for an empty list)."""
+        for x in self:
+            return x.attrib
+        return {}
+
+
+class Selector:
+    """A node of a parsed HTML/XML document (or an XPath result) to select from.
+
+    Args:
+        response: an ``HtmlResponse``/``XmlResponse``/``TextResponse`` to parse
+            (its ``.text``, already decoded with the response's encoding).
+        text: a document as ``str`` (``bytes`` are taken as UTF-8); cannot be combined
+            with ``response``.
+        type: ``'html'`` or ``'xml'``; None infers it (``'xml'`` for an
+            ``XmlResponse``, else ``'html'``).
+        namespaces: extra ``{prefix: uri}`` registered for every query.
+        root: an existing lxml element (or XPath result value) to wrap instead of
+            parsing.
+        base_url: the document URL recorded in the tree; defaults to ``response.url``.
+
+    Attributes:
+        response: the response given, else None.
+        type: ``'html'`` or ``'xml'``.
+        root: the wrapped lxml element, or a ``str``/``float``/``bool`` XPath result.
+        namespaces: ``{prefix: uri}`` in effect (``re`` and ``set`` pre-registered).
+
+    Raises:
+        ValueError: both ``response`` and ``text`` were given, none of ``response``,
+            ``text``, ``root`` was, or ``type`` is not ``'html'``/``'xml'``.
+        TypeError: ``response`` has no decoded ``.text`` (not a ``TextResponse``), or
+            ``text`` is not ``str``/``bytes``.
+    """
+
+    __slots__ = ["response", "type", "root", "namespaces", "_expr", "__weakref__"]
+
+    _default_type = None
+    selectorlist_cls = SelectorList
+
+    def __init__(
+        self,
+        response=None,
+        text=None,
+        type=None,
+        namespaces=None,
+        root=None,
+        base_url=None,
+        _root=None,
+        _expr=None,
+    ):
+        if response is not None and text is not None:
+            raise ValueError(f"{self.__class__.__name__}.__init__() received both response and text")
+        st = _st(response, type or self._default_type)
+        if root is None:
+            root = _root
+        if response is not None:
+            try:
+                text = response.text
+            except AttributeError:
+                raise TypeError(
+                    f"{self.__class__.__name__} needs a TextResponse (HtmlResponse, XmlResponse) "
+                    f"with decoded text, got {response.__class__.__name__}"
+                ) from None
+            if base_url is None:
+                base_url = response.url
+        if text is not None:
+            if isinstance(text, bytes):
+                text = text.decode("utf-8", "replace")
+            elif not isinstance(text, str):
+                raise TypeError(f"text argument should be of type str, got {text.__class__.__name__}")
+            root = _lxml.create_root_node(text, st, base_url=base_url)
+        elif root is None:
+            raise ValueError(f"{self.__class__.__name__} needs a response, text or root argument")
+        self.response = response
+        self.type = st
+        self.root = root
+        ns = _default_namespaces()
+        if namespaces:
+            ns.update(namespaces)
+        self.namespaces = ns
+        self._expr = _expr
+
+    def __getstate__(self):
+        raise TypeError("can't pickle Selector objects")
+
+    def _wrap(self, results, query):
+        """Wrap XPath results in selectors sharing this one's type and namespaces."""
+        cls = self.__class__
+        if cls.__init__ is not Selector.__init__:
+            # A subclass with its own constructor gets it called, as parsel does.
+            return self.selectorlist_cls(
+                cls(root=x, _expr=query, namespaces=self.namespaces, type=self.type)
+                for x in results
+            )
+        new = object.__new__
+        st = self.type
+        ns = self.namespaces
+        out = self.selectorlist_cls()
+        append = out.append
+        for x in results:
+            s = new(cls)
+            s.response = None
+            s.type = st
+            s.root = x
+            s.namespaces = ns  # shared; register_namespace() copies before writing
+            s._expr = query
+            append(s)
+        return out
+
+    def xpath(self, query, namespaces=None, **kwargs):
+        """Evaluate an XPath 1.0 expression relative to this node.
+
+        Args:
+            query: the expression, e.g. ``'//a/@href'`` or ``'.//p/text()'``.
+            namespaces: extra ``{prefix: uri}`` for this query only (they are not
+                registered on the selector).
+            **kwargs: XPath variable values, referenced as ``$name`` in ``query``.
+
+        Returns:
+            SelectorList: one :class:`Selector` per result node or value (a number,
+            string or boolean result gives a one-element list). Empty when this
+            selector wraps a text or attribute value.
+
+        Raises:
+            ValueError: ``query`` does not compile or cannot be evaluated; the message
+                names the expression.
+        """
+        root = self.root
+        if not isinstance(root, _ElementBase):
+            return self.selectorlist_cls()
+        nsp = self.namespaces
+        if namespaces:
+            nsp = dict(nsp)
+            nsp.update(namespaces)
+        try:
+            result = _lxml.compiled_xpath(query, nsp)(root, **kwargs)
+        except _XPathError as exc:
+            raise ValueError(f"XPath error: {exc} in {query}") from exc
+        except TypeError as exc:
+            raise ValueError(f"XPath error: {exc} in {query}") from exc
+        if type(result) is not list:
+            result = [result]
+        return self._wrap(result, query)
+
+    def css(self, query):
+        """Select with a CSS selector (translated to XPath through cssselect).
+
+        ``::text`` selects text nodes and ``::attr(name)`` attribute values, as in
+        Scrapy 1.2.
+
+        Args:
+            query: the CSS selector group.
+
+        Returns:
+            SelectorList: the matches.
+
+        Raises:
+            ValueError: ``query`` is not valid CSS or uses an unsupported selector or
+                pseudo-element; the message names the expression.
+        """
+        return self.xpath(self._css2xpath(query))
+
+    def _css2xpath(self, query):
+        try:
+            return _TRANSLATORS[self.type].css_to_xpath(query)
+        except Exception as exc:  # cssselect's SelectorError tree, plus TypeError
+            raise ValueError(f"CSS error: {exc} in {query!r}") from exc
+
+    def re(self, regex, replace_entities=True):
+        """Apply a regular expression to :meth:`extract`'s result.
+
+        Args:
+            regex: a pattern ``str`` or compiled pattern. If it has a named group
+                ``extract`` only that group of the first match is returned; else every
+                match (or every numbered group of every match).
+            replace_entities: decode character references (except ``&lt;`` and
+                ``&amp;``) in the results.
+
+        Returns:
+            list[str]: the matches.
+        """
+        return extract_regex(regex, self.extract(), replace_entities=replace_entities)
+
+    def re_first(self, regex, default=None, replace_entities=True):
+        """The first result of :meth:`re`, or ``default`` when nothing matches."""
+        for match in self.re(regex, replace_entities=replace_entities):
+            return match
+        return default
+
+    def extract(self):
+        """Serialize the node.
+
+        Returns:
+            str: an element as markup (HTML or XML serialization, without its tail);
+            a text or attribute value as is; ``'1'``/``'0'`` for a boolean result;
+            ``str()`` of a number.
+        """
+        root = self.root
+        if type(root) is str:
+            return root
+        try:
+            return etree.tostring(
+                root, method=_TOSTRING_METHODS[self.type], encoding="unicode", with_tail=False
+            )
+        except (AttributeError, TypeError):
+            if root is True:
+                return "1"
+            if root is False:
+                return "0"
+            return str(root)
+
+    get = extract
+
+    def getall(self):
+        """Returns: list[str]: ``[self.extract()]``."""
+        return [self.extract()]
+
+    @property
+    def attrib(self):
+        """The node's attributes as a ``dict`` (``{}`` for a text or value result)."""
+        root = self.root
+        if isinstance(root, _ElementBase):
+            return dict(root.attrib)
+        return {}
+
+    def register_namespace(self, prefix, uri):
+        """Register ``prefix`` for ``uri`` in this selector's later queries.
+
+        Results of queries made before the call keep the namespaces they had.
+
+        Args:
+            prefix: the prefix used in XPath expressions.
+            uri: the namespace URI.
+        """
+        ns = dict(self.namespaces)  # copy-on-write: results share the dict
+        ns[prefix] = uri
+        self.namespaces = ns
+
+    def remove_namespaces(self):
+        """Strip namespaces from every element and attribute of the document, so that
+        ``//link`` matches ``<atom:link>``. Changes the shared tree in place."""
+        root = self.root
+        if not isinstance(root, _ElementBase):
+            return
+        for el in root.iter(etree.Element):
+            tag = el.tag
+            if tag[0] == "{":
+                el.tag = tag.split("}", 1)[1]
+            attrib = el.attrib
+            for an in [a for a in attrib.keys() if a[0] == "{"]:
+                attrib[an.split("}", 1)[1]] = attrib.pop(an)
+        etree.cleanup_namespaces(root)
+
+    def __bool__(self):
+        return bool(self.extract())
+
+    def __str__(self):
+        data = repr(self.extract()[:40])
+        return f"<{type(self).__name__} xpath={self._expr!r} data={data}>"
+
+    __repr__ = __str__
