@@ -35,6 +35,7 @@ is written; :meth:`BaseItemExporter.serialize_field` is the place to customise t
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import marshal
@@ -120,6 +121,38 @@ def _non_closing(file):
     buffer.writable = lambda: True
     buffer.write = file.write
     return buffer
+
+
+def _xml_encoding_name(encoding):
+    """Return the name to declare for ``encoding`` in ``<?xml ... encoding="..."?>``.
+
+    XML 1.0 §4.3.3 asks for IANA charset names; Python aliases such as ``latin-1`` are
+    not understood by every parser (libxml2 rejects it), so the common ones are mapped
+    (``ISO-8859-n``, ``windows-125n``, ``US-ASCII``). Others are declared as given.
+    """
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        return encoding
+    if name.startswith("iso8859-"):
+        return "ISO-8859-" + name[len("iso8859-"):]
+    if re.fullmatch(r"cp125[0-8]", name):
+        return "windows-" + name[2:]
+    if name == "ascii":
+        return "US-ASCII"
+    return encoding
+
+
+def _text_encoder(encoding):
+    """Return ``f(str) -> bytes`` encoding successive pieces of one output stream.
+
+    For ASCII-compatible codecs this is plain ``str.encode``; for the others (UTF-16,
+    UTF-32, UTF-8 with signature) an incremental encoder, so that a byte order mark is
+    written once, at the start of the stream, and not before every item.
+    """
+    if "[\n,]".encode(encoding) == b"[\n,]":
+        return lambda text: text.encode(encoding)
+    return codecs.getincrementalencoder(encoding)().encode
 
 
 def _identity(value):
@@ -281,7 +314,7 @@ class _JsonExporterMixin:
         kwargs.setdefault("ensure_ascii", not self.encoding)
         self.encoder = CrawlfwJSONEncoder(**kwargs)
         self._encode = self.encoder.encode
-        self._byte_encoding = self.encoding or "utf-8"
+        self._to_bytes = _text_encoder(self.encoding or "utf-8")
         self._fast = self._plain_dicts_pass
 
     def _encode_item(self, item) -> str:
@@ -310,7 +343,7 @@ class JsonLinesItemExporter(_JsonExporterMixin, BaseItemExporter):
 
     def export_item(self, item):
         """Write ``item`` as one JSON object followed by ``\\n`` (one write call)."""
-        self.file.write((self._encode_item(item) + "\n").encode(self._byte_encoding))
+        self.file.write(self._to_bytes(self._encode_item(item) + "\n"))
 
 
 class JsonItemExporter(_JsonExporterMixin, BaseItemExporter):
@@ -331,20 +364,20 @@ class JsonItemExporter(_JsonExporterMixin, BaseItemExporter):
 
     def start_exporting(self):
         """Write the opening ``[`` and a newline."""
-        self.file.write(b"[\n")
+        self.file.write(self._to_bytes("[\n"))
 
     def finish_exporting(self):
         """Write a newline and the closing ``]``."""
-        self.file.write(b"\n]")
+        self.file.write(self._to_bytes("\n]"))
 
     def export_item(self, item):
         """Write ``item`` as a JSON object, preceded by ``,\\n`` unless it is the first."""
-        data = self._encode_item(item).encode(self._byte_encoding)
+        data = self._encode_item(item)
         if self.first_item:
             self.first_item = False
-            self.file.write(data)
+            self.file.write(self._to_bytes(data))
         else:
-            self.file.write(b",\n" + data)
+            self.file.write(self._to_bytes(",\n" + data))
 
 
 class XmlItemExporter(BaseItemExporter):
@@ -375,7 +408,7 @@ class XmlItemExporter(BaseItemExporter):
         super().__init__(**kwargs)
         if not self.encoding:
             self.encoding = "utf-8"
-        self.xg = XMLGenerator(file, encoding=self.encoding)
+        self.xg = XMLGenerator(file, encoding=_xml_encoding_name(self.encoding))
         self._valid_names = set()
         self._check_name(self.item_element)
         self._check_name(self.root_element)
@@ -559,11 +592,12 @@ class PprintItemExporter(BaseItemExporter):
     def __init__(self, file, **kwargs):
         super().__init__(**kwargs)
         self.file = file
+        self._to_bytes = _text_encoder(self.encoding or "utf-8")
 
     def export_item(self, item):
         """Write the pretty-printed dict of ``item``'s exported fields."""
         itemdict = dict(self._get_serialized_fields(item))
-        self.file.write(to_bytes(pprint.pformat(itemdict) + "\n", self.encoding))
+        self.file.write(self._to_bytes(pprint.pformat(itemdict) + "\n"))
 
 
 class PythonItemExporter(BaseItemExporter):

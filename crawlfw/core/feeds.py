@@ -196,6 +196,16 @@ class FeedWriter:
         self._export = self._start_and_export
         self._state = "new"
 
+    @classmethod
+    def from_crawler(cls, crawler):
+        """Build from ``crawler.settings`` for ``crawler.spider``, storages built with
+        ``from_crawler`` (the spider may instead be given to :meth:`open`).
+
+        Raises:
+            NotConfigured: as the constructor.
+        """
+        return cls(crawler.settings, getattr(crawler, "spider", None), crawler=crawler)
+
     # lifecycle
 
     def open(self, spider=None):
