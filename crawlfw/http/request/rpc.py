@@ -30,11 +30,14 @@ class XmlRpcRequest(Request):
             ``Content-Type`` header defaults to ``text/xml``.
 
     Raises:
-        TypeError: ``params`` is not a tuple (``xmlrpc.client.dumps``' rule).
+        TypeError: ``params`` is not a tuple (``xmlrpc.client.dumps``' rule), or both
+            ``params`` and ``body`` are given.
     """
 
     def __init__(self, *args, **kwargs):
         encoding = kwargs.get("encoding", None)
+        if "body" in kwargs and "params" in kwargs:
+            raise TypeError("XmlRpcRequest takes either body or params, not both")
         if "body" not in kwargs and "params" in kwargs:
             kw = {k: kwargs.pop(k) for k in DUMPS_ARGS if k in kwargs}
             if not isinstance(kw.get("params"), tuple):

@@ -152,6 +152,15 @@ class Response(object_ref):
         """Scrapy 1.2 name of :attr:`text`; raises NotSupported on a binary response."""
         raise _NotText("Response content isn't text")
 
+    @property
+    def selector(self):
+        """For text responses only.
+
+        Raises:
+            NotSupported: always (also an AttributeError) -- the body is not text.
+        """
+        raise _NotText("Response content isn't text")
+
     def css(self, *a, **kw):
         """For text responses only.
 

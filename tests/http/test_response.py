@@ -1,0 +1,510 @@
+import codecs
+
+import pytest
+
+from crawlfw.exceptions import NotSupported
+from crawlfw.http import (
+    Headers,
+    HtmlResponse,
+    Request,
+    Response,
+    TextResponse,
+    XmlResponse,
+)
+
+# --- Response ----------------------------------------------------------------------------
+
+
+def test_defaults():
+    r = Response("http://www.example.com")
+    assert r.url == "http://www.example.com"
+    assert r.status == 200
+    assert isinstance(r.headers, Headers)
+    assert len(r.headers) == 0
+    assert r.body == b""
+    assert r.flags == []
+    assert r.request is None
+
+
+def test_every_argument_is_stored():
+    req = Request("http://www.example.com/r")
+    r = Response(
+        "http://www.example.com/x",
+        status="404",
+        headers={"Content-Type": "text/plain"},
+        body=b"gone",
+        flags=["cached"],
+        request=req,
+    )
+    assert r.status == 404
+    assert r.headers["content-type"] == b"text/plain"
+    assert r.body == b"gone"
+    assert r.flags == ["cached"]
+    assert r.request is req
+
+
+@pytest.mark.parametrize("url", [None, b"http://example.com", 1])
+def test_url_must_be_str(url):
+    with pytest.raises(TypeError, match=f"Response url must be str, got {type(url).__name__}"):
+        Response(url)
+
+
+@pytest.mark.parametrize("body", ["text", 1, ["a"]])
+def test_body_must_be_bytes(body):
+    with pytest.raises(TypeError, match="Response body must be bytes, got"):
+        Response("http://example.com", body=body)
+
+
+def test_body_none_is_empty():
+    assert Response("http://example.com", body=None).body == b""
+
+
+def test_status_must_be_integer():
+    with pytest.raises(ValueError):
+        Response("http://example.com", status="ok")
+
+
+@pytest.mark.parametrize("attr", ["url", "body"])
+def test_url_and_body_read_only(attr):
+    r = HtmlResponse("http://example.com", body=b"")
+    with pytest.raises(
+        AttributeError, match=rf"HtmlResponse\.{attr} is not modifiable, use HtmlResponse\.replace"
+    ):
+        setattr(r, attr, b"x")
+
+
+@pytest.mark.parametrize(
+    ("status", "url", "text"),
+    [
+        (200, "http://www.example.com", "<200 http://www.example.com>"),
+        (404, "http://example.com/missing", "<404 http://example.com/missing>"),
+    ],
+)
+def test_repr(status, url, text):
+    assert repr(Response(url, status=status)) == text
+    assert str(HtmlResponse(url, status=status)) == text
+
+
+def test_meta_is_request_meta():
+    req = Request("http://example.com", meta={"a": 1})
+    r = Response("http://example.com", request=req)
+    assert r.meta is req.meta
+    r.meta["b"] = 2
+    assert req.meta == {"a": 1, "b": 2}
+
+
+def test_meta_without_request():
+    with pytest.raises(
+        AttributeError,
+        match="Response.meta not available, this response is not tied to any request",
+    ):
+        _ = Response("http://example.com").meta
+
+
+def test_headers_argument_is_copied():
+    h = Headers.from_raw_pairs([(b"x-a", b"1")])
+    r = Response("http://example.com", headers=h)
+    r.headers.appendlist("X-A", "2")
+    assert h.getlist("X-A") == [b"1"]
+    assert r.headers.getlist("X-A") == [b"1", b"2"]
+
+
+def test_replace_and_copy():
+    req = Request("http://example.com")
+    r1 = Response(
+        "http://example.com", status=201, headers={"A": "1"}, body=b"b", flags=["f"], request=req
+    )
+    r2 = r1.replace(status=500, body=b"new")
+    assert (r2.status, r2.body, r2.url, r2.request, r2.flags) == (500, b"new", r1.url, req, ["f"])
+    assert r2.headers == r1.headers
+    r3 = r1.copy()
+    assert type(r3) is Response and r3 is not r1
+    r3.headers["B"] = "2"
+    r3.flags.append("g")
+    assert "B" not in r1.headers
+    assert r1.flags == ["f"]
+    assert r3.request is req
+
+
+def test_replace_to_other_class():
+    r = Response("http://example.com", body=b"<html><body>x</body></html>")
+    h = r.replace(cls=HtmlResponse)
+    assert type(h) is HtmlResponse
+    assert h.text == "<html><body>x</body></html>"
+
+
+@pytest.mark.parametrize(
+    ("base", "rel", "expected"),
+    [
+        ("http://www.example.com/a/b", "c", "http://www.example.com/a/c"),
+        ("http://www.example.com/a/b", "/c", "http://www.example.com/c"),
+        ("http://www.example.com/a/b", "//other.org/x", "http://other.org/x"),
+        ("http://www.example.com/a/b", "http://x.org/", "http://x.org/"),
+        ("http://www.example.com/a/b?q=1", "?q=2", "http://www.example.com/a/b?q=2"),
+    ],
+)
+def test_urljoin(base, rel, expected):
+    assert Response(base).urljoin(rel) == expected
+    assert TextResponse(base, body=b"").urljoin(rel) == expected
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda r: r.text,
+        lambda r: r.body_as_unicode(),
+        lambda r: r.css("a"),
+        lambda r: r.xpath("//a"),
+        lambda r: r.selector,
+    ],
+    ids=["text", "body_as_unicode", "css", "xpath", "selector"],
+)
+def test_text_members_not_supported_on_binary(call):
+    r = Response("http://example.com", body=b"\x00")
+    with pytest.raises(NotSupported, match="^Response content isn't text$"):
+        call(r)
+    # it is also an AttributeError, so feature tests with hasattr() work
+    assert not hasattr(r, "text")
+
+
+# --- follow ------------------------------------------------------------------------------
+
+
+class _Link:
+    def __init__(self, url):
+        self.url = url
+
+
+def _cb(response):
+    return None
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("page/2/", "http://www.example.com/dir/page/2/"),
+        ("/abs", "http://www.example.com/abs"),
+        ("http://other.org/", "http://other.org/"),
+        (_Link("http://link.org/x"), "http://link.org/x"),
+        (_Link("rel"), "http://www.example.com/dir/rel"),
+        ("caf\u00e9", "http://www.example.com/dir/caf%C3%A9"),
+    ],
+)
+def test_follow(url, expected):
+    r = Response("http://www.example.com/dir/index.html")
+    req = r.follow(url, callback=_cb, meta={"k": 1}, priority=3, dont_filter=True)
+    assert isinstance(req, Request)
+    assert req.url == expected
+    assert req.callback is _cb
+    assert req.meta == {"k": 1}
+    assert req.priority == 3
+    assert req.dont_filter is True
+
+
+def test_follow_errors():
+    r = Response("http://example.com")
+    with pytest.raises(ValueError, match="url can't be None"):
+        r.follow(None)
+    with pytest.raises(TypeError, match="follow\\(\\) needs a str url"):
+        r.follow(42)
+
+
+def test_follow_all():
+    r = Response("http://example.com/a/")
+    reqs = list(r.follow_all(["x", _Link("/y")], callback=_cb))
+    assert [q.url for q in reqs] == ["http://example.com/a/x", "http://example.com/y"]
+    with pytest.raises(ValueError):
+        list(r.follow_all(None))
+
+
+def test_text_follow_uses_base_href_and_response_encoding():
+    body = (
+        b'<html><head><base href="http://base.org/b/"><meta charset="latin-1"></head>'
+        b"<body></body></html>"
+    )
+    r = HtmlResponse("http://example.com/", body=body)
+    req = r.follow("p?q=caf\u00e9")
+    assert req.url == "http://base.org/b/p?q=caf%E9"
+    assert req.encoding == "cp1252"
+
+
+def test_text_follow_selectors():
+    pytest.importorskip("crawlfw.selector")
+    body = b"""<html><body><a href=" /one ">1</a><link href="/two"><img src="/img.png">
+    <a name="nohref">x</a></body></html>"""
+    r = HtmlResponse("http://example.com/", body=body, encoding="utf-8")
+    assert r.follow(r.css("a")[0]).url == "http://example.com/one"
+    assert r.follow(r.css("link")[0]).url == "http://example.com/two"
+    assert r.follow(r.css("a::attr(href)")[0]).url == "http://example.com/one"
+    with pytest.raises(ValueError, match="Only <a> and <link> elements are supported; got <img>"):
+        r.follow(r.css("img")[0])
+    with pytest.raises(ValueError, match="<a> element has no href attribute"):
+        r.follow(r.css("a")[1])
+
+
+# --- TextResponse: body and text -----------------------------------------------------------
+
+
+def test_str_body_needs_encoding():
+    with pytest.raises(TypeError, match="Cannot convert str body - TextResponse has no encoding"):
+        TextResponse("http://example.com", body="caf\u00e9")
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1", "cp1251", "utf-16"])
+def test_str_body_encoded_with_encoding(encoding):
+    text = "caf\u00e9" if encoding != "cp1251" else "\u043f\u0440\u0438\u0432\u0435\u0442"
+    r = TextResponse("http://example.com", body=text, encoding=encoding)
+    assert r.body == text.encode(encoding)
+    assert r.encoding == encoding
+    assert r.text == text
+
+
+def test_text_is_cached_and_body_as_unicode_alias():
+    r = TextResponse("http://example.com", body=b"hello", encoding="utf-8")
+    assert r.text is r.text
+    assert r.body_as_unicode() is r.text
+
+
+def test_text_binary_non_text_types_are_text_responses():
+    assert issubclass(HtmlResponse, TextResponse)
+    assert issubclass(XmlResponse, TextResponse)
+    assert issubclass(TextResponse, Response)
+
+
+def test_replace_keeps_resolved_encoding():
+    r = TextResponse(
+        "http://example.com",
+        body=b"caf\xe9",
+        headers={"Content-Type": "text/plain; charset=latin-1"},
+    )
+    r2 = r.replace(headers={}, body=b"caf\xe9")
+    assert r2.encoding == "cp1252"
+    assert r2.text == "caf\u00e9"
+    r3 = r.replace(encoding="utf-8")
+    assert r3.encoding == "utf-8"
+
+
+def test_replace_with_str_body_uses_encoding():
+    r = TextResponse("http://example.com", body=b"", encoding="latin-1")
+    assert r.replace(body="caf\u00e9").body == b"caf\xe9"
+
+
+# --- TextResponse: encoding resolution ----------------------------------------------------
+
+_UTF8_CAFE = "caf\u00e9".encode()
+_LATIN1_CAFE = "caf\u00e9".encode("latin-1")
+
+
+@pytest.mark.parametrize(
+    ("cls", "headers", "body", "kwargs", "encoding", "text"),
+    [
+        # 1. explicit argument beats everything
+        (
+            HtmlResponse,
+            {"Content-Type": "text/html; charset=utf-8"},
+            _LATIN1_CAFE,
+            {"encoding": "latin-1"},
+            "latin-1",
+            "caf\u00e9",
+        ),
+        # 2. header charset (labels resolved per WHATWG: latin-1 -> cp1252)
+        (
+            TextResponse,
+            {"Content-Type": "text/plain; charset=ISO-8859-1"},
+            _LATIN1_CAFE,
+            {},
+            "cp1252",
+            "caf\u00e9",
+        ),
+        (
+            TextResponse,
+            {"Content-Type": 'text/plain; charset="utf-8"'},
+            _UTF8_CAFE,
+            {},
+            "utf-8",
+            "caf\u00e9",
+        ),
+        (
+            TextResponse,
+            {"Content-Type": "text/plain; charset=gb2312"},
+            "\u4e2d".encode("gb2312"),
+            {},
+            "gb18030",
+            "\u4e2d",
+        ),
+        # header beats <meta>
+        (
+            HtmlResponse,
+            {"Content-Type": "text/html; charset=utf-8"},
+            b'<meta charset="latin-1">' + _UTF8_CAFE,
+            {},
+            "utf-8",
+            '<meta charset="latin-1">caf\u00e9',
+        ),
+        # 3. BOM beats header and meta
+        (
+            HtmlResponse,
+            {"Content-Type": "text/html; charset=latin-1"},
+            codecs.BOM_UTF8 + b'<meta charset="latin-1">' + _UTF8_CAFE,
+            {},
+            "utf-8",
+            '<meta charset="latin-1">caf\u00e9',
+        ),
+        (
+            TextResponse,
+            {},
+            codecs.BOM_UTF16_LE + "caf\u00e9".encode("utf-16-le"),
+            {},
+            "utf-16-le",
+            "caf\u00e9",
+        ),
+        # 4. meta charset / http-equiv / XML declaration
+        (
+            HtmlResponse,
+            {},
+            b'<html><head><meta charset="latin-1"></head>' + _LATIN1_CAFE,
+            {},
+            "cp1252",
+            None,
+        ),
+        (
+            HtmlResponse,
+            {"Content-Type": "text/html"},
+            b'<meta http-equiv="Content-Type" content="text/html; charset=koi8-r">'
+            + "\u0434\u0430".encode("koi8-r"),
+            {},
+            "koi8-r",
+            None,
+        ),
+        (
+            XmlResponse,
+            {},
+            b'<?xml version="1.0" encoding="iso-8859-1"?><r>' + _LATIN1_CAFE + b"</r>",
+            {},
+            "cp1252",
+            None,
+        ),
+        # 5. detection: ascii -> cp1252, valid utf-8 -> utf-8, else cp1252
+        (TextResponse, {}, b"plain ascii", {}, "cp1252", "plain ascii"),
+        (TextResponse, {}, _UTF8_CAFE, {}, "utf-8", "caf\u00e9"),
+        (TextResponse, {}, _LATIN1_CAFE, {}, "cp1252", "caf\u00e9"),
+        (
+            HtmlResponse,
+            {"Content-Type": "text/html"},
+            b"<p>" + _UTF8_CAFE + b"</p>",
+            {},
+            "utf-8",
+            None,
+        ),
+        # an unknown label falls through to the next source
+        (
+            TextResponse,
+            {"Content-Type": "text/plain; charset=bogus-enc"},
+            _UTF8_CAFE,
+            {},
+            "utf-8",
+            "caf\u00e9",
+        ),
+        # UTF-7 is refused (WHATWG): falls through
+        (
+            TextResponse,
+            {"Content-Type": "text/plain; charset=utf-7"},
+            b"a+ADw-b",
+            {},
+            "cp1252",
+            "a+ADw-b",
+        ),
+    ],
+)
+def test_encoding_resolution(cls, headers, body, kwargs, encoding, text):
+    r = cls("http://example.com", headers=headers, body=body, **kwargs)
+    assert r.encoding == encoding
+    if text is not None:
+        assert r.text == text
+    if "caf" in r.text:
+        assert "caf\u00e9" in r.text
+
+
+def test_mislabelled_page_header_wins_and_bad_bytes_are_replaced():
+    # a cp1252 page served as utf-8: the label wins, invalid bytes become U+FFFD
+    r = HtmlResponse(
+        "http://example.com",
+        headers={"Content-Type": "text/html; charset=utf-8"},
+        body=b"<p>caf\xe9 \x93quoted\x94</p>",
+    )
+    assert r.encoding == "utf-8"
+    assert r.text == "<p>caf\ufffd \ufffdquoted\ufffd</p>"
+
+
+def test_mislabelled_meta_with_correct_header():
+    # <meta> says utf-8, header says windows-1252: the header (transport) wins
+    r = HtmlResponse(
+        "http://example.com",
+        headers={"Content-Type": "text/html; charset=windows-1252"},
+        body=b'<meta charset="utf-8"><p>\x93quoted\x94</p>',
+    )
+    assert r.encoding == "cp1252"
+    assert r.text.endswith("<p>\u201cquoted\u201d</p>")
+
+
+def test_content_type_header_read_per_response():
+    body = b"caf\xc3\xa9"
+    r1 = TextResponse(
+        "http://example.com", body=body, headers={"Content-Type": "text/plain; charset=utf-8"}
+    )
+    r2 = TextResponse(
+        "http://example.com", body=body, headers={"Content-Type": "text/plain; charset=latin-1"}
+    )
+    assert (r1.encoding, r2.encoding) == ("utf-8", "cp1252")
+    assert r1.text == "caf\u00e9"
+    assert r2.text == "caf\u00c3\u00a9"
+
+
+# --- TextResponse: urljoin, selector ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            b'<html><head><base href="http://www.other.org/dir/"></head></html>',
+            "http://www.other.org/dir/x",
+        ),
+        (b'<html><head><base href="/root/"></head></html>', "http://www.example.com/root/x"),
+        (b'<html><head><base target="_blank"></head></html>', "http://www.example.com/a/x"),
+        (b"<html><head></head></html>", "http://www.example.com/a/x"),
+    ],
+)
+def test_urljoin_honours_base_href(body, expected):
+    r = HtmlResponse("http://www.example.com/a/page.html", body=body)
+    assert r.urljoin("x") == expected
+
+
+def test_selector_built_once_and_shortcuts():
+    pytest.importorskip("crawlfw.selector")
+    from crawlfw.selector import Selector
+
+    r = HtmlResponse(
+        "http://example.com",
+        body=b"<html><body><p class='a'>one</p><p>two</p></body></html>",
+        encoding="utf-8",
+    )
+    sel = r.selector
+    assert isinstance(sel, Selector)
+    assert r.selector is sel
+    assert r.xpath("//p/text()").extract() == ["one", "two"]
+    assert r.css("p.a::text").extract() == ["one"]
+
+
+def test_xml_response_selector_is_xml():
+    pytest.importorskip("crawlfw.selector")
+    r = XmlResponse("http://example.com/f.xml", body=b"<?xml version='1.0'?><r><Item>1</Item></r>")
+    assert r.selector.type == "xml"
+    assert r.xpath("//Item/text()").extract() == ["1"]
+
+
+def test_real_page_encoding_and_text(sites_dir):
+    body = (sites_dir / "scrapy-docs-2019" / "faq.html").read_bytes()
+    r = HtmlResponse("https://docs.scrapy.org/en/latest/faq.html", body=body)
+    assert r.encoding == "utf-8"  # from <meta charset="utf-8">
+    assert "Frequently Asked Questions" in r.text
