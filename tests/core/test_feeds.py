@@ -1,0 +1,415 @@
+"""FeedWriter: configuration checks, URI templating, the empty-feed rule, storage errors,
+and the -o/-t command-line helper. Storages are the real ones, on tmp_path."""
+
+import json
+import logging
+import re
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from crawlfw.core.feeds import FeedWriter, _redact_uri, feed_settings_from_cli, uri_scheme
+from crawlfw.exceptions import NotConfigured, UsageError
+from crawlfw.extensions.feedexport import BlockingFeedStorage
+from crawlfw.settings import Settings
+from crawlfw.spiders import Spider
+
+
+class FeedSpider(Spider):
+    name = "books"
+    category = "fiction"
+
+
+def uri_params_add_page(params, spider):
+    """FEED_URI_PARAMS function (Scrapy 1.2 style: mutate ``params`` in place)."""
+    params["page"] = 7
+
+
+def uri_params_replace(params, spider):
+    """FEED_URI_PARAMS function (later style: return the params to use)."""
+    return {"only": spider.name.upper()}
+
+
+def write_feed(settings, items, spider=None):
+    writer = FeedWriter(settings, spider or FeedSpider())
+    writer.open()
+    for item in items:
+        writer.export_item(item)
+    return writer, writer.close()
+
+
+# configuration
+
+
+@pytest.mark.parametrize("uri", [None, ""])
+def test_no_feed_uri_is_not_configured(uri):
+    with pytest.raises(NotConfigured, match="FEED_URI is not set"):
+        FeedWriter({"FEED_URI": uri}, FeedSpider())
+
+
+def test_unknown_format_names_it_and_lists_known_ones(tmp_path):
+    with pytest.raises(NotConfigured) as info:
+        FeedWriter({"FEED_URI": str(tmp_path / "x"), "FEED_FORMAT": "yaml"}, FeedSpider())
+    message = str(info.value)
+    assert "'yaml'" in message
+    for known in ("csv", "json", "jsonlines", "jl", "xml", "pickle", "marshal"):
+        assert known in message
+
+
+def test_format_is_case_insensitive(tmp_path):
+    writer = FeedWriter({"FEED_URI": str(tmp_path / "x"), "FEED_FORMAT": "JSON"}, FeedSpider())
+    assert writer.format == "json"
+
+
+def test_unknown_scheme_names_it():
+    with pytest.raises(NotConfigured, match=r"scheme: 'gopher'.*known schemes: '', file, ftp"):
+        FeedWriter({"FEED_URI": "gopher://host/feed"}, FeedSpider())
+
+
+def test_custom_exporter_and_storage_from_settings(tmp_path):
+    settings = {
+        "FEED_URI": f"mem://{tmp_path}/out.txt",
+        "FEED_FORMAT": "upper",
+        "FEED_EXPORTERS": {"upper": "tests.core.test_feeds.UpperExporter"},
+        "FEED_STORAGES": {"mem": "tests.core.test_feeds.PathStorage"},
+    }
+    writer, result = write_feed(settings, [{"a": "x"}, {"a": "y"}])
+    assert result["stored"] is True
+    assert (tmp_path / "out.txt").read_bytes() == b"X\nY\n"
+
+
+def test_none_removes_a_base_exporter(tmp_path):
+    with pytest.raises(NotConfigured, match="Unknown feed format: 'csv'"):
+        FeedWriter(
+            {"FEED_URI": str(tmp_path / "x"), "FEED_FORMAT": "csv", "FEED_EXPORTERS": {"csv": None}},
+            FeedSpider(),
+        )
+
+
+def test_disabled_storage_scheme(tmp_path):
+    settings = {"FEED_URI": "off://x", "FEED_STORAGES": {"off": "tests.core.test_feeds.OffStorage"}}
+    with pytest.raises(NotConfigured, match="Disabled feed storage scheme: 'off': no backend"):
+        FeedWriter(settings, FeedSpider())
+
+
+def test_bad_feed_uri_params_path():
+    with pytest.raises(NotConfigured, match="FEED_URI_PARAMS 'no.such.module.func'"):
+        FeedWriter({"FEED_URI": "x.jl", "FEED_URI_PARAMS": "no.such.module.func"}, FeedSpider())
+
+
+def test_accepts_settings_object(tmp_path):
+    settings = Settings({"FEED_URI": str(tmp_path / "a.jl")})
+    writer, result = write_feed(settings, [{"a": 1}])
+    assert result["stored"] and result["format"] == "jsonlines"
+
+
+# URI templating
+
+
+def test_uri_template_name_time_and_spider_attribute(tmp_path):
+    before = datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
+    settings = {"FEED_URI": str(tmp_path / "%(name)s" / "%(category)s-%(time)s.jl")}
+    writer, result = write_feed(settings, [{"a": 1}])
+    after = datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
+    (path,) = (tmp_path / "books").iterdir()
+    match = re.fullmatch(r"fiction-(\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d)\.jl", path.name)
+    assert match, path.name
+    stamp = datetime.strptime(match.group(1), "%Y-%m-%dT%H-%M-%S")
+    assert before <= stamp <= after + timedelta(seconds=1)
+    assert result["uri"] == str(path)
+
+
+def test_uri_params_function_mutating(tmp_path):
+    settings = {
+        "FEED_URI": str(tmp_path / "%(name)s-%(page)s.jl"),
+        "FEED_URI_PARAMS": "tests.core.test_feeds.uri_params_add_page",
+    }
+    write_feed(settings, [{"a": 1}])
+    assert (tmp_path / "books-7.jl").exists()
+
+
+def test_uri_params_function_returning(tmp_path):
+    settings = {
+        "FEED_URI": str(tmp_path / "%(only)s.jl"),
+        "FEED_URI_PARAMS": uri_params_replace,
+    }
+    write_feed(settings, [{"a": 1}])
+    assert (tmp_path / "BOOKS.jl").exists()
+
+
+def test_uri_template_unknown_parameter(tmp_path):
+    writer = FeedWriter({"FEED_URI": str(tmp_path / "%(nope)s.jl")}, FeedSpider())
+    with pytest.raises(NotConfigured, match=r"%\(nope\)s.*spider 'books' has no attribute 'nope'"):
+        writer.open()
+
+
+def test_uri_template_broken(tmp_path):
+    writer = FeedWriter({"FEED_URI": str(tmp_path / "100%.jl")}, FeedSpider())
+    with pytest.raises(NotConfigured, match="not a valid %-template"):
+        writer.open()
+
+
+@pytest.mark.parametrize(
+    ("uri", "scheme"),
+    [
+        ("items.json", ""),
+        ("/abs/items.json", ""),
+        ("%(name)s/%(time)s.csv", ""),
+        ("file:///tmp/x.json", "file"),
+        ("FTP://h/x", "ftp"),
+        ("s3://bucket/key", "s3"),
+        ("stdout:", "stdout"),
+        ("C:\\feeds\\items.json", ""),
+        ("c:/feeds/items.json", ""),
+    ],
+)
+def test_uri_scheme(uri, scheme):
+    assert uri_scheme(uri) == scheme
+
+
+@pytest.mark.parametrize(
+    ("uri", "redacted"),
+    [
+        ("ftp://user:secret@host/path", "ftp://user:***@host/path"),
+        ("ftp://user@host/path", "ftp://user@host/path"),
+        ("s3://bucket/key", "s3://bucket/key"),
+        ("items.jl", "items.jl"),
+    ],
+)
+def test_redact_uri(uri, redacted):
+    assert _redact_uri(uri) == redacted
+
+
+# writing, FEED_EXPORT_FIELDS, FEED_EXPORT_ENCODING
+
+
+def test_writes_json_feed_and_logs(tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="crawlfw.core.feeds")
+    path = tmp_path / "out.json"
+    writer, result = write_feed({"FEED_URI": str(path), "FEED_FORMAT": "json"}, [{"a": 1}, {"a": 2}])
+    assert json.loads(path.read_bytes()) == [{"a": 1}, {"a": 2}]
+    assert result == {
+        "uri": str(path),
+        "format": "json",
+        "itemcount": 2,
+        "stored": True,
+        "error": None,
+        "local_path": None,
+    }
+    assert f"Stored json feed (2 items) in: {path}" in caplog.messages
+
+
+def test_export_fields_and_encoding(tmp_path):
+    path = tmp_path / "out.jl"
+    settings = {
+        "FEED_URI": str(path),
+        "FEED_EXPORT_FIELDS": "b,a",
+        "FEED_EXPORT_ENCODING": "utf-8",
+    }
+    write_feed(settings, [{"a": "é", "b": 2, "c": 3}])
+    assert path.read_bytes() == '{"b": 2, "a": "é"}\n'.encode()
+
+
+def test_default_encoding_escapes_json(tmp_path):
+    path = tmp_path / "out.jl"
+    write_feed({"FEED_URI": str(path)}, [{"a": "é"}])
+    assert path.read_bytes() == b'{"a": "\\u00e9"}\n'
+
+
+def test_file_feed_appends_like_scrapy_1_2(tmp_path):
+    path = tmp_path / "out.jl"
+    write_feed({"FEED_URI": str(path)}, [{"run": 1}])
+    write_feed({"FEED_URI": str(path)}, [{"run": 2}])
+    assert path.read_bytes() == b'{"run": 1}\n{"run": 2}\n'
+
+
+def test_failing_item_is_not_counted(tmp_path):
+    writer = FeedWriter({"FEED_URI": str(tmp_path / "o.jl")}, FeedSpider())
+    writer.open()
+    writer.export_item({"ok": 1})
+    with pytest.raises(TypeError):
+        writer.export_item({"bad": object()})
+    writer.export_item({"ok": 2})
+    assert writer.close()["itemcount"] == 2
+    assert (tmp_path / "o.jl").read_bytes() == b'{"ok": 1}\n{"ok": 2}\n'
+
+
+# FEED_STORE_EMPTY
+
+
+@pytest.mark.parametrize("fmt", ["json", "xml", "csv", "jsonlines"])
+def test_empty_feed_not_stored_leaves_no_file(tmp_path, fmt):
+    path = tmp_path / "sub" / f"out.{fmt}"
+    writer, result = write_feed({"FEED_URI": str(path), "FEED_FORMAT": fmt}, [])
+    assert result["stored"] is False and result["itemcount"] == 0
+    assert not path.exists()
+
+
+def test_empty_feed_not_stored_leaves_existing_file_untouched(tmp_path):
+    path = tmp_path / "out.json"
+    path.write_bytes(b"previous run")
+    write_feed({"FEED_URI": str(path), "FEED_FORMAT": "json"}, [])
+    assert path.read_bytes() == b"previous run"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "check"),
+    [
+        ("json", lambda data: json.loads(data) == []),
+        ("xml", lambda data: data.endswith(b"<items></items>")),
+        ("jsonlines", lambda data: data == b""),
+    ],
+)
+def test_empty_feed_stored_when_store_empty(tmp_path, fmt, check):
+    path = tmp_path / f"out.{fmt}"
+    settings = {"FEED_URI": str(path), "FEED_FORMAT": fmt, "FEED_STORE_EMPTY": True}
+    writer, result = write_feed(settings, [])
+    assert result["stored"] is True
+    assert check(path.read_bytes())
+
+
+# storage errors
+
+
+def test_storage_error_is_logged_with_local_path(tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="crawlfw.core.feeds")
+    settings = {
+        "FEED_URI": "broken://host/feed.jl",
+        "FEED_STORAGES": {"broken": "tests.core.test_feeds.BrokenUploadStorage"},
+        "FEED_TEMPDIR": str(tmp_path),
+    }
+    spider = FeedSpider()
+    spider.settings = Settings(settings)  # BlockingFeedStorage reads FEED_TEMPDIR from here
+    writer, result = write_feed(settings, [{"a": 1}], spider=spider)
+    assert result["stored"] is False
+    assert result["error"] == "ConnectionRefusedError: upload refused"
+    local = result["local_path"]
+    assert local and local.startswith(str(tmp_path))
+    with open(local, "rb") as f:
+        assert f.read() == b'{"a": 1}\n'
+    (record,) = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert record.getMessage() == (
+        f"Error storing jsonlines feed (1 items) in: broken://host/feed.jl "
+        f"-- the feed data is kept in {local}"
+    )
+    assert record.exc_info[0] is ConnectionRefusedError
+
+
+def test_lifecycle_errors(tmp_path):
+    writer = FeedWriter({"FEED_URI": str(tmp_path / "o.jl")})
+    with pytest.raises(ValueError, match="needs the spider"):
+        writer.open()
+    with pytest.raises(RuntimeError, match="not open"):
+        writer.close()
+    writer.open(FeedSpider())
+    with pytest.raises(RuntimeError, match="already open"):
+        writer.open()
+    writer.close()
+    with pytest.raises(RuntimeError, match="not open"):
+        writer.export_item({"a": 1})
+
+
+def test_context_manager(tmp_path):
+    with FeedWriter({"FEED_URI": str(tmp_path / "o.jl")}, FeedSpider()) as writer:
+        writer.export_item({"a": 1})
+    assert (tmp_path / "o.jl").read_bytes() == b'{"a": 1}\n'
+
+
+def test_from_crawler_uses_crawler_spider_and_settings(tmp_path):
+    class Crawler:
+        settings = Settings({"FEED_URI": str(tmp_path / "%(name)s.jl")})
+        spider = FeedSpider()
+
+    writer = FeedWriter.from_crawler(Crawler())
+    writer.open()
+    writer.export_item({"a": 1})
+    writer.close()
+    assert (tmp_path / "books.jl").read_bytes() == b'{"a": 1}\n'
+
+
+# -o / -t
+
+
+@pytest.mark.parametrize(
+    ("output", "fmt", "expected"),
+    [
+        ("items.json", None, {"FEED_URI": "items.json", "FEED_FORMAT": "json"}),
+        ("items.jl", None, {"FEED_URI": "items.jl", "FEED_FORMAT": "jsonlines"}),
+        ("items.jsonl", None, {"FEED_URI": "items.jsonl", "FEED_FORMAT": "jsonlines"}),
+        ("out/items.CSV", None, {"FEED_URI": "out/items.CSV", "FEED_FORMAT": "csv"}),
+        ("items.xml", None, {"FEED_URI": "items.xml", "FEED_FORMAT": "xml"}),
+        ("items.pickle", None, {"FEED_URI": "items.pickle", "FEED_FORMAT": "pickle"}),
+        ("items.marshal", None, {"FEED_URI": "items.marshal", "FEED_FORMAT": "marshal"}),
+        ("items.txt", "csv", {"FEED_URI": "items.txt", "FEED_FORMAT": "csv"}),
+        ("-", "jsonlines", {"FEED_URI": "stdout:", "FEED_FORMAT": "jsonlines"}),
+        ("ftp://h/%(name)s.json", None, {"FEED_URI": "ftp://h/%(name)s.json", "FEED_FORMAT": "json"}),
+        (None, None, {}),
+    ],
+)
+def test_feed_settings_from_cli(output, fmt, expected):
+    assert feed_settings_from_cli(output, fmt) == expected
+
+
+@pytest.mark.parametrize(
+    ("output", "fmt", "message"),
+    [
+        ("items.txt", None, r"Unrecognized output format 'txt'.*\('csv', 'jl', 'json'"),
+        ("items", None, r"Unrecognized output format ''"),
+        ("items.json", "yaml", r"Unrecognized output format 'yaml'"),
+        ("-", None, r"'-o -' \(standard output\).*'-t'"),
+    ],
+)
+def test_feed_settings_from_cli_errors(output, fmt, message):
+    with pytest.raises(UsageError, match=message):
+        feed_settings_from_cli(output, fmt)
+
+
+def test_feed_settings_from_cli_uses_settings_exporters():
+    settings = Settings({"FEED_EXPORTERS": {"upper": "tests.core.test_feeds.UpperExporter"}})
+    assert feed_settings_from_cli("x.upper", None, settings)["FEED_FORMAT"] == "upper"
+
+
+# components loaded by path from the settings above
+
+
+class UpperExporter:
+    def __init__(self, file, fields_to_export=None, encoding=None):
+        self.file = file
+
+    def start_exporting(self):
+        pass
+
+    def export_item(self, item):
+        self.file.write(item["a"].upper().encode() + b"\n")
+
+    def finish_exporting(self):
+        pass
+
+
+class PathStorage:
+    """A scheme that writes to the URI's path on the local disk."""
+
+    def __init__(self, uri):
+        self.path = uri.split("://", 1)[1]
+
+    def open(self, spider):
+        return open(self.path, "wb")
+
+    def store(self, file):
+        file.close()
+
+
+class OffStorage:
+    def __init__(self, uri):
+        raise NotConfigured("no backend")
+
+
+class BrokenUploadStorage(BlockingFeedStorage):
+    """Stages the feed in a temporary file like FTP/S3, but the upload always fails."""
+
+    def __init__(self, uri):
+        pass
+
+    def _store_in_thread(self, file):
+        assert file.read() == b'{"a": 1}\n'
+        raise ConnectionRefusedError("upload refused")
