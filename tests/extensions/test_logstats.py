@@ -1,0 +1,65 @@
+import logging
+import threading
+
+import pytest
+
+from crawlfw import signals
+from crawlfw.exceptions import NotConfigured
+from crawlfw.extensions.logstats import LogStats
+from tests.extensions._crawler import get_crawler
+
+
+@pytest.mark.parametrize("interval", [0, "0", 0.0])
+def test_disabled_with_zero_interval(interval):
+    with pytest.raises(NotConfigured):
+        LogStats.from_crawler(get_crawler({"LOGSTATS_INTERVAL": interval}))
+
+
+def test_log_line_and_rates(caplog):
+    crawler = get_crawler()
+    ext = LogStats(crawler.stats, interval=30.0)  # rates are per minute: x2
+    spider = crawler._create_spider(name="ls")
+    crawler.stats.set_value("response_received_count", 10)
+    crawler.stats.set_value("item_scraped_count", 4)
+    with caplog.at_level(logging.INFO, logger="crawlfw.extensions.logstats"):
+        ext.log(spider)
+        crawler.stats.inc_value("response_received_count", 5)
+        ext.log(spider)
+    assert [r.getMessage() for r in caplog.records] == [
+        "Crawled 10 pages (at 20 pages/min), scraped 4 items (at 8 items/min)",
+        "Crawled 15 pages (at 10 pages/min), scraped 4 items (at 0 items/min)",
+    ]
+    assert caplog.records[0].spider is spider
+
+
+def test_logs_on_open_repeats_and_stops_on_close(caplog):
+    crawler = get_crawler({"LOGSTATS_INTERVAL": 0.01})
+    calls = []
+    third_call = threading.Event()
+
+    class CountingLogStats(LogStats):
+        def log(self, spider):
+            calls.append(threading.current_thread().name)
+            super().log(spider)
+            if len(calls) >= 3:
+                third_call.set()
+
+    ext = CountingLogStats.from_crawler(crawler)
+    spider = crawler._create_spider(name="ls")
+    with caplog.at_level(logging.INFO, logger="crawlfw.extensions.logstats"):
+        crawler.signals.send_catch_log(signals.spider_opened, spider=spider)
+        # the first line is logged at once, on the thread opening the spider
+        assert calls[0] == threading.current_thread().name
+        assert third_call.wait(10), "the periodic log did not repeat"
+        crawler.signals.send_catch_log(signals.spider_closed, spider=spider, reason="finished")
+    assert calls[1] == "crawlfw-logstats"
+    assert not ext.task.running
+    assert not ext.task._thread.is_alive()
+    assert caplog.records[0].getMessage().startswith("Crawled 0 pages (at 0 pages/min)")
+
+
+def test_close_before_open_is_harmless():
+    crawler = get_crawler()
+    ext = LogStats.from_crawler(crawler)  # noqa: F841 - receivers are held weakly
+    spider = crawler._create_spider(name="ls")
+    crawler.signals.send_catch_log(signals.spider_closed, spider=spider, reason="x")
