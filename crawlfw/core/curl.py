@@ -420,6 +420,9 @@ class MultiDriver:
         setopt(pycurl.BUFFERSIZE, self._buffer_size)
         if self._user_agent:
             setopt(pycurl.USERAGENT, self._user_agent)
+        else:
+            # pycurl sets "PycURL/x libcurl/y" by default; curl sends no header for ""
+            setopt(pycurl.USERAGENT, "")
 
     def _set_request_options(
         self, c, xfer: _Transfer, timeout_s, maxsize, warnsize, proxy, bindaddress
@@ -608,7 +611,8 @@ class MultiDriver:
 
     def _error_for(self, c: pycurl.Curl, xfer: _Transfer, code: int, message: str):
         if code == 63 and xfer.maxsize:  # CURLE_FILESIZE_EXCEEDED
-            expected = c.getinfo(pycurl.CONTENT_LENGTH_DOWNLOAD_T)
+            # curl fails on the Content-Length header before recording it in getinfo
+            expected = _content_length(xfer.header_lines)
             if expected > xfer.maxsize:
                 return _maxsize_error(xfer, expected, expected=True)
             return _maxsize_error(xfer, None, expected=False)

@@ -1,0 +1,740 @@
+"""MultiDriver: real transfers against real servers on 127.0.0.1 (HTTP, HTTPS, FTP, file)."""
+
+from __future__ import annotations
+
+import gzip
+import http.server
+import json
+import logging
+import os
+import shutil
+import socket
+import ssl
+import subprocess
+import threading
+import time
+
+import pytest
+
+from crawlfw.core.curl import SUPPORTED_SCHEMES, MultiDriver, Result
+from crawlfw.exceptions import (
+    ConnectError,
+    ConnectionLostError,
+    ConnectionRefusedError,
+    DNSLookupError,
+    DownloadCancelled,
+    DownloadError,
+    DownloadTimeoutError,
+    NotSupported,
+    ResponseFailed,
+    TLSError,
+)
+from crawlfw.http import HtmlResponse, Request, Response, TextResponse
+
+# -- a misbehaving-on-demand HTTP/1.1 server ----------------------------------------------
+
+
+def pattern(n: int) -> bytes:
+    """``n`` deterministic binary bytes (every byte value, NULs included)."""
+    block = bytes(range(256))
+    return (block * (n // 256 + 1))[:n]
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format, *args):  # noqa: A002
+        pass
+
+    def _body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _send(self, status, body=b"", headers=(), content_type="text/plain"):
+        self.send_response(status)
+        if content_type:
+            self.send_header("Content-Type", content_type)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _dispatch(self):
+        self.server.requests_seen += 1
+        body = self._body()
+        path = self.path
+        if path.startswith("http://"):  # absolute-form: we are being used as a proxy
+            path = "/echo"
+        parts = path.split("?")[0].split("/")
+        route = parts[1]
+        arg = parts[2] if len(parts) > 2 else ""
+        if route == "echo":
+            payload = {
+                "method": self.command,
+                "request_line": self.requestline,
+                "headers": list(self.headers.items()),
+                "body": body.hex(),
+            }
+            self._send(200, json.dumps(payload).encode(), content_type="application/json")
+        elif route == "status":
+            self._send(int(arg), f"status {arg}".encode())
+        elif route == "html":
+            self._send(200, b"<html><body><p>hi</p></body></html>", content_type="text/html")
+        elif route == "bytes":
+            self._send(200, pattern(int(arg)), content_type="application/octet-stream")
+        elif route == "empty":
+            self._send(200, b"")
+        elif route == "cookies":
+            self._send(200, b"ok", headers=[("Set-Cookie", "a=1"), ("set-cookie", "b=2")])
+        elif route == "redirect":
+            self._send(302, b"moved", headers=[("Location", "/html")])
+        elif route == "gzip":
+            self._send(
+                200,
+                gzip.compress(b"<html>zipped</html>"),
+                headers=[("Content-Encoding", "gzip")],
+                content_type="text/html",
+            )
+        elif route == "head-only":  # announces a body it never sends
+            self.send_response(200)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+        elif route == "continue":  # an interim 100 block before the real response
+            self.send_response_only(100)
+            self.send_header("X-Interim", "yes")
+            self.end_headers()
+            self._send(201, b"created", headers=[("X-Final", "yes")])
+        elif route == "stall":
+            self.server.release.wait(30)
+            self._send(200, b"late")
+        elif route == "truncated":  # promises 100 bytes, sends 10, hangs up
+            self.send_response(200)
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            self.wfile.write(b"x" * 10)
+            self.wfile.flush()
+            self.close_connection = True
+        elif route == "chunked":
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            data = pattern(int(arg))
+            for i in range(0, len(data), 4096):
+                chunk = data[i : i + 4096]
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self.wfile.write(b"0\r\n\r\n")
+        elif route == "nothing":  # closes without a byte of response
+            self.close_connection = True
+        else:
+            self._send(404, b"no route")
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = _dispatch
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, ssl_context=None):
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.connections = 0
+        self.requests_seen = 0
+        self.release = threading.Event()
+        self.ssl_context = ssl_context
+
+    def get_request(self):
+        sock, addr = super().get_request()
+        self.connections += 1
+        if self.ssl_context is not None:
+            sock = self.ssl_context.wrap_socket(sock, server_side=True)
+        return sock, addr
+
+    def handle_error(self, request, client_address):
+        pass  # clients hanging up on purpose are expected here
+
+
+def _start(server):
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    return server
+
+
+def _stop(server):
+    server.release.set()
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def server():
+    srv = _start(_Server())
+    srv.url = f"http://127.0.0.1:{srv.server_address[1]}"
+    yield srv
+    _stop(srv)
+
+
+@pytest.fixture
+def driver():
+    d = MultiDriver()
+    yield d
+    d.close()
+
+
+def fetch(driver, *requests, timeout_s=10.0, **kw) -> list[Result]:
+    """Run ``requests`` to completion; results in request order."""
+    for request in requests:
+        driver.add(request, timeout_s=timeout_s, **kw)
+    results = []
+    while driver.active:
+        results.extend(driver.perform(5.0))
+    by_id = {id(r.request): r for r in results}
+    assert len(by_id) == len(results) == len(requests)
+    return [by_id[id(r)] for r in requests]
+
+
+def fetch_one(driver, request, **kw) -> Result:
+    return fetch(driver, request, **kw)[0]
+
+
+def echo(result: Result) -> dict:
+    assert result.error is None, result.error
+    return json.loads(result.response.body)
+
+
+# -- statuses, headers, bodies ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("status", [200, 201, 404, 500, 503])
+def test_status_is_returned_as_a_response(driver, server, status):
+    result = fetch_one(driver, Request(f"{server.url}/status/{status}"))
+    assert result.error is None and result.ok
+    assert result.response.status == status
+    assert result.response.body == f"status {status}".encode()
+    assert result.response.url == f"{server.url}/status/{status}"
+
+
+def test_response_fields_class_and_timing(driver, server):
+    request = Request(f"{server.url}/html")
+    result = fetch_one(driver, request)
+    response = result.response
+    assert isinstance(response, HtmlResponse)
+    assert response.body == b"<html><body><p>hi</p></body></html>"
+    assert response.request is request
+    assert response.headers[b"content-type"] == b"text/html"
+    assert result.bytes_received == len(response.body)
+    assert result.remote_ip == "127.0.0.1"
+    assert 0 <= result.download_latency_s <= result.total_time_s
+    assert request.meta["download_latency"] == result.download_latency_s
+
+
+def test_multi_valued_and_case_insensitive_headers(driver, server):
+    response = fetch_one(driver, Request(f"{server.url}/cookies")).response
+    assert response.headers.getlist("Set-Cookie") == [b"a=1", b"b=2"]
+    assert response.headers.getlist("SET-COOKIE") == [b"a=1", b"b=2"]
+    assert response.headers.get("content-length") == b"2"
+
+
+@pytest.mark.parametrize("size", [0, 256, 16 * 1024 + 1, 5 * 1024 * 1024])
+def test_binary_bodies_of_any_size(driver, server, size):
+    result = fetch_one(driver, Request(f"{server.url}/bytes/{size}"))
+    if size:  # (an empty octet-stream body sniffs as text, as in Scrapy)
+        assert type(result.response) is Response
+    assert result.response.body == pattern(size)
+    assert result.bytes_received == size
+
+
+def test_chunked_body_is_reassembled(driver, server):
+    result = fetch_one(driver, Request(f"{server.url}/chunked/100000"))
+    assert result.response.body == pattern(100000)
+    assert b"Transfer-Encoding" in result.response.headers
+
+
+def test_empty_body(driver, server):
+    result = fetch_one(driver, Request(f"{server.url}/empty"))
+    assert result.response.status == 200
+    assert result.response.body == b""
+    assert isinstance(result.response, TextResponse)
+
+
+def test_interim_100_block_is_ignored(driver, server):
+    response = fetch_one(driver, Request(f"{server.url}/continue")).response
+    assert response.status == 201
+    assert response.headers.get("X-Final") == b"yes"
+    assert "X-Interim" not in response.headers
+    assert response.body == b"created"
+
+
+def test_redirect_is_not_followed(driver, server):
+    response = fetch_one(driver, Request(f"{server.url}/redirect")).response
+    assert response.status == 302
+    assert response.headers["Location"] == b"/html"
+    assert response.body == b"moved"
+    assert server.url + "/redirect" == response.url
+
+
+def test_content_encoding_is_not_decoded(driver, server):
+    response = fetch_one(driver, Request(f"{server.url}/gzip")).response
+    assert response.headers["Content-Encoding"] == b"gzip"
+    assert gzip.decompress(response.body) == b"<html>zipped</html>"
+
+
+# -- what is sent -------------------------------------------------------------------------
+
+
+def test_only_the_request_headers_are_sent(driver, server):
+    got = echo(fetch_one(driver, Request(f"{server.url}/echo")))
+    assert [name for name, _ in got["headers"]] == ["Host"]
+    assert got["request_line"] == "GET /echo HTTP/1.1"
+
+
+def test_request_headers_are_sent_verbatim(driver, server):
+    headers = [
+        ("X-Custom", ["one", "two"]),
+        ("Cookie", "a=b; c=d"),
+        ("User-Agent", "crawlfw-test/1"),
+        ("Accept", "text/html"),
+        ("X-Empty", ""),
+    ]
+    got = echo(fetch_one(driver, Request(f"{server.url}/echo", headers=headers)))
+    received = [(name.lower(), value) for name, value in got["headers"]]
+    assert ("x-custom", "one") in received and ("x-custom", "two") in received
+    assert ("cookie", "a=b; c=d") in received
+    assert ("user-agent", "crawlfw-test/1") in received
+    assert ("accept", "text/html") in received
+    assert ("x-empty", "") in received
+    assert sorted({n for n, _ in received}) == sorted(
+        {"host", "x-custom", "cookie", "user-agent", "accept", "x-empty"}
+    )
+
+
+def test_host_header_override(driver, server):
+    got = echo(fetch_one(driver, Request(f"{server.url}/echo", headers={"Host": "example.com"})))
+    assert ["Host", "example.com"] in got["headers"]
+
+
+def test_default_user_agent_applies_only_without_one(server):
+    with MultiDriver(user_agent="crawlfw-default") as d:
+        plain, custom = fetch(
+            d,
+            Request(f"{server.url}/echo"),
+            Request(f"{server.url}/echo", headers={"User-Agent": "mine"}),
+        )
+    assert ["User-Agent", "crawlfw-default"] in echo(plain)["headers"]
+    assert ["User-Agent", "mine"] in echo(custom)["headers"]
+    assert ["User-Agent", "crawlfw-default"] not in echo(custom)["headers"]
+
+
+def test_head_does_not_wait_for_the_announced_body(driver, server):
+    result = fetch_one(driver, Request(f"{server.url}/head-only", method="HEAD"), timeout_s=10)
+    assert result.error is None
+    assert result.response.status == 200
+    assert result.response.body == b""
+    assert result.response.headers["Content-Length"] == b"1000"
+
+
+def test_post_with_binary_body(driver, server):
+    body = pattern(3000)
+    got = echo(fetch_one(driver, Request(f"{server.url}/echo", method="POST", body=body)))
+    assert got["method"] == "POST"
+    assert bytes.fromhex(got["body"]) == body
+    names = {name.lower() for name, _ in got["headers"]}
+    assert names == {"host", "content-length"}  # no Content-Type, Accept, Expect
+
+
+def test_post_with_empty_body_sends_content_length_zero(driver, server):
+    got = echo(fetch_one(driver, Request(f"{server.url}/echo", method="POST")))
+    assert got["method"] == "POST"
+    assert ["Content-Length", "0"] in got["headers"]
+    assert got["body"] == ""
+
+
+def test_large_post_gets_no_expect_header(driver, server):
+    body = pattern(2 * 1024 * 1024)  # curl adds Expect: 100-continue above 1 MiB
+    got = echo(
+        fetch_one(
+            driver,
+            Request(
+                f"{server.url}/echo",
+                method="POST",
+                body=body,
+                headers={"Content-Type": "application/octet-stream"},
+            ),
+        )
+    )
+    assert bytes.fromhex(got["body"]) == body
+    names = {name.lower() for name, _ in got["headers"]}
+    assert "expect" not in names
+    assert ["Content-Type", "application/octet-stream"] in got["headers"]
+
+
+@pytest.mark.parametrize(
+    "method, body",
+    [
+        ("PUT", b"put-body"),
+        ("PATCH", b"patch-body"),
+        ("DELETE", b""),
+        ("OPTIONS", b""),
+        ("GET", b"get-with-body"),
+    ],
+)
+def test_other_methods(driver, server, method, body):
+    got = echo(fetch_one(driver, Request(f"{server.url}/echo", method=method, body=body)))
+    assert got["method"] == method
+    assert bytes.fromhex(got["body"]) == body
+    lengths = [value for name, value in got["headers"] if name.lower() == "content-length"]
+    assert lengths == ([str(len(body))] if body else [])
+
+
+def test_reused_handles_forget_the_previous_method(driver, server):
+    sequence = ["HEAD", "GET", "POST", "GET", "PUT", "GET", "HEAD", "GET"]
+    for method in sequence:  # one at a time, so each transfer reuses the same handle
+        result = fetch_one(driver, Request(f"{server.url}/echo", method=method, body=b""))
+        if method == "HEAD":
+            assert result.response.body == b""
+        else:
+            got = echo(result)
+            assert got["method"] == method
+            expect_cl = ["0"] if method == "POST" else []
+            assert [v for n, v in got["headers"] if n.lower() == "content-length"] == expect_cl
+
+
+def test_proxy_environment_variables_are_ignored(driver, server, monkeypatch):
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:1")
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:1")
+    assert fetch_one(driver, Request(f"{server.url}/html")).response.status == 200
+
+
+def test_http_proxy_gets_absolute_form_and_proxy_authorization(driver, server):
+    request = Request(
+        "http://origin.invalid/some/path?q=1",
+        headers={"Proxy-Authorization": "Basic dXNlcjpwYXNz"},
+    )
+    result = fetch_one(driver, request, proxy=server.url)
+    got = echo(result)
+    assert got["request_line"] == "GET http://origin.invalid/some/path?q=1 HTTP/1.1"
+    assert ["Proxy-Authorization", "Basic dXNlcjpwYXNz"] in got["headers"]
+    assert result.response.url == "http://origin.invalid/some/path?q=1"
+    # the next transfer on the same (reset) handle goes direct again
+    assert echo(fetch_one(driver, Request(f"{server.url}/echo")))["request_line"].startswith(
+        "GET /echo"
+    )
+
+
+def test_bindaddress(driver, server):
+    got = echo(fetch_one(driver, Request(f"{server.url}/echo"), bindaddress=("127.0.0.1", 0)))
+    assert got["method"] == "GET"
+
+
+# -- failures -------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # nobody listens once closed
+
+
+def test_connection_refused_while_another_transfer_succeeds(driver, server):
+    refused_url = f"http://127.0.0.1:{_free_port()}/"
+    bad, good = fetch(driver, Request(refused_url), Request(f"{server.url}/html"))
+    assert isinstance(bad.error, ConnectionRefusedError)
+    assert isinstance(bad.error, ConnectError) and isinstance(bad.error, DownloadError)
+    assert bad.response is None and not bad.ok
+    assert bad.error.url == refused_url and bad.error.curl_code == 7
+    assert str(bad.error).startswith(f"Connection refused: {refused_url} (curl 7: ")
+    assert "download_latency" not in bad.request.meta
+    assert good.response.status == 200
+
+
+def test_timeout(driver, server):
+    result = fetch_one(driver, Request(f"{server.url}/stall"), timeout_s=0.3)
+    assert isinstance(result.error, DownloadTimeoutError)
+    assert isinstance(result.error, TimeoutError)
+    assert result.error.curl_code == 28
+
+
+def test_dns_failure_without_network():
+    # A 64-octet label is not a valid DNS name (RFC 1035 section 2.3.4): glibc's
+    # resolver rejects it without sending a query (checked with strace), so curl
+    # reports CURLE_COULDNT_RESOLVE_HOST and nothing leaves the machine.
+    host = "a" * 64 + ".invalid"
+    try:
+        socket.getaddrinfo(host.encode(), 80)
+    except socket.gaierror:
+        pass
+    else:  # pragma: no cover - a resolver that answers for it
+        pytest.skip(f"the system resolver resolves {host}")
+    with MultiDriver() as d:
+        result = fetch_one(d, Request(f"http://{host}/"))
+    assert isinstance(result.error, DNSLookupError)
+    assert result.error.curl_code == 6
+    assert host in str(result.error)
+
+
+def test_truncated_body(driver, server):
+    result = fetch_one(driver, Request(f"{server.url}/truncated"))
+    assert isinstance(result.error, (ResponseFailed, ConnectionLostError))
+    assert result.error.curl_code == 18
+    assert result.bytes_received == 10
+
+
+def test_connection_closed_without_response(driver, server):
+    result = fetch_one(driver, Request(f"{server.url}/nothing"))
+    assert isinstance(result.error, ConnectionLostError)
+    assert result.error.curl_code == 52
+
+
+def test_maxsize_with_content_length_cancels(driver, server, caplog):
+    with caplog.at_level(logging.ERROR, logger="crawlfw.core.curl"):
+        result = fetch_one(driver, Request(f"{server.url}/bytes/100000"), maxsize_bytes=1000)
+    assert isinstance(result.error, DownloadCancelled)
+    assert "expected response size (100000)" in str(result.error)
+    assert "max size (1000)" in str(result.error)
+    assert any("max size (1000)" in r.getMessage() for r in caplog.records)
+
+
+def test_maxsize_without_content_length_cancels(driver, server):
+    result = fetch_one(driver, Request(f"{server.url}/chunked/200000"), maxsize_bytes=50000)
+    assert isinstance(result.error, DownloadCancelled)
+    assert "max size (50000)" in str(result.error)
+    assert result.bytes_received <= 50000 + 64 * 1024
+
+
+def test_body_within_maxsize_is_kept(driver, server):
+    result = fetch_one(driver, Request(f"{server.url}/bytes/1000"), maxsize_bytes=1000)
+    assert result.response.body == pattern(1000)
+
+
+@pytest.mark.parametrize("route", ["bytes", "chunked"])
+def test_warnsize_logs_one_warning(driver, server, caplog, route):
+    request = Request(f"{server.url}/{route}/300000")
+    with caplog.at_level(logging.WARNING, logger="crawlfw.core.curl"):
+        result = fetch_one(driver, request, warnsize_bytes=1000)
+    assert result.response.body == pattern(300000)
+    warnings = [r.getMessage() for r in caplog.records if "warn size (1000)" in r.getMessage()]
+    assert len(warnings) == 1
+    if route == "chunked":
+        assert warnings[0].startswith("Received (")
+    else:
+        assert warnings[0].startswith("Expected response size (300000)")
+
+
+def test_tls_error_when_verifying_self_signed(tls_server):
+    with MultiDriver(verify_tls=True) as d:
+        result = fetch_one(d, Request(f"{tls_server.url}/html"))
+    assert isinstance(result.error, TLSError)
+    assert result.error.curl_code == 60
+
+
+def test_https_without_verification(tls_server):
+    with MultiDriver() as d:
+        result = fetch_one(d, Request(f"{tls_server.url}/html"))
+    assert result.response.status == 200
+    assert result.response.body == b"<html><body><p>hi</p></body></html>"
+
+
+# -- driving ---------------------------------------------------------------------------------
+
+
+def test_many_concurrent_transfers_each_returned_once(driver, server):
+    requests = [Request(f"{server.url}/bytes/{1000 + i}") for i in range(50)]
+    for request in requests:
+        driver.add(request, timeout_s=30)
+    assert driver.active == 50
+    seen = []
+    while driver.active:
+        seen.extend(driver.perform(5.0))
+    assert sorted(id(r.request) for r in seen) == sorted(id(r) for r in requests)
+    for result in seen:
+        size = int(result.request.url.rsplit("/", 1)[1])
+        assert result.response.body == pattern(size)
+    assert driver.perform(0) == []
+
+
+def test_connections_are_reused(driver):
+    srv = _start(_Server())
+    try:
+        url = f"http://127.0.0.1:{srv.server_address[1]}/html"
+        for _ in range(20):
+            assert fetch_one(driver, Request(url)).response.status == 200
+        assert srv.requests_seen == 20
+        assert srv.connections == 1
+    finally:
+        _stop(srv)
+
+
+def test_wake_fd_ends_perform_without_results(driver, server):
+    request = Request(f"{server.url}/stall")
+    driver.add(request, timeout_s=60)
+    r, w = os.pipe()
+    try:
+        os.write(w, b"x")
+        assert driver.perform(30, wake_fd=r) == []  # would block 30 s without the wake
+        assert driver.active == 1
+        assert os.read(r, 10) == b"x"  # not drained by the driver
+        assert driver.abort_all() == [request]
+        assert driver.active == 0
+        os.write(w, b"y")
+        assert driver.perform(30, wake_fd=r) == []  # no transfers: waits on the fd only
+    finally:
+        driver.perform(0)  # unregister before closing the pipe
+        os.close(r)
+        os.close(w)
+
+
+def test_idle_perform_waits_wait_s():
+    with MultiDriver() as d:
+        start = time.monotonic()
+        assert d.perform(0.05) == []
+        assert time.monotonic() - start >= 0.045
+        assert d.perform(0) == []
+
+
+def test_a_previous_wake_fd_is_unregistered(driver):
+    r, w = os.pipe()
+    try:
+        os.write(w, b"x")
+        assert driver.perform(30, wake_fd=r) == []
+        start = time.monotonic()
+        assert driver.perform(0.05) == []  # the still-readable old fd must not wake it
+        assert time.monotonic() - start >= 0.045
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def test_abort_all_returns_requests_in_order_and_driver_stays_usable(driver, server):
+    requests = [Request(f"{server.url}/stall?{i}") for i in range(3)]
+    for request in requests:
+        driver.add(request, timeout_s=60)
+    driver.perform(0)
+    assert driver.abort_all() == requests
+    assert driver.active == 0
+    assert driver.perform(0) == []
+    assert fetch_one(driver, Request(f"{server.url}/html")).response.status == 200
+
+
+def test_close_is_idempotent_and_final(server):
+    d = MultiDriver()
+    d.add(Request(f"{server.url}/stall"), timeout_s=60)
+    d.close()
+    d.close()
+    with pytest.raises(RuntimeError, match="close"):
+        d.add(Request(f"{server.url}/html"), timeout_s=1)
+    with pytest.raises(RuntimeError, match="close"):
+        d.perform(0)
+
+
+# -- other schemes -------------------------------------------------------------------------
+
+
+def test_file_url(driver, tmp_path):
+    page = tmp_path / "page.html"
+    page.write_bytes(b"<html>local</html>")
+    result = fetch_one(driver, Request(page.as_uri()))
+    assert isinstance(result.response, HtmlResponse)
+    assert result.response.status == 200
+    assert result.response.body == b"<html>local</html>"
+    assert not result.response.headers
+
+
+def test_missing_file(driver, tmp_path):
+    result = fetch_one(driver, Request((tmp_path / "missing.txt").as_uri()))
+    assert isinstance(result.error, DownloadError)
+    assert result.error.curl_code == 37
+
+
+def test_ftp(driver, ftp_server):
+    ok, missing = fetch(
+        driver,
+        Request(f"{ftp_server}/data.bin", meta={"ftp_user": "user", "ftp_password": "pw"}),
+        Request(f"{ftp_server}/nope.txt", meta={"ftp_user": "user", "ftp_password": "pw"}),
+    )
+    assert ok.response.status == 200
+    assert ok.response.body == pattern(5000)
+    assert ok.response.headers["Size"] == b"5000"
+    assert missing.response.status == 404
+
+
+# -- caller mistakes -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("url", ["gopher://example.com/", "s3://bucket/key", "data:,hello"])
+def test_unsupported_scheme(driver, url):
+    with pytest.raises(NotSupported, match="Unsupported URL scheme"):
+        driver.add(Request(url), timeout_s=1)
+    assert driver.active == 0
+
+
+def test_supported_schemes():
+    assert SUPPORTED_SCHEMES == {"http", "https", "ftp", "file"}
+
+
+def test_header_injection_is_refused(driver, server):
+    request = Request(f"{server.url}/echo", headers={"X-Bad": "a\r\nX-Injected: 1"})
+    with pytest.raises(ValueError, match="CR or LF"):
+        driver.add(request, timeout_s=1)
+    assert driver.active == 0
+    assert echo(fetch_one(driver, Request(f"{server.url}/echo")))["method"] == "GET"
+
+
+@pytest.mark.parametrize(
+    "kw", [{"timeout_s": -1}, {"timeout_s": 1, "maxsize_bytes": -1}, {"timeout_s": float("nan")}]
+)
+def test_bad_arguments(driver, server, kw):
+    with pytest.raises(ValueError):
+        driver.add(Request(f"{server.url}/html"), **kw)
+
+
+@pytest.mark.parametrize("wait_s", [-1, float("nan")])
+def test_bad_wait(driver, wait_s):
+    with pytest.raises(ValueError, match="wait_s"):
+        driver.perform(wait_s)
+
+
+# -- TLS and FTP servers -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tls_server(tmp_path_factory):
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("the openssl command is needed to make a test certificate")
+    tmp = tmp_path_factory.mktemp("tls")
+    cert, key = tmp / "cert.pem", tmp / "key.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2"]
+        + ["-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    srv = _Server(ssl_context=context)
+    _start(srv)
+    srv.url = f"https://127.0.0.1:{srv.server_address[1]}"
+    yield srv
+    _stop(srv)
+
+
+@pytest.fixture(scope="module")
+def ftp_server(tmp_path_factory):
+    pyftpdlib = pytest.importorskip("pyftpdlib")
+    del pyftpdlib
+    from pyftpdlib.authorizers import DummyAuthorizer
+    from pyftpdlib.handlers import FTPHandler
+    from pyftpdlib.servers import ThreadedFTPServer
+
+    root = tmp_path_factory.mktemp("ftp")
+    (root / "data.bin").write_bytes(pattern(5000))
+    authorizer = DummyAuthorizer()
+    authorizer.add_user("user", "pw", str(root), perm="elr")
+    handler = type("Handler", (FTPHandler,), {"authorizer": authorizer})
+    logging.getLogger("pyftpdlib").setLevel(logging.WARNING)
+    srv = ThreadedFTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"timeout": 0.5}, daemon=True)
+    thread.start()
+    yield f"ftp://127.0.0.1:{srv.address[1]}"
+    srv.close_all()
