@@ -1,0 +1,34 @@
+"""Set ``request.meta['download_timeout']`` from ``DOWNLOAD_TIMEOUT`` or the spider."""
+
+from crawlfw import signals
+
+__all__ = ["DownloadTimeoutMiddleware"]
+
+
+class DownloadTimeoutMiddleware:
+    """Give every request a ``download_timeout`` meta key (seconds) unless it has one.
+
+    The value is the spider's ``download_timeout`` attribute when it has one, else the
+    ``DOWNLOAD_TIMEOUT`` setting (default 180 s). A timeout of 0 leaves the meta unset
+    (no timeout). The downloader reads the meta key.
+
+    Args:
+        timeout: the default timeout in seconds.
+    """
+
+    def __init__(self, timeout: float = 180):
+        self._timeout = timeout
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        o = cls(crawler.settings.getfloat("DOWNLOAD_TIMEOUT"))
+        crawler.signals.connect(o.spider_opened, signal=signals.spider_opened)
+        return o
+
+    def spider_opened(self, spider):
+        """Signal handler: adopt ``spider.download_timeout`` when the spider sets one."""
+        self._timeout = getattr(spider, "download_timeout", self._timeout)
+
+    def process_request(self, request, spider):
+        if self._timeout:
+            request.meta.setdefault("download_timeout", self._timeout)

@@ -1,0 +1,43 @@
+"""HTTP Basic authentication from the spider's ``http_user``/``http_pass`` attributes."""
+
+from w3lib.http import basic_auth_header
+
+from crawlfw import signals
+from crawlfw.utils.httpobj import urlparse_cached
+from crawlfw.utils.url import url_is_from_any_domain
+
+__all__ = ["HttpAuthMiddleware"]
+
+
+class HttpAuthMiddleware:
+    """Add an ``Authorization: Basic ...`` header (RFC 7617) to requests.
+
+    Enabled for a spider that sets ``http_user`` and/or ``http_pass``. As in Scrapy 1.2
+    the header is sent to every domain; set the spider attribute ``http_auth_domain``
+    (a later Scrapy name) to a domain to restrict it to that domain and its
+    subdomains. A request that already has an ``Authorization`` header keeps it.
+    """
+
+    auth = None
+    domain = None
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        o = cls()
+        crawler.signals.connect(o.spider_opened, signal=signals.spider_opened)
+        return o
+
+    def spider_opened(self, spider):
+        """Signal handler: build the header from the spider's credentials."""
+        usr = getattr(spider, "http_user", "")
+        pwd = getattr(spider, "http_pass", "")
+        if usr or pwd:
+            self.auth = basic_auth_header(usr, pwd)
+            self.domain = getattr(spider, "http_auth_domain", None)
+
+    def process_request(self, request, spider):
+        if not self.auth or b"Authorization" in request.headers:
+            return
+        if self.domain and not url_is_from_any_domain(urlparse_cached(request), [self.domain]):
+            return
+        request.headers[b"Authorization"] = self.auth

@@ -1,0 +1,170 @@
+"""Ask for compressed responses and decode their ``Content-Encoding``.
+
+Encodings (RFC 9110 §8.4.1): ``gzip`` and ``x-gzip`` (RFC 1952, decoded tolerantly by
+:func:`crawlfw.utils.gz.gunzip`), ``deflate`` (RFC 1950 zlib, or the raw RFC 1951
+stream some servers send instead), ``br`` (RFC 7932, only when the ``brotli`` or
+``brotlicffi`` module is importable) and ``identity``. A list such as ``gzip, br``
+(codings applied in that order) is decoded right to left; decoding stops at the first
+unknown coding, which is kept in ``Content-Encoding``.
+
+After decoding, the response class is picked again with ``responsetypes`` (a gzip
+body typed ``application/octet-stream`` may decode to HTML) and the decoded codings
+are removed from ``Content-Encoding``. HEAD responses have no body and are left alone.
+
+Decompression-bomb guard (later Scrapy): a decoded body above ``DOWNLOAD_MAXSIZE``
+bytes (``meta['download_maxsize']``; 0 disables) drops the request with
+``IgnoreRequest``; above ``DOWNLOAD_WARNSIZE`` bytes a warning is logged.
+"""
+
+import logging
+import zlib
+
+from crawlfw.exceptions import IgnoreRequest, NotConfigured
+from crawlfw.http import Response, TextResponse
+from crawlfw.responsetypes import responsetypes
+from crawlfw.utils.gz import DecompressionMaxSizeExceeded, gunzip
+
+try:
+    import brotli
+except ImportError:  # pragma: no cover - depends on the environment
+    try:
+        import brotlicffi as brotli
+    except ImportError:
+        brotli = None
+
+__all__ = ["HttpCompressionMiddleware", "ACCEPTED_ENCODINGS"]
+
+logger = logging.getLogger(__name__)
+
+#: Codings offered in ``Accept-Encoding``, in this order.
+ACCEPTED_ENCODINGS = [b"gzip", b"deflate"] + ([b"br"] if brotli is not None else [])
+
+_CHUNK_BYTES = 64 * 1024
+
+
+def _inflate(body: bytes, max_size: int) -> bytes:
+    """Decode ``deflate``: zlib-wrapped (RFC 1950) first, raw deflate (RFC 1951) second."""
+    try:
+        return _zlib_decompress(body, zlib.MAX_WBITS, max_size)
+    except zlib.error:
+        return _zlib_decompress(body, -zlib.MAX_WBITS, max_size)
+
+
+def _zlib_decompress(body: bytes, wbits: int, max_size: int) -> bytes:
+    decompressor = zlib.decompressobj(wbits)
+    output = bytearray()
+    rest = body
+    while rest:
+        output += decompressor.decompress(rest, _CHUNK_BYTES)
+        if max_size and len(output) > max_size:
+            raise DecompressionMaxSizeExceeded(
+                f"deflate data decompresses to more than {max_size} bytes"
+            )
+        rest = decompressor.unconsumed_tail
+        if decompressor.eof:
+            break
+    if not decompressor.eof:
+        output += decompressor.flush()
+    return bytes(output)
+
+
+def _unbrotli(body: bytes, max_size: int) -> bytes:
+    output = brotli.decompress(body)
+    if max_size and len(output) > max_size:
+        raise DecompressionMaxSizeExceeded(
+            f"brotli data decompresses to more than {max_size} bytes"
+        )
+    return output
+
+
+def _split_codings(values: list[bytes]) -> list[bytes]:
+    codings = []
+    for value in values:
+        codings.extend(c.strip().lower() for c in value.split(b",") if c.strip())
+    return codings
+
+
+class HttpCompressionMiddleware:
+    """Send ``Accept-Encoding`` and decode compressed response bodies.
+
+    Disabled (``NotConfigured``) when ``COMPRESSION_ENABLED`` is false.
+
+    Args:
+        max_size: default largest decoded body in bytes (0: no limit).
+        warn_size: default decoded size in bytes above which a warning is logged.
+    """
+
+    def __init__(self, max_size: int = 0, warn_size: int = 0):
+        self._max_size = max_size
+        self._warn_size = warn_size
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        settings = crawler.settings
+        if not settings.getbool("COMPRESSION_ENABLED"):
+            raise NotConfigured
+        return cls(
+            max_size=settings.getint("DOWNLOAD_MAXSIZE"),
+            warn_size=settings.getint("DOWNLOAD_WARNSIZE"),
+        )
+
+    def process_request(self, request, spider):
+        request.headers.setdefault(b"Accept-Encoding", b",".join(ACCEPTED_ENCODINGS))
+
+    def process_response(self, request, response, spider):
+        if request.method == "HEAD" or not isinstance(response, Response):
+            return response
+        codings = _split_codings(response.headers.getlist(b"Content-Encoding"))
+        if not codings:
+            return response
+        max_size = request.meta.get("download_maxsize", self._max_size)
+        warn_size = request.meta.get("download_warnsize", self._warn_size)
+        body = response.body
+        decoded_any = False
+        while codings:
+            coding = codings[-1]
+            try:
+                decoded = self._decode(body, coding, max_size)
+            except DecompressionMaxSizeExceeded:
+                raise IgnoreRequest(
+                    f"Ignored response {response} because its body ({len(response.body)} "
+                    f"bytes compressed) is larger than the download max size ({max_size} "
+                    "bytes) once decompressed"
+                ) from None
+            if decoded is None:
+                break  # unknown coding: keep it and the ones before it
+            body = decoded
+            codings.pop()
+            decoded_any = True
+        if not decoded_any:
+            return response
+        if warn_size and len(body) > warn_size:
+            logger.warning(
+                "%(response)s body size after decompression (%(size)d bytes) is larger "
+                "than the download warning size (%(warnsize)d bytes)",
+                {"response": response, "size": len(body), "warnsize": warn_size},
+                extra={"spider": spider},
+            )
+        headers = response.headers.copy()
+        if codings:
+            headers[b"Content-Encoding"] = b", ".join(codings)
+        else:
+            headers.pop(b"Content-Encoding", None)
+        respcls = responsetypes.from_args(headers=headers, url=response.url, body=body)
+        kwargs = {"cls": respcls, "body": body, "headers": headers}
+        if issubclass(respcls, TextResponse):
+            # let the new response detect its encoding from the decoded body
+            kwargs["encoding"] = None
+        return response.replace(**kwargs)
+
+    def _decode(self, body: bytes, coding: bytes, max_size: int) -> bytes | None:
+        """Decode one coding; None when it is not supported."""
+        if coding in (b"gzip", b"x-gzip"):
+            return gunzip(body, max_size=max_size)
+        if coding == b"deflate":
+            return _inflate(body, max_size)
+        if coding == b"br" and brotli is not None:
+            return _unbrotli(body, max_size)
+        if coding == b"identity":
+            return body
+        return None

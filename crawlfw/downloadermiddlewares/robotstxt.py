@@ -1,0 +1,195 @@
+"""Obey robots.txt (RFC 9309), fetched once per host, parsed with Protego.
+
+Enabled by ``ROBOTSTXT_OBEY``. The user agent matched against the rules is
+``ROBOTSTXT_USER_AGENT`` if set, else the request's ``User-Agent`` header, else the
+spider's ``user_agent`` attribute, else ``USER_AGENT``.
+
+Design (no Deferreds: Scrapy 1.2 made ``process_request`` wait on a Deferred):
+
+1. ``process_request`` of a request whose host (``scheme://netloc`` is fetched, the
+   cache key is the netloc, as in Scrapy) has a known robots.txt checks it at once:
+   allowed -> None (go on); disallowed -> ``IgnoreRequest("Forbidden by robots.txt")``,
+   a DEBUG log "Forbidden by robots.txt: <request>" and the stat ``robotstxt/forbidden``.
+2. For a host whose robots.txt is not known yet, the first such request makes the
+   middleware schedule ``<scheme>://<netloc>/robots.txt`` with
+   ``crawler.engine.crawl(robots_request, spider)``: priority
+   :attr:`RobotsTxtMiddleware.DOWNLOAD_PRIORITY`, ``dont_filter``, meta
+   ``dont_obey_robotstxt``, callback/errback on this middleware (stat
+   ``robotstxt/request_count``). That request and every later one for the same host
+   are **parked**: kept in the middleware, and ``process_request`` raises
+   :class:`crawlfw.core.downloadermw.RequestParked`, which tells the engine to forget
+   them silently (no errback).
+3. When robots.txt arrives (callback; stats ``robotstxt/response_count`` and
+   ``robotstxt/response_status_count/<status>``), a 2xx body is parsed; a 4xx or 5xx
+   answer (after retries; redirects are followed) allows everything. On a download
+   error (errback; logged at ERROR, stat ``robotstxt/exception_count/<type>``)
+   everything is allowed too, as in Scrapy. Either way the parked requests are
+   re-issued with ``crawler.engine.crawl(request.replace(dont_filter=True), spider)``
+   (``dont_filter`` because the duplicate filter has already seen them) and go
+   through step 1.
+
+Threads: ``process_request`` runs on the engine's thread and the robots.txt callback
+on the spider runner's, so the parser cache and the parked lists are guarded by a
+lock; the engine's ``crawl`` is thread-safe.
+"""
+
+import functools
+import logging
+import threading
+
+from protego import Protego
+
+from crawlfw.core.downloadermw import RequestParked
+from crawlfw.exceptions import IgnoreRequest, NotConfigured
+from crawlfw.http import Request
+from crawlfw.utils.httpobj import urlparse_cached
+from crawlfw.utils.python import global_object_name, to_unicode
+
+__all__ = ["RobotsTxtMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+_NETLOC_META = "_robotstxt_netloc"
+
+
+class RobotsTxtMiddleware:
+    """Drop requests that the target host's robots.txt disallows.
+
+    Args:
+        crawler: the Crawler (settings, stats, engine).
+
+    Raises:
+        NotConfigured: ``ROBOTSTXT_OBEY`` is false.
+    """
+
+    #: Scheduling priority of robots.txt requests (ahead of normal requests).
+    DOWNLOAD_PRIORITY = 1000
+
+    def __init__(self, crawler):
+        if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
+            raise NotConfigured
+        self.crawler = crawler
+        self._default_useragent = crawler.settings.get("USER_AGENT") or "crawlfw"
+        self._robotstxt_useragent = crawler.settings.get("ROBOTSTXT_USER_AGENT")
+        self._parsers = {}  # netloc -> Protego, or None meaning "allow all"
+        self._parked = {}  # netloc -> [Request] waiting for that netloc's robots.txt
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler)
+
+    def _inc(self, key, spider):
+        self.crawler.stats.inc_value(key, spider=spider)
+
+    def process_request(self, request, spider):
+        if request.meta.get("dont_obey_robotstxt"):
+            return None
+        parsed = urlparse_cached(request)
+        if parsed.scheme not in ("http", "https"):
+            return None
+        netloc = parsed.netloc
+        with self._lock:
+            known = netloc in self._parsers
+            parser = self._parsers.get(netloc)
+            if not known:
+                first = netloc not in self._parked
+                self._parked.setdefault(netloc, []).append(request)
+        if known:
+            self._check(request, parser, spider)
+            return None
+        if first:
+            self._fetch_robots(parsed, netloc, spider)
+        raise RequestParked(f"waiting for {parsed.scheme}://{netloc}/robots.txt")
+
+    def _useragent(self, request, spider) -> str:
+        ua = (
+            self._robotstxt_useragent
+            or request.headers.get(b"User-Agent")
+            or getattr(spider, "user_agent", None)
+            or self._default_useragent
+        )
+        return to_unicode(ua, errors="replace")
+
+    def _check(self, request, parser, spider):
+        if parser is None or parser.can_fetch(request.url, self._useragent(request, spider)):
+            return
+        logger.debug(
+            "Forbidden by robots.txt: %(request)s",
+            {"request": request},
+            extra={"spider": spider},
+        )
+        self._inc("robotstxt/forbidden", spider)
+        raise IgnoreRequest("Forbidden by robots.txt")
+
+    def _fetch_robots(self, parsed, netloc, spider):
+        robotsurl = f"{parsed.scheme}://{netloc}/robots.txt"
+        robotsreq = Request(
+            robotsurl,
+            priority=self.DOWNLOAD_PRIORITY,
+            meta={
+                "dont_obey_robotstxt": True,
+                _NETLOC_META: netloc,
+                # 4xx/5xx reach the callback; 3xx are still followed
+                "handle_httpstatus_list": list(range(400, 600)),
+            },
+            callback=functools.partial(self._parse_robots, spider=spider),
+            errback=functools.partial(self._robots_error, netloc=netloc, spider=spider),
+            dont_filter=True,
+        )
+        self._inc("robotstxt/request_count", spider)
+        self.crawler.engine.crawl(robotsreq, spider)
+
+    def _parse_robots(self, response, spider=None):
+        """Callback of the robots.txt request: parse it, release the parked requests."""
+        netloc = response.meta[_NETLOC_META]
+        self._inc("robotstxt/response_count", spider)
+        self._inc(f"robotstxt/response_status_count/{response.status}", spider)
+        parser = None
+        if 200 <= response.status < 300:
+            parser = self.parse_robotstxt(response.body, response, spider)
+        self._release(netloc, parser, spider)
+        return []
+
+    def parse_robotstxt(self, body: bytes, response=None, spider=None):
+        """Parse a robots.txt body (bytes, UTF-8 per RFC 9309 §2.3) into a Protego parser.
+
+        Undecodable bytes are dropped and a UTF-8 BOM is ignored. A body Protego cannot
+        parse is logged at WARNING and allows everything.
+
+        Returns:
+            A ``protego.Protego``, or None (allow all).
+        """
+        text = to_unicode(body, encoding="utf-8", errors="ignore").lstrip("\ufeff")
+        try:
+            return Protego.parse(text)
+        except Exception:
+            logger.warning(
+                "Error parsing robots.txt %(response)s, allowing all requests to its host",
+                {"response": response},
+                exc_info=True,
+                extra={"spider": spider},
+            )
+            return None
+
+    def _robots_error(self, failure, netloc, spider):
+        """Errback of the robots.txt request: allow all, release the parked requests."""
+        exc = getattr(failure, "value", failure)
+        if not isinstance(exc, IgnoreRequest):
+            request = getattr(failure, "request", None)
+            logger.error(
+                "Error downloading %(request)s: %(f_exception)s",
+                {"request": request or f"robots.txt of {netloc}", "f_exception": exc},
+                exc_info=(type(exc), exc, exc.__traceback__),
+                extra={"spider": spider},
+            )
+        self._inc(f"robotstxt/exception_count/{global_object_name(type(exc))}", spider)
+        self._release(netloc, None, spider)
+        return []
+
+    def _release(self, netloc, parser, spider):
+        with self._lock:
+            self._parsers[netloc] = parser
+            parked = self._parked.pop(netloc, [])
+        for request in parked:
+            self.crawler.engine.crawl(request.replace(dont_filter=True), spider)

@@ -1,0 +1,33 @@
+"""Set the ``User-Agent`` header from ``USER_AGENT`` or the spider's ``user_agent``."""
+
+from crawlfw import signals
+
+__all__ = ["UserAgentMiddleware"]
+
+
+class UserAgentMiddleware:
+    """Set a default ``User-Agent`` header on requests that have none.
+
+    The value is the spider's ``user_agent`` attribute when it has one, else the
+    ``USER_AGENT`` setting. An empty value sends no header.
+
+    Args:
+        user_agent: the default User-Agent string.
+    """
+
+    def __init__(self, user_agent: str = "crawlfw"):
+        self.user_agent = user_agent
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        o = cls(crawler.settings["USER_AGENT"])
+        crawler.signals.connect(o.spider_opened, signal=signals.spider_opened)
+        return o
+
+    def spider_opened(self, spider):
+        """Signal handler: adopt ``spider.user_agent`` when the spider sets one."""
+        self.user_agent = getattr(spider, "user_agent", self.user_agent)
+
+    def process_request(self, request, spider):
+        if self.user_agent:
+            request.headers.setdefault(b"User-Agent", self.user_agent)

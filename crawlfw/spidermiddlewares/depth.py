@@ -1,0 +1,74 @@
+"""Track how deep each request is in the crawl; limit depth, adjust priority, count.
+
+The depth of a start request's response is 0; a request produced by a callback of a
+response at depth N gets ``meta['depth'] = N + 1``.
+
+Settings: ``DEPTH_LIMIT`` (0: no limit; deeper requests are dropped with a DEBUG log
+"Ignoring link (depth > N): URL"), ``DEPTH_PRIORITY`` (``priority -= depth *
+DEPTH_PRIORITY``: a positive value crawls breadth-first-ish), ``DEPTH_STATS`` (stat
+``request_depth_max``), ``DEPTH_STATS_VERBOSE`` (stats ``request_depth_count/<depth>``).
+"""
+
+import logging
+
+from crawlfw.http import Request
+
+__all__ = ["DepthMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+
+class DepthMiddleware:
+    """Set ``meta['depth']`` on requests; drop those beyond ``DEPTH_LIMIT``.
+
+    Args:
+        maxdepth: the largest depth allowed (0: unlimited).
+        stats: the stats collector, or None for no stats.
+        verbose_stats: also count requests per depth.
+        prio: priority decrease per depth level.
+    """
+
+    def __init__(self, maxdepth: int, stats=None, verbose_stats: bool = False, prio: int = 1):
+        self.maxdepth = maxdepth
+        self.stats = stats
+        self.verbose_stats = verbose_stats
+        self.prio = prio
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        settings = crawler.settings
+        stats = crawler.stats if settings.getbool("DEPTH_STATS", True) else None
+        return cls(
+            settings.getint("DEPTH_LIMIT"),
+            stats,
+            settings.getbool("DEPTH_STATS_VERBOSE"),
+            settings.getint("DEPTH_PRIORITY"),
+        )
+
+    def process_spider_output(self, response, result, spider):
+        # base case: a start request's response is at depth 0
+        if "depth" not in response.meta:
+            response.meta["depth"] = 0
+            if self.stats is not None and self.verbose_stats:
+                self.stats.inc_value("request_depth_count/0", spider=spider)
+        return (r for r in result or () if self._filter(r, response, spider))
+
+    def _filter(self, request, response, spider) -> bool:
+        if not isinstance(request, Request):
+            return True
+        depth = response.meta["depth"] + 1
+        request.meta["depth"] = depth
+        if self.prio:
+            request.priority -= depth * self.prio
+        if self.maxdepth and depth > self.maxdepth:
+            logger.debug(
+                "Ignoring link (depth > %(maxdepth)d): %(requrl)s ",
+                {"maxdepth": self.maxdepth, "requrl": request.url},
+                extra={"spider": spider},
+            )
+            return False
+        if self.stats is not None:
+            if self.verbose_stats:
+                self.stats.inc_value(f"request_depth_count/{depth}", spider=spider)
+            self.stats.max_value("request_depth_max", depth, spider=spider)
+        return True
