@@ -1,0 +1,200 @@
+import logging
+import sys
+import warnings
+
+import pytest
+
+import crawlfw
+from crawlfw.exceptions import CrawlfwDeprecationWarning
+from crawlfw.settings import Settings
+from crawlfw.utils import log as logmod
+from crawlfw.utils.log import (
+    LogCounterHandler,
+    StreamLogger,
+    TopLevelFormatter,
+    configure_logging,
+    failure_to_exc_info,
+    get_handler,
+    log_crawlfw_info,
+    log_scrapy_info,
+    logformatter_adapter,
+)
+from tests.extensions._crawler import get_crawler
+
+
+@pytest.fixture
+def restore_logging():
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    crawlfw_level = logging.getLogger("crawlfw").level
+    stdout = sys.stdout
+    yield
+    sys.stdout = stdout
+    logging.captureWarnings(False)
+    for h in list(root.handlers):
+        if h not in handlers:
+            root.removeHandler(h)
+            h.close()
+    root.setLevel(level)
+    logging.getLogger("crawlfw").setLevel(crawlfw_level)
+    logmod._root_handler = None
+
+
+def _raise_and_catch():
+    try:
+        raise ValueError("boom")
+    except ValueError as e:
+        return e, sys.exc_info()
+
+
+def test_failure_to_exc_info():
+    exc, info = _raise_and_catch()
+    assert failure_to_exc_info(exc) == (ValueError, exc, exc.__traceback__)
+    assert failure_to_exc_info(info) is info
+    assert failure_to_exc_info("nope") is None
+    assert failure_to_exc_info(None) is None
+
+
+def _record(name, msg="m"):
+    return logging.LogRecord(name, logging.INFO, __file__, 1, msg, None, None)
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("crawlfw.core.engine", "crawlfw"),
+    ("crawlfw", "crawlfw"),
+    ("crawlfwother.x", "crawlfwother.x"),
+    ("other.crawlfw.x", "other.crawlfw.x"),
+    ("test", "test"),
+])
+def test_top_level_formatter(name, expected):
+    f = TopLevelFormatter(["crawlfw"])
+    record = _record(name)
+    assert f.filter(record) is True
+    assert record.name == expected
+
+
+def test_get_handler_file(tmp_path):
+    path = tmp_path / "out.log"
+    handler = get_handler(Settings({"LOG_FILE": str(path), "LOG_LEVEL": "INFO",
+                                    "LOG_FORMAT": "%(levelname)s|%(name)s|%(message)s",
+                                    "LOG_ENCODING": "latin-1"}))
+    try:
+        assert isinstance(handler, logging.FileHandler)
+        assert handler.level == logging.INFO
+        for level, msg in ((logging.DEBUG, "hidden"), (logging.INFO, "caf\xe9")):
+            record = _record("crawlfw.core.engine", msg)
+            record.levelno, record.levelname = level, logging.getLevelName(level)
+            if record.levelno >= handler.level:
+                handler.handle(record)
+    finally:
+        handler.close()
+    assert path.read_bytes() == "INFO|crawlfw.core.engine|caf\xe9\n".encode("latin-1")
+
+
+def test_get_handler_stream_and_null():
+    assert type(get_handler(Settings())) is logging.StreamHandler
+    assert type(get_handler(Settings({"LOG_ENABLED": False}))) is logging.NullHandler
+
+
+def test_get_handler_short_names():
+    plain = get_handler(Settings())
+    assert not any(isinstance(f, TopLevelFormatter) for f in plain.filters)
+    short = get_handler(Settings({"LOG_SHORT_NAMES": True}))
+    assert any(isinstance(f, TopLevelFormatter) for f in short.filters)
+
+
+def test_get_handler_formatter_and_date():
+    handler = get_handler(Settings({"LOG_FORMAT": "%(asctime)s %(message)s",
+                                    "LOG_DATEFORMAT": "%Y"}))
+    record = _record("x", "hello")
+    assert handler.format(record).split(" ")[0].isdigit()
+    assert handler.format(record).endswith(" hello")
+
+
+def test_get_handler_bad_level():
+    with pytest.raises(ValueError, match="LOG_LEVEL"):
+        get_handler(Settings({"LOG_LEVEL": "LOUD"}))
+
+
+def test_configure_logging_installs_one_root_handler(restore_logging):
+    root = logging.getLogger()
+    before = list(root.handlers)
+    configure_logging({"LOG_LEVEL": "WARNING"})
+    added = [h for h in root.handlers if h not in before]
+    assert len(added) == 1 and added[0].level == logging.WARNING
+    assert root.level == logging.NOTSET
+    assert logging.getLogger("crawlfw").level == logging.DEBUG
+    configure_logging(Settings({"LOG_LEVEL": "ERROR"}))
+    added = [h for h in root.handlers if h not in before]
+    assert len(added) == 1 and added[0].level == logging.ERROR
+
+
+def test_configure_logging_without_root_handler(restore_logging):
+    root = logging.getLogger()
+    before = list(root.handlers)
+    configure_logging(install_root_handler=False)
+    assert root.handlers == before
+
+
+def test_configure_logging_log_stdout(restore_logging, caplog):
+    configure_logging({"LOG_STDOUT": True}, install_root_handler=False)
+    assert isinstance(sys.stdout, StreamLogger)
+    with caplog.at_level(logging.INFO, logger="stdout"):
+        print("printed line")
+    assert ("stdout", logging.INFO, "printed line") in caplog.record_tuples
+
+
+def test_stream_logger_splits_lines(caplog):
+    sl = StreamLogger(logging.getLogger("streamtest"), logging.WARNING)
+    with caplog.at_level(logging.WARNING, logger="streamtest"):
+        sl.write("one\ntwo  \n\n")
+        sl.flush()
+    assert caplog.messages == ["one", "two"]
+
+
+def test_log_counter_handler():
+    crawler = get_crawler()
+    handler = LogCounterHandler(crawler, level=logging.INFO)
+    logger = logging.getLogger("test.logcounter")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        logger.debug("not counted: below handler level")
+        logger.info("i1")
+        logger.info("i2")
+        logger.error("e1")
+    finally:
+        logger.removeHandler(handler)
+    assert crawler.stats.get_value("log_count/DEBUG") is None
+    assert crawler.stats.get_value("log_count/INFO") == 2
+    assert crawler.stats.get_value("log_count/ERROR") == 1
+
+
+def test_log_crawlfw_info(caplog):
+    with caplog.at_level(logging.INFO, logger="crawlfw.utils.log"):
+        log_crawlfw_info(Settings({"BOT_NAME": "mybot", "CONCURRENT_REQUESTS": 4}))
+    assert caplog.messages == [
+        f"crawlfw {crawlfw.__version__} started (bot: mybot)",
+        "Overridden settings: {'BOT_NAME': 'mybot', 'CONCURRENT_REQUESTS': 4}",
+    ]
+    assert log_scrapy_info is log_crawlfw_info
+
+
+@pytest.mark.parametrize("logkws,expected", [
+    ({"level": logging.DEBUG, "msg": "m %(a)s", "args": {"a": 1}},
+     (logging.DEBUG, "m %(a)s", {"a": 1})),
+    ({"level": logging.WARNING, "msg": "plain", "args": {}},
+     (logging.WARNING, "plain", {"level": logging.WARNING, "msg": "plain", "args": {}})),
+    ({"level": logging.INFO, "msg": "t %s", "args": ("x",)}, (logging.INFO, "t %s", ("x",))),
+])
+def test_logformatter_adapter(logkws, expected):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert logformatter_adapter(logkws) == expected
+
+
+def test_logformatter_adapter_deprecated_keys():
+    with pytest.warns(CrawlfwDeprecationWarning) as record:
+        level, msg, args = logformatter_adapter({"format": "old %(x)s", "x": 1})
+    assert level == logging.INFO and msg == "old %(x)s" and args["x"] == 1
+    assert len(record) == 2  # missing keys + `format` deprecated
