@@ -116,22 +116,38 @@ class ItemLoader:
         """A loader whose selector is ``self.selector.xpath(xpath)``, sharing this
         loader's item and collected values.
 
+        The nested loader's context is this loader's context (``response``
+        included) updated with ``context``; Scrapy 1.2 started nested loaders with
+        only ``context``, which lost e.g. a unit passed to the parent.
+
         Args:
             xpath: the XPath expression selecting the nested part.
             **context: extra context for the nested loader.
 
         Returns:
             ItemLoader: a loader of the same class.
+
+        Raises:
+            RuntimeError: this loader has no selector.
+            ValueError: ``xpath`` is invalid.
         """
         self._check_selector_method()
-        context.update(selector=self.selector.xpath(xpath))
-        return self.__class__(item=self.item, parent=self, **context)
+        return self._nested(self.selector.xpath(xpath), context)
 
     def nested_css(self, css, **context):
         """Like :meth:`nested_xpath` with a CSS selector."""
         self._check_selector_method()
-        context.update(selector=self.selector.css(css))
-        return self.__class__(item=self.item, parent=self, **context)
+        return self._nested(self.selector.css(css), context)
+
+    def _nested(self, selector, context):
+        ctx = dict(self.context)
+        ctx.update(context)
+        ctx.pop("item", None)
+        ctx.pop("selector", None)
+        response = ctx.pop("response", None)
+        return self.__class__(
+            item=self.item, selector=selector, response=response, parent=self, **ctx
+        )
 
     # -- values -----------------------------------------------------------------------
 
@@ -187,7 +203,8 @@ class ItemLoader:
 
         Args:
             value: the value(s).
-            *processors: applied in order, each to the previous result.
+            *processors: applied in order, each to the previous result; a None
+                result ends the chain.
             **kw: ``re``: a regex (str or compiled) applied first to every value
                 (see ``crawlfw.utils.misc.extract_regex``).
 
@@ -203,6 +220,8 @@ class ItemLoader:
             value = flatten(extract_regex(regex, x) for x in value)
         context = self.context
         for proc in processors:
+            if value is None:  # nothing left to process (later Scrapy versions agree)
+                break
             try:
                 value = wrap_loader_context(proc, context)(value)
             except Exception as e:
