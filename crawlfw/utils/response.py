@@ -60,7 +60,7 @@ def get_meta_refresh(response) -> tuple[float, str] | tuple[None, None]:
 
     Returns:
         ``(interval_seconds, absolute_url)`` (float, str), or ``(None, None)`` when the
-        page declares no refresh. A refresh without url points at the page itself.
+        page declares no refresh or a refresh without url (nothing to follow).
     """
     try:
         return _metaref_cache[response]

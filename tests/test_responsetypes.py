@@ -1,0 +1,203 @@
+import pytest
+
+from crawlfw.http import Headers, HtmlResponse, Response, TextResponse, XmlResponse
+from crawlfw.responsetypes import ResponseTypes, responsetypes
+
+
+@pytest.mark.parametrize(
+    ("mimetype", "cls"),
+    [
+        ("text/html", HtmlResponse),
+        ("application/atom+xml", XmlResponse),
+        ("application/rdf+xml", XmlResponse),
+        ("application/rss+xml", XmlResponse),
+        ("application/xhtml+xml", HtmlResponse),
+        ("application/vnd.wap.xhtml+xml", HtmlResponse),
+        ("application/xml", XmlResponse),
+        ("text/xml", XmlResponse),
+        ("application/json", TextResponse),
+        ("application/x-json", TextResponse),
+        ("application/javascript", TextResponse),
+        ("application/x-javascript", TextResponse),
+        ("text/plain", TextResponse),
+        ("text/csv", TextResponse),
+        ("text/css", TextResponse),
+        ("text/anything-else", TextResponse),
+        ("application/octet-stream", Response),
+        ("application/pdf", Response),
+        ("image/png", Response),
+        ("application/x-gzip", Response),
+        (None, Response),
+    ],
+)
+def test_from_mimetype(mimetype, cls):
+    assert responsetypes.from_mimetype(mimetype) is cls
+
+
+@pytest.mark.parametrize(
+    ("content_type", "content_encoding", "cls"),
+    [
+        (b"text/html; charset=UTF-8", None, HtmlResponse),
+        ("text/html; charset=UTF-8", None, HtmlResponse),
+        (b"TEXT/HTML", None, HtmlResponse),
+        (b"  text/xml ; charset=utf-8", None, XmlResponse),
+        (b"application/json", None, TextResponse),
+        (b"application/octet-stream", None, Response),
+        (b"text/html", b"gzip", Response),
+        (b"", None, Response),
+    ],
+)
+def test_from_content_type(content_type, content_encoding, cls):
+    assert responsetypes.from_content_type(content_type, content_encoding) is cls
+    # the cached answer is the same
+    assert responsetypes.from_content_type(content_type, content_encoding) is cls
+
+
+@pytest.mark.parametrize(
+    ("value", "cls"),
+    [
+        (b"attachment; filename=data.xml", XmlResponse),
+        (b"attachment; filename=html.html", HtmlResponse),
+        (b'attachment; filename="data.txt"', TextResponse),
+        (b"attachment; filename='page.htm'", HtmlResponse),
+        (b"attachment; filename=data.tar.gz", Response),
+        (b"attachment; filename=photo.jpg", Response),
+        (b"attachment", Response),
+        (b"attachment; filename=\xf1.html", HtmlResponse),
+        ("attachment; filename=data.xml", XmlResponse),
+    ],
+)
+def test_from_content_disposition(value, cls):
+    assert responsetypes.from_content_disposition(value) is cls
+
+
+@pytest.mark.parametrize(
+    ("filename", "cls"),
+    [
+        ("data.bin", Response),
+        ("file.txt", TextResponse),
+        ("file.xml.gz", Response),
+        ("file.xml", XmlResponse),
+        ("file.html", HtmlResponse),
+        ("file.HTML", HtmlResponse),
+        ("file.xhtml", HtmlResponse),
+        ("feed.rss", XmlResponse),
+        ("feed.atom", XmlResponse),
+        ("data.json", TextResponse),
+        ("style.css", TextResponse),
+        ("file.unknownext", Response),
+        ("archive.tgz", Response),
+        ("noext", Response),
+        ("http://www.example.com/page.html", HtmlResponse),
+        ("http://www.example.com/sitemap.xml", XmlResponse),
+        ("http://www.example.com/sitemap.xml.gz", Response),
+        ("http://www.example.com/", Response),
+        ("http://127.0.0.1:8080", Response),
+        ("data:text/html,<p>x</p>", HtmlResponse),
+    ],
+)
+def test_from_filename(filename, cls):
+    assert responsetypes.from_filename(filename) is cls
+    assert responsetypes.from_filename(filename) is cls  # cached path
+
+
+@pytest.mark.parametrize(
+    ("body", "cls"),
+    [
+        (b"\x03\x02\xdf\xdd\x23", Response),
+        (b"Some plain text\ndata with tabs\t and null bytes\0", TextResponse),
+        (b"<html><head><title>Hello</title></head>", HtmlResponse),
+        (b"<HTML><body>upper</body></HTML>", HtmlResponse),
+        (b'<?xml version="1.0" encoding="utf-8"', XmlResponse),
+        (b"", TextResponse),
+        (b"x" * 6000 + b"<html>", TextResponse),  # only the first 5000 bytes are sniffed
+    ],
+)
+def test_from_body(body, cls):
+    assert responsetypes.from_body(body) is cls
+
+
+@pytest.mark.parametrize(
+    ("headers", "cls"),
+    [
+        ({"Content-Type": ["text/html; charset=utf-8"]}, HtmlResponse),
+        ({"Content-Type": ["text/html; charset=utf-8"], "Content-Encoding": ["gzip"]}, Response),
+        (
+            {
+                "Content-Type": ["application/octet-stream"],
+                "Content-Disposition": ["attachment; filename=data.txt"],
+            },
+            TextResponse,
+        ),
+        ({"Content-Disposition": ["attachment; filename=data.xml"]}, XmlResponse),
+        ({}, Response),
+    ],
+)
+def test_from_headers(headers, cls):
+    assert responsetypes.from_headers(Headers(headers)) is cls
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "cls"),
+    [
+        # headers decide first
+        (
+            {"headers": Headers({"Content-Type": "text/xml"}), "url": "http://x.com/a.html"},
+            XmlResponse,
+        ),
+        # then the url
+        (
+            {
+                "headers": Headers({"Content-Type": "application/octet-stream"}),
+                "url": "http://x.com/a.html",
+            },
+            HtmlResponse,
+        ),
+        (
+            {"url": "http://www.example.com/item/", "body": b"<html><body>x</body></html>"},
+            HtmlResponse,
+        ),
+        # then the filename, then the body
+        ({"filename": "file.xml"}, XmlResponse),
+        ({"url": "http://www.example.com/data.bin", "filename": "file.txt"}, TextResponse),
+        (
+            {"url": "http://www.example.com/item/", "body": b'<?xml version="1.0"?><r/>'},
+            XmlResponse,
+        ),
+        ({"body": b"text with a NUL\x00 byte"}, TextResponse),  # NUL is allowed in text
+        ({"body": b"\x01\x02\x03binary"}, Response),
+        ({}, Response),
+        # a compressed body is binary whatever its type
+        (
+            {
+                "headers": Headers({"Content-Type": "text/html", "Content-Encoding": "gzip"}),
+                "body": b"\x1f\x8b\x08",
+            },
+            Response,
+        ),
+    ],
+)
+def test_from_args(kwargs, cls):
+    assert responsetypes.from_args(**kwargs) is cls
+
+
+def test_from_args_with_raw_pairs_headers():
+    h = Headers.from_raw_pairs([(b"content-type", b"text/html; charset=iso-8859-1")])
+    assert responsetypes.from_args(headers=h, url="http://e.com/", body=b"") is HtmlResponse
+
+
+def test_custom_classes_mapping():
+    class CsvResponse(TextResponse):
+        pass
+
+    class MyTypes(ResponseTypes):
+        CLASSES = dict(ResponseTypes.CLASSES, **{"text/csv": CsvResponse})
+
+    rt = MyTypes()
+    assert rt.from_mimetype("text/csv") is CsvResponse
+    assert rt.from_mimetype("text/plain") is TextResponse
+    assert responsetypes.from_mimetype("text/csv") is TextResponse
+
+
+def test_module_instance():
+    assert isinstance(responsetypes, ResponseTypes)

@@ -1,0 +1,261 @@
+import gc
+from pathlib import Path
+
+import pytest
+
+from crawlfw.http import Headers, HtmlResponse, Response, TextResponse, XmlResponse
+from crawlfw.utils import response as response_mod
+from crawlfw.utils.response import (
+    get_base_url,
+    get_meta_refresh,
+    open_in_browser,
+    response_httprepr,
+    response_status_message,
+)
+
+# --- get_base_url ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b"<html><head><title>x</title></head></html>", "http://www.example.com/a/b.html"),
+        (b'<html><head><base href="http://other.org/dir/"></head></html>', "http://other.org/dir/"),
+        (b'<html><head><base href="/rel/"></head></html>', "http://www.example.com/rel/"),
+        (b'<html><head><BASE HREF="sub/"></head></html>', "http://www.example.com/a/sub/"),
+        (b'<html><head><base href=""></head></html>', "http://www.example.com/a/b.html"),
+        (b'<html><head><base href="  http://ws.org/x/\n"></head></html>', "http://ws.org/x/"),
+        # beyond the first 4096 characters: not looked for (as in Scrapy)
+        (
+            b"<html><head>" + b" " * 5000 + b'<base href="/late/"></head></html>',
+            "http://www.example.com/a/b.html",
+        ),
+    ],
+)
+def test_get_base_url(body, expected):
+    r = HtmlResponse("http://www.example.com/a/b.html", body=body)
+    assert get_base_url(r) == expected
+
+
+def test_get_base_url_is_cached_per_response():
+    r = HtmlResponse("http://www.example.com/", body=b'<base href="/x/">')
+    assert get_base_url(r) == "http://www.example.com/x/"
+    assert response_mod._baseurl_cache[r] == "http://www.example.com/x/"
+    n = len(response_mod._baseurl_cache)
+    del r
+    gc.collect()
+    assert len(response_mod._baseurl_cache) == n - 1
+
+
+def test_get_base_url_non_ascii_page():
+    # the path is always UTF-8 percent-encoded, the query in the page's encoding (WHATWG URL)
+    body = '<html><head><base href="/caf\u00e9/?q=\u00e9"></head></html>'.encode("latin-1")
+    r = HtmlResponse("http://www.example.com/", body=body, encoding="latin-1")
+    assert get_base_url(r) == "http://www.example.com/caf%C3%A9/?q=%E9"
+
+
+# --- get_meta_refresh ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            b'<html><head><meta http-equiv="refresh" content="5;url=http://example.org/newpage"></head></html>',
+            (5.0, "http://example.org/newpage"),
+        ),
+        (
+            b'<meta http-equiv="Refresh" content="0; URL=/next">',
+            (0.0, "http://www.example.com/next"),
+        ),
+        (
+            b"<meta http-equiv=refresh content=\"3; url='page2.html'\">",
+            (3.0, "http://www.example.com/dir/page2.html"),
+        ),
+        (b'<meta content="1.5;url=x" http-equiv="refresh">', (1.5, "http://www.example.com/dir/x")),
+        # without a url there is nothing to follow (w3lib's rule)
+        (b'<meta http-equiv="refresh" content="10">', (None, None)),
+        (b"<html><head><title>no refresh</title></head></html>", (None, None)),
+        (b'<meta http-equiv="content-type" content="text/html">', (None, None)),
+        # inside <noscript> or <script>: ignored
+        (b'<noscript><meta http-equiv="refresh" content="0;url=/nojs"></noscript>', (None, None)),
+        (
+            b'<script>var s=\'<meta http-equiv="refresh" content="0;url=/js">\';</script>',
+            (None, None),
+        ),
+        (
+            b'<noscript><meta http-equiv="refresh" content="0;url=/nojs"></noscript>'
+            b'<meta http-equiv="refresh" content="2;url=/real">',
+            (2.0, "http://www.example.com/real"),
+        ),
+        # beyond the first 4096 characters: not looked for (as in Scrapy)
+        (
+            b"<html>" + b" " * 5000 + b'<meta http-equiv="refresh" content="0;url=/late">',
+            (None, None),
+        ),
+    ],
+)
+def test_get_meta_refresh(body, expected):
+    r = HtmlResponse("http://www.example.com/dir/page.html", body=body)
+    assert get_meta_refresh(r) == expected
+
+
+def test_get_meta_refresh_non_ascii_url_uses_page_encoding():
+    body = '<meta http-equiv="refresh" content="0;url=/caf\u00e9?q=\u00e9">'.encode("latin-1")
+    r = HtmlResponse("http://www.example.com/", body=body, encoding="latin-1")
+    assert get_meta_refresh(r) == (0.0, "http://www.example.com/caf%C3%A9?q=%E9")
+
+
+def test_get_meta_refresh_is_cached_per_response():
+    r = HtmlResponse(
+        "http://www.example.com/", body=b'<meta http-equiv="refresh" content="1;url=/a">'
+    )
+    assert get_meta_refresh(r) == (1.0, "http://www.example.com/a")
+    assert response_mod._metaref_cache[r] == (1.0, "http://www.example.com/a")
+
+
+@pytest.mark.parametrize(
+    ("path", "url", "expected"),
+    [
+        # Hugo alias stub, unquoted attributes
+        (
+            "blog/page/1/index.html",
+            "https://aegisub.org/blog/page/1/",
+            (0.0, "https://aegisub.org/blog/"),
+        ),
+        # quoted URL='...' relative to the page
+        (
+            "docs/latest/index.html",
+            "https://aegisub.org/docs/latest/",
+            (0.0, "https://aegisub.org/docs/latest/main_page/"),
+        ),
+        (
+            "docs/latest/Glossary/index.html",
+            "https://aegisub.org/docs/latest/Glossary/",
+            (0.0, "https://aegisub.org/docs/latest/"),
+        ),
+        # percent-encoded non-ASCII target
+        (
+            "blog/2024/12/aegisub-3.4.0-released.html",
+            "https://aegisub.org/blog/2024/12/aegisub-3.4.0-released.html",
+            (0.0, "https://aegisub.org/zh-cn/blog/aegisub-3.4.0-%E5%8F%91%E5%B8%83%E4%BA%86/"),
+        ),
+        # a normal page
+        ("index.html", "https://aegisub.org/", (None, None)),
+    ],
+)
+def test_get_meta_refresh_real_aegisub_pages(sites_dir, path, url, expected):
+    body = (sites_dir / "aegisub.org" / path).read_bytes()
+    r = HtmlResponse(url, body=body, headers={"Content-Type": "text/html"})
+    assert get_meta_refresh(r) == expected
+
+
+# --- status messages, httprepr ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [
+        (200, "200 OK"),
+        (404, "404 Not Found"),
+        ("404", "404 Not Found"),
+        (301, "301 Moved Permanently"),
+        (302, "302 Found"),
+        (500, "500 Internal Server Error"),
+        (503, "503 Service Unavailable"),
+        (429, "429 Too Many Requests"),
+        (573, "573 Unknown Status"),
+    ],
+)
+def test_response_status_message(status, message):
+    assert response_status_message(status) == message
+
+
+def test_response_status_message_bad_input():
+    with pytest.raises(ValueError):
+        response_status_message("abc")
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        (Response("http://www.example.com"), b"HTTP/1.1 200 OK\r\n\r\n"),
+        (
+            Response(
+                "http://www.example.com",
+                status=404,
+                headers=Headers([("Content-type", "text/html"), ("Accept", "gzip")]),
+                body=b"Some body",
+            ),
+            b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nAccept: gzip\r\n\r\nSome body",
+        ),
+        (
+            Response(
+                "http://www.example.com",
+                status=6666,
+                headers={"Content-type": "text/html"},
+                body=b"Some body",
+            ),
+            b"HTTP/1.1 6666 \r\nContent-Type: text/html\r\n\r\nSome body",
+        ),
+    ],
+)
+def test_response_httprepr(response, expected):
+    assert response_httprepr(response) == expected
+
+
+# --- open_in_browser ---------------------------------------------------------------------------
+
+
+def _capture():
+    opened = []
+
+    def fake_open(url):
+        opened.append(url)
+        return True
+
+    return opened, fake_open
+
+
+def test_open_in_browser_html_injects_base(tmp_path):
+    opened, fake_open = _capture()
+    r = HtmlResponse(
+        "http://www.example.com/dir/", body=b"<html><head><title>t</title></head></html>"
+    )
+    assert open_in_browser(r, _openfunc=fake_open) is True
+    assert opened[0].startswith("file://") and opened[0].endswith(".html")
+    path = Path(opened[0][len("file://") :])
+    try:
+        assert path.read_bytes() == (
+            b'<html><head><base href="http://www.example.com/dir/"><title>t</title></head></html>'
+        )
+    finally:
+        path.unlink()
+
+
+def test_open_in_browser_keeps_existing_base():
+    opened, fake_open = _capture()
+    body = b'<html><head><base href="/x/"></head></html>'
+    open_in_browser(HtmlResponse("http://www.example.com/", body=body), _openfunc=fake_open)
+    path = Path(opened[0][len("file://") :])
+    try:
+        assert path.read_bytes() == body
+    finally:
+        path.unlink()
+
+
+@pytest.mark.parametrize("cls", [TextResponse, XmlResponse])
+def test_open_in_browser_text(cls):
+    opened, fake_open = _capture()
+    open_in_browser(cls("http://www.example.com/", body=b"plain"), _openfunc=fake_open)
+    path = Path(opened[0][len("file://") :])
+    try:
+        assert path.suffix == ".txt"
+        assert path.read_bytes() == b"plain"
+    finally:
+        path.unlink()
+
+
+def test_open_in_browser_binary_refused():
+    with pytest.raises(TypeError, match="Unsupported response type: Response"):
+        open_in_browser(Response("http://www.example.com/", body=b"\x00"), _openfunc=lambda u: None)
