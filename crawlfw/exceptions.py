@@ -16,12 +16,18 @@ The tree (Scrapy 1.2's public exceptions first, then crawlfw's download errors):
     └── DownloadError        a transfer failed below HTTP (mapped from curl error codes)
         ├── DownloadTimeoutError     (also builtins.TimeoutError)  curl 28
         ├── DNSLookupError           (also builtins.OSError)       curl 5, 6
-        ├── ConnectError             (also builtins.ConnectionError) curl 7 (not refused)
+        ├── ConnectError             (also builtins.ConnectionError) curl 7 (not refused),
+        │                            15, 45 (bind address), 96, 97 (proxy handshake)
         │   └── ConnectionRefusedError (also builtins.ConnectionRefusedError)
         ├── ConnectionLostError      (also builtins.ConnectionError) curl 52, 55, 56
-        ├── TLSError                 curl 35, 53, 54, 58, 59, 60, 66, 77, 80, 82, 83, 90, 91
-        ├── ResponseFailed           curl 8, 18, 61, 92 (malformed or truncated response)
+        ├── TLSError                 curl 35, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90,
+        │                            91, 98, 101
+        ├── ResponseFailed           curl 8, 16, 18, 61, 92, 95, 100 (malformed or truncated
+        │                            response)
         └── DownloadCancelled        the transfer was aborted (max size, shutdown) curl 23, 42, 63
+
+Other curl codes give a plain ``DownloadError``; the one table is
+``crawlfw.core._curl_errors.CURL_CODE_TABLE``.
 
 ``crawlfw.exceptions.ConnectionRefusedError`` deliberately shadows the builtin of the
 same name inside this module; it subclasses it, so ``except ConnectionRefusedError``

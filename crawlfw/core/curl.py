@@ -31,6 +31,7 @@ Typical use (what the Downloader actor does)::
 from __future__ import annotations
 
 import logging
+import math
 import selectors
 import time
 from typing import Any, NamedTuple
@@ -220,18 +221,21 @@ class MultiDriver:
 
         Methods: ``HEAD`` never waits for a body; ``POST`` always sends a body
         (``Content-Length: 0`` when empty, as Scrapy 1.2 does); any other method
-        sends a body only when ``request.body`` is non-empty. FTP URLs use
-        ``request.meta['ftp_user']`` / ``['ftp_password']`` when present (anonymous
-        otherwise) and download the file; ``file://`` URLs read a local file. Both
-        give status 200 (Scrapy's FTP handler gives 404 for a missing remote file,
-        as here).
+        sends a body only when ``request.body`` is non-empty.
+
+        Other schemes, as Scrapy 1.2's handlers: an ``ftp://`` URL downloads the file
+        (``request.meta['ftp_user']`` / ``['ftp_password']`` when present, anonymous
+        otherwise) into a status 200 response with headers ``Local Filename`` (empty)
+        and ``Size``; a missing remote file gives a status 404 response whose body is
+        the error text. A ``file://`` URL reads a local file into a status 200 response
+        without headers; an unreadable file is a ``DownloadError`` (curl 37).
 
         Args:
             request: a :class:`crawlfw.http.Request` (``url`` str, ``method`` str,
                 ``headers`` :class:`crawlfw.http.Headers`, ``body`` bytes, ``meta``
                 dict).
             timeout_s: seconds the whole transfer (DNS, connect, TLS, response) may
-                take (``DOWNLOAD_TIMEOUT``); 0 means no limit. Exceeding it gives a
+                take (``DOWNLOAD_TIMEOUT``); 0 or ``math.inf`` means no limit. Exceeding it gives a
                 :class:`~crawlfw.exceptions.DownloadTimeoutError` result.
             maxsize_bytes: cancel the transfer when the body (announced by
                 ``Content-Length`` or received) exceeds this many bytes
@@ -436,7 +440,8 @@ class MultiDriver:
             raise ValueError(
                 f"URL must be ASCII (percent-escaped) to be fetched: {xfer.url!r}"
             ) from None
-        timeout_ms = int(timeout_s * 1000)
+        # 0 means no limit to curl: only for timeout_s == 0 or inf, never by rounding
+        timeout_ms = math.ceil(timeout_s * 1000) if timeout_s != math.inf else 0
         setopt(pycurl.TIMEOUT_MS, timeout_ms)
         setopt(pycurl.CONNECTTIMEOUT_MS, timeout_ms)
         setopt(pycurl.MAXFILESIZE_LARGE, maxsize)
@@ -692,8 +697,7 @@ def _parse_header_lines(lines: list[bytes]) -> list[tuple[bytes, bytes]]:
             start = i + 1
             break
     pairs: list[tuple[bytes, bytes]] = []
-    for i in range(start, len(lines)):
-        line = lines[i]
+    for line in lines[start:] if start else lines:
         if line == b"\r\n" or line == b"\n":
             break
         if line[:1] in (b" ", b"\t"):
@@ -708,11 +712,14 @@ def _parse_header_lines(lines: list[bytes]) -> list[tuple[bytes, bytes]]:
 
 
 def _content_length(header_lines: list[bytes]) -> int:
-    """The ``Content-Length`` of the last response block, or -1."""
-    for name, value in _parse_header_lines(header_lines):
-        if name.lower() == b"content-length":
+    """The ``Content-Length`` of the last response block, or -1 (cheap: no full parse)."""
+    for i in range(len(header_lines) - 1, -1, -1):
+        line = header_lines[i]
+        if line[:5] == b"HTTP/":
+            break
+        if line[:15].lower() == b"content-length:":
             try:
-                return int(value)
+                return int(line[15:])  # int() ignores the surrounding whitespace and CRLF
             except ValueError:
                 return -1
     return -1

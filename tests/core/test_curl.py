@@ -422,6 +422,100 @@ def test_http_proxy_gets_absolute_form_and_proxy_authorization(driver, server):
     )
 
 
+class _ConnectProxy:
+    """A minimal HTTP CONNECT proxy (RFC 9110 section 9.3.6) recording each CONNECT head."""
+
+    def __init__(self):
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.heads: list[bytes] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._tunnel, args=(client,), daemon=True).start()
+
+    def _tunnel(self, client):
+        head = b""
+        while b"\r\n\r\n" not in head:
+            data = client.recv(4096)
+            if not data:
+                client.close()
+                return
+            head += data
+        self.heads.append(head)
+        host, port = head.split(b" ")[1].decode().rsplit(":", 1)
+        upstream = socket.create_connection((host, int(port)))
+        client.sendall(b"HTTP/1.1 200 Connection established\r\nX-Proxy: yes\r\n\r\n")
+
+        def pipe(src, dst):
+            try:
+                while data := src.recv(65536):
+                    dst.sendall(data)
+            except OSError:
+                pass
+            finally:
+                for s in (src, dst):
+                    try:
+                        s.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+
+        threading.Thread(target=pipe, args=(upstream, client), daemon=True).start()
+        pipe(client, upstream)
+
+    def close(self):
+        self.listener.close()
+
+
+def test_https_proxy_sends_proxy_authorization_on_connect_only(tls_server):
+    proxy = _ConnectProxy()
+    try:
+        with MultiDriver() as d:
+            request = Request(
+                f"{tls_server.url}/echo",
+                headers={"Proxy-Authorization": "Basic dXNlcjpwYXNz", "X-Origin": "1"},
+            )
+            result = fetch_one(d, request, proxy=proxy.url)
+        got = echo(result)
+        (head,) = proxy.heads
+        assert head.startswith(b"CONNECT 127.0.0.1:")
+        assert b"\r\nProxy-Authorization: Basic dXNlcjpwYXNz\r\n" in head
+        assert b"X-Origin" not in head
+        names = {name.lower() for name, _ in got["headers"]}
+        assert "proxy-authorization" not in names and "x-origin" in names
+        assert "X-Proxy" not in result.response.headers  # the CONNECT reply block is skipped
+        assert result.response.headers["Content-Type"] == b"application/json"
+    finally:
+        proxy.close()
+
+
+def test_sockets_above_fd_1024(driver, server):
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 1200:
+        if hard != resource.RLIM_INFINITY and hard < 1200:
+            pytest.skip(f"RLIMIT_NOFILE hard limit {hard} is below 1200")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1200, hard))
+    base = os.open(os.devnull, os.O_RDONLY)
+    fillers = [base]
+    try:
+        while fillers[-1] < 1100:  # the next sockets get numbers above 1100
+            fillers.append(os.dup(base))
+        results = fetch(driver, *[Request(f"{server.url}/bytes/{n}") for n in (10, 20, 30)])
+        assert [r.response.body for r in results] == [pattern(10), pattern(20), pattern(30)]
+    finally:
+        for fd in fillers:
+            os.close(fd)
+        if soft < 1200:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
 def test_bindaddress(driver, server):
     got = echo(fetch_one(driver, Request(f"{server.url}/echo"), bindaddress=("127.0.0.1", 0)))
     assert got["method"] == "GET"
