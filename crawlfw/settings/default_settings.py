@@ -22,7 +22,8 @@ downloaded with libcurl):
 * ``TELNETCONSOLE_ENABLED`` is kept but ``False``: the telnet console is not
   supported, and ``crawlfw.extensions.telnet.TelnetConsole`` is not in
   ``EXTENSIONS_BASE``;
-* ``DOWNLOAD_HANDLERS_BASE`` maps every scheme to the curl download handler;
+* ``DOWNLOAD_HANDLERS_BASE`` maps every scheme to the curl transfer core
+  (``crawlfw.core.curl.MultiDriver``); ``DOWNLOADER`` names the downloader actor;
   ``DNS_TIMEOUT`` / ``DNSCACHE_*`` map to curl's resolver options;
 * ``SCHEDULER_PRIORITY_QUEUE`` is ``crawlfw.core.pqueue.PriorityQueue`` (Scrapy used
   the third-party ``queuelib``);
@@ -82,13 +83,15 @@ DNS_TIMEOUT = 60  # seconds; counted in curl's connect timeout
 DOWNLOAD_DELAY = 0  # seconds
 
 DOWNLOAD_HANDLERS = {}
-# Every scheme is fetched by libcurl; the downloader looks the handler up by scheme.
+# Every scheme is fetched by libcurl (crawlfw.core.curl.MultiDriver); the keys list
+# the schemes the downloader accepts (a scheme mapped to None in DOWNLOAD_HANDLERS
+# is refused with NotSupported).
 DOWNLOAD_HANDLERS_BASE = {
-    'file': 'crawlfw.core.curl.CurlDownloadHandler',
-    'http': 'crawlfw.core.curl.CurlDownloadHandler',
-    'https': 'crawlfw.core.curl.CurlDownloadHandler',
-    's3': 'crawlfw.core.curl.CurlDownloadHandler',
-    'ftp': 'crawlfw.core.curl.CurlDownloadHandler',
+    'file': 'crawlfw.core.curl.MultiDriver',
+    'http': 'crawlfw.core.curl.MultiDriver',
+    'https': 'crawlfw.core.curl.MultiDriver',
+    's3': 'crawlfw.core.curl.MultiDriver',
+    'ftp': 'crawlfw.core.curl.MultiDriver',
 }
 
 DOWNLOAD_TIMEOUT = 180  # seconds (3 min)
@@ -96,7 +99,8 @@ DOWNLOAD_TIMEOUT = 180  # seconds (3 min)
 DOWNLOAD_MAXSIZE = 1024 * 1024 * 1024  # bytes (1024 MiB)
 DOWNLOAD_WARNSIZE = 32 * 1024 * 1024  # bytes (32 MiB)
 
-DOWNLOADER = 'crawlfw.core.downloader.Downloader'
+# The downloader is an actor driving a pycurl CurlMulti (Scrapy: a Downloader class).
+DOWNLOADER = 'crawlfw.actors.downloader.DownloaderActor'
 
 # Highest TLS version supported by libcurl, allowing negotiation. Other values:
 # 'TLSv1.0', 'TLSv1.1', 'TLSv1.2', 'SSLv3' (mapped to CURLOPT_SSLVERSION).
