@@ -68,3 +68,22 @@ def test_default_extensions_that_exist_build():
     }})
     manager = ExtensionManager.from_crawler(crawler)
     assert [type(e).__name__ for e in manager.middlewares] == ["CoreStats", "LogStats"]
+
+
+def test_default_extensions_with_real_crawler():
+    """Every path in the default EXTENSIONS_BASE loads; with default settings only
+    CoreStats and LogStats stay enabled (the others raise NotConfigured)."""
+    from crawlfw import signals
+    from crawlfw.crawler import Crawler
+    from crawlfw.spiders import Spider
+
+    class S(Spider):
+        name = "s"
+
+    crawler = Crawler(S, {"MEMUSAGE_ENABLED": True, "CLOSESPIDER_ITEMCOUNT": 5})
+    try:
+        names = [type(e).__name__ for e in crawler.extensions.middlewares]
+    finally:
+        # the Crawler removes its log-counting root handler on engine_stopped
+        crawler.signals.send_catch_log(signals.engine_stopped)
+    assert names == ["CoreStats", "MemoryUsage", "CloseSpider", "LogStats"]
