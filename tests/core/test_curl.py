@@ -832,3 +832,61 @@ def ftp_server(tmp_path_factory):
     thread.start()
     yield f"ftp://127.0.0.1:{srv.address[1]}"
     srv.close_all()
+
+
+# -- header helpers (pure) -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "lines, pairs",
+    [
+        (
+            [b"HTTP/1.1 200 OK\r\n", b"Content-Type: text/html\r\n", b"X-A:  1 \r\n", b"\r\n"],
+            [(b"Content-Type", b"text/html"), (b"X-A", b"1")],
+        ),
+        (  # interim and proxy blocks before the final one are dropped
+            [b"HTTP/1.1 200 Connection established\r\n", b"Via: p\r\n", b"\r\n"]
+            + [b"HTTP/1.1 100 Continue\r\n", b"\r\n"]
+            + [b"HTTP/1.1 404 Not Found\r\n", b"X-Final: 1\r\n", b"\r\n"],
+            [(b"X-Final", b"1")],
+        ),
+        (  # obsolete line folding is joined; lines without a colon are skipped
+            [b"HTTP/1.1 200 OK\r\n", b"X-Long: a\r\n", b"\t b\r\n", b"garbage\r\n", b"\r\n"],
+            [(b"X-Long", b"a b")],
+        ),
+        (  # trailers after the blank line are not headers
+            [b"HTTP/1.1 200 OK\r\n", b"A: 1\r\n", b"\r\n", b"Trailer-X: 2\r\n", b"\r\n"],
+            [(b"A", b"1")],
+        ),
+        ([b"HTTP/1.1 200 OK\n", b"A:1\n", b"\n"], [(b"A", b"1")]),  # bare LF
+        ([b"HTTP/1.1 200 OK\r\n", b"Empty:\r\n", b"\r\n"], [(b"Empty", b"")]),
+        ([], []),
+    ],
+)
+def test_parse_header_lines(lines, pairs):
+    from crawlfw.core.curl import _content_length, _parse_header_lines
+
+    assert _parse_header_lines(lines) == pairs
+    assert _content_length(lines) == -1
+
+
+@pytest.mark.parametrize(
+    "lines, length",
+    [
+        ([b"HTTP/1.1 200 OK\r\n", b"content-LENGTH: 42\r\n", b"\r\n"], 42),
+        ([b"HTTP/1.1 200 OK\r\n", b"Content-Length: x\r\n", b"\r\n"], -1),
+        (
+            [
+                b"HTTP/1.1 100 Continue\r\n",
+                b"Content-Length: 5\r\n",
+                b"\r\n",
+                b"HTTP/1.1 200 OK\r\n",
+            ],
+            -1,
+        ),
+    ],
+)
+def test_content_length(lines, length):
+    from crawlfw.core.curl import _content_length
+
+    assert _content_length(lines) == length
