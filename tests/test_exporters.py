@@ -427,3 +427,13 @@ def test_python_exporter_binary_mode_warns_and_encodes():
 def test_python_exporter_rejects_unknown_option():
     with pytest.raises(TypeError, match="Unexpected options: nope"):
         PythonItemExporter(binary=False, nope=1)
+
+
+def test_exported_names():
+    import crawlfw.exporters
+
+    assert sorted(crawlfw.exporters.__all__) == sorted([
+        "BaseItemExporter", "PprintItemExporter", "PickleItemExporter", "CsvItemExporter",
+        "XmlItemExporter", "JsonLinesItemExporter", "JsonItemExporter", "MarshalItemExporter",
+        "PythonItemExporter",
+    ])

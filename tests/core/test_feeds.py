@@ -413,3 +413,9 @@ class BrokenUploadStorage(BlockingFeedStorage):
     def _store_in_thread(self, file):
         assert file.read() == b'{"a": 1}\n'
         raise ConnectionRefusedError("upload refused")
+
+
+def test_exported_names():
+    import crawlfw.core.feeds as module
+
+    assert sorted(module.__all__) == ["FeedWriter", "feed_settings_from_cli", "uri_scheme"]

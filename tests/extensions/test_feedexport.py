@@ -309,3 +309,12 @@ def test_feed_exporter_extension_follows_signals(tmp_path, caplog):
 def test_feed_exporter_not_configured(settings, message):
     with pytest.raises(NotConfigured, match=message):
         FeedExporter.from_crawler(_Crawler(settings))
+
+
+def test_exported_names():
+    import crawlfw.extensions.feedexport as module
+
+    assert sorted(module.__all__) == sorted([
+        "IFeedStorage", "BlockingFeedStorage", "StdoutFeedStorage", "FileFeedStorage",
+        "FTPFeedStorage", "S3FeedStorage", "FeedExporter",
+    ])
