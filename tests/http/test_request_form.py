@@ -440,5 +440,7 @@ def test_real_sphinx_search_form(sites_dir):
 
 def test_binary_response_is_refused():
     resp = Response("http://www.example.com/x.bin", body=b"\x00\x01")
-    with pytest.raises(AttributeError):
+    with pytest.raises(
+        TypeError, match=r"from_response needs a TextResponse \(e.g. HtmlResponse\), got Response"
+    ):
         FormRequest.from_response(resp)

@@ -447,6 +447,12 @@ def test_mislabelled_meta_with_correct_header():
     assert r.text.endswith("<p>\u201cquoted\u201d</p>")
 
 
+def test_empty_content_type_header():
+    r = TextResponse("http://example.com", headers={"Content-Type": []}, body=b"caf\xc3\xa9")
+    assert r.encoding == "utf-8"
+    assert r.text == "caf\u00e9"
+
+
 def test_content_type_header_read_per_response():
     body = b"caf\xc3\xa9"
     r1 = TextResponse(

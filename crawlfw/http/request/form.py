@@ -116,7 +116,13 @@ class FormRequest(Request):
                 ``formxpath``/``formcss``, a ``clickdata`` that matches no control or
                 several, or a ``formdata`` that is not a dict or pairs.
             IndexError: ``"Form number N not found in <200 url>"``.
+            TypeError: ``response`` is not a text response.
         """
+        if getattr(response, "encoding", None) is None:
+            raise TypeError(
+                "FormRequest.from_response needs a TextResponse (e.g. HtmlResponse), "
+                f"got {type(response).__name__}: {response}"
+            )
         kwargs.setdefault("encoding", response.encoding)
         if formcss is not None:
             formxpath = HTMLTranslator().css_to_xpath(formcss)

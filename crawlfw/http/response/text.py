@@ -103,7 +103,7 @@ class TextResponse(Response):
         return read_bom(self._body)[0]
 
     def _headers_encoding(self) -> str | None:
-        content_type = self.headers.get(b"Content-Type", b"")
+        content_type = self.headers.get(b"Content-Type") or b""
         return http_content_type_encoding(content_type.decode("latin-1"))
 
     def _body_declared_encoding(self) -> str | None:
@@ -111,7 +111,7 @@ class TextResponse(Response):
 
     def _body_inferred_encoding(self) -> str:
         if self._cached_benc is None:
-            content_type = self.headers.get(b"Content-Type", b"").decode("latin-1")
+            content_type = (self.headers.get(b"Content-Type") or b"").decode("latin-1")
             benc, ubody = html_to_unicode(
                 content_type,
                 self._body,
