@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import errno
 import inspect
+import os
 import re
+import warnings
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial, wraps
 from typing import Any
+
+from crawlfw.exceptions import CrawlfwDeprecationWarning
 
 __all__ = [
     "flatten",
@@ -32,6 +36,13 @@ __all__ = [
     "without_none_values",
     "retry_on_eintr",
     "global_object_name",
+    "is_writable",
+    "setattr_default",
+    # deprecated in Scrapy 1.2, kept for ported code
+    "str_to_unicode",
+    "unicode_to_str",
+    "isbinarytext",
+    "stringify_dict",
 ]
 
 
@@ -353,3 +364,54 @@ def without_none_values(iterable: Mapping | Iterable):
 def global_object_name(obj: Any) -> str:
     """Return the full import path of a class or function, e.g. ``'crawlfw.http.Request'``."""
     return f"{obj.__module__}.{obj.__name__}"
+
+
+def is_writable(path: str | os.PathLike) -> bool:
+    """Return True if ``path`` can be written (when it exists) or created (when it does not)."""
+    if os.path.exists(path):
+        return os.access(path, os.W_OK)
+    return os.access(os.path.dirname(path) or ".", os.W_OK)
+
+
+def setattr_default(obj: Any, name: str, value: Any) -> None:
+    """Set ``obj.name = value`` unless ``obj`` already has that attribute (like dict.setdefault)."""
+    if not hasattr(obj, name):
+        setattr(obj, name, value)
+
+
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(
+        f"crawlfw.utils.python.{old} is deprecated, use {new} instead",
+        CrawlfwDeprecationWarning,
+        stacklevel=3,
+    )
+
+
+def str_to_unicode(text: str | bytes, encoding: str | None = None, errors: str = "strict") -> str:
+    """Deprecated: use :func:`to_unicode`."""
+    _deprecated("str_to_unicode", "crawlfw.utils.python.to_unicode")
+    return to_unicode(text, encoding, errors)
+
+
+def unicode_to_str(text: str | bytes, encoding: str | None = None, errors: str = "strict") -> bytes:
+    """Deprecated: use :func:`to_bytes`."""
+    _deprecated("unicode_to_str", "crawlfw.utils.python.to_bytes")
+    return to_bytes(text, encoding, errors)
+
+
+def isbinarytext(text: bytes) -> bool:
+    """Deprecated: use ``not binary_is_text(text)``. True when ``text`` looks binary."""
+    _deprecated("isbinarytext", "crawlfw.utils.python.binary_is_text")
+    return not binary_is_text(text)
+
+
+def stringify_dict(dct_or_tuples, encoding: str = "utf-8", keys_only: bool = True) -> dict:
+    """Deprecated: return a dict with str keys (and values unless ``keys_only``) encoded to bytes."""
+    _deprecated("stringify_dict", "a dict comprehension")
+    d = {}
+    for k, v in dict(dct_or_tuples).items():
+        k = k.encode(encoding) if isinstance(k, str) else k
+        if not keys_only:
+            v = v.encode(encoding) if isinstance(v, str) else v
+        d[k] = v
+    return d

@@ -68,6 +68,12 @@ EXPORTS = {
         "without_none_values",
         "retry_on_eintr",
         "global_object_name",
+        "is_writable",
+        "setattr_default",
+        "str_to_unicode",
+        "unicode_to_str",
+        "isbinarytext",
+        "stringify_dict",
     ],
 }
 

@@ -2,10 +2,13 @@ import errno
 import functools
 import gc
 import operator
+import os
 import re
+import warnings
 
 import pytest
 
+from crawlfw.exceptions import CrawlfwDeprecationWarning
 from crawlfw.utils.python import (
     WeakKeyCache,
     binary_is_text,
@@ -16,12 +19,18 @@ from crawlfw.utils.python import (
     global_object_name,
     iflatten,
     is_listlike,
+    is_writable,
+    isbinarytext,
     memoizemethod_noargs,
     re_rsearch,
     retry_on_eintr,
+    setattr_default,
+    str_to_unicode,
+    stringify_dict,
     to_bytes,
     to_native_str,
     to_unicode,
+    unicode_to_str,
     unique,
     without_none_values,
 )
@@ -312,3 +321,39 @@ def test_global_object_name():
 
     assert global_object_name(Request) == "crawlfw.http.request.Request"
     assert global_object_name(_f1) == "tests.utils.test_python._f1"
+
+
+def test_is_writable(tmp_path):
+    existing = tmp_path / "f.txt"
+    existing.write_text("x")
+    assert is_writable(str(existing))
+    assert is_writable(str(tmp_path / "new.txt"))
+    assert not is_writable(str(tmp_path / "missing-dir" / "new.txt"))
+    if os.geteuid() != 0:  # root may write anywhere
+        existing.chmod(0o444)
+        assert not is_writable(str(existing))
+
+
+def test_setattr_default():
+    o = _Obj(a=1)
+    setattr_default(o, "a", 2)
+    setattr_default(o, "b", 3)
+    assert (o.a, o.b) == (1, 3)
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        (lambda: str_to_unicode(b"caf\xc3\xa9"), "caf\u00e9"),
+        (lambda: unicode_to_str("caf\u00e9"), b"caf\xc3\xa9"),
+        (lambda: isbinarytext(b"\x02binary"), True),
+        (lambda: isbinarytext(b"text"), False),
+        (lambda: stringify_dict({"a": "b"}), {b"a": "b"}),
+        (lambda: stringify_dict([("a", "b")], keys_only=False), {b"a": b"b"}),
+    ],
+)
+def test_deprecated_helpers_warn_and_work(call, expected):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        assert call() == expected
+    assert [x.category for x in w] == [CrawlfwDeprecationWarning]
