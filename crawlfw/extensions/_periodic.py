@@ -9,14 +9,19 @@ logger = logging.getLogger(__name__)
 class PeriodicCall:
     """Calls ``func()`` every ``interval_s`` seconds on a daemon thread until stopped.
 
-    The thread sleeps on an :class:`threading.Event` between calls (no busy loop)
-    and wakes at once on :meth:`stop`. An exception raised by ``func`` is logged
-    and does not stop the loop. Replaces Twisted's ``LoopingCall``.
+    Replaces Twisted's ``LoopingCall``. Every call runs on the timer thread (so a
+    slow ``func``, e.g. one sending mail, never blocks the thread that started
+    it). The thread sleeps on an :class:`threading.Event` between calls (no busy
+    loop) and wakes at once on :meth:`stop`. An exception raised by ``func`` is
+    logged and does not stop the loop.
 
     Args:
         func (callable): called with no arguments, on the timer thread.
         interval_s (float): seconds between calls (> 0).
         name (str): thread name, shown in stack dumps.
+
+    Attributes:
+        first_call_done (threading.Event): set once the first call has returned.
     """
 
     def __init__(self, func, interval_s, name='crawlfw-periodic'):
@@ -25,6 +30,7 @@ class PeriodicCall:
         self.func = func
         self.interval_s = interval_s
         self.name = name
+        self.first_call_done = threading.Event()
         self._stop = threading.Event()
         self._thread = None
 
@@ -34,10 +40,9 @@ class PeriodicCall:
         return self._thread is not None and not self._stop.is_set()
 
     def start(self, now=True):
-        """Start the loop; with ``now``, call ``func`` once first, on the caller's thread."""
-        if now:
-            self._call()
-        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+        """Start the loop; with ``now`` the first call happens at once, else after one interval."""
+        self._thread = threading.Thread(target=self._run, args=(now,), name=self.name,
+                                        daemon=True)
         self._thread.start()
 
     def _call(self):
@@ -45,8 +50,12 @@ class PeriodicCall:
             self.func()
         except Exception:
             logger.error("Error in periodic call %(name)s", {'name': self.name}, exc_info=True)
+        finally:
+            self.first_call_done.set()
 
-    def _run(self):
+    def _run(self, now):
+        if now and not self._stop.is_set():
+            self._call()
         while not self._stop.wait(self.interval_s):
             self._call()
 

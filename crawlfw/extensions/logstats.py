@@ -16,8 +16,8 @@ class LogStats:
 
         Crawled 120 pages (at 60 pages/min), scraped 40 items (at 20 items/min)
 
-    The first line is logged when the spider opens; the loop runs on a daemon
-    thread and stops when the spider closes. ``LOGSTATS_INTERVAL = 0`` disables
+    The first line is logged when the spider opens; lines are logged from a
+    daemon timer thread, which stops when the spider closes. ``LOGSTATS_INTERVAL = 0`` disables
     the extension.
 
     Args:

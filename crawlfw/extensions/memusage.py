@@ -35,8 +35,9 @@ class MemoryUsage:
 
     The measure is the peak resident set size from :func:`resource.getrusage`
     (``ru_maxrss``; KiB on Linux, bytes on macOS), as in Scrapy 1.2: it never
-    goes down. Checks run when the engine starts, then every interval on a
-    daemon thread until the engine stops. Unix only (NotConfigured elsewhere).
+    goes down. Checks run on a daemon thread, at once when the engine starts and
+    then every interval, until the engine stops (or the limit is exceeded); mail
+    is sent from that thread. Unix only (NotConfigured elsewhere).
 
     Args:
         crawler: the crawler (``settings``, ``signals``, ``stats``, ``engine``).
@@ -154,8 +155,7 @@ class MemoryUsage:
         s += "\r\n"
         s += pformat(_engine_status(self.crawler.engine))
         s += "\r\n"
-        self.mail.send(rcpts, subject, s)
-        return True
+        return self.mail.send(rcpts, subject, s) is not False
 
 
 def _engine_status(engine):
