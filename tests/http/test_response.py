@@ -284,6 +284,13 @@ def test_replace_keeps_resolved_encoding():
     assert r3.encoding == "utf-8"
 
 
+def test_replace_text_to_binary_class():
+    r = HtmlResponse("http://example.com", body=b"<p>x</p>", encoding="utf-8")
+    b = r.replace(cls=Response)
+    assert type(b) is Response
+    assert b.body == b"<p>x</p>"
+
+
 def test_replace_with_str_body_uses_encoding():
     r = TextResponse("http://example.com", body=b"", encoding="latin-1")
     assert r.replace(body="caf\u00e9").body == b"caf\xe9"

@@ -79,7 +79,9 @@ class TextResponse(Response):
 
         The encoding is carried over: the copy decodes its body as this one did.
         """
-        kwargs.setdefault("encoding", self.encoding)
+        cls = kwargs.get("cls", self.__class__)
+        if isinstance(cls, type) and issubclass(cls, TextResponse):
+            kwargs.setdefault("encoding", self.encoding)
         return Response.replace(self, *args, **kwargs)
 
     @property
@@ -135,7 +137,9 @@ class TextResponse(Response):
     def text(self) -> str:
         """The body decoded with :attr:`encoding` (decoded once, then cached).
 
-        Undecodable bytes become U+FFFD; a leading BOM is removed.
+        Undecodable bytes become U+FFFD; a leading BOM is removed. As in browsers
+        (WHATWG Encoding, "decode"), a BOM decides the decoding even when an explicit
+        ``encoding`` argument names another codec.
         """
         ubody = self._cached_ubody
         if ubody is None:
