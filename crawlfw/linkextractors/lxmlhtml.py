@@ -34,9 +34,12 @@ XHTML_NAMESPACE = "http://www.w3.org/1999/xhtml"
 _XHTML_PREFIX = "{" + XHTML_NAMESPACE + "}"
 _ElementBase = etree._Element
 
-# Characters that safe_url_string would change: anything outside printable ASCII,
-# the ASCII characters RFC 3986 does not allow, and a "%" not starting an escape.
-_NEEDS_ESCAPING = re.compile(r'[^\x21-\x7e]|["<>\\^`{|}]|%(?![0-9A-Fa-f]{2})')
+# URLs that w3lib's safe_url_string would change (it is slow enough to matter on the
+# per-page path, and most URLs in real pages pass through it unchanged): characters
+# outside printable ASCII, ASCII characters it escapes in some component, a userinfo
+# ("@"), a "#" inside the fragment, and an empty query or fragment it drops. Upper-case
+# letters in scheme and host (which it lower-cases) are checked separately.
+_NEEDS_ESCAPING = re.compile(r"[^\x21-\x7e]|[\"'<>\[\\\]^`{|}@]|#.*#|[?#]$|\?#")
 
 
 def _nons(tag):
@@ -46,8 +49,17 @@ def _nons(tag):
 
 
 def _safe_url(url, encoding):
+    """``safe_url_string(url, encoding)``, skipped when it would return ``url``."""
     if _NEEDS_ESCAPING.search(url) is None:
-        return url
+        start = url.find("://")
+        if start > 0:
+            end = url.find("/", start + 3)
+            head = url if end < 0 else url[:end]  # scheme://host[:port]
+            # safe_url_string lower-cases scheme and host, adds "/" before a query or
+            # fragment that follows the host, and drops an empty port.
+            if (head == head.lower() and "?" not in head and "#" not in head
+                    and head[-1] != ":"):
+                return url
     return safe_url_string(url, encoding=encoding or "utf-8")
 
 
