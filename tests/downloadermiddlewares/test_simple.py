@@ -1,0 +1,174 @@
+"""DefaultHeaders, DownloadTimeout, HttpAuth, UserAgent, Chunked and DownloaderStats."""
+
+import pytest
+
+from crawlfw.downloadermiddlewares.chunked import ChunkedTransferMiddleware
+from crawlfw.downloadermiddlewares.defaultheaders import DefaultHeadersMiddleware
+from crawlfw.downloadermiddlewares.downloadtimeout import DownloadTimeoutMiddleware
+from crawlfw.downloadermiddlewares.httpauth import HttpAuthMiddleware
+from crawlfw.downloadermiddlewares.stats import DownloaderStats
+from crawlfw.downloadermiddlewares.useragent import UserAgentMiddleware
+from crawlfw.exceptions import DNSLookupError, NotConfigured
+from crawlfw.http import Request, Response
+from crawlfw.spiders import Spider
+from crawlfw.utils.request import request_httprepr
+from crawlfw.utils.response import response_httprepr
+from tests.downloadermiddlewares._support import close_crawler, get_crawler, open_spider
+
+
+@pytest.fixture
+def crawl():
+    """Factory: ``crawl(settings, spidercls, **spider_kwargs) -> (crawler, spider)``."""
+    made = []
+
+    def start(settings=None, spidercls=None, **kwargs):
+        crawler = get_crawler(settings, spidercls)
+        made.append(crawler)
+        return crawler
+
+    yield start
+    for crawler in made:
+        close_crawler(crawler, crawler.spider)
+
+
+# --- DefaultHeadersMiddleware ---------------------------------------------------------
+
+
+def test_default_headers_are_set_without_overriding(crawl):
+    crawler = crawl(
+        {"DEFAULT_REQUEST_HEADERS": {"Accept-Language": "fr", "X-Test": "1", "X-None": None}}
+    )
+    mw = DefaultHeadersMiddleware.from_crawler(crawler)
+    request = Request("http://example.com", headers={"X-Test": "mine"})
+    assert mw.process_request(request, None) is None
+    assert request.headers[b"Accept-Language"] == b"fr"
+    assert request.headers[b"X-Test"] == b"mine"
+    assert b"X-None" not in request.headers
+    # the Scrapy 1.2 defaults
+    request = Request("http://example.com")
+    DefaultHeadersMiddleware.from_crawler(crawl()).process_request(request, None)
+    assert request.headers[b"Accept"].startswith(b"text/html")
+
+
+# --- DownloadTimeoutMiddleware --------------------------------------------------------
+
+
+class TimeoutSpider(Spider):
+    name = "timeout"
+    download_timeout = 7.5
+
+
+@pytest.mark.parametrize(
+    "settings, spidercls, meta, expected",
+    [
+        ({}, None, {}, 180),
+        ({"DOWNLOAD_TIMEOUT": 20}, None, {}, 20),
+        ({"DOWNLOAD_TIMEOUT": 20}, TimeoutSpider, {}, 7.5),
+        ({}, None, {"download_timeout": 3}, 3),
+        ({"DOWNLOAD_TIMEOUT": 0}, None, {}, None),
+    ],
+)
+def test_download_timeout(crawl, settings, spidercls, meta, expected):
+    crawler = crawl(settings, spidercls)
+    mw = DownloadTimeoutMiddleware.from_crawler(crawler)
+    spider = open_spider(crawler, spidercls.name if spidercls else "test")
+    request = Request("http://example.com", meta=meta)
+    mw.process_request(request, spider)
+    assert request.meta.get("download_timeout") == expected
+
+
+# --- HttpAuthMiddleware ---------------------------------------------------------------
+
+
+class AuthSpider(Spider):
+    name = "auth"
+    http_user = "foo"
+    http_pass = "bar"
+
+
+class DomainAuthSpider(AuthSpider):
+    http_auth_domain = "example.com"
+
+
+@pytest.mark.parametrize(
+    "spidercls, url, headers, expected",
+    [
+        (AuthSpider, "http://example.com/", {}, b"Basic Zm9vOmJhcg=="),
+        (AuthSpider, "http://other.org/", {}, b"Basic Zm9vOmJhcg=="),  # 1.2: every domain
+        (AuthSpider, "http://example.com/", {"Authorization": "Digest x"}, b"Digest x"),
+        (DomainAuthSpider, "http://sub.example.com/", {}, b"Basic Zm9vOmJhcg=="),
+        (DomainAuthSpider, "http://other.org/", {}, None),
+        (None, "http://example.com/", {}, None),
+    ],
+)
+def test_http_auth(crawl, spidercls, url, headers, expected):
+    crawler = crawl(None, spidercls)
+    mw = HttpAuthMiddleware.from_crawler(crawler)
+    spider = open_spider(crawler, spidercls.name if spidercls else "test")
+    request = Request(url, headers=headers)
+    mw.process_request(request, spider)
+    assert request.headers.get(b"Authorization") == expected
+
+
+# --- UserAgentMiddleware --------------------------------------------------------------
+
+
+class UASpider(Spider):
+    name = "ua"
+    user_agent = "spider-ua"
+
+
+@pytest.mark.parametrize(
+    "settings, spidercls, headers, expected",
+    [
+        ({"USER_AGENT": "settings-ua"}, None, {}, b"settings-ua"),
+        ({"USER_AGENT": "settings-ua"}, UASpider, {}, b"spider-ua"),
+        ({}, UASpider, {"User-Agent": "mine"}, b"mine"),
+        ({"USER_AGENT": ""}, None, {}, None),
+    ],
+)
+def test_user_agent(crawl, settings, spidercls, headers, expected):
+    crawler = crawl(settings, spidercls)
+    mw = UserAgentMiddleware.from_crawler(crawler)
+    spider = open_spider(crawler, spidercls.name if spidercls else "test")
+    request = Request("http://example.com", headers=headers)
+    mw.process_request(request, spider)
+    assert request.headers.get(b"User-Agent") == expected
+
+
+# --- ChunkedTransferMiddleware --------------------------------------------------------
+
+
+def test_chunked_is_a_no_op():
+    response = Response(
+        "http://example.com", headers={"Transfer-Encoding": "chunked"}, body=b"3\r\nabc\r\n0\r\n"
+    )
+    assert ChunkedTransferMiddleware().process_response(None, response, None) is response
+
+
+# --- DownloaderStats ------------------------------------------------------------------
+
+
+def test_downloader_stats_keys(crawl):
+    crawler = crawl()
+    spider = open_spider(crawler)
+    mw = DownloaderStats.from_crawler(crawler)
+    request = Request("http://example.com/", method="POST", body=b"abc")
+    response = Response("http://example.com/", status=404, body=b"not found", request=request)
+    mw.process_request(request, spider)
+    assert mw.process_response(request, response, spider) is response
+    mw.process_exception(request, DNSLookupError("no such host"), spider)
+    get = crawler.stats.get_value
+    assert get("downloader/request_count") == 1
+    assert get("downloader/request_method_count/POST") == 1
+    assert get("downloader/request_bytes") == len(request_httprepr(request))
+    assert get("downloader/response_count") == 1
+    assert get("downloader/response_status_count/404") == 1
+    assert get("downloader/response_bytes") == len(response_httprepr(response))
+    assert get("downloader/exception_count") == 1
+    assert get("downloader/exception_type_count/crawlfw.exceptions.DNSLookupError") == 1
+
+
+def test_downloader_stats_can_be_disabled(crawl):
+    with pytest.raises(NotConfigured):
+        DownloaderStats.from_crawler(crawl({"DOWNLOADER_STATS": False}))
