@@ -1,0 +1,94 @@
+"""DepthMiddleware: depth meta, limit, priority, stats."""
+
+import logging
+
+import pytest
+
+from crawlfw.http import Request, Response
+from crawlfw.spidermiddlewares.depth import DepthMiddleware
+from tests.downloadermiddlewares._support import close_crawler, get_crawler, open_spider
+
+
+@pytest.fixture
+def setup():
+    made = []
+
+    def start(settings=None):
+        crawler = get_crawler(settings)
+        spider = open_spider(crawler)
+        made.append((crawler, spider))
+        return crawler, spider, DepthMiddleware.from_crawler(crawler)
+
+    yield start
+    for crawler, spider in made:
+        close_crawler(crawler, spider)
+
+
+def response_at(depth=None):
+    meta = {} if depth is None else {"depth": depth}
+    request = Request("http://example.com/", meta=meta)
+    return Response("http://example.com/", request=request)
+
+
+def test_start_response_is_depth_zero(setup):
+    crawler, spider, mw = setup()
+    response = response_at(None)
+    out = list(
+        mw.process_spider_output(response, [Request("http://example.com/a"), {"i": 1}], spider)
+    )
+    assert response.meta["depth"] == 0
+    assert out[0].meta["depth"] == 1
+    assert out[1] == {"i": 1}
+    assert crawler.stats.get_value("request_depth_max") == 1
+
+
+@pytest.mark.parametrize(
+    "limit, response_depth, kept",
+    [(0, 10, True), (2, 0, True), (2, 1, True), (2, 2, False), (1, 1, False)],
+)
+def test_limit(setup, caplog, limit, response_depth, kept):
+    crawler, spider, mw = setup({"DEPTH_LIMIT": limit})
+    caplog.set_level(logging.DEBUG, logger="crawlfw.spidermiddlewares.depth")
+    request = Request("http://example.com/deep")
+    out = list(mw.process_spider_output(response_at(response_depth), [request], spider))
+    assert out == ([request] if kept else [])
+    if not kept:
+        assert caplog.records[-1].getMessage().strip() == (
+            f"Ignoring link (depth > {limit}): http://example.com/deep"
+        )
+
+
+@pytest.mark.parametrize("prio, expected", [(0, 5), (1, 2), (-1, 8)])
+def test_priority(setup, prio, expected):
+    crawler, spider, mw = setup({"DEPTH_PRIORITY": prio})
+    request = Request("http://example.com/", priority=5)
+    list(mw.process_spider_output(response_at(2), [request], spider))
+    assert request.priority == expected  # priority -= depth * DEPTH_PRIORITY (depth 3)
+
+
+def test_verbose_stats(setup):
+    crawler, spider, mw = setup({"DEPTH_STATS_VERBOSE": True})
+    list(mw.process_spider_output(response_at(None), [Request("http://e.com/1")], spider))
+    list(
+        mw.process_spider_output(
+            response_at(1), [Request("http://e.com/2"), Request("http://e.com/3")], spider
+        )
+    )
+    get = crawler.stats.get_value
+    assert (
+        get("request_depth_count/0"),
+        get("request_depth_count/1"),
+        get("request_depth_count/2"),
+    ) == (1, 1, 2)
+    assert get("request_depth_max") == 2
+
+
+def test_no_stats(setup):
+    crawler, spider, mw = setup({"DEPTH_STATS": False})
+    list(mw.process_spider_output(response_at(3), [Request("http://e.com/1")], spider))
+    assert crawler.stats.get_value("request_depth_max") is None
+
+
+def test_none_result(setup):
+    crawler, spider, mw = setup()
+    assert list(mw.process_spider_output(response_at(0), None, spider)) == []
