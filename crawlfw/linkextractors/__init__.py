@@ -20,9 +20,10 @@ from urllib.parse import urlparse
 
 from w3lib.url import canonicalize_url
 
+from crawlfw.linkextractors._urls import url_extension
 from crawlfw.selector.csstranslator import HTMLTranslator
 from crawlfw.utils.misc import arg_to_iter
-from crawlfw.utils.url import url_has_any_extension, url_is_from_any_domain
+from crawlfw.utils.url import url_is_from_any_domain
 
 __all__ = ["IGNORED_EXTENSIONS", "FilteringLinkExtractor", "LinkExtractor"]
 
@@ -116,14 +117,15 @@ class FilteringLinkExtractor:
             return False
         if self.deny_res and _matches(url, self.deny_res):
             return False
-        if not (self.allow_domains or self.deny_domains or self.deny_extensions):
-            return True
-        parsed_url = urlparse(url)
-        if self.allow_domains and not url_is_from_any_domain(parsed_url, self.allow_domains):
-            return False
-        if self.deny_domains and url_is_from_any_domain(parsed_url, self.deny_domains):
-            return False
-        if self.deny_extensions and url_has_any_extension(parsed_url, self.deny_extensions):
+        if self.allow_domains or self.deny_domains:
+            parsed_url = urlparse(url)
+            if self.allow_domains and not url_is_from_any_domain(parsed_url, self.allow_domains):
+                return False
+            if self.deny_domains and url_is_from_any_domain(parsed_url, self.deny_domains):
+                return False
+        # url_extension(url) == splitext(urlparse(url).path)[1].lower(), without the
+        # full parse (url_has_any_extension's rule).
+        if self.deny_extensions and url_extension(url) in self.deny_extensions:
             return False
         return True
 

@@ -16,15 +16,14 @@ URL rules:
 * ``nofollow`` is True when the element's ``rel`` contains the ``nofollow`` token.
 """
 
-import re
 from urllib.parse import urljoin
 
 from lxml import etree
 from w3lib.html import strip_html5_whitespace
-from w3lib.url import safe_url_string
 
 from crawlfw.link import Link
 from crawlfw.linkextractors import FilteringLinkExtractor
+from crawlfw.linkextractors._urls import absolute_url, safe_url, url_origin
 from crawlfw.utils.misc import arg_to_iter, rel_has_nofollow
 from crawlfw.utils.python import to_native_str, unique
 
@@ -34,33 +33,10 @@ XHTML_NAMESPACE = "http://www.w3.org/1999/xhtml"
 _XHTML_PREFIX = "{" + XHTML_NAMESPACE + "}"
 _ElementBase = etree._Element
 
-# URLs that w3lib's safe_url_string would change (it is slow enough to matter on the
-# per-page path, and most URLs in real pages pass through it unchanged): characters
-# outside printable ASCII, ASCII characters it escapes in some component, a userinfo
-# ("@"), a "#" inside the fragment, and an empty query or fragment it drops. Upper-case
-# letters in scheme and host (which it lower-cases) are checked separately.
-_NEEDS_ESCAPING = re.compile(r"[^\x21-\x7e]|[\"'<>\[\\\]^`{|}@]|#.*#|[?#]$|\?#")
-
-
 def _nons(tag):
     if isinstance(tag, str) and tag.startswith(_XHTML_PREFIX):
         return tag[len(_XHTML_PREFIX):]
     return tag
-
-
-def _safe_url(url, encoding):
-    """``safe_url_string(url, encoding)``, skipped when it would return ``url``."""
-    if _NEEDS_ESCAPING.search(url) is None:
-        start = url.find("://")
-        if start > 0:
-            end = url.find("/", start + 3)
-            head = url if end < 0 else url[:end]  # scheme://host[:port]
-            # safe_url_string lower-cases scheme and host, adds "/" before a query or
-            # fragment that follows the host, and drops an empty port.
-            if (head == head.lower() and "?" not in head and "#" not in head
-                    and head[-1] != ":"):
-                return url
-    return safe_url_string(url, encoding=encoding or "utf-8")
 
 
 def _text_content(el):
@@ -75,7 +51,7 @@ def _document_base_url(root, response_url, encoding):
             href = base.get("href")
             if href is not None:
                 try:
-                    return _safe_url(urljoin(response_url, strip_html5_whitespace(href)), encoding)
+                    return safe_url(urljoin(response_url, strip_html5_whitespace(href)), encoding)
                 except ValueError:
                     break
     return response_url
@@ -140,25 +116,22 @@ class LxmlParserLinkExtractor:
         links = []
         strip = self.strip
         process = self.process_attr
+        origin = url_origin(base_url)
         for el, _attr, attr_val in self._iter_links(document):
+            if strip:
+                attr_val = strip_html5_whitespace(attr_val)
             try:
-                if strip:
-                    attr_val = strip_html5_whitespace(attr_val)
-                url = urljoin(base_url, attr_val)
+                if process is None:
+                    url = absolute_url(base_url, origin, attr_val, response_encoding)
+                else:
+                    url = process(urljoin(base_url, attr_val))
+                    if url is None:
+                        continue
+                    url = to_native_str(url, encoding=response_encoding or "utf-8")
+                    # process_value may return a relative URL.
+                    url = urljoin(response_url, safe_url(url, response_encoding))
             except ValueError:
                 continue  # a bogus URL (e.g. an invalid IPv6 host)
-            if process is not None:
-                url = process(url)
-                if url is None:
-                    continue
-                url = to_native_str(url, encoding=response_encoding or "utf-8")
-            try:
-                url = _safe_url(url, response_encoding)
-                if process is not None:
-                    # process_value may return a relative URL.
-                    url = urljoin(response_url, url)
-            except ValueError:
-                continue
             links.append(Link(url, _text_content(el), nofollow=rel_has_nofollow(el.get("rel"))))
         return self._deduplicate_if_needed(links)
 

@@ -1,0 +1,112 @@
+"""Private URL helpers of the link extractors: the same results as the reference
+functions (``urllib.parse.urljoin``, ``w3lib.url.safe_url_string``, ``urlparse`` +
+``posixpath.splitext``), with shortcuts for the plain URLs real pages are made of.
+
+Resolving and escaping every link with the reference functions costs more than
+parsing the page; the shortcuts skip them only where they provably return their input
+(checked by tests against the reference functions on every link of the shared site
+copies and on random URLs).
+"""
+
+import posixpath
+import re
+from urllib.parse import urljoin, urlparse
+
+from w3lib.url import safe_url_string
+
+__all__ = ["safe_url", "url_origin", "absolute_url", "url_extension"]
+
+# URLs that safe_url_string would change: characters outside printable ASCII, ASCII
+# characters it escapes in some component, a userinfo ("@"), a "#" inside the
+# fragment, and an empty query or fragment it drops. Upper-case letters in scheme and
+# host (which it lower-cases) are checked separately. ";" is not changed by it, but
+# urljoin drops an empty ";params", so URLs with ";" take the reference path too.
+_NEEDS_ESCAPING = re.compile(r"[^\x21-\x7e]|[\"'<>\[\\\]^`{|}@;]|#.*#|[?#]$|\?#")
+
+# scheme "://" netloc, then the path (up to "?" or "#"), as urlsplit splits them.
+_SPLIT_PATH = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/?#]*([^?#]*)")
+
+
+def _plain_head(url):
+    """True if ``url`` has ``scheme://host[:port]`` with nothing safe_url_string would
+    change."""
+    start = url.find("://")
+    if start <= 0:
+        return False
+    end = url.find("/", start + 3)
+    head = url if end < 0 else url[:end]  # scheme://host[:port]
+    # safe_url_string lower-cases scheme and host and adds "/" before a query or
+    # fragment that follows the host; urljoin replaces an empty host with the base's.
+    if head != head.lower() or "?" in head or "#" in head:
+        return False
+    host, colon, port = head[start + 3:].partition(":")
+    if not host:
+        return False
+    # safe_url_string validates a port and strips its leading zeros.
+    return not colon or (
+        port.isascii() and port.isdigit() and port[0] != "0" and int(port) <= 65535
+    )
+
+
+def safe_url(url, encoding):
+    """Return ``w3lib.url.safe_url_string(url, encoding)``.
+
+    Args:
+        url: an absolute URL.
+        encoding: the page encoding (used for the query), or None for UTF-8.
+
+    Raises:
+        ValueError: ``url`` cannot be parsed (e.g. an invalid IPv6 host).
+    """
+    if _NEEDS_ESCAPING.search(url) is None and _plain_head(url):
+        return url
+    return safe_url_string(url, encoding=encoding or "utf-8")
+
+
+def url_origin(base):
+    """Return ``scheme://host[:port]`` of an http(s) ``base`` URL that needs no
+    escaping, else None (then :func:`absolute_url` always takes the reference path)."""
+    if not base.startswith(("http://", "https://")):
+        return None
+    if _NEEDS_ESCAPING.search(base) is not None or not _plain_head(base):
+        return None
+    end = base.find("/", base.find("://") + 3)
+    return base if end < 0 else base[:end]
+
+
+def absolute_url(base, origin, href, encoding):
+    """Return ``safe_url(urljoin(base, href), encoding)``.
+
+    Args:
+        base: the document base URL.
+        origin: ``url_origin(base)``.
+        href: the (whitespace-stripped) attribute value.
+        encoding: the page encoding, or None for UTF-8.
+
+    Raises:
+        ValueError: the joined URL cannot be parsed.
+    """
+    if href and _NEEDS_ESCAPING.search(href) is None:
+        if href.startswith(("http://", "https://")):
+            if _plain_head(href):
+                return href  # urljoin() and safe_url_string() both return it as is
+        elif origin is not None and href[0] == "/" and href[1:2] != "/":
+            end = len(href)
+            for sep in "?#":
+                i = href.find(sep)
+                if 0 <= i < end:
+                    end = i
+            if "/." not in href[:end]:  # no dot segments to remove (RFC 3986 5.2.4)
+                return origin + href
+    return safe_url(urljoin(base, href), encoding)
+
+
+def url_extension(url):
+    """Return the lower-cased extension (with the dot) of the path of ``url``, as
+    ``posixpath.splitext(urlparse(url).path)[1].lower()`` does; ``''`` if none."""
+    m = _SPLIT_PATH.match(url)
+    if m is None or ";" in m.group(1):
+        path = urlparse(url).path
+    else:
+        path = m.group(1)
+    return posixpath.splitext(path)[1].lower()

@@ -1,0 +1,142 @@
+"""The link extractors' URL shortcuts (crawlfw.linkextractors._urls) give exactly the
+reference functions' results: urljoin, w3lib's safe_url_string, urlparse + splitext."""
+
+import posixpath
+import random
+import re
+from urllib.parse import urljoin, urlparse
+
+import pytest
+from w3lib.html import strip_html5_whitespace
+from w3lib.url import safe_url_string
+
+from crawlfw.linkextractors._urls import absolute_url, safe_url, url_extension, url_origin
+
+
+def _reference_absolute(base, href, encoding):
+    try:
+        return safe_url_string(urljoin(base, href), encoding=encoding)
+    except ValueError:
+        return ValueError
+
+
+def _ours_absolute(base, href, encoding):
+    try:
+        return absolute_url(base, url_origin(base), href, encoding)
+    except ValueError:
+        return ValueError
+
+
+def _reference_extension(url):
+    return posixpath.splitext(urlparse(url).path)[1].lower()
+
+
+TRICKY_URLS = [
+    "http://e.com", "http://e.com/", "http://e.com?x=1", "http://e.com#f", "http://e.com:/x",
+    "http://E.com/x", "HTTP://e.com/x", "http://e.com/X?Y#Z", "http://e.com/p?", "http://e.com/p#",
+    "http://e.com/p?#", "http://e.com/p#a#b", "http://u:p@e.com/", "http://e.com/a b",
+    "http://e.com/caf\u00e9", "http://e.com/p?q=\u00e9", "http://e.com/p?q='", "http://[::1]/x",
+    "http://e.com/a\\b", "http://e.com/%zz", "http://e.com/%41", "file:///tmp/A", "ftp://e.com/",
+    "http://e.com/~x/!$&()*+,;=:", "http://e.com//x", "mailto:x@e.com", "javascript:f('x')",
+    "http:///x", "http://e.com/p;", "http://e.com/p;a?b", "http://e.com/a.PDF;jsessionid=1",
+    "http://e.com/a/b.tar.gz?x=.zip#.doc", "http://e.com?x/y.pdf", "http://e.com/.hidden",
+    "http://e.com:080/", "http://e.com:0/", "http://e.com:65535/x", "http://e.com:65536/x",
+    "http://e.com:+1/", "ftp://),:+/:$=", "http://e.com: 1/", "http://e.com:80",
+]
+
+BASES = [
+    "http://e.com/", "http://e.com", "https://e.com/a/b/c.html", "http://e.com:8080/a/b/",
+    "http://e.com/a/b?q=1#f", "https://E.com/x", "http://e.com/a;p?q", "ftp://e.com/d/",
+    "file:///tmp/x/y", "http://u@e.com/a/", "http://e.com/caf\u00e9/", "http://[::1]/a/",
+    "http://127.0.0.1:8080/a/", "http://e.com:080/",
+]
+
+HREFS = [
+    "x", "./x", "../x", "../../../../x", "/x", "//other.com/x", "?q", "#f", "", ".", "..",
+    "/a/./b", "/a/../b", "/a//b", "a//b", "/x;p", "/x;", "/x?", "/x#", "/x?#", "/x.pdf",
+    "http://other.com/x", "https://other.com", "HTTPS://Other.com/X", "http:///x", "http:x",
+    "/caf\u00e9", "/a b", "/a%20b", "/%", "mailto:a@b.c", "javascript:void(0)", "data:,x",
+    "http://e.com/p?q=\u00e9", "/\\evil", "/a/b/c.html?x=1&y=2#frag", "http://[bad",
+    "http://e.com:99999/", "http://e.com:08/", "http://other:81/x",
+]
+
+
+@pytest.mark.parametrize("url", TRICKY_URLS)
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1"])
+def test_safe_url(url, encoding):
+    def outcome(fn):
+        try:
+            return fn(url, encoding=encoding)
+        except ValueError:
+            return ValueError
+
+    assert outcome(safe_url) == outcome(safe_url_string)
+
+
+@pytest.mark.parametrize("base", BASES)
+def test_absolute_url_table(base):
+    for href in HREFS:
+        for encoding in ("utf-8", "cp1252"):
+            assert _ours_absolute(base, href, encoding) == _reference_absolute(base, href, encoding), (base, href)
+
+
+@pytest.mark.parametrize("url", TRICKY_URLS + [b + h for b in BASES for h in ("x.PDF", "y.tar.gz", "")])
+def test_url_extension(url):
+    assert url_extension(url) == _reference_extension(url)
+
+
+@pytest.mark.parametrize(
+    "base, origin",
+    [
+        ("http://e.com/a/b", "http://e.com"),
+        ("https://e.com:8443", "https://e.com:8443"),
+        ("http://127.0.0.1:8080/x", "http://127.0.0.1:8080"),
+        ("http://e.com:080/", None),
+        ("http://e.com:99999/", None),
+        ("http://e.com:/", None),
+        ("http://E.com/", None),
+        ("http://u@e.com/", None),
+        ("ftp://e.com/", None),
+        ("http://e.com?x", None),
+        ("http:///x", None),
+        ("http://e.com/caf\u00e9", None),
+    ],
+)
+def test_url_origin(base, origin):
+    assert url_origin(base) == origin
+
+
+def test_fuzz():
+    rnd = random.Random(20240601)
+    alphabet = list("aZ09/?#@:%;[]\\^`{|}\"'<>.. ~!$&()*+,=-_\u00e9\t") + [":80", ":08", ":99999"]
+    heads = ["http://", "https://", "HTTP://", "ftp://", "file://", "", "", "/", "//", "../", "./"]
+    checked = 0
+    for _ in range(20000):
+        href = (rnd.choice(heads)
+                + "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 6)))
+                + rnd.choice(["", "/", "/x", "?", "#", "/./", "/../"])
+                + "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 8))))
+        base = rnd.choice(BASES)
+        assert _ours_absolute(base, href, "utf-8") == _reference_absolute(base, href, "utf-8"), (base, href)
+        url = _reference_absolute(base, href, "utf-8")
+        if url is not ValueError:
+            try:
+                expected = _reference_extension(url)
+            except ValueError:
+                continue
+            assert url_extension(url) == expected, url
+        checked += 1
+    assert checked == 20000
+
+
+def test_every_link_of_the_shared_sites(sites_dir):
+    hrefs = set()
+    attr = re.compile(rb"""\s(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""", re.I)
+    for path in sites_dir.rglob("*.htm*"):
+        for m in attr.finditer(path.read_bytes()):
+            value = next(g for g in m.groups() if g is not None)
+            hrefs.add(strip_html5_whitespace(value.decode("utf-8", "replace")))
+    assert len(hrefs) > 5000
+    for base in ("https://aegisub.org/docs/latest/page/", "http://books.toscrape.com/catalogue/x/index.html"):
+        for href in hrefs:
+            assert _ours_absolute(base, href, "utf-8") == _reference_absolute(base, href, "utf-8"), href
