@@ -630,3 +630,20 @@ def test_deprecated_xpath_selectors():
         xxs = XmlXPathSelector(text="<R>x</R>")
     assert xxs.type == "xml"
     assert xxs.xpath("/R/text()").extract() == ["x"]
+
+
+def test_css_on_xml_is_case_sensitive():
+    s = Selector(text='<Root><Item a="1">x</Item><item a="2">y</item></Root>', type="xml")
+    assert s.css("Item::attr(a)").getall() == ["1"]
+    assert s.css("item::text").getall() == ["y"]
+
+
+def test_compiled_xpath_cache_is_bounded():
+    from crawlfw.selector import _lxml
+
+    s = Selector(text="<p>1</p>")
+    for i in range(_lxml.XPATH_CACHE_SIZE + 50):
+        assert s.xpath(f"count(//p) + {i}").get() == f"{1 + i}.0"
+    assert len(_lxml._local.xpaths) <= _lxml.XPATH_CACHE_SIZE
+    # a query whose entry was evicted still works
+    assert s.xpath("count(//p) + 0").get() == "1.0"
