@@ -16,6 +16,8 @@ class DownloadTimeoutMiddleware:
         timeout: the default timeout in seconds.
     """
 
+    _opened_spider = None
+
     def __init__(self, timeout: float = 180):
         self._timeout = timeout
 
@@ -26,9 +28,16 @@ class DownloadTimeoutMiddleware:
         return o
 
     def spider_opened(self, spider):
-        """Signal handler: adopt ``spider.download_timeout`` when the spider sets one."""
+        """Signal handler: adopt ``spider.download_timeout`` when the spider sets one.
+
+        Also called by the first ``process_request`` for a spider, in case the signal
+        fired before this middleware was built (the actors start concurrently).
+        """
+        self._opened_spider = spider
         self._timeout = getattr(spider, "download_timeout", self._timeout)
 
     def process_request(self, request, spider):
+        if self._opened_spider is not spider:
+            self.spider_opened(spider)
         if self._timeout:
             request.meta.setdefault("download_timeout", self._timeout)

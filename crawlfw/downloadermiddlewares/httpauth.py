@@ -20,6 +20,7 @@ class HttpAuthMiddleware:
 
     auth = None
     domain = None
+    _opened_spider = None
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -28,7 +29,12 @@ class HttpAuthMiddleware:
         return o
 
     def spider_opened(self, spider):
-        """Signal handler: build the header from the spider's credentials."""
+        """Signal handler: build the header from the spider's credentials.
+
+        Also called by the first ``process_request`` for a spider, in case the signal
+        fired before this middleware was built (the actors start concurrently).
+        """
+        self._opened_spider = spider
         usr = getattr(spider, "http_user", "")
         pwd = getattr(spider, "http_pass", "")
         if usr or pwd:
@@ -36,6 +42,8 @@ class HttpAuthMiddleware:
             self.domain = getattr(spider, "http_auth_domain", None)
 
     def process_request(self, request, spider):
+        if self._opened_spider is not spider:
+            self.spider_opened(spider)
         if not self.auth or b"Authorization" in request.headers:
             return
         if self.domain and not url_is_from_any_domain(urlparse_cached(request), [self.domain]):

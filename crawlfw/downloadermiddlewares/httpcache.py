@@ -21,6 +21,7 @@ Flow, per request (Scrapy 1.2):
    ``httpcache/uncacheable``).
 """
 
+import threading
 from email.utils import formatdate
 
 from crawlfw import signals
@@ -69,6 +70,8 @@ class HttpCacheMiddleware:
         self.storage = load_object(settings["HTTPCACHE_STORAGE"])(settings)
         self.ignore_missing = settings.getbool("HTTPCACHE_IGNORE_MISSING")
         self.stats = stats
+        self._opened_spider = None
+        self._open_lock = threading.Lock()
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -78,14 +81,29 @@ class HttpCacheMiddleware:
         return o
 
     def spider_opened(self, spider):
-        """Signal handler: open the storage for ``spider``."""
-        self.storage.open_spider(spider)
+        """Signal handler: open the storage for ``spider`` (once).
+
+        Also called by the first ``process_request`` for a spider, in case the signal
+        fired before this middleware was built (the actors start concurrently); the
+        signal runs on another thread, hence the lock.
+        """
+        with self._open_lock:
+            if self._opened_spider is spider:
+                return
+            self.storage.open_spider(spider)
+            self._opened_spider = spider
 
     def spider_closed(self, spider):
-        """Signal handler: close the storage."""
-        self.storage.close_spider(spider)
+        """Signal handler: close the storage (if it was opened)."""
+        with self._open_lock:
+            if self._opened_spider is None:
+                return
+            self.storage.close_spider(spider)
+            self._opened_spider = None
 
     def process_request(self, request, spider):
+        if self._opened_spider is not spider:
+            self.spider_opened(spider)
         if request.meta.get("dont_cache", False):
             return None
         if not self.policy.should_cache_request(request):

@@ -15,6 +15,8 @@ class UserAgentMiddleware:
         user_agent: the default User-Agent string.
     """
 
+    _opened_spider = None
+
     def __init__(self, user_agent: str = "crawlfw"):
         self.user_agent = user_agent
 
@@ -25,9 +27,16 @@ class UserAgentMiddleware:
         return o
 
     def spider_opened(self, spider):
-        """Signal handler: adopt ``spider.user_agent`` when the spider sets one."""
+        """Signal handler: adopt ``spider.user_agent`` when the spider sets one.
+
+        Also called by the first ``process_request`` for a spider, in case the signal
+        fired before this middleware was built (the actors start concurrently).
+        """
+        self._opened_spider = spider
         self.user_agent = getattr(spider, "user_agent", self.user_agent)
 
     def process_request(self, request, spider):
+        if self._opened_spider is not spider:
+            self.spider_opened(spider)
         if self.user_agent:
             request.headers.setdefault(b"User-Agent", self.user_agent)

@@ -399,3 +399,23 @@ def test_real_revalidation_and_error_recovery(cache):
     assert recovered is not None and recovered.body == first.body
     get = crawler.stats.get_value
     assert (get("httpcache/revalidate"), get("httpcache/errorrecovery")) == (1, 1)
+
+
+def test_storage_opened_when_built_after_spider_opened(tmp_path):
+    """With DBM storage an unopened storage would fail; the first request opens it."""
+    crawler = get_crawler(
+        {
+            "HTTPCACHE_ENABLED": True,
+            "HTTPCACHE_DIR": str(tmp_path / "cache"),
+            "HTTPCACHE_STORAGE": "crawlfw.extensions.httpcache.DbmCacheStorage",
+        }
+    )
+    spider = open_spider(crawler)  # the signal fires before the middleware exists
+    try:
+        mw = HttpCacheMiddleware.from_crawler(crawler)
+        request = Request("http://example.com/")
+        download(mw, spider, request, Response(request.url, body=b"x"))
+        assert mw.process_request(Request("http://example.com/"), spider).body == b"x"
+    finally:
+        close_crawler(crawler, spider)  # spider_closed closes the storage
+    assert mw._opened_spider is None

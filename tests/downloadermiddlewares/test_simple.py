@@ -172,3 +172,23 @@ def test_downloader_stats_keys(crawl):
 def test_downloader_stats_can_be_disabled(crawl):
     with pytest.raises(NotConfigured):
         DownloaderStats.from_crawler(crawl({"DOWNLOADER_STATS": False}))
+
+
+# --- built after spider_opened fired (the actors start concurrently) -------------------
+
+
+class AllAttrsSpider(AuthSpider):
+    name = "all"
+    user_agent = "spider-ua"
+    download_timeout = 9
+
+
+def test_spider_attributes_used_when_built_after_spider_opened(crawl):
+    crawler = crawl(None, AllAttrsSpider)
+    spider = open_spider(crawler, "all")  # the signal fires before the middlewares exist
+    request = Request("http://example.com/")
+    for cls in (UserAgentMiddleware, DownloadTimeoutMiddleware, HttpAuthMiddleware):
+        cls.from_crawler(crawler).process_request(request, spider)
+    assert request.headers[b"User-Agent"] == b"spider-ua"
+    assert request.meta["download_timeout"] == 9
+    assert request.headers[b"Authorization"] == b"Basic Zm9vOmJhcg=="
