@@ -25,7 +25,8 @@ exception instance:
 The manager normalises what ``scrape_func`` returns like Scrapy's
 ``iterate_spider_output``: None becomes ``[]``; a single Request, item (any
 ``Mapping``, so ``dict`` and ``crawlfw.item.Item``), ``str`` or ``bytes`` becomes a
-one-element list; any other iterable (list, generator) is used as is.
+one-element list (also any ``crawlfw.item.BaseItem``); any other iterable (list,
+generator) is used as is.
 
 What the caller sees, case by case:
 
@@ -72,6 +73,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from crawlfw.core.downloadermw import _InvalidOutput, _mw_name, _type_name
+from crawlfw.item import BaseItem
 from crawlfw.middleware import MiddlewareManager
 from crawlfw.utils.conf import build_component_list
 
@@ -88,7 +90,7 @@ def _iterate_spider_output(result: Any) -> Iterable:
     ``bytes`` count as single objects."""
     if result is None:
         return []
-    if isinstance(result, (Mapping, str, bytes)) or not _isiterable(result):
+    if isinstance(result, (Mapping, BaseItem, str, bytes)) or not _isiterable(result):
         return [result]
     return result
 

@@ -243,3 +243,14 @@ def test_process_start_requests_reverse_order_and_lazy():
 def test_process_start_requests_validates():
     with pytest.raises(_InvalidOutput, match="process_start_requests must return an iterable"):
         make(ReturnsValue("process_start_requests", None)).process_start_requests([], None)
+
+
+def test_single_item_is_wrapped_not_iterated():
+    from crawlfw.item import Field, Item
+
+    class Product(Item):
+        name = Field()
+
+    item = Product(name="x")
+    request, response = response_for(callback=lambda r: item)
+    assert list(make().scrape_response(scrape_func, response, request, None)) == [item]
