@@ -206,3 +206,83 @@ def test_default_chain_end_to_end():
         assert crawler.stats.get_value("downloader/response_status_count/302") == 1
     finally:
         close_crawler(crawler, spider)
+
+
+def test_default_chains_crawl_a_real_site(site_server):
+    """Both managers with the default middlewares, driven the way the engine and the
+    spider runner drive them, over the real quotes.toscrape.com copy: redirects
+    (slashless author URLs), 404 filtering, offsite filtering, depth limit, referer,
+    stats. Requests are sent with http.client (the downloader is another part)."""
+    from crawlfw.core.spidermw import SpiderMiddlewareManager
+    from crawlfw.spiders import Spider
+    from tests.downloadermiddlewares._support import fetch
+
+    server = site_server("quotes.toscrape.com")
+    items = []
+
+    class QuotesSpider(Spider):
+        name = "quotes"
+        allowed_domains = ["127.0.0.1"]
+
+        def parse(self, response):
+            for quote in response.css("div.quote"):
+                yield {"text": quote.css("span.text::text").get()}
+            next_page = response.css("li.next a::attr(href)").get()
+            if next_page:
+                yield Request(response.urljoin(next_page))
+            author = response.css("div.quote a[href^='/author/']::attr(href)").get()
+            yield Request(response.urljoin(author), callback=self.parse_author)
+            yield Request(response.urljoin("/login"))  # absent: 404
+            yield Request("http://elsewhere.invalid/x")  # offsite
+
+        def parse_author(self, response):
+            yield {"author": response.css("h3.author-title::text").get().strip()}
+
+    crawler = get_crawler({"DEPTH_LIMIT": 1, "DEPTH_STATS_VERBOSE": True}, QuotesSpider)
+    spider = open_spider(crawler, "quotes")
+    dmw = DownloaderMiddlewareManager.from_crawler(crawler)
+    smw = SpiderMiddlewareManager.from_crawler(crawler)
+
+    def scrape_func(result, request, spider):
+        if isinstance(result, Exception):
+            if request.errback is None:
+                raise result
+            return request.errback(result)
+        return (request.callback or spider.parse)(result)
+
+    queue = [Request(server.url + "/", dont_filter=True)]
+    seen = set()
+    referers = {}
+    try:
+        while queue:
+            request = queue.pop(0)
+            if not request.dont_filter and request.url in seen:
+                continue
+            seen.add(request.url)
+            result = dmw.process_request(request, spider)
+            if result is None:
+                result = dmw.process_response(request, fetch(request), spider)
+            if isinstance(result, Request):
+                queue.append(result)
+                continue
+            result.request = request
+            referers[request.url] = request.headers.get(b"Referer")
+            for obj in smw.scrape_response(scrape_func, result, request, spider):
+                (queue if isinstance(obj, Request) else items).append(obj)
+    finally:
+        close_crawler(crawler, spider)
+
+    texts = [i for i in items if "text" in i]
+    authors = [i["author"] for i in items if "author" in i]
+    assert len(texts) == 20  # pages 1 and 2; page 3 is beyond DEPTH_LIMIT
+    assert authors == ["Albert Einstein"]  # page 2's author link is at depth 2
+    get = crawler.stats.get_value
+    assert get("downloader/response_status_count/301") == 1  # /author/X -> /author/X/
+    assert get("httperror/response_ignored_status_count/404") == 1  # /login, once
+    # page 2's requests are at depth 2: DepthMiddleware (900, nearer the spider) drops
+    # them before OffsiteMiddleware (500) sees them
+    assert get("offsite/filtered") == 1 and get("offsite/domains") == 1
+    assert get("request_depth_count/2") is None
+    assert get("request_depth_max") == 1
+    assert referers[server.url + "/page/2/"] == (server.url + "/").encode()
+    assert get("downloader/request_count") == get("downloader/response_count")
