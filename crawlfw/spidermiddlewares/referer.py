@@ -1,29 +1,276 @@
-"""Set the ``Referer`` header of requests a callback produces to the response's URL."""
+"""Set the ``Referer`` header of requests a callback produces.
+
+Scrapy 1.2's rule, the default here: ``Referer: <response.url>`` on every produced
+request, whatever the schemes involved.
+
+Later Scrapy (1.4+) added referrer policies (W3C Referrer Policy, §3 and §8.3); they
+are available here too, chosen (first match wins) by ``request.meta['referrer_policy']``,
+the response's ``Referrer-Policy`` header, or the ``REFERRER_POLICY`` setting. A policy
+is a name (``'no-referrer'``, ``'no-referrer-when-downgrade'``, ``'same-origin'``,
+``'origin'``, ``'strict-origin'``, ``'origin-when-cross-origin'``,
+``'strict-origin-when-cross-origin'``, ``'unsafe-url'``, ``'scrapy-default'``,
+``'legacy'``), or a :class:`ReferrerPolicy` subclass or its import path. Except for
+``legacy``, the URL sent is stripped of user info and fragment (W3C §8.4), and
+``file:``/``data:``-like responses never leak a referrer.
+
+A request that already has a ``Referer`` header keeps it. ``REFERER_ENABLED = False``
+disables the middleware.
+"""
+
+import logging
+from urllib.parse import urlparse, urlunparse
 
 from crawlfw.exceptions import NotConfigured
 from crawlfw.http import Request
+from crawlfw.utils.misc import load_object
+from crawlfw.utils.python import to_unicode
 
-__all__ = ["RefererMiddleware"]
+__all__ = [
+    "RefererMiddleware",
+    "ReferrerPolicy",
+    "LegacyPolicy",
+    "NoReferrerPolicy",
+    "NoReferrerWhenDowngradePolicy",
+    "SameOriginPolicy",
+    "OriginPolicy",
+    "StrictOriginPolicy",
+    "OriginWhenCrossOriginPolicy",
+    "StrictOriginWhenCrossOriginPolicy",
+    "UnsafeUrlPolicy",
+    "DefaultReferrerPolicy",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Schemes whose URLs never go into a Referer (later Scrapy's ``NOREFERRER_SCHEMES``).
+LOCAL_SCHEMES = ("about", "blob", "data", "filesystem", "file", "s3")
+_POTENTIALLY_TRUSTWORTHY = ("https", "ftps", "wss")
+
+
+class ReferrerPolicy:
+    """Base class: decide the ``Referer`` value for a request made from a page.
+
+    Subclasses set ``name`` and implement :meth:`referrer`.
+    """
+
+    name = ""
+
+    def referrer(self, response_url: str, request_url: str) -> str | None:
+        """The header value for ``request_url`` requested from ``response_url``, or None."""
+        raise NotImplementedError
+
+    # helpers (W3C Referrer Policy §8.4 "strip url for use as a referrer")
+    def stripped_referrer(self, url: str) -> str | None:
+        parsed = urlparse(url)
+        if parsed.scheme in LOCAL_SCHEMES or not parsed.netloc:
+            return None
+        netloc = parsed.hostname or ""
+        if ":" in netloc:  # IPv6 literal
+            netloc = f"[{netloc}]"
+        if parsed.port is not None:
+            netloc += f":{parsed.port}"
+        return urlunparse((parsed.scheme, netloc, parsed.path, parsed.params, parsed.query, ""))
+
+    def origin_referrer(self, url: str) -> str | None:
+        stripped = self.stripped_referrer(url)
+        if stripped is None:
+            return None
+        parsed = urlparse(stripped)
+        return urlunparse((parsed.scheme, parsed.netloc, "/", "", "", ""))
+
+    @staticmethod
+    def origin(url: str) -> tuple:
+        parsed = urlparse(url)
+        return parsed.scheme, parsed.hostname, parsed.port
+
+    def tls_protected(self, url: str) -> bool:
+        return urlparse(url).scheme in _POTENTIALLY_TRUSTWORTHY
+
+    def potentially_trustworthy(self, url: str) -> bool:
+        return self.tls_protected(url)
+
+    def downgrade(self, response_url: str, request_url: str) -> bool:
+        return self.tls_protected(response_url) and not self.potentially_trustworthy(request_url)
+
+
+class LegacyPolicy(ReferrerPolicy):
+    """Scrapy 1.2: the response URL, always (the default here)."""
+
+    name = "legacy"
+
+    def referrer(self, response_url, request_url):
+        return response_url
+
+
+class NoReferrerPolicy(ReferrerPolicy):
+    """Never send a referrer."""
+
+    name = "no-referrer"
+
+    def referrer(self, response_url, request_url):
+        return None
+
+
+class NoReferrerWhenDowngradePolicy(ReferrerPolicy):
+    """The stripped URL, except from TLS-protected pages to non-TLS URLs."""
+
+    name = "no-referrer-when-downgrade"
+
+    def referrer(self, response_url, request_url):
+        if self.downgrade(response_url, request_url):
+            return None
+        return self.stripped_referrer(response_url)
+
+
+class SameOriginPolicy(ReferrerPolicy):
+    """The stripped URL for same-origin requests only."""
+
+    name = "same-origin"
+
+    def referrer(self, response_url, request_url):
+        if self.origin(response_url) == self.origin(request_url):
+            return self.stripped_referrer(response_url)
+        return None
+
+
+class OriginPolicy(ReferrerPolicy):
+    """Only the origin (``scheme://host[:port]/``), always."""
+
+    name = "origin"
+
+    def referrer(self, response_url, request_url):
+        return self.origin_referrer(response_url)
+
+
+class StrictOriginPolicy(ReferrerPolicy):
+    """The origin, except on a TLS downgrade."""
+
+    name = "strict-origin"
+
+    def referrer(self, response_url, request_url):
+        if self.downgrade(response_url, request_url):
+            return None
+        return self.origin_referrer(response_url)
+
+
+class OriginWhenCrossOriginPolicy(ReferrerPolicy):
+    """The stripped URL for same-origin requests, the origin otherwise."""
+
+    name = "origin-when-cross-origin"
+
+    def referrer(self, response_url, request_url):
+        if self.origin(response_url) == self.origin(request_url):
+            return self.stripped_referrer(response_url)
+        return self.origin_referrer(response_url)
+
+
+class StrictOriginWhenCrossOriginPolicy(ReferrerPolicy):
+    """Same-origin: the stripped URL; cross-origin: the origin, none on a downgrade."""
+
+    name = "strict-origin-when-cross-origin"
+
+    def referrer(self, response_url, request_url):
+        if self.origin(response_url) == self.origin(request_url):
+            return self.stripped_referrer(response_url)
+        if self.downgrade(response_url, request_url):
+            return None
+        return self.origin_referrer(response_url)
+
+
+class UnsafeUrlPolicy(ReferrerPolicy):
+    """The stripped URL, always (also from https to http)."""
+
+    name = "unsafe-url"
+
+    def referrer(self, response_url, request_url):
+        return self.stripped_referrer(response_url)
+
+
+class DefaultReferrerPolicy(NoReferrerWhenDowngradePolicy):
+    """Later Scrapy's default (``'scrapy-default'``): no-referrer-when-downgrade, and no
+    referrer from local schemes (file, data, s3...) at all."""
+
+    name = "scrapy-default"
+
+
+_POLICIES = {
+    cls.name: cls
+    for cls in (
+        LegacyPolicy,
+        NoReferrerPolicy,
+        NoReferrerWhenDowngradePolicy,
+        SameOriginPolicy,
+        OriginPolicy,
+        StrictOriginPolicy,
+        OriginWhenCrossOriginPolicy,
+        StrictOriginWhenCrossOriginPolicy,
+        UnsafeUrlPolicy,
+        DefaultReferrerPolicy,
+    )
+}
+_POLICIES[""] = NoReferrerWhenDowngradePolicy  # W3C: the empty string is the default
+
+
+def _policy_class(value):
+    """A policy class from a name, a class or an import path; None if unknown."""
+    if isinstance(value, type) and issubclass(value, ReferrerPolicy):
+        return value
+    if isinstance(value, bytes):
+        value = to_unicode(value, encoding="latin-1")
+    if not isinstance(value, str):
+        return None
+    # a header may list several policies: the last one the client knows wins (W3C §4.1)
+    for token in reversed([t.strip().lower() for t in value.split(",")]):
+        if token in _POLICIES:
+            return _POLICIES[token]
+    if "." in value:
+        try:
+            cls = load_object(value)
+        except (ImportError, NameError, ValueError):
+            return None
+        if isinstance(cls, type) and issubclass(cls, ReferrerPolicy):
+            return cls
+    return None
 
 
 class RefererMiddleware:
-    """Scrapy 1.2's referer rule: ``Referer: <response.url>`` on every produced request.
+    """Populate ``Referer`` on produced requests (Scrapy 1.2 rule by default).
 
-    A request that already has a ``Referer`` header keeps it. Scrapy 1.2 applied no
-    referrer policy (W3C Referrer Policy came in Scrapy 1.4): the full URL is sent,
-    also from https pages to http ones. Disabled by ``REFERER_ENABLED = False``.
+    Args:
+        settings: reads ``REFERRER_POLICY`` (default ``'legacy'``, Scrapy 1.2's rule).
+
+    Raises:
+        ValueError: ``REFERRER_POLICY`` names no known policy.
     """
+
+    def __init__(self, settings=None):
+        value = settings.get("REFERRER_POLICY") if settings is not None else None
+        cls = _policy_class(value) if value else LegacyPolicy
+        if cls is None:
+            raise ValueError(f"REFERRER_POLICY: unknown referrer policy {value!r}")
+        self.default_policy = cls
 
     @classmethod
     def from_crawler(cls, crawler):
         if not crawler.settings.getbool("REFERER_ENABLED"):
             raise NotConfigured
-        return cls()
+        return cls(crawler.settings)
+
+    def policy(self, response, request) -> ReferrerPolicy:
+        """The policy for ``request`` made from ``response`` (meta, header, setting)."""
+        meta_value = request.meta.get("referrer_policy")
+        cls = _policy_class(meta_value) if meta_value else None
+        if cls is None and response is not None:
+            header = response.headers.get(b"Referrer-Policy")
+            cls = _policy_class(header) if header else None
+        return (cls or self.default_policy)()
 
     def process_spider_output(self, response, result, spider):
         def _set_referer(r):
-            if isinstance(r, Request):
-                r.headers.setdefault(b"Referer", response.url)
+            if isinstance(r, Request) and b"Referer" not in r.headers:
+                referrer = self.policy(response, r).referrer(response.url, r.url)
+                if referrer is not None:
+                    r.headers[b"Referer"] = referrer
             return r
 
         return (_set_referer(r) for r in result or ())

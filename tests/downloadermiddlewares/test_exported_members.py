@@ -47,7 +47,20 @@ EXPORTS = {
     "crawlfw.spidermiddlewares.depth": ["DepthMiddleware"],
     "crawlfw.spidermiddlewares.httperror": ["HttpError", "HttpErrorMiddleware"],
     "crawlfw.spidermiddlewares.offsite": ["OffsiteMiddleware", "URLWarning", "PortWarning"],
-    "crawlfw.spidermiddlewares.referer": ["RefererMiddleware"],
+    "crawlfw.spidermiddlewares.referer": [
+        "RefererMiddleware",
+        "ReferrerPolicy",
+        "LegacyPolicy",
+        "NoReferrerPolicy",
+        "NoReferrerWhenDowngradePolicy",
+        "SameOriginPolicy",
+        "OriginPolicy",
+        "StrictOriginPolicy",
+        "OriginWhenCrossOriginPolicy",
+        "StrictOriginWhenCrossOriginPolicy",
+        "UnsafeUrlPolicy",
+        "DefaultReferrerPolicy",
+    ],
     "crawlfw.spidermiddlewares.urllength": ["UrlLengthMiddleware"],
 }
 

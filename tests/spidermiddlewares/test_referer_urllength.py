@@ -72,3 +72,90 @@ def test_url_length_disabled():
             UrlLengthMiddleware.from_crawler(crawler)
     finally:
         close_crawler(crawler)
+
+
+# --- referrer policies (later Scrapy; W3C Referrer Policy) --------------------------------
+
+from crawlfw.settings import Settings  # noqa: E402
+
+HTTPS_PAGE = "https://user:pw@example.com:8443/a/page?q=1#frag"
+
+
+@pytest.mark.parametrize(
+    "policy, from_url, to_url, expected",
+    [
+        ("legacy", HTTPS_PAGE, "http://other.com/", HTTPS_PAGE),
+        ("no-referrer", HTTPS_PAGE, "https://example.com:8443/", None),
+        (
+            "no-referrer-when-downgrade",
+            HTTPS_PAGE,
+            "https://other.com/",
+            "https://example.com:8443/a/page?q=1",
+        ),
+        ("no-referrer-when-downgrade", HTTPS_PAGE, "http://other.com/", None),
+        (
+            "no-referrer-when-downgrade",
+            "http://example.com/p",
+            "http://other.com/",
+            "http://example.com/p",
+        ),
+        (
+            "same-origin",
+            HTTPS_PAGE,
+            "https://example.com:8443/b",
+            "https://example.com:8443/a/page?q=1",
+        ),
+        ("same-origin", HTTPS_PAGE, "https://example.com/b", None),  # another port
+        ("origin", HTTPS_PAGE, "http://other.com/", "https://example.com:8443/"),
+        ("strict-origin", HTTPS_PAGE, "https://other.com/", "https://example.com:8443/"),
+        ("strict-origin", HTTPS_PAGE, "http://other.com/", None),
+        (
+            "origin-when-cross-origin",
+            HTTPS_PAGE,
+            "https://example.com:8443/x",
+            "https://example.com:8443/a/page?q=1",
+        ),
+        ("origin-when-cross-origin", HTTPS_PAGE, "http://other.com/", "https://example.com:8443/"),
+        (
+            "strict-origin-when-cross-origin",
+            HTTPS_PAGE,
+            "https://other.com/",
+            "https://example.com:8443/",
+        ),
+        ("strict-origin-when-cross-origin", HTTPS_PAGE, "http://other.com/", None),
+        ("unsafe-url", HTTPS_PAGE, "http://other.com/", "https://example.com:8443/a/page?q=1"),
+        ("scrapy-default", "file:///tmp/page.html", "http://other.com/", None),
+        ("scrapy-default", HTTPS_PAGE, "http://other.com/", None),
+        (
+            "crawlfw.spidermiddlewares.referer.OriginPolicy",
+            HTTPS_PAGE,
+            "http://o.com/",
+            "https://example.com:8443/",
+        ),
+    ],
+)
+def test_referrer_policies(policy, from_url, to_url, expected):
+    mw = RefererMiddleware(Settings({"REFERRER_POLICY": policy}))
+    response = Response(from_url, request=Request(from_url))
+    request = Request(to_url)
+    list(mw.process_spider_output(response, [request], None))
+    value = request.headers.get(b"Referer")
+    assert (value.decode() if value is not None else None) == expected
+
+
+def test_policy_precedence():
+    mw = RefererMiddleware(Settings({"REFERRER_POLICY": "origin"}))
+    page = "https://example.com/page"
+    response = Response(
+        page, headers={"Referrer-Policy": "unknown-thing, no-referrer"}, request=Request(page)
+    )
+    from_header = Request("https://example.com/a")
+    from_meta = Request("https://example.com/b", meta={"referrer_policy": "unsafe-url"})
+    list(mw.process_spider_output(response, [from_header, from_meta], None))
+    assert b"Referer" not in from_header.headers  # the header's last known token
+    assert from_meta.headers[b"Referer"] == b"https://example.com/page"  # meta wins
+
+
+def test_unknown_policy_setting():
+    with pytest.raises(ValueError, match="unknown referrer policy 'nope'"):
+        RefererMiddleware(Settings({"REFERRER_POLICY": "nope"}))
