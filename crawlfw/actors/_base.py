@@ -50,12 +50,18 @@ class CrawlActor(pykka.ThreadingActor):
     def send(self, ref, message: dict) -> None:
         """``tell`` ``message`` to ``ref``, checking it first when validation is ``'all'``.
 
+        A message to an actor that has already stopped is logged and dropped.
+
         Raises:
             InvalidMessage: the message breaks its schema (a bug in the sender).
         """
         if self._check_sent:
             validate_message(message)
-        ref.tell(message)
+        try:
+            ref.tell(message)
+        except pykka.ActorDeadError:
+            # Only during shutdown: the tree stops downstream actors in order.
+            logger.warning("%s: %r message dropped, its receiver has stopped", self, message["type"])
 
     def on_receive(self, message):
         if self._check_received:

@@ -31,16 +31,22 @@ class _WakeupInbox(queue.Queue):
 
     def __init__(self):
         super().__init__()
+        self.closed = False
         self.wake_fd, self._write_fd = os.pipe()
         os.set_blocking(self.wake_fd, False)
         os.set_blocking(self._write_fd, False)
 
     def put(self, item, block=True, timeout=None):
         super().put(item, block, timeout)
+        if self.closed:
+            return
         try:
             os.write(self._write_fd, b"\0")
         except BlockingIOError:  # the pipe is full, so it is readable anyway
             pass
+        except OSError:  # closed by the actor's thread meanwhile
+            if not self.closed:
+                raise
 
     def drain(self) -> None:
         """Consume the wakeup bytes (call before checking ``empty()`` and waiting)."""
@@ -51,8 +57,10 @@ class _WakeupInbox(queue.Queue):
             pass
 
     def close(self) -> None:
-        os.close(self.wake_fd)
-        os.close(self._write_fd)
+        if not self.closed:
+            self.closed = True
+            os.close(self.wake_fd)
+            os.close(self._write_fd)
 
 
 class DownloaderActor(CrawlActor):
@@ -72,14 +80,9 @@ class DownloaderActor(CrawlActor):
         self.spider = spider
         self.slot_key = slot
         self.engine = engine
-        concurrency = settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
-        if settings.getint("CONCURRENT_REQUESTS_PER_IP"):
-            concurrency = settings.getint("CONCURRENT_REQUESTS_PER_IP")
-        concurrency = getattr(spider, "max_concurrent_requests", concurrency)
-        delay = getattr(spider, "download_delay", settings.getfloat("DOWNLOAD_DELAY"))
-        self.slot = DownloadSlot(
-            concurrency, float(delay), settings.getbool("RANDOMIZE_DOWNLOAD_DELAY")
-        )
+        self.slot = DownloadSlot.from_settings(settings, spider)
+        # Shared with extensions (AutoThrottle) as crawler.engine.downloader.slots[key].
+        crawler.download_slots[slot] = self.slot
         self.timeout_s = settings.getfloat("DOWNLOAD_TIMEOUT")
         self.maxsize = getattr(spider, "download_maxsize", settings.getint("DOWNLOAD_MAXSIZE"))
         self.warnsize = getattr(spider, "download_warnsize", settings.getint("DOWNLOAD_WARNSIZE"))

@@ -23,7 +23,7 @@ import time
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
 from crawlfw.actors.downloader import DownloaderActor
-from crawlfw.core.downloadermw import DownloaderMiddlewareManager
+from crawlfw.core.downloadermw import DownloaderMiddlewareManager, RequestParked
 from crawlfw.core.slot import slot_key
 from crawlfw.exceptions import DontCloseSpider
 from crawlfw.http import Request, Response
@@ -72,22 +72,25 @@ class EngineActor(CrawlActor):
         self.idle_signal_token = None  # activity value when spider_idle was last sent
         self._idle_timer = None
         self.start_time = None
-        self.mw = None
+        # Built on the caller's (supervisor's) thread, before spider_opened is sent.
+        self.mw = DownloaderMiddlewareManager.from_crawler(crawler)
         self.logformatter = crawler.logformatter
 
     def on_start(self):
-        self.mw = DownloaderMiddlewareManager.from_crawler(self.crawler)
-        self.mw.open_spider(self.spider) if hasattr(self.mw, "open_spider") else None
+        self.mw.open_spider(self.spider)
 
     def on_stop(self):
         if self._idle_timer is not None:
             self._idle_timer.cancel()
-        if self.mw is not None and hasattr(self.mw, "close_spider"):
+        for ref in self.downloaders.values():  # normally stopped by the supervisor already
+            ref.stop(block=False)
+        if self.mw is not None:
             self.mw.close_spider(self.spider)
 
     # --- messages -----------------------------------------------------------------------
 
     def handle_start_engine(self, message):
+        self.spider_runner = message["spider_runner"]
         self.running = True
         self.start_time = time.time()
         self._after()
@@ -200,6 +203,8 @@ class EngineActor(CrawlActor):
     def _download(self, request):
         try:
             result = self.mw.process_request(request, self.spider)
+        except RequestParked:
+            return  # a middleware keeps it and re-sends it later (robots.txt pending)
         except Exception as e:
             self._process_exception(request, e)
             return

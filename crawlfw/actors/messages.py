@@ -20,7 +20,10 @@ Who sends what (see ARCHITECTURE.md for the picture)::
     outside    -> Supervisor : start_crawl, stop_crawl, get_status
     any child  -> Supervisor : actor_failed, child_started
     Engine     -> Supervisor : spider_closing
-    Supervisor -> Engine     : start_engine, close_spider, downloader_failed, get_status
+    Supervisor -> Engine     : start_engine, close_spider, downloader_failed
+    outside    -> Engine     : crawl, close_spider (crawler.engine facade)
+    timer      -> Engine     : recheck_idle
+    Downloader -> itself     : pump
     Engine     -> Scheduler  : enqueue_requests, pull_requests, check_idle
     Scheduler  -> Engine     : requests_dequeued, idle_checked
     Engine     -> Downloader : fetch
@@ -45,6 +48,9 @@ __all__ = [
     "ChildStarted",
     "SpiderClosing",
     "StartEngine",
+    "Crawl",
+    "RecheckIdle",
+    "Pump",
     "CloseSpider",
     "DownloaderFailed",
     "EnqueueRequests",
@@ -144,6 +150,21 @@ class StartEngine(TypedDict):
     """Supervisor -> Engine: every actor is up; start pulling start requests."""
 
     type: Literal["start_engine"]
+    spider_runner: Any
+    """The SpiderRunner's ActorRef (started after the engine, which it needs)."""
+
+
+class Crawl(TypedDict):
+    """Outside (``crawler.engine.crawl(request, spider)``) -> Engine: schedule a request."""
+
+    type: Literal["crawl"]
+    request: Any
+
+
+class RecheckIdle(TypedDict):
+    """Timer -> Engine: fire ``spider_idle`` again after a handler raised DontCloseSpider."""
+
+    type: Literal["recheck_idle"]
 
 
 class CloseSpider(TypedDict):
@@ -161,6 +182,12 @@ class DownloaderFailed(TypedDict):
 
 
 # --- Scheduler --------------------------------------------------------------------------
+
+
+class Pump(TypedDict):
+    """Downloader -> itself: wait in curl once and deliver the finished transfers."""
+
+    type: Literal["pump"]
 
 
 class EnqueueRequests(TypedDict):
@@ -328,6 +355,8 @@ MESSAGE_TYPES: dict[str, type] = {
         ChildStarted,
         SpiderClosing,
         StartEngine,
+        Crawl,
+        RecheckIdle,
         CloseSpider,
         DownloaderFailed,
         EnqueueRequests,
@@ -336,6 +365,7 @@ MESSAGE_TYPES: dict[str, type] = {
         RequestsDequeued,
         IdleChecked,
         Fetch,
+        Pump,
         ResponseDownloaded,
         DownloadFailed,
         PullStartRequests,

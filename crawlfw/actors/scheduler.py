@@ -27,8 +27,6 @@ class SchedulerActor(CrawlActor):
         self.scheduler = scheduler
         self.credit = 0
         self.reply_to = None
-        self._send_scheduled = bool(crawler.signals.has_receivers(signals.request_scheduled))
-        self._send_dropped = bool(crawler.signals.has_receivers(signals.request_dropped))
 
     def on_start(self):
         self.scheduler.open(self.spider)
@@ -43,9 +41,8 @@ class SchedulerActor(CrawlActor):
         send = self.crawler.signals.send_catch_log
         for request in message["requests"]:
             if enqueue(request):
-                if self._send_scheduled:
-                    send(signals.request_scheduled, request=request, spider=self.spider)
-            elif self._send_dropped:
+                send(signals.request_scheduled, request=request, spider=self.spider)
+            else:
                 send(signals.request_dropped, request=request, spider=self.spider)
         self._dispatch()
 

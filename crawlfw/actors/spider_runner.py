@@ -40,11 +40,11 @@ class SpiderRunnerActor(CrawlActor):
         self.scheduler = scheduler
         self.pipeline = pipeline
         self.engine = engine
-        self.spidermw = None
+        # Built on the caller's (supervisor's) thread, before spider_opened is sent.
+        self.spidermw = SpiderMiddlewareManager.from_crawler(crawler)
         self.start_requests = None
 
     def on_start(self):
-        self.spidermw = SpiderMiddlewareManager.from_crawler(self.crawler)
         try:
             start = self.spider.start_requests()
             self.start_requests = iter(self.spidermw.process_start_requests(start, self.spider))
@@ -108,6 +108,9 @@ class SpiderRunnerActor(CrawlActor):
         re-raised when the request has no errback)."""
         if isinstance(result, Response):
             callback = request.callback or spider.parse
+            cb_kwargs = request.cb_kwargs
+            if cb_kwargs:
+                return iterate_spider_output(callback(result, **cb_kwargs))
             return iterate_spider_output(callback(result))
         if request.errback is None:
             raise result

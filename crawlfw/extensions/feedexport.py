@@ -379,6 +379,10 @@ class FeedExporter:
         """Build the extension and connect its handlers to the crawler's signals."""
         from crawlfw import signals
 
+        if getattr(crawler, "feeds_written_by_actor", False):
+            # The runtime's Exporter actor writes the feed; this extension entry only says
+            # whether feed export is enabled (EXTENSIONS = {...FeedExporter: None} disables it).
+            raise NotConfigured("feeds are written by the Exporter actor")
         o = cls(crawler.settings, crawler)
         crawler.signals.connect(o.open_spider, signals.spider_opened)
         crawler.signals.connect(o.close_spider, signals.spider_closed)

@@ -1,0 +1,75 @@
+"""PipelineActor: runs ``ITEM_PIPELINES`` (an ``ItemPipelineManager``) over each item, in
+order; fires ``item_scraped`` / ``item_dropped``; sends surviving items to the Exporter
+and the count of finished items to the Engine.
+
+A pipeline that raises ``DropItem`` drops the item (logged at WARNING by the log
+formatter); any other exception is logged as "Error processing <item>" with its traceback
+and the item is not exported; the crawl goes on.
+"""
+
+import logging
+
+from crawlfw import signals
+from crawlfw.actors._base import CrawlActor
+from crawlfw.exceptions import DropItem
+from crawlfw.pipelines import ItemPipelineManager
+from crawlfw.utils.log import failure_to_exc_info, logformatter_adapter
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["PipelineActor"]
+
+
+class PipelineActor(CrawlActor):
+    """Args:
+    crawler: the Crawler.
+    engine: the Engine's ref (told ``items_processed``).
+    exporters: refs of Exporter actors (told ``export_items``); may be empty.
+    **kw: ``CrawlActor`` arguments.
+    """
+
+    role = "pipeline"
+
+    def __init__(self, crawler, engine, exporters=(), **kw):
+        super().__init__(settings=crawler.settings, **kw)
+        self.crawler = crawler
+        self.spider = crawler.spider
+        self.engine = engine
+        self.exporters = list(exporters)
+        # Built on the caller's (supervisor's) thread, before spider_opened is sent.
+        self.itemproc = ItemPipelineManager.from_crawler(crawler)
+
+    def on_start(self):
+        self.itemproc.open_spider(self.spider)
+
+    def on_stop(self):
+        if self.itemproc is not None:
+            self.itemproc.close_spider(self.spider)
+
+    def handle_process_items(self, message):
+        response = message["response"]
+        spider = self.spider
+        send_signal = self.crawler.signals.send_catch_log
+        logformatter = self.crawler.logformatter
+        process_item = self.itemproc.process_item
+        passed = []
+        for item in message["items"]:
+            try:
+                output = process_item(item, spider)
+            except DropItem as e:
+                logkws = logformatter.dropped(item, e, response, spider)
+                logger.log(*logformatter_adapter(logkws), extra={"spider": spider})
+                send_signal(signals.item_dropped, item=item, response=response, spider=spider,
+                            exception=e)
+            except Exception as e:
+                logger.error("Error processing %(item)s", {"item": item},
+                             exc_info=failure_to_exc_info(e), extra={"spider": spider})
+            else:
+                logkws = logformatter.scraped(output, response, spider)
+                logger.log(*logformatter_adapter(logkws), extra={"spider": spider})
+                send_signal(signals.item_scraped, item=output, response=response, spider=spider)
+                passed.append(output)
+        if passed:
+            for exporter in self.exporters:
+                self.send(exporter, {"type": "export_items", "items": passed})
+        self.send(self.engine, {"type": "items_processed", "count": len(message["items"])})

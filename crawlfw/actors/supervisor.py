@@ -1,0 +1,241 @@
+"""The Supervisor: owns the actor tree of every crawl, is the one actor the outside
+(CLI, shell, ``CrawlerProcess``) talks to, notices a child's death and stops trees in order.
+
+Tree of one crawl (started by ``start_crawl``)::
+
+    Supervisor
+    ├── ExporterActor      (one per feed, when FEED_URI is set)
+    ├── SchedulerActor
+    ├── EngineActor
+    │     └── DownloaderActor × slots (started on demand by the engine, reported
+    │                                 to the supervisor with ``child_started``)
+    ├── PipelineActor
+    └── SpiderRunnerActor
+
+Shutdown order (``spider_closing`` from the engine, or a fatal child failure): downloaders
+(in-flight transfers aborted), spider runner, scheduler, pipeline (``close_spider`` of the
+item pipelines), exporters (the feed is stored), engine; then ``spider_closed``, the stats
+dump, "Spider closed (reason)", ``engine_stopped``, and the crawl's ``finished`` event.
+
+A downloader that dies is restarted (the engine re-sends its in-flight requests) at most
+``SUPERVISOR_MAX_RESTARTS`` times per ``SUPERVISOR_RESTART_WINDOW`` seconds per slot; past
+that, or when any other child dies, the crawl is closed with ``<role>_failed``.
+"""
+
+import itertools
+import logging
+import time
+from collections import defaultdict, deque
+
+import pykka
+
+from crawlfw import signals
+from crawlfw.actors._base import CrawlActor
+from crawlfw.utils.misc import load_object
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Supervisor", "CrawlTree"]
+
+#: Seconds each child gets to finish its inbox when stopped in order.
+STOP_TIMEOUT_S = 60.0
+
+_ids = itertools.count(1)
+
+
+class CrawlTree:
+    """The actors of one crawl, as the Supervisor keeps them."""
+
+    def __init__(self, crawl_id, crawler):
+        self.crawl_id = crawl_id
+        self.crawler = crawler
+        self.engine = None
+        self.scheduler = None
+        self.spider_runner = None
+        self.pipeline = None
+        self.exporters = []
+        self.downloaders = {}  # slot -> ref
+        self.restarts = defaultdict(deque)  # slot -> times of restarts
+        self.closing = None
+        self.started_at = time.time()
+
+
+class Supervisor(CrawlActor):
+    """The root actor. Answers ``ask`` from the outside:
+
+    - ``start_crawl {crawler}`` -> ``{"crawl_id": str, "engine": ActorRef}``
+    - ``stop_crawl {crawl_id, reason}`` -> ``{"stopping": [crawl_id, ...]}``
+    - ``get_status {}`` -> ``{"crawls": {crawl_id: {...}}}``
+
+    Every message it receives is checked against its schema unless
+    ``MESSAGE_VALIDATION = 'off'`` (it is the boundary of the tree).
+    """
+
+    role = "supervisor"
+    boundary = True
+
+    def __init__(self, settings=None):
+        super().__init__(settings=settings)
+        self.crawls = {}
+
+    def on_stop(self):
+        for tree in list(self.crawls.values()):
+            self._shutdown(tree, tree.closing or "shutdown")
+
+    # --- commands from the outside ------------------------------------------------------
+
+    def handle_start_crawl(self, message):
+        crawler = message["crawler"]
+        crawl_id = f"{crawler.spider.name}-{next(_ids)}"
+        tree = self.crawls[crawl_id] = CrawlTree(crawl_id, crawler)
+        crawler._crawl_id = crawl_id
+        try:
+            self._start_tree(tree)
+        except Exception as e:
+            logger.error("Could not start crawl %(id)s", {"id": crawl_id}, exc_info=True)
+            self._shutdown(tree, f"start_failed: {type(e).__name__}: {e}")
+            raise
+        return {"crawl_id": crawl_id, "engine": tree.engine}
+
+    def handle_stop_crawl(self, message):
+        ids = [message["crawl_id"]] if message["crawl_id"] else list(self.crawls)
+        stopping = []
+        for crawl_id in ids:
+            tree = self.crawls.get(crawl_id)
+            if tree is None:
+                continue
+            stopping.append(crawl_id)
+            if tree.engine is not None and tree.engine.is_alive():
+                self.send(tree.engine, {"type": "close_spider", "reason": message["reason"]})
+            else:
+                self._shutdown(tree, message["reason"])
+        return {"stopping": stopping}
+
+    def handle_get_status(self, message):
+        crawls = {}
+        for crawl_id, tree in self.crawls.items():
+            crawls[crawl_id] = {
+                "spider": tree.crawler.spider.name,
+                "closing": tree.closing,
+                "started_at": tree.started_at,
+                "downloaders": sorted(tree.downloaders),
+                "stats": tree.crawler.stats.get_stats(),
+            }
+        return {"crawls": crawls}
+
+    # --- events from children -----------------------------------------------------------
+
+    def handle_child_started(self, message):
+        tree = self.crawls.get(message["crawl_id"])
+        if tree is not None and message["role"] == "downloader":
+            tree.downloaders[message["key"]] = message["ref"]
+
+    def handle_spider_closing(self, message):
+        tree = self.crawls.get(message["crawl_id"])
+        if tree is not None:
+            self._shutdown(tree, message["reason"])
+
+    def handle_actor_failed(self, message):
+        tree = self.crawls.get(message["crawl_id"])
+        role, key = message["role"], message["key"]
+        logger.error(
+            "Actor %(role)s%(key)s of crawl %(id)s failed: %(error)s",
+            {"role": role, "key": f" ({key})" if key else "", "id": message["crawl_id"],
+             "error": message["error"]},
+        )
+        if tree is None or tree.closing:
+            return
+        if role == "downloader" and self._may_restart(tree, key):
+            tree.downloaders.pop(key, None)
+            tree.crawler.stats.inc_value("supervisor/restarts/downloader")
+            self.send(tree.engine, {"type": "downloader_failed", "slot": key})
+            return
+        reason = f"{role}_failed"
+        if role != "engine" and tree.engine is not None and tree.engine.is_alive():
+            self.send(tree.engine, {"type": "close_spider", "reason": reason})
+        else:
+            self._shutdown(tree, reason)
+
+    # --- the tree -----------------------------------------------------------------------
+
+    def _start_tree(self, tree):
+        from crawlfw.actors.engine import EngineActor
+        from crawlfw.actors.exporter import ExporterActor
+        from crawlfw.actors.pipeline import PipelineActor
+        from crawlfw.actors.scheduler import SchedulerActor
+        from crawlfw.actors.spider_runner import SpiderRunnerActor
+
+        crawler = tree.crawler
+        spider = crawler.spider
+        common = {"crawl_id": tree.crawl_id, "supervisor": self.actor_ref}
+        logger.info("Spider opened", extra={"spider": spider})
+        if crawler.settings.get("FEED_URI") and _feed_export_enabled(crawler.settings):
+            tree.exporters.append(ExporterActor.start(crawler, **common))
+        scheduler = load_object(crawler.settings["SCHEDULER"]).from_crawler(crawler)
+        tree.scheduler = SchedulerActor.start(crawler, scheduler, **common)
+        tree.engine = EngineActor.start(crawler, tree.scheduler, None, **common)
+        tree.pipeline = PipelineActor.start(crawler, tree.engine, tree.exporters, **common)
+        tree.spider_runner = SpiderRunnerActor.start(
+            crawler, tree.scheduler, tree.pipeline, tree.engine, **common
+        )
+        crawler.stats.open_spider(spider)
+        crawler.signals.send_catch_log(signals.spider_opened, spider=spider)
+        crawler.signals.send_catch_log(signals.engine_started)
+        self.send(tree.engine, {"type": "start_engine", "spider_runner": tree.spider_runner})
+
+    def _may_restart(self, tree, key) -> bool:
+        settings = tree.crawler.settings
+        budget = settings.getint("SUPERVISOR_MAX_RESTARTS", 3)
+        window_s = settings.getfloat("SUPERVISOR_RESTART_WINDOW", 60.0)
+        now = time.monotonic()
+        times = tree.restarts[key]
+        while times and now - times[0] > window_s:
+            times.popleft()
+        if len(times) >= budget:
+            return False
+        times.append(now)
+        return True
+
+    def _shutdown(self, tree, reason):
+        """Stop one crawl's actors in order, then close the spider (runs on this thread)."""
+        if tree.closing and tree.crawl_id not in self.crawls:
+            return
+        tree.closing = reason
+        crawler = tree.crawler
+        spider = crawler.spider
+        try:
+            order = list(tree.downloaders.values()) + [
+                tree.spider_runner, tree.scheduler, tree.pipeline, *tree.exporters, tree.engine
+            ]
+            for ref in order:
+                _stop(ref)
+        finally:
+            self.crawls.pop(tree.crawl_id, None)
+            try:
+                crawler.signals.send_catch_log(signals.spider_closed, spider=spider, reason=reason)
+                crawler.stats.close_spider(spider, reason=reason)
+                logger.info("Spider closed (%(reason)s)", {"reason": reason},
+                            extra={"spider": spider})
+                crawler.signals.send_catch_log(signals.engine_stopped)
+            finally:
+                crawler._crawl_finished(reason)
+
+
+def _feed_export_enabled(settings) -> bool:
+    from crawlfw.utils.conf import build_component_list
+
+    enabled = build_component_list(settings.getwithbase("EXTENSIONS"))
+    return "crawlfw.extensions.feedexport.FeedExporter" in enabled
+
+
+def _stop(ref):
+    if ref is None:
+        return
+    try:
+        ref.stop(block=True, timeout=STOP_TIMEOUT_S)
+    except pykka.Timeout:
+        logger.error("%s did not stop within %.0f s", ref, STOP_TIMEOUT_S)
+    except pykka.ActorDeadError:
+        pass
+    except Exception:
+        logger.error("Error while stopping %s", ref, exc_info=True)

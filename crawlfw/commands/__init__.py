@@ -1,0 +1,138 @@
+"""The ``crawlfw`` commands: one argh function per command, one module per command.
+
+Every command takes the global options of Scrapy 1.2 (``-s NAME=VALUE``, ``-L LEVEL``,
+``--logfile``, ``--nolog``, ``--pidfile``, ``--profile``, ``--pdb``), added by
+:func:`command`. A usage error raises :class:`argh.CommandError` (exit status 2 with
+``crawlfw.cmdline``); a crawl that could not start exits with status 1.
+"""
+
+import functools
+import inspect
+import os
+
+import argh
+
+from crawlfw.exceptions import UsageError
+from crawlfw.utils.conf import arglist_to_dict
+
+__all__ = ["command", "apply_global_options", "spider_arguments", "CommandError"]
+
+CommandError = argh.CommandError
+
+#: Command name -> whether it needs a project (``crawlfw.cfg`` found).
+REQUIRES_PROJECT: dict[str, bool] = {}
+
+
+def command(*, requires_project=False, default_settings=None, help=None):  # noqa: A002
+    """Decorate a command function: global options, settings, and error mapping.
+
+    The function receives ``settings`` (a ``Settings`` with the project's settings, the
+    command's ``default_settings`` at ``'command'`` priority and ``-s`` values at
+    ``'cmdline'`` priority) as its first keyword argument.
+
+    Args:
+        requires_project: the command only works inside a project.
+        default_settings: settings the command sets at ``'command'`` priority.
+        help: one-line description shown in ``crawlfw -h``.
+    """
+
+    def decorate(func):
+        REQUIRES_PROJECT[func.__name__.rstrip("_")] = requires_project
+
+        @argh.arg("-s", "--set", action="append", default=None, metavar="NAME=VALUE",
+                  help="set/override setting (may be repeated)")
+        @argh.arg("-L", "--loglevel", metavar="LEVEL", help="log level (default: DEBUG)")
+        @argh.arg("--logfile", metavar="FILE", help="log file. if omitted stderr will be used")
+        @argh.arg("--nolog", help="disable logging completely")
+        @argh.arg("--pidfile", metavar="FILE", help="write process ID to FILE")
+        @argh.arg("--profile", metavar="FILE", help="write python cProfile stats to FILE")
+        @argh.arg("--pdb", help="enable pdb on failure")
+        @functools.wraps(func)
+        def wrapper(*args, set=None, loglevel=None, logfile=None, nolog=False,  # noqa: A002
+                    pidfile=None, profile=None, pdb=False, **kwargs):
+            from crawlfw.utils.project import get_project_settings
+
+            settings = get_project_settings()
+            settings.setdict(default_settings or {}, priority="command")
+            try:
+                apply_global_options(settings, set=set, loglevel=loglevel, logfile=logfile,
+                                     nolog=nolog)
+                if pidfile:
+                    with open(pidfile, "w") as f:
+                        f.write(str(os.getpid()) + os.linesep)
+                if profile:
+                    import cProfile
+
+                    profiler = cProfile.Profile()
+                    try:
+                        return profiler.runcall(func, *args, settings=settings, **kwargs)
+                    finally:
+                        profiler.dump_stats(profile)
+                return func(*args, settings=settings, **kwargs)
+            except UsageError as e:
+                raise argh.CommandError(str(e)) from e
+
+        wrapper.__doc__ = help or func.__doc__
+        # argh reads the signature: the command's own parameters (without ``settings``)
+        # followed by the global options.
+        own = [p for p in inspect.signature(func).parameters.values() if p.name != "settings"]
+        kw = inspect.Parameter.KEYWORD_ONLY
+        globals_ = [
+            inspect.Parameter("set", kw, default=None),
+            inspect.Parameter("loglevel", kw, default=None),
+            inspect.Parameter("logfile", kw, default=None),
+            inspect.Parameter("nolog", kw, default=False),
+            inspect.Parameter("pidfile", kw, default=None),
+            inspect.Parameter("profile", kw, default=None),
+            inspect.Parameter("pdb", kw, default=False),
+        ]
+        wrapper.__signature__ = inspect.Signature(own + globals_)
+        del wrapper.__wrapped__
+        return wrapper
+
+    return decorate
+
+
+def apply_global_options(settings, *, set=(), loglevel=None, logfile=None, nolog=False):  # noqa: A002
+    """Apply ``-s``, ``-L``, ``--logfile`` and ``--nolog`` at ``'cmdline'`` priority.
+
+    Raises:
+        UsageError: a ``-s`` value is not ``NAME=VALUE``.
+    """
+    try:
+        settings.setdict(arglist_to_dict(list(set or ())), priority="cmdline")
+    except ValueError:
+        raise UsageError("Invalid -s value, use -s NAME=VALUE") from None
+    if logfile:
+        settings.set("LOG_ENABLED", True, priority="cmdline")
+        settings.set("LOG_FILE", logfile, priority="cmdline")
+    if loglevel:
+        settings.set("LOG_ENABLED", True, priority="cmdline")
+        settings.set("LOG_LEVEL", loglevel, priority="cmdline")
+    if nolog:
+        settings.set("LOG_ENABLED", False, priority="cmdline")
+
+
+def spider_arguments(values) -> dict:
+    """Parse repeated ``-a NAME=VALUE`` options into a dict.
+
+    Raises:
+        UsageError: a value is not ``NAME=VALUE``.
+    """
+    try:
+        return arglist_to_dict(list(values or ()))
+    except ValueError:
+        raise UsageError("Invalid -a value, use -a NAME=VALUE") from None
+
+
+def feed_options(settings, output, output_format) -> None:
+    """Apply ``-o``/``-t`` to ``settings`` (FEED_URI, FEED_FORMAT) at ``'cmdline'`` priority.
+
+    Raises:
+        UsageError: unknown format (naming it and the valid ones).
+    """
+    from crawlfw.core.feeds import feed_settings_from_cli
+
+    if output:
+        settings.setdict(feed_settings_from_cli(output, output_format, settings),
+                         priority="cmdline")

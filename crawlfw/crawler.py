@@ -1,0 +1,303 @@
+"""Crawler, CrawlerRunner and CrawlerProcess: the public facade that boots the actor tree.
+
+``Crawler`` holds what one crawl shares (settings, signals, stats, log formatter,
+extensions, the spider); ``crawler.engine`` is an :class:`EngineFacade` that messages the
+live EngineActor. ``CrawlerRunner`` owns a :class:`crawlfw.actors.supervisor.Supervisor`
+and starts crawls through it; ``CrawlerProcess`` adds logging setup, signal handling
+(^C once: graceful stop; twice: forced) and a blocking ``start()``.
+"""
+
+import logging
+import signal
+import threading
+import warnings
+
+import pykka
+
+from crawlfw import signals
+from crawlfw.exceptions import CrawlfwDeprecationWarning
+from crawlfw.extension import ExtensionManager
+from crawlfw.settings import Settings
+from crawlfw.signalmanager import SignalManager
+from crawlfw.utils.log import LogCounterHandler, configure_logging, log_crawlfw_info
+from crawlfw.utils.misc import load_object
+from crawlfw.utils.ossignal import install_shutdown_handlers
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Crawler", "CrawlerRunner", "CrawlerProcess", "EngineFacade"]
+
+#: Seconds the outside waits for the Supervisor to answer a command.
+ASK_TIMEOUT_S = 30.0
+
+
+class EngineFacade:
+    """``crawler.engine``: thread-safe calls into a crawl's EngineActor (by message).
+
+    Scrapy code calls ``crawler.engine.crawl(request, spider)`` and
+    ``crawler.engine.close_spider(spider, reason)``; both work here from any thread.
+    """
+
+    def __init__(self, crawler, ref):
+        self.crawler = crawler
+        self.ref = ref
+        self.downloader = _DownloaderView(crawler.download_slots)
+
+    @property
+    def running(self) -> bool:
+        return self.ref.is_alive()
+
+    def crawl(self, request, spider=None) -> None:
+        """Schedule ``request`` (the dupefilter applies unless ``dont_filter``)."""
+        self._tell({"type": "crawl", "request": request})
+
+    schedule = crawl
+
+    def close_spider(self, spider=None, reason: str = "cancelled") -> None:
+        """Close the spider with ``reason`` as ``finish_reason``."""
+        self._tell({"type": "close_spider", "reason": reason})
+
+    def _tell(self, message):
+        try:
+            self.ref.tell(message)
+        except pykka.ActorDeadError:
+            logger.debug("engine already stopped; %s ignored", message["type"])
+
+
+class _DownloaderView:
+    """``crawler.engine.downloader``: read access to the download slots, as Scrapy's
+    extensions use it (``slots[key].delay_s``; AutoThrottle adjusts it)."""
+
+    def __init__(self, slots):
+        self.slots = slots
+
+
+class Crawler:
+    """One crawl of one spider class.
+
+    Feed export (``FEED_URI``) is done by an Exporter actor, not by the
+    ``FeedExporter`` extension (``feeds_written_by_actor``); disabling that extension in
+    ``EXTENSIONS`` still disables feed export.
+
+    Args:
+        spidercls: a ``crawlfw.spiders.Spider`` subclass.
+        settings: a ``Settings``, a dict, or None (defaults only).
+
+    Raises:
+        ValueError: ``spidercls`` is a spider instance rather than a class.
+    """
+
+    feeds_written_by_actor = True
+
+    def __init__(self, spidercls, settings=None):
+        if isinstance(spidercls, type) is False:
+            raise ValueError(
+                f"The spidercls argument must be a class, not an object: {spidercls!r}"
+            )
+        if isinstance(settings, dict) or settings is None:
+            settings = Settings(settings)
+        self.spidercls = spidercls
+        self.settings = settings.copy()
+        self.spidercls.update_settings(self.settings)
+        self.signals = SignalManager(self)
+        self.stats = load_object(self.settings["STATS_CLASS"])(self)
+        handler = LogCounterHandler(self, level=self.settings.get("LOG_LEVEL"))
+        logging.root.addHandler(handler)
+        # kept on the instance so it isn't garbage collected
+        self.__remove_handler = lambda: logging.root.removeHandler(handler)
+        self.signals.connect(self.__remove_handler, signals.engine_stopped)
+        lf_cls = load_object(self.settings["LOG_FORMATTER"])
+        self.logformatter = lf_cls.from_crawler(self)
+        self.extensions = ExtensionManager.from_crawler(self)
+        self.settings.freeze()
+        self.crawling = False
+        self.spider = None
+        self.engine = None
+        self.finish_reason = None
+        #: download slot key -> DownloadSlot, registered by each Downloader actor
+        self.download_slots = {}
+        self._crawl_id = None
+        self._finished = threading.Event()
+
+    @property
+    def spiders(self):
+        warnings.warn("Crawler.spiders is deprecated, use CrawlerRunner.spider_loader",
+                      category=CrawlfwDeprecationWarning, stacklevel=2)
+        if not hasattr(self, "_spiders"):
+            loader_cls = load_object(self.settings["SPIDER_LOADER_CLASS"])
+            self._spiders = loader_cls.from_settings(self.settings.frozencopy())
+        return self._spiders
+
+    def crawl(self, *args, supervisor=None, **kwargs):
+        """Create the spider (``*args``/``**kwargs`` go to it) and start the crawl.
+
+        Args:
+            supervisor: the Supervisor ``ActorRef`` to run under; a private one is started
+                when None (and stopped when the crawl ends).
+
+        Returns:
+            self; call :meth:`wait` to block until the crawl ends.
+
+        Raises:
+            AssertionError: the crawler is already crawling.
+        """
+        assert not self.crawling, "Crawling already taking place"
+        self.crawling = True
+        try:
+            self.spider = self._create_spider(*args, **kwargs)
+            own = supervisor is None
+            if own:
+                from crawlfw.actors.supervisor import Supervisor
+
+                supervisor = Supervisor.start(self.settings)
+                self.signals.connect(lambda: supervisor.stop(block=False), signals.engine_stopped,
+                                     weak=False)
+            reply = supervisor.ask({"type": "start_crawl", "crawler": self}, timeout=ASK_TIMEOUT_S)
+            if reply.get("type") == "message_rejected":
+                raise ValueError(reply["error"])
+            self._crawl_id = reply["crawl_id"]
+            self.engine = EngineFacade(self, reply["engine"])
+        except Exception:
+            self.crawling = False
+            raise
+        return self
+
+    def wait(self, timeout_s: float | None = None) -> bool:
+        """Block until the crawl has finished; True if it did within ``timeout_s`` seconds."""
+        return self._finished.wait(timeout_s)
+
+    def stop(self, reason: str = "shutdown") -> None:
+        """Ask the engine to close the spider (graceful: the feed is still stored)."""
+        if self.crawling and self.engine is not None:
+            self.engine.close_spider(self.spider, reason)
+
+    def _create_spider(self, *args, **kwargs):
+        return self.spidercls.from_crawler(self, *args, **kwargs)
+
+    def _crawl_finished(self, reason: str) -> None:
+        """Called by the Supervisor (on its thread) once the spider is closed."""
+        self.finish_reason = reason
+        self.crawling = False
+        self._finished.set()
+
+
+class CrawlerRunner:
+    """Run several crawlers under one Supervisor actor.
+
+    Args:
+        settings: a ``Settings``, a dict, or None.
+    """
+
+    crawlers = property(lambda self: self._crawlers,
+                        doc="Set of crawlers started by crawl() and managed by this class.")
+
+    def __init__(self, settings=None):
+        if isinstance(settings, dict) or settings is None:
+            settings = Settings(settings)
+        self.settings = settings
+        self.spider_loader = _get_spider_loader(settings)
+        self._crawlers = set()
+        self._supervisor = None
+
+    @property
+    def supervisor(self):
+        """The Supervisor ``ActorRef`` (started on first use)."""
+        if self._supervisor is None or not self._supervisor.is_alive():
+            from crawlfw.actors.supervisor import Supervisor
+
+            self._supervisor = Supervisor.start(self.settings)
+        return self._supervisor
+
+    def crawl(self, crawler_or_spidercls, *args, **kwargs):
+        """Start a crawl of a Crawler, a Spider class, or a spider name from the project.
+
+        Returns:
+            the Crawler (call ``wait()`` on it, or :meth:`join` here).
+        """
+        crawler = self.create_crawler(crawler_or_spidercls)
+        self._crawlers.add(crawler)
+        crawler.crawl(*args, supervisor=self.supervisor, **kwargs)
+        return crawler
+
+    def create_crawler(self, crawler_or_spidercls):
+        """Return a Crawler for a Crawler, a Spider class, or a spider name."""
+        if isinstance(crawler_or_spidercls, Crawler):
+            return crawler_or_spidercls
+        return self._create_crawler(crawler_or_spidercls)
+
+    def _create_crawler(self, spidercls):
+        if isinstance(spidercls, str):
+            spidercls = self.spider_loader.load(spidercls)
+        return Crawler(spidercls, self.settings)
+
+    def stop(self, reason: str = "shutdown") -> None:
+        """Gracefully close every running crawl."""
+        for crawler in list(self._crawlers):
+            crawler.stop(reason)
+
+    def join(self, timeout_s: float | None = None) -> bool:
+        """Wait until every crawl has finished; True if they did within ``timeout_s``."""
+        for crawler in list(self._crawlers):
+            if not crawler.wait(timeout_s):
+                return False
+        return True
+
+    def shutdown(self) -> None:
+        """Stop the Supervisor (and with it any crawl still running) and sweep actors."""
+        if self._supervisor is not None and self._supervisor.is_alive():
+            self._supervisor.stop(block=True, timeout=ASK_TIMEOUT_S * 2)
+        left = pykka.ActorRegistry.get_all()
+        if left:
+            logger.warning("Actors left running after shutdown: %s", left)
+            pykka.ActorRegistry.stop_all(block=True, timeout=ASK_TIMEOUT_S)
+
+
+class CrawlerProcess(CrawlerRunner):
+    """A CrawlerRunner that sets up logging and waits for its crawls in ``start()``.
+
+    Args:
+        settings: a ``Settings``, a dict, or None.
+        install_root_handler: configure the root logging handler from the settings.
+    """
+
+    def __init__(self, settings=None, install_root_handler=True):
+        super().__init__(settings)
+        install_shutdown_handlers(self._signal_shutdown)
+        configure_logging(self.settings, install_root_handler)
+        log_crawlfw_info(self.settings)
+        self._forced = False
+
+    def _signal_shutdown(self, signum, _):
+        install_shutdown_handlers(self._signal_kill)
+        signame = signal.Signals(signum).name
+        logger.info("Received %(signame)s, shutting down gracefully. Send again to force ",
+                    {"signame": signame})
+        self.stop("shutdown")
+
+    def _signal_kill(self, signum, _):
+        install_shutdown_handlers(signal.SIG_IGN)
+        signame = signal.Signals(signum).name
+        logger.info("Received %(signame)s twice, forcing unclean shutdown", {"signame": signame})
+        self._forced = True
+        pykka.ActorRegistry.stop_all(block=False)
+        for crawler in list(self._crawlers):
+            crawler._crawl_finished("shutdown")
+
+    def start(self, stop_after_crawl: bool = True) -> None:
+        """Block until every crawl started with ``crawl()`` has finished, then shut down.
+
+        Signals (SIGINT, SIGTERM) are handled on the main thread while waiting.
+        """
+        try:
+            while not self.join(timeout_s=0.5):
+                pass
+        finally:
+            if stop_after_crawl or self._forced:
+                self.shutdown()
+
+
+def _get_spider_loader(settings):
+    """Get a SpiderLoader instance from settings (``SPIDER_LOADER_CLASS``)."""
+    cls_path = settings.get("SPIDER_LOADER_CLASS", "crawlfw.spiderloader.SpiderLoader")
+    loader_cls = load_object(cls_path)
+    return loader_cls.from_settings(settings.frozencopy())
