@@ -146,15 +146,20 @@ class DownloaderActor(CrawlActor):
 
     def _start_ready(self, now_s: float) -> None:
         for request in self.slot.pop_ready(now_s):
-            meta = request.meta
-            self.driver.add(
-                request,
-                timeout_s=float(meta.get("download_timeout", self.timeout_s)),
-                maxsize_bytes=int(meta.get("download_maxsize", self.maxsize)),
-                warnsize_bytes=int(meta.get("download_warnsize", self.warnsize)),
-                proxy=meta.get("proxy"),
-                bindaddress=meta.get("bindaddress"),
-            )
+            try:
+                meta = request.meta
+                self.driver.add(
+                    request,
+                    timeout_s=float(meta.get("download_timeout", self.timeout_s)),
+                    maxsize_bytes=int(meta.get("download_maxsize", self.maxsize)),
+                    warnsize_bytes=int(meta.get("download_warnsize", self.warnsize)),
+                    proxy=meta.get("proxy"),
+                    bindaddress=meta.get("bindaddress"),
+                )
+            except Exception as e:  # unsupported scheme, bad meta value: the request fails
+                self.slot.transfer_done(request)
+                self.send(self.engine, {"type": "download_failed", "request": request,
+                                        "error": e, "slot": self.slot_key})
 
     def _queue_pump(self) -> None:
         if not self._pump_queued and (self.driver.active or self.slot.queued):

@@ -382,7 +382,7 @@ class FeedExporter:
         if getattr(crawler, "feeds_written_by_actor", False):
             # The runtime's Exporter actor writes the feed; this extension entry only says
             # whether feed export is enabled (EXTENSIONS = {...FeedExporter: None} disables it).
-            raise NotConfigured("feeds are written by the Exporter actor")
+            raise NotConfigured
         o = cls(crawler.settings, crawler)
         crawler.signals.connect(o.open_spider, signals.spider_opened)
         crawler.signals.connect(o.close_spider, signals.spider_closed)
