@@ -9,7 +9,7 @@ import importlib
 import json
 import os
 import threading
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import jsonschema
@@ -54,7 +54,7 @@ def validation_mode(settings=None) -> str:
     return mode
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load_class(path: str) -> type:
     module, _, name = path.rpartition(".")
     return getattr(importlib.import_module(module), name)
@@ -79,7 +79,7 @@ def _schemas() -> dict:
         return json.load(f)["$defs"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _validator_for(message_type: str):
     schema = _extra_schemas.get(message_type) or _schemas().get(message_type)
     if schema is None:

@@ -38,7 +38,6 @@ Who sends what (see ARCHITECTURE.md for the picture)::
 
 from typing import Any, Literal, TypedDict
 
-
 __all__ = [
     "Message",
     "StartCrawl",

@@ -74,6 +74,10 @@ DEFAULT_LOGGING = {
         'crawlfw': {
             'level': 'DEBUG',
         },
+        # Actor start/stop lines are runtime internals (Scrapy likewise quiets twisted).
+        'pykka': {
+            'level': 'INFO',
+        },
     },
 }
 
