@@ -69,21 +69,27 @@ def test_quotes_crawl_scrapes_every_quote_and_author_once(quotes_site):
     assert stats["response_received_count"] == 60
 
 
-def test_runspider_cli_writes_feed_and_logs(quotes_site, tmp_path):
+@pytest.mark.parametrize("filename, fmt", [("quotes.jl", "jsonlines"), ("quotes.jsonl", "jsonlines"),
+                                           ("quotes.json", "json")])
+def test_runspider_cli_writes_feed_and_logs(quotes_site, tmp_path, filename, fmt):
     server, _ = quotes_site
-    feed = tmp_path / "quotes.jl"
+    feed = tmp_path / filename
     proc = subprocess.run(
         [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(REPO / "examples" / "quotes.py"),
-         "-a", f"base_url={server.url}", "-o", str(feed)],
+         "-a", f"base_url={server.url}", "-o", str(feed), "-s", "CONCURRENT_REQUESTS=4"],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    lines = feed.read_text(encoding="utf-8").splitlines()
-    items = [json.loads(line) for line in lines]
+    text = feed.read_text(encoding="utf-8")
+    if fmt == "json":
+        items = json.loads(text)
+    else:
+        items = [json.loads(line) for line in text.splitlines()]
     assert len(items) == 150
     assert sum(i["type"] == "quote" for i in items) == 100
     log = proc.stderr
     assert f"Crawled (200) <GET {server.url}/> (referer: None)" in log
     assert "'finish_reason': 'finished'" in log
-    assert f"Stored jsonlines feed (150 items) in: {feed}" in log
+    assert f"Stored {fmt} feed (150 items) in: {feed}" in log
+    assert "'CONCURRENT_REQUESTS': '4'" in log  # -s reaches the settings (Overridden settings)
     assert "Spider closed (finished)" in log

@@ -38,12 +38,18 @@ from os.path import abspath, dirname, join
 import crawlfw as _crawlfw
 
 AJAXCRAWL_ENABLED = False
+AJAXCRAWL_MAXSIZE = 32768  # bytes of the body searched for the fragment meta tag
 
 AUTOTHROTTLE_ENABLED = False
 AUTOTHROTTLE_DEBUG = False
 AUTOTHROTTLE_MAX_DELAY = 60.0  # seconds
 AUTOTHROTTLE_START_DELAY = 5.0  # seconds
 AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
+
+AWS_ACCESS_KEY_ID = None
+AWS_SECRET_ACCESS_KEY = None
+AWS_ENDPOINT_URL = None  # an S3-compatible server, e.g. http://127.0.0.1:9000
+AWS_REGION_NAME = None
 
 BOT_NAME = 'crawlfwbot'
 
@@ -74,6 +80,7 @@ DEFAULT_REQUEST_HEADERS = {
 
 DEPTH_LIMIT = 0
 DEPTH_STATS = True
+DEPTH_STATS_VERBOSE = False  # per-depth request counts in stats
 DEPTH_PRIORITY = 0
 
 DNSCACHE_ENABLED = True  # curl's per-handle DNS cache
@@ -161,6 +168,9 @@ FEED_STORE_EMPTY = False
 FEED_EXPORT_ENCODING = None
 FEED_EXPORT_FIELDS = None
 FEED_STORAGES = {}
+FEED_STORAGE_FTP_ACTIVE = False  # FTP active mode instead of passive
+FEED_STORAGE_S3_ACL = ''
+FEED_STORAGE_S3_ENDPOINT_URL = None
 FEED_STORAGES_BASE = {
     '': 'crawlfw.extensions.feedexport.FileFeedStorage',
     'file': 'crawlfw.extensions.feedexport.FileFeedStorage',
@@ -195,6 +205,10 @@ HTTPCACHE_POLICY = 'crawlfw.extensions.httpcache.DummyPolicy'
 HTTPCACHE_GZIP = False
 
 HTTPPROXY_AUTH_ENCODING = 'latin-1'
+HTTPPROXY_ENABLED = True
+
+HTTPERROR_ALLOWED_CODES = []
+HTTPERROR_ALLOW_ALL = False
 
 IMAGES_STORE_S3_ACL = 'private'
 
@@ -222,6 +236,8 @@ MAIL_PORT = 25
 MAIL_FROM = 'crawlfw@localhost'
 MAIL_PASS = None
 MAIL_USER = None
+MAIL_TLS = False
+MAIL_SSL = False
 
 MEMDEBUG_ENABLED = False  # enable memory debugging
 MEMDEBUG_NOTIFY = []  # send memory debugging report by mail at engine shutdown
@@ -245,6 +261,7 @@ REDIRECT_MAX_TIMES = 20  # uses Firefox default setting
 REDIRECT_PRIORITY_ADJUST = +2
 
 REFERER_ENABLED = True
+REFERRER_POLICY = None  # None: Scrapy 1.2's rule (the full URL of the page)
 
 RETRY_ENABLED = True
 RETRY_TIMES = 2  # initial response + 2 retries = 3 requests
@@ -252,6 +269,7 @@ RETRY_HTTP_CODES = [500, 502, 503, 504, 408]
 RETRY_PRIORITY_ADJUST = -1
 
 ROBOTSTXT_OBEY = False
+ROBOTSTXT_USER_AGENT = None  # None: the User-Agent header / USER_AGENT
 
 SCHEDULER = 'crawlfw.core.scheduler.Scheduler'
 SCHEDULER_DISK_QUEUE = 'crawlfw.squeues.PickleLifoDiskQueue'
