@@ -231,9 +231,15 @@ class CrawlerRunner:
         return Crawler(spidercls, self.settings)
 
     def stop(self, reason: str = "shutdown") -> None:
-        """Gracefully close every running crawl."""
-        for crawler in list(self._crawlers):
-            crawler.stop(reason)
+        """Gracefully close every running crawl (``stop_crawl`` to the Supervisor)."""
+        if self._supervisor is None or not self._supervisor.is_alive():
+            return
+        try:
+            self._supervisor.ask({"type": "stop_crawl", "crawl_id": None, "reason": reason},
+                                 timeout=ASK_TIMEOUT_S)
+        except (pykka.ActorDeadError, pykka.Timeout):
+            for crawler in list(self._crawlers):
+                crawler.stop(reason)
 
     def join(self, timeout_s: float | None = None) -> bool:
         """Wait until every crawl has finished; True if they did within ``timeout_s``."""

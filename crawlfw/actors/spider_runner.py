@@ -12,7 +12,7 @@ import logging
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
 from crawlfw.core.spidermw import SpiderMiddlewareManager
-from crawlfw.exceptions import CloseSpider, IgnoreRequest
+from crawlfw.exceptions import CloseSpider, DownloadError, IgnoreRequest
 from crawlfw.http import Request, Response
 from crawlfw.item import BaseItem
 from crawlfw.utils.failure import Failure
@@ -165,16 +165,10 @@ class SpiderRunnerActor(CrawlActor):
         if isinstance(error, CloseSpider):
             self.send(self.engine, {"type": "close_spider", "reason": error.reason or "cancelled"})
             return
-        if error.__traceback__ is not None and not _is_download_error(error):
+        if error.__traceback__ is not None and not isinstance(error, DownloadError):
             logger.error("Error downloading %(request)s", {"request": request},
                          exc_info=failure_to_exc_info(error), extra={"spider": self.spider})
         else:
             logger.error("Error downloading %(request)s: %(errmsg)s",
                          {"request": request, "errmsg": str(error) or type(error).__name__},
                          extra={"spider": self.spider})
-
-
-def _is_download_error(error) -> bool:
-    from crawlfw.exceptions import DownloadError
-
-    return isinstance(error, DownloadError)
