@@ -53,7 +53,18 @@ def execute(argv=None) -> None:
         description=f"crawlfw {crawlfw.__version__} - "
         + ("active project" if in_project else "no active project"),
     )
-    parser.add_commands(_commands(in_project))
+    # BY_NAME_IF_KWONLY: keyword-only parameters are options, positional ones with a
+    # default are optional positional arguments (``startproject <name> [dir]``).
+    parser.add_commands(
+        _commands(in_project),
+        name_mapping_policy=argh.assembling.NameMappingPolicy.BY_NAME_IF_KWONLY,
+    )
+    if argv and REQUIRES_PROJECT.get(argv[0]) and not in_project:
+        print(f"Unknown command: {argv[0]}\n\n"
+              f"The {argv[0]} command only works inside a project (a directory with a "
+              "crawlfw.cfg, or CRAWLFW_SETTINGS_MODULE set).\n"
+              'Use "crawlfw -h" to see available commands', file=sys.stderr)
+        sys.exit(2)
     try:
         parser.dispatch(argv=argv)
     except argh.CommandError as e:

@@ -4,18 +4,31 @@ Every command takes the global options of Scrapy 1.2 (``-s NAME=VALUE``, ``-L LE
 ``--logfile``, ``--nolog``, ``--pidfile``, ``--profile``, ``--pdb``), added by
 :func:`command`. A usage error raises :class:`argh.CommandError` (exit status 2 with
 ``crawlfw.cmdline``); a crawl that could not start exits with status 1.
+
+Note: importing the ``crawlfw.commands.list`` submodule binds ``list`` in this package's
+namespace, so the builtin ``list`` must not be used by name in this module.
 """
 
 import functools
 import inspect
 import os
+import sys
 
 import argh
 
 from crawlfw.exceptions import UsageError
 from crawlfw.utils.conf import arglist_to_dict
 
-__all__ = ["command", "apply_global_options", "spider_arguments", "CommandError"]
+__all__ = [
+    "command",
+    "apply_global_options",
+    "spider_arguments",
+    "feed_options",
+    "get_spider_loader",
+    "load_spider",
+    "fail",
+    "CommandError",
+]
 
 CommandError = argh.CommandError
 
@@ -70,9 +83,11 @@ def command(*, requires_project=False, default_settings=None, help=None):  # noq
                         profiler.dump_stats(profile)
                 return func(*args, settings=settings, **kwargs)
             except UsageError as e:
-                raise argh.CommandError(str(e)) from e
+                raise argh.CommandError(str(e), code=2) from e
 
         wrapper.__doc__ = help or func.__doc__
+        # argh itself prints a CommandError and exits with its code: say "Usage error".
+        argh.wrap_errors([], processor=_usage_error_message)(wrapper)
         # argh reads the signature: the command's own parameters (without ``settings``)
         # followed by the global options.
         own = [p for p in inspect.signature(func).parameters.values() if p.name != "settings"]
@@ -93,6 +108,10 @@ def command(*, requires_project=False, default_settings=None, help=None):  # noq
     return decorate
 
 
+def _usage_error_message(exc) -> str:
+    return f"Usage error: {exc}"
+
+
 def apply_global_options(settings, *, set=(), loglevel=None, logfile=None, nolog=False):  # noqa: A002
     """Apply ``-s``, ``-L``, ``--logfile`` and ``--nolog`` at ``'cmdline'`` priority.
 
@@ -100,7 +119,7 @@ def apply_global_options(settings, *, set=(), loglevel=None, logfile=None, nolog
         UsageError: a ``-s`` value is not ``NAME=VALUE``.
     """
     try:
-        settings.setdict(arglist_to_dict(list(set or ())), priority="cmdline")
+        settings.setdict(arglist_to_dict([*(set or ())]), priority="cmdline")
     except ValueError:
         raise UsageError("Invalid -s value, use -s NAME=VALUE") from None
     if logfile:
@@ -120,7 +139,7 @@ def spider_arguments(values) -> dict:
         UsageError: a value is not ``NAME=VALUE``.
     """
     try:
-        return arglist_to_dict(list(values or ()))
+        return arglist_to_dict([*(values or ())])
     except ValueError:
         raise UsageError("Invalid -a value, use -a NAME=VALUE") from None
 
@@ -136,3 +155,31 @@ def feed_options(settings, output, output_format) -> None:
     if output:
         settings.setdict(feed_settings_from_cli(output, output_format, settings),
                          priority="cmdline")
+
+
+def get_spider_loader(settings):
+    """Return the project's spider loader (``SPIDER_LOADER_CLASS``) for ``settings``.
+
+    Raises:
+        ImportError: a module of ``SPIDER_MODULES`` cannot be imported.
+    """
+    from crawlfw.utils.misc import load_object
+
+    loader_cls = load_object(settings.get("SPIDER_LOADER_CLASS",
+                                          "crawlfw.spiderloader.SpiderLoader"))
+    return loader_cls.from_settings(settings.frozencopy())
+
+
+def fail(message: str, status: int = 1):
+    """Print ``message`` on standard error and exit with ``status`` (default 1)."""
+    print(message, file=sys.stderr)
+    sys.exit(status)
+
+
+def load_spider(spider_loader, name: str):
+    """Return the spider class called ``name``; exit 1 with "Spider not found: <name>"
+    on standard error when the project has none."""
+    try:
+        return spider_loader.load(name)
+    except KeyError:
+        fail(f"Spider not found: {name}")

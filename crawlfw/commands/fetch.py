@@ -1,0 +1,100 @@
+"""``crawlfw fetch [--spider=SPIDER] [--headers] [--no-redirect] <url>``: download a URL
+with the crawlfw downloader (every middleware applies) and print it to standard output.
+
+Log lines go to standard error; use ``--nolog`` to silence them.
+"""
+
+import sys
+
+import argh
+from w3lib.url import is_url
+
+from crawlfw.commands import command, fail, load_spider
+from crawlfw.exceptions import UsageError
+from crawlfw.http import Request
+from crawlfw.utils.datatypes import SequenceExclude
+from crawlfw.utils.spider import DefaultSpider, spidercls_for_request
+
+
+def _print_bytes(data: bytes) -> None:
+    sys.stdout.buffer.write(data + b"\n")
+    sys.stdout.flush()
+
+
+def _print_headers(headers, prefix: bytes) -> None:
+    for key, values in headers.items():
+        for value in values:
+            _print_bytes(prefix + b" " + key + b": " + value)
+
+
+def print_response(response, headers: bool = False) -> None:
+    """Print the body, or with ``headers`` the request headers (``> Name: value``), a
+    ``>`` line and the response headers (``< Name: value``), as Scrapy 1.2 does."""
+    if headers:
+        _print_headers(response.request.headers, b">")
+        print(">", flush=True)
+        _print_headers(response.headers, b"<")
+    else:
+        _print_bytes(response.body)
+
+
+def fetch_one(settings, url, *, spider=None, no_redirect=False, on_response) -> bool:
+    """Crawl one request for ``url`` and call ``on_response(response)`` with the response.
+
+    The spider is ``spider`` when named, else the project spider whose domains cover the
+    URL, else :class:`~crawlfw.utils.spider.DefaultSpider`; its own start requests are
+    not used. Redirects are followed unless ``no_redirect``; any status reaches
+    ``on_response`` (3xx too with ``no_redirect``).
+
+    Returns:
+        True when ``on_response`` was called (False: download error, request dropped).
+
+    Raises:
+        UsageError: ``url`` is not an absolute URL.
+        SystemExit: 1 when the spider is unknown or the crawl could not start.
+    """
+    if not is_url(url):
+        raise UsageError(f"Invalid URL: {url!r} (an absolute URL is needed, e.g. "
+                         "http://example.com/)")
+    got = []
+
+    def callback(response):
+        got.append(response)
+        on_response(response)
+
+    request = Request(url, callback=callback, dont_filter=True)
+    if no_redirect:
+        request.meta["handle_httpstatus_all"] = True
+    else:
+        # let the redirect middleware handle 3xx; every other status reaches the callback
+        request.meta["handle_httpstatus_list"] = SequenceExclude(range(300, 400))
+
+    from crawlfw.crawler import CrawlerProcess
+
+    process = CrawlerProcess(settings)
+    if spider:
+        spidercls = load_spider(process.spider_loader, spider)
+    else:
+        spidercls = spidercls_for_request(process.spider_loader, request, DefaultSpider)
+    try:
+        process.crawl(spidercls, start_requests=lambda: [request])
+    except Exception as e:
+        process.shutdown()
+        fail(f"Crawl could not start: {type(e).__name__}: {e}")
+    process.start()
+    return bool(got)
+
+
+@argh.arg("url", help="the URL to download")
+@argh.arg("--spider", metavar="SPIDER", help="use this spider")
+@argh.arg("--headers", help="print response HTTP headers instead of body")
+@argh.arg("--no-redirect", help="do not handle HTTP 3xx status codes and print response as-is")
+@command(help="Fetch a URL using the crawlfw downloader")
+def fetch(url, *, settings=None, spider=None, headers=False, no_redirect=False):
+    """Print the body of ``url`` (or the headers with ``--headers``) on standard output.
+
+    Exit status 1 when nothing was downloaded (the error is logged), 2 for a bad URL.
+    """
+    if not fetch_one(settings, url, spider=spider, no_redirect=no_redirect,
+                     on_response=lambda response: print_response(response, headers)):
+        sys.exit(1)

@@ -1,0 +1,110 @@
+"""``crawlfw genspider [-l] [-e] [-d TEMPLATE] [-t TEMPLATE] [--force] <name> <domain>``:
+create a spider module from a template (``TEMPLATES_DIR/spiders/*.tmpl``)."""
+
+import os
+import shutil
+import string
+import subprocess
+import sys
+from importlib import import_module
+from os.path import abspath, dirname, exists, join, splitext
+
+import argh
+
+from crawlfw.commands import command, fail, get_spider_loader
+from crawlfw.commands.startproject import templates_dir
+from crawlfw.exceptions import UsageError
+from crawlfw.utils.template import render_templatefile, string_camelcase
+
+
+def sanitize_module_name(module_name: str) -> str:
+    """Turn a spider name into a module name: ``-`` and ``.`` become ``_``, and an ``a``
+    is prefixed when it does not start with an ASCII letter (Scrapy 1.2's rule)."""
+    module_name = module_name.replace("-", "_").replace(".", "_")
+    if not module_name or module_name[0] not in string.ascii_letters:
+        module_name = "a" + module_name
+    return module_name
+
+
+def _find_template(settings, template):
+    template_file = join(templates_dir(settings, "spiders"), f"{template}.tmpl")
+    if exists(template_file):
+        return template_file
+    fail(f"Unable to find template: {template}\n\n"
+         'Use "crawlfw genspider --list" to see all available templates.')
+
+
+def _list_templates(settings):
+    print("Available templates:")
+    for filename in sorted(os.listdir(templates_dir(settings, "spiders"))):
+        if filename.endswith(".tmpl"):
+            print(f"  {splitext(filename)[0]}")
+
+
+def _genspider(settings, module, name, domain, template_name, template_file):
+    bot_name = settings.get("BOT_NAME")
+    tvars = {
+        "project_name": bot_name,
+        "ProjectName": string_camelcase(bot_name),
+        "module": module,
+        "name": name,
+        "domain": domain,
+        "classname": "".join(s.capitalize() for s in module.split("_")) + "Spider",
+    }
+    if settings.get("NEWSPIDER_MODULE"):
+        spiders_module = import_module(settings["NEWSPIDER_MODULE"])
+        spiders_dir = abspath(dirname(spiders_module.__file__))
+    else:
+        spiders_module = None
+        spiders_dir = "."
+    spider_file = f"{join(spiders_dir, module)}.py"
+    shutil.copyfile(template_file, spider_file)
+    render_templatefile(spider_file, **tvars)
+    print(f"Created spider {name!r} using template {template_name!r} ",
+          end="" if spiders_module else "\n")
+    if spiders_module:
+        print(f"in module:\n  {spiders_module.__name__}.{module}")
+
+
+@argh.arg("name", nargs="?", help="the spider's name")
+@argh.arg("domain", nargs="?", help="the domain it crawls (allowed_domains, start_urls)")
+@argh.arg("-l", "--list", help="List available templates")
+@argh.arg("-e", "--edit", help="Edit spider after creating it")
+@argh.arg("-d", "--dump", metavar="TEMPLATE", help="Dump template to standard output")
+@argh.arg("-t", "--template", help="Uses a custom template.")
+@argh.arg("--force", help="If the spider already exists, overwrite it with the template")
+@command(default_settings={"LOG_ENABLED": False},
+         help="Generate new spider using pre-defined templates")
+def genspider(name=None, domain=None, *, settings=None, list=False,  # noqa: A002
+              edit=False, dump=None, template="basic", force=False):
+    """Create ``<module>.py`` in ``NEWSPIDER_MODULE`` (or the current directory).
+
+    Exit status 1 when the template is unknown, the spider exists (without ``--force``)
+    or would have the project's name.
+    """
+    if list:
+        _list_templates(settings)
+        return
+    if dump:
+        template_file = _find_template(settings, dump)
+        with open(template_file, encoding="utf-8") as f:
+            print(f.read())
+        return
+    if not name or not domain:
+        raise UsageError("genspider needs <name> <domain> (or -l, or -d TEMPLATE)")
+    module = sanitize_module_name(name)
+    if settings.get("BOT_NAME") == module:
+        fail("Cannot create a spider with the same name as your project")
+    try:
+        spidercls = get_spider_loader(settings).load(name)
+    except KeyError:
+        pass
+    else:
+        if not force:
+            fail(f"Spider {name!r} already exists in module:\n  {spidercls.__module__}")
+    template_file = _find_template(settings, template)
+    _genspider(settings, module, name, domain, template, template_file)
+    if edit:
+        status = subprocess.call([sys.executable, "-m", "crawlfw.cmdline", "edit", name])
+        if status:
+            sys.exit(status)

@@ -1,0 +1,14 @@
+"""``crawlfw list``: print the names of the project's spiders, one per line, sorted."""
+
+import argh
+
+from crawlfw.commands import command, get_spider_loader
+
+
+@argh.named("list")
+@command(requires_project=True, default_settings={"LOG_ENABLED": False},
+         help="List available spiders")
+def list_(*, settings=None):
+    """Print every spider name found in ``SPIDER_MODULES``, sorted."""
+    for name in sorted(get_spider_loader(settings).list()):
+        print(name)
