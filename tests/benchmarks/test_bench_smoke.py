@@ -1,0 +1,136 @@
+"""Smoke run of the crawl benchmark's machinery at a tiny size, and checks of its site.
+
+The crawl run is a real one (site server in another process, crawlfw and the bare loop as
+subprocesses); Scrapy is never run here. Nothing about speed is asserted.
+"""
+
+import json
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections import deque
+from pathlib import Path
+from urllib.parse import urljoin
+
+import pytest
+from lxml import html as lxml_html
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCH))
+
+from _crawlsite import (  # noqa: E402
+    MAX_PAGE_BYTES,
+    MIN_PAGE_BYTES,
+    SiteServer,
+    SiteSpec,
+)
+
+SMOKE_PAGES = 50
+
+
+def _hrefs(body: bytes) -> list[str]:
+    return lxml_html.fromstring(body).xpath("//a/@href")
+
+
+@pytest.mark.parametrize("pages,seed", [(2, 1), (11, 3), (50, 1), (500, 7)])
+def test_site_pages_links_and_reachability(pages, seed):
+    spec = SiteSpec(pages, seed)
+    seen = {0}
+    todo = deque([0])
+    while todo:
+        i = todo.popleft()
+        body = spec.body(i)
+        assert MIN_PAGE_BYTES <= len(body) <= MAX_PAGE_BYTES
+        doc = lxml_html.fromstring(body)
+        assert doc.findtext(".//title") == f"Page {i}"
+        targets = [spec.page_of_path(urljoin("http://h" + spec.path(i), h)[len("http://h"):])
+                   for h in _hrefs(body)]
+        assert targets == spec.links(i)
+        assert None not in targets and i not in targets
+        assert len(set(targets)) == len(targets)
+        assert min(10, pages - 1) <= len(targets) <= 20
+        for j in targets:
+            if j not in seen:
+                seen.add(j)
+                todo.append(j)
+    assert seen == set(range(pages))
+
+
+def test_site_is_deterministic_and_seeded():
+    a, b, c = SiteSpec(300, 5), SiteSpec(300, 5), SiteSpec(300, 6)
+    assert [a.body(i) for i in range(0, 300, 7)] == [b.body(i) for i in range(0, 300, 7)]
+    assert a.body(17) != c.body(17)
+
+
+@pytest.mark.parametrize("path,page", [
+    ("/", 0), ("/p/1.html", 1), ("/p/49.html", 49), ("/p/49.html?x=1", 49),
+    ("/p/50.html", None), ("/p/0.html", None), ("/p/01.html", None), ("/index.html", None),
+    ("/p/-1.html", None), ("/robots.txt", None),
+])
+def test_site_paths(path, page):
+    assert SiteSpec(50).page_of_path(path) == page
+
+
+def test_site_rejects_too_few_pages():
+    with pytest.raises(ValueError, match="pages=1"):
+        SiteSpec(1)
+
+
+def test_python_server_serves_pages_and_404():
+    spec = SiteSpec(30, 2)
+    with SiteServer(spec, workers=2, prefer_nginx=False) as server:
+        assert server.kind == "python"
+        for i in (0, 1, 29):
+            with urllib.request.urlopen(server.url + spec.path(i), timeout=10) as r:
+                assert r.headers["Content-Type"] == "text/html; charset=utf-8"
+                assert r.read() == spec.body(i)
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(server.url + "/p/30.html", timeout=10)
+        assert err.value.code == 404
+
+
+def test_spiders_are_in_step():
+    ours = (BENCH / "spiders" / "bench_spider.py").read_text()
+    theirs = (BENCH / "spiders" / "bench_spider_scrapy.py").read_text()
+
+    def code(text):  # the class body up to parse(), with the framework name neutralised
+        return text[text.index("class BenchSpider"):].replace("scrapy", "FW").replace("crawlfw", "FW")
+
+    start = code(theirs).index("    async def start(self):")
+    end = code(theirs).index("    def parse(self")
+    assert code(theirs)[:start] + code(theirs)[end:] == code(ours)
+
+
+def test_bench_crawl_smoke(tmp_path):
+    """The benchmark script end to end at 50 pages: figures for crawlfw and the bare loop,
+    every page crawled exactly once, the table and the JSON line printed."""
+    out = subprocess.run(
+        [sys.executable, str(BENCH / "bench_crawl.py"), "--pages", str(SMOKE_PAGES),
+         "--no-reference", "--python-server", "--timeout", "60", "--keep", str(tmp_path),
+         "--json"],
+        capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    table, last = out.stdout.rstrip().rsplit("\n", 1)
+    result = json.loads(last)
+    assert [r["name"] for r in result["runs"]] == ["crawlfw", "bare"]
+    assert result["ratio"] is None and "--no-reference" in result["reference_note"]
+    assert result["site"]["pages"] == SMOKE_PAGES and result["site"]["server"] == "python"
+    for run in result["runs"]:
+        assert run["returncode"] == 0 and not run["timed_out"]
+        assert run["pages"] == run["unique"] == SMOKE_PAGES and run["complete"], run
+        assert run["cpu_s"] > 0 and run["wall_s"] > 0 and run["peak_rss_mib"] > 0
+        assert run["cpu_s_per_1000_pages"] == pytest.approx(1000 * run["cpu_s"] / SMOKE_PAGES)
+        assert f"{run['name']:<8}" in table
+    crawlfw_run = result["runs"][0]
+    assert crawlfw_run["responses"] == SMOKE_PAGES
+    assert crawlfw_run["finish_reason"] == "finished"
+    urls = {json.loads(line)["url"] for line in (tmp_path / "crawlfw.jl").read_text().splitlines()}
+    assert len(urls) == SMOKE_PAGES
+    assert "CPU s/1k" in table and "--no-reference" in table
+
+
+def test_bench_crawl_rejects_bad_options():
+    out = subprocess.run([sys.executable, str(BENCH / "bench_crawl.py"), "--pages", "1"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "--pages must be at least 2, got 1" in out.stderr
