@@ -450,12 +450,14 @@ class SiteServer:
     def _start_nginx(self, nginx: str) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="crawlfw-bench-site-")
         root = Path(self._tmp.name)
+        root.chmod(0o755)  # nginx workers may run as another user (nobody) when started by root
         write_site(self.spec, root / "site")
         (root / "tmp").mkdir()
         port = _free_port()
         conf = root / "nginx.conf"
         conf.write_text(_NGINX_CONF.format(workers=self.workers, root=root, port=port))
-        self._proc = subprocess.Popen([nginx, "-c", str(conf), "-p", str(root)],
+        self._proc = subprocess.Popen([nginx, "-c", str(conf), "-p", str(root),
+                                       "-e", str(root / "error.log")],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                       start_new_session=True)
         deadline = time.monotonic() + 30

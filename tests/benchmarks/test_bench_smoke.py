@@ -5,6 +5,7 @@ subprocesses); Scrapy is never run here. Nothing about speed is asserted.
 """
 
 import json
+import shutil
 import subprocess
 import sys
 import urllib.error
@@ -77,10 +78,13 @@ def test_site_rejects_too_few_pages():
         SiteSpec(1)
 
 
-def test_python_server_serves_pages_and_404():
+@pytest.mark.parametrize("kind", ["python", "nginx"])
+def test_server_serves_pages_and_404(kind):
+    if kind == "nginx" and shutil.which("nginx") is None:
+        pytest.skip("nginx is not installed")
     spec = SiteSpec(30, 2)
-    with SiteServer(spec, workers=2, prefer_nginx=False) as server:
-        assert server.kind == "python"
+    with SiteServer(spec, workers=2, prefer_nginx=kind == "nginx") as server:
+        assert server.kind == kind
         for i in (0, 1, 29):
             with urllib.request.urlopen(server.url + spec.path(i), timeout=10) as r:
                 assert r.headers["Content-Type"] == "text/html; charset=utf-8"
