@@ -1,0 +1,137 @@
+"""``crawlfw check [-l] [-v] [spider ...]``: run the spider contracts (``@url``,
+``@returns``, ``@scrapes``... in callback docstrings) of a project's spiders.
+
+Each spider with contracts is crawled with one request per tested callback (built by
+:class:`crawlfw.contracts.ContractsManager`); the results are a unittest report on
+standard error ("Ran N contracts in Xs", then OK or FAILED). Exit status 1 when a
+contract fails or errs.
+"""
+
+import builtins
+import sys
+import threading
+import time
+from collections import defaultdict
+from unittest import TextTestResult as _TextTestResult
+from unittest import TextTestRunner
+
+import argh
+
+from crawlfw.commands import command, fail, get_spider_loader, load_spider
+from crawlfw.utils.conf import build_component_list
+from crawlfw.utils.misc import load_object
+
+
+class TextTestResult(_TextTestResult):
+    """A unittest result that callbacks of several crawls may update at once (each
+    crawl's spider runner is its own thread), with Scrapy's contract summary."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._lock = threading.RLock()
+
+    def _locked(name):  # noqa: N805 - builds methods below
+        def method(self, *args, **kwargs):
+            with self._lock:
+                return getattr(_TextTestResult, name)(self, *args, **kwargs)
+
+        method.__name__ = name
+        return method
+
+    startTest = _locked("startTest")  # noqa: N815 - unittest's names
+    stopTest = _locked("stopTest")  # noqa: N815
+    addSuccess = _locked("addSuccess")  # noqa: N815
+    addFailure = _locked("addFailure")  # noqa: N815
+    addError = _locked("addError")  # noqa: N815
+    del _locked
+
+    def printSummary(self, start, stop):  # noqa: N802
+        """Write "Ran N contract(s) in X.XXXs" and "OK" or "FAILED (failures=n, errors=n)"."""
+        write = self.stream.write
+        writeln = self.stream.writeln
+        run = self.testsRun
+        plural = "s" if run != 1 else ""
+        writeln(self.separator2)
+        writeln(f"Ran {run} contract{plural} in {stop - start:.3f}s")
+        writeln()
+        infos = []
+        if not self.wasSuccessful():
+            write("FAILED")
+            failed, errored = map(len, (self.failures, self.errors))
+            if failed:
+                infos.append(f"failures={failed}")
+            if errored:
+                infos.append(f"errors={errored}")
+        else:
+            write("OK")
+        if infos:
+            writeln(" ({})".format(", ".join(infos)))
+        else:
+            write("\n")
+
+
+def _contract_requests(conman, spider, result):
+    """The contract requests of every tested callback of ``spider``."""
+    if hasattr(conman, "from_spider"):
+        requests = conman.from_spider(spider, result)
+    else:
+        requests = [conman.from_method(getattr(spider, name), result)
+                    for name in conman.tested_methods_from_spidercls(type(spider))]
+    return [r for r in requests if r is not None]
+
+
+@argh.arg("spiders", nargs="*", metavar="spider", help="spiders to check (default: all)")
+@argh.arg("-l", "--list", help="only list contracts, without checking them")
+@argh.arg("-v", "--verbose", help="print contract tests for all spiders")
+@command(requires_project=True, default_settings={"LOG_ENABLED": False},
+         help="Check spider contracts")
+def check(*spiders, settings=None, list=False, verbose=False):  # noqa: A002
+    """Run (or with ``-l`` list) the contracts of ``spiders`` (default: every spider).
+
+    Exit status 1 when a contract failed or errored, or a spider does not exist.
+    """
+    try:
+        from crawlfw.contracts import ContractsManager
+    except ImportError as e:
+        fail(f"Spider contracts are not available: {e}")
+    contracts = build_component_list(settings.getwithbase("SPIDER_CONTRACTS"))
+    conman = ContractsManager(load_object(c) for c in contracts)
+    runner = TextTestRunner(verbosity=2 if verbose else 1)
+    result = TextTestResult(runner.stream, runner.descriptions, runner.verbosity)
+
+    from crawlfw.crawler import CrawlerProcess
+
+    process = CrawlerProcess(settings) if not list else None
+    loader = process.spider_loader if process is not None else get_spider_loader(settings)
+    contract_reqs = defaultdict(builtins.list)
+    try:
+        for spidername in spiders or sorted(loader.list()):
+            spidercls = load_spider(loader, spidername)
+            tested_methods = conman.tested_methods_from_spidercls(spidercls)
+            if list:
+                contract_reqs[spidercls.name].extend(tested_methods)
+            elif tested_methods:
+                spidercls.start_requests = (
+                    lambda s: _contract_requests(conman, s, result)
+                )
+                process.crawl(spidercls)
+    except BaseException:
+        if process is not None:
+            process.shutdown()
+        raise
+
+    if list:
+        for spider, methods in sorted(contract_reqs.items()):
+            if not methods and not verbose:
+                continue
+            print(spider)
+            for method in sorted(methods):
+                print(f"  * {method}")
+        return
+    start = time.time()
+    process.start()
+    stop = time.time()
+    result.printErrors()
+    result.printSummary(start, stop)
+    if not result.wasSuccessful():
+        sys.exit(1)

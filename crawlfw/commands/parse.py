@@ -1,0 +1,210 @@
+"""``crawlfw parse [options] <url>``: fetch a URL with a project spider, run a callback on
+it and print what the callback produced (items and requests), level by level.
+
+Output (Scrapy 1.2's)::
+
+    >>> STATUS DEPTH LEVEL 1 <<<
+    # Scraped Items  ------------------------------------------------------------
+    [{...}, ...]
+    # Requests  -----------------------------------------------------------------
+    [<GET http://...>, ...]
+
+With ``-v`` one ``>>> DEPTH LEVEL: n <<<`` section per level. Requests produced at a
+level below ``--depth`` are followed with their own callbacks.
+"""
+
+import logging
+import sys
+
+import argh
+from w3lib.url import is_url
+
+from crawlfw.commands import command, fail, load_spider, spider_arguments
+from crawlfw.exceptions import UsageError
+from crawlfw.http import Request
+from crawlfw.item import BaseItem
+from crawlfw.utils import display
+from crawlfw.utils.spider import iterate_spider_output, spidercls_for_request
+
+logger = logging.getLogger(__name__)
+
+
+class _Results:
+    """Items and requests per depth level (1 = the URL's own response)."""
+
+    def __init__(self):
+        self.items = {}
+        self.requests = {}
+        self.first_response = None
+
+    @property
+    def max_level(self) -> int:
+        levels = list(self.items) + list(self.requests)
+        return max(levels) if levels else 0
+
+    def add_items(self, lvl, new_items):
+        self.items[lvl] = self.items.get(lvl, []) + new_items
+
+    def add_requests(self, lvl, new_reqs):
+        self.requests[lvl] = self.requests.get(lvl, []) + new_reqs
+
+    def print_items(self, lvl=None, colour=True):
+        if lvl is None:
+            items = [item for lst in self.items.values() for item in lst]
+        else:
+            items = self.items.get(lvl, [])
+        print("# Scraped Items ", "-" * 60)
+        display.pprint([dict(x) for x in items], colorize=colour)
+
+    def print_requests(self, lvl=None, colour=True):
+        if lvl is None:
+            requests = self.requests[max(self.requests)] if self.requests else []
+        else:
+            requests = self.requests.get(lvl, [])
+        print("# Requests ", "-" * 65)
+        display.pprint(requests, colorize=colour)
+
+    def print_results(self, *, verbose, noitems, nolinks, colour):
+        if verbose:
+            for level in range(1, self.max_level + 1):
+                print(f"\n>>> DEPTH LEVEL: {level} <<<")
+                if not noitems:
+                    self.print_items(level, colour)
+                if not nolinks:
+                    self.print_requests(level, colour)
+        else:
+            print(f"\n>>> STATUS DEPTH LEVEL {self.max_level} <<<")
+            if not noitems:
+                self.print_items(colour=colour)
+            if not nolinks:
+                self.print_requests(colour=colour)
+
+
+def _run_callback(response, cb):
+    items, requests = [], []
+    for x in iterate_spider_output(cb(response)):
+        if isinstance(x, (BaseItem, dict)):
+            items.append(x)
+        elif isinstance(x, Request):
+            requests.append(x)
+    return items, requests
+
+
+def _callback_from_rules(spider, response):
+    """The callback of the first CrawlSpider rule whose link extractor matches the URL."""
+    if getattr(spider, "rules", None):
+        for rule in spider.rules:
+            if rule.link_extractor.matches(response.url) and rule.callback:
+                return rule.callback
+    else:
+        logger.error("No CrawlSpider rules found in spider %(spider)r, please specify a "
+                     "callback to use for parsing", {"spider": spider.name})
+    return None
+
+
+def _parsing_spidercls(spidercls, url, results, *, callback, rules, depth, pipelines):
+    """A subclass of ``spidercls`` whose only start request is ``url``, parsed by the
+    recording callback below (on the spider runner's thread)."""
+
+    def parse_callback(spider, response):
+        if results.first_response is None:
+            results.first_response = response
+        cb = response.meta["_callback"]
+        if not cb:
+            if rules and results.first_response is response:
+                cb = _callback_from_rules(spider, response)
+                if not cb:
+                    logger.error("Cannot find a rule that matches %(url)r in spider: %(spider)s",
+                                 {"url": response.url, "spider": spider.name})
+                    return None
+            else:
+                cb = "parse"
+        if not callable(cb):
+            cb_method = getattr(spider, cb, None)
+            if callable(cb_method):
+                cb = cb_method
+            else:
+                logger.error("Cannot find callback %(callback)r in spider: %(spider)s",
+                             {"callback": cb, "spider": spider.name})
+                return None
+        level = response.meta["_depth"]
+        items, requests = _run_callback(response, cb)
+        results.add_items(level, items)
+        results.add_requests(level, requests)
+        output = list(items) if pipelines else []  # the crawl's item pipelines process them
+        if level < depth:
+            for req in requests:
+                req.meta["_depth"] = level + 1
+                req.meta["_callback"] = req.callback
+                req.callback = lambda r, _spider=spider: parse_callback(_spider, r)
+            output.extend(requests)
+        return output
+
+    def start_requests(self):
+        request = Request(url, callback=lambda r: parse_callback(self, r))
+        request.meta["_depth"] = 1
+        request.meta["_callback"] = callback
+        return [request]
+
+    return type(spidercls.__name__, (spidercls,), {
+        "start_requests": start_requests,
+        "__module__": spidercls.__module__,
+        "__qualname__": spidercls.__qualname__,
+    })
+
+
+@argh.arg("url", help="the URL to parse")
+@argh.arg("--spider", metavar="SPIDER", help="use this spider without looking for one")
+@argh.arg("-a", "--spider-arg", action="append", default=None, metavar="NAME=VALUE",
+          help="set spider argument (may be repeated)")
+@argh.arg("--pipelines", help="process items through pipelines")
+@argh.arg("--nolinks", help="don't show links to follow (extracted requests)")
+@argh.arg("--noitems", help="don't show scraped items")
+@argh.arg("--nocolour", help="avoid using pygments to colorize the output")
+@argh.arg("-r", "--rules", help="use CrawlSpider rules to discover the callback")
+@argh.arg("-c", "--callback", metavar="CALLBACK",
+          help="use this callback for parsing, instead looking for a callback")
+@argh.arg("-d", "--depth", type=int, metavar="DEPTH",
+          help="maximum depth for parsing requests")
+@argh.arg("-v", "--verbose", help="print each depth level one by one")
+@command(requires_project=True, help="Parse URL (using its spider) and print the results")
+def parse(url, *, settings=None, spider=None, spider_arg=None, pipelines=False, nolinks=False,
+          noitems=False, nocolour=False, rules=False, callback=None, depth=1, verbose=False):
+    """Print the items and requests the spider's callback produces for ``url``.
+
+    Exit status 1 when no spider handles the URL, the named spider does not exist or
+    nothing was downloaded; 2 for a bad URL or ``-a`` value.
+    """
+    if not is_url(url):
+        raise UsageError(f"Invalid URL: {url!r} (an absolute URL is needed)")
+    spargs = spider_arguments(spider_arg)
+
+    from crawlfw.crawler import CrawlerProcess
+
+    process = CrawlerProcess(settings)
+    loader = process.spider_loader
+    if spider:
+        spidercls = load_spider(loader, spider)
+    else:
+        spidercls = spidercls_for_request(loader, Request(url))
+        if spidercls is None:
+            process.shutdown()
+            fail(f"Unable to find spider for: {url}")
+    if depth <= 0:
+        return
+    results = _Results()
+    parsing_cls = _parsing_spidercls(spidercls, url, results, callback=callback, rules=rules,
+                                     depth=depth, pipelines=pipelines)
+    try:
+        process.crawl(parsing_cls, **spargs)
+    except Exception as e:
+        process.shutdown()
+        fail(f"Crawl could not start: {type(e).__name__}: {e}")
+    process.start()
+    if results.first_response is None:
+        logger.error("No response downloaded for: %(url)s", {"url": url})
+    results.print_results(verbose=verbose, noitems=noitems, nolinks=nolinks,
+                          colour=not nocolour)
+    sys.stdout.flush()
+    if results.first_response is None:
+        sys.exit(1)
