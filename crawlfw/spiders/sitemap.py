@@ -147,8 +147,10 @@ class SitemapSpider(Spider):
         return None
 
     def _gunzip(self, response):
-        max_size = response.meta.get("download_maxsize", self._max_size)
-        warn_size = response.meta.get("download_warnsize", self._warn_size)
+        request = getattr(response, "request", None)
+        meta = request.meta if request is not None else {}
+        max_size = meta.get("download_maxsize", self._max_size)
+        warn_size = meta.get("download_warnsize", self._warn_size)
         try:
             body = gunzip(response.body, max_size=max_size)
         except DecompressionMaxSizeExceeded:
