@@ -101,7 +101,9 @@ class SitemapSpider(Spider):
 
     def _parse_sitemap(self, response):
         if response.url.endswith("/robots.txt"):
-            for url in sitemap_urls_from_robots(response.text, base_url=response.url):
+            # a robots.txt served with a binary Content-Type has no .text: decode it
+            text = getattr(response, "text", None) or response.body
+            for url in sitemap_urls_from_robots(text, base_url=response.url):
                 yield Request(url, callback=self._parse_sitemap)
             return
         body = self._get_sitemap_body(response)

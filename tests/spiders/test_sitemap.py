@@ -130,6 +130,12 @@ def test_robots_txt_gives_sitemap_requests():
     ]
 
 
+def test_robots_txt_with_binary_content_type():
+    response = Response("http://a/robots.txt", body=b"\xef\xbb\xbfSitemap: /s.xml\n",
+                        headers={"Content-Type": "application/octet-stream"})
+    assert _targets(Spider()._parse_sitemap(response)) == [("http://a/s.xml", "_parse_sitemap")]
+
+
 @pytest.mark.parametrize(
     "follow, expected",
     [
