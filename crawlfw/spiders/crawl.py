@@ -32,7 +32,8 @@ class Rule:
 
     Args:
         link_extractor: an object with ``extract_links(response) -> list[Link]``
-            (normally a ``crawlfw.linkextractors.LinkExtractor``).
+            (normally a ``crawlfw.linkextractors.LinkExtractor``); None means
+            ``LinkExtractor()`` (every link; Scrapy 1.7's default).
         callback: called as ``callback(response, **cb_kwargs)`` for every response of a
             link this rule extracted; a callable or the name (``str``) of a spider method.
             Never use ``'parse'``: ``CrawlSpider`` uses ``parse`` itself.
@@ -52,8 +53,12 @@ class Rule:
         TypeError: ``link_extractor`` has no ``extract_links`` method.
     """
 
-    def __init__(self, link_extractor, callback=None, cb_kwargs=None, follow=None,
+    def __init__(self, link_extractor=None, callback=None, cb_kwargs=None, follow=None,
                  process_links=None, process_request=identity, errback=None):
+        if link_extractor is None:
+            from crawlfw.linkextractors import LinkExtractor
+
+            link_extractor = LinkExtractor()
         if not callable(getattr(link_extractor, "extract_links", None)):
             raise TypeError(
                 "Rule link_extractor must have an extract_links(response) method, "

@@ -57,6 +57,11 @@ def test_rule_defaults():
     assert rule.errback is None
 
 
+def test_rule_default_link_extractor():
+    spider = type("D", (CrawlSpider,), {"name": "d", "rules": (Rule(),)})()
+    assert len(_urls(spider.parse(_response()))) == 5
+
+
 def test_rule_rejects_non_extractor():
     with pytest.raises(TypeError, match="extract_links"):
         Rule("/item/")
