@@ -92,6 +92,27 @@ def test_prefixed_itertag_with_xml_iterator():
     assert out == [{"href": "http://a/feed"}]
 
 
+def test_sitemap_nodes_with_registered_default_namespace(sites_dir):
+    """Scrapy's documented example: ``itertag = 'n:url'`` with the sitemaps namespace
+    registered as ``n`` (the document itself uses a default namespace)."""
+    body = (sites_dir / "aegisub.org" / "zh-cn" / "sitemap.xml").read_bytes()
+
+    class Locs(XMLFeedSpider):
+        name = "locs"
+        iterator = "xml"
+        namespaces = [("n", "http://www.sitemaps.org/schemas/sitemap/0.9")]
+        itertag = "n:url"
+
+        def parse_node(self, response, node):
+            return {"loc": node.xpath("n:loc/text()").extract_first()}
+
+    out = list(Locs().parse(XmlResponse("http://a/zh-cn/sitemap.xml", body=body)))
+    root = lxml.etree.fromstring(body)
+    expected = [u.findtext("{http://www.sitemaps.org/schemas/sitemap/0.9}loc") for u in root]
+    assert len(expected) == 84
+    assert [i["loc"] for i in out] == expected
+
+
 def test_itertag_and_hooks():
     calls = []
 
