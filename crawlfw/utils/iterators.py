@@ -14,6 +14,8 @@ import io
 import logging
 import re
 
+from lxml import etree
+
 from crawlfw.http import Response, TextResponse
 from crawlfw.selector import Selector
 from crawlfw.utils.python import re_rsearch, to_unicode
@@ -61,23 +63,19 @@ def xmliter(obj, nodename):
 
 
 def _node_selector(nodetext, nodename):
-    sel = Selector(text=nodetext, type="xml")
-    # The text before the node holds no <nodename element, so the first match in
-    # document order is the node itself.
-    found = sel.xpath("//" + nodename) if _is_qname(nodename) else []
-    if not found and ":" not in nodename:
-        found = sel.xpath("//*[local-name()=$name]", name=nodename)
-    if not found:
-        # recover mode dropped or renamed the node: return the fragment parsed alone
-        found = Selector(text=nodetext[nodetext.find("<" + nodename):], type="xml").xpath("/*")
-    return found[0]
-
-
-_QNAME_RE = re.compile(r"^(?:[A-Za-z_][\w.-]*:)?[A-Za-z_][\w.-]*$")
-
-
-def _is_qname(name):
-    return bool(_QNAME_RE.match(name))
+    root = Selector(text=nodetext, type="xml").root
+    # The text before the node holds no <nodename element, so the first element named
+    # so in document order is the node itself. Matching on (prefix, local name) rather
+    # than with an XPath works for default namespaces and document-declared prefixes.
+    prefix, _, local = nodename.rpartition(":")
+    for el in root.iter(etree.Element):
+        tag = el.tag
+        if tag == nodename or (
+            tag.rpartition("}")[2] == local and (el.prefix or "") == prefix
+        ):
+            return Selector(root=el, type="xml")
+    # recover mode dropped the node's markup: the node's text parsed alone
+    return Selector(text=nodetext[nodetext.find("<" + nodename):], type="xml").xpath("/*")[0]
 
 
 def xmliter_lxml(obj, nodename, namespace=None, prefix="x"):
@@ -102,8 +100,6 @@ def xmliter_lxml(obj, nodename, namespace=None, prefix="x"):
         TypeError: ``obj`` is none of the accepted types.
         lxml.etree.XMLSyntaxError: the document is not well-formed before the end.
     """
-    from lxml import etree
-
     reader = _StreamReader(obj)
     tag = f"{{{namespace}}}{nodename}" if namespace else nodename
     iterable = etree.iterparse(reader, tag=tag, encoding=reader.encoding,

@@ -134,6 +134,25 @@ def test_xml_cases(iterator, xml, nodename, expected):
     assert got == expected
 
 
+@pytest.mark.parametrize(
+    "xml, nodename, expected",
+    [
+        # a prefix declared in the document, another namespace's <b:i> skipped
+        ('<r xmlns:a="urn:a"><a:i>1</a:i><b:i xmlns:b="urn:b">x</b:i><a:i>2</a:i></r>',
+         "a:i", ["1", "2"]),
+        # the same local name without prefix is another element
+        ('<r xmlns:a="urn:a"><i>0</i><a:i>1</a:i></r>', "a:i", ["1"]),
+        ('<r xmlns:a="urn:a"><a:i>1</a:i><i>0</i></r>', "i", ["0"]),
+        # an undeclared prefix (broken document): the node as written
+        ("<r><a:i>1</a:i></r>", "a:i", ["1"]),
+        # a default namespace
+        ('<r xmlns="urn:d"><i>1</i><i>2</i></r>', "i", ["1", "2"]),
+    ],
+)
+def test_xmliter_prefixes_and_namespaces(xml, nodename, expected):
+    assert [n.xpath("string(.)").extract_first() for n in xmliter(xml, nodename)] == expected
+
+
 def test_xmliter_encoding_from_response():
     body = "<?xml version='1.0' encoding='latin-1'?><r><i>café</i></r>".encode("latin-1")
     response = XmlResponse("http://a/f.xml", body=body)
