@@ -31,8 +31,12 @@ def xmliter(obj, nodename):
     Each node is cut out of the text with a regular expression, wrapped between the
     document's text before the first ``<nodename`` (so namespace declarations on the
     ancestors stay in force) and after the last ``</nodename>``, and parsed alone.
-    Elements in a default namespace (``xmlns="..."``, e.g. sitemaps) are found too;
-    query inside them with a registered prefix or after ``remove_namespaces()``.
+    The node is matched by prefix and local name as written, so a prefix declared in
+    the document (``'atom:entry'``) and a default namespace (``xmlns="..."``, e.g.
+    sitemaps) both work; XPath queries inside the node still need their prefixes
+    registered (``register_namespace``) or ``remove_namespaces()``. Self-closing nodes
+    (``<x/>``) and nodes inside CDATA or comments are not handled (use
+    :func:`xmliter_lxml`).
 
     Args:
         obj: a ``Response`` (a ``TextResponse`` is decoded with its encoding, another
