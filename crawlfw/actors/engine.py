@@ -27,6 +27,7 @@ from crawlfw.core.downloadermw import DownloaderMiddlewareManager, RequestParked
 from crawlfw.core.slot import slot_key
 from crawlfw.exceptions import DontCloseSpider
 from crawlfw.http import Request, Response
+from crawlfw.logformatter import LogFormatter
 from crawlfw.utils.log import logformatter_adapter
 
 logger = logging.getLogger(__name__)
@@ -75,6 +76,9 @@ class EngineActor(CrawlActor):
         # Built on the caller's (supervisor's) thread, before spider_opened is sent.
         self.mw = DownloaderMiddlewareManager.from_crawler(crawler)
         self.logformatter = crawler.logformatter
+        # The default formatter logs "Crawled" lines at DEBUG: skip building them when
+        # DEBUG is off. A custom formatter may choose another level, so it always runs.
+        self._log_crawled = type(self.logformatter) is not LogFormatter
 
     def on_start(self):
         self.mw.open_spider(self.spider)
@@ -248,8 +252,9 @@ class EngineActor(CrawlActor):
             return
         response = result
         response.request = request
-        logkws = self.logformatter.crawled(request, response, self.spider)
-        logger.log(*logformatter_adapter(logkws), extra={"spider": self.spider})
+        if self._log_crawled or logger.isEnabledFor(logging.DEBUG):
+            logkws = self.logformatter.crawled(request, response, self.spider)
+            logger.log(*logformatter_adapter(logkws), extra={"spider": self.spider})
         self.crawler.signals.send_catch_log(
             signals.response_received, response=response, request=request, spider=self.spider
         )

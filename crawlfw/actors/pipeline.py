@@ -12,6 +12,7 @@ import logging
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
 from crawlfw.exceptions import DropItem
+from crawlfw.logformatter import LogFormatter
 from crawlfw.pipelines import ItemPipelineManager
 from crawlfw.utils.log import failure_to_exc_info, logformatter_adapter
 
@@ -52,6 +53,8 @@ class PipelineActor(CrawlActor):
         send_signal = self.crawler.signals.send_catch_log
         logformatter = self.crawler.logformatter
         process_item = self.itemproc.process_item
+        # The default formatter logs "Scraped from" at DEBUG: skip it when DEBUG is off.
+        log_scraped = type(logformatter) is not LogFormatter
         passed = []
         for item in message["items"]:
             try:
@@ -65,8 +68,9 @@ class PipelineActor(CrawlActor):
                 logger.error("Error processing %(item)s", {"item": item},
                              exc_info=failure_to_exc_info(e), extra={"spider": spider})
             else:
-                logkws = logformatter.scraped(output, response, spider)
-                logger.log(*logformatter_adapter(logkws), extra={"spider": spider})
+                if log_scraped or logger.isEnabledFor(logging.DEBUG):
+                    logkws = logformatter.scraped(output, response, spider)
+                    logger.log(*logformatter_adapter(logkws), extra={"spider": spider})
                 send_signal(signals.item_scraped, item=output, response=response, spider=spider)
                 passed.append(output)
         if passed:

@@ -62,6 +62,9 @@ class OffsiteMiddleware:
     def process_spider_output(self, response, result, spider):
         if self._regex_spider is not spider:
             self.spider_opened(spider)
+        if self._allows_all:
+            yield from result  # no allowed_domains: nothing to parse or filter
+            return
         for x in result:
             if isinstance(x, Request):
                 if x.dont_filter or self.should_follow(x, spider):
@@ -120,3 +123,8 @@ class OffsiteMiddleware:
         self.host_regex = self.get_host_regex(spider)
         self.domains_seen = set()
         self._regex_spider = spider
+        # The default policy with an empty regex lets every request through.
+        self._allows_all = (
+            self.host_regex.pattern == ""
+            and type(self).should_follow is OffsiteMiddleware.should_follow
+        )

@@ -10,7 +10,7 @@ import pytest
 from w3lib.html import strip_html5_whitespace
 from w3lib.url import safe_url_string
 
-from crawlfw.linkextractors._urls import absolute_url, safe_url, url_extension, url_origin
+from crawlfw.utils._urls import absolute_url, safe_url, url_extension, url_origin
 
 
 def _reference_absolute(base, href, encoding):

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from w3lib.url import safe_url_string
-
 from crawlfw.http.common import obsolete_setter
 from crawlfw.http.headers import Headers
+from crawlfw.utils._urls import safe_url
 from crawlfw.utils.trackref import object_ref
 from crawlfw.utils.url import escape_ajax
 
@@ -29,7 +28,7 @@ def _make_safe_url(url: str, encoding: str) -> str:
     key = (url, encoding)
     safe = _SAFE_URL_CACHE.get(key)
     if safe is None:
-        safe = safe_url_string(url, encoding)
+        safe = safe_url(url, encoding)  # safe_url_string, with a shortcut for plain URLs
         if "#!" in safe:
             safe = escape_ajax(safe)
         if len(_SAFE_URL_CACHE) >= _SAFE_URL_CACHE_SIZE:

@@ -1,4 +1,4 @@
-"""Private URL helpers of the link extractors: the same results as the reference
+"""Private URL helpers of the link extractors and Request: the same results as the reference
 functions (``urllib.parse.urljoin``, ``w3lib.url.safe_url_string``, ``urlparse`` +
 ``posixpath.splitext``), with shortcuts for the plain URLs real pages are made of.
 
