@@ -1,0 +1,147 @@
+"""``crawlfw check``: spider contracts run against the local quotes site; a failing
+contract makes the exit status 1."""
+
+import pytest
+
+from tests.commands.conftest import write
+
+# The generated project obeys robots.txt. The robots.txt middleware schedules its request
+# with crawler.engine.crawl(), and crawler.engine is only set once the Supervisor has
+# answered start_crawl, after the engine has started: the first request of a fast crawl
+# (contracts are one request per method) sometimes finds crawler.engine None and fails
+# (a bug of Crawler/Supervisor, reported). Until it is fixed these tests do not obey
+# robots.txt, so that they check the check command only.
+NO_ROBOTS = ("-s", "ROBOTSTXT_OBEY=False")
+
+SPIDER = '''
+import crawlfw
+
+
+class ContractedSpider(crawlfw.Spider):
+    name = "contracted"
+
+    def parse(self, response):
+        """A listing page.
+
+        @url {base}/
+        @returns items 10 10
+        @returns requests 1 1
+        @scrapes text author
+        """
+        for quote in response.css("div.quote"):
+            yield {{"text": quote.css("span.text::text").extract_first(),
+                   "author": quote.css("small.author::text").extract_first()}}
+        yield crawlfw.Request(response.urljoin(response.css("li.next a::attr(href)")
+                                               .extract_first()))
+
+    def parse_author(self, response):
+        """@url {base}/author/Jane-Austen/
+        @returns items 1
+        @scrapes name
+        """
+        yield {{"name": response.css("h3.author-title::text").extract_first().strip()}}
+
+    def not_tested(self, response):
+        pass
+'''
+
+FAILING = '''
+import crawlfw
+
+
+class FailingSpider(crawlfw.Spider):
+    name = "failing"
+
+    def parse(self, response):
+        """@url {base}/
+        @returns items 5 5
+        @scrapes text missing_field
+        """
+        return [{{"text": "only one"}}]
+'''
+
+
+@pytest.fixture
+def contracts_project(project, quotes):
+    write(project / "testproj" / "spiders" / "contracted.py", SPIDER.format(base=quotes.url))
+    write(project / "testproj" / "spiders" / "failing.py", FAILING.format(base=quotes.url))
+    write(project / "testproj" / "spiders" / "plain.py", """
+        import crawlfw
+
+        class Plain(crawlfw.Spider):
+            name = "plain"
+    """)
+    return project
+
+
+def test_passing_contracts(crawlfw, contracts_project):
+    result = crawlfw("check", *NO_ROBOTS, "contracted", cwd=contracts_project)
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert "Ran 5 contracts in " in result.stderr  # 2 @returns + @scrapes, @returns + @scrapes
+    assert lines[-1] == "OK"
+
+
+def test_failing_contracts(crawlfw, contracts_project):
+    result = crawlfw("check", *NO_ROBOTS, "failing", cwd=contracts_project)
+    assert result.returncode == 1
+    assert "FAIL: [failing] parse (@returns post-hook)" in result.stderr
+    assert "ContractFail: Returned 1 items, expected 5" in result.stderr
+    assert "FAIL: [failing] parse (@scrapes post-hook)" in result.stderr
+    assert "'missing_field' field is missing" in result.stderr
+    assert "Ran 2 contracts in " in result.stderr
+    assert result.stderr.splitlines()[-1] == "FAILED (failures=2)"
+
+
+def test_every_spider_by_default(crawlfw, contracts_project):
+    result = crawlfw("check", *NO_ROBOTS, cwd=contracts_project)
+    assert result.returncode == 1
+    assert "Ran 7 contracts in " in result.stderr
+    assert result.stderr.splitlines()[-1] == "FAILED (failures=2)"
+
+
+def test_verbose_lists_each_contract(crawlfw, contracts_project):
+    result = crawlfw("check", *NO_ROBOTS, "-v", "contracted", cwd=contracts_project)
+    assert result.returncode == 0, result.stderr
+    assert "[contracted] parse_author (@scrapes post-hook) ... ok" in result.stderr
+    assert result.stderr.count(" ... ok") == 5
+
+
+def test_list(crawlfw, contracts_project):
+    result = crawlfw("check", *NO_ROBOTS, "-l", cwd=contracts_project)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "contracted\n  * parse\n  * parse_author\nfailing\n  * parse\n"
+    result = crawlfw("check", *NO_ROBOTS, "-l", "-v", cwd=contracts_project)
+    assert result.stdout.endswith("plain\n")
+
+
+def test_download_error_is_an_error(crawlfw, project, unused_port):
+    write(project / "testproj" / "spiders" / "down.py", SPIDER.format(
+        base=f"http://127.0.0.1:{unused_port}"))
+    result = crawlfw("check", *NO_ROBOTS, "contracted", cwd=project)
+    assert result.returncode == 1
+    assert "ERROR: [contracted] parse (errback)" in result.stderr
+    assert "FAILED (errors=2)" in result.stderr
+
+
+def test_unknown_spider(crawlfw, contracts_project):
+    result = crawlfw("check", *NO_ROBOTS, "nope", cwd=contracts_project)
+    assert result.returncode == 1
+    assert "Spider not found: nope" in result.stderr
+
+
+def test_unknown_contract(crawlfw, project, quotes):
+    write(project / "testproj" / "spiders" / "odd.py", f'''
+        import crawlfw
+
+        class Odd(crawlfw.Spider):
+            name = "odd"
+
+            def parse(self, response):
+                """@url {quotes.url}/
+                @nosuchcontract 1
+                """
+    ''')
+    result = crawlfw("check", *NO_ROBOTS, "odd", cwd=project)
+    assert result.returncode == 1
+    assert "Unknown contract @nosuchcontract" in result.stderr
