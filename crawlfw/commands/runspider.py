@@ -25,9 +25,13 @@ def _import_file(filepath):
         raise ValueError(f"Not a Python source file: {abspath}")
     if dirname not in sys.path:
         sys.path.insert(0, dirname)
-    spec = importlib.util.spec_from_file_location(fname, abspath)
+    name = fname
+    if name in sys.modules or name in sys.stdlib_module_names:
+        # e.g. a spider file called site.py must not replace Python's own ``site`` module
+        name = f"_crawlfw_runspider_{fname}"
+    spec = importlib.util.spec_from_file_location(name, abspath)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[fname] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
