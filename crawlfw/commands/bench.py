@@ -9,16 +9,21 @@ it listens.
 """
 
 import http.server
+import logging
+import os
 import random
 import re
 import subprocess
 import sys
+import threading
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from crawlfw.commands import command, fail
 from crawlfw.http import Request
 from crawlfw.linkextractors import LinkExtractor
 from crawlfw.spiders import Spider
+
+logger = logging.getLogger(__name__)
 
 #: Seconds to wait for the bench server to report its address.
 SERVER_START_TIMEOUT_S = 30.0
@@ -58,7 +63,17 @@ class _BenchHandler(http.server.BaseHTTPRequestHandler):
 
 
 def serve(port: int = 0) -> None:
-    """Run the bench server on 127.0.0.1:``port`` (0: a free port) until killed."""
+    """Run the bench server on 127.0.0.1:``port`` (0: a free port) until killed.
+
+    When standard input is a pipe (the ``bench`` command starts it so), the server also
+    stops at end of input, i.e. when the process that started it is gone.
+    """
+    if not sys.stdin.isatty():
+        def exit_with_parent():
+            sys.stdin.read()
+            os._exit(0)
+
+        threading.Thread(target=exit_with_parent, daemon=True).start()
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), _BenchHandler)
     httpd.daemon_threads = True
     host, port = httpd.server_address[:2]
@@ -75,7 +90,7 @@ class _BenchServer:
 
     def __enter__(self):
         self.proc = subprocess.Popen([sys.executable, "-u", "-m", "crawlfw.commands.bench"],
-                                     stdout=subprocess.PIPE, text=True)
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         match = re.search(r"(http://\S+)", line)
         if not match:
@@ -88,6 +103,7 @@ class _BenchServer:
         self.proc.kill()
         self.proc.wait()
         self.proc.stdout.close()
+        self.proc.stdin.close()
 
 
 class _BenchSpider(Spider):
@@ -118,6 +134,7 @@ def bench(*, settings=None):
 
     with _BenchServer() as server:
         process = CrawlerProcess(settings)
+        logger.info("Bench server at %(url)s", {"url": server.url})
         try:
             process.crawl(_BenchSpider, total=100000, baseurl=server.url)
         except Exception as e:
