@@ -7,16 +7,19 @@ and starts crawls through it; ``CrawlerProcess`` adds logging setup, signal hand
 (^C once: graceful stop; twice: forced) and a blocking ``start()``.
 """
 
+import concurrent.futures
 import logging
 import signal
 import threading
+import time
 import warnings
 
 import pykka
 
 from crawlfw import signals
-from crawlfw.exceptions import CrawlfwDeprecationWarning
+from crawlfw.exceptions import CrawlfwDeprecationWarning, DownloadCancelled, IgnoreRequest
 from crawlfw.extension import ExtensionManager
+from crawlfw.http import Response
 from crawlfw.settings import Settings
 from crawlfw.signalmanager import SignalManager
 from crawlfw.utils.log import LogCounterHandler, configure_logging, log_crawlfw_info
@@ -29,6 +32,13 @@ __all__ = ["Crawler", "CrawlerRunner", "CrawlerProcess", "EngineFacade"]
 
 #: Seconds the outside waits for the Supervisor to answer a command.
 ASK_TIMEOUT_S = 30.0
+
+#: Seconds between checks that the engine is still open while ``download()`` waits.
+_DOWNLOAD_POLL_S = 1.0
+
+#: Names (prefixes) of the threads that carry a download: ``download()`` refuses them.
+_DOWNLOAD_CARRIER_THREADS = ("EngineActor-", "SchedulerActor-", "DownloaderActor-",
+                             "SpiderRunnerActor-")
 
 
 class EngineFacade:
@@ -52,6 +62,104 @@ class EngineFacade:
         self._tell({"type": "crawl", "request": request})
 
     schedule = crawl
+
+    def download(self, request, spider=None, timeout_s: float = 180.0):
+        """Download ``request`` through the crawl and block until its response arrives.
+
+        Scrapy 1.2's ``engine.download(request, spider)`` returns a Deferred; here the
+        caller's thread waits instead. Media pipelines use it from the Pipeline actor's
+        thread; any thread not running the crawl's engine, scheduler, downloaders or
+        spider code may call it (those threads carry the download, so waiting on one of
+        them would deadlock).
+
+        The request is scheduled like ``crawl()`` (``dont_filter=True``, so the
+        dupefilter lets it through) with a callback and errback of its own: it passes the
+        downloader middlewares (redirects, retries, robots.txt, cookies...) and the
+        spider middlewares' input checks, and is counted, logged ("Crawled (200) ...")
+        and signalled (``response_received``) like any request. A response the
+        ``HttpErrorMiddleware`` filters (non-2xx) is still returned: media pipelines
+        judge the status themselves. Request callbacks and errbacks of ``request`` are
+        not called.
+
+        While the caller waits, the crawl stays open: a pipeline's item is outstanding
+        until the pipeline returns. If the spider closes meanwhile (the engine stops
+        before the response comes) :class:`~crawlfw.exceptions.DownloadCancelled` is
+        raised.
+
+        Args:
+            request: the ``Request`` to download.
+            spider: ignored (Scrapy passes the spider); the crawl's spider is used.
+            timeout_s: seconds to wait for the response before giving up.
+
+        Returns:
+            The ``Response`` (any HTTP status), after the downloader middlewares'
+            ``process_response``.
+
+        Raises:
+            crawlfw.exceptions.DownloadError: the transfer failed (DNS, connection,
+                timeout...), the exception the downloader reported.
+            crawlfw.exceptions.IgnoreRequest: a middleware dropped the request
+                (robots.txt, offsite...).
+            crawlfw.exceptions.DownloadCancelled: the spider closed before the
+                response arrived.
+            TimeoutError: no response within ``timeout_s`` seconds (the message names
+                the URL); the request may still be downloaded later, unused.
+            RuntimeError: called from a thread that carries downloads (engine,
+                scheduler, downloader, spider runner).
+        """
+        caller = threading.current_thread().name
+        if caller.startswith(_DOWNLOAD_CARRIER_THREADS):
+            raise RuntimeError(
+                f"engine.download({request.url}) called on the {caller} thread, which "
+                "carries downloads itself and would wait forever; call it from an item "
+                "pipeline or another thread"
+            )
+        if not self.running:
+            raise DownloadCancelled(f"Download of {request.url} cancelled: the engine has stopped")
+        slot = concurrent.futures.Future()
+
+        def deliver(response):
+            if not slot.done():
+                slot.set_result(response)
+
+        def deliver_error(failure):
+            error = getattr(failure, "value", failure)
+            if not slot.done():
+                response = getattr(error, "response", None)
+                if isinstance(error, IgnoreRequest) and isinstance(response, Response):
+                    slot.set_result(response)  # HttpError: the pipeline judges the status
+                else:
+                    slot.set_exception(error)
+
+        self.crawl(request.replace(callback=deliver, errback=deliver_error, dont_filter=True))
+        deadline = time.monotonic() + timeout_s
+        closing_seen = False
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"No response for {request.url} within {timeout_s:g} s")
+            try:
+                return slot.result(timeout=min(remaining, _DOWNLOAD_POLL_S))
+            except concurrent.futures.TimeoutError:
+                pass
+            if closing_seen or not self._engine_open():
+                if closing_seen:
+                    raise DownloadCancelled(
+                        f"Download of {request.url} cancelled: the spider is closing"
+                    )
+                # One more wait: a response already on its way still reaches us.
+                closing_seen = True
+
+    def _engine_open(self) -> bool:
+        """True while the engine runs and is not closing (asked, never deadlocks: the
+        engine asks no one)."""
+        try:
+            status = self.ref.ask({"type": "get_status"}, timeout=_DOWNLOAD_POLL_S)
+        except pykka.ActorDeadError:
+            return False
+        except pykka.Timeout:
+            return True  # busy, not gone
+        return not status.get("closing")
 
     def close_spider(self, spider=None, reason: str = "cancelled") -> None:
         """Close the spider with ``reason`` as ``finish_reason``."""
