@@ -264,7 +264,8 @@ class Crawler:
             if reply.get("type") == "message_rejected":
                 raise ValueError(reply["error"])
             self._crawl_id = reply["crawl_id"]
-            self.engine = EngineFacade(self, reply["engine"])
+            if self.engine is None:  # normally set by the Supervisor before spider_opened
+                self.engine = EngineFacade(self, reply["engine"])
         except Exception:
             self.crawling = False
             raise

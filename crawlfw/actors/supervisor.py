@@ -178,6 +178,10 @@ class Supervisor(CrawlActor):
         tree.spider_runner = SpiderRunnerActor.start(
             crawler, tree.scheduler, tree.pipeline, tree.engine, **common
         )
+        from crawlfw.crawler import EngineFacade
+
+        # spider_opened handlers (CloseSpider's timeout...) may use crawler.engine at once.
+        crawler.engine = EngineFacade(crawler, tree.engine)
         crawler.stats.open_spider(spider)
         crawler.signals.send_catch_log(signals.spider_opened, spider=spider)
         crawler.signals.send_catch_log(signals.engine_started)

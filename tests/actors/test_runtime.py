@@ -236,3 +236,26 @@ def test_log_has_crawled_lines_and_stats_dump(server, caplog):
     assert f"Crawled (200) <GET {server.url}/page/1> (referer: None)" in caplog.text
     assert "Dumping crawlfw stats" in caplog.text
     assert "'finish_reason': 'finished'" in caplog.text
+
+
+class ForeverSpider(IdleSpider):
+    """Never closes by itself: its spider_idle handler always raises DontCloseSpider."""
+
+    name = "forever"
+
+    def on_idle(self):
+        self.idle.set()
+        raise DontCloseSpider
+
+
+def test_closespider_timeout_closes_a_spider_that_would_stay_open(server):
+    result = run_crawl(ForeverSpider, {"CLOSESPIDER_TIMEOUT": 1}, urls=[f"{server.url}/page/1"])
+    assert result.finish_reason == "closespider_timeout"
+    assert len(result.items) == 1
+
+
+def test_closespider_itemcount(server):
+    result = run_crawl(FollowSpider, {"CLOSESPIDER_ITEMCOUNT": 5, "CONCURRENT_REQUESTS": 1},
+                       start=server.url)
+    assert result.finish_reason == "closespider_itemcount"
+    assert 5 <= len(result.items) < 30
