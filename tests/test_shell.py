@@ -234,3 +234,12 @@ def test_inspect_response_in_a_callback(site_server, tmp_path):
     assert f'{{"after": "{base}/page/7/"}}' in result.stdout
     assert "[s] Available crawlfw objects:" in result.stderr
     assert "'finish_reason': 'finished'" in result.stderr
+
+
+def test_exported_names():
+    import crawlfw.shell
+
+    assert sorted(crawlfw.shell.__all__) == sorted(
+        ["Shell", "CodeError", "inspect_response", "start_shell_crawler"])
+    for name in crawlfw.shell.__all__:
+        assert hasattr(crawlfw.shell, name)
