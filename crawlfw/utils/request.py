@@ -13,7 +13,7 @@ from w3lib.url import canonicalize_url
 from crawlfw.utils.httpobj import urlparse_cached
 from crawlfw.utils.python import to_bytes
 
-__all__ = ["request_fingerprint", "request_authenticate", "request_httprepr"]
+__all__ = ["request_fingerprint", "request_authenticate", "request_httprepr", "referer_str"]
 
 # {request: {include_headers key: hex fingerprint}}
 _fingerprint_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -96,3 +96,19 @@ def request_httprepr(request) -> bytes:
     s += b"\r\n"
     s += request.body
     return s
+
+
+def referer_str(request) -> str | None:
+    """Return the request's ``Referer`` header as text for log lines, or None.
+
+    Args:
+        request: a Request.
+
+    Returns:
+        The header value decoded as UTF-8 (undecodable bytes replaced), or None when
+        the request has no ``Referer``.
+    """
+    referrer = request.headers.get("Referer")
+    if referrer is None:
+        return None
+    return referrer.decode("utf-8", errors="replace")

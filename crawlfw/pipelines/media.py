@@ -1,0 +1,296 @@
+"""MediaPipeline: the base of item pipelines that download media referenced by items
+(Scrapy 1.2's ``scrapy.pipelines.media``).
+
+For each item, :meth:`MediaPipeline.get_media_requests` names the requests to download;
+each is answered from the per-spider cache (same request fingerprint, downloaded
+earlier in the crawl), by :meth:`MediaPipeline.media_to_download` (e.g. "already stored
+and fresh"), or downloaded through the running crawl with ``crawler.engine.download``
+and passed to :meth:`MediaPipeline.media_downloaded` or
+:meth:`MediaPipeline.media_failed`. :meth:`MediaPipeline.item_completed` then receives
+``[(success, result_or_failure), ...]`` in request order and returns the item.
+
+Scrapy chains Deferreds; here ``process_item`` runs synchronously on the Pipeline
+actor's thread and returns the finished item. The downloads of one item run in
+parallel (at most :attr:`MediaPipeline.MAX_PARALLEL_DOWNLOADS`); every overridable hook
+runs on the Pipeline actor's thread, one at a time.
+"""
+
+import concurrent.futures
+import logging
+from collections import defaultdict
+
+from crawlfw.utils.failure import Failure
+from crawlfw.utils.misc import arg_to_iter
+from crawlfw.utils.request import request_fingerprint
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["MediaPipeline"]
+
+
+class MediaPipeline:
+    """Download the media of each item, then complete the item.
+
+    Subclasses implement :meth:`get_media_requests` and usually :meth:`media_downloaded`
+    and :meth:`item_completed`. A request's own ``callback`` / ``errback`` (if set) are
+    applied to its result: the callback receives what ``media_downloaded`` returned,
+    the errback the :class:`~crawlfw.utils.failure.Failure`; they are removed from the
+    request before it is downloaded.
+
+    Args:
+        download_func: ``download_func(request, spider) -> Response`` used instead of
+            ``crawler.engine.download`` (Scrapy keeps it for tests); may raise.
+
+    Attributes:
+        crawler: the Crawler, set by :meth:`from_crawler`.
+        spiderinfo: the :class:`SpiderInfo` of the open spider.
+    """
+
+    #: ``item_completed`` logs each failed result at ERROR (with its traceback).
+    LOG_FAILED_RESULTS = True
+
+    #: Media of one item downloaded at the same time at most (crawlfw addition; the
+    #: crawl's ``CONCURRENT_REQUESTS`` still applies).
+    MAX_PARALLEL_DOWNLOADS = 16
+
+    #: Seconds one download may take, from scheduling to response, before it fails
+    #: with ``TimeoutError`` (crawlfw addition).
+    DOWNLOAD_WAIT_S = 180.0
+
+    class SpiderInfo:
+        """Per-spider state.
+
+        Attributes:
+            spider: the spider.
+            downloading: fingerprints of requests being downloaded now.
+            downloaded: fingerprint -> result (a value, or a ``Failure``): the cache.
+            waiting: fingerprint -> requests waiting for that result (kept for Scrapy
+                compatibility; requests of one item sharing a fingerprint share one
+                download).
+        """
+
+        def __init__(self, spider):
+            self.spider = spider
+            self.downloading = set()
+            self.downloaded = {}
+            self.waiting = defaultdict(list)
+
+    def __init__(self, download_func=None):
+        self.download_func = download_func
+        self.crawler = None
+        self.spiderinfo = None
+        self._pool = None
+
+    def _key_for_pipe(self, key, base_class_name=None, settings=None):
+        """Name of the setting ``key`` for this pipeline class.
+
+        A subclass ``MyPipe`` of ``base_class_name`` reads ``MYPIPE_<key>`` when that
+        setting is set, else ``key``; the base class itself (or no ``base_class_name``)
+        reads ``key``.
+
+        Args:
+            key: a setting name, e.g. ``'FILES_EXPIRES'``.
+            base_class_name: the name of the pipeline class the settings belong to.
+            settings: the settings to look ``MYPIPE_<key>`` up in; None: always the
+                prefixed name for a subclass.
+
+        Returns:
+            str: the setting name to read.
+        """
+        class_name = type(self).__name__
+        formatted_key = f"{class_name.upper()}_{key}"
+        if (not base_class_name or class_name == base_class_name
+                or (settings is not None and not settings.get(formatted_key))):
+            return key
+        return formatted_key
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        """Build the pipeline with ``from_settings(crawler.settings)`` when the class has
+        it, else ``cls()``, and attach ``crawler``."""
+        if hasattr(cls, "from_settings"):
+            pipe = cls.from_settings(crawler.settings)
+        else:
+            pipe = cls()
+        pipe.crawler = crawler
+        return pipe
+
+    def open_spider(self, spider):
+        self.spiderinfo = self.SpiderInfo(spider)
+
+    def close_spider(self, spider):
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def process_item(self, item, spider):
+        """Download the item's media (see the module docstring) and complete the item.
+
+        Returns:
+            What :meth:`item_completed` returns (normally the item).
+
+        Raises:
+            Exception: whatever ``get_media_requests`` or ``item_completed`` raise
+                (``DropItem`` drops the item).
+        """
+        info = self.spiderinfo
+        if info is None or info.spider is not spider:
+            info = self.spiderinfo = self.SpiderInfo(spider)
+        requests = list(arg_to_iter(self.get_media_requests(item, info)))
+        results = self._process_requests(requests, info)
+        return self.item_completed(results, item, info)
+
+    # --- the download of one item's requests ------------------------------------------
+
+    def _process_requests(self, requests, info):
+        """Return ``[(success, value), ...]`` for ``requests``, in order."""
+        plans = []  # (request, fp, callback, errback)
+        to_download = {}  # fp -> request, in first-seen order
+        for request in requests:
+            fp = request_fingerprint(request)
+            callback, errback = request.callback, request.errback
+            request.callback = None
+            request.errback = None
+            plans.append((request, fp, callback, errback))
+            if fp in info.downloaded or fp in to_download:
+                info.waiting[fp].append(request)
+                continue
+            info.downloading.add(fp)
+            try:
+                result = self.media_to_download(request, info)
+            except Exception as e:
+                result = Failure(e, request)
+            if result is None:
+                to_download[fp] = request
+            else:
+                self._cache(fp, result, info)
+        if to_download:
+            for fp, request, outcome in self._download_all(to_download, info):
+                self._cache(fp, self._handle_download(outcome, request, info), info)
+        return [self._apply(info.downloaded[fp], callback, errback, request)
+                for request, fp, callback, errback in plans]
+
+    def _download_all(self, to_download, info):
+        """Download the requests; yield ``(fp, request, response_or_exception)`` in
+        order. Waits happen on a small thread pool; nothing else runs there."""
+        for request in to_download.values():
+            request.meta["handle_httpstatus_all"] = True
+        if len(to_download) == 1:
+            [(fp, request)] = to_download.items()
+            yield fp, request, self._download_one(request, info)
+            return
+        if self._pool is None:
+            self._pool = concurrent.futures.ThreadPoolExecutor(
+                max_workers=self.MAX_PARALLEL_DOWNLOADS,
+                thread_name_prefix=f"{type(self).__name__}-download",
+            )
+        futures = [(fp, request, self._pool.submit(self._download_one, request, info))
+                   for fp, request in to_download.items()]
+        for fp, request, future in futures:
+            yield fp, request, future.result()
+
+    def _download_one(self, request, info):
+        """The response, or the exception the download raised (never raises)."""
+        try:
+            if self.download_func is not None:
+                return self.download_func(request, info.spider)
+            if self.crawler is None or self.crawler.engine is None:
+                raise RuntimeError(
+                    f"{type(self).__name__} has no running crawl to download "
+                    f"{request.url} with: build it with from_crawler(), or pass download_func"
+                )
+            return self.crawler.engine.download(request, info.spider,
+                                                timeout_s=self.DOWNLOAD_WAIT_S)
+        except Exception as e:
+            return e
+
+    def _handle_download(self, outcome, request, info):
+        """Run ``media_downloaded`` or ``media_failed``; return a value or a Failure."""
+        try:
+            if isinstance(outcome, BaseException):
+                result = self.media_failed(Failure(outcome, request), request, info)
+            else:
+                result = self.media_downloaded(outcome, request, info)
+        except Exception as e:
+            return Failure(e, request)
+        return result
+
+    def _cache(self, fp, result, info):
+        info.downloading.discard(fp)
+        info.downloaded[fp] = result
+        info.waiting.pop(fp, None)
+
+    @staticmethod
+    def _apply(result, callback, errback, request):
+        """Apply a request's own callback/errback; return ``(success, value)``."""
+        try:
+            if isinstance(result, Failure):
+                if errback is None:
+                    return False, result
+                result = errback(result)
+            elif callback is not None:
+                result = callback(result)
+        except Exception as e:
+            return False, Failure(e, request)
+        if isinstance(result, Failure):
+            return False, result
+        return True, result
+
+    # --- overridable interface ---------------------------------------------------------
+
+    def media_to_download(self, request, info):
+        """Check ``request`` before it is downloaded.
+
+        Returns:
+            None to download it; any other value is its result (no download).
+            Raising makes the result a failure.
+        """
+        return None
+
+    def get_media_requests(self, item, info):
+        """Return the requests (a Request, a list of them, or None) to download for
+        ``item``."""
+        return None
+
+    def media_downloaded(self, response, request, info):
+        """Handle a downloaded ``response`` (any HTTP status); return the result.
+        Raising makes the result a failure."""
+        return response
+
+    def media_failed(self, failure, request, info):
+        """Handle a failed download (``failure.value`` is the exception); return the
+        failure to keep the result failed, or a value to recover."""
+        return failure
+
+    def item_completed(self, results, item, info):
+        """Called once all of an item's media are processed.
+
+        Args:
+            results: ``[(True, result) | (False, Failure), ...]``, one per request of
+                ``get_media_requests``, in order.
+            item: the item.
+            info: the :class:`SpiderInfo`.
+
+        Returns:
+            The item (or raise ``DropItem``). The default logs every failure at
+            ERROR when :attr:`LOG_FAILED_RESULTS` is true and returns ``item``.
+        """
+        if self.LOG_FAILED_RESULTS:
+            for ok, value in results:
+                if not ok:
+                    logger.error(
+                        "%(class)s found errors processing %(item)s",
+                        {"class": type(self).__name__, "item": item},
+                        exc_info=_exc_info(value),
+                        extra={"spider": info.spider},
+                    )
+        return item
+
+
+def _exc_info(value):
+    """``(type, value, traceback)`` of a Failure or an exception, for logging."""
+    if isinstance(value, Failure):
+        return value.exc_info()
+    if isinstance(value, BaseException):
+        return (type(value), value, value.__traceback__)
+    return None
