@@ -36,11 +36,6 @@ def test_bench_server_serves_random_links_and_exits_with_its_parent(tmp_path):
         proc.stdout.close()
 
 
-@pytest.mark.xfail(
-    raises=subprocess.TimeoutExpired, strict=True,
-    reason="CLOSESPIDER_TIMEOUT never fires: CloseSpider.spider_opened reads "
-           "crawler.engine, which is None until the Supervisor has answered start_crawl "
-           "(bug in Crawler/Supervisor, reported)")
 def test_short_benchmark_prints_stats(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "crawlfw.cmdline", "bench", "-s", "CLOSESPIDER_TIMEOUT=1",

@@ -5,14 +5,6 @@ import pytest
 
 from tests.commands.conftest import write
 
-# The generated project obeys robots.txt. The robots.txt middleware schedules its request
-# with crawler.engine.crawl(), and crawler.engine is only set once the Supervisor has
-# answered start_crawl, after the engine has started: the first request of a fast crawl
-# (contracts are one request per method) sometimes finds crawler.engine None and fails
-# (a bug of Crawler/Supervisor, reported). Until it is fixed these tests do not obey
-# robots.txt, so that they check the check command only.
-NO_ROBOTS = ("-s", "ROBOTSTXT_OBEY=False")
-
 SPIDER = '''
 import crawlfw
 
@@ -75,7 +67,7 @@ def contracts_project(project, quotes):
 
 
 def test_passing_contracts(crawlfw, contracts_project):
-    result = crawlfw("check", *NO_ROBOTS, "contracted", cwd=contracts_project)
+    result = crawlfw("check", "contracted", cwd=contracts_project)
     assert result.returncode == 0, result.stderr
     lines = result.stderr.splitlines()
     assert "Ran 5 contracts in " in result.stderr  # 2 @returns + @scrapes, @returns + @scrapes
@@ -83,7 +75,7 @@ def test_passing_contracts(crawlfw, contracts_project):
 
 
 def test_failing_contracts(crawlfw, contracts_project):
-    result = crawlfw("check", *NO_ROBOTS, "failing", cwd=contracts_project)
+    result = crawlfw("check", "failing", cwd=contracts_project)
     assert result.returncode == 1
     assert "FAIL: [failing] parse (@returns post-hook)" in result.stderr
     assert "ContractFail: Returned 1 items, expected 5" in result.stderr
@@ -94,38 +86,38 @@ def test_failing_contracts(crawlfw, contracts_project):
 
 
 def test_every_spider_by_default(crawlfw, contracts_project):
-    result = crawlfw("check", *NO_ROBOTS, cwd=contracts_project)
+    result = crawlfw("check", cwd=contracts_project)
     assert result.returncode == 1
     assert "Ran 7 contracts in " in result.stderr
     assert result.stderr.splitlines()[-1] == "FAILED (failures=2)"
 
 
 def test_verbose_lists_each_contract(crawlfw, contracts_project):
-    result = crawlfw("check", *NO_ROBOTS, "-v", "contracted", cwd=contracts_project)
+    result = crawlfw("check", "-v", "contracted", cwd=contracts_project)
     assert result.returncode == 0, result.stderr
     assert "[contracted] parse_author (@scrapes post-hook) ... ok" in result.stderr
     assert result.stderr.count(" ... ok") == 5
 
 
 def test_list(crawlfw, contracts_project):
-    result = crawlfw("check", *NO_ROBOTS, "-l", cwd=contracts_project)
+    result = crawlfw("check", "-l", cwd=contracts_project)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "contracted\n  * parse\n  * parse_author\nfailing\n  * parse\n"
-    result = crawlfw("check", *NO_ROBOTS, "-l", "-v", cwd=contracts_project)
+    result = crawlfw("check", "-l", "-v", cwd=contracts_project)
     assert result.stdout.endswith("plain\n")
 
 
 def test_download_error_is_an_error(crawlfw, project, unused_port):
     write(project / "testproj" / "spiders" / "down.py", SPIDER.format(
         base=f"http://127.0.0.1:{unused_port}"))
-    result = crawlfw("check", *NO_ROBOTS, "contracted", cwd=project)
+    result = crawlfw("check", "contracted", cwd=project)
     assert result.returncode == 1
     assert "ERROR: [contracted] parse (errback)" in result.stderr
     assert "FAILED (errors=2)" in result.stderr
 
 
 def test_unknown_spider(crawlfw, contracts_project):
-    result = crawlfw("check", *NO_ROBOTS, "nope", cwd=contracts_project)
+    result = crawlfw("check", "nope", cwd=contracts_project)
     assert result.returncode == 1
     assert "Spider not found: nope" in result.stderr
 
@@ -142,6 +134,6 @@ def test_unknown_contract(crawlfw, project, quotes):
                 @nosuchcontract 1
                 """
     ''')
-    result = crawlfw("check", *NO_ROBOTS, "odd", cwd=project)
+    result = crawlfw("check", "odd", cwd=project)
     assert result.returncode == 1
     assert "Unknown contract @nosuchcontract" in result.stderr
