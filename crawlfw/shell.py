@@ -313,7 +313,8 @@ def start_shell_crawler(runner, spidercls, *args, **kwargs):
 
     The spider's start requests are not run; a ``spider_idle`` handler raises
     ``DontCloseSpider``, so the engine stays up (idle, at ~0 % CPU) and answers
-    ``crawler.engine.crawl(request)`` until ``crawler.stop()``.
+    ``crawler.engine.crawl(request)`` until ``crawler.stop()``. Duplicate requests are
+    not filtered (``DUPEFILTER_CLASS`` is ``BaseDupeFilter`` at ``'command'`` priority).
 
     Args:
         runner: a :class:`~crawlfw.crawler.CrawlerRunner` (or CrawlerProcess).
@@ -326,7 +327,11 @@ def start_shell_crawler(runner, spidercls, *args, **kwargs):
     Raises:
         Exception: what starting the crawl raised (the spider's constructor...).
     """
-    crawler = _ShellCrawler(spidercls, runner.settings)
+    settings = runner.settings.copy()
+    # every fetch() is downloaded, even a URL fetched before (Scrapy's shell command
+    # does the same at 'command' priority; -s DUPEFILTER_CLASS=... still wins)
+    settings.set("DUPEFILTER_CLASS", "crawlfw.dupefilters.BaseDupeFilter", priority="command")
+    crawler = _ShellCrawler(spidercls, settings)
     crawler.signals.connect(_keep_spider_open, signals.spider_idle, weak=False)
     runner.crawl(crawler, *args, **kwargs)
     return crawler

@@ -44,7 +44,6 @@ def live(site_server):
     """``(crawler, shell, base_url)``: a shell crawl of ShellSpider, stopped afterwards."""
     runner = CrawlerRunner({
         "LOG_LEVEL": "DEBUG",
-        "DUPEFILTER_CLASS": "crawlfw.dupefilters.BaseDupeFilter",
         "DOWNLOADER_MIDDLEWARES": {"tests.test_shell.IgnoreMiddleware": 50},
     })
     crawler = start_shell_crawler(runner, ShellSpider)
@@ -94,6 +93,15 @@ def test_fetch_request_keeps_its_callbacks(live):
     assert shell.vars["response"].request is request
     assert shell.vars["response"].css("li.next a::attr(href)").extract_first() == "/page/4/"
     assert (request.callback, request.errback) == (cb, eb)
+
+
+def test_same_request_twice(live):
+    crawler, shell, base = live
+    request = Request(f"{base}/page/6/")  # dont_filter is False: no dupefilter applies
+    shell.fetch(request, timeout_s=30)
+    shell.fetch(request, timeout_s=30)  # TimeoutError if the dupefilter dropped it
+    assert shell.vars["response"].url == f"{base}/page/6/"
+    assert crawler.stats.get_value("response_received_count") == 2
 
 
 def test_spider_stays_open_while_idle(live):
