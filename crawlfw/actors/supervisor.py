@@ -208,11 +208,14 @@ class Supervisor(CrawlActor):
         crawler = tree.crawler
         spider = crawler.spider
         try:
-            order = list(tree.downloaders.values()) + [
-                tree.spider_runner, tree.scheduler, tree.pipeline, *tree.exporters, tree.engine
-            ]
-            for ref in order:
+            for ref in [*tree.downloaders.values(), tree.spider_runner, tree.scheduler]:
                 _stop(ref)
+            # Item-carrying actors get all the time they need: the pipeline drains its
+            # inbox and closes the item pipelines; exporters write and store their feed
+            # (storages have their own network timeouts).
+            for ref in [tree.pipeline, *tree.exporters]:
+                _stop(ref, timeout_s=None)
+            _stop(tree.engine)
         finally:
             self.crawls.pop(tree.crawl_id, None)
             try:
@@ -232,13 +235,13 @@ def _feed_export_enabled(settings) -> bool:
     return "crawlfw.extensions.feedexport.FeedExporter" in enabled
 
 
-def _stop(ref):
+def _stop(ref, timeout_s=STOP_TIMEOUT_S):
     if ref is None:
         return
     try:
-        ref.stop(block=True, timeout=STOP_TIMEOUT_S)
+        ref.stop(block=True, timeout=timeout_s)
     except pykka.Timeout:
-        logger.error("%s did not stop within %.0f s", ref, STOP_TIMEOUT_S)
+        logger.error("%s did not stop within %.0f s", ref, timeout_s)
     except pykka.ActorDeadError:
         pass
     except Exception:
