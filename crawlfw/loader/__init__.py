@@ -30,10 +30,11 @@ from crawlfw.item import DictItem, Item
 from crawlfw.loader.common import wrap_loader_context
 from crawlfw.loader.processors import Identity
 from crawlfw.selector import Selector
+from crawlfw.utils.deprecate import create_deprecated_class
 from crawlfw.utils.misc import arg_to_iter, extract_regex
 from crawlfw.utils.python import flatten
 
-__all__ = ["ItemLoader"]
+__all__ = ["ItemLoader", "XPathItemLoader"]
 
 
 def _name(processor):
@@ -383,3 +384,7 @@ class ItemLoader:
         self._check_selector_method()
         csss = arg_to_iter(csss)
         return flatten(self.selector.css(css).extract() for css in csss)
+
+
+#: Deprecated alias of :class:`ItemLoader` (Scrapy 0.24's name); using it warns.
+XPathItemLoader = create_deprecated_class("XPathItemLoader", ItemLoader)

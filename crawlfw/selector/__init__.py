@@ -2,11 +2,16 @@
 
 ``Selector`` and ``SelectorList`` (Scrapy 1.2's ``scrapy.selector``); see
 :mod:`crawlfw.selector.unified`. The deprecated ``HtmlXPathSelector``,
-``XmlXPathSelector`` and ``XPathSelector`` of :mod:`crawlfw.selector.lxmlsel` are
+``XmlXPathSelector``, ``XPathSelector`` and ``XPathSelectorList`` of :mod:`crawlfw.selector.lxmlsel` are
 importable from here too, as in Scrapy 1.2.
 """
 
-from crawlfw.selector.lxmlsel import HtmlXPathSelector, XmlXPathSelector, XPathSelector
+from crawlfw.selector.lxmlsel import (
+    HtmlXPathSelector,
+    XmlXPathSelector,
+    XPathSelector,
+    XPathSelectorList,
+)
 from crawlfw.selector.unified import Selector, SelectorList
 
 __all__ = [
@@ -15,4 +20,5 @@ __all__ = [
     "XPathSelector",
     "HtmlXPathSelector",
     "XmlXPathSelector",
+    "XPathSelectorList",
 ]

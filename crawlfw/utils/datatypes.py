@@ -3,7 +3,8 @@
 ``CaselessDict`` (case-insensitive keys, base of :class:`crawlfw.http.Headers`),
 ``MultiValueDict`` (Django-style, several values per key), ``MergeDict`` (read-only
 view over several dicts), ``LocalCache`` (size-bounded dict, oldest evicted first)
-and ``SequenceExclude`` (a "container" holding everything but a given sequence).
+``SequenceExclude`` (a "container" holding everything but a given sequence) and
+``SiteNode`` (a node of a tree of crawled pages).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ __all__ = [
     "MergeDict",
     "LocalCache",
     "SequenceExclude",
+    "SiteNode",
 ]
 
 
@@ -298,3 +300,37 @@ class SequenceExclude:
 
     def __contains__(self, item):
         return item not in self.seq
+
+
+class SiteNode:
+    """A node of a site tree: a page (or image, or any file) and the pages found from it.
+
+    Args:
+        url: the node's URL.
+
+    Attributes:
+        url: the URL.
+        itemnames: names of the items scraped from it (``list[str]``).
+        children: child nodes (``list[SiteNode]``).
+        parent: the parent node, or None for the root.
+    """
+
+    def __init__(self, url):
+        self.url = url
+        self.itemnames = []
+        self.children = []
+        self.parent = None
+
+    def add_child(self, node):
+        """Append ``node`` to the children and make this node its parent."""
+        self.children.append(node)
+        node.parent = self
+
+    def to_string(self, level=0):
+        """The tree from this node as text: one URL per line, indented two spaces per
+        level, each followed by its ``Scraped: <item name>`` lines."""
+        indent = "  " * level
+        lines = [f"{indent}{self.url}\n"]
+        lines.extend(f"{indent}  Scraped: {name}\n" for name in self.itemnames)
+        lines.extend(node.to_string(level + 1) for node in self.children)
+        return "".join(lines)

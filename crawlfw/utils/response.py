@@ -12,6 +12,7 @@ from http import HTTPStatus
 from w3lib import html
 
 __all__ = [
+    "body_or_str",
     "get_base_url",
     "get_meta_refresh",
     "response_status_message",
@@ -144,3 +145,31 @@ def open_in_browser(response, _openfunc: Callable[[str], object] = webbrowser.op
     finally:
         os.close(fd)
     return _openfunc(f"file://{fname}")
+
+
+def body_or_str(obj, unicode: bool = True):
+    """Return the text (or bytes) of a response, or a string as text (or bytes).
+
+    Args:
+        obj: a ``Response``, ``str`` or ``bytes``.
+        unicode: True for ``str`` (a ``TextResponse``'s ``text``; other bodies and
+            ``bytes`` decoded as UTF-8), False for ``bytes`` (the body; ``str`` encoded
+            as UTF-8).
+
+    Raises:
+        TypeError: ``obj`` is none of these types (the message names its type).
+        UnicodeDecodeError: bytes to decode are not UTF-8.
+    """
+    from crawlfw.http import Response, TextResponse
+
+    if isinstance(obj, Response):
+        if not unicode:
+            return obj.body
+        if isinstance(obj, TextResponse):
+            return obj.text
+        return obj.body.decode("utf-8")
+    if isinstance(obj, str):
+        return obj if unicode else obj.encode("utf-8")
+    if isinstance(obj, bytes):
+        return obj.decode("utf-8") if unicode else obj
+    raise TypeError(f"obj must be a Response, str or bytes, not {type(obj).__name__}")

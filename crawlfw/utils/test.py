@@ -1,8 +1,21 @@
 """Helpers for tests of crawlfw components (Scrapy 1.2's ``scrapy.utils.test``)."""
 
-from crawlfw.crawler import Crawler
+import os
+import unittest
+from pathlib import Path
 
-__all__ = ["get_crawler", "get_testenv"]
+from crawlfw.crawler import Crawler
+from crawlfw.exceptions import NotConfigured
+
+__all__ = [
+    "get_crawler",
+    "get_testenv",
+    "get_pythonpath",
+    "assert_samelines",
+    "assert_aws_environ",
+    "skip_if_no_boto",
+    "get_s3_content_and_delete",
+]
 
 
 def get_crawler(spidercls=None, settings_dict=None):
@@ -27,3 +40,60 @@ def get_testenv() -> dict:
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
+
+
+def get_pythonpath() -> str:
+    """A ``PYTHONPATH`` value for subprocesses that makes them import this crawlfw: the
+    directory holding the ``crawlfw`` package, then the current ``PYTHONPATH``."""
+    root = str(Path(__file__).resolve().parents[2])
+    current = os.environ.get("PYTHONPATH", "")
+    return root + (os.pathsep + current if current else "")
+
+
+def assert_samelines(testcase, text1, text2, msg=None):
+    """Assert (with ``testcase.assertEqual``) that two texts have the same lines, whatever
+    their line endings (``\\n``, ``\\r\\n``)."""
+    testcase.assertEqual(text1.splitlines(), text2.splitlines(), msg)
+
+
+def assert_aws_environ():
+    """Skip the test (``unittest.SkipTest``) unless ``AWS_ACCESS_KEY_ID`` is set in the
+    environment."""
+    if "AWS_ACCESS_KEY_ID" not in os.environ:
+        raise unittest.SkipTest("AWS keys not found")
+
+
+def skip_if_no_boto():
+    """Skip the test (``unittest.SkipTest``) when botocore/boto3 is not installed."""
+    from crawlfw.utils.boto import is_botocore
+
+    try:
+        is_botocore()
+    except NotConfigured as e:
+        raise unittest.SkipTest(str(e)) from None
+
+
+def get_s3_content_and_delete(bucket, path, with_key=False):
+    """Read the object ``path`` of S3 ``bucket`` and delete it.
+
+    Credentials, region and endpoint come from boto3's usual sources (the ``AWS_*``
+    environment variables, including ``AWS_ENDPOINT_URL``, and config files).
+
+    Args:
+        bucket: the bucket name.
+        path: the object key.
+        with_key: also return the object's metadata (``head_object`` answer, a dict).
+
+    Returns:
+        bytes, or ``(bytes, dict)`` with ``with_key``.
+
+    Raises:
+        botocore.exceptions.ClientError: the object cannot be read or deleted.
+    """
+    import boto3
+
+    client = boto3.session.Session().client("s3")
+    key = client.head_object(Bucket=bucket, Key=path)
+    content = client.get_object(Bucket=bucket, Key=path)["Body"].read()
+    client.delete_object(Bucket=bucket, Key=path)
+    return (content, key) if with_key else content
