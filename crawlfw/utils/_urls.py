@@ -14,7 +14,7 @@ from urllib.parse import urljoin, urlparse
 
 from w3lib.url import safe_url_string
 
-__all__ = ["safe_url", "url_origin", "absolute_url", "url_extension"]
+__all__ = ["safe_url", "url_origin", "absolute_url", "url_extension", "join_prefixes", "join_url"]
 
 # URLs that safe_url_string would change: characters outside printable ASCII, ASCII
 # characters it escapes in some component, a userinfo ("@"), a "#" inside the
@@ -99,6 +99,70 @@ def absolute_url(base, origin, href, encoding):
             if "/." not in href[:end]:  # no dot segments to remove (RFC 3986 5.2.4)
                 return origin + href
     return safe_url(urljoin(base, href), encoding)
+
+
+def join_prefixes(base):
+    """Return ``(origin, directory)`` of a ``base`` URL for :func:`join_url`.
+
+    ``origin`` is :func:`url_origin`; ``directory`` is ``base`` up to and including the
+    last "/" of its path when that path has no empty or dot segments (which urljoin
+    would drop or resolve), else None. Both are None when ``base`` is not a plain
+    http(s) URL; then :func:`join_url` always takes the reference path.
+    """
+    origin = url_origin(base)
+    if origin is None:
+        return None, None
+    end = len(base)
+    for sep in "?#":
+        i = base.find(sep, len(origin))
+        if 0 <= i < end:
+            end = i
+    path = base[len(origin):end]
+    if not path or "//" in path or "/." in path:
+        return origin, None
+    return origin, base[:len(origin) + path.rfind("/") + 1]
+
+
+def join_url(base, prefixes, href):
+    """Return ``urllib.parse.urljoin(base, href)``.
+
+    Args:
+        base: the document base URL.
+        prefixes: ``join_prefixes(base)``.
+        href: the reference to resolve (as is: not stripped).
+
+    Raises:
+        ValueError, TypeError: as urljoin does (e.g. an invalid IPv6 host).
+    """
+    if href and href.__class__ is str and _NEEDS_ESCAPING.search(href) is None:
+        if href.startswith(("http://", "https://")):
+            if _plain_head(href):
+                return href  # an absolute URL urljoin() takes as is
+        else:
+            first = href[0]
+            if first == "/":
+                origin = prefixes[0]
+                if origin is not None and href[1:2] != "/":
+                    end = len(href)
+                    for sep in "?#":
+                        i = href.find(sep)
+                        if 0 <= i < end:
+                            end = i
+                    if "/." not in href[:end]:  # no dot segments (RFC 3986 5.2.4)
+                        return origin + href
+            elif first not in "?#.":
+                directory = prefixes[1]
+                if directory is not None:
+                    end = len(href)
+                    for sep in "?#":
+                        i = href.find(sep)
+                        if 0 <= i < end:
+                            end = i
+                    path = href[:end]
+                    # no scheme ("a:b"), no empty or dot segments to drop or resolve
+                    if ":" not in path and "//" not in path and "/." not in path:
+                        return directory + href
+    return urljoin(base, href)
 
 
 def url_extension(url):

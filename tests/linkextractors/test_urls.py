@@ -1,5 +1,6 @@
-"""The link extractors' URL shortcuts (crawlfw.linkextractors._urls) give exactly the
-reference functions' results: urljoin, w3lib's safe_url_string, urlparse + splitext."""
+"""The URL shortcuts of crawlfw.utils._urls (link extractors, Request,
+TextResponse.urljoin) give exactly the reference functions' results: urljoin, w3lib's
+safe_url_string, urlparse + splitext."""
 
 import posixpath
 import random
@@ -10,7 +11,14 @@ import pytest
 from w3lib.html import strip_html5_whitespace
 from w3lib.url import safe_url_string
 
-from crawlfw.utils._urls import absolute_url, safe_url, url_extension, url_origin
+from crawlfw.utils._urls import (
+    absolute_url,
+    join_prefixes,
+    join_url,
+    safe_url,
+    url_extension,
+    url_origin,
+)
 
 
 def _reference_absolute(base, href, encoding):
@@ -25,6 +33,21 @@ def _ours_absolute(base, href, encoding):
         return absolute_url(base, url_origin(base), href, encoding)
     except ValueError:
         return ValueError
+
+
+def _outcome(fn, *args):
+    try:
+        return fn(*args)
+    except (ValueError, TypeError) as e:
+        return type(e), str(e)
+
+
+def _ours_join(base, href):
+    return _outcome(lambda: join_url(base, join_prefixes(base), href))
+
+
+def _reference_join(base, href):
+    return _outcome(urljoin, base, href)
 
 
 def _reference_extension(url):
@@ -45,7 +68,8 @@ TRICKY_URLS = [
 ]
 
 BASES = [
-    "http://e.com/", "http://e.com", "https://e.com/a/b/c.html", "http://e.com:8080/a/b/",
+    "http://e.com/", "http://e.com/a//b/c", "http://e.com/a/./b/c", "http://e.com/a/../c",
+    "http://e.com/p/5.html", "http://e.com/a/b/?q#f", "http://e.com/a/b#f/g", "http://e.com", "https://e.com/a/b/c.html", "http://e.com:8080/a/b/",
     "http://e.com/a/b?q=1#f", "https://E.com/x", "http://e.com/a;p?q", "ftp://e.com/d/",
     "file:///tmp/x/y", "http://u@e.com/a/", "http://e.com/caf\u00e9/", "http://[::1]/a/",
     "http://127.0.0.1:8080/a/", "http://e.com:080/",
@@ -57,7 +81,11 @@ HREFS = [
     "http://other.com/x", "https://other.com", "HTTPS://Other.com/X", "http:///x", "http:x",
     "/caf\u00e9", "/a b", "/a%20b", "/%", "mailto:a@b.c", "javascript:void(0)", "data:,x",
     "http://e.com/p?q=\u00e9", "/\\evil", "/a/b/c.html?x=1&y=2#frag", "http://[bad",
-    "http://e.com:99999/", "http://e.com:08/", "http://other:81/x",
+    "http://e.com:99999/", "http://e.com:08/", "http://other:81/x", "579.html", "a:b",
+    "a/b:c", "a?b:c", "a/", "a/.", "a/..", "a/./b", "a/../b", ".a", "a/.b", "x.html?q=1#f",
+    "a#b?c", "a?b#c", "a\tb", " a", "a ", "\na", "//", "///x", "https://E.com/", "http://e.com",
+    "http://e.com:8080", "http://e.com:0/", "http://e.com?q", "http://e.com#f", "http:/x",
+    "https:x", "HTTP://e.com/",
 ]
 
 
@@ -78,6 +106,34 @@ def test_absolute_url_table(base):
     for href in HREFS:
         for encoding in ("utf-8", "cp1252"):
             assert _ours_absolute(base, href, encoding) == _reference_absolute(base, href, encoding), (base, href)
+
+
+@pytest.mark.parametrize("base", BASES + TRICKY_URLS)
+def test_join_url_table(base):
+    for href in HREFS + TRICKY_URLS:
+        assert _ours_join(base, href) == _reference_join(base, href), (base, href)
+
+
+@pytest.mark.parametrize(
+    "base, prefixes",
+    [
+        ("http://e.com/p/5.html", ("http://e.com", "http://e.com/p/")),
+        ("http://e.com/", ("http://e.com", "http://e.com/")),
+        ("http://e.com/a/b?q=/x/#/y", ("http://e.com", "http://e.com/a/")),
+        ("http://e.com", ("http://e.com", None)),
+        ("http://e.com/a//b", ("http://e.com", None)),
+        ("http://e.com/a/./b", ("http://e.com", None)),
+        ("ftp://e.com/a/", (None, None)),
+    ],
+)
+def test_join_prefixes(base, prefixes):
+    assert join_prefixes(base) == prefixes
+
+
+def test_join_url_non_str_href():
+    base = "http://e.com/a/"
+    assert _ours_join(base, b"x") == _reference_join(base, b"x")
+    assert _ours_join(base, b"x")[0] is TypeError
 
 
 @pytest.mark.parametrize("url", TRICKY_URLS + [b + h for b in BASES for h in ("x.PDF", "y.tar.gz", "")])
@@ -117,6 +173,7 @@ def test_fuzz():
                 + rnd.choice(["", "/", "/x", "?", "#", "/./", "/../"])
                 + "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 8))))
         base = rnd.choice(BASES)
+        assert _ours_join(base, href) == _reference_join(base, href), (base, href)
         assert _ours_absolute(base, href, "utf-8") == _reference_absolute(base, href, "utf-8"), (base, href)
         url = _reference_absolute(base, href, "utf-8")
         if url is not ValueError:
@@ -140,3 +197,14 @@ def test_every_link_of_the_shared_sites(sites_dir):
     for base in ("https://aegisub.org/docs/latest/page/", "http://books.toscrape.com/catalogue/x/index.html"):
         for href in hrefs:
             assert _ours_absolute(base, href, "utf-8") == _reference_absolute(base, href, "utf-8"), href
+    bases = ["https://aegisub.org/docs/latest/page/", "http://books.toscrape.com/catalogue/x/index.html",
+             "http://127.0.0.1:8080/", "http://e.com/a/b?q#f"]
+    for base in bases:
+        for href in hrefs:
+            assert _ours_join(base, href) == _reference_join(base, href), (base, href)
+        # and the raw (unstripped) attribute values
+    for path in sites_dir.rglob("*.htm*"):
+        for m in attr.finditer(path.read_bytes()):
+            value = next(g for g in m.groups() if g is not None).decode("utf-8", "replace")
+            base = "http://127.0.0.1:8080/" + path.relative_to(sites_dir).as_posix()
+            assert _ours_join(base, value) == _reference_join(base, value), (base, value)
