@@ -32,3 +32,7 @@ class HtmlParserLinkExtractor(LxmlParserLinkExtractor):
             CrawlfwDeprecationWarning, stacklevel=2,
         )
         super().__init__(tag=tag, attr=attr, process=process, unique=unique, strip=strip)
+
+    def matches(self, url):
+        """True: this extractor has no URL patterns, it matches any URL."""
+        return True
