@@ -1,7 +1,9 @@
 """MediaPipeline: request handling, caching, hooks and results (with ``download_func``,
 the Scrapy seam), and real crawls downloading through the engine."""
 
+import http.server
 import logging
+import threading
 
 import pytest
 
@@ -223,10 +225,10 @@ def server(tmp_path):
 class MediaSpider(Spider):
     name = "media"
 
-    def __init__(self, base, groups, **kw):
+    def __init__(self, base, groups, media_base=None, **kw):
         super().__init__(**kw)
         self.start_urls = [f"{base}/index.html"]
-        self.base = base
+        self.base = media_base or base
         self.groups = groups
 
     def parse(self, response):
@@ -253,3 +255,41 @@ def test_crawl_downloads_through_the_engine(server):
     ]
     # the page + 5 distinct media (m0 downloaded once per spider, missing.bin is a 404)
     assert result.stats["downloader/response_count"] == 6
+
+
+class BarrierHandler(http.server.BaseHTTPRequestHandler):
+    """Answers 200 only once ``barrier.parties`` requests are waiting at the same time
+    (500 if the barrier breaks: the downloads did not overlap)."""
+
+    barrier = None
+
+    def do_GET(self):  # noqa: N802 (http.server's name)
+        try:
+            self.barrier.wait(timeout=10)
+            status, body = 200, self.path.encode()
+        except threading.BrokenBarrierError:
+            status, body = 500, b"not parallel"
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format, *args):  # noqa: A002
+        pass
+
+
+def test_one_items_media_are_downloaded_in_parallel(server):
+    handler = type("Handler", (BarrierHandler,), {"barrier": threading.Barrier(3)})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{httpd.server_address[1]}"
+    try:
+        result = run_crawl(MediaSpider, {"ITEM_PIPELINES": {StatusPipeline: 10}},
+                           base=server.url, media_base=base, groups=[["p0", "p1", "p2"]])
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    [item] = result.items
+    assert item["results"] == [(True, b"/p0"), (True, b"/p1"), (True, b"/p2")]
