@@ -12,9 +12,17 @@ import posixpath
 import re
 from urllib.parse import urljoin, urlparse
 
-from w3lib.url import safe_url_string
+from w3lib.url import canonicalize_url, safe_url_string
 
-__all__ = ["safe_url", "url_origin", "absolute_url", "url_extension", "join_prefixes", "join_url"]
+__all__ = [
+    "safe_url",
+    "url_origin",
+    "absolute_url",
+    "url_extension",
+    "join_prefixes",
+    "join_url",
+    "canonical_url",
+]
 
 # URLs that safe_url_string would change: characters outside printable ASCII, ASCII
 # characters it escapes in some component, a userinfo ("@"), a "#" inside the
@@ -22,6 +30,17 @@ __all__ = ["safe_url", "url_origin", "absolute_url", "url_extension", "join_pref
 # host (which it lower-cases) are checked separately. ";" is not changed by it, but
 # urljoin drops an empty ";params", so URLs with ";" take the reference path too.
 _NEEDS_ESCAPING = re.compile(r"[^\x21-\x7e]|[\"'<>\[\\\]^`{|}@;]|#.*#|[?#]$|\?#")
+
+# URLs canonicalize_url returns as they are (with the fragment dropped, and "/" for an
+# empty path): lower-case http(s) scheme and ASCII host (IDNA leaves ASCII labels
+# alone), a port without leading zeros, a path of characters it never escapes or
+# unescapes (no "%"; no ";" params), no query, a fragment of the same characters.
+# Dot segments ("/." in the path) and ports above 65535 are checked in code.
+_PLAIN_CANONICAL = re.compile(
+    r"(https?://[a-z0-9.\-]+(?::([1-9][0-9]{0,4}))?)"
+    r"(/[A-Za-z0-9\-._~/!$&'()*+,=:@]*)?"
+    r"(?:#[A-Za-z0-9\-._~/!$&'()*+,=:@]*)?\Z"
+)
 
 # scheme "://" netloc, then the path (up to "?" or "#"), as urlsplit splits them.
 _SPLIT_PATH = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/?#]*([^?#]*)")
@@ -163,6 +182,20 @@ def join_url(base, prefixes, href):
                     if ":" not in path and "//" not in path and "/." not in path:
                         return directory + href
     return urljoin(base, href)
+
+
+def canonical_url(url):
+    """Return ``w3lib.url.canonicalize_url(url)`` (default arguments).
+
+    Raises:
+        ValueError: as canonicalize_url does (e.g. an invalid port).
+    """
+    m = _PLAIN_CANONICAL.match(url) if url.__class__ is str else None
+    if m is not None:
+        head, port, path = m.groups()
+        if (port is None or int(port) <= 65535) and (path is None or "/." not in path):
+            return head + (path or "/")
+    return canonicalize_url(url)
 
 
 def url_extension(url):

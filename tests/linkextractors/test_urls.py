@@ -9,10 +9,11 @@ from urllib.parse import urljoin, urlparse
 
 import pytest
 from w3lib.html import strip_html5_whitespace
-from w3lib.url import safe_url_string
+from w3lib.url import canonicalize_url, safe_url_string
 
 from crawlfw.utils._urls import (
     absolute_url,
+    canonical_url,
     join_prefixes,
     join_url,
     safe_url,
@@ -136,6 +137,29 @@ def test_join_url_non_str_href():
     assert _ours_join(base, b"x")[0] is TypeError
 
 
+CANONICAL_URLS = [
+    "http://e.com/p/1.html", "https://e.com", "http://e.com:8080", "http://e.com:8080/x#f",
+    "http://e.com:65535/", "http://e.com:65536/", "http://e.com:099/", "http://e.com:0/",
+    "http://e.com/./x", "http://e.com/a/../b", "http://e.com/a/..", "http://e.com/.x",
+    "http://e.com/a.", "http://e.com//a", "http://e.com/a//b", "http://e.com/%41",
+    "http://e.com/a;b", "http://e.com/a?b=1&a=2", "http://e.com/a#", "http://e.com/a#b#c",
+    "http://e.com/a#b?c", "http://E.com/", "HTTP://e.com/", "http://-.e..com/", "http://e.com./",
+    "http://xn--e.com/", "http://127.1/", "http://0x7f.0.0.1/", "http://[::1]/",
+    "http://" + "a" * 64 + ".com/", "http://e.com/~a!$&'()*+,=:@", "http://e.com/a b",
+    "http://e.com/\u00e9", "http://u@e.com/", "ftp://e.com/", "http://e.com/a\\b",
+    "http://e.com/[x]", "http://e.com/a|b", "http://e.com/a\tb", " http://e.com/",
+]
+
+
+@pytest.mark.parametrize("url", CANONICAL_URLS + TRICKY_URLS + BASES)
+def test_canonical_url(url):
+    assert _outcome(canonical_url, url) == _outcome(canonicalize_url, url)
+
+
+def test_canonical_url_bytes():
+    assert canonical_url(b"http://e.com/a") == canonicalize_url(b"http://e.com/a")
+
+
 @pytest.mark.parametrize("url", TRICKY_URLS + [b + h for b in BASES for h in ("x.PDF", "y.tar.gz", "")])
 def test_url_extension(url):
     assert url_extension(url) == _reference_extension(url)
@@ -174,6 +198,8 @@ def test_fuzz():
                 + "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 8))))
         base = rnd.choice(BASES)
         assert _ours_join(base, href) == _reference_join(base, href), (base, href)
+        for url in (href, base + href, "http://e.com/" + href, "http://e.com:80" + href):
+            assert _outcome(canonical_url, url) == _outcome(canonicalize_url, url), url
         assert _ours_absolute(base, href, "utf-8") == _reference_absolute(base, href, "utf-8"), (base, href)
         url = _reference_absolute(base, href, "utf-8")
         if url is not ValueError:
@@ -202,7 +228,10 @@ def test_every_link_of_the_shared_sites(sites_dir):
     for base in bases:
         for href in hrefs:
             assert _ours_join(base, href) == _reference_join(base, href), (base, href)
-        # and the raw (unstripped) attribute values
+            for url in (urljoin(base, href), _reference_absolute(base, href, "utf-8")):
+                if url is not ValueError:
+                    assert _outcome(canonical_url, url) == _outcome(canonicalize_url, url), url
+    # and the raw (unstripped) attribute values
     for path in sites_dir.rglob("*.htm*"):
         for m in attr.finditer(path.read_bytes()):
             value = next(g for g in m.groups() if g is not None).decode("utf-8", "replace")

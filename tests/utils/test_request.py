@@ -1,7 +1,10 @@
 import gc
 import hashlib
+import re
+from urllib.parse import urljoin
 
 import pytest
+from w3lib.url import canonicalize_url
 
 from crawlfw.http import FormRequest, Request
 from crawlfw.utils import request as request_mod
@@ -157,3 +160,25 @@ def test_request_authenticate():
 )
 def test_request_httprepr(request_, expected):
     assert request_httprepr(request_) == expected
+
+
+def test_fingerprint_equals_reference_on_every_link_of_the_shared_sites(sites_dir):
+    # request_fingerprint takes a shortcut for plain URLs; the digest must stay
+    # sha1(method + w3lib canonicalize_url(url) + body), byte for byte.
+    attr = re.compile(rb"""\shref\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I)
+    urls = set()
+    for path in sites_dir.rglob("*.htm*"):
+        base = "http://127.0.0.1:8080/" + path.relative_to(sites_dir).as_posix()
+        for m in attr.finditer(path.read_bytes()):
+            href = next(g for g in m.groups() if g is not None).decode("utf-8", "replace").strip()
+            urls.add(urljoin(base, href))
+    checked = 0
+    for url in urls:
+        try:
+            request = Request(url)
+        except ValueError:
+            continue
+        expected = hashlib.sha1(b"GET" + canonicalize_url(request.url).encode() + b"").hexdigest()
+        assert request_fingerprint(request) == expected, url
+        checked += 1
+    assert checked > 5000
