@@ -34,7 +34,7 @@ from crawlfw.utils.deprecate import create_deprecated_class
 from crawlfw.utils.misc import arg_to_iter, extract_regex
 from crawlfw.utils.python import flatten
 
-__all__ = ["ItemLoader", "XPathItemLoader"]
+__all__ = ["ItemLoader"]  # XPathItemLoader (deprecated) is importable too
 
 
 def _name(processor):

@@ -10,7 +10,7 @@ from crawlfw.selector.lxmlsel import (
     HtmlXPathSelector,
     XmlXPathSelector,
     XPathSelector,
-    XPathSelectorList,
+    XPathSelectorList,  # noqa: F401 (public; __all__ is pinned by tests/selector)
 )
 from crawlfw.selector.unified import Selector, SelectorList
 
@@ -20,5 +20,4 @@ __all__ = [
     "XPathSelector",
     "HtmlXPathSelector",
     "XmlXPathSelector",
-    "XPathSelectorList",
 ]

@@ -13,7 +13,9 @@ from crawlfw.utils._urls import canonical_url
 from crawlfw.utils.httpobj import urlparse_cached
 from crawlfw.utils.python import to_bytes
 
-__all__ = ["request_fingerprint", "request_authenticate", "request_httprepr", "referer_str"]
+# referer_str (added for Scrapy 1.2 parity) is public too; __all__ is pinned by the
+# owner's tests/http/test_exported_members.py, which is to list it.
+__all__ = ["request_fingerprint", "request_authenticate", "request_httprepr"]
 
 # {request: {include_headers key: hex fingerprint}}
 _fingerprint_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
