@@ -118,7 +118,7 @@ class EngineFacade:
             raise DownloadCancelled(f"Download of {request.url} cancelled: the engine has stopped")
         slot = concurrent.futures.Future()
 
-        def deliver(response):
+        def deliver(response, **_cb_kwargs):
             if not slot.done():
                 slot.set_result(response)
 

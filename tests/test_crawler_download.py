@@ -93,8 +93,9 @@ class DownloadPipeline:
             self.crawler.engine.close_spider(spider, "test_close")
         item["thread"] = threading.current_thread().name
         try:
-            response = self.crawler.engine.download(Request(item["url"]), spider,
-                                                    timeout_s=self.timeout_s)
+            request = Request(item["url"], cb_kwargs={"unused": 1},
+                              callback=lambda r, unused: pytest.fail("own callback called"))
+            response = self.crawler.engine.download(request, spider, timeout_s=self.timeout_s)
         except Exception as e:
             item["error"] = e
         else:
