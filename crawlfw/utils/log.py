@@ -35,13 +35,17 @@ def failure_to_exc_info(failure):
     """Return the ``exc_info`` triple of an error, for ``logger.log(..., exc_info=...)``.
 
     Args:
-        failure: an exception instance, or an ``(type, value, traceback)`` tuple.
+        failure: an exception instance, a :class:`crawlfw.utils.failure.Failure` (what
+            errbacks receive), or an ``(type, value, traceback)`` tuple.
 
     Returns:
         tuple | None: ``(type, value, traceback)``, or None for anything else.
     """
     if isinstance(failure, BaseException):
         return (type(failure), failure, failure.__traceback__)
+    value = getattr(failure, "value", None)
+    if isinstance(value, BaseException):  # a Failure
+        return (type(value), value, getattr(failure, "tb", value.__traceback__))
     if isinstance(failure, tuple) and len(failure) == 3:
         return failure
     return None

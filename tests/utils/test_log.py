@@ -198,3 +198,13 @@ def test_logformatter_adapter_deprecated_keys():
         level, msg, args = logformatter_adapter({"format": "old %(x)s", "x": 1})
     assert level == logging.INFO and msg == "old %(x)s" and args["x"] == 1
     assert len(record) == 2  # missing keys + `format` deprecated
+
+
+def test_failure_to_exc_info_accepts_a_failure():
+    from crawlfw.utils.failure import Failure
+
+    try:
+        raise KeyError("k")
+    except KeyError as e:
+        exc = e
+    assert failure_to_exc_info(Failure(exc)) == (KeyError, exc, exc.__traceback__)
