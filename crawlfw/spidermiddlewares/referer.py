@@ -21,7 +21,7 @@ import logging
 from urllib.parse import urlparse, urlunparse
 
 from crawlfw.exceptions import NotConfigured
-from crawlfw.http import Request
+from crawlfw.http import Headers, Request
 from crawlfw.utils.misc import load_object
 from crawlfw.utils.python import to_unicode
 
@@ -41,6 +41,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+_dict_contains = dict.__contains__
 
 #: Schemes whose URLs never go into a Referer (later Scrapy's ``NOREFERRER_SCHEMES``).
 LOCAL_SCHEMES = ("about", "blob", "data", "filesystem", "file", "s3")
@@ -266,6 +268,13 @@ class RefererMiddleware:
         return (cls or self.default_policy)()
 
     def process_spider_output(self, response, result, spider):
+        if (
+            type(self).policy is RefererMiddleware.policy
+            and self.default_policy is LegacyPolicy
+            and response is not None
+        ):
+            return self._legacy_output(response, iter(result or ()))
+
         def _set_referer(r):
             if isinstance(r, Request) and b"Referer" not in r.headers:
                 referrer = self.policy(response, r).referrer(response.url, r.url)
@@ -274,3 +283,35 @@ class RefererMiddleware:
             return r
 
         return (_set_referer(r) for r in result or ())
+
+    def _legacy_output(self, response, result):
+        # process_spider_output when the policy is legacy unless a request or the
+        # response says otherwise: what policy() + LegacyPolicy.referrer() give, without
+        # building a policy object per request.
+        url = response.url
+        header_checked = False
+        for r in result:
+            if r.__class__ is Request or isinstance(r, Request):
+                headers = r.headers
+                if headers.__class__ is not Headers:
+                    if b"Referer" in headers:
+                        yield r
+                        continue
+                elif _dict_contains(headers, b"Referer"):
+                    yield r
+                    continue
+                meta_value = r.meta.get("referrer_policy")
+                cls = _policy_class(meta_value) if meta_value else None
+                if cls is None:
+                    if not header_checked:
+                        header = response.headers.get(b"Referrer-Policy")
+                        header_cls = _policy_class(header) if header else None
+                        header_checked = True
+                    cls = header_cls
+                if cls is None or cls is LegacyPolicy:
+                    referrer = url
+                else:
+                    referrer = cls().referrer(url, r.url)
+                if referrer is not None:
+                    headers[b"Referer"] = referrer
+            yield r

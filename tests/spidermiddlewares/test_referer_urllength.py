@@ -159,3 +159,50 @@ def test_policy_precedence():
 def test_unknown_policy_setting():
     with pytest.raises(ValueError, match="unknown referrer policy 'nope'"):
         RefererMiddleware(Settings({"REFERRER_POLICY": "nope"}))
+
+
+@pytest.mark.parametrize("setting", [None, "legacy", "same-origin"])
+@pytest.mark.parametrize(
+    "response_headers", [{}, {"Referrer-Policy": "no-referrer"}, {"Referrer-Policy": "bogus"}]
+)
+def test_referer_same_as_policy_per_request(setting, response_headers):
+    # process_spider_output (with its shortcut for the legacy policy) sets exactly what
+    # policy(response, request).referrer(response.url, request.url) gives.
+    from crawlfw.spidermiddlewares.referer import RefererMiddleware as Mw
+
+    settings = Settings({"REFERRER_POLICY": setting} if setting else {})
+    mw = Mw(settings)
+    page = "https://u:p@example.com/a?x=1#frag"
+    response = Response(page, headers=response_headers, request=Request(page))
+    metas = [None, "unsafe-url", "no-referrer", "origin", "legacy", "nonsense"]
+    urls = ["https://example.com/b", "http://example.com/c", "https://other.com/d"]
+    requests = [Request(u, meta={"referrer_policy": m} if m else None) for u in urls for m in metas]
+    requests.append(Request(urls[0], headers={"Referer": "kept"}))
+    expected = []
+    for r in requests:
+        if b"Referer" in r.headers:
+            expected.append(r.headers[b"Referer"])
+            continue
+        value = mw.policy(response, r).referrer(response.url, r.url)
+        expected.append(None if value is None else value.encode())
+    out = list(mw.process_spider_output(response, requests + [{"item": 1}], None))
+    assert out == requests + [{"item": 1}]
+    assert [r.headers.get(b"Referer") for r in requests] == expected
+
+
+def test_referer_policy_override_in_subclass_is_used():
+    class NoneMw(RefererMiddleware):
+        def policy(self, response, request):
+            from crawlfw.spidermiddlewares.referer import NoReferrerPolicy
+
+            return NoReferrerPolicy()
+
+    mw = NoneMw(Settings())
+    r = Request("http://example.com/x")
+    assert list(mw.process_spider_output(RESPONSE, [r], None)) == [r]
+    assert b"Referer" not in r.headers
+
+
+def test_referer_output_not_iterable_raises_at_call():
+    with pytest.raises(TypeError):
+        RefererMiddleware(Settings()).process_spider_output(RESPONSE, 5, None)
