@@ -113,7 +113,8 @@ class EngineActor(CrawlActor):
     def handle_response_downloaded(self, message):
         self.activity += 1
         request = message["request"]
-        self._transfer_done(message["slot"], request)
+        if not self._transfer_done(message["slot"], request) and self.closing:
+            return  # requeued when the spider started closing
         response = message["response"]
         self.crawler.signals.send_catch_log(
             signals.response_downloaded, response=response, request=request, spider=self.spider
@@ -124,7 +125,8 @@ class EngineActor(CrawlActor):
     def handle_download_failed(self, message):
         self.activity += 1
         request = message["request"]
-        self._transfer_done(message["slot"], request)
+        if not self._transfer_done(message["slot"], request) and self.closing:
+            return  # requeued when the spider started closing
         self._process_exception(request, message["error"])
         self._after()
 
@@ -235,11 +237,14 @@ class EngineActor(CrawlActor):
         self.downloading += 1
         self.send(ref, {"type": "fetch", "request": request, "reply_to": self.actor_ref})
 
-    def _transfer_done(self, slot, request):
+    def _transfer_done(self, slot, request) -> bool:
+        """Forget an in-flight request; False if it was not in flight (requeued)."""
         in_flight = self.in_flight.get(slot)
         if in_flight is not None and request in in_flight:
             in_flight.discard(request)
             self.downloading -= 1
+            return True
+        return False
 
     def _process_response(self, request, response):
         try:
@@ -346,6 +351,14 @@ class EngineActor(CrawlActor):
             return
         self.closing = reason
         logger.info("Closing spider (%(reason)s)", {"reason": reason}, extra={"spider": self.spider})
+        # Transfers still running are abandoned (the downloaders stop next): their requests
+        # go back to the scheduler, which keeps them in JOBDIR for a resumed crawl.
+        abandoned = [r for requests in self.in_flight.values() for r in requests]
+        if abandoned:
+            for requests in self.in_flight.values():
+                requests.clear()
+            self.downloading = 0
+            self._requeue(abandoned)
         if self.supervisor is not None:
             self.send(self.supervisor, {"type": "spider_closing", "crawl_id": self.crawl_id,
                                         "reason": reason})
