@@ -18,7 +18,6 @@ the check is made once more and the spider is closed with ``finish_reason = 'fin
 
 import logging
 import threading
-import time
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
@@ -72,7 +71,6 @@ class EngineActor(CrawlActor):
         self.idle_check_pending = False
         self.idle_signal_token = None  # activity value when spider_idle was last sent
         self._idle_timer = None
-        self.start_time = None
         # Built on the caller's (supervisor's) thread, before spider_opened is sent.
         self.mw = DownloaderMiddlewareManager.from_crawler(crawler)
         self.logformatter = crawler.logformatter
@@ -96,7 +94,6 @@ class EngineActor(CrawlActor):
     def handle_start_engine(self, message):
         self.spider_runner = message["spider_runner"]
         self.running = True
-        self.start_time = time.time()
         self._after()
 
     def handle_requests_dequeued(self, message):
