@@ -57,6 +57,10 @@ class CrawlActor(pykka.ThreadingActor):
         """
         if self._check_sent:
             validate_message(message)
+        self._tell(ref, message)
+
+    def _tell(self, ref, message: dict) -> None:
+        """``ref.tell(message)``; a message to a stopped actor is logged and dropped."""
         try:
             ref.tell(message)
         except pykka.ActorDeadError:

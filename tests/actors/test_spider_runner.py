@@ -1,0 +1,131 @@
+"""SpiderRunnerActor: what it tells the Scheduler, Pipeline and Engine, and in which order,
+also when responses queue up in its inbox (their output is then told in bursts)."""
+
+import threading
+
+import pykka
+import pytest
+
+import crawlfw
+from crawlfw.actors.spider_runner import _MAX_HELD, SpiderRunnerActor
+from crawlfw.http import HtmlResponse, Request
+from crawlfw.utils.test import get_crawler
+
+WAIT_S = 10
+
+
+class Recorder(pykka.ThreadingActor):
+    """Records every message told to it, in arrival order, tagged with its name.
+
+    The "engine" recorder answers each ``response_scraped`` by telling the "scheduler"
+    recorder a ``probe``, as the real engine's idle check does; ``done`` is set when
+    the scheduler has had ``expected`` probes.
+    """
+
+    def __init__(self, name, log, lock, done, expected, scheduler=None):
+        super().__init__()
+        self.name, self.log, self.lock, self.done = name, log, lock, done
+        self.expected, self.scheduler = expected, scheduler
+
+    def on_receive(self, message):
+        with self.lock:
+            self.log.append((self.name, message))
+            probes = sum(1 for n, m in self.log if m["type"] == "probe")
+        if message["type"] == "response_scraped" and self.scheduler is not None:
+            self.scheduler.tell({"type": "probe", "url": message["request"].url})
+        if probes >= self.expected:
+            self.done.set()
+
+
+def _start_recorders(log, lock, done, expected):
+    refs = {n: Recorder.start(n, log, lock, done, expected) for n in ("scheduler", "pipeline")}
+    refs["engine"] = Recorder.start("engine", log, lock, done, expected, refs["scheduler"])
+    return refs
+
+
+class GateSpider(crawlfw.Spider):
+    name = "gate"
+    gate = None  # a threading.Event the first callback waits for
+
+    def parse(self, response):
+        if response.url.endswith("/0"):
+            assert self.gate.wait(WAIT_S)
+        yield {"url": response.url}
+        for i in range(3):
+            yield Request(f"{response.url}/{i}")
+
+
+@pytest.mark.parametrize("responses", [1, 5, _MAX_HELD * 2 + 1])
+def test_output_told_in_order_when_responses_queue_up(responses):
+    crawler = get_crawler(GateSpider, {"LOG_LEVEL": "INFO"})
+    crawler.spider = spider = GateSpider()
+    spider.gate = threading.Event()
+    log, lock, done = [], threading.Lock(), threading.Event()
+    refs = _start_recorders(log, lock, done, responses)
+    runner = SpiderRunnerActor.start(crawler, refs["scheduler"], refs["pipeline"], refs["engine"])
+    try:
+        urls = [f"http://example.com/{i}" for i in range(responses)]
+        for url in urls:  # the first callback blocks: the others wait in the inbox
+            request = Request(url)
+            response = HtmlResponse(url, body=b"<html></html>", request=request)
+            runner.tell({"type": "scrape_response", "request": request, "response": response})
+        spider.gate.set()
+        assert done.wait(WAIT_S)
+        with lock:
+            seen = list(log)
+        # per response, as _consume sends them: requests, items, then response_scraped
+        expected_log = []
+        for url in urls:
+            expected_log += [
+                ("scheduler", "enqueue_requests", tuple(f"{url}/{i}" for i in range(3))),
+                ("pipeline", "process_items", (url,)),
+                ("engine", "response_scraped", url),
+            ]
+        got = []
+        for name, m in seen:
+            if m["type"] == "enqueue_requests":
+                got.append((name, m["type"], tuple(r.url for r in m["requests"])))
+            elif m["type"] == "process_items":
+                got.append((name, m["type"], tuple(i["url"] for i in m["items"])))
+            elif m["type"] == "response_scraped":
+                got.append((name, m["type"], m["request"].url))
+        # each receiver gets its messages in the order they were sent
+        for name in refs:
+            assert [g for g in got if g[0] == name] == [e for e in expected_log if e[0] == name]
+        # a response's requests reach the scheduler before anything the engine tells it
+        # after hearing that the response was scraped (the idle check relies on it)
+        scheduler_log = [m for name, m in seen if name == "scheduler"]
+        for url in urls:
+            enq = next(i for i, m in enumerate(scheduler_log) if m["type"] == "enqueue_requests"
+                       and m["requests"][0].url == f"{url}/0")
+            probe = next(i for i, m in enumerate(scheduler_log)
+                         if m["type"] == "probe" and m["url"] == url)
+            assert enq < probe
+    finally:
+        runner.stop()
+        for ref in refs.values():
+            ref.stop()
+
+
+def test_held_output_is_told_on_stop():
+    crawler = get_crawler(GateSpider, {"LOG_LEVEL": "INFO"})
+    crawler.spider = spider = GateSpider()
+    spider.gate = threading.Event()
+    log, lock, done = [], threading.Lock(), threading.Event()
+    refs = _start_recorders(log, lock, done, 1)
+    runner = SpiderRunnerActor.start(crawler, refs["scheduler"], refs["pipeline"], refs["engine"])
+    try:
+        request = Request("http://example.com/0")
+        response = HtmlResponse(request.url, body=b"<html></html>", request=request)
+        runner.tell({"type": "scrape_response", "request": request, "response": response})
+        stopped = runner.stop(block=False)  # queued behind the response
+        spider.gate.set()
+        stopped.get(timeout=WAIT_S)
+        assert done.wait(WAIT_S)
+        with lock:
+            assert sorted(m["type"] for _, m in log) == [
+                "enqueue_requests", "probe", "process_items", "response_scraped"
+            ]
+    finally:
+        for ref in refs.values():
+            ref.stop()
