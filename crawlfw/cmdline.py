@@ -3,6 +3,11 @@
 Commands are plain functions in ``crawlfw/commands/`` (one module each). Outside a
 project (no ``crawlfw.cfg`` found upwards), project-only commands are not offered, as in
 Scrapy 1.2. Exit status: 0 on success, 1 when a crawl could not start, 2 on usage errors.
+
+Class-based commands (:class:`crawlfw.commands.ScrapyCommand` subclasses, Scrapy 1.2's
+API) are added from the ``COMMANDS_MODULE`` project setting and the ``crawlfw.commands``
+entry-point group (see :mod:`crawlfw.commands._custom`); one with the name of a built-in
+command replaces it, as in Scrapy 1.2. Their exit status is their ``exitcode``.
 """
 
 import importlib
@@ -12,7 +17,8 @@ import argh
 
 import crawlfw
 from crawlfw.commands import REQUIRES_PROJECT
-from crawlfw.utils.project import inside_project
+from crawlfw.commands._custom import argh_function, get_commands_dict
+from crawlfw.utils.project import get_project_settings, inside_project
 
 __all__ = ["execute", "COMMAND_MODULES"]
 
@@ -39,6 +45,20 @@ def _commands(in_project: bool):
     return functions
 
 
+def _custom_commands(settings, in_project):
+    try:
+        return get_commands_dict(settings, in_project)
+    except (ImportError, TypeError) as e:
+        print(f"Cannot load the custom commands (COMMANDS_MODULE = "
+              f"{settings['COMMANDS_MODULE']!r}, entry points "
+              f"'crawlfw.commands'): {type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(1)
+
+
+def _name(func) -> str:
+    return getattr(func, "argh_name", None) or func.__name__.rstrip("_")
+
+
 def execute(argv=None) -> None:
     """Run the ``crawlfw`` command line.
 
@@ -47,7 +67,10 @@ def execute(argv=None) -> None:
     """
     if argv is None:
         argv = sys.argv[1:]
+    argv = [*argv]
     in_project = inside_project()
+    settings = get_project_settings()
+    custom, hidden = _custom_commands(settings, in_project)
     parser = argh.ArghParser(
         prog="crawlfw",
         description=f"crawlfw {crawlfw.__version__} - "
@@ -56,10 +79,20 @@ def execute(argv=None) -> None:
     # BY_NAME_IF_KWONLY: keyword-only parameters are options, positional ones with a
     # default are optional positional arguments (``startproject <name> [dir]``).
     parser.add_commands(
-        _commands(in_project),
+        [f for f in _commands(in_project) if _name(f) not in custom],
         name_mapping_policy=argh.assembling.NameMappingPolicy.BY_NAME_IF_KWONLY,
     )
-    if argv and REQUIRES_PROJECT.get(argv[0]) and not in_project:
+    if custom:
+        # no argh -h for them: "crawlfw <name> -h" prints the command's own help
+        parser.add_commands(
+            [argh_function(name, cmd, settings) for name, cmd in sorted(custom.items())],
+            name_mapping_policy=argh.assembling.NameMappingPolicy.BY_NAME_IF_KWONLY,
+            func_kwargs={"add_help": False},
+        )
+    if argv and argv[0] in custom:
+        # argparse.REMAINDER takes options only after a "--"
+        argv.insert(1, "--")
+    elif argv and (REQUIRES_PROJECT.get(argv[0]) or argv[0] in hidden) and not in_project:
         print(f"Unknown command: {argv[0]}\n\n"
               f"The {argv[0]} command only works inside a project (a directory with a "
               "crawlfw.cfg, or CRAWLFW_SETTINGS_MODULE set).\n"

@@ -407,10 +407,8 @@ _CLI = "the CLI developer"
 _SPIDERS = "the spiders developer"
 
 OWNERS = {
-    "crawlfw.commands": _CLI,
     "crawlfw.shell": _CLI,
     "crawlfw.templates": _CLI,
-    "crawlfw.utils.template": _CLI,
     "crawlfw.utils.display": _CLI,
     "crawlfw.utils.console": _CLI,
     "crawlfw.utils.engine": _CLI,

@@ -1,5 +1,10 @@
 """The ``crawlfw`` commands: one argh function per command, one module per command.
 
+Each command module also has a ``Command`` class, a :class:`ScrapyCommand` (Scrapy 1.2's
+class-based command API) with the options of Scrapy 1.2's command of that name, whose
+``run()`` calls the same implementation; custom commands (``COMMANDS_MODULE``) subclass
+:class:`ScrapyCommand` or one of these.
+
 Every command takes the global options of Scrapy 1.2 (``-s NAME=VALUE``, ``-L LEVEL``,
 ``--logfile``, ``--nolog``, ``--pidfile``, ``--profile``, ``--pdb``), added by
 :func:`command`. A usage error raises :class:`argh.CommandError` (exit status 2 with
@@ -16,10 +21,13 @@ import sys
 
 import argh
 
+from crawlfw.commands._command import CrawlfwCommand, ScrapyCommand
 from crawlfw.exceptions import UsageError
 from crawlfw.utils.conf import arglist_to_dict
 
 __all__ = [
+    "ScrapyCommand",
+    "CrawlfwCommand",
     "command",
     "apply_global_options",
     "spider_arguments",
@@ -47,6 +55,11 @@ def command(*, requires_project=False, default_settings=None, help=None):  # noq
         requires_project: the command only works inside a project.
         default_settings: settings the command sets at ``'command'`` priority.
         help: one-line description shown in ``crawlfw -h``.
+
+    Returns:
+        A decorator. The decorated function has an ``impl`` attribute: the undecorated
+        function, called as ``impl(*args, settings=settings, **options)`` by the
+        ``Command`` classes.
     """
 
     def decorate(func):
@@ -103,6 +116,7 @@ def command(*, requires_project=False, default_settings=None, help=None):  # noq
         ]
         wrapper.__signature__ = inspect.Signature(own + globals_)
         del wrapper.__wrapped__
+        wrapper.impl = func
         return wrapper
 
     return decorate

@@ -18,7 +18,8 @@ import sys
 import threading
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-from crawlfw.commands import command, fail
+from crawlfw.commands import ScrapyCommand, command, fail
+from crawlfw.commands._command import delegate
 from crawlfw.http import Request
 from crawlfw.linkextractors import LinkExtractor
 from crawlfw.spiders import Spider
@@ -130,10 +131,17 @@ class _BenchSpider(Spider):
          help="Run quick benchmark test")
 def bench(*, settings=None):
     """Crawl the local bench server for ``CLOSESPIDER_TIMEOUT`` seconds and log the stats."""
+    run_bench(settings)
+
+
+def run_bench(settings, process=None) -> None:
+    """Start the bench server and crawl it with ``process`` (default: a new
+    :class:`~crawlfw.crawler.CrawlerProcess` for ``settings``) until the crawl ends."""
     from crawlfw.crawler import CrawlerProcess
 
     with _BenchServer() as server:
-        process = CrawlerProcess(settings)
+        if process is None:
+            process = CrawlerProcess(settings)
         logger.info("Bench server at %(url)s", {"url": server.url})
         try:
             process.crawl(_BenchSpider, total=100000, baseurl=server.url)
@@ -141,6 +149,19 @@ def bench(*, settings=None):
             process.shutdown()
             fail(f"Crawl could not start: {type(e).__name__}: {e}")
         process.start()
+
+
+class Command(ScrapyCommand):
+    """``crawlfw bench`` (Scrapy 1.2's bench command)."""
+
+    default_settings = {"LOG_LEVEL": "INFO", "LOGSTATS_INTERVAL": 1,
+                        "CLOSESPIDER_TIMEOUT": 10}
+
+    def short_desc(self):
+        return "Run quick benchmark test"
+
+    def run(self, args, opts):
+        delegate(self, run_bench, self.settings, process=self.crawler_process)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ from unittest import TextTestRunner
 
 import argh
 
-from crawlfw.commands import command, fail, get_spider_loader, load_spider
+from crawlfw.commands import ScrapyCommand, command, fail, get_spider_loader, load_spider
+from crawlfw.commands._command import delegate
 from crawlfw.utils.conf import build_component_list
 from crawlfw.utils.misc import load_object
 
@@ -90,6 +91,23 @@ def check(*spiders, settings=None, list=False, verbose=False):  # noqa: A002
 
     Exit status 1 when a contract failed or errored, or a spider does not exist.
     """
+    run_check(settings, spiders, list_only=list, verbose=verbose)
+
+
+def run_check(settings, spiders, *, list_only=False, verbose=False, process=None) -> None:
+    """Run (or with ``list_only`` list) the contracts of ``spiders`` (names; empty: all).
+
+    Args:
+        settings: the :class:`~crawlfw.settings.Settings`.
+        spiders: spider names (sequence of str).
+        list_only: print the contracts instead of checking them.
+        verbose: list spiders without contracts too / a verbose unittest report.
+        process: the :class:`~crawlfw.crawler.CrawlerProcess` to crawl with (default: a
+            new one for ``settings``).
+
+    Raises:
+        SystemExit: 1 when a contract failed or errored, or a spider does not exist.
+    """
     try:
         from crawlfw.contracts import ContractsManager
     except ImportError as e:
@@ -101,14 +119,15 @@ def check(*spiders, settings=None, list=False, verbose=False):  # noqa: A002
 
     from crawlfw.crawler import CrawlerProcess
 
-    process = CrawlerProcess(settings) if not list else None
+    if process is None and not list_only:
+        process = CrawlerProcess(settings)
     loader = process.spider_loader if process is not None else get_spider_loader(settings)
     contract_reqs = defaultdict(builtins.list)
     try:
         for spidername in spiders or sorted(loader.list()):
             spidercls = load_spider(loader, spidername)
             tested_methods = conman.tested_methods_from_spidercls(spidercls)
-            if list:
+            if list_only:
                 contract_reqs[spidercls.name].extend(tested_methods)
             elif tested_methods:
                 spidercls.start_requests = (
@@ -120,7 +139,7 @@ def check(*spiders, settings=None, list=False, verbose=False):  # noqa: A002
             process.shutdown()
         raise
 
-    if list:
+    if list_only:
         for spider, methods in sorted(contract_reqs.items()):
             if not methods and not verbose:
                 continue
@@ -135,3 +154,27 @@ def check(*spiders, settings=None, list=False, verbose=False):  # noqa: A002
     result.printSummary(start, stop)
     if not result.wasSuccessful():
         sys.exit(1)
+
+
+class Command(ScrapyCommand):
+    """``crawlfw check [options] <spider>`` (Scrapy 1.2's check command)."""
+
+    requires_project = True
+    default_settings = {"LOG_ENABLED": False}
+
+    def syntax(self):
+        return "[options] <spider>"
+
+    def short_desc(self):
+        return "Check spider contracts"
+
+    def add_options(self, parser):
+        ScrapyCommand.add_options(self, parser)
+        parser.add_option("-l", "--list", dest="list", action="store_true",
+                          help="only list contracts, without checking them")
+        parser.add_option("-v", "--verbose", dest="verbose", default=False,
+                          action="store_true", help="print contract tests for all spiders")
+
+    def run(self, args, opts):
+        delegate(self, run_check, self.settings, args, list_only=opts.list,
+                 verbose=opts.verbose, process=self.crawler_process)

@@ -3,13 +3,16 @@
 import argh
 
 from crawlfw.commands import (
+    ScrapyCommand,
     command,
     feed_options,
     get_spider_loader,
     load_spider,
     spider_arguments,
 )
-from crawlfw.commands.runspider import run_crawl
+from crawlfw.commands._command import delegate
+from crawlfw.commands.runspider import add_crawl_options, process_crawl_options, run_crawl
+from crawlfw.exceptions import UsageError
 
 
 @argh.arg("spider", help="the spider's name")
@@ -29,3 +32,39 @@ def crawl(spider, *, settings=None, spider_arg=None, output=None, output_format=
     feed_options(settings, output, output_format)
     spidercls = load_spider(get_spider_loader(settings), spider)
     return run_crawl(settings, spidercls, spargs)
+
+
+class Command(ScrapyCommand):
+    """``crawlfw crawl [options] <spider>`` (Scrapy 1.2's crawl command).
+
+    ``process_options`` turns ``opts.spargs`` into a dict and sets the feed settings;
+    ``run`` crawls the spider with :attr:`crawler_process` and waits for it.
+    """
+
+    requires_project = True
+
+    def syntax(self):
+        return "[options] <spider>"
+
+    def short_desc(self):
+        return "Run a spider"
+
+    def add_options(self, parser):
+        ScrapyCommand.add_options(self, parser)
+        add_crawl_options(parser)
+
+    def process_options(self, args, opts):
+        ScrapyCommand.process_options(self, args, opts)
+        process_crawl_options(self, opts)
+
+    def run(self, args, opts):
+        if len(args) < 1:
+            raise UsageError()
+        elif len(args) > 1:
+            raise UsageError("running 'crawlfw crawl' with more than one spider is no longer "
+                             "supported")
+        delegate(self, self._crawl, args[0], opts.spargs)
+
+    def _crawl(self, spname, spargs):
+        spidercls = load_spider(self.crawler_process.spider_loader, spname)
+        run_crawl(self.settings, spidercls, spargs, process=self.crawler_process)

@@ -6,7 +6,9 @@ import sys
 
 import argh
 
-from crawlfw.commands import command, get_spider_loader, load_spider
+from crawlfw.commands import ScrapyCommand, command, get_spider_loader, load_spider
+from crawlfw.commands._command import delegate
+from crawlfw.exceptions import UsageError
 
 
 @argh.arg("spider", help="the spider's name")
@@ -23,3 +25,24 @@ def edit(spider, *, settings=None):
     status = subprocess.call(f'{editor} "{sfile}"', shell=True)
     if status:
         sys.exit(status)
+
+
+class Command(ScrapyCommand):
+    """``crawlfw edit <spider>`` (Scrapy 1.2's edit command)."""
+
+    requires_project = True
+    default_settings = {"LOG_ENABLED": False}
+
+    def syntax(self):
+        return "<spider>"
+
+    def short_desc(self):
+        return "Edit spider"
+
+    def long_desc(self):
+        return "Edit a spider using the editor defined in the EDITOR setting"
+
+    def run(self, args, opts):
+        if len(args) != 1:
+            raise UsageError()
+        delegate(self, edit.impl, args[0], settings=self.settings)

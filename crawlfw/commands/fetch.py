@@ -9,7 +9,8 @@ import sys
 import argh
 from w3lib.url import is_url
 
-from crawlfw.commands import command, fail, load_spider
+from crawlfw.commands import ScrapyCommand, command, fail, load_spider
+from crawlfw.commands._command import delegate
 from crawlfw.exceptions import UsageError
 from crawlfw.http import Request
 from crawlfw.utils.datatypes import SequenceExclude
@@ -38,13 +39,15 @@ def print_response(response, headers: bool = False) -> None:
         _print_bytes(response.body)
 
 
-def fetch_one(settings, url, *, spider=None, no_redirect=False, on_response) -> bool:
+def fetch_one(settings, url, *, spider=None, no_redirect=False, on_response,
+              process=None) -> bool:
     """Crawl one request for ``url`` and call ``on_response(response)`` with the response.
 
     The spider is ``spider`` when named, else the project spider whose domains cover the
     URL, else :class:`~crawlfw.utils.spider.DefaultSpider`; its own start requests are
     not used. Redirects are followed unless ``no_redirect``; any status reaches
-    ``on_response`` (3xx too with ``no_redirect``).
+    ``on_response`` (3xx too with ``no_redirect``). The crawl runs in ``process`` (a
+    :class:`~crawlfw.crawler.CrawlerProcess`; default: a new one for ``settings``).
 
     Returns:
         True when ``on_response`` was called (False: download error, request dropped).
@@ -71,7 +74,8 @@ def fetch_one(settings, url, *, spider=None, no_redirect=False, on_response) -> 
 
     from crawlfw.crawler import CrawlerProcess
 
-    process = CrawlerProcess(settings)
+    if process is None:
+        process = CrawlerProcess(settings)
     if spider:
         spidercls = load_spider(process.spider_loader, spider)
     else:
@@ -98,3 +102,44 @@ def fetch(url, *, settings=None, spider=None, headers=False, no_redirect=False):
     if not fetch_one(settings, url, spider=spider, no_redirect=no_redirect,
                      on_response=lambda response: print_response(response, headers)):
         sys.exit(1)
+
+
+class Command(ScrapyCommand):
+    """``crawlfw fetch [options] <url>`` (Scrapy 1.2's fetch command).
+
+    Subclasses may override ``_print_response(response, opts)`` (``view`` does).
+    """
+
+    requires_project = False
+
+    def syntax(self):
+        return "[options] <url>"
+
+    def short_desc(self):
+        return "Fetch a URL using the crawlfw downloader"
+
+    def long_desc(self):
+        return ("Fetch a URL using the crawlfw downloader and print its content to stdout. "
+                "You may want to use --nolog to disable logging")
+
+    def add_options(self, parser):
+        ScrapyCommand.add_options(self, parser)
+        parser.add_option("--spider", dest="spider", help="use this spider")
+        parser.add_option("--headers", dest="headers", action="store_true",
+                          help="print response HTTP headers instead of body")
+        parser.add_option("--no-redirect", dest="no_redirect", action="store_true",
+                          default=False,
+                          help="do not handle HTTP 3xx status codes and print response as-is")
+
+    def _print_response(self, response, opts):
+        print_response(response, headers=bool(getattr(opts, "headers", False)))
+
+    def run(self, args, opts):
+        if len(args) != 1 or not is_url(args[0]):
+            raise UsageError()
+        got = delegate(self, fetch_one, self.settings, args[0], spider=opts.spider,
+                       no_redirect=opts.no_redirect,
+                       on_response=lambda response: self._print_response(response, opts),
+                       process=self.crawler_process)
+        if got is False:
+            self.exitcode = 1

@@ -11,7 +11,8 @@ from os.path import abspath, dirname, exists, join, splitext
 
 import argh
 
-from crawlfw.commands import command, fail, get_spider_loader
+from crawlfw.commands import ScrapyCommand, command, fail, get_spider_loader
+from crawlfw.commands._command import delegate
 from crawlfw.commands.startproject import templates_dir
 from crawlfw.exceptions import UsageError
 from crawlfw.utils.template import render_templatefile, string_camelcase
@@ -108,3 +109,35 @@ def genspider(name=None, domain=None, *, settings=None, list=False,  # noqa: A00
         status = subprocess.call([sys.executable, "-m", "crawlfw.cmdline", "edit", name])
         if status:
             sys.exit(status)
+
+
+class Command(ScrapyCommand):
+    """``crawlfw genspider [options] <name> <domain>`` (Scrapy 1.2's genspider command)."""
+
+    requires_project = False
+    default_settings = {"LOG_ENABLED": False}
+
+    def syntax(self):
+        return "[options] <name> <domain>"
+
+    def short_desc(self):
+        return "Generate new spider using pre-defined templates"
+
+    def add_options(self, parser):
+        ScrapyCommand.add_options(self, parser)
+        parser.add_option("-l", "--list", dest="list", action="store_true",
+                          help="List available templates")
+        parser.add_option("-e", "--edit", dest="edit", action="store_true",
+                          help="Edit spider after creating it")
+        parser.add_option("-d", "--dump", dest="dump", metavar="TEMPLATE",
+                          help="Dump template to standard output")
+        parser.add_option("-t", "--template", dest="template", default="basic",
+                          help="Uses a custom template.")
+        parser.add_option("--force", dest="force", action="store_true",
+                          help="If the spider already exists, overwrite it with the template")
+
+    def run(self, args, opts):
+        if not (opts.list or opts.dump) and len(args) != 2:
+            raise UsageError()
+        delegate(self, genspider.impl, *args[:2], settings=self.settings, list=opts.list,
+                 edit=opts.edit, dump=opts.dump, template=opts.template, force=opts.force)

@@ -19,7 +19,8 @@ import sys
 import argh
 from w3lib.url import is_url
 
-from crawlfw.commands import command, fail, load_spider, spider_arguments
+from crawlfw.commands import ScrapyCommand, command, fail, load_spider, spider_arguments
+from crawlfw.commands._command import delegate
 from crawlfw.exceptions import UsageError
 from crawlfw.http import Request
 from crawlfw.item import BaseItem
@@ -177,11 +178,34 @@ def parse(url, *, settings=None, spider=None, spider_arg=None, pipelines=False, 
     """
     if not is_url(url):
         raise UsageError(f"Invalid URL: {url!r} (an absolute URL is needed)")
-    spargs = spider_arguments(spider_arg)
+    run_parse(settings, url, spider=spider, spargs=spider_arguments(spider_arg),
+              pipelines=pipelines, nolinks=nolinks, noitems=noitems, nocolour=nocolour,
+              rules=rules, callback=callback, depth=depth, verbose=verbose)
 
+
+def run_parse(settings, url, *, spider=None, spargs=None, pipelines=False, nolinks=False,
+              noitems=False, nocolour=False, rules=False, callback=None, depth=1,
+              verbose=False, process=None) -> None:
+    """Crawl ``url`` with its spider and print what the callback produced, level by level.
+
+    Args:
+        settings: the :class:`~crawlfw.settings.Settings`.
+        url: an absolute URL (str).
+        spider: the spider's name (default: the project spider that handles ``url``).
+        spargs: spider arguments (dict of str).
+        process: the :class:`~crawlfw.crawler.CrawlerProcess` to crawl with (default: a
+            new one for ``settings``).
+        Other arguments: the ``parse`` command's options of the same names.
+
+    Raises:
+        SystemExit: 1 when no spider handles the URL, the named spider does not exist or
+            nothing was downloaded.
+    """
     from crawlfw.crawler import CrawlerProcess
 
-    process = CrawlerProcess(settings)
+    spargs = spargs or {}
+    if process is None:
+        process = CrawlerProcess(settings)
     loader = process.spider_loader
     if spider:
         spidercls = load_spider(loader, spider)
@@ -208,3 +232,54 @@ def parse(url, *, settings=None, spider=None, spider_arg=None, pipelines=False, 
     sys.stdout.flush()
     if results.first_response is None:
         sys.exit(1)
+
+
+class Command(ScrapyCommand):
+    """``crawlfw parse [options] <url>`` (Scrapy 1.2's parse command)."""
+
+    requires_project = True
+
+    def syntax(self):
+        return "[options] <url>"
+
+    def short_desc(self):
+        return "Parse URL (using its spider) and print the results"
+
+    def add_options(self, parser):
+        ScrapyCommand.add_options(self, parser)
+        parser.add_option("--spider", dest="spider", default=None,
+                          help="use this spider without looking for one")
+        parser.add_option("-a", dest="spargs", action="append", default=[],
+                          metavar="NAME=VALUE", help="set spider argument (may be repeated)")
+        parser.add_option("--pipelines", action="store_true",
+                          help="process items through pipelines")
+        parser.add_option("--nolinks", dest="nolinks", action="store_true",
+                          help="don't show links to follow (extracted requests)")
+        parser.add_option("--noitems", dest="noitems", action="store_true",
+                          help="don't show scraped items")
+        parser.add_option("--nocolour", dest="nocolour", action="store_true",
+                          help="avoid using pygments to colorize the output")
+        parser.add_option("-r", "--rules", dest="rules", action="store_true",
+                          help="use CrawlSpider rules to discover the callback")
+        parser.add_option("-c", "--callback", dest="callback",
+                          help="use this callback for parsing, instead looking for a callback")
+        parser.add_option("-d", "--depth", dest="depth", type="int", default=1,
+                          help="maximum depth for parsing requests [default: %default]")
+        parser.add_option("-v", "--verbose", dest="verbose", action="store_true",
+                          help="print each depth level one by one")
+
+    def process_options(self, args, opts):
+        ScrapyCommand.process_options(self, args, opts)
+        try:
+            opts.spargs = spider_arguments(opts.spargs)
+        except UsageError as e:
+            raise UsageError(str(e), print_help=False) from None
+
+    def run(self, args, opts):
+        if not len(args) == 1 or not is_url(args[0]):
+            raise UsageError()
+        delegate(self, run_parse, self.settings, args[0], spider=opts.spider,
+                 spargs=opts.spargs, pipelines=opts.pipelines, nolinks=opts.nolinks,
+                 noitems=opts.noitems, nocolour=opts.nocolour, rules=opts.rules,
+                 callback=opts.callback, depth=opts.depth, verbose=opts.verbose,
+                 process=self.crawler_process)

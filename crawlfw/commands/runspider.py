@@ -6,7 +6,8 @@ import sys
 
 import argh
 
-from crawlfw.commands import command, feed_options, spider_arguments
+from crawlfw.commands import ScrapyCommand, command, feed_options, spider_arguments
+from crawlfw.commands._command import delegate
 from crawlfw.exceptions import UsageError
 from crawlfw.utils.spider import iter_spider_classes
 
@@ -46,6 +47,18 @@ def _import_file(filepath):
          help="Run a self-contained spider (without creating a project)")
 def runspider(spider_file, *, settings=None, spider_arg=None, output=None, output_format=None):
     """Run the spider defined in ``spider_file``; exits 1 if the crawl could not start."""
+    spidercls = load_spider_file(spider_file)
+    spargs = spider_arguments(spider_arg)
+    feed_options(settings, output, output_format)
+    return run_crawl(settings, spidercls, spargs)
+
+
+def load_spider_file(spider_file):
+    """Import ``spider_file`` and return the last Spider subclass defined in it.
+
+    Raises:
+        UsageError: the file does not exist, cannot be imported, or defines no spider.
+    """
     if not os.path.exists(spider_file):
         raise UsageError(f"File not found: {spider_file}")
     try:
@@ -55,16 +68,23 @@ def runspider(spider_file, *, settings=None, spider_arg=None, output=None, outpu
     spclasses = list(iter_spider_classes(module))
     if not spclasses:
         raise UsageError(f"No spider found in file: {spider_file}")
-    spargs = spider_arguments(spider_arg)
-    feed_options(settings, output, output_format)
-    return run_crawl(settings, spclasses.pop(), spargs)
+    return spclasses.pop()
 
 
-def run_crawl(settings, spidercls, spargs) -> None:
-    """Run one crawl in a CrawlerProcess; exit status 1 when it failed to start."""
+def run_crawl(settings, spidercls, spargs, process=None) -> None:
+    """Run one crawl in a CrawlerProcess; exit status 1 when it failed to start.
+
+    Args:
+        settings: the :class:`~crawlfw.settings.Settings`.
+        spidercls: the Spider class.
+        spargs: spider arguments (dict of str).
+        process: the :class:`~crawlfw.crawler.CrawlerProcess` to use (default: a new
+            one for ``settings``).
+    """
     from crawlfw.crawler import CrawlerProcess
 
-    process = CrawlerProcess(settings)
+    if process is None:
+        process = CrawlerProcess(settings)
     try:
         process.crawl(spidercls, **spargs)
     except Exception as e:
@@ -74,3 +94,58 @@ def run_crawl(settings, spidercls, spargs) -> None:
         logging.getLogger(__name__).error("Crawl could not start: %s", e, exc_info=True)
         sys.exit(1)
     process.start()
+
+
+def add_crawl_options(parser) -> None:
+    """Add ``-a NAME=VALUE``, ``-o FILE`` and ``-t FORMAT`` (Scrapy 1.2's ``crawl`` and
+    ``runspider`` options) to an optparse ``parser``."""
+    parser.add_option("-a", dest="spargs", action="append", default=[], metavar="NAME=VALUE",
+                      help="set spider argument (may be repeated)")
+    parser.add_option("-o", "--output", metavar="FILE",
+                      help="dump scraped items into FILE (use - for stdout)")
+    parser.add_option("-t", "--output-format", metavar="FORMAT",
+                      help="format to use for dumping items with -o")
+
+
+def process_crawl_options(cmd, opts) -> None:
+    """Turn ``opts.spargs`` into a dict and apply ``-o``/``-t`` to ``cmd.settings``.
+
+    Raises:
+        UsageError: a bad ``-a`` value or an unknown feed format (``print_help`` False).
+    """
+    try:
+        opts.spargs = spider_arguments(opts.spargs)
+        feed_options(cmd.settings, opts.output, opts.output_format)
+    except UsageError as e:
+        raise UsageError(str(e), print_help=False) from None
+
+
+class Command(ScrapyCommand):
+    """``crawlfw runspider [options] <spider_file>`` (Scrapy 1.2's runspider command)."""
+
+    requires_project = False
+    default_settings = {"SPIDER_LOADER_WARN_ONLY": True}
+
+    def syntax(self):
+        return "[options] <spider_file>"
+
+    def short_desc(self):
+        return "Run a self-contained spider (without creating a project)"
+
+    def long_desc(self):
+        return "Run the spider defined in the given file"
+
+    def add_options(self, parser):
+        ScrapyCommand.add_options(self, parser)
+        add_crawl_options(parser)
+
+    def process_options(self, args, opts):
+        ScrapyCommand.process_options(self, args, opts)
+        process_crawl_options(self, opts)
+
+    def run(self, args, opts):
+        if len(args) != 1:
+            raise UsageError()
+        spidercls = load_spider_file(args[0])
+        delegate(self, run_crawl, self.settings, spidercls, opts.spargs,
+                 process=self.crawler_process)

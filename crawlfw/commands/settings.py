@@ -5,7 +5,8 @@ import json
 
 import argh
 
-from crawlfw.commands import command
+from crawlfw.commands import ScrapyCommand, command
+from crawlfw.commands._command import delegate
 from crawlfw.settings import BaseSettings
 
 
@@ -39,3 +40,34 @@ def settings_(*, settings=None, get=None, getbool=None, getint=None, getfloat=No
         print(settings.getfloat(getfloat))
     elif getlist:
         print(settings.getlist(getlist))
+
+
+class Command(ScrapyCommand):
+    """``crawlfw settings [options]`` (Scrapy 1.2's settings command)."""
+
+    requires_project = False
+    default_settings = {"LOG_ENABLED": False, "SPIDER_LOADER_WARN_ONLY": True}
+
+    def syntax(self):
+        return "[options]"
+
+    def short_desc(self):
+        return "Get settings values"
+
+    def add_options(self, parser):
+        ScrapyCommand.add_options(self, parser)
+        parser.add_option("--get", dest="get", metavar="SETTING",
+                          help="print raw setting value")
+        parser.add_option("--getbool", dest="getbool", metavar="SETTING",
+                          help="print setting value, interpreted as a boolean")
+        parser.add_option("--getint", dest="getint", metavar="SETTING",
+                          help="print setting value, interpreted as an integer")
+        parser.add_option("--getfloat", dest="getfloat", metavar="SETTING",
+                          help="print setting value, interpreted as a float")
+        parser.add_option("--getlist", dest="getlist", metavar="SETTING",
+                          help="print setting value, interpreted as a list")
+
+    def run(self, args, opts):
+        delegate(self, settings_.impl, settings=self.settings, get=opts.get,
+                 getbool=opts.getbool, getint=opts.getint, getfloat=opts.getfloat,
+                 getlist=opts.getlist)

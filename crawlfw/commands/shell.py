@@ -10,7 +10,8 @@ import traceback
 
 import argh
 
-from crawlfw.commands import command, fail, load_spider
+from crawlfw.commands import ScrapyCommand, command, fail, load_spider
+from crawlfw.commands._command import delegate
 from crawlfw.exceptions import DownloadError
 from crawlfw.http import Request
 from crawlfw.utils.spider import DefaultSpider, spidercls_for_request
@@ -46,12 +47,36 @@ def shell(url=None, *, settings=None, code=None, spider=None):
     ``url`` failed (the error is printed); the status of ``-c CODE`` that raises is 1
     (with its traceback).
     """
+    run_shell(settings, url, code=code, spider=spider, update_vars=update_vars)
+
+
+def run_shell(settings, url=None, *, code=None, spider=None, process=None,
+              update_vars=None) -> None:
+    """Open the console (or run ``code``) on a live crawl, after fetching ``url``.
+
+    Args:
+        settings: the :class:`~crawlfw.settings.Settings`.
+        url: a URL or a local file (str), or None.
+        code: Python code to run instead of the console (str), or None.
+        spider: the spider's name (default: the project spider that handles ``url``).
+        process: the :class:`~crawlfw.crawler.CrawlerProcess` to crawl with (default: a
+            new one for ``settings``); shut down on return.
+        update_vars: ``update_vars(namespace)`` adds objects to the shell's variables
+            (default: none are added).
+
+    Raises:
+        SystemExit: 1 as described for the ``shell`` command.
+    """
     from crawlfw.crawler import CrawlerProcess
     from crawlfw.shell import CodeError, Shell, start_shell_crawler
 
     if url:
         url = guess_scheme(url)  # the argument may be a local file
-    process = CrawlerProcess(settings)
+    if update_vars is None:
+        def update_vars(namespace):
+            pass
+    if process is None:
+        process = CrawlerProcess(settings)
     try:
         spidercls = DefaultSpider
         if spider:
@@ -77,3 +102,35 @@ def shell(url=None, *, settings=None, code=None, spider=None):
             crawler.wait(CLOSE_TIMEOUT_S)
     finally:
         process.shutdown()
+
+
+class Command(ScrapyCommand):
+    """``crawlfw shell [url|file]`` (Scrapy 1.2's shell command); override
+    :meth:`update_vars` to add objects to the shell's variables."""
+
+    requires_project = False
+    default_settings = {"KEEP_ALIVE": True, "LOGSTATS_INTERVAL": 0,
+                        "DUPEFILTER_CLASS": "crawlfw.dupefilters.BaseDupeFilter"}
+
+    def syntax(self):
+        return "[url|file]"
+
+    def short_desc(self):
+        return "Interactive scraping console"
+
+    def long_desc(self):
+        return "Interactive console for scraping the given url"
+
+    def add_options(self, parser):
+        ScrapyCommand.add_options(self, parser)
+        parser.add_option("-c", dest="code",
+                          help="evaluate the code in the shell, print the result and exit")
+        parser.add_option("--spider", dest="spider", help="use this spider")
+
+    def update_vars(self, vars):  # noqa: A002 - Scrapy's name
+        """You can use this function to update the shell's variables (a dict)."""
+
+    def run(self, args, opts):
+        url = args[0] if args else None
+        delegate(self, run_shell, self.settings, url, code=opts.code, spider=opts.spider,
+                 process=self.crawler_process, update_vars=self.update_vars)

@@ -11,7 +11,9 @@ from os.path import abspath, exists, join
 import argh
 
 import crawlfw
-from crawlfw.commands import command, fail
+from crawlfw.commands import ScrapyCommand, command, fail
+from crawlfw.commands._command import delegate
+from crawlfw.exceptions import UsageError
 from crawlfw.utils.template import render_templatefile, string_camelcase
 
 #: Files rendered after copying the project template (``$project_name`` substituted).
@@ -97,3 +99,21 @@ def startproject(project_name, project_dir=None, *, settings=None):
     print("You can start your first spider with:")
     print(f"    cd {project_dir}")
     print("    crawlfw genspider example example.com")
+
+
+class Command(ScrapyCommand):
+    """``crawlfw startproject <project_name> [project_dir]`` (Scrapy 1.2's command)."""
+
+    requires_project = False
+    default_settings = {"LOG_ENABLED": False}
+
+    def syntax(self):
+        return "<project_name> [project_dir]"
+
+    def short_desc(self):
+        return "Create new project"
+
+    def run(self, args, opts):
+        if len(args) not in (1, 2):
+            raise UsageError()
+        delegate(self, startproject.impl, *args, settings=self.settings)

@@ -5,7 +5,7 @@ import platform
 import argh
 
 import crawlfw
-from crawlfw.commands import command
+from crawlfw.commands import ScrapyCommand, command
 
 
 def _versions():
@@ -46,3 +46,23 @@ def version(*, settings=None, verbose=False):
     versions = _versions()
     width = max(len(name) for name, _ in versions)
     return "\n".join(f"{name:<{width}} : {value}" for name, value in versions)
+
+
+class Command(ScrapyCommand):
+    """``crawlfw version [-v]`` (Scrapy 1.2's version command)."""
+
+    default_settings = {"LOG_ENABLED": False}
+
+    def syntax(self):
+        return "[-v]"
+
+    def short_desc(self):
+        return "Print crawlfw version"
+
+    def add_options(self, parser):
+        ScrapyCommand.add_options(self, parser)
+        parser.add_option("--verbose", "-v", dest="verbose", action="store_true",
+                          help="also display dependency versions (useful for bug reports)")
+
+    def run(self, args, opts):
+        print(version.impl(settings=self.settings, verbose=opts.verbose))

@@ -5,9 +5,10 @@ import os
 import re
 import string
 
-__all__ = ["render_templatefile", "string_camelcase"]
+__all__ = ["render_templatefile", "string_camelcase", "CAMELCASE_INVALID_CHARS"]
 
-_CAMELCASE_INVALID_CHARS = re.compile(r"[^a-zA-Z\d]")
+#: The characters :func:`string_camelcase` removes: anything but ASCII letters and digits.
+CAMELCASE_INVALID_CHARS = re.compile(r"[^a-zA-Z\d]")
 
 
 def render_templatefile(path: str, **kwargs) -> str:
@@ -54,4 +55,4 @@ def string_camelcase(string: str) -> str:
     Returns:
         str: the title-cased word keeping ASCII letters and digits only.
     """
-    return _CAMELCASE_INVALID_CHARS.sub("", string.title())
+    return CAMELCASE_INVALID_CHARS.sub("", string.title())

@@ -57,3 +57,15 @@ def test_lone_dollar(tmp_path):
 ])
 def test_string_camelcase(word, camel):
     assert string_camelcase(word) == camel
+
+
+@pytest.mark.parametrize("text, cleaned", [
+    ("lost-pound", "lostpound"),
+    ("a_b c.d", "abcd"),
+    ("Ünïcode9", "ncode9"),
+    ("", ""),
+])
+def test_camelcase_invalid_chars(text, cleaned):
+    from crawlfw.utils.template import CAMELCASE_INVALID_CHARS
+
+    assert CAMELCASE_INVALID_CHARS.sub("", text) == cleaned

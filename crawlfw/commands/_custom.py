@@ -1,0 +1,204 @@
+"""Class-based (Scrapy 1.2 style) commands on the ``crawlfw`` command line.
+
+Commands are found, as in Scrapy 1.2's ``scrapy.cmdline``, in:
+
+- the ``crawlfw.commands`` entry-point group (name -> :class:`ScrapyCommand` subclass);
+- the module (usually a package) named by the ``COMMANDS_MODULE`` setting: every
+  :class:`ScrapyCommand` subclass defined in it or one of its submodules, named after
+  the module that defines it (``myproject/commands/crawlall.py`` -> ``crawlall``).
+
+``COMMANDS_MODULE`` wins over entry points, and both over the built-in commands of the
+same name. A command whose ``requires_project`` is true is only offered inside a project.
+
+Each command becomes an argh subcommand that takes its raw arguments
+(``argparse.REMAINDER``) and runs :func:`run_command`.
+"""
+
+import argparse
+import inspect
+import optparse
+import sys
+from importlib import metadata
+
+import argh
+
+from crawlfw.commands._command import ScrapyCommand
+from crawlfw.exceptions import UsageError
+from crawlfw.utils.misc import walk_modules
+
+__all__ = ["ENTRY_POINT_GROUP", "iter_command_classes", "get_commands_from_module",
+           "get_commands_from_entry_points", "get_commands_dict", "argh_function",
+           "run_command"]
+
+#: The entry-point group of third-party commands (Scrapy's ``scrapy.commands``).
+ENTRY_POINT_GROUP = "crawlfw.commands"
+
+
+def iter_command_classes(module_name: str):
+    """Yield the :class:`ScrapyCommand` subclasses defined in ``module_name`` and its
+    submodules (not the ones they import).
+
+    Raises:
+        ImportError: a module cannot be imported (or whatever importing it raises).
+    """
+    for module in walk_modules(module_name):
+        for obj in vars(module).values():
+            if (inspect.isclass(obj) and issubclass(obj, ScrapyCommand)
+                    and obj.__module__ == module.__name__ and obj is not ScrapyCommand):
+                yield obj
+
+
+def get_commands_from_module(module_name: str, inproject: bool) -> tuple[dict, set]:
+    """Instantiate the commands of ``module_name``.
+
+    Returns:
+        ``(commands, hidden)``: ``{name: ScrapyCommand instance}`` of the commands
+        offered, and the set of names of those hidden because they need a project.
+    """
+    cmds, hidden = {}, set()
+    for cmdcls in iter_command_classes(module_name):
+        name = cmdcls.__module__.split(".")[-1]
+        if inproject or not cmdcls.requires_project:
+            cmds[name] = cmdcls()
+        else:
+            hidden.add(name)
+    return cmds, hidden
+
+
+def get_commands_from_entry_points(inproject: bool, group: str = ENTRY_POINT_GROUP):
+    """Instantiate the commands registered under the entry-point ``group``.
+
+    Returns:
+        ``(commands, hidden)`` as :func:`get_commands_from_module`.
+
+    Raises:
+        TypeError: an entry point does not name a :class:`ScrapyCommand` subclass.
+    """
+    cmds, hidden = {}, set()
+    for entry_point in metadata.entry_points(group=group):
+        obj = entry_point.load()
+        if not (inspect.isclass(obj) and issubclass(obj, ScrapyCommand)):
+            raise TypeError(f"Invalid entry point {entry_point.name!r} in group {group!r}: "
+                            f"{entry_point.value} is not a ScrapyCommand subclass")
+        if inproject or not obj.requires_project:
+            cmds[entry_point.name] = obj()
+        else:
+            hidden.add(entry_point.name)
+    return cmds, hidden
+
+
+def get_commands_dict(settings, inproject: bool) -> tuple[dict, set]:
+    """The class-based commands: entry points, then ``COMMANDS_MODULE`` (which wins).
+
+    Returns:
+        ``(commands, hidden)``: ``{name: ScrapyCommand instance}``, and the names of
+        commands hidden outside a project (and not offered by another source).
+    """
+    cmds, hidden = get_commands_from_entry_points(inproject)
+    cmds_module = settings["COMMANDS_MODULE"]
+    if cmds_module:
+        more, more_hidden = get_commands_from_module(cmds_module, inproject)
+        cmds.update(more)
+        hidden |= more_hidden
+    return cmds, hidden - set(cmds)
+
+
+def argh_function(name: str, cmd: ScrapyCommand, settings):
+    """An argh command function ``name`` (help: ``cmd.short_desc()``) that passes its
+    raw arguments to :func:`run_command`.
+
+    Register it with ``add_help=False`` so that ``-h`` reaches the command's parser.
+    """
+
+    def function(args):
+        # crawlfw.cmdline puts "--" first so that argparse leaves options alone
+        if args and args[0] == "--":
+            args = args[1:]
+        run_command(name, cmd, settings, args)
+
+    function.__name__ = name
+    function.__doc__ = cmd.short_desc()
+    function = argh.arg("args", nargs=argparse.REMAINDER, metavar="...",
+                        help="the command's arguments and options (see -h)")(function)
+    return argh.named(name)(function)
+
+
+def _parser(name: str, cmd: ScrapyCommand) -> optparse.OptionParser:
+    return optparse.OptionParser(prog=f"crawlfw {name}",
+                                 usage=f"crawlfw {name} {cmd.syntax()}",
+                                 description=cmd.long_desc(),
+                                 formatter=optparse.TitledHelpFormatter(),
+                                 conflict_handler="resolve")
+
+
+def _run_print_help(parser, func, *args) -> None:
+    try:
+        func(*args)
+    except UsageError as e:
+        if e.print_help:
+            parser.print_help(sys.stderr if str(e) else sys.stdout)
+        if str(e):
+            if not e.print_help:
+                parser.print_usage(sys.stderr)
+            print(f"{parser.get_prog_name()}: error: {e}", file=sys.stderr)
+        sys.exit(2)
+
+
+def _run(cmd: ScrapyCommand, args, opts) -> None:
+    profile = getattr(opts, "profile", None)
+    try:
+        if profile:
+            import cProfile
+
+            print(f"crawlfw: writing cProfile stats to {profile!r}", file=sys.stderr)
+            profiler = cProfile.Profile()
+            try:
+                profiler.runcall(cmd.run, args, opts)
+            finally:
+                profiler.dump_stats(profile)
+        else:
+            cmd.run(args, opts)
+    except (UsageError, SystemExit, KeyboardInterrupt):
+        raise
+    except Exception:
+        if getattr(opts, "pdb", False):
+            import pdb
+            import traceback
+
+            traceback.print_exc()
+            pdb.post_mortem(sys.exc_info()[2])
+        raise
+
+
+def run_command(name: str, cmd: ScrapyCommand, settings, argv) -> None:
+    """Run ``cmd`` as Scrapy 1.2's ``scrapy.cmdline.execute`` does, then exit.
+
+    ``default_settings`` go into ``settings`` at ``'command'`` priority, ``add_options``
+    builds an optparse parser for ``argv``, ``process_options`` and ``run`` follow, with
+    ``cmd.crawler_process`` a :class:`~crawlfw.crawler.CrawlerProcess` for ``settings``.
+
+    Args:
+        name: the command's name (for its usage line).
+        cmd: the :class:`ScrapyCommand` instance.
+        settings: the project's :class:`~crawlfw.settings.Settings`.
+        argv: the arguments after the command name (list of str).
+
+    Raises:
+        SystemExit: always; status ``cmd.exitcode``, or 2 on a usage error (bad option,
+            or :class:`~crawlfw.exceptions.UsageError` from ``process_options``/``run``:
+            the message, and with ``print_help`` the command's help, on standard error).
+    """
+    from crawlfw.crawler import CrawlerProcess
+
+    parser = _parser(name, cmd)
+    settings.setdict(cmd.default_settings, priority="command")
+    cmd.settings = settings
+    cmd.add_options(parser)
+    opts, args = parser.parse_args(args=argv)
+    _run_print_help(parser, cmd.process_options, args, opts)
+    cmd.crawler_process = CrawlerProcess(settings)
+    try:
+        _run_print_help(parser, _run, cmd, args, opts)
+    finally:
+        cmd.crawler_process.shutdown()
+    sys.exit(cmd.exitcode)
