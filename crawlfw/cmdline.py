@@ -92,7 +92,9 @@ def execute(argv=None) -> None:
     if argv and argv[0] in custom:
         # argparse.REMAINDER takes options only after a "--"
         argv.insert(1, "--")
-    elif argv and (REQUIRES_PROJECT.get(argv[0]) or argv[0] in hidden) and not in_project:
+    elif argv and not in_project and (
+            REQUIRES_PROJECT.get(argv[0])
+            or (argv[0] in hidden and argv[0] not in REQUIRES_PROJECT)):
         print(f"Unknown command: {argv[0]}\n\n"
               f"The {argv[0]} command only works inside a project (a directory with a "
               "crawlfw.cfg, or CRAWLFW_SETTINGS_MODULE set).\n"

@@ -322,6 +322,18 @@ class Command(CrawlfwCommand):
         print("in project")
 '''
 
+#: ``extcmds/version.py``: replaces the built-in ``version`` inside a project only.
+EXT_VERSION = '''
+from crawlfw.commands import ScrapyCommand
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+
+    def run(self, args, opts):
+        print("extcmds version")
+'''
+
 EP_MODULE = '''
 from crawlfw.commands import ScrapyCommand
 
@@ -355,6 +367,7 @@ def make_lib(tmp_path, entry_points: str) -> dict:
     write(lib / "extcmds" / "__init__.py", "")
     write(lib / "extcmds" / "hello.py", EXT_HELLO)
     write(lib / "extcmds" / "needsproj.py", EXT_NEEDSPROJ)
+    write(lib / "extcmds" / "version.py", EXT_VERSION)
     write(lib / "epcmds.py", EP_MODULE)
     dist = lib / "epcmds_dist-1.0.dist-info"
     write(dist / "METADATA", "Metadata-Version: 2.1\nName: epcmds-dist\nVersion: 1.0\n")
@@ -388,6 +401,10 @@ def test_commands_module_outside_a_project(crawlfw, tmp_path, outside):
     assert needs.returncode == 2
     assert "only works inside a project" in needs.stderr
     assert needs.stdout == ""
+    # a hidden command does not hide the built-in command of its name
+    version = crawlfw("version", cwd=outside, env=env)
+    assert version.returncode == 0, version.stderr
+    assert version.stdout == f"crawlfw {crawlfw_version()}\n"
 
 
 def test_requires_project_command_inside_a_project(crawlfw, tmp_path, project):
@@ -398,6 +415,9 @@ def test_requires_project_command_inside_a_project(crawlfw, tmp_path, project):
     result = crawlfw("epproj", cwd=project, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "ep in project\n"
+    result = crawlfw("version", cwd=project, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "extcmds version\n"
 
 
 def test_entry_point_commands(crawlfw, tmp_path, outside):
