@@ -11,7 +11,6 @@ import logging
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
-from crawlfw.actors._validation import validate_message
 from crawlfw.core.spidermw import SpiderMiddlewareManager
 from crawlfw.exceptions import CloseSpider, DownloadError, IgnoreRequest
 from crawlfw.http import Request, Response
@@ -24,12 +23,6 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["SpiderRunnerActor"]
 
-#: Message types whose output may be held back while more of them are queued.
-_HOLDING_TYPES = frozenset(("scrape_response", "scrape_failure"))
-
-#: Most messages held back before they are sent anyway (about 3 per response).
-_MAX_HELD = 24
-
 
 class SpiderRunnerActor(CrawlActor):
     """Args:
@@ -39,6 +32,8 @@ class SpiderRunnerActor(CrawlActor):
     """
 
     role = "spider_runner"
+    # Its inbox is usually backlogged: tell the output of several responses in a burst.
+    hold_types = frozenset(("scrape_response", "scrape_failure"))
 
     def __init__(self, crawler, scheduler, pipeline, engine, **kw):
         super().__init__(settings=crawler.settings, **kw)
@@ -50,47 +45,9 @@ class SpiderRunnerActor(CrawlActor):
         # Built on the caller's (supervisor's) thread, before spider_opened is sent.
         self.spidermw = SpiderMiddlewareManager.from_crawler(crawler)
         self.start_requests = None
-        self._held = []  # (ref, message) sent by handlers, not yet told: see on_receive
-
-    def send(self, ref, message: dict) -> None:
-        """Validate ``message`` as :meth:`CrawlActor.send` does and hold it for
-        :meth:`on_receive` to tell, in order."""
-        if self._check_sent:
-            validate_message(message)
-        self._held.append((ref, message))
-
-    def on_receive(self, message):
-        """Handle ``message``, then tell what the handler sent.
-
-        While more responses wait in the inbox, the output of several is told in one
-        burst (same messages, same order per receiver and overall): each receiver
-        that was idle is woken once per burst instead of once per response, which
-        saves thread switches. Held messages are told as soon as the inbox is empty,
-        after any other message type, and when ``_MAX_HELD`` are held.
-        """
-        try:
-            return super().on_receive(message)
-        finally:
-            held = self._held
-            if held and (
-                len(held) >= _MAX_HELD
-                or not isinstance(message, dict)
-                or message.get("type") not in _HOLDING_TYPES
-                or self.actor_inbox.qsize() == 0
-            ):
-                self._flush()
-
-    def _flush(self):
-        held, self._held = self._held, []
-        for ref, message in held:
-            self._tell(ref, message)
 
     def on_stop(self):
-        self._flush()
-
-    def on_failure(self, exception_type, exception_value, traceback):
-        self._flush()
-        super().on_failure(exception_type, exception_value, traceback)
+        self.flush_held()
 
     def on_start(self):
         try:

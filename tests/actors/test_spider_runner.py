@@ -7,7 +7,7 @@ import pykka
 import pytest
 
 import crawlfw
-from crawlfw.actors.spider_runner import _MAX_HELD, SpiderRunnerActor
+from crawlfw.actors.spider_runner import SpiderRunnerActor
 from crawlfw.http import HtmlResponse, Request
 from crawlfw.utils.test import get_crawler
 
@@ -19,7 +19,7 @@ class Recorder(pykka.ThreadingActor):
 
     The "engine" recorder answers each ``response_scraped`` by telling the "scheduler"
     recorder a ``probe``, as the real engine's idle check does; ``done`` is set when
-    the scheduler has had ``expected`` probes.
+    the recorders have had all 4 messages of ``expected`` responses.
     """
 
     def __init__(self, name, log, lock, done, expected, scheduler=None):
@@ -28,13 +28,12 @@ class Recorder(pykka.ThreadingActor):
         self.expected, self.scheduler = expected, scheduler
 
     def on_receive(self, message):
-        with self.lock:
-            self.log.append((self.name, message))
-            probes = sum(1 for n, m in self.log if m["type"] == "probe")
         if message["type"] == "response_scraped" and self.scheduler is not None:
             self.scheduler.tell({"type": "probe", "url": message["request"].url})
-        if probes >= self.expected:
-            self.done.set()
+        with self.lock:
+            self.log.append((self.name, message))
+            if len(self.log) >= 4 * self.expected:
+                self.done.set()
 
 
 def _start_recorders(log, lock, done, expected):
@@ -55,7 +54,7 @@ class GateSpider(crawlfw.Spider):
             yield Request(f"{response.url}/{i}")
 
 
-@pytest.mark.parametrize("responses", [1, 5, _MAX_HELD * 2 + 1])
+@pytest.mark.parametrize("responses", [1, 5, SpiderRunnerActor.max_held * 2 + 1])
 def test_output_told_in_order_when_responses_queue_up(responses):
     crawler = get_crawler(GateSpider, {"LOG_LEVEL": "INFO"})
     crawler.spider = spider = GateSpider()
