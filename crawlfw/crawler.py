@@ -46,11 +46,20 @@ class EngineFacade:
 
     Scrapy code calls ``crawler.engine.crawl(request, spider)`` and
     ``crawler.engine.close_spider(spider, reason)``; both work here from any thread.
+    With a ``supervisor`` (always, in the runtime) they are messages to the Supervisor
+    (``crawl``, ``stop_crawl``), which checks and forwards them: the Supervisor is the one
+    actor the outside talks to.
+
+    Args:
+        crawler: the Crawler.
+        ref: the crawl's EngineActor ref.
+        supervisor: the Supervisor ref, or None to message the engine directly.
     """
 
-    def __init__(self, crawler, ref):
+    def __init__(self, crawler, ref, supervisor=None):
         self.crawler = crawler
         self.ref = ref
+        self.supervisor = supervisor
         self.downloader = _DownloaderView(crawler.download_slots)
 
     @property
@@ -59,7 +68,7 @@ class EngineFacade:
 
     def crawl(self, request, spider=None) -> None:
         """Schedule ``request`` (the dupefilter applies unless ``dont_filter``)."""
-        self._tell({"type": "crawl", "request": request})
+        self._tell({"type": "crawl", "crawl_id": self.crawler._crawl_id or "", "request": request})
 
     schedule = crawl
 
@@ -163,11 +172,15 @@ class EngineFacade:
 
     def close_spider(self, spider=None, reason: str = "cancelled") -> None:
         """Close the spider with ``reason`` as ``finish_reason``."""
-        self._tell({"type": "close_spider", "reason": reason})
+        if self.supervisor is not None:
+            self._tell({"type": "stop_crawl", "crawl_id": self.crawler._crawl_id,
+                        "reason": reason})
+        else:
+            self._tell({"type": "close_spider", "reason": reason})
 
     def _tell(self, message):
         try:
-            self.ref.tell(message)
+            (self.supervisor or self.ref).tell(message)
         except pykka.ActorDeadError:
             logger.debug("engine already stopped; %s ignored", message["type"])
 

@@ -17,11 +17,11 @@ sending it (pykka does not copy messages).
 
 Who sends what (see ARCHITECTURE.md for the picture)::
 
-    outside    -> Supervisor : start_crawl, stop_crawl, get_status
+    outside    -> Supervisor : start_crawl, stop_crawl, get_status, crawl (forwarded)
     any child  -> Supervisor : actor_failed, child_started
     Engine     -> Supervisor : spider_closing
     Supervisor -> Engine     : start_engine, close_spider, downloader_failed
-    outside    -> Engine     : crawl, close_spider (crawler.engine facade)
+    Supervisor -> Engine     : crawl (forwarded from crawler.engine.crawl)
     timer      -> Engine     : recheck_idle
     Downloader -> itself     : pump
     Engine     -> Scheduler  : enqueue_requests, pull_requests, check_idle
@@ -154,9 +154,12 @@ class StartEngine(TypedDict):
 
 
 class Crawl(TypedDict):
-    """Outside (``crawler.engine.crawl(request, spider)``) -> Engine: schedule a request."""
+    """Outside (``crawler.engine.crawl(request, spider)``) -> Supervisor -> Engine:
+    schedule a request in a running crawl."""
 
     type: Literal["crawl"]
+    crawl_id: str
+    """The crawl (the Supervisor forwards the message to its engine; the engine ignores it)."""
     request: Any
 
 

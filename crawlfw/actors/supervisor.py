@@ -65,6 +65,7 @@ class Supervisor(CrawlActor):
 
     - ``start_crawl {crawler}`` -> ``{"crawl_id": str, "engine": ActorRef}``
     - ``stop_crawl {crawl_id, reason}`` -> ``{"stopping": [crawl_id, ...]}``
+    - ``crawl {crawl_id, request}``: forwarded to that crawl's engine
     - ``get_status {}`` -> ``{"crawls": {crawl_id: {...}}}``
 
     Every message it receives is checked against its schema unless
@@ -110,6 +111,14 @@ class Supervisor(CrawlActor):
             else:
                 self._shutdown(tree, message["reason"])
         return {"stopping": stopping}
+
+    def handle_crawl(self, message):
+        tree = self.crawls.get(message["crawl_id"])
+        if tree is None or tree.engine is None or tree.closing:
+            logger.debug("crawl %(id)s is not running; %(request)s dropped",
+                         {"id": message["crawl_id"], "request": message["request"]})
+            return
+        self.send(tree.engine, message)
 
     def handle_get_status(self, message):
         crawls = {}
@@ -181,7 +190,7 @@ class Supervisor(CrawlActor):
         from crawlfw.crawler import EngineFacade
 
         # spider_opened handlers (CloseSpider's timeout...) may use crawler.engine at once.
-        crawler.engine = EngineFacade(crawler, tree.engine)
+        crawler.engine = EngineFacade(crawler, tree.engine, self.actor_ref)
         crawler.stats.open_spider(spider)
         crawler.signals.send_catch_log(signals.spider_opened, spider=spider)
         crawler.signals.send_catch_log(signals.engine_started)
