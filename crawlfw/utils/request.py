@@ -20,6 +20,11 @@ __all__ = ["request_fingerprint", "request_authenticate", "request_httprepr"]
 # {request: {include_headers key: hex fingerprint}}
 _fingerprint_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
+# {url: hex fingerprint} of GET requests without a body: a crawl meets the same links on
+# many pages. Plain dict operations are atomic under the GIL; emptied when full.
+_GET_FINGERPRINTS: dict[str, str] = {}
+_GET_FINGERPRINTS_SIZE = 16384
+
 
 def request_fingerprint(request, include_headers: Iterable[str | bytes] | None = None) -> str:
     """Return a hash that identifies the resource a request points to.
@@ -36,7 +41,9 @@ def request_fingerprint(request, include_headers: Iterable[str | bytes] | None =
     The value is computed once per request and ``include_headers`` set, and cached
     weakly (requests are immutable in the fields used, except headers: change the
     headers of a request after fingerprinting it with ``include_headers`` and the
-    cached value is stale, as in Scrapy).
+    cached value is stale, as in Scrapy). The fingerprint of a GET request without a
+    body and without ``include_headers`` depends on its URL only: it is memoised per
+    URL instead (a bounded cache), as the same links recur on many pages.
 
     Args:
         request: a :class:`~crawlfw.http.Request`.
@@ -50,18 +57,29 @@ def request_fingerprint(request, include_headers: Iterable[str | bytes] | None =
         cache_key = tuple(to_bytes(h.lower()) for h in sorted(include_headers))
     else:
         cache_key = None
-    try:
-        cache = _fingerprint_cache[request]
-    except KeyError:
+    if cache_key is None and request.method == "GET" and not request.body:
+        # depends on the URL only: memoised per URL rather than per request
+        url = request.url
+        digest = _GET_FINGERPRINTS.get(url)
+        if digest is None:
+            digest = hashlib.sha1(b"GET" + to_bytes(canonical_url(url))).hexdigest()
+            if len(_GET_FINGERPRINTS) >= _GET_FINGERPRINTS_SIZE:
+                _GET_FINGERPRINTS.clear()
+            _GET_FINGERPRINTS[url] = digest
+        return digest
+    cache = _fingerprint_cache.get(request)
+    if cache is None:
         cache = _fingerprint_cache[request] = {}
-    try:
-        return cache[cache_key]
-    except KeyError:
-        pass
-    fp = hashlib.sha1()
-    fp.update(to_bytes(request.method))
-    fp.update(to_bytes(canonical_url(request.url)))  # w3lib canonicalize_url, faster
-    fp.update(request.body or b"")
+    else:
+        digest = cache.get(cache_key)
+        if digest is not None:
+            return digest
+    # one update of the concatenation == Scrapy's successive updates
+    fp = hashlib.sha1(
+        to_bytes(request.method)
+        + to_bytes(canonical_url(request.url))  # w3lib canonicalize_url, faster
+        + (request.body or b"")
+    )
     if cache_key:
         for hdr in cache_key:
             if hdr in request.headers:

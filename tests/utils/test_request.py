@@ -117,7 +117,7 @@ def test_include_headers():
 
 
 def test_fingerprint_cached_per_request_and_released_with_it():
-    r = Request("http://www.example.com/cached")
+    r = Request("http://www.example.com/cached", method="POST", body=b"x")
     first = fp(r)
     assert request_mod._fingerprint_cache[r] == {None: first}
     fp(r, include_headers=["A"])
@@ -182,3 +182,22 @@ def test_fingerprint_equals_reference_on_every_link_of_the_shared_sites(sites_di
         assert request_fingerprint(request) == expected, url
         checked += 1
     assert checked > 5000
+
+
+def test_get_fingerprint_memoised_per_url_and_bounded(monkeypatch):
+    monkeypatch.setattr(request_mod, "_GET_FINGERPRINTS", {})
+    monkeypatch.setattr(request_mod, "_GET_FINGERPRINTS_SIZE", 3)
+    urls = [f"http://www.example.com/p/{i}?b=2&a=1#f" for i in range(5)]
+    for url in urls + urls:
+        r = Request(url)
+        expected = hashlib.sha1(b"GET" + canonicalize_url(url).encode()).hexdigest()
+        assert fp(r) == expected
+        assert r not in request_mod._fingerprint_cache  # no per-request entry needed
+        assert request_mod._GET_FINGERPRINTS[r.url] == expected
+        assert len(request_mod._GET_FINGERPRINTS) <= 3
+    # a body, another method or include_headers take the per-request path
+    for r in (Request(urls[0], body=b"x"), Request(urls[0], method="HEAD")):
+        assert fp(r) != fp(Request(urls[0]))
+        assert r in request_mod._fingerprint_cache
+    r = Request(urls[0], headers={"A": "1"})
+    assert fp(r, include_headers=["A"]) != fp(r)
