@@ -51,7 +51,35 @@ class DepthMiddleware:
             response.meta["depth"] = 0
             if self.stats is not None and self.verbose_stats:
                 self.stats.inc_value("request_depth_count/0", spider=spider)
-        return (r for r in result or () if self._filter(r, response, spider))
+        if type(self)._filter is not DepthMiddleware._filter:
+            return (r for r in result or () if self._filter(r, response, spider))
+        return self._output(iter(result or ()), response, spider)
+
+    def _output(self, result, response, spider):
+        # process_spider_output with _filter inlined. The requests of one response share
+        # a depth: request_depth_max is raised once per depth, not once per request.
+        maxdepth, prio, stats, verbose = self.maxdepth, self.prio, self.stats, self.verbose_stats
+        last_max = None
+        for r in result:
+            if isinstance(r, Request):
+                depth = response.meta["depth"] + 1
+                r.meta["depth"] = depth
+                if prio:
+                    r.priority -= depth * prio
+                if maxdepth and depth > maxdepth:
+                    logger.debug(
+                        "Ignoring link (depth > %(maxdepth)d): %(requrl)s ",
+                        {"maxdepth": maxdepth, "requrl": r.url},
+                        extra={"spider": spider},
+                    )
+                    continue
+                if stats is not None:
+                    if verbose:
+                        stats.inc_value(f"request_depth_count/{depth}", spider=spider)
+                    if depth != last_max:
+                        stats.max_value("request_depth_max", depth, spider=spider)
+                        last_max = depth
+            yield r
 
     def _filter(self, request, response, spider) -> bool:
         if not isinstance(request, Request):

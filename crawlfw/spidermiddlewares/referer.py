@@ -43,6 +43,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _dict_contains = dict.__contains__
+_dict_setitem = dict.__setitem__
 
 #: Schemes whose URLs never go into a Referer (later Scrapy's ``NOREFERRER_SCHEMES``).
 LOCAL_SCHEMES = ("about", "blob", "data", "filesystem", "file", "s3")
@@ -289,6 +290,7 @@ class RefererMiddleware:
         # response says otherwise: what policy() + LegacyPolicy.referrer() give, without
         # building a policy object per request.
         url = response.url
+        url_bytes = {}  # encoding -> [the value Headers.normvalue(url) stores]
         header_checked = False
         for r in result:
             if r.__class__ is Request or isinstance(r, Request):
@@ -308,10 +310,16 @@ class RefererMiddleware:
                         header_cls = _policy_class(header) if header else None
                         header_checked = True
                     cls = header_cls
-                if cls is None or cls is LegacyPolicy:
-                    referrer = url
-                else:
+                if cls is not None and cls is not LegacyPolicy:
                     referrer = cls().referrer(url, r.url)
-                if referrer is not None:
-                    headers[b"Referer"] = referrer
+                    if referrer is not None:
+                        headers[b"Referer"] = referrer
+                elif headers.__class__ is Headers:
+                    # what headers[b"Referer"] = url stores, without normkey/normvalue
+                    value = url_bytes.get(headers.encoding)
+                    if value is None:
+                        value = url_bytes[headers.encoding] = url.encode(headers.encoding)
+                    _dict_setitem(headers, b"Referer", [value])
+                else:
+                    headers[b"Referer"] = url
             yield r

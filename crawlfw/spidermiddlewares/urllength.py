@@ -40,7 +40,15 @@ class UrlLengthMiddleware:
         return o
 
     def process_spider_output(self, response, result, spider):
-        return (r for r in result or () if self._filter(r, spider))
+        if type(self)._filter is not UrlLengthMiddleware._filter:
+            return (r for r in result or () if self._filter(r, spider))
+        maxlength = self.maxlength
+        # _filter (which logs and counts) only for the requests it drops
+        return (
+            r
+            for r in result or ()
+            if not (isinstance(r, Request) and len(r.url) > maxlength) or self._filter(r, spider)
+        )
 
     def _filter(self, request, spider) -> bool:
         if isinstance(request, Request) and len(request.url) > self.maxlength:

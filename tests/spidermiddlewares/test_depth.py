@@ -92,3 +92,38 @@ def test_no_stats(setup):
 def test_none_result(setup):
     crawler, spider, mw = setup()
     assert list(mw.process_spider_output(response_at(0), None, spider)) == []
+
+
+class _PerRequestDepth(DepthMiddleware):
+    """The reference: Scrapy 1.2's per-request ``_filter`` (a subclass overriding it
+    gets it called for every output element)."""
+
+    def _filter(self, request, response, spider):
+        return super()._filter(request, response, spider)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [{}, {"DEPTH_STATS_VERBOSE": True}, {"DEPTH_LIMIT": 3}, {"DEPTH_PRIORITY": -2},
+     {"DEPTH_STATS": False}],
+)
+def test_output_same_as_per_request_filter(setup, settings):
+    # process_spider_output (which inlines _filter) gives the same output, request
+    # meta, priorities and stats as _filter called per element.
+    results = []
+    for cls in (DepthMiddleware, _PerRequestDepth):
+        crawler, spider, _ = setup(settings)
+        mw = cls.from_crawler(crawler)
+        out_all = []
+        for response_depth in (None, 2, 0, 3, 1):
+            response = response_at(response_depth)
+            produced = [Request(f"http://example.com/{i}", priority=i) for i in range(3)]
+            produced.insert(1, {"item": 1})
+            out = list(mw.process_spider_output(response, produced, spider))
+            out_all.append(
+                [(o.url, o.meta["depth"], o.priority) if isinstance(o, Request) else o for o in out]
+            )
+        stats = {k: v for k, v in crawler.stats.get_stats().items() if k.startswith("request_depth")}
+        results.append((out_all, stats))
+    assert results[0] == results[1]
+    assert results[0][0][0]  # something was produced

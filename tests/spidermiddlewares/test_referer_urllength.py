@@ -206,3 +206,25 @@ def test_referer_policy_override_in_subclass_is_used():
 def test_referer_output_not_iterable_raises_at_call():
     with pytest.raises(TypeError):
         RefererMiddleware(Settings()).process_spider_output(RESPONSE, 5, None)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1", "cp1252"])
+def test_referer_header_stored_as_headers_setitem_does(encoding):
+    from crawlfw.http import Headers
+
+    page = "http://example.com/caf\u00e9?q=\u00e9"
+    response = Response(page, request=Request("http://example.com/"))
+    r = Request("http://example.com/x", encoding=encoding)
+    list(RefererMiddleware(Settings()).process_spider_output(response, [r], None))
+    expected = Headers(encoding=encoding)
+    expected[b"Referer"] = page
+    assert dict(r.headers) == dict(expected)
+
+
+def test_url_length_filter_override_in_subclass_is_used():
+    class Strict(UrlLengthMiddleware):
+        def _filter(self, request, spider):
+            return False
+
+    r = Request("http://example.com/")
+    assert list(Strict(100).process_spider_output(RESPONSE, [r, {"i": 1}], None)) == []
