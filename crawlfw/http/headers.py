@@ -14,6 +14,7 @@ __all__ = ["Headers"]
 _dict_get = dict.get
 _dict_getitem = dict.__getitem__
 _dict_setitem = dict.__setitem__
+_dict_new = dict.__new__
 
 
 class Headers(CaselessDict):
@@ -40,6 +41,14 @@ class Headers(CaselessDict):
     def __init__(self, seq=None, encoding: str = "utf-8"):
         self.encoding = encoding
         super().__init__(seq)
+
+    @classmethod
+    def _empty(cls, encoding: str = "utf-8") -> Headers:
+        """``Headers(encoding=encoding)``, without the constructor chain (hot path:
+        one per new Request)."""
+        self = _dict_new(cls)
+        self.encoding = encoding
+        return self
 
     @classmethod
     def from_raw_pairs(

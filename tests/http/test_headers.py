@@ -3,7 +3,7 @@ import pickle
 
 import pytest
 
-from crawlfw.http import Headers
+from crawlfw.http import Headers, Request
 
 
 def test_case_insensitive_lookup_and_title_case_storage():
@@ -182,3 +182,15 @@ def test_from_raw_pairs_encoding():
     h = Headers.from_raw_pairs([("X", "caf\u00e9")], encoding="latin-1")
     assert h["x"] == b"caf\xe9"
     assert h.encoding == "latin-1"
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1"])
+def test_empty_is_the_constructor_without_arguments(encoding):
+    # Headers._empty: the Request hot path's shortcut for Headers(encoding=...)
+    fast, slow = Headers._empty(encoding), Headers(encoding=encoding)
+    assert type(fast) is Headers and fast == slow == {}
+    assert vars(fast) == vars(slow)
+    fast["X-A"], slow["X-A"] = "\u00e9", "\u00e9"
+    assert dict(fast) == dict(slow)
+    request = Request("http://example.com/", encoding=encoding)
+    assert type(request.headers) is Headers and vars(request.headers) == vars(slow)

@@ -105,7 +105,7 @@ class Request(object_ref):
         self.errback = errback
         self.cookies = cookies or {}
         if headers is None:
-            self.headers = Headers(encoding=encoding)
+            self.headers = Headers._empty(encoding)
         elif headers.__class__ is Headers:
             self.headers = headers.copy()
             self.headers.encoding = encoding
