@@ -46,9 +46,12 @@ class EngineFacade:
 
     Scrapy code calls ``crawler.engine.crawl(request, spider)`` and
     ``crawler.engine.close_spider(spider, reason)``; both work here from any thread.
-    With a ``supervisor`` (always, in the runtime) they are messages to the Supervisor
-    (``crawl``, ``stop_crawl``), which checks and forwards them: the Supervisor is the one
-    actor the outside talks to.
+    ``crawl`` tells the engine directly: code running inside the crawl (a middleware's
+    callback on the SpiderRunner's thread, a ``spider_idle`` handler) relies on the engine
+    seeing the request before that thread's next message, or the engine could find the
+    crawl idle and close it with the request in transit. ``close_spider`` goes to the
+    Supervisor (``stop_crawl``) when there is one. Processes outside the tree send the
+    Supervisor ``crawl`` messages, which it forwards.
 
     Args:
         crawler: the Crawler.
@@ -68,7 +71,11 @@ class EngineFacade:
 
     def crawl(self, request, spider=None) -> None:
         """Schedule ``request`` (the dupefilter applies unless ``dont_filter``)."""
-        self._tell({"type": "crawl", "crawl_id": self.crawler._crawl_id or "", "request": request})
+        message = {"type": "crawl", "crawl_id": self.crawler._crawl_id or "", "request": request}
+        try:
+            self.ref.tell(message)
+        except pykka.ActorDeadError:
+            logger.debug("engine already stopped; %s ignored", request)
 
     schedule = crawl
 

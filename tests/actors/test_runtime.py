@@ -259,3 +259,22 @@ def test_closespider_itemcount(server):
                        start=server.url)
     assert result.finish_reason == "closespider_itemcount"
     assert 5 <= len(result.items) < 30
+
+
+class EngineCrawlSpider(ListSpider):
+    """Its callback hands one more request to ``crawler.engine.crawl`` and yields nothing
+    (as the robots.txt middleware does for parked requests)."""
+
+    name = "engine_crawl"
+
+    def parse(self, response):
+        if response.url.endswith("/page/1"):
+            self.crawler.engine.crawl(crawlfw.Request(response.url.replace("/page/1", "/page/2")))
+            return
+        yield {"url": response.url}
+
+
+@pytest.mark.parametrize("attempt", range(5))
+def test_request_given_to_engine_from_a_callback_is_never_lost(server, attempt):
+    result = run_crawl(EngineCrawlSpider, urls=[f"{server.url}/page/1"])
+    assert [i["url"] for i in result.items] == [f"{server.url}/page/2"]
