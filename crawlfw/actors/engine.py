@@ -27,7 +27,7 @@ from crawlfw.core.slot import slot_key
 from crawlfw.exceptions import DontCloseSpider
 from crawlfw.http import Request, Response
 from crawlfw.logformatter import LogFormatter
-from crawlfw.utils.log import logformatter_adapter
+from crawlfw.utils.log import _debug_wanted, logformatter_adapter
 
 logger = logging.getLogger(__name__)
 
@@ -254,7 +254,7 @@ class EngineActor(CrawlActor):
             return
         response = result
         response.request = request
-        if self._log_crawled or logger.isEnabledFor(logging.DEBUG):
+        if self._log_crawled or _debug_wanted(logger):
             logkws = self.logformatter.crawled(request, response, self.spider)
             logger.log(*logformatter_adapter(logkws), extra={"spider": self.spider})
         self.crawler.signals.send_catch_log(

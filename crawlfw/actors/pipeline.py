@@ -14,7 +14,7 @@ from crawlfw.actors._base import CrawlActor
 from crawlfw.exceptions import DropItem
 from crawlfw.logformatter import LogFormatter
 from crawlfw.pipelines import ItemPipelineManager
-from crawlfw.utils.log import failure_to_exc_info, logformatter_adapter
+from crawlfw.utils.log import _debug_wanted, failure_to_exc_info, logformatter_adapter
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class PipelineActor(CrawlActor):
                 logger.error("Error processing %(item)s", {"item": item},
                              exc_info=failure_to_exc_info(e), extra={"spider": spider})
             else:
-                if log_scraped or logger.isEnabledFor(logging.DEBUG):
+                if log_scraped or _debug_wanted(logger):
                     logkws = logformatter.scraped(output, response, spider)
                     logger.log(*logformatter_adapter(logkws), extra={"spider": spider})
                 send_signal(signals.item_scraped, item=output, response=response, spider=spider)

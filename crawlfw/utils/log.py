@@ -221,6 +221,36 @@ class LogCounterHandler(logging.Handler):
         self.crawler.stats.inc_value(f'log_count/{record.levelname}')
 
 
+def _debug_wanted(logger) -> bool:
+    """True if a DEBUG record logged on ``logger`` could have any effect.
+
+    That is: the logger is enabled for DEBUG and either it has filters, or a handler
+    reached through propagation accepts DEBUG (level NOTSET or DEBUG), or no handler
+    is found at all and ``logging.lastResort`` would take it. Otherwise
+    ``logger.debug(...)`` builds a record that every handler then drops (crawlfw's
+    loggers are at DEBUG and handlers filter by ``LOG_LEVEL``, as in Scrapy), so hot
+    paths skip building it.
+    """
+    if not logger.isEnabledFor(logging.DEBUG):
+        return False
+    if logger.filters:
+        return True
+    found = False
+    c = logger
+    while c is not None:
+        for h in c.handlers:
+            found = True
+            if h.level <= logging.DEBUG:
+                return True
+        if not c.propagate:
+            break
+        c = c.parent
+    if found:
+        return False
+    last = logging.lastResort
+    return last is None or last.level <= logging.DEBUG
+
+
 def logformatter_adapter(logkws):
     """Turn a :class:`~crawlfw.logformatter.LogFormatter` result into ``logger.log`` arguments.
 

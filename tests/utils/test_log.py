@@ -208,3 +208,62 @@ def test_failure_to_exc_info_accepts_a_failure():
     except KeyError as e:
         exc = e
     assert failure_to_exc_info(Failure(exc)) == (KeyError, exc, exc.__traceback__)
+
+
+class _Seen(logging.Handler):
+    def __init__(self, level):
+        super().__init__(level)
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+def _isolated(name, handler_levels, child_level=logging.NOTSET, child_filter=False):
+    """logger ``name``.child under ``name`` (which does not propagate to root)."""
+    parent = logging.getLogger(name)
+    parent.propagate = False
+    parent.setLevel(logging.DEBUG)
+    for h in list(parent.handlers):
+        parent.removeHandler(h)
+    handlers = [_Seen(level) for level in handler_levels]
+    for h in handlers:
+        parent.addHandler(h)
+    child = logging.getLogger(name + ".child")
+    child.setLevel(child_level)
+    for f in list(child.filters):
+        child.removeFilter(f)
+    if child_filter:
+        child.addFilter(lambda record: True)
+    return child, handlers
+
+
+@pytest.mark.parametrize(
+    "handler_levels, child_level, child_filter, wanted",
+    [
+        ([logging.INFO], logging.NOTSET, False, False),
+        ([logging.INFO, logging.WARNING], logging.NOTSET, False, False),
+        ([logging.INFO, logging.DEBUG], logging.NOTSET, False, True),
+        ([logging.NOTSET], logging.NOTSET, False, True),
+        ([logging.DEBUG], logging.INFO, False, False),
+        ([logging.INFO], logging.NOTSET, True, True),
+        ([], logging.NOTSET, False, False),  # lastResort: WARNING
+    ],
+)
+def test_debug_wanted_matches_what_logging_does(handler_levels, child_level, child_filter, wanted):
+    from crawlfw.utils.log import _debug_wanted
+
+    child, handlers = _isolated(f"dw{len(handler_levels)}{child_level}{child_filter}",
+                                handler_levels, child_level, child_filter)
+    assert _debug_wanted(child) is wanted
+    child.debug("x")
+    if handlers:
+        assert any(h.records for h in handlers) == (wanted and not child_filter)
+
+
+def test_debug_wanted_without_last_resort(monkeypatch):
+    from crawlfw.utils.log import _debug_wanted
+
+    child, _ = _isolated("dwlr", [])
+    monkeypatch.setattr(logging, "lastResort", None)
+    assert _debug_wanted(child) is True  # logging would warn "No handlers could be found"
