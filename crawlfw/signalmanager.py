@@ -231,6 +231,9 @@ class SignalManager:
             receiver, where ``result`` is its return value or the exception
             instance it raised (Scrapy returned a Twisted ``Failure`` there).
         """
+        receivers = self._receivers
+        if signal not in receivers and Any not in receivers:
+            return []  # nobody connected: the common case on the per-request hot path
         sender = kwargs.pop('sender', self.sender)
         dont_log = kwargs.pop('dont_log', None)
         spider = kwargs.get('spider')

@@ -338,3 +338,19 @@ def test_concurrent_connect_and_send():
     counter.clear()
     sm.send_catch_log(signals.item_scraped)
     assert sorted(counter) == list(range(n_threads * per_thread))
+
+
+def test_send_without_receivers_returns_empty_list():
+    sm = SignalManager(sender=object())
+    sig = object()
+    assert sm.send_catch_log(sig, a=1) == []
+    called = []
+
+    def receiver(a):
+        called.append(a)
+
+    sm.connect(receiver, signal=sig)
+    assert sm.send_catch_log(sig, a=2) == [(receiver, None)]
+    sm.disconnect(receiver, signal=sig)
+    assert sm.send_catch_log(sig, a=3) == []
+    assert called == [2]
