@@ -46,6 +46,10 @@ class EngineActor(CrawlActor):
     """
 
     role = "engine"
+    # Its inbox is often backlogged: tell what several messages caused in one burst.
+    hold_types = frozenset(
+        ("response_downloaded", "response_scraped", "items_processed", "requests_dequeued")
+    )
 
     def __init__(self, crawler, scheduler, spider_runner, **kw):
         super().__init__(settings=crawler.settings, **kw)
@@ -82,6 +86,7 @@ class EngineActor(CrawlActor):
         self.mw.open_spider(self.spider)
 
     def on_stop(self):
+        self.flush_held()
         if self._idle_timer is not None:
             self._idle_timer.cancel()
         for ref in self.downloaders.values():  # normally stopped by the supervisor already
