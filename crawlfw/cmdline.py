@@ -23,6 +23,9 @@ from crawlfw.utils.project import get_project_settings, inside_project
 
 __all__ = ["execute", "COMMAND_MODULES"]
 
+_DEFAULT_GC_THRESHOLD0 = 700  # CPython's
+_CRAWL_GC_THRESHOLD0 = 7000
+
 #: Every command module, in ``crawlfw -h`` order; each defines a function of its name.
 COMMAND_MODULES = [
     "bench", "check", "crawl", "edit", "fetch", "genspider", "list", "parse", "runspider",
@@ -107,6 +110,12 @@ def execute(argv=None) -> None:
     # during the crawl.
     gc.collect()
     gc.freeze()
+    # A crawl keeps thousands of requests in flight between threads: with CPython's
+    # default first threshold (700 allocations) most survive a young collection and are
+    # traversed again by older ones (12 % of the CPU of a 20,000-page crawl; 6 % with
+    # 7000, for ~15 MiB more peak memory). A threshold someone else set is kept.
+    if gc.get_threshold()[0] == _DEFAULT_GC_THRESHOLD0:
+        gc.set_threshold(_CRAWL_GC_THRESHOLD0, *gc.get_threshold()[1:])
     try:
         parser.dispatch(argv=argv)
     except argh.CommandError as e:
