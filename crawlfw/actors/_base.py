@@ -12,6 +12,11 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["CrawlActor"]
 
+#: Messages that only update the receiver's counters: losing them at shutdown loses nothing.
+_COUNTING_MESSAGES = frozenset(
+    {"items_processed", "response_scraped", "start_requests_pulled", "idle_checked"}
+)
+
 
 class CrawlActor(pykka.ThreadingActor):
     """A Pykka threading actor handling flat message dicts.
@@ -72,11 +77,22 @@ class CrawlActor(pykka.ThreadingActor):
             self._tell(ref, message)
 
     def _tell(self, ref, message: dict) -> None:
-        """``ref.tell(message)``; a message to a stopped actor is logged and dropped."""
+        """``ref.tell(message)``; a message to a stopped actor goes to :meth:`on_undelivered`."""
         try:
             ref.tell(message)
         except pykka.ActorDeadError:
-            # Only during shutdown: the tree stops downstream actors in order.
+            self.on_undelivered(ref, message)
+
+    def on_undelivered(self, ref, message: dict) -> None:
+        """Called (on this actor's thread) for a message whose receiver has stopped.
+
+        This only happens during shutdown, when the Supervisor stops the tree in order.
+        Counting messages are dropped quietly; others are logged. Actors that send
+        work (the Scheduler) override this to keep it.
+        """
+        if message["type"] in _COUNTING_MESSAGES:
+            logger.debug("%s: %r message dropped, its receiver has stopped", self, message["type"])
+        else:
             logger.warning("%s: %r message dropped, its receiver has stopped", self, message["type"])
 
     def on_receive(self, message):

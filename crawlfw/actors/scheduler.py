@@ -51,6 +51,17 @@ class SchedulerActor(CrawlActor):
         self.reply_to = message["reply_to"]
         self._dispatch()
 
+    def on_undelivered(self, ref, message):
+        if message["type"] == "requests_dequeued":
+            # The engine stopped (shutdown) before taking these: keep them queued, so a
+            # JOBDIR keeps them for the resumed crawl.
+            self.credit = 0
+            self.reply_to = None
+            for request in message["requests"]:
+                self.scheduler.enqueue_request(request.replace(dont_filter=True))
+            return
+        super().on_undelivered(ref, message)
+
     def handle_check_idle(self, message):
         self.send(
             message["reply_to"],

@@ -13,8 +13,9 @@ Tree of one crawl (started by ``start_crawl``)::
     └── SpiderRunnerActor
 
 Shutdown order (``spider_closing`` from the engine, or a fatal child failure): downloaders
-(in-flight transfers aborted), spider runner, scheduler, pipeline (``close_spider`` of the
-item pipelines), exporters (the feed is stored), engine; then ``spider_closed``, the stats
+(in-flight transfers aborted; the engine has re-queued their requests), spider runner,
+engine, scheduler (its queue kept in JOBDIR), pipeline (``close_spider`` of the item
+pipelines), exporters (the feed is stored); then ``spider_closed``, the stats
 dump, "Spider closed (reason)", ``engine_stopped``, and the crawl's ``finished`` event.
 
 A downloader that dies is restarted (the engine re-sends its in-flight requests) at most
@@ -217,14 +218,17 @@ class Supervisor(CrawlActor):
         crawler = tree.crawler
         spider = crawler.spider
         try:
-            for ref in [*tree.downloaders.values(), tree.spider_runner, tree.scheduler]:
+            # The engine stops before the scheduler: requests it drains from its inbox while
+            # closing go back to a live scheduler, and requests the scheduler can no
+            # longer hand to the stopped engine stay queued (SchedulerActor.on_undelivered).
+            for ref in [*tree.downloaders.values(), tree.spider_runner, tree.engine,
+                        tree.scheduler]:
                 _stop(ref)
             # Item-carrying actors get all the time they need: the pipeline drains its
             # inbox and closes the item pipelines; exporters write and store their feed
             # (storages have their own network timeouts).
             for ref in [tree.pipeline, *tree.exporters]:
                 _stop(ref, timeout_s=None)
-            _stop(tree.engine)
         finally:
             self.crawls.pop(tree.crawl_id, None)
             try:
