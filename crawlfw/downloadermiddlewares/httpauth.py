@@ -32,7 +32,8 @@ class HttpAuthMiddleware:
         """Signal handler: build the header from the spider's credentials.
 
         Also called by the first ``process_request`` for a spider, in case the signal
-        fired before this middleware was built (the actors start concurrently).
+        was never sent to it (a middleware used outside a crawl; in the runtime the
+        managers are built before ``spider_opened`` is sent).
         """
         self._opened_spider = spider
         usr = getattr(spider, "http_user", "")

@@ -84,7 +84,8 @@ class HttpCacheMiddleware:
         """Signal handler: open the storage for ``spider`` (once).
 
         Also called by the first ``process_request`` for a spider, in case the signal
-        fired before this middleware was built (the actors start concurrently); the
+        was never sent to it (a middleware used outside a crawl; in the runtime the
+        managers are built before ``spider_opened`` is sent); the
         signal runs on another thread, hence the lock.
         """
         with self._open_lock:

@@ -30,7 +30,8 @@ class UserAgentMiddleware:
         """Signal handler: adopt ``spider.user_agent`` when the spider sets one.
 
         Also called by the first ``process_request`` for a spider, in case the signal
-        fired before this middleware was built (the actors start concurrently).
+        was never sent to it (a middleware used outside a crawl; in the runtime the
+        managers are built before ``spider_opened`` is sent).
         """
         self._opened_spider = spider
         self.user_agent = getattr(spider, "user_agent", self.user_agent)

@@ -278,3 +278,29 @@ class EngineCrawlSpider(ListSpider):
 def test_request_given_to_engine_from_a_callback_is_never_lost(server, attempt):
     result = run_crawl(EngineCrawlSpider, urls=[f"{server.url}/page/1"])
     assert [i["url"] for i in result.items] == [f"{server.url}/page/2"]
+
+
+def test_supervisor_forwards_crawl_messages_from_the_outside(server):
+    runner = CrawlerRunner({"LOG_LEVEL": "INFO"})
+    crawler = runner.create_crawler(IdleSpider)
+    got = threading.Event()
+    items = []
+
+    def scraped(item):
+        items.append(item)
+        if item["url"].endswith("/page/2"):
+            got.set()
+
+    crawler.signals.connect(scraped, signals.item_scraped, weak=False)
+    try:
+        runner.crawl(crawler, urls=[f"{server.url}/page/1"])
+        assert crawler.spider.idle.wait(30)
+        runner.supervisor.tell({"type": "crawl", "crawl_id": crawler._crawl_id,
+                                "request": crawlfw.Request(f"{server.url}/page/2")})
+        assert got.wait(30)
+        crawler.spider.release.set()
+        runner.stop("shutdown")
+        assert crawler.wait(30)
+    finally:
+        runner.shutdown()
+    assert sorted(i["url"] for i in items) == [f"{server.url}/page/1", f"{server.url}/page/2"]
