@@ -1,14 +1,15 @@
 """Duplicate request filters (Scrapy 1.2's ``scrapy.dupefilters``).
 
 ``RFPDupeFilter`` remembers request fingerprints (``crawlfw.utils.request.request_fingerprint``:
-SHA1 over method, canonical URL and body) and, with a ``JOBDIR``, appends them to
-``<JOBDIR>/requests.seen`` so a resumed crawl skips what it already fetched.
+SHA1 over method, canonical URL and body). Built with a ``path``, it appends them to
+``<path>/requests.seen``; in a crawl with a ``JOBDIR`` the durable frontier keeps them
+instead (``crawlfw.core.frontier.SqliteFrontier``), so a resumed crawl skips what it
+already fetched.
 """
 
 import logging
 import os
 
-from crawlfw.utils.job import job_dir
 from crawlfw.utils.request import request_fingerprint
 
 __all__ = ["BaseDupeFilter", "RFPDupeFilter"]
@@ -55,7 +56,10 @@ class RFPDupeFilter(BaseDupeFilter):
 
     @classmethod
     def from_settings(cls, settings):
-        return cls(job_dir(settings), settings.getbool("DUPEFILTER_DEBUG"))
+        """Build from ``DUPEFILTER_DEBUG``. With a ``JOBDIR`` the fingerprints are kept by
+        the crawl's frontier (``<JOBDIR>/frontier.sqlite``, committed with the queue), not
+        in ``requests.seen``."""
+        return cls(None, settings.getbool("DUPEFILTER_DEBUG"))
 
     def request_seen(self, request) -> bool:
         """True if a request with the same fingerprint was seen; else remember it."""

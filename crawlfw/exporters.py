@@ -248,6 +248,16 @@ class BaseItemExporter:
         The file is left open: closing it is the caller's job.
         """
 
+    def resume_exporting(self, items: int, fields=None):
+        """Continue a document that an earlier run of the same job started (called
+        instead of :meth:`start_exporting`: the header is already in the file).
+
+        Args:
+            items: how many items the file already holds in this document.
+            fields: the fields an earlier run fixed for the document (the CSV columns),
+                or None.
+        """
+
     def _get_serialized_fields(self, item, default_value=None, include_empty=None):
         """Yield ``(output_name, serialized_value)`` for each field to export.
 
@@ -369,6 +379,10 @@ class JsonItemExporter(_JsonExporterMixin, BaseItemExporter):
     def finish_exporting(self):
         """Write a newline and the closing ``]``."""
         self.file.write(self._to_bytes("\n]"))
+
+    def resume_exporting(self, items: int, fields=None):
+        """Continue the array: the next item is preceded by ``,`` when ``items`` > 0."""
+        self.first_item = not items
 
     def export_item(self, item):
         """Write ``item`` as a JSON object, preceded by ``,\\n`` unless it is the first."""
@@ -520,6 +534,21 @@ class CsvItemExporter(BaseItemExporter):
     def finish_exporting(self):
         """Flush the text layer (``file`` stays open, as with every exporter)."""
         self.stream.flush()
+
+    def resume_exporting(self, items: int, fields=None):
+        """Continue the table: no second header row; the columns are ``fields`` (those
+        of the header already written) when given."""
+        if items or fields is not None:
+            self._headers_not_written = False
+        if fields is not None:
+            self.fields_to_export = fields
+
+    def document_fields(self):
+        """The columns fixed for this document (list), or None before the first row."""
+        if self._headers_not_written or not self.include_headers_line:
+            return None
+        fields = self.fields_to_export
+        return dict(fields) if isinstance(fields, Mapping) else list(fields or ())
 
     def _cell(self, value):
         if isinstance(value, bytes):

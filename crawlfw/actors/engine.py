@@ -28,6 +28,7 @@ from crawlfw.exceptions import DontCloseSpider
 from crawlfw.http import Request, Response
 from crawlfw.logformatter import LogFormatter
 from crawlfw.utils.log import _debug_wanted, logformatter_adapter
+from crawlfw.utils.request import request_fingerprint
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +62,7 @@ class EngineActor(CrawlActor):
         self.max_concurrency = max(1, settings.getint("CONCURRENT_REQUESTS"))
         self.max_active_size = settings.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE")
         self.downloaders = {}  # slot key -> DownloaderActor ref
+        self.parked = {}  # fingerprint -> lease of a request a middleware parked
         self.in_flight = {}  # slot key -> set of requests sent to that downloader
         self.downloading = 0
         self.credit = 0  # granted to the scheduler, not yet used
@@ -152,7 +154,13 @@ class EngineActor(CrawlActor):
 
     def handle_crawl(self, message):
         self.activity += 1
-        self.send(self.scheduler, {"type": "enqueue_requests", "requests": [message["request"]]})
+        request = message["request"]
+        enqueue = {"type": "enqueue_requests", "requests": [request], "transient_ok": True}
+        if self.parked:  # a parked request re-issued (robots.txt): it replaces its lease
+            lease = self.parked.pop(request_fingerprint(request), None)
+            if lease is not None:
+                enqueue["done"] = [lease]
+        self.send(self.scheduler, enqueue)
         self._after()
 
     def handle_idle_checked(self, message):
@@ -212,7 +220,11 @@ class EngineActor(CrawlActor):
         try:
             result = self.mw.process_request(request, self.spider)
         except RequestParked:
-            return  # a middleware keeps it and re-sends it later (robots.txt pending)
+            # A middleware keeps it and re-sends it later (robots.txt pending) as a new
+            # request; with a durable frontier, that one replaces this lease.
+            if request._lease is not None:
+                self.parked[request_fingerprint(request)] = request._lease
+            return
         except Exception as e:
             self._process_exception(request, e)
             return
@@ -221,7 +233,7 @@ class EngineActor(CrawlActor):
         elif isinstance(result, Response):
             self._process_response(request, result)
         else:
-            self._schedule(result)
+            self._schedule(result, request)
 
     def _fetch(self, request):
         key = slot_key(request)
@@ -255,7 +267,7 @@ class EngineActor(CrawlActor):
             self._to_spider_failure(request, e)
             return
         if isinstance(result, Request):
-            self._schedule(result)
+            self._schedule(result, request)
             return
         response = result
         response.request = request
@@ -280,20 +292,25 @@ class EngineActor(CrawlActor):
         elif isinstance(result, Response):
             self._process_response(request, result)
         else:
-            self._schedule(result)
+            self._schedule(result, request)
 
     def _to_spider_failure(self, request, error):
         self.in_spider += 1
         self.send(self.spider_runner, {"type": "scrape_failure", "request": request, "error": error})
 
-    def _schedule(self, request):
-        self.send(self.scheduler, {"type": "enqueue_requests", "requests": [request]})
+    def _schedule(self, request, replaces):
+        """Schedule ``request``, which a middleware returned in place of ``replaces``
+        (a redirect, a retry): with a durable frontier, in the same transaction as the
+        ack of ``replaces``' lease."""
+        message = {"type": "enqueue_requests", "requests": [request]}
+        if replaces._lease is not None:
+            message["done"] = [replaces._lease]
+        self.send(self.scheduler, message)
 
     def _requeue(self, requests):
-        # Closing: requests the scheduler handed out go back (dupefilter bypassed) so that a
-        # persistent queue keeps them.
-        back = [r.replace(dont_filter=True) for r in requests]
-        self.send(self.scheduler, {"type": "enqueue_requests", "requests": back})
+        # Closing: requests the scheduler handed out go back (a durable frontier keeps
+        # them for the next run).
+        self.send(self.scheduler, {"type": "release_requests", "requests": list(requests)})
 
     # --- flow control and idleness ------------------------------------------------------
 

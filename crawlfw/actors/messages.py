@@ -24,7 +24,11 @@ Who sends what (see ARCHITECTURE.md for the picture)::
     Supervisor -> Engine     : crawl (forwarded from crawler.engine.crawl)
     timer      -> Engine     : recheck_idle
     Downloader -> itself     : pump
-    Engine     -> Scheduler  : enqueue_requests, pull_requests, check_idle
+    Engine     -> Scheduler  : enqueue_requests, release_requests, pull_requests, check_idle
+    Supervisor -> Scheduler  : start_checkpoints (JOBDIR)
+    Scheduler  -> SpiderRunner -> Pipeline -> Exporter(s) : checkpoint (JOBDIR)
+    Exporter (or Pipeline) -> Scheduler : checkpoint_reached (JOBDIR)
+    Scheduler  -> Supervisor : stop_crawl (the frontier failed)
     Scheduler  -> Engine     : requests_dequeued, idle_checked
     Engine     -> Downloader : fetch
     Downloader -> Engine     : response_downloaded, download_failed
@@ -36,7 +40,7 @@ Who sends what (see ARCHITECTURE.md for the picture)::
     Pipeline   -> Exporter   : export_items
 """
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
     "Message",
@@ -53,6 +57,10 @@ __all__ = [
     "CloseSpider",
     "DownloaderFailed",
     "EnqueueRequests",
+    "ReleaseRequests",
+    "StartCheckpoints",
+    "Checkpoint",
+    "CheckpointReached",
     "PullRequests",
     "CheckIdle",
     "RequestsDequeued",
@@ -198,6 +206,66 @@ class EnqueueRequests(TypedDict):
     type: Literal["enqueue_requests"]
     requests: list
     """``crawlfw.http.Request`` objects, in the order the spider produced them."""
+    done: NotRequired[list[int]]
+    """Leases these requests replace (a redirect or retry of a leased request): acked in
+    the same transaction as the push."""
+    start: NotRequired[dict]
+    """From the SpiderRunner with a durable frontier: ``{"consumed": int, "exhausted":
+    bool}``, start requests taken from ``start_requests()`` for this message (committed
+    with the requests, so a resumed job skips them)."""
+    transient_ok: NotRequired[bool]
+    """True for requests of the crawl's own machinery (``crawler.engine.crawl``): one
+    that cannot be stored in a ``JOBDIR`` is kept in memory instead of refused."""
+
+
+class ReleaseRequests(TypedDict):
+    """Engine -> Scheduler: leased requests the engine will not finish (the spider is
+    closing): queue them again."""
+
+    type: Literal["release_requests"]
+    requests: list
+    """The ``crawlfw.http.Request`` objects as the scheduler handed them out."""
+
+
+class StartCheckpoints(TypedDict):
+    """Supervisor -> Scheduler (durable frontier only): checkpoints start at this
+    SpiderRunner."""
+
+    type: Literal["start_checkpoints"]
+    spider_runner: Any
+    """The SpiderRunner's ``pykka.ActorRef``."""
+
+
+class Checkpoint(TypedDict):
+    """Scheduler -> SpiderRunner -> Pipeline -> each Exporter: make what the listed
+    leases caused durable, then pass on (see ARCHITECTURE.md, "Lose nothing")."""
+
+    type: Literal["checkpoint"]
+    epoch: int
+    """The scheduler's checkpoint number (0: the last one, sent as the runner stops)."""
+    reply_to: Any
+    """The Scheduler's ``pykka.ActorRef``, told ``checkpoint_reached`` at the end."""
+    leases: list[int]
+    """Leases whose callbacks finished since the last checkpoint (filled by the
+    SpiderRunner)."""
+    spider_state: str | None
+    """``spider.state`` pickled, base64 text, as it was after those callbacks; None
+    when the spider has no state."""
+    feeds: dict
+    """``{feed key: state dict or None}``, filled by each Exporter on the way."""
+    next: NotRequired[list]
+    """Exporter refs still to pass (Pipeline -> Exporter hops)."""
+
+
+class CheckpointReached(TypedDict):
+    """Last Exporter (or the Pipeline, without exporters) -> Scheduler: ack ``leases``
+    and commit, with ``feeds`` and ``spider_state``."""
+
+    type: Literal["checkpoint_reached"]
+    epoch: int
+    leases: list[int]
+    spider_state: str | None
+    feeds: dict
 
 
 class PullRequests(TypedDict):
@@ -362,6 +430,10 @@ MESSAGE_TYPES: dict[str, type] = {
         CloseSpider,
         DownloaderFailed,
         EnqueueRequests,
+        ReleaseRequests,
+        StartCheckpoints,
+        Checkpoint,
+        CheckpointReached,
         PullRequests,
         CheckIdle,
         RequestsDequeued,

@@ -77,3 +77,25 @@ class PipelineActor(CrawlActor):
             for exporter in self.exporters:
                 self.send(exporter, {"type": "export_items", "items": passed})
         self.send(self.engine, {"type": "items_processed", "count": len(message["items"])})
+
+    def handle_checkpoint(self, message):
+        """Pass a checkpoint on to the exporters (in a chain), after every item sent
+        before it; without exporters it is reached here."""
+        forward_checkpoint(self, message, self.exporters)
+
+
+def forward_checkpoint(actor, message, chain):
+    """Send ``message`` (a ``checkpoint``) to the first ref of ``chain`` with the rest
+    as its ``next``; with an empty chain, tell its ``reply_to`` ``checkpoint_reached``.
+
+    Args:
+        actor: the sending :class:`~crawlfw.actors._base.CrawlActor`.
+        message: the checkpoint message (owned by the caller, passed on).
+        chain: the refs still to pass, in order.
+    """
+    if chain:
+        actor.send(chain[0], {**message, "type": "checkpoint", "next": list(chain[1:])})
+    else:
+        reached = {k: v for k, v in message.items() if k not in ("next", "reply_to")}
+        reached["type"] = "checkpoint_reached"
+        actor.send(message["reply_to"], reached)

@@ -1,20 +1,41 @@
-"""SchedulerActor: owns the crawl's :class:`crawlfw.core.scheduler.Scheduler`.
+"""SchedulerActor: owns the crawl's frontier (through a
+:class:`crawlfw.core.scheduler.Scheduler`).
 
-Receives ``enqueue_requests`` (from the Engine and the SpiderRunner), ``pull_requests``
-(credit from the Engine) and ``check_idle``; sends ``requests_dequeued`` and
-``idle_checked`` to the Engine. Fires ``request_scheduled`` / ``request_dropped``.
+Receives ``enqueue_requests`` (from the Engine and the SpiderRunner), ``release_requests``
+and ``pull_requests`` (credit) from the Engine, and ``check_idle``; sends
+``requests_dequeued`` and ``idle_checked`` to the Engine. Fires ``request_scheduled`` /
+``request_dropped``.
+
+With a durable frontier (``JOBDIR``) it also drives checkpoints: every
+``FRONTIER_CHECKPOINT_INTERVAL`` seconds it tells the SpiderRunner ``checkpoint``; the
+message travels SpiderRunner -> Pipeline -> each Exporter (each adding what it made
+durable) and comes back as ``checkpoint_reached``, on which the frontier acks the leases
+whose work is now durable and commits, with the feeds' lengths, in one transaction.
 """
+
+import logging
+import sqlite3
+import time
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
+from crawlfw.core.frontier import FrontierError
+from crawlfw.utils import _faults
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["SchedulerActor"]
+
+#: What a failing frontier raises (disk full, I/O error, a damaged file).
+_FRONTIER_ERRORS = (sqlite3.Error, FrontierError, OSError)
 
 
 class SchedulerActor(CrawlActor):
     """Args:
-    crawler: the Crawler (``signals``, ``spider``).
-    scheduler: an opened-on-start scheduler object (``Scheduler`` API).
+    crawler: the Crawler (``signals``, ``spider``, ``settings``).
+    scheduler: a scheduler object: a :class:`crawlfw.core.scheduler.Scheduler` (its
+        ``frontier`` is used) or any object with Scrapy's scheduler interface
+        (``open``, ``close``, ``enqueue_request``, ``next_request``, ``__len__``).
     **kw: ``CrawlActor`` arguments.
     """
 
@@ -25,31 +46,105 @@ class SchedulerActor(CrawlActor):
         self.crawler = crawler
         self.spider = crawler.spider
         self.scheduler = scheduler
+        frontier = getattr(scheduler, "frontier", None)  # (an empty frontier is falsy)
+        self.frontier = _ScrapySchedulerFrontier(scheduler) if frontier is None else frontier
+        self.durable = self.frontier.durable
         self.credit = 0
         self.reply_to = None
+        self.failed = False
+        # Checkpoints (durable frontier only).
+        self.spider_runner = None
+        self.checkpoint_interval_s = crawler.settings.getfloat("FRONTIER_CHECKPOINT_INTERVAL", 1.0)
+        self.epoch = 0
+        self.checkpoint_pending = False
+        self.last_checkpoint = time.monotonic()
 
     def on_start(self):
         self.scheduler.open(self.spider)
 
     def on_stop(self):
-        left = self.scheduler.close("finished")
+        try:
+            left = self.scheduler.close("finished")
+        except _FRONTIER_ERRORS as e:
+            self._fail(e)
+            return
         if left:
             self.crawler.stats.set_value("scheduler/unprocessed", len(left), spider=self.spider)
 
+    # --- messages -----------------------------------------------------------------------
+
     def handle_enqueue_requests(self, message):
-        enqueue = self.scheduler.enqueue_request
+        if self.failed:
+            return
+        push = self.frontier.push
+        transient_ok = message.get("transient_ok", False)
         send = self.crawler.signals.send_catch_log
-        for request in message["requests"]:
-            if enqueue(request):
-                send(signals.request_scheduled, request=request, spider=self.spider)
-            else:
-                send(signals.request_dropped, request=request, spider=self.spider)
+        try:
+            for request in message["requests"]:
+                if push(request, transient_ok=transient_ok):
+                    send(signals.request_scheduled, request=request, spider=self.spider)
+                else:
+                    send(signals.request_dropped, request=request, spider=self.spider)
+            done = message.get("done")
+            if done:
+                self.frontier.ack(done)
+            start = message.get("start")
+            if start is not None:
+                meta = {"start_requests": self.frontier.meta.get("start_requests", 0)
+                        + start["consumed"]}
+                if start["exhausted"]:
+                    meta["start_exhausted"] = True
+                self.frontier.set_meta(meta)
+        except _FRONTIER_ERRORS as e:
+            self._fail(e)
+            return
         self._dispatch()
+
+    def handle_release_requests(self, message):
+        """Leased requests the engine could not finish (the spider is closing): queued
+        again (a durable frontier keeps them for the next run)."""
+        if self.failed:
+            return
+        try:
+            self.frontier.release(message["requests"])
+        except _FRONTIER_ERRORS as e:
+            self._fail(e)
 
     def handle_pull_requests(self, message):
         self.credit += message["count"]
         self.reply_to = message["reply_to"]
         self._dispatch()
+
+    def handle_check_idle(self, message):
+        self._maybe_checkpoint()
+        self.send(
+            message["reply_to"],
+            {"type": "idle_checked", "token": message["token"], "pending": len(self.frontier)},
+        )
+
+    def handle_start_checkpoints(self, message):
+        """The Supervisor names the SpiderRunner, where checkpoints start."""
+        self.spider_runner = message["spider_runner"]
+
+    def handle_checkpoint_reached(self, message):
+        """Everything the listed leases caused is durable (their requests pushed, their
+        items in every feed): ack them and commit, with the feeds' states."""
+        self.checkpoint_pending = False
+        if self.failed:
+            return
+        meta = {}
+        if message["feeds"]:
+            feeds = dict(self.frontier.meta.get("feeds", {}))
+            feeds.update(message["feeds"])
+            meta["feeds"] = feeds
+        if message.get("spider_state") is not None:
+            meta["spider_state"] = message["spider_state"]
+        _faults.hit("feed.before_commit")
+        try:
+            self.frontier.ack(message["leases"])
+            self.frontier.commit(meta)
+        except _FRONTIER_ERRORS as e:
+            self._fail(e)
 
     def on_undelivered(self, ref, message):
         if message["type"] == "requests_dequeued":
@@ -57,30 +152,98 @@ class SchedulerActor(CrawlActor):
             # JOBDIR keeps them for the resumed crawl.
             self.credit = 0
             self.reply_to = None
-            for request in message["requests"]:
-                self.scheduler.enqueue_request(request.replace(dont_filter=True))
+            if not self.failed:
+                try:
+                    self.frontier.release(message["requests"])
+                except _FRONTIER_ERRORS as e:
+                    self._fail(e)
+            return
+        if message["type"] == "checkpoint":
+            self.checkpoint_pending = False  # the spider runner stopped: no more checkpoints
+            self.spider_runner = None
             return
         super().on_undelivered(ref, message)
 
-    def handle_check_idle(self, message):
-        self.send(
-            message["reply_to"],
-            {"type": "idle_checked", "token": message["token"], "pending": len(self.scheduler)},
-        )
+    # --- internals ----------------------------------------------------------------------
 
     def _dispatch(self):
-        if not self.credit or self.reply_to is None:
+        if self.durable:
+            self._maybe_checkpoint()
+        if not self.credit or self.reply_to is None or self.failed:
             return
-        batch = []
-        next_request = self.scheduler.next_request
-        while self.credit:
-            request = next_request()
-            if request is None:
-                break
-            batch.append(request)
-            self.credit -= 1
+        try:
+            batch = self.frontier.lease(self.credit)
+        except _FRONTIER_ERRORS as e:
+            self._fail(e)
+            return
         if batch:
+            self.credit -= len(batch)
             self.send(
                 self.reply_to,
-                {"type": "requests_dequeued", "requests": batch, "pending": len(self.scheduler)},
+                {"type": "requests_dequeued", "requests": batch, "pending": len(self.frontier)},
             )
+
+    def _maybe_checkpoint(self):
+        if (self.checkpoint_pending or self.spider_runner is None
+                or time.monotonic() - self.last_checkpoint < self.checkpoint_interval_s):
+            return
+        self.epoch += 1
+        self.checkpoint_pending = True
+        self.last_checkpoint = time.monotonic()
+        self.send(self.spider_runner, {"type": "checkpoint", "epoch": self.epoch,
+                                       "reply_to": self.actor_ref, "leases": [],
+                                       "spider_state": None, "feeds": {}})
+
+    def _fail(self, error):
+        if self.failed:
+            return
+        self.failed = True
+        where = getattr(self.frontier, "path", "the frontier")
+        logger.error("Frontier failed: %(error)s (%(where)s): closing the crawl",
+                     {"error": f"{type(error).__name__}: {error}", "where": where},
+                     extra={"spider": self.spider})
+        self.crawler.stats.set_value("frontier/error", f"{type(error).__name__}: {error}",
+                                     spider=self.spider)
+        if self.supervisor is not None:
+            self.send(self.supervisor, {"type": "stop_crawl", "crawl_id": self.crawl_id,
+                                        "reason": "frontier_failed"})
+
+
+class _ScrapySchedulerFrontier:
+    """A Scrapy-style scheduler object (``enqueue_request``/``next_request``) seen
+    through the frontier interface: not durable, leases not tracked."""
+
+    durable = False
+
+    def __init__(self, scheduler):
+        self.scheduler = scheduler
+
+    def push(self, request, *, transient_ok=True) -> bool:
+        return self.scheduler.enqueue_request(request)
+
+    def lease(self, n):
+        out = []
+        while len(out) < n:
+            request = self.scheduler.next_request()
+            if request is None:
+                break
+            out.append(request)
+        return out
+
+    def release(self, requests):
+        for request in requests:
+            self.scheduler.enqueue_request(request.replace(dont_filter=True))
+
+    def ack(self, lease_ids):
+        pass
+
+    def commit(self, meta=None):
+        pass
+
+    def set_meta(self, meta):
+        pass
+
+    meta = {}
+
+    def __len__(self):
+        return len(self.scheduler)

@@ -5,7 +5,17 @@ items to the Pipeline, a ``response_scraped`` count to the Engine.
 A callback that raises is logged with its traceback ("Spider error processing ..."),
 counted in ``spider_exceptions/<Type>``, sent as ``spider_error``; the crawl goes on and
 whatever the callback yielded before raising is kept. ``CloseSpider`` closes the spider.
+
+A callback's output is streamed: requests and items are sent on in batches of at most
+:data:`OUTPUT_BATCH` while the callback runs, so a callback that yields 200,000 requests
+never holds them all. With a durable frontier (``JOBDIR``) the runner remembers the
+lease of every request whose callback has finished and hands those leases on at each
+``checkpoint`` (see :mod:`crawlfw.actors.scheduler`), with a snapshot of
+``spider.state`` taken at that point.
 """
+
+import base64
+import pickle
 
 import logging
 
@@ -23,11 +33,19 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["SpiderRunnerActor"]
 
+#: Most requests (and most items) of one callback sent in one message.
+OUTPUT_BATCH = 256
+
 
 class SpiderRunnerActor(CrawlActor):
     """Args:
     crawler: the Crawler (spider, signals, stats).
     scheduler, pipeline, engine: ActorRefs the output goes to.
+    durable: the frontier is durable (``JOBDIR``): track leases for checkpoints.
+    start_skip: start requests already scheduled by an earlier run of this job (the
+        first ``start_skip`` outputs of ``start_requests()`` are skipped; it must yield
+        the same requests in the same order each run, as Scrapy's default does).
+    start_exhausted: an earlier run of this job consumed all start requests.
     **kw: ``CrawlActor`` arguments.
     """
 
@@ -35,7 +53,8 @@ class SpiderRunnerActor(CrawlActor):
     # Its inbox is usually backlogged: tell the output of several responses in a burst.
     hold_types = frozenset(("scrape_response", "scrape_failure"))
 
-    def __init__(self, crawler, scheduler, pipeline, engine, **kw):
+    def __init__(self, crawler, scheduler, pipeline, engine, *, durable=False, start_skip=0,
+                 start_exhausted=False, **kw):
         super().__init__(settings=crawler.settings, **kw)
         self.crawler = crawler
         self.spider = crawler.spider
@@ -45,14 +64,27 @@ class SpiderRunnerActor(CrawlActor):
         # Built on the caller's (supervisor's) thread, before spider_opened is sent.
         self.spidermw = SpiderMiddlewareManager.from_crawler(crawler)
         self.start_requests = None
+        self.durable = durable
+        self.start_skip = start_skip
+        self.start_exhausted = start_exhausted
+        self.done_leases = []  # leases whose callback finished since the last checkpoint
 
     def on_stop(self):
         self.flush_held()
+        if self.durable:  # the last checkpoint: acks what this run finished
+            self._checkpoint(0, self.scheduler)
 
     def on_start(self):
+        if self.start_exhausted:
+            self.start_requests = iter(())
+            return
         try:
             start = self.spider.start_requests()
             self.start_requests = iter(self.spidermw.process_start_requests(start, self.spider))
+            for _ in range(self.start_skip):  # scheduled by an earlier run of this job
+                next(self.start_requests)
+        except StopIteration:
+            pass
         except Exception:
             logger.error("Error while obtaining start requests", exc_info=True,
                          extra={"spider": self.spider})
@@ -63,10 +95,12 @@ class SpiderRunnerActor(CrawlActor):
     def handle_pull_start_requests(self, message):
         batch = []
         exhausted = False
+        consumed = 0
         start_requests = self.start_requests
         try:
             for _ in range(message["count"]):
                 request = next(start_requests)
+                consumed += 1
                 if isinstance(request, Request):
                     batch.append(request)
                 else:
@@ -81,7 +115,10 @@ class SpiderRunnerActor(CrawlActor):
             logger.error("Error while obtaining start requests", exc_info=True,
                          extra={"spider": self.spider})
             exhausted = True
-        if batch:
+        if self.durable:  # the count is committed with the requests it scheduled
+            self.send(self.scheduler, {"type": "enqueue_requests", "requests": batch,
+                                       "start": {"consumed": consumed, "exhausted": exhausted}})
+        elif batch:
             self.send(self.scheduler, {"type": "enqueue_requests", "requests": batch})
         self.send(self.engine, {"type": "start_requests_pulled", "count": len(batch),
                                 "exhausted": exhausted})
@@ -123,12 +160,23 @@ class SpiderRunnerActor(CrawlActor):
 
     def _consume(self, output, request, response, size):
         requests, items = [], []
+        n_requests = n_items = 0
         try:
             for obj in output:
                 if isinstance(obj, Request):
                     requests.append(obj)
+                    if len(requests) >= OUTPUT_BATCH:
+                        n_requests += len(requests)
+                        self.send(self.scheduler, {"type": "enqueue_requests",
+                                                   "requests": requests})
+                        requests = []
                 elif isinstance(obj, (BaseItem, dict)):
                     items.append(obj)
+                    if len(items) >= OUTPUT_BATCH:
+                        n_items += len(items)
+                        self.send(self.pipeline, {"type": "process_items", "items": items,
+                                                  "response": response})
+                        items = []
                 elif obj is not None:
                     logger.error(
                         "Spider must return Request, BaseItem, dict or None, "
@@ -142,11 +190,40 @@ class SpiderRunnerActor(CrawlActor):
             else:
                 self._spider_error(e, request, response)
         if requests:
+            n_requests += len(requests)
             self.send(self.scheduler, {"type": "enqueue_requests", "requests": requests})
         if items:
+            n_items += len(items)
             self.send(self.pipeline, {"type": "process_items", "items": items, "response": response})
         self.send(self.engine, {"type": "response_scraped", "request": request,
-                                "items": len(items), "requests": len(requests), "size": size})
+                                "items": n_items, "requests": n_requests, "size": size})
+        if request._lease is not None:
+            self.done_leases.append(request._lease)
+
+    # --- checkpoints (durable frontier) -------------------------------------------------
+
+    def handle_checkpoint(self, message):
+        self._checkpoint(message["epoch"], message["reply_to"])
+
+    def _checkpoint(self, epoch, reply_to):
+        """Hand the leases finished since the last checkpoint down the item path
+        (Pipeline -> Exporters -> ``reply_to``): everything they caused was sent before
+        this message on the same paths, so it is processed first."""
+        leases, self.done_leases = self.done_leases, []
+        self.send(self.pipeline, {"type": "checkpoint", "epoch": epoch, "reply_to": reply_to,
+                                  "leases": leases, "spider_state": self._spider_state(),
+                                  "feeds": {}})
+
+    def _spider_state(self):
+        state = getattr(self.spider, "state", None)
+        if state is None:
+            return None
+        try:
+            return base64.b64encode(pickle.dumps(state, pickle.HIGHEST_PROTOCOL)).decode("ascii")
+        except Exception as e:
+            logger.error("spider.state cannot be saved (it must be picklable): %(error)s",
+                         {"error": e}, extra={"spider": self.spider})
+            return None
 
     def _spider_error(self, exc, request, response):
         if isinstance(exc, CloseSpider):

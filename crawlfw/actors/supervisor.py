@@ -55,6 +55,7 @@ class CrawlTree:
         self.spider_runner = None
         self.pipeline = None
         self.exporters = []
+        self.frontier = None
         self.downloaders = {}  # slot -> ref
         self.restarts = defaultdict(deque)  # slot -> times of restarts
         self.closing = None
@@ -174,20 +175,41 @@ class Supervisor(CrawlActor):
         from crawlfw.actors.pipeline import PipelineActor
         from crawlfw.actors.scheduler import SchedulerActor
         from crawlfw.actors.spider_runner import SpiderRunnerActor
+        from crawlfw.core.feeds import FeedWriter
 
         crawler = tree.crawler
         spider = crawler.spider
         common = {"crawl_id": tree.crawl_id, "supervisor": self.actor_ref}
         logger.info("Spider opened", extra={"spider": spider})
-        if crawler.settings.get("FEED_URI") and _feed_export_enabled(crawler.settings):
-            tree.exporters.append(ExporterActor.start(crawler, **common))
+        # The frontier first: a JOBDIR job's metadata tells how to resume the feeds and
+        # the start requests.
         scheduler = load_object(crawler.settings["SCHEDULER"]).from_crawler(crawler)
+        tree.frontier = frontier = getattr(scheduler, "frontier", None)
+        durable = bool(getattr(frontier, "durable", False))
+        job = frontier.meta if durable else {}
+        try:
+            feeds = dict(job.get("feeds", {}))
+            if crawler.settings.get("FEED_URI") and _feed_export_enabled(crawler.settings):
+                writer = FeedWriter.from_crawler(crawler)
+                writer.open(resume=feeds.get(writer.key))
+                feeds[writer.key] = writer.checkpoint(fsync=False)
+                tree.exporters.append(ExporterActor.start(crawler, writer, **common))
+            if durable:  # each feed's starting point is committed before any item comes
+                frontier.commit({"feeds": feeds})
+        except BaseException:
+            scheduler.close("start_failed")
+            raise
         tree.scheduler = SchedulerActor.start(crawler, scheduler, **common)
         tree.engine = EngineActor.start(crawler, tree.scheduler, None, **common)
         tree.pipeline = PipelineActor.start(crawler, tree.engine, tree.exporters, **common)
         tree.spider_runner = SpiderRunnerActor.start(
-            crawler, tree.scheduler, tree.pipeline, tree.engine, **common
+            crawler, tree.scheduler, tree.pipeline, tree.engine, durable=durable,
+            start_skip=job.get("start_requests", 0),
+            start_exhausted=job.get("start_exhausted", False), **common
         )
+        if durable:
+            self.send(tree.scheduler, {"type": "start_checkpoints",
+                                       "spider_runner": tree.spider_runner})
         from crawlfw.crawler import EngineFacade
 
         # spider_opened handlers (CloseSpider's timeout...) may use crawler.engine at once.
@@ -221,14 +243,16 @@ class Supervisor(CrawlActor):
             # The engine stops before the scheduler: requests it drains from its inbox while
             # closing go back to a live scheduler, and requests the scheduler can no
             # longer hand to the stopped engine stay queued (SchedulerActor.on_undelivered).
-            for ref in [*tree.downloaders.values(), tree.spider_runner, tree.engine,
-                        tree.scheduler]:
+            for ref in [*tree.downloaders.values(), tree.spider_runner, tree.engine]:
                 _stop(ref)
             # Item-carrying actors get all the time they need: the pipeline drains its
             # inbox and closes the item pipelines; exporters write and store their feed
-            # (storages have their own network timeouts).
+            # (storages have their own network timeouts). The scheduler stops last: the
+            # spider runner's last checkpoint passes the pipeline and the exporters and
+            # ends at the scheduler, which commits it.
             for ref in [tree.pipeline, *tree.exporters]:
                 _stop(ref, timeout_s=None)
+            _stop(tree.scheduler)
         finally:
             self.crawls.pop(tree.crawl_id, None)
             try:

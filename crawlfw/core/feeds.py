@@ -195,6 +195,13 @@ class FeedWriter:
         self.file = None
         self._export = self._start_and_export
         self._state = "new"
+        self._started = False
+        self._resumable = False  # a local file: checkpoint() can give its state
+
+    @property
+    def key(self) -> str:
+        """The name of this feed in a ``JOBDIR`` job's metadata: its ``FEED_URI`` template."""
+        return self.urifmt
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -208,11 +215,17 @@ class FeedWriter:
 
     # lifecycle
 
-    def open(self, spider=None):
+    def open(self, spider=None, resume=None):
         """Resolve the feed URI, open the storage and build the exporter.
 
         Args:
             spider: the spider, if not given to the constructor.
+            resume: the state :meth:`checkpoint` gave in an earlier run of the same
+                ``JOBDIR`` job, or None. For a local file of the same format, the file
+                is cut back to the committed length (dropping what the earlier run wrote
+                after its last commit, partial lines included) and the document goes on
+                (no second header); the URI is the one resolved then (so ``%(time)s``
+                names the same file). Other storages start afresh.
 
         Returns:
             str: the resolved URI (password redacted).
@@ -230,18 +243,65 @@ class FeedWriter:
             self.spider = spider
         if self.spider is None:
             raise ValueError("FeedWriter.open() needs the spider (none given to the constructor)")
-        self.uri = self._resolve_uri()
+        if resume and resume.get("format") == self.format and resume.get("uri"):
+            self.uri = resume["uri"]
+        else:
+            resume = None
+            self.uri = self._resolve_uri()
         self.storage = self._make_storage(self.uri)
+        self._resumable = hasattr(self.storage, "path") and _is_file_storage(self.storage)
+        if resume and self._resumable:
+            _cut_back(self.storage.path, resume["offset"], self.uri)
         self.file = self.storage.open(self.spider)
         try:
             self.exporter = self._exporter_cls(
                 self.file, fields_to_export=self.export_fields, encoding=self.export_encoding
             )
+            if resume and self._resumable and resume.get("started"):
+                self.exporter.resume_exporting(resume.get("items", 0), resume.get("fields"))
+                self._started = True
+                self._export = self.exporter.export_item
+                self.itemcount = resume.get("items", 0)
         except BaseException:
             self._discard()
             raise
         self._state = "open"
         return _redact_uri(self.uri)
+
+    def checkpoint(self, fsync: bool = True) -> dict | None:
+        """Flush the feed to the file (and to the disk with ``fsync``) and return its
+        state, to be committed in the ``JOBDIR`` frontier with the leases whose items it
+        holds.
+
+        Args:
+            fsync: ``os.fsync`` the file (survives a power loss, not just the process).
+
+        Returns:
+            dict | None: ``{'uri': str, 'format': str, 'offset': int (bytes),
+            'items': int, 'started': bool, 'fields': list | dict | None}``; None when
+            the feed is not a local file (stdout, FTP, S3: not resumable) or not open.
+
+        Raises:
+            OSError: the file cannot be written (disk full...).
+        """
+        if self._state != "open" or not self._resumable:
+            return None
+        if self._started:
+            flush = getattr(self.exporter, "stream", None)  # CSV's text layer
+            if flush is not None:
+                flush.flush()
+        self.file.flush()
+        if fsync:
+            os.fsync(self.file.fileno())
+        document_fields = getattr(self.exporter, "document_fields", None)
+        return {
+            "uri": self.uri,
+            "format": self.format,
+            "offset": self.file.tell(),
+            "items": self.itemcount,
+            "started": self._started,
+            "fields": document_fields() if document_fields is not None else None,
+        }
 
     def export_item(self, item):
         """Write one item (the hot path: one exporter call and a counter increment).
@@ -260,6 +320,7 @@ class FeedWriter:
         if self._state != "open":
             raise RuntimeError(f"FeedWriter for {self.urifmt!r} is not open ({self._state})")
         self.exporter.start_exporting()
+        self._started = True
         self._export = self.exporter.export_item
         self._export(item)
 
@@ -299,7 +360,7 @@ class FeedWriter:
                          "is False)", log_args, extra=extra)
             return result
         try:
-            if self.itemcount == 0:
+            if not self._started:
                 self.exporter.start_exporting()
             self.exporter.finish_exporting()
             self.storage.store(self.file)
@@ -371,6 +432,34 @@ class FeedWriter:
                 f"FEED_URI {_redact_uri(self.urifmt)!r} is not a valid %-template ({e}); "
                 f"write a literal % as %%"
             ) from None
+
+
+def _is_file_storage(storage) -> bool:
+    from crawlfw.extensions.feedexport import FileFeedStorage
+
+    return isinstance(storage, FileFeedStorage)
+
+
+def _cut_back(path: str, offset: int, uri: str) -> None:
+    """Truncate the feed file at ``path`` to ``offset`` bytes, its committed length."""
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        size = None
+    if size is None or size < offset:
+        logger.error(
+            "Feed %(uri)s is %(size)s bytes long, shorter than the %(offset)d bytes "
+            "committed by the earlier run of this job: it was changed outside the crawl, "
+            "and items written before are missing from it",
+            {"uri": _redact_uri(uri), "size": "missing, 0" if size is None else size,
+             "offset": offset},
+        )
+        return
+    if size > offset:
+        os.truncate(path, offset)
+        logger.info("Feed %(uri)s cut back to its committed length (%(offset)d bytes; "
+                    "%(dropped)d bytes written after the last commit dropped)",
+                    {"uri": _redact_uri(uri), "offset": offset, "dropped": size - offset})
 
 
 def feed_settings_from_cli(output, output_format=None, settings=None) -> dict:

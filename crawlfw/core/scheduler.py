@@ -1,25 +1,22 @@
-"""The scheduler: a priority queue of requests behind a duplicate filter.
+"""The scheduler: the crawl's frontier behind Scrapy 1.2's scheduler interface.
 
 Plain, thread-free logic; :class:`crawlfw.actors.scheduler.SchedulerActor` owns one and
-translates messages into these calls. ``SCHEDULER = 'crawlfw.core.scheduler.Scheduler'``
-names this class, as Scrapy 1.2 names ``scrapy.core.scheduler.Scheduler``.
+translates messages into calls on its :attr:`Scheduler.frontier`.
+``SCHEDULER = 'crawlfw.core.scheduler.Scheduler'`` names this class, as Scrapy 1.2 names
+``scrapy.core.scheduler.Scheduler``; a Scrapy-style scheduler of the user's (only
+``enqueue_request``/``next_request``/``__len__``) works too, without a durable frontier.
 
-With a ``JOBDIR`` (Scrapy 1.2's "jobs: pausing and resuming crawls"), requests are kept
-in disk queues under ``<JOBDIR>/requests.queue/`` (one queue per priority,
-``SCHEDULER_DISK_QUEUE``, the non-empty priorities listed in ``active.json`` at close)
-and the dupefilter keeps ``<JOBDIR>/requests.seen``; a crawl started again with the same
-JOBDIR resumes with what was queued. Requests that cannot be serialized (a callback that
-is not a spider method) stay in memory; at close they are written to disk if possible.
+Without a ``JOBDIR`` the frontier is a :class:`~crawlfw.core.frontier.MemoryFrontier`.
+With one (Scrapy 1.2's "jobs: pausing and resuming crawls") it is a
+:class:`~crawlfw.core.frontier.SqliteFrontier` in ``<JOBDIR>/frontier.sqlite``, which
+also survives a crash (``kill -9``): see ARCHITECTURE.md, "Lose nothing".
 """
 
-import json
 import logging
-import os
 
-from crawlfw.core.pqueue import PriorityQueue
+from crawlfw.core.frontier import MemoryFrontier, SqliteFrontier
 from crawlfw.utils.job import job_dir
 from crawlfw.utils.misc import load_object
-from crawlfw.utils.reqser import request_from_dict, request_to_dict
 
 logger = logging.getLogger(__name__)
 
@@ -32,24 +29,33 @@ class Scheduler:
     Args:
         dupefilter: an object with ``request_seen(request) -> bool``, ``open()``,
             ``close(reason)`` and ``log(request, spider)``.
-        jobdir: the ``JOBDIR`` (None: memory queues only).
-        dqclass: the per-priority disk queue class (``SCHEDULER_DISK_QUEUE``).
+        jobdir: the ``JOBDIR`` (None: the in-memory frontier).
+        dqclass: ``SCHEDULER_DISK_QUEUE``; only its order is used with a ``JOBDIR``
+            (a ``Fifo`` class name: breadth-first; else depth-first).
         mqclass: the per-priority memory queue class (``SCHEDULER_MEMORY_QUEUE``).
-        logunser: log requests that cannot be serialized (``LOG_UNSERIALIZABLE_REQUESTS``).
-        stats: the crawl's stats collector (``scheduler/enqueued/memory`` etc.).
+        logunser: log requests of the crawl's own machinery kept in memory because they
+            cannot be stored (``LOG_UNSERIALIZABLE_REQUESTS``).
+        stats: the crawl's stats collector (``scheduler/enqueued/disk`` etc.).
+        fsync: with a ``JOBDIR``, make each commit survive a power loss
+            (``FRONTIER_FSYNC``).
+
+    Raises:
+        crawlfw.core.frontier.FrontierError: the ``JOBDIR``'s frontier cannot be opened.
     """
 
     def __init__(self, dupefilter, jobdir=None, dqclass=None, mqclass=None, logunser=False,
-                 stats=None, **kw):
+                 stats=None, fsync=True, **kw):
         self.df = dupefilter
-        self.dqdir = _dqdir(jobdir)
-        self.dqclass = dqclass or load_object("crawlfw.squeues.PickleLifoDiskQueue")
-        self.mqclass = mqclass or load_object("crawlfw.squeues.LifoMemoryQueue")
         self.logunser = logunser
         self.stats = stats
         self.spider = None
-        self.mqs = None
-        self.dqs = None
+        if jobdir:
+            dqname = getattr(dqclass, "__name__", "") if dqclass else ""
+            self.frontier = SqliteFrontier(jobdir, dupefilter, lifo="Fifo" not in dqname,
+                                           fsync=fsync, stats=stats)
+        else:
+            mqclass = mqclass or load_object("crawlfw.squeues.LifoMemoryQueue")
+            self.frontier = MemoryFrontier(dupefilter, mqclass, stats=stats)
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -66,6 +72,7 @@ class Scheduler:
             mqclass=load_object(settings["SCHEDULER_MEMORY_QUEUE"]),
             logunser=settings.getbool("LOG_UNSERIALIZABLE_REQUESTS"),
             stats=crawler.stats,
+            fsync=settings.getbool("FRONTIER_FSYNC", True),
         )
 
     def has_pending_requests(self) -> bool:
@@ -73,120 +80,59 @@ class Scheduler:
 
     def open(self, spider) -> None:
         self.spider = spider
-        self.mqs = PriorityQueue(self._newmq)
-        self.dqs = self._dq() if self.dqdir else None
+        self.frontier.open(spider)
         return self.df.open()
 
     def close(self, reason: str) -> list:
-        """Close the queues and the dupefilter.
-
-        With a JOBDIR, requests held in memory are moved to disk first and the disk
-        queues are closed (their priorities saved in ``active.json``).
+        """Close the frontier and the dupefilter.
 
         Returns:
-            the requests still queued that are NOT kept on disk (all of them without a
-            JOBDIR), so the caller can report them.
+            the requests still queued that are NOT kept in a ``JOBDIR`` (all of them
+            without one), so the caller can report them.
         """
-        left = []
-        if self.mqs is not None:
-            while True:
-                request = self.mqs.pop()
-                if request is None:
-                    break
-                if not self._dqpush(request):
-                    left.append(request)
-            self.mqs.close()
-        if self.dqs is not None:
-            prios = self.dqs.close()
-            with open(os.path.join(self.dqdir, "active.json"), "w") as f:
-                json.dump(prios, f)
-        self.df.close(reason)
-        return left
+        try:
+            return self.frontier.close(reason)
+        finally:
+            self.df.close(reason)
 
     def enqueue_request(self, request) -> bool:
-        """Queue ``request``; False when the dupefilter dropped it (``dont_filter`` skips it)."""
-        if not request.dont_filter and self.df.request_seen(request):
-            self.df.log(request, self.spider)
-            return False
-        if self._dqpush(request):
-            self._inc("scheduler/enqueued/disk")
-        else:
-            self.mqs.push(request, -request.priority)
-            self._inc("scheduler/enqueued/memory")
-        self._inc("scheduler/enqueued")
-        return True
+        """Queue ``request``; False when the dupefilter dropped it (``dont_filter`` skips
+        it). With a ``JOBDIR``, a request that cannot be stored (a callback that is no
+        spider method) is kept in memory, not resumed (``scheduler/unserializable``)."""
+        frontier = self.frontier
+        if not frontier.durable:
+            return frontier.push(request)
+        before = len(frontier._transient)
+        queued = frontier.push(request, transient_ok=True)
+        if len(frontier._transient) > before:
+            if self.stats is not None:
+                self.stats.inc_value("scheduler/unserializable", spider=self.spider)
+            if self.logunser:
+                self._log_unserializable(request)
+        return queued
 
     def next_request(self):
-        """Pop the next request to download (memory first, then disk), or None."""
-        request = self.mqs.pop()
-        if request is not None:
-            self._inc("scheduler/dequeued/memory")
-        else:
-            request = self._dqpop()
-            if request is None:
-                return None
-            self._inc("scheduler/dequeued/disk")
-        self._inc("scheduler/dequeued")
+        """Pop the next request to download (memory first, then disk), or None.
+
+        With a ``JOBDIR`` the request is acked at once: Scrapy's interface has no
+        leases, so a request taken this way is not downloaded again after a crash."""
+        requests = self.frontier.lease(1)
+        if not requests:
+            return None
+        request = requests[0]
+        if request._lease is not None:
+            self.frontier.ack([request._lease])
+            request._lease = None
         return request
 
     def __len__(self) -> int:
-        n = len(self.mqs) if self.mqs is not None else 0
-        return n + (len(self.dqs) if self.dqs is not None else 0)
+        return len(self.frontier)
 
-    def _inc(self, key):
-        if self.stats is not None:
-            self.stats.inc_value(key, spider=self.spider)
-
-    def _dqpush(self, request) -> bool:
-        if self.dqs is None:
-            return False
-        try:
-            reqd = request_to_dict(request, self.spider)
-            self.dqs.push(reqd, -request.priority)
-        except ValueError as e:  # not serializable (e.g. a callback that is no spider method)
-            if self.logunser:
-                logger.warning(
-                    "Unable to serialize request: %(request)s - reason: %(reason)s"
-                    " - no more unserializable requests will be logged"
-                    " (stats being collected)",
-                    {"request": request, "reason": e},
-                    exc_info=True,
-                    extra={"spider": self.spider},
-                )
-                self.logunser = False
-            self._inc("scheduler/unserializable")
-            return False
-        return True
-
-    def _dqpop(self):
-        if self.dqs is not None:
-            d = self.dqs.pop()
-            if d is not None:
-                return request_from_dict(d, self.spider)
-        return None
-
-    def _newmq(self, priority):
-        return self.mqclass()
-
-    def _newdq(self, priority):
-        return self.dqclass(os.path.join(self.dqdir, f"p{priority}"))
-
-    def _dq(self):
-        activef = os.path.join(self.dqdir, "active.json")
-        prios = ()
-        if os.path.exists(activef):
-            with open(activef) as f:
-                prios = json.load(f)
-        q = PriorityQueue(self._newdq, startprios=prios)
-        if len(q):
-            logger.info("Resuming crawl (%(queuesize)d requests scheduled)",
-                        {"queuesize": len(q)}, extra={"spider": self.spider})
-        return q
+    def _log_unserializable(self, request):
+        logger.warning(
+            "Unable to serialize request: %(request)s - it is kept in memory and not "
+            "resumed - no more unserializable requests will be logged (stats being "
+            "collected)", {"request": request}, extra={"spider": self.spider})
+        self.logunser = False
 
 
-def _dqdir(jobdir):
-    if jobdir:
-        dqdir = os.path.join(jobdir, "requests.queue")
-        os.makedirs(dqdir, exist_ok=True)
-        return dqdir
-    return None

@@ -1,5 +1,7 @@
-"""Keeps ``spider.state`` (a dict) across runs of a job, in ``JOBDIR/spider.state``."""
+"""Keeps ``spider.state`` (a dict) across runs of a job, in ``JOBDIR/spider.state`` and
+in the job's frontier (committed at every checkpoint, so it survives a crash too)."""
 
+import base64
 import os
 import pickle
 
@@ -12,6 +14,10 @@ __all__ = ["SpiderState"]
 
 class SpiderState:
     """Loads ``spider.state`` when the spider opens and saves it when it closes.
+
+    The state committed by the job's frontier (``<JOBDIR>/frontier.sqlite``, taken by
+    the spider runner at each checkpoint) wins over the file: after a crash it is the
+    state that goes with the requests the frontier still holds.
 
     Enabled only when ``JOBDIR`` is set. The state is pickled (so it must hold
     picklable values) and written atomically (a temporary file renamed over the
@@ -42,7 +48,12 @@ class SpiderState:
             os.replace(tmp, self.statefn)
 
     def spider_opened(self, spider):
-        if self.jobdir and os.path.exists(self.statefn):
+        from crawlfw.core.frontier import read_job_meta
+
+        committed = read_job_meta(self.jobdir).get("spider_state") if self.jobdir else None
+        if committed is not None:  # as of the frontier's last commit: the newest
+            spider.state = pickle.loads(base64.b64decode(committed))
+        elif self.jobdir and os.path.exists(self.statefn):
             with open(self.statefn, 'rb') as f:
                 spider.state = pickle.load(f)
         else:

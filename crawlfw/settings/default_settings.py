@@ -332,3 +332,11 @@ MESSAGE_VALIDATION = 'boundary'
 # the child and stops the crawl (see crawlfw.actors.supervisor).
 SUPERVISOR_MAX_RESTARTS = 3
 SUPERVISOR_RESTART_WINDOW = 60  # seconds
+
+# With a JOBDIR, the durable frontier (crawlfw.core.frontier.SqliteFrontier) commits
+# the work of finished requests at least every FRONTIER_CHECKPOINT_INTERVAL seconds
+# while the crawl runs (a crash redoes at most that much). FRONTIER_FSYNC = True makes
+# each commit, and the feed file with it, survive a power loss (fsync); False only
+# the process dying (kill -9, OOM), at less I/O.
+FRONTIER_CHECKPOINT_INTERVAL = 1.0  # seconds
+FRONTIER_FSYNC = True

@@ -10,6 +10,8 @@ from tests.support.crawl import run_crawl
 
 
 def test_pause_and_resume_with_jobdir(tmp_path, caplog):
+    import sqlite3
+
     caplog.set_level(logging.INFO)
     server = CountingServer(hold_s=0.05)
     try:
@@ -19,9 +21,13 @@ def test_pause_and_resume_with_jobdir(tmp_path, caplog):
         assert first.finish_reason == "closespider_itemcount"
         scraped_first = [i["n"] for i in first.items]
         assert 6 <= len(scraped_first) < 30
-        queue_dir = tmp_path / "job" / "requests.queue"
-        assert json.loads((queue_dir / "active.json").read_text())  # requests kept on disk
-        assert (tmp_path / "job" / "requests.seen").read_text().count("\n") > len(scraped_first)
+        db = sqlite3.connect(tmp_path / "job" / "frontier.sqlite")
+        queued = db.execute("SELECT COUNT(*) FROM requests").fetchone()[0]
+        seen = db.execute("SELECT COUNT(*) FROM seen").fetchone()[0]
+        db.close()
+        assert queued > 0  # requests kept on disk
+        assert seen > len(scraped_first)
+        assert not (tmp_path / "job" / "requests.queue").exists()
 
         second = run_crawl(FollowSpider, settings, start=server.url)
         assert second.finish_reason == "finished"
@@ -51,7 +57,7 @@ def test_unserializable_requests_stay_in_memory(tmp_path):
     assert crawler.stats.get_value("scheduler/unserializable") == 1
     assert len(scheduler) == 2
     first = scheduler.next_request()
-    assert first is lambda_cb  # memory is served before disk
+    assert first is lambda_cb  # memory (not resumed) is served before disk
     assert scheduler.next_request().url == kept.url
     assert scheduler.next_request() is None
     assert scheduler.close("finished") == []

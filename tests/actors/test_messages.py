@@ -22,7 +22,7 @@ def test_typeddict_and_schema_agree(type_name):
     cls = messages.MESSAGE_TYPES[type_name]
     schema = SCHEMAS[type_name]
     assert set(typing.get_type_hints(cls)) == set(schema["properties"])
-    assert set(schema["required"]) == set(schema["properties"])
+    assert set(schema["required"]) == set(cls.__required_keys__)
     assert schema["additionalProperties"] is False
 
 

@@ -71,6 +71,11 @@ class Request(object_ref):
             an ``errback`` without a ``callback`` (Scrapy 1.2 rule).
     """
 
+    #: The frontier lease this request was taken under (an int id given by a ``JOBDIR``
+    #: frontier when the scheduler hands the request out), else None. Not copied by
+    #: :meth:`replace`: a new request is new work.
+    _lease = None
+
     def __init__(
         self,
         url: str,

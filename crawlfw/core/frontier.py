@@ -1,0 +1,503 @@
+"""The crawl frontier: the requests still to download, the fingerprints already seen, and
+the leases on requests being worked on. Plain, thread-free objects that
+:class:`crawlfw.actors.scheduler.SchedulerActor` wraps (through
+:class:`crawlfw.core.scheduler.Scheduler`).
+
+Operations (both implementations)::
+
+    frontier.push(request) -> bool      # through the dupefilter; False: not queued
+    frontier.lease(n) -> [Request]      # up to n requests, each with ``request._lease``
+    frontier.ack(lease_ids)             # their work is durable: forget them
+    frontier.release(requests)          # give leased requests back to the queue
+    frontier.commit(meta)               # make everything since the last commit durable
+    len(frontier)                       # requests queued (not leased)
+
+:class:`MemoryFrontier` (no ``JOBDIR``) keeps a priority queue in memory; its leases are
+not tracked (``request._lease`` stays None) and ``ack``/``commit`` do nothing, so the
+crawl runs exactly as without a frontier.
+
+:class:`SqliteFrontier` (``JOBDIR`` set) keeps everything in ``<JOBDIR>/frontier.sqlite``
+(stdlib :mod:`sqlite3`, write-ahead log): the queue with priorities, the request
+fingerprints of the dupefilter, and the crawl's metadata (feed lengths, start requests
+already scheduled, ``spider.state``). Only leased requests are in memory, so memory stays
+flat however large the queue grows. A lease is a mark on a queued row, never durable on
+its own: a process that dies with open leases finds those rows queued again when the
+job is opened next, so their pages are downloaded again. ``ack`` deletes the row inside
+the open transaction, and :meth:`SqliteFrontier.commit` commits pushes, acks and metadata
+together, atomically. See ARCHITECTURE.md ("Lose nothing") for the commit protocol that
+decides when a lease may be acked.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import pickle
+import sqlite3
+
+from crawlfw.core.pqueue import PriorityQueue
+from crawlfw.dupefilters import RFPDupeFilter
+from crawlfw.utils import _faults
+from crawlfw.utils.reqser import request_from_dict, request_to_dict
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["FrontierError", "JobMeta", "MemoryFrontier", "SqliteFrontier", "FRONTIER_FILE",
+           "read_job_meta"]
+
+#: The frontier's file inside ``JOBDIR``.
+FRONTIER_FILE = "frontier.sqlite"
+
+#: Version of the tables below; a frontier of another version is refused.
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS requests (
+    id INTEGER PRIMARY KEY,
+    priority INTEGER NOT NULL,
+    leased INTEGER NOT NULL DEFAULT 0,
+    data BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS seen (fp BLOB PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+# One index per queue order, so that taking the next requests walks an index.
+_LIFO_INDEX = "CREATE INDEX IF NOT EXISTS requests_lifo ON requests (leased, priority, id)"
+_FIFO_INDEX = "CREATE INDEX IF NOT EXISTS requests_fifo ON requests (leased, priority DESC, id)"
+_LIFO_NEXT = "SELECT id, data FROM requests WHERE leased = 0 ORDER BY priority DESC, id DESC LIMIT ?"
+_FIFO_NEXT = "SELECT id, data FROM requests WHERE leased = 0 ORDER BY priority DESC, id ASC LIMIT ?"
+
+
+class FrontierError(Exception):
+    """The frontier cannot be used: its file is not a frontier, is of another version,
+    or the disk failed. The message names the file."""
+
+
+class JobMeta(dict):
+    """The metadata a ``JOBDIR`` frontier keeps, as committed by the last run (a dict).
+
+    Keys: ``start_requests`` (int, start requests already scheduled), ``start_exhausted``
+    (bool), ``feeds`` (``{feed key: state dict}``, see
+    :meth:`crawlfw.core.feeds.FeedWriter.checkpoint`), ``spider_state`` (str, the pickled
+    ``spider.state`` as latin-1 text, or absent), ``resumed`` (bool: the job existed).
+    """
+
+
+def read_job_meta(jobdir: str) -> JobMeta:
+    """Read the committed metadata of the frontier in ``jobdir`` without opening it for
+    writing (a separate read-only connection; safe while a crawl runs).
+
+    Args:
+        jobdir: the ``JOBDIR``.
+
+    Returns:
+        JobMeta: empty (``resumed`` False) when there is no frontier file yet.
+
+    Raises:
+        FrontierError: the file exists but cannot be read as a frontier.
+    """
+    path = os.path.join(jobdir, FRONTIER_FILE)
+    meta = JobMeta(resumed=False)
+    if not os.path.exists(path):
+        return meta
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows = conn.execute("SELECT key, value FROM meta").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error as e:
+        raise FrontierError(f"Cannot read the frontier {path}: {e}") from e
+    meta.update((k, json.loads(v)) for k, v in rows)
+    meta["resumed"] = True
+    return meta
+
+
+class MemoryFrontier:
+    """The in-memory frontier: a priority queue behind the dupefilter (no ``JOBDIR``).
+
+    Higher ``Request.priority`` first; within one priority the order of ``mqclass``
+    (``SCHEDULER_MEMORY_QUEUE``: LIFO by default, as Scrapy 1.2).
+
+    Args:
+        dupefilter: an object with ``request_seen(request) -> bool`` and
+            ``log(request, spider)``.
+        mqclass: the per-priority queue class.
+        stats: the crawl's stats collector, or None.
+    """
+
+    durable = False
+
+    def __init__(self, dupefilter, mqclass, stats=None):
+        self.df = dupefilter
+        self.mqclass = mqclass
+        self.stats = stats
+        self.spider = None
+        self.mqs = PriorityQueue(self._newmq)
+        self.meta = JobMeta(resumed=False)
+
+    def _newmq(self, priority):
+        return self.mqclass()
+
+    def open(self, spider) -> None:
+        self.spider = spider
+
+    def push(self, request, *, transient_ok: bool = True) -> bool:
+        """Queue ``request``; False when the dupefilter dropped it (``dont_filter``
+        bypasses the dupefilter). ``transient_ok`` is ignored: nothing here is durable."""
+        if not request.dont_filter and self.df.request_seen(request):
+            self.df.log(request, self.spider)
+            return False
+        self.mqs.push(request, -request.priority)
+        if self.stats is not None:
+            self.stats.inc_value("scheduler/enqueued/memory", spider=self.spider)
+            self.stats.inc_value("scheduler/enqueued", spider=self.spider)
+        return True
+
+    def lease(self, n: int) -> list:
+        """Up to ``n`` requests, next first (their ``_lease`` stays None: not tracked)."""
+        out = []
+        pop = self.mqs.pop
+        while len(out) < n:
+            request = pop()
+            if request is None:
+                break
+            out.append(request)
+        if out and self.stats is not None:
+            self.stats.inc_value("scheduler/dequeued/memory", len(out), spider=self.spider)
+            self.stats.inc_value("scheduler/dequeued", len(out), spider=self.spider)
+        return out
+
+    def release(self, requests) -> None:
+        """Queue leased requests again (the dupefilter is bypassed: it saw them)."""
+        for request in requests:
+            self.mqs.push(request.replace(dont_filter=True), -request.priority)
+
+    def ack(self, lease_ids) -> None:
+        """Nothing to do: memory leases are not tracked."""
+
+    def commit(self, meta=None) -> None:
+        """Nothing to do: nothing is durable."""
+
+    def set_meta(self, meta: dict) -> None:
+        """Nothing to do: nothing is durable."""
+
+    def close(self, reason: str) -> list:
+        """Return the requests still queued (they are lost with the process)."""
+        left = self.lease(len(self.mqs))
+        self.mqs.close()
+        return left
+
+    def __len__(self) -> int:
+        return len(self.mqs)
+
+
+class SqliteFrontier:
+    """The durable frontier of a ``JOBDIR``, in ``<JOBDIR>/frontier.sqlite``.
+
+    Requests are stored as :func:`crawlfw.utils.reqser.request_to_dict` dicts, pickled
+    (the JOBDIR is the crawl's own, trusted disk, and ``meta`` may hold items, as with
+    Scrapy's pickle disk queues); callbacks and errbacks by spider method name. A
+    request whose callback or errback is no method of the spider cannot be stored:
+    ``push`` refuses it with an ERROR naming the request and the function (stat
+    ``frontier/refused``), unless ``transient_ok``, for requests of the crawl's own
+    machinery (``crawler.engine.download``, robots.txt fetches, shell fetches), which are
+    kept in memory and not resumed.
+
+    The dupefilter's fingerprints live in the same file when the dupefilter is an
+    :class:`~crawlfw.dupefilters.RFPDupeFilter` (or subclass: its
+    ``request_fingerprint`` is used); any other dupefilter is asked
+    ``request_seen`` as usual and keeps its own state.
+
+    Args:
+        jobdir: the ``JOBDIR`` (created if missing).
+        dupefilter: the crawl's dupefilter.
+        lifo: True for depth-first order within a priority (Scrapy 1.2's default
+            ``PickleLifoDiskQueue``), False for breadth-first (FIFO queues).
+        fsync: True: every commit is on the disk before it returns (SQLite
+            ``synchronous=FULL``), surviving a power loss; False: a commit survives the
+            process dying (``kill -9``) but not the machine (``synchronous=NORMAL``).
+        stats: the crawl's stats collector, or None.
+
+    Raises:
+        FrontierError: the file is not a frontier or is of another version.
+    """
+
+    durable = True
+
+    def __init__(self, jobdir, dupefilter, *, lifo=True, fsync=True, stats=None):
+        self.jobdir = jobdir
+        self.path = os.path.join(jobdir, FRONTIER_FILE)
+        self.df = dupefilter
+        self.stats = stats
+        self.spider = None
+        self._fingerprint = (
+            dupefilter.request_fingerprint if isinstance(dupefilter, RFPDupeFilter) else None
+        )
+        self._transient = PriorityQueue(lambda priority: _Lifo())
+        self._leased = 0
+        os.makedirs(jobdir, exist_ok=True)
+        existed = os.path.exists(self.path)
+        try:
+            self.conn = sqlite3.connect(self.path, check_same_thread=False,
+                                        isolation_level="DEFERRED")
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
+            self.conn.executescript(_SCHEMA)
+            self.conn.execute(_LIFO_INDEX if lifo else _FIFO_INDEX)
+            self._next_sql = _LIFO_NEXT if lifo else _FIFO_NEXT
+            self.meta = self._read_meta()
+            version = self.meta.get("schema_version")
+            if version is None:
+                self.meta["schema_version"] = SCHEMA_VERSION
+                self._write_meta({"schema_version": SCHEMA_VERSION})
+            elif version != SCHEMA_VERSION:
+                raise FrontierError(
+                    f"{self.path} is a frontier of version {version}; this crawlfw reads "
+                    f"version {SCHEMA_VERSION}: use a new JOBDIR"
+                )
+            # Leases are never durable: rows leased by a run that died are queued again.
+            self.recovered = self.conn.execute(
+                "UPDATE requests SET leased = 0 WHERE leased = 1").rowcount
+            self._migrate_old_jobdir()
+            self.conn.commit()
+            self._queued = self.conn.execute(
+                "SELECT COUNT(*) FROM requests WHERE leased = 0").fetchone()[0]
+        except sqlite3.DatabaseError as e:
+            raise FrontierError(f"Cannot open the frontier {self.path}: {e}") from e
+        self.meta["resumed"] = existed
+
+    # --- the queue ----------------------------------------------------------------------
+
+    def open(self, spider) -> None:
+        """Bind the spider whose methods are the requests' callbacks."""
+        self.spider = spider
+        if self._queued:
+            logger.info(
+                "Resuming crawl (%(queuesize)d requests scheduled, %(recovered)d of them "
+                "in flight when the last run stopped)",
+                {"queuesize": self._queued, "recovered": self.recovered},
+                extra={"spider": spider},
+            )
+
+    def push(self, request, *, transient_ok: bool = False) -> bool:
+        """Queue ``request`` (inside the open transaction) unless the dupefilter drops it.
+
+        Args:
+            request: the request.
+            transient_ok: keep a request that cannot be stored in memory instead of
+                refusing it (see the class doc).
+
+        Returns:
+            bool: False when it was a duplicate or was refused.
+
+        Raises:
+            sqlite3.Error: the disk failed (the caller ends the crawl).
+        """
+        if not request.dont_filter and self._seen(request):
+            self.df.log(request, self.spider)
+            return False
+        try:
+            data = pickle.dumps(request_to_dict(request, self.spider), 5)
+        except (ValueError, pickle.PicklingError, TypeError, AttributeError) as e:
+            if transient_ok:
+                self._transient.push(request, -request.priority)
+                self._inc("scheduler/enqueued/memory")
+                self._inc("scheduler/enqueued")
+                return True
+            logger.error(
+                "Request %(request)s refused: with a JOBDIR every request is stored, and "
+                "this one cannot be: %(reason)s",
+                {"request": request, "reason": e}, extra={"spider": self.spider},
+            )
+            self._inc("frontier/refused")
+            return False
+        self.conn.execute("INSERT INTO requests (priority, data) VALUES (?, ?)",
+                          (request.priority, data))
+        self._queued += 1
+        self._inc("scheduler/enqueued/disk")
+        self._inc("scheduler/enqueued")
+        return True
+
+    def _seen(self, request) -> bool:
+        if self._fingerprint is None:
+            return self.df.request_seen(request)
+        fp = bytes.fromhex(self._fingerprint(request))
+        return not self.conn.execute("INSERT OR IGNORE INTO seen VALUES (?)", (fp,)).rowcount
+
+    def lease(self, n: int) -> list:
+        """Take up to ``n`` requests, next first; each gets ``request._lease`` (the row
+        id; None for a transient request, which is not tracked).
+
+        Raises:
+            sqlite3.Error: the disk failed.
+        """
+        out = []
+        pop = self._transient.pop
+        while len(out) < n:
+            request = pop()
+            if request is None:
+                break
+            out.append(request)
+        want = n - len(out)
+        if want > 0 and self._queued:
+            rows = self.conn.execute(self._next_sql, (want,)).fetchall()
+            if rows:
+                self.conn.executemany("UPDATE requests SET leased = 1 WHERE id = ?",
+                                      [(row[0],) for row in rows])
+                spider = self.spider
+                for lease_id, data in rows:
+                    request = request_from_dict(pickle.loads(data), spider)
+                    request._lease = lease_id
+                    out.append(request)
+                self._queued -= len(rows)
+                self._leased += len(rows)
+                self._inc("scheduler/dequeued/disk", len(rows))
+                _faults.hit("frontier.after_lease")
+        if out:
+            self._inc("scheduler/dequeued", len(out))
+        return out
+
+    def release(self, requests) -> None:
+        """Queue leased requests again (the same rows; transient ones in memory)."""
+        ids = []
+        for request in requests:
+            if request._lease is None:
+                self._transient.push(request, -request.priority)
+            else:
+                ids.append((request._lease,))
+        if ids:
+            self.conn.executemany("UPDATE requests SET leased = 0 WHERE id = ?", ids)
+            self._queued += len(ids)
+            self._leased -= len(ids)
+
+    def ack(self, lease_ids) -> None:
+        """Forget leased requests whose work is durable (deleted at the next commit)."""
+        if lease_ids:
+            self.conn.executemany("DELETE FROM requests WHERE id = ?",
+                                  [(i,) for i in lease_ids])
+            self._leased -= len(lease_ids)
+
+    def commit(self, meta: dict | None = None) -> None:
+        """Write ``meta`` (JSON-able values by key) and commit everything since the last
+        commit in one transaction.
+
+        Raises:
+            sqlite3.Error: the disk failed; nothing of this transaction is durable.
+        """
+        if meta:
+            self.set_meta(meta)
+        _faults.hit("frontier.in_commit")
+        self.conn.commit()
+        _faults.hit("frontier.after_commit")
+
+    def close(self, reason: str) -> list:
+        """Commit what is pending (a clean stop keeps acked work) and close the file.
+
+        Returns:
+            list: transient requests still queued (lost: they are not stored).
+        """
+        left = []
+        while True:
+            request = self._transient.pop()
+            if request is None:
+                break
+            left.append(request)
+        try:
+            self.conn.commit()
+        finally:
+            self.conn.close()
+        return left
+
+    def __len__(self) -> int:
+        return self._queued + len(self._transient)
+
+    # --- metadata -----------------------------------------------------------------------
+
+    def set_meta(self, meta: dict) -> None:
+        """Write ``meta`` (JSON-able values by key) inside the open transaction: durable
+        with the next commit, together with the pushes and acks before it."""
+        self._write_meta(meta)
+        self.meta.update(meta)
+
+    def _read_meta(self) -> JobMeta:
+        meta = JobMeta()
+        for key, value in self.conn.execute("SELECT key, value FROM meta"):
+            meta[key] = json.loads(value)
+        return meta
+
+    def _write_meta(self, meta: dict) -> None:
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+            [(k, json.dumps(v)) for k, v in meta.items()],
+        )
+
+    def _inc(self, key, count=1):
+        if self.stats is not None:
+            self.stats.inc_value(key, count, spider=self.spider)
+
+    # --- the JOBDIR format of crawlfw < 0.2 (Scrapy 1.2's) ------------------------------
+
+    def _migrate_old_jobdir(self):
+        """Move ``requests.queue/`` (pickled disk queues) and ``requests.seen`` (hex
+        fingerprints), written by earlier versions, into this frontier, in the open
+        transaction; the old files are renamed ``*.migrated`` after the commit."""
+        queue_dir = os.path.join(self.jobdir, "requests.queue")
+        seen_file = os.path.join(self.jobdir, "requests.seen")
+        if not (os.path.isdir(queue_dir) or os.path.isfile(seen_file)):
+            return
+        if self.meta.get("migrated"):
+            raise FrontierError(
+                f"{self.jobdir} holds both {FRONTIER_FILE} and an old-format queue "
+                f"(requests.queue/, requests.seen) that was already migrated: remove the "
+                f"old files"
+            )
+        moved = fps = 0
+        if os.path.isfile(seen_file):
+            with open(seen_file, encoding="ascii") as f:
+                rows = [(bytes.fromhex(line.strip()),) for line in f if line.strip()]
+            self.conn.executemany("INSERT OR IGNORE INTO seen VALUES (?)", rows)
+            fps = len(rows)
+        active = os.path.join(queue_dir, "active.json")
+        if os.path.isfile(active):
+            from crawlfw.squeues import PickleLifoDiskQueue
+
+            with open(active) as f:
+                prios = json.load(f)
+            queues = PriorityQueue(
+                lambda p: PickleLifoDiskQueue(os.path.join(queue_dir, f"p{p}")), startprios=prios)
+            while True:
+                d = queues.pop()
+                if d is None:
+                    break
+                self.conn.execute("INSERT INTO requests (priority, data) VALUES (?, ?)",
+                                  (d.get("priority", 0), pickle.dumps(d, 5)))
+                moved += 1
+        self._write_meta({"migrated": True})
+        self.conn.commit()
+        for old in (queue_dir, seen_file):
+            if os.path.exists(old):
+                os.replace(old, old + ".migrated")
+        logger.warning(
+            "JOBDIR %(jobdir)s was written by an older crawlfw (requests.queue/, "
+            "requests.seen): migrated %(moved)d queued requests and %(fps)d fingerprints "
+            "into %(file)s; the old files are kept as *.migrated",
+            {"jobdir": self.jobdir, "moved": moved, "fps": fps, "file": FRONTIER_FILE},
+        )
+
+
+class _Lifo(list):
+    """A last-in, first-out list with the queue interface the PriorityQueue needs."""
+
+    __slots__ = ()
+
+    def push(self, obj):
+        self.append(obj)
+
+    def pop(self):  # noqa: D102 - list.pop, returning None when empty
+        return super().pop() if self else None
+
+    def close(self):
+        self.clear()
