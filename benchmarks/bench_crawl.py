@@ -36,7 +36,7 @@ Usage::
 
     python benchmarks/bench_crawl.py [--pages N] [--seed S] [--concurrency C]
         [--no-reference] [--no-bare] [--python-server] [--server-workers W] [--json]
-        [--keep DIR]
+        [--keep DIR] [--jobdir]
 """
 
 import argparse
@@ -182,7 +182,7 @@ def _reference_version(python: str) -> str:
 def run_benchmark(pages: int = 20000, *, seed: int = 1, concurrency: int = 16,
                   reference: bool = True, bare: bool = True, prefer_nginx: bool = True,
                   server_workers: int = 2, workdir: Path | None = None,
-                  timeout_s: float | None = None, progress=None) -> dict:
+                  timeout_s: float | None = None, progress=None, jobdir: bool = False) -> dict:
     """Serve the site, run each crawler over it, and return the figures.
 
     Args:
@@ -196,6 +196,8 @@ def run_benchmark(pages: int = 20000, *, seed: int = 1, concurrency: int = 16,
         workdir: where feeds and logs go (kept); a temporary directory when None.
         timeout_s: wall seconds allowed per crawler (default: 120 + 0.05 per page).
         progress: a callable taking a status line, or None.
+        jobdir: also run crawlfw with a ``JOBDIR`` (the durable SQLite frontier, its
+            feed committed with it), as run ``crawlfw+jobdir``.
 
     Returns:
         ``{"site": {...}, "machine": {...}, "runs": [run, ...], "ratio": float | None,
@@ -219,6 +221,12 @@ def run_benchmark(pages: int = 20000, *, seed: int = 1, concurrency: int = 16,
         [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(SPIDER_CRAWLFW),
          "-a", f"base_url={url}", "-o", str(feed), *_framework_settings(concurrency)],
         _env(REPO)))]
+    if jobdir:
+        plans.append(("crawlfw+jobdir", crawlfw.__version__, lambda url, feed: (
+            [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(SPIDER_CRAWLFW),
+             "-a", f"base_url={url}", "-o", str(feed), *_framework_settings(concurrency),
+             "-s", f"JOBDIR={feed.with_suffix('.job')}"],
+            _env(REPO))))
     reference_note = None
     if reference:
         from _refenv import reference_python
@@ -346,6 +354,8 @@ def main(argv=None) -> int:
                         help="wall seconds allowed per crawler (120 + 0.05 per page)")
     parser.add_argument("--keep", type=Path, default=None, metavar="DIR",
                         help="keep feeds and logs in DIR")
+    parser.add_argument("--jobdir", action="store_true",
+                        help="also run crawlfw with a JOBDIR (the durable frontier)")
     parser.add_argument("--json", action="store_true",
                         help="also print the results as one JSON line at the end")
     args = parser.parse_args(argv)
@@ -360,7 +370,7 @@ def main(argv=None) -> int:
         reference=not args.no_reference, bare=not args.no_bare,
         prefer_nginx=not args.python_server and shutil.which("nginx") is not None,
         server_workers=args.server_workers, workdir=args.keep, timeout_s=args.timeout,
-        progress=lambda line: print(line, file=sys.stderr, flush=True))
+        progress=lambda line: print(line, file=sys.stderr, flush=True), jobdir=args.jobdir)
     print(format_table(result))
     if args.json:
         print(json.dumps(result))

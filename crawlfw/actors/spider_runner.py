@@ -15,12 +15,15 @@ lease of every request whose callback has finished and hands those leases on at 
 """
 
 import base64
+import collections
+import logging
 import pickle
 
-import logging
+import pykka
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
+from crawlfw.actors._validation import validate_message
 from crawlfw.core.spidermw import SpiderMiddlewareManager
 from crawlfw.exceptions import CloseSpider, DownloadError, IgnoreRequest
 from crawlfw.http import Request, Response
@@ -35,6 +38,12 @@ __all__ = ["SpiderRunnerActor"]
 
 #: Most requests (and most items) of one callback sent in one message.
 OUTPUT_BATCH = 256
+
+#: Full batches of one receiver not yet handled before a long callback waits.
+PACED_BATCHES = 8
+
+#: Seconds between checks that a paced receiver is alive.
+_PACE_POLL_S = 1.0
 
 
 class SpiderRunnerActor(CrawlActor):
@@ -68,6 +77,7 @@ class SpiderRunnerActor(CrawlActor):
         self.start_skip = start_skip
         self.start_exhausted = start_exhausted
         self.done_leases = []  # leases whose callback finished since the last checkpoint
+        self._paced = collections.deque()  # futures of paced batches (_send_paced)
 
     def on_stop(self):
         self.flush_held()
@@ -167,15 +177,15 @@ class SpiderRunnerActor(CrawlActor):
                     requests.append(obj)
                     if len(requests) >= OUTPUT_BATCH:
                         n_requests += len(requests)
-                        self.send(self.scheduler, {"type": "enqueue_requests",
-                                                   "requests": requests})
+                        self._send_paced(self.scheduler, {"type": "enqueue_requests",
+                                                          "requests": requests})
                         requests = []
                 elif isinstance(obj, (BaseItem, dict)):
                     items.append(obj)
                     if len(items) >= OUTPUT_BATCH:
                         n_items += len(items)
-                        self.send(self.pipeline, {"type": "process_items", "items": items,
-                                                  "response": response})
+                        self._send_paced(self.pipeline, {"type": "process_items",
+                                                         "items": items, "response": response})
                         items = []
                 elif obj is not None:
                     logger.error(
@@ -199,6 +209,32 @@ class SpiderRunnerActor(CrawlActor):
                                 "items": n_items, "requests": n_requests, "size": size})
         if request._lease is not None:
             self.done_leases.append(request._lease)
+
+    def _send_paced(self, ref, message):
+        """Send a full batch of a long callback's output, at most :data:`PACED_BATCHES`
+        ahead of its receiver: a callback yielding requests faster than the frontier
+        stores them waits, instead of piling them up in the scheduler's inbox.
+
+        The batch is sent with ``ask`` (its reply, None, says it was handled); the
+        receivers never wait for this actor, so this cannot deadlock. What this actor
+        held back is told first, to keep the order of messages."""
+        if self._check_sent:
+            validate_message(message)
+        self.flush_held()
+        pending = self._paced
+        while len(pending) >= PACED_BATCHES:
+            try:
+                pending[0].get(timeout=_PACE_POLL_S)
+            except pykka.Timeout:
+                if ref.is_alive():
+                    continue
+            except Exception:  # the receiver died or rejected it: stop pacing on it
+                pass
+            pending.popleft()
+        try:
+            pending.append(ref.ask(message, block=False))
+        except pykka.ActorDeadError:
+            self.on_undelivered(ref, message)
 
     # --- checkpoints (durable frontier) -------------------------------------------------
 

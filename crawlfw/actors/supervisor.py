@@ -13,9 +13,10 @@ Tree of one crawl (started by ``start_crawl``)::
     └── SpiderRunnerActor
 
 Shutdown order (``spider_closing`` from the engine, or a fatal child failure): downloaders
-(in-flight transfers aborted; the engine has re-queued their requests), spider runner,
-engine, scheduler (its queue kept in JOBDIR), pipeline (``close_spider`` of the item
-pipelines), exporters (the feed is stored); then ``spider_closed``, the stats
+(in-flight transfers aborted; the engine has re-queued their requests), spider runner
+(its last checkpoint sent, with a JOBDIR), engine, pipeline (``close_spider`` of the item
+pipelines), exporters (the feed is stored), scheduler (the last checkpoint committed, its
+queue kept in JOBDIR); then ``spider_closed``, the stats
 dump, "Spider closed (reason)", ``engine_stopped``, and the crawl's ``finished`` event.
 
 A downloader that dies is restarted (the engine re-sends its in-flight requests) at most

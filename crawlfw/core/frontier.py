@@ -49,6 +49,10 @@ __all__ = ["FrontierError", "JobMeta", "MemoryFrontier", "SqliteFrontier", "FRON
 #: The frontier's file inside ``JOBDIR``.
 FRONTIER_FILE = "frontier.sqlite"
 
+#: Most fingerprints kept in memory to answer repeated links without SQLite (about
+#: 130 bytes each; the set is emptied when full, so memory stays bounded).
+SEEN_CACHE_SIZE = 100_000
+
 #: Version of the tables below; a frontier of another version is refused.
 SCHEMA_VERSION = 1
 
@@ -237,6 +241,7 @@ class SqliteFrontier:
             dupefilter.request_fingerprint if isinstance(dupefilter, RFPDupeFilter) else None
         )
         self._transient = PriorityQueue(lambda priority: _Lifo())
+        self._seen_cache = set()  # fingerprints known to be in ``seen`` (bounded)
         self._leased = 0
         os.makedirs(jobdir, exist_ok=True)
         existed = os.path.exists(self.path)
@@ -324,8 +329,15 @@ class SqliteFrontier:
     def _seen(self, request) -> bool:
         if self._fingerprint is None:
             return self.df.request_seen(request)
-        fp = bytes.fromhex(self._fingerprint(request))
-        return not self.conn.execute("INSERT OR IGNORE INTO seen VALUES (?)", (fp,)).rowcount
+        fp = self._fingerprint(request)
+        cache = self._seen_cache
+        if fp in cache:  # most links were seen before: answered without SQLite
+            return True
+        if len(cache) >= SEEN_CACHE_SIZE:
+            cache.clear()
+        cache.add(fp)
+        return not self.conn.execute("INSERT OR IGNORE INTO seen VALUES (?)",
+                                     (bytes.fromhex(fp),)).rowcount
 
     def lease(self, n: int) -> list:
         """Take up to ``n`` requests, next first; each gets ``request._lease`` (the row

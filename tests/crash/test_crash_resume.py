@@ -1,5 +1,6 @@
 """Lose nothing: a JOBDIR crawl killed at random moments (SIGKILL, SIGINT between) and
-resumed with the same command ends with every page exactly once in the feed.
+resumed with the same command ends with every page exactly once in the feed (JSON Lines,
+CSV, JSON and XML feeds, each a single well-formed document at the end).
 
 Real subprocesses (``python -m crawlfw.cmdline runspider``), a real local site, real
 signals. Every random choice comes from ``random.Random(SEED)``: a failure names its seed
@@ -80,7 +81,7 @@ def finish(site, job, feed, log_path):
 
 
 @pytest.mark.parametrize("fmt, kills, size_per_item", [
-    ("jl", 9, 30), ("csv", 3, 18), ("json", 3, 32),
+    ("jl", 9, 30), ("csv", 3, 18), ("json", 3, 32), ("xml", 2, 60),
 ])
 def test_killed_and_resumed_crawl_has_every_page_exactly_once(site, tmp_path, fmt, kills,
                                                              size_per_item):
@@ -108,6 +109,11 @@ def read_pages(feed: Path, fmt: str) -> list:
         return [json.loads(line)["n"] for line in lines[:-1]]
     if fmt == "json":
         return [item["n"] for item in json.loads(raw)]
+    if fmt == "xml":
+        from lxml import etree
+
+        root = etree.fromstring(raw)  # one well-formed document
+        return [int(n) for n in root.xpath("/items/item/n/text()")]
     rows = list(csv.reader(raw.decode().splitlines()))
     assert rows[0] == ["n", "title"]
     assert all(len(r) == 2 for r in rows), "a broken CSV row"

@@ -7,16 +7,11 @@ frontier's commit, inside the commit (before ``COMMIT``), just after a commit. W
 through the point ends the process is drawn from a seeded ``random.Random``.
 """
 
-import os
 import random
-import sqlite3
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from tests.crash.test_crash_resume import ROOT, SEED, SPIDER, finish, read_pages, start_crawl
+from tests.crash.test_crash_resume import SEED, finish, read_pages, start_crawl
 from tests.support.linksite import LinkSite
 
 POINTS = ["frontier.after_lease", "feed.mid_batch", "feed.before_commit",
@@ -59,9 +54,10 @@ def test_spider_state_survives_a_crash(site, tmp_path):
     assert proc.wait(120) == 75
     code, text = finish(site, job, feed, tmp_path / "final.log")
     assert code == 0, text[-3000:]
-    from crawlfw.core.frontier import read_job_meta
     import base64
     import pickle
+
+    from crawlfw.core.frontier import read_job_meta
 
     state = pickle.loads(base64.b64decode(read_job_meta(str(job))["spider_state"]))
     assert state["parsed"] == site.pages

@@ -1,0 +1,231 @@
+"""The frontier objects on their own (no actors, no threads): queue order, the dupefilter,
+leases, acks, releases, commits, recovery of a job whose process died, refusal of
+requests that cannot be stored, and migration of the JOBDIR format of earlier versions."""
+
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import crawlfw
+from crawlfw.core.frontier import (
+    FrontierError,
+    MemoryFrontier,
+    SqliteFrontier,
+    read_job_meta,
+)
+from crawlfw.dupefilters import BaseDupeFilter, RFPDupeFilter
+from crawlfw.squeues import LifoMemoryQueue
+from crawlfw.utils.test import get_crawler
+
+
+class Spider(crawlfw.Spider):
+    name = "frontier-test"
+
+    def parse_item(self, response):
+        pass
+
+
+@pytest.fixture
+def spider():
+    return get_crawler(Spider)._create_spider()
+
+
+def R(path, **kw):  # noqa: N802 - a request, briefly
+    return crawlfw.Request(f"http://127.0.0.1/{path}", **kw)
+
+
+def sqlite(tmp_path, spider, **kw):
+    f = SqliteFrontier(str(tmp_path), RFPDupeFilter(), **kw)
+    f.open(spider)
+    return f
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def frontier(request, tmp_path, spider):
+    if request.param == "memory":
+        f = MemoryFrontier(RFPDupeFilter(), LifoMemoryQueue)
+        f.open(spider)
+    else:
+        f = sqlite(tmp_path, spider)
+    yield f
+
+
+def urls(requests):
+    return [r.url.rsplit("/", 1)[1] for r in requests]
+
+
+def test_priority_then_lifo(frontier):
+    for path, prio in [("a", 0), ("b", 0), ("c", 5), ("d", -1), ("e", 5)]:
+        assert frontier.push(R(path, priority=prio))
+    assert len(frontier) == 5
+    assert urls(frontier.lease(10)) == ["e", "c", "b", "a", "d"]
+    assert len(frontier) == 0
+
+
+def test_dupefilter_and_dont_filter(frontier):
+    assert frontier.push(R("a"))
+    assert not frontier.push(R("a"))
+    assert not frontier.push(R("a#fragment"))  # same fingerprint
+    assert frontier.push(R("a", dont_filter=True))
+    assert len(frontier) == 2
+
+
+def test_fifo_order_with_sqlite(tmp_path, spider):
+    f = sqlite(tmp_path, spider, lifo=False)
+    for path in "abc":
+        f.push(R(path))
+    f.push(R("z", priority=1))
+    assert urls(f.lease(10)) == ["z", "a", "b", "c"]
+
+
+def test_leases_acks_and_releases(tmp_path, spider):
+    f = sqlite(tmp_path, spider)
+    for path in "abcd":
+        f.push(R(path, callback=spider.parse_item))
+    leased = f.lease(3)
+    assert [r._lease for r in leased] == sorted({r._lease for r in leased}, reverse=True)
+    assert all(r.callback == spider.parse_item for r in leased)
+    assert len(f) == 1
+    f.ack([leased[0]._lease])
+    f.release(leased[1:])
+    assert len(f) == 3
+    f.commit({"note": 1})
+    f.close("finished")
+
+    again = sqlite(tmp_path, spider)
+    assert again.meta["note"] == 1 and again.meta["resumed"]
+    assert sorted(urls(again.lease(10))) == sorted(set("abcd") - {urls(leased[:1])[0]})
+
+
+def test_open_leases_of_a_dead_process_are_queued_again(tmp_path, spider):
+    """A process that commits leased rows and dies: its leases were never durable."""
+    script = textwrap.dedent(f"""
+        import os, sys
+        sys.path.insert(0, {str(os.getcwd())!r})
+        import crawlfw
+        from crawlfw.core.frontier import SqliteFrontier
+        from crawlfw.dupefilters import RFPDupeFilter
+        f = SqliteFrontier({str(tmp_path)!r}, RFPDupeFilter())
+        f.open(None)
+        for i in range(10):
+            f.push(crawlfw.Request(f"http://127.0.0.1/{{i}}"))
+        leased = f.lease(4)
+        f.ack([leased[0]._lease])
+        f.commit()
+        os._exit(9)
+    """)
+    assert subprocess.run([sys.executable, "-c", script]).returncode == 9
+    f = sqlite(tmp_path, spider)
+    assert f.recovered == 3
+    assert len(f) == 9
+    assert not f.push(R("5"))  # the fingerprints were committed too
+
+
+def test_uncommitted_work_is_gone_after_a_crash(tmp_path, spider):
+    script = textwrap.dedent(f"""
+        import os, sys
+        sys.path.insert(0, {str(os.getcwd())!r})
+        import crawlfw
+        from crawlfw.core.frontier import SqliteFrontier
+        from crawlfw.dupefilters import RFPDupeFilter
+        f = SqliteFrontier({str(tmp_path)!r}, RFPDupeFilter())
+        f.open(None)
+        f.push(crawlfw.Request("http://127.0.0.1/kept"))
+        f.commit()
+        f.push(crawlfw.Request("http://127.0.0.1/lost"))
+        os._exit(9)
+    """)
+    assert subprocess.run([sys.executable, "-c", script]).returncode == 9
+    f = sqlite(tmp_path, spider)
+    assert urls(f.lease(10)) == ["kept"]
+    assert f.push(R("lost"))  # its fingerprint went with it: it can be scheduled again
+
+
+def test_request_that_cannot_be_stored_is_refused_naming_it(tmp_path, spider, caplog):
+    f = SqliteFrontier(str(tmp_path), RFPDupeFilter(), stats=spider.crawler.stats)
+    f.open(spider)
+    assert not f.push(R("x", callback=lambda r: None))
+    assert "Request <GET http://127.0.0.1/x> refused" in caplog.text
+    assert "<lambda>" in caplog.text and "is not an instance method in" in caplog.text
+    assert spider.crawler.stats.get_value("frontier/refused") == 1
+    assert len(f) == 0
+    # The crawl's own machinery may keep such requests in memory (not resumed).
+    transient = R("y", callback=lambda r: None)
+    assert f.push(transient, transient_ok=True)
+    assert f.lease(5) == [transient] and transient._lease is None
+
+
+def test_other_dupefilters_are_asked(tmp_path, spider):
+    class EveryOther(BaseDupeFilter):
+        n = 0
+
+        def request_seen(self, request):
+            self.n += 1
+            return self.n % 2 == 0
+
+    f = SqliteFrontier(str(tmp_path), EveryOther())
+    f.open(spider)
+    assert [f.push(R(p)) for p in "abcd"] == [True, False, True, False]
+
+
+def test_read_job_meta_while_open(tmp_path, spider):
+    assert read_job_meta(str(tmp_path)) == {"resumed": False}
+    f = sqlite(tmp_path, spider)
+    f.commit({"start_requests": 3})
+    meta = read_job_meta(str(tmp_path))
+    assert meta["start_requests"] == 3 and meta["resumed"]
+    f.close("finished")
+
+
+def test_not_a_frontier_file(tmp_path, spider):
+    (tmp_path / "frontier.sqlite").write_bytes(b"garbage" * 1000)
+    with pytest.raises(FrontierError, match="Cannot open the frontier .*frontier.sqlite"):
+        SqliteFrontier(str(tmp_path), RFPDupeFilter())
+
+
+def test_other_schema_version_is_refused(tmp_path, spider):
+    f = sqlite(tmp_path, spider)
+    f.commit({"schema_version": 99})
+    f.close("finished")
+    with pytest.raises(FrontierError, match="version 99"):
+        SqliteFrontier(str(tmp_path), RFPDupeFilter())
+
+
+def test_old_jobdir_format_is_migrated(tmp_path, spider, caplog):
+    """A JOBDIR of crawlfw 0.1 (Scrapy 1.2's layout: pickled disk queues per priority in
+    requests.queue/, hex fingerprints in requests.seen) is moved into the frontier."""
+    from crawlfw.core.pqueue import PriorityQueue
+    from crawlfw.squeues import PickleLifoDiskQueue
+    from crawlfw.utils.reqser import request_to_dict
+    from crawlfw.utils.request import request_fingerprint
+
+    qdir = tmp_path / "requests.queue"
+    qdir.mkdir()
+    queues = PriorityQueue(lambda p: PickleLifoDiskQueue(str(qdir / f"p{p}")))
+    for path, prio in [("a", 0), ("b", 2)]:
+        queues.push(request_to_dict(R(path, priority=prio, callback=spider.parse_item), spider),
+                    -prio)
+    (qdir / "active.json").write_text(str(queues.close()))
+    (tmp_path / "requests.seen").write_text(request_fingerprint(R("old")) + "\n")
+
+    f = sqlite(tmp_path, spider)
+    assert "migrated 2 queued requests and 1 fingerprints" in caplog.text
+    assert (tmp_path / "requests.queue.migrated").is_dir()
+    assert not (tmp_path / "requests.seen").exists()
+    leased = f.lease(10)
+    assert urls(leased) == ["b", "a"]
+    assert leased[0].callback == spider.parse_item
+    assert not f.push(R("old"))
+
+
+def test_stored_requests_are_pickled_request_dicts(tmp_path, spider):
+    f = sqlite(tmp_path, spider)
+    f.push(R("m", meta={"item": {"k": [1, 2]}}, callback=spider.parse_item))
+    f.commit()
+    (data,) = f.conn.execute("SELECT data FROM requests").fetchone()
+    d = pickle.loads(data)
+    assert d["callback"] == "parse_item" and d["meta"] == {"item": {"k": [1, 2]}}
