@@ -1,7 +1,6 @@
 """JOBDIR: a crawl closed early keeps its queue and seen-set on disk; the same crawl
 started again with the same JOBDIR resumes and nothing is lost or scraped twice."""
 
-import json
 import logging
 
 from tests.actors.test_runtime import FollowSpider
