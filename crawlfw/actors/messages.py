@@ -399,6 +399,11 @@ class ProcessItems(TypedDict):
     items: list
     response: Any
     """The response the items came from (None for items from an errback without one)."""
+    spider_error: NotRequired[Any]
+    """The exception the callback raised after yielding these items: the Pipeline
+    reports it ("Spider error processing ...") once they are scraped."""
+    request: NotRequired[Any]
+    """With ``spider_error``: the request whose callback raised."""
 
 
 class ItemsProcessed(TypedDict):

@@ -11,6 +11,7 @@ import logging
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
+from crawlfw.actors.spider_runner import report_spider_error
 from crawlfw.exceptions import DropItem
 from crawlfw.logformatter import LogFormatter
 from crawlfw.pipelines import ItemPipelineManager
@@ -76,6 +77,9 @@ class PipelineActor(CrawlActor):
         if passed:
             for exporter in self.exporters:
                 self.send(exporter, {"type": "export_items", "items": passed})
+        error = message.get("spider_error")
+        if error is not None:  # the callback raised after yielding these items
+            report_spider_error(self.crawler, error, message["request"], response)
         self.send(self.engine, {"type": "items_processed", "count": len(message["items"])})
 
     def handle_checkpoint(self, message):

@@ -39,7 +39,7 @@ __all__ = ["SpiderRunnerActor"]
 #: Most requests (and most items) of one callback sent in one message.
 OUTPUT_BATCH = 256
 
-#: Full batches of one receiver not yet handled before a long callback waits.
+#: Full batches of requests not yet handled by the Scheduler before a long callback waits.
 PACED_BATCHES = 8
 
 #: Seconds between checks that a paced receiver is alive.
@@ -171,6 +171,7 @@ class SpiderRunnerActor(CrawlActor):
     def _consume(self, output, request, response, size):
         requests, items = [], []
         n_requests = n_items = 0
+        error = None
         try:
             for obj in output:
                 if isinstance(obj, Request):
@@ -184,8 +185,10 @@ class SpiderRunnerActor(CrawlActor):
                     items.append(obj)
                     if len(items) >= OUTPUT_BATCH:
                         n_items += len(items)
-                        self._send_paced(self.pipeline, {"type": "process_items",
-                                                         "items": items, "response": response})
+                        # Not paced: a media pipeline may be waiting for a download
+                        # whose callback runs on this thread.
+                        self.send(self.pipeline, {"type": "process_items", "items": items,
+                                                  "response": response})
                         items = []
                 elif obj is not None:
                     logger.error(
@@ -197,6 +200,10 @@ class SpiderRunnerActor(CrawlActor):
         except Exception as e:
             if response is None:
                 self._log_download_error(e, request)
+            elif items and not isinstance(e, CloseSpider):
+                # Reported by the Pipeline after it has scraped the items yielded before
+                # the error, so the log tells events in the order they happened.
+                error = (e, request)
             else:
                 self._spider_error(e, request, response)
         if requests:
@@ -204,20 +211,25 @@ class SpiderRunnerActor(CrawlActor):
             self.send(self.scheduler, {"type": "enqueue_requests", "requests": requests})
         if items:
             n_items += len(items)
-            self.send(self.pipeline, {"type": "process_items", "items": items, "response": response})
+            message = {"type": "process_items", "items": items, "response": response}
+            if error is not None:
+                message["spider_error"], message["request"] = error
+            self.send(self.pipeline, message)
         self.send(self.engine, {"type": "response_scraped", "request": request,
                                 "items": n_items, "requests": n_requests, "size": size})
         if request._lease is not None:
             self.done_leases.append(request._lease)
 
     def _send_paced(self, ref, message):
-        """Send a full batch of a long callback's output, at most :data:`PACED_BATCHES`
-        ahead of its receiver: a callback yielding requests faster than the frontier
-        stores them waits, instead of piling them up in the scheduler's inbox.
+        """Send a full batch of a long callback's requests, at most
+        :data:`PACED_BATCHES` ahead of the Scheduler: a callback yielding requests faster
+        than the frontier stores them waits, instead of piling them up in the
+        scheduler's inbox.
 
-        The batch is sent with ``ask`` (its reply, None, says it was handled); the
-        receivers never wait for this actor, so this cannot deadlock. What this actor
-        held back is told first, to keep the order of messages."""
+        The batch is sent with ``ask`` (its reply, None, says it was handled). Only the
+        Scheduler is paced: it never waits for anything, so this cannot deadlock (the
+        Pipeline may wait for a download whose callback runs on this thread). What this
+        actor held back is told first, to keep the order of messages."""
         if self._check_sent:
             validate_message(message)
         self.flush_held()
@@ -265,17 +277,7 @@ class SpiderRunnerActor(CrawlActor):
         if isinstance(exc, CloseSpider):
             self.send(self.engine, {"type": "close_spider", "reason": exc.reason or "cancelled"})
             return
-        referer = request.headers.get("Referer")
-        logger.error(
-            "Spider error processing %(request)s (referer: %(referer)s)",
-            {"request": request, "referer": referer.decode("latin-1") if referer else None},
-            exc_info=failure_to_exc_info(exc),
-            extra={"spider": self.spider},
-        )
-        self.crawler.signals.send_catch_log(
-            signals.spider_error, failure=Failure(exc, request), response=response, spider=self.spider
-        )
-        self.crawler.stats.inc_value(f"spider_exceptions/{type(exc).__name__}", spider=self.spider)
+        report_spider_error(self.crawler, exc, request, response)
 
     def _log_download_error(self, error, request):
         if isinstance(error, IgnoreRequest):
@@ -290,3 +292,27 @@ class SpiderRunnerActor(CrawlActor):
             logger.error("Error downloading %(request)s: %(errmsg)s",
                          {"request": request, "errmsg": str(error) or type(error).__name__},
                          extra={"spider": self.spider})
+
+
+def report_spider_error(crawler, exc, request, response):
+    """Log "Spider error processing <request>" with the traceback of ``exc``, send
+    ``spider_error`` and count ``spider_exceptions/<Type>``.
+
+    Args:
+        crawler: the Crawler.
+        exc: the exception the callback raised.
+        request: the request whose callback raised.
+        response: the response it was called with.
+    """
+    spider = crawler.spider
+    referer = request.headers.get("Referer")
+    logger.error(
+        "Spider error processing %(request)s (referer: %(referer)s)",
+        {"request": request, "referer": referer.decode("latin-1") if referer else None},
+        exc_info=failure_to_exc_info(exc),
+        extra={"spider": spider},
+    )
+    crawler.signals.send_catch_log(
+        signals.spider_error, failure=Failure(exc, request), response=response, spider=spider
+    )
+    crawler.stats.inc_value(f"spider_exceptions/{type(exc).__name__}", spider=spider)
