@@ -162,13 +162,7 @@ class MemoryFrontier:
 
     def lease(self, n: int) -> list:
         """Up to ``n`` requests, next first (their ``_lease`` stays None: not tracked)."""
-        out = []
-        pop = self.mqs.pop
-        while len(out) < n:
-            request = pop()
-            if request is None:
-                break
-            out.append(request)
+        out = _pop_up_to(self.mqs, n)
         if out and self.stats is not None:
             self.stats.inc_value("scheduler/dequeued/memory", len(out), spider=self.spider)
             self.stats.inc_value("scheduler/dequeued", len(out), spider=self.spider)
@@ -346,13 +340,7 @@ class SqliteFrontier:
         Raises:
             sqlite3.Error: the disk failed.
         """
-        out = []
-        pop = self._transient.pop
-        while len(out) < n:
-            request = pop()
-            if request is None:
-                break
-            out.append(request)
+        out = _pop_up_to(self._transient, n)
         want = n - len(out)
         if want > 0 and self._queued:
             rows = self.conn.execute(self._next_sql, (want,)).fetchall()
@@ -411,12 +399,7 @@ class SqliteFrontier:
         Returns:
             list: transient requests still queued (lost: they are not stored).
         """
-        left = []
-        while True:
-            request = self._transient.pop()
-            if request is None:
-                break
-            left.append(request)
+        left = _pop_up_to(self._transient, len(self._transient))
         try:
             self.conn.commit()
         finally:
@@ -498,6 +481,18 @@ class SqliteFrontier:
             "into %(file)s; the old files are kept as *.migrated",
             {"jobdir": self.jobdir, "moved": moved, "fps": fps, "file": FRONTIER_FILE},
         )
+
+
+def _pop_up_to(queue, n: int) -> list:
+    """Pop up to ``n`` objects from ``queue`` (whose ``pop()`` returns None when empty)."""
+    out = []
+    pop = queue.pop
+    while len(out) < n:
+        obj = pop()
+        if obj is None:
+            break
+        out.append(obj)
+    return out
 
 
 class _Lifo(list):
