@@ -50,6 +50,12 @@ class CrawlActor(pykka.ThreadingActor):
     #: Most messages held back before they are told anyway.
     max_held = 24
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        on_start = cls.__dict__.get("on_start")
+        if on_start is not None and not getattr(on_start, "_reports_failure", False):
+            cls.on_start = _reporting_failure(on_start)
+
     def __init__(self, *, crawl_id: str = "", supervisor=None, key: str = "", settings=None):
         super().__init__()
         self.crawl_id = crawl_id
@@ -160,3 +166,23 @@ class CrawlActor(pykka.ThreadingActor):
     def __str__(self):
         key = f" {self.key}" if self.key else ""
         return f"{type(self).__name__}({self.crawl_id}{key})"
+
+
+def _reporting_failure(on_start):
+    """Wrap an actor's ``on_start`` so that an exception in it reaches ``on_failure``
+    (the Supervisor hears ``actor_failed``) before pykka logs it and stops the actor:
+    pykka 4 never calls ``on_failure`` for ``on_start``, and a crawl whose pipeline could
+    not open would otherwise wait forever for an actor that is gone."""
+
+    def on_start_reporting_failure(self):
+        try:
+            return on_start(self)
+        except Exception as e:
+            self.on_failure(type(e), e, e.__traceback__)
+            raise
+
+    on_start_reporting_failure._reports_failure = True
+    on_start_reporting_failure.__doc__ = on_start.__doc__
+    on_start_reporting_failure.__name__ = on_start.__name__
+    on_start_reporting_failure.__qualname__ = on_start.__qualname__
+    return on_start_reporting_failure
