@@ -17,18 +17,28 @@ import warnings
 import pykka
 
 from crawlfw import signals
-from crawlfw.exceptions import CrawlfwDeprecationWarning, DownloadCancelled, IgnoreRequest
+from crawlfw.core._reasons import FAILURE_REASONS, is_failure_reason
+from crawlfw.exceptions import (
+    CrawlfwDeprecationWarning,
+    CrawlStartError,
+    DownloadCancelled,
+    IgnoreRequest,
+)
 from crawlfw.extension import ExtensionManager
 from crawlfw.http import Response
 from crawlfw.settings import Settings
+from crawlfw.settings._validation import check_settings
 from crawlfw.signalmanager import SignalManager
+from crawlfw.utils._hooks import contain_log_formatter, contain_stats_collector
 from crawlfw.utils.log import LogCounterHandler, configure_logging, log_crawlfw_info
 from crawlfw.utils.misc import load_object
 from crawlfw.utils.ossignal import install_shutdown_handlers
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Crawler", "CrawlerRunner", "CrawlerProcess", "EngineFacade"]
+__all__ = ["Crawler", "CrawlerRunner", "CrawlerProcess", "EngineFacade", "FAILURE_REASONS",
+           "is_failure_reason"]
+
 
 #: Seconds the outside waits for the Supervisor to answer a command.
 ASK_TIMEOUT_S = 30.0
@@ -213,6 +223,10 @@ class Crawler:
 
     Raises:
         ValueError: ``spidercls`` is a spider instance rather than a class.
+        CrawlStartError: a boolean or numeric setting (``-s``, the project's settings,
+            the spider's ``custom_settings``) has a value of the wrong type; the message
+            names each such setting, what it expects and where it was set
+            (:func:`crawlfw.settings._validation.check_settings`).
     """
 
     feeds_written_by_actor = True
@@ -227,15 +241,18 @@ class Crawler:
         self.spidercls = spidercls
         self.settings = settings.copy()
         self.spidercls.update_settings(self.settings)
+        problems = check_settings(self.settings)
+        if problems:
+            raise CrawlStartError("; ".join(problems))
         self.signals = SignalManager(self)
-        self.stats = load_object(self.settings["STATS_CLASS"])(self)
+        self.stats = contain_stats_collector(load_object(self.settings["STATS_CLASS"])(self))
         handler = LogCounterHandler(self, level=self.settings.get("LOG_LEVEL"))
         logging.root.addHandler(handler)
         # kept on the instance so it isn't garbage collected
         self.__remove_handler = lambda: logging.root.removeHandler(handler)
         self.signals.connect(self.__remove_handler, signals.engine_stopped)
         lf_cls = load_object(self.settings["LOG_FORMATTER"])
-        self.logformatter = lf_cls.from_crawler(self)
+        self.logformatter = contain_log_formatter(lf_cls.from_crawler(self), self)
         self.extensions = ExtensionManager.from_crawler(self)
         self.settings.freeze()
         self.crawling = False
@@ -244,6 +261,8 @@ class Crawler:
         self.finish_reason = None
         #: download slot key -> DownloadSlot, registered by each Downloader actor
         self.download_slots = {}
+        #: URIs of feeds that failed (Exporter actors append; the crawl ends feed_failed)
+        self._failed_feeds = []
         self._crawl_id = None
         self._finished = threading.Event()
 
@@ -268,6 +287,7 @@ class Crawler:
 
         Raises:
             AssertionError: the crawler is already crawling.
+            CrawlStartError: a feed's storage cannot be opened.
         """
         assert not self.crawling, "Crawling already taking place"
         self.crawling = True
@@ -283,6 +303,8 @@ class Crawler:
             reply = supervisor.ask({"type": "start_crawl", "crawler": self}, timeout=ASK_TIMEOUT_S)
             if reply.get("type") == "message_rejected":
                 raise ValueError(reply["error"])
+            if reply.get("type") == "start_refused":
+                raise CrawlStartError(reply["error"])
             self._crawl_id = reply["crawl_id"]
             if self.engine is None:  # normally set by the Supervisor before spider_opened
                 self.engine = EngineFacade(self, reply["engine"])
@@ -299,6 +321,12 @@ class Crawler:
         """Ask the engine to close the spider (graceful: the feed is still stored)."""
         if self.crawling and self.engine is not None:
             self.engine.close_spider(self.spider, reason)
+
+    @property
+    def failed(self) -> bool:
+        """True once the crawl has ended with a failure reason (:func:`is_failure_reason`
+        of :attr:`finish_reason`); False while it runs or after a normal end."""
+        return is_failure_reason(self.finish_reason)
 
     def _create_spider(self, *args, **kwargs):
         return self.spidercls.from_crawler(self, *args, **kwargs)

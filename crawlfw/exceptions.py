@@ -11,6 +11,8 @@ The tree (Scrapy 1.2's public exceptions first, then crawlfw's download errors):
     ├── DropItem             raised by an item pipeline to discard an item
     ├── NotSupported         a feature or scheme is not supported
     ├── UsageError           wrong command-line usage (exit status 2)
+    ├── CrawlStartError      a crawl cannot start: a bad setting value, a feed that cannot
+    │                        be opened (one line for the user; exit status 1)
     ├── ContractFail         a spider contract check failed (AssertionError subclass)
     ├── InvalidMessage       an actor message does not match its JSON Schema
     └── DownloadError        a transfer failed below HTTP (mapped from curl error codes)
@@ -44,6 +46,7 @@ __all__ = [
     "DropItem",
     "NotSupported",
     "UsageError",
+    "CrawlStartError",
     "ContractFail",
     "InvalidMessage",
     "ScrapyDeprecationWarning",
@@ -114,6 +117,16 @@ class UsageError(Exception):
     def __init__(self, *a, **kw):
         self.print_help = kw.pop("print_help", True)
         super().__init__(*a, **kw)
+
+
+class CrawlStartError(Exception):
+    """A crawl cannot start because of how it is configured: a setting whose value has
+    the wrong type, a feed whose storage cannot be opened.
+
+    The message is one line naming the thing at fault and what was expected; the
+    ``crawl`` and ``runspider`` commands print it without a traceback and exit with
+    status 1.
+    """
 
 
 class CrawlfwDeprecationWarning(Warning):
