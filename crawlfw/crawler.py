@@ -9,7 +9,9 @@ and starts crawls through it; ``CrawlerProcess`` adds logging setup, signal hand
 
 import concurrent.futures
 import logging
+import os
 import signal
+import sys
 import threading
 import time
 import warnings
@@ -37,7 +39,7 @@ from crawlfw.utils.ossignal import install_shutdown_handlers
 logger = logging.getLogger(__name__)
 
 __all__ = ["Crawler", "CrawlerRunner", "CrawlerProcess", "EngineFacade", "FAILURE_REASONS",
-           "is_failure_reason"]
+           "FORCED_SHUTDOWN_TIMEOUT_S", "is_failure_reason"]
 
 
 #: Seconds the outside waits for the Supervisor to answer a command.
@@ -415,41 +417,122 @@ class CrawlerRunner:
             pykka.ActorRegistry.stop_all(block=True, timeout=ASK_TIMEOUT_S)
 
 
+#: Seconds the forced shutdown (a second SIGINT/SIGTERM) may take before the process is
+#: ended with ``os._exit``, whatever the graceful stop is doing.
+FORCED_SHUTDOWN_TIMEOUT_S = 3.0
+
+
 class CrawlerProcess(CrawlerRunner):
     """A CrawlerRunner that sets up logging and waits for its crawls in ``start()``.
+
+    SIGINT/SIGTERM (^C) once: every crawl is stopped gracefully (``finish_reason``
+    ``shutdown``: feeds stored, JOBDIR kept), including a crawl still starting when the
+    signal came, which is stopped as soon as it runs. Twice: a forced, unclean
+    shutdown: the actors are told to stop, the crawls are marked finished, and after at
+    most :data:`FORCED_SHUTDOWN_TIMEOUT_S` seconds the process ends with
+    ``os._exit(128 + signal number)`` (130 for SIGINT) if it has not ended by itself.
+
+    The signal handlers only write the signal's number to a pipe (async-signal-safe, no
+    lock): a handler that took a lock could interrupt its own thread holding that lock
+    (an ``Event.wait``) and hang for ever. A daemon thread reads the pipe and does the
+    work.
 
     Args:
         settings: a ``Settings``, a dict, or None.
         install_root_handler: configure the root logging handler from the settings.
+
+    Attributes:
+        forced_signal (int | None): the signal that forced the shutdown, else None;
+            ``crawl``/``runspider`` then exit with ``128 + forced_signal``.
     """
 
     def __init__(self, settings=None, install_root_handler=True):
         super().__init__(settings)
+        self._stop_signalled = False
+        self.forced_signal = None
+        self._signal_r, self._signal_w = os.pipe()
+        threading.Thread(target=self._handle_signals, name="crawlfw-signals",
+                         daemon=True).start()
         install_shutdown_handlers(self._signal_shutdown)
         configure_logging(self.settings, install_root_handler)
         log_crawlfw_info(self.settings)
-        self._forced = False
+
+    @property
+    def _forced(self) -> bool:
+        return self.forced_signal is not None
+
+    def crawl(self, crawler_or_spidercls, *args, **kwargs):
+        """Start a crawl (see :meth:`CrawlerRunner.crawl`); one that starts after a
+        SIGINT/SIGTERM already asked to stop is stopped at once."""
+        crawler = super().crawl(crawler_or_spidercls, *args, **kwargs)
+        if self._stop_signalled:
+            crawler.stop("shutdown")
+        return crawler
 
     def _signal_shutdown(self, signum, _):
         install_shutdown_handlers(self._signal_kill)
-        signame = signal.Signals(signum).name
-        logger.info("Received %(signame)s, shutting down gracefully. Send again to force ",
-                    {"signame": signame})
-        self.stop("shutdown")
+        os.write(self._signal_w, bytes((signum,)))
 
     def _signal_kill(self, signum, _):
         install_shutdown_handlers(signal.SIG_IGN)
-        signame = signal.Signals(signum).name
-        logger.info("Received %(signame)s twice, forcing unclean shutdown", {"signame": signame})
-        self._forced = True
-        pykka.ActorRegistry.stop_all(block=False)
-        for crawler in list(self._crawlers):
-            crawler._crawl_finished("shutdown")
+        os.write(self._signal_w, bytes((signum | 0x80,)))
+
+    def _handle_signals(self) -> None:
+        """Run by the ``crawlfw-signals`` thread: act on what the handlers wrote."""
+        while True:
+            try:
+                data = os.read(self._signal_r, 16)
+            except OSError:
+                return
+            if not data:
+                return
+            for byte in data:
+                if byte & 0x80:
+                    self._force_shutdown(byte & 0x7F)
+                else:
+                    self._graceful_shutdown(byte)
+
+    def _graceful_shutdown(self, signum: int) -> None:
+        self._stop_signalled = True
+        logger.info("Received %(signame)s, shutting down gracefully. Send again to force ",
+                    {"signame": signal.Signals(signum).name})
+        try:
+            self.stop("shutdown")
+        except Exception:
+            logger.error("Error while stopping the crawls", exc_info=True)
+
+    def _force_shutdown(self, signum: int) -> None:
+        self.forced_signal = signum
+        exit_status = 128 + signum
+        logger.info("Received %(signame)s twice, forcing unclean shutdown",
+                    {"signame": signal.Signals(signum).name})
+        deadline = time.monotonic() + FORCED_SHUTDOWN_TIMEOUT_S
+        try:
+            pykka.ActorRegistry.stop_all(block=False)
+            for crawler in list(self._crawlers):
+                crawler._crawl_finished("shutdown")
+        except Exception:
+            logger.error("Error while forcing the shutdown", exc_info=True)
+        time.sleep(max(0.0, deadline - time.monotonic()))
+        # Still running: the main thread is stuck somewhere. End the process now.
+        for stream in (sys.stderr, sys.stdout):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(exit_status)
+
+    def shutdown(self) -> None:
+        """As :meth:`CrawlerRunner.shutdown`; after a forced shutdown it does not wait
+        for the actors (the process is about to end)."""
+        if self._forced:
+            return
+        super().shutdown()
 
     def start(self, stop_after_crawl: bool = True) -> None:
         """Block until every crawl started with ``crawl()`` has finished, then shut down.
 
-        Signals (SIGINT, SIGTERM) are handled on the main thread while waiting.
+        SIGINT/SIGTERM are handled while waiting (see the class docstring).
         """
         try:
             while not self.join(timeout_s=0.5):

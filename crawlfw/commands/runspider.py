@@ -79,7 +79,8 @@ def run_crawl(settings, spidercls, spargs, process=None) -> None:
     a feed that cannot be opened: :class:`~crawlfw.exceptions.CrawlStartError`) is
     reported in one log line without a traceback. A crawl that ends with a failure
     reason (:func:`crawlfw.crawler.is_failure_reason`: an actor failed, a feed failed...)
-    exits with status 1 too, as Scrapy does when its crawl fails.
+    exits with status 1 too, as Scrapy does when its crawl fails. A shutdown forced by a
+    second SIGINT/SIGTERM exits with ``128 + signal number`` (130 for ^C).
 
     Args:
         settings: the :class:`~crawlfw.settings.Settings`.
@@ -100,6 +101,8 @@ def run_crawl(settings, spidercls, spargs, process=None) -> None:
                                           exc_info=not isinstance(e, CrawlStartError))
         sys.exit(1)
     process.start()
+    if getattr(process, "forced_signal", None):  # a second ^C: 130 for SIGINT
+        sys.exit(128 + process.forced_signal)
     if any(crawler.failed for crawler in process.crawlers):
         sys.exit(1)
 
