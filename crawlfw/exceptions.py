@@ -21,11 +21,13 @@ The tree (Scrapy 1.2's public exceptions first, then crawlfw's download errors):
         ├── ConnectError             (also builtins.ConnectionError) curl 7 (not refused),
         │                            15, 45 (bind address), 96, 97 (proxy handshake)
         │   └── ConnectionRefusedError (also builtins.ConnectionRefusedError)
-        ├── ConnectionLostError      (also builtins.ConnectionError) curl 52, 55, 56
+        ├── ConnectionLostError      (also builtins.ConnectionError) curl 52, 55, 56 (but
+        │                            "Too large response headers")
         ├── TLSError                 curl 35, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90,
         │                            91, 98, 101
-        ├── ResponseFailed           curl 8, 16, 18, 61, 92, 95, 100 (malformed or truncated
-        │                            response)
+        ├── ResponseFailed           curl 8, 16, 18, 61, 92, 95 (malformed or truncated
+        │                            response), 100 and 56 "Too large response headers"
+        │                            ("Response headers too large")
         └── DownloadCancelled        the transfer was aborted (max size, shutdown) curl 23, 42, 63
 
 Other curl codes give a plain ``DownloadError``; the one table is
