@@ -1,7 +1,9 @@
 """The base class of crawlfw's actors: dispatch by message ``type``, schema checks, and
 reporting unhandled failures to the Supervisor."""
 
+import functools
 import logging
+import sys
 
 import pykka
 
@@ -140,6 +142,34 @@ class CrawlActor(pykka.ThreadingActor):
             logger.error(error)
             return {"type": "message_rejected", "error": error}
         return handler(message)
+
+    def __init_subclass__(cls, **kwargs):
+        """Make an exception in a subclass's ``on_start`` reach :meth:`on_failure`.
+
+        Pykka 4 logs such an exception and stops the actor without calling
+        ``on_failure``: the Supervisor would never learn of it and the crawl would run on
+        without the actor (e.g. an item pipeline whose ``open_spider`` raises: every item
+        lost). The ``on_start`` a subclass defines is wrapped to report the failure first.
+        """
+        super().__init_subclass__(**kwargs)
+        on_start = cls.__dict__.get("on_start")
+        if on_start is None or getattr(on_start, "_reports_failure", False):
+            return
+
+        @functools.wraps(on_start)
+        def reporting_on_start(self):
+            try:
+                on_start(self)
+            except Exception:
+                if not self._start_failure_reported:
+                    self._start_failure_reported = True
+                    self.on_failure(*sys.exc_info())
+                raise
+
+        reporting_on_start._reports_failure = True
+        cls.on_start = reporting_on_start
+
+    _start_failure_reported = False
 
     def on_failure(self, exception_type, exception_value, traceback):
         self.flush_held()

@@ -116,6 +116,25 @@ def test_an_actor_that_fails_exits_1(crawlfw, tmp_path, server, spider_file):
     assert result.returncode == 1
 
 
+def test_an_actor_whose_start_fails_ends_the_crawl(crawlfw, tmp_path, server, spider_file):
+    # pykka does not report an error in on_start: the crawl used to run on without its
+    # pipeline actor and never end (every item waiting for it)
+    write(tmp_path / "bad_pipeline.py", """
+        class BadPipeline:
+            def open_spider(self, spider):
+                raise RuntimeError("database unreachable")
+
+            def process_item(self, item, spider):
+                return item
+    """)
+    result = crawlfw("runspider", spider_file, "-a", f"base={server.url}",
+                     "-s", 'ITEM_PIPELINES={"bad_pipeline.BadPipeline": 100}', timeout=30)
+    assert "Actor pipeline of crawl pages-1 failed: RuntimeError: database unreachable" in (
+        result.stderr)
+    assert "'finish_reason': 'pipeline_failed'" in result.stderr
+    assert result.returncode == 1
+
+
 @pytest.mark.parametrize("args, reason", [
     ([], "finished"),
     (["-a", "close_reason=enough_for_today"], "enough_for_today"),
