@@ -428,9 +428,10 @@ class CrawlerProcess(CrawlerRunner):
     SIGINT/SIGTERM (^C) once: every crawl is stopped gracefully (``finish_reason``
     ``shutdown``: feeds stored, JOBDIR kept), including a crawl still starting when the
     signal came, which is stopped as soon as it runs. Twice: a forced, unclean
-    shutdown: the actors are told to stop, the crawls are marked finished, and after at
-    most :data:`FORCED_SHUTDOWN_TIMEOUT_S` seconds the process ends with
-    ``os._exit(128 + signal number)`` (130 for SIGINT) if it has not ended by itself.
+    shutdown: the actors are told to stop, the crawls are marked finished and
+    :meth:`start` returns without waiting for the actors; if it has not returned after
+    :data:`FORCED_SHUTDOWN_TIMEOUT_S` seconds (the main thread is stuck), the process is
+    ended with ``os._exit(128 + signal number)`` (130 for SIGINT).
 
     The signal handlers only write the signal's number to a pipe (async-signal-safe, no
     lock): a handler that took a lock could interrupt its own thread holding that lock
@@ -450,6 +451,7 @@ class CrawlerProcess(CrawlerRunner):
         super().__init__(settings)
         self._stop_signalled = False
         self.forced_signal = None
+        self._start_returned = threading.Event()
         self._signal_r, self._signal_w = os.pipe()
         threading.Thread(target=self._handle_signals, name="crawlfw-signals",
                          daemon=True).start()
@@ -514,13 +516,10 @@ class CrawlerProcess(CrawlerRunner):
         except Exception:
             logger.error("Error while forcing the shutdown", exc_info=True)
         time.sleep(max(0.0, deadline - time.monotonic()))
-        # Still running: the main thread is stuck somewhere. End the process now.
-        for stream in (sys.stderr, sys.stdout):
-            try:
-                stream.flush()
-            except Exception:
-                pass
-        os._exit(exit_status)
+        if self._start_returned.is_set():
+            return  # the program goes on after start() (the CLI then ends at once)
+        # The main thread is stuck somewhere: end the process now.
+        exit_now(exit_status)
 
     def shutdown(self) -> None:
         """As :meth:`CrawlerRunner.shutdown`; after a forced shutdown it does not wait
@@ -538,8 +537,22 @@ class CrawlerProcess(CrawlerRunner):
             while not self.join(timeout_s=0.5):
                 pass
         finally:
-            if stop_after_crawl or self._forced:
-                self.shutdown()
+            try:
+                if stop_after_crawl or self._forced:
+                    self.shutdown()
+            finally:
+                self._start_returned.set()
+
+
+def exit_now(status: int) -> None:
+    """Flush standard output and error, then end the process at once with ``status``
+    (``os._exit``: no cleanup, no waiting for threads). Used after a forced shutdown."""
+    for stream in (sys.stderr, sys.stdout):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    os._exit(status)
 
 
 def _get_spider_loader(settings):

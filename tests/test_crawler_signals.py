@@ -3,6 +3,7 @@ server: a stop asked for during start-up stops the crawl as soon as it runs, and
 signal ends the process within a bounded time whatever the graceful stop is doing (also
 when the two signals race, 10-30 ms apart, at random moments of the crawl)."""
 
+import os
 import random
 import signal
 import threading
@@ -62,6 +63,10 @@ def server():
         yield server
 
 
+# Signals go with os.kill, not Popen.send_signal: that one polls first and may reap a child
+# that just exited, which os.wait4 (wait_measured) then no longer finds.
+
+
 def _start(tmp_path, server, *args):
     spider = tmp_path / "slow_spider.py"
     spider.write_text(SPIDER)
@@ -85,7 +90,7 @@ def test_signal_during_startup_stops_the_crawl(tmp_path, server, signum):
     marker = tmp_path / "starting"
     process, out, err = _start(tmp_path, server, "-a", f"marker={marker}", "-a", "startup_s=2")
     _wait_for(marker.exists)
-    process.send_signal(signum)  # the spider is still being built: no crawl exists yet
+    os.kill(process.pid, signum)  # the spider is still being built: no crawl exists yet
     result = wait_measured(process, out, err, timeout_s=30)
     assert not result.timed_out, "the crawl ran on after the signal"
     assert result.returncode == 0, result.stderr[-3000:]
@@ -101,10 +106,10 @@ def test_second_signal_ends_a_stuck_graceful_stop(tmp_path, server):
                                "-s", "ITEM_PIPELINES={\"slow_spider.StuckPipeline\": 100}")
     _wait_for(_log_has(err, "Crawled 0 pages"))  # the crawl runs
     time.sleep(0.5)
-    process.send_signal(signal.SIGINT)
+    os.kill(process.pid, signal.SIGINT)
     _wait_for(_log_has(err, "Closing spider (shutdown)"))  # the pipeline will never close
     time.sleep(0.5)
-    process.send_signal(signal.SIGINT)
+    os.kill(process.pid, signal.SIGINT)
     result = wait_measured(process, out, err, timeout_s=20)
     assert not result.timed_out, "the forced shutdown did not end the process"
     assert "Received SIGINT twice, forcing unclean shutdown" in result.stderr
@@ -127,9 +132,9 @@ def test_double_signal_race_always_ends(tmp_path, server):
         process, out, err = _start(folder, server)
         _wait_for(_log_has(err, "Spider opened"))
         time.sleep(first_after_s)
-        process.send_signal(signal.SIGINT)
+        os.kill(process.pid, signal.SIGINT)
         time.sleep(gap_s)
-        process.send_signal(signal.SIGINT)
+        os.kill(process.pid, signal.SIGINT)
         outcomes[i] = wait_measured(process, out, err, timeout_s=20)
 
     for start in range(0, TRIALS, PARALLEL):

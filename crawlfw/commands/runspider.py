@@ -102,7 +102,10 @@ def run_crawl(settings, spidercls, spargs, process=None) -> None:
         sys.exit(1)
     process.start()
     if getattr(process, "forced_signal", None):  # a second ^C: 130 for SIGINT
-        sys.exit(128 + process.forced_signal)
+        from crawlfw.crawler import exit_now
+
+        # unclean on purpose: no waiting for actor or pool threads at interpreter exit
+        exit_now(128 + process.forced_signal)
     if any(crawler.failed for crawler in process.crawlers):
         sys.exit(1)
 

@@ -2,6 +2,7 @@
 output, and the child's own peak resident memory (``os.wait4``'s rusage)."""
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -53,7 +54,7 @@ def wait_measured(process, out_path, err_path, timeout_s: float) -> Finished:
 
     def kill():
         fired.set()
-        process.kill()
+        os.kill(process.pid, signal.SIGKILL)  # not process.kill(): it may reap the child
 
     timer = threading.Timer(timeout_s, kill)
     timer.start()
