@@ -1,9 +1,9 @@
 """ExporterActor: writes the items that left the pipeline to one feed (``FEED_URI``,
 ``FEED_FORMAT``) through :mod:`crawlfw.core.feeds`; stores the feed when stopped.
 
-The feed is opened when the actor is built, on the Supervisor's thread: a storage that
-cannot be opened (``-o /proc/nope/items.jl``) refuses the crawl's start with a
-:class:`~crawlfw.exceptions.CrawlStartError`. A write that fails with an ``OSError``
+The feed is opened when the actor is built, on the Supervisor's thread: a bad ``FEED_*``
+setting or a storage that cannot be opened (``-o /proc/nope/items.jl``) refuses the
+crawl's start with a :class:`~crawlfw.exceptions.CrawlStartError`. A write that fails with an ``OSError``
 (disk full) or a feed that cannot be stored at the end is a failed feed: the stat
 ``feedexport/failed_count`` counts it and the crawl closes with ``feed_failed``
 (a failure reason: exit status 1).
@@ -34,11 +34,12 @@ class ExporterActor(CrawlActor):
         # Built and opened here, on the caller's (the Supervisor's) thread, so a bad FEED_*
         # setting or a storage that cannot be opened refuses the crawl's start (an error
         # in on_start would never reach the Supervisor: pykka does not report it).
-        self.writer = FeedWriter.from_crawler(crawler)
         try:
+            self.writer = FeedWriter.from_crawler(crawler)
             self.writer.open()
         except (OSError, NotConfigured) as e:
-            raise CrawlStartError(f"Cannot open the feed {self.writer.urifmt}: {e}") from e
+            uri = crawler.settings.get("FEED_URI")
+            raise CrawlStartError(f"Cannot open the feed {uri}: {e}") from e
         self.failed = False
 
     def on_stop(self):

@@ -157,6 +157,17 @@ def test_feed_that_cannot_be_opened_refuses_to_start(crawlfw, tmp_path, server, 
     assert server.received == []  # the crawl never ran
 
 
+def test_bad_feed_setting_refuses_to_start(crawlfw, server, spider_file):
+    result = crawlfw("runspider", spider_file, "-a", f"base={server.url}",
+                     "-s", "FEED_URI=items.data", "-s", "FEED_FORMAT=toml")
+    assert result.returncode == 1, result.stderr
+    (error,) = _errors(result.stderr)
+    assert "ERROR: Crawl could not start: Cannot open the feed items.data: Unknown feed " \
+           "format: 'toml' (FEED_FORMAT)" in error
+    assert "Traceback" not in result.stderr
+    assert server.received == []
+
+
 @pytest.mark.parametrize("pages", [2, 200])  # fails at the final store / while writing
 def test_feed_that_fails_mid_crawl_exits_1(crawlfw, server, spider_file, pages):
     result = crawlfw("runspider", spider_file, "-a", f"base={server.url}", "-a",
