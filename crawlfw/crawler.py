@@ -9,7 +9,9 @@ and starts crawls through it; ``CrawlerProcess`` adds logging setup, signal hand
 
 import concurrent.futures
 import logging
+import os
 import signal
+import sys
 import threading
 import time
 import warnings
@@ -17,18 +19,28 @@ import warnings
 import pykka
 
 from crawlfw import signals
-from crawlfw.exceptions import CrawlfwDeprecationWarning, DownloadCancelled, IgnoreRequest
+from crawlfw.core._reasons import FAILURE_REASONS, is_failure_reason
+from crawlfw.exceptions import (
+    CrawlfwDeprecationWarning,
+    CrawlStartError,
+    DownloadCancelled,
+    IgnoreRequest,
+)
 from crawlfw.extension import ExtensionManager
 from crawlfw.http import Response
 from crawlfw.settings import Settings
+from crawlfw.settings._validation import check_settings
 from crawlfw.signalmanager import SignalManager
+from crawlfw.utils._hooks import contain_log_formatter, contain_stats_collector
 from crawlfw.utils.log import LogCounterHandler, configure_logging, log_crawlfw_info
 from crawlfw.utils.misc import load_object
 from crawlfw.utils.ossignal import install_shutdown_handlers
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Crawler", "CrawlerRunner", "CrawlerProcess", "EngineFacade"]
+__all__ = ["Crawler", "CrawlerRunner", "CrawlerProcess", "EngineFacade", "FAILURE_REASONS",
+           "FORCED_SHUTDOWN_TIMEOUT_S", "is_failure_reason"]
+
 
 #: Seconds the outside waits for the Supervisor to answer a command.
 ASK_TIMEOUT_S = 30.0
@@ -213,6 +225,10 @@ class Crawler:
 
     Raises:
         ValueError: ``spidercls`` is a spider instance rather than a class.
+        CrawlStartError: a boolean or numeric setting (``-s``, the project's settings,
+            the spider's ``custom_settings``) has a value of the wrong type; the message
+            names each such setting, what it expects and where it was set
+            (:func:`crawlfw.settings._validation.check_settings`).
     """
 
     feeds_written_by_actor = True
@@ -227,15 +243,18 @@ class Crawler:
         self.spidercls = spidercls
         self.settings = settings.copy()
         self.spidercls.update_settings(self.settings)
+        problems = check_settings(self.settings)
+        if problems:
+            raise CrawlStartError("; ".join(problems))
         self.signals = SignalManager(self)
-        self.stats = load_object(self.settings["STATS_CLASS"])(self)
+        self.stats = contain_stats_collector(load_object(self.settings["STATS_CLASS"])(self))
         handler = LogCounterHandler(self, level=self.settings.get("LOG_LEVEL"))
         logging.root.addHandler(handler)
         # kept on the instance so it isn't garbage collected
         self.__remove_handler = lambda: logging.root.removeHandler(handler)
         self.signals.connect(self.__remove_handler, signals.engine_stopped)
         lf_cls = load_object(self.settings["LOG_FORMATTER"])
-        self.logformatter = lf_cls.from_crawler(self)
+        self.logformatter = contain_log_formatter(lf_cls.from_crawler(self), self)
         self.extensions = ExtensionManager.from_crawler(self)
         self.settings.freeze()
         self.crawling = False
@@ -244,6 +263,8 @@ class Crawler:
         self.finish_reason = None
         #: download slot key -> DownloadSlot, registered by each Downloader actor
         self.download_slots = {}
+        #: URIs of feeds that failed (Exporter actors append; the crawl ends feed_failed)
+        self._failed_feeds = []
         self._crawl_id = None
         self._finished = threading.Event()
 
@@ -268,6 +289,7 @@ class Crawler:
 
         Raises:
             AssertionError: the crawler is already crawling.
+            CrawlStartError: a feed's storage cannot be opened.
         """
         assert not self.crawling, "Crawling already taking place"
         self.crawling = True
@@ -283,6 +305,8 @@ class Crawler:
             reply = supervisor.ask({"type": "start_crawl", "crawler": self}, timeout=ASK_TIMEOUT_S)
             if reply.get("type") == "message_rejected":
                 raise ValueError(reply["error"])
+            if reply.get("type") == "start_refused":
+                raise CrawlStartError(reply["error"])
             self._crawl_id = reply["crawl_id"]
             if self.engine is None:  # normally set by the Supervisor before spider_opened
                 self.engine = EngineFacade(self, reply["engine"])
@@ -299,6 +323,12 @@ class Crawler:
         """Ask the engine to close the spider (graceful: the feed is still stored)."""
         if self.crawling and self.engine is not None:
             self.engine.close_spider(self.spider, reason)
+
+    @property
+    def failed(self) -> bool:
+        """True once the crawl has ended with a failure reason (:func:`is_failure_reason`
+        of :attr:`finish_reason`); False while it runs or after a normal end."""
+        return is_failure_reason(self.finish_reason)
 
     def _create_spider(self, *args, **kwargs):
         return self.spidercls.from_crawler(self, *args, **kwargs)
@@ -387,48 +417,142 @@ class CrawlerRunner:
             pykka.ActorRegistry.stop_all(block=True, timeout=ASK_TIMEOUT_S)
 
 
+#: Seconds the forced shutdown (a second SIGINT/SIGTERM) may take before the process is
+#: ended with ``os._exit``, whatever the graceful stop is doing.
+FORCED_SHUTDOWN_TIMEOUT_S = 3.0
+
+
 class CrawlerProcess(CrawlerRunner):
     """A CrawlerRunner that sets up logging and waits for its crawls in ``start()``.
+
+    SIGINT/SIGTERM (^C) once: every crawl is stopped gracefully (``finish_reason``
+    ``shutdown``: feeds stored, JOBDIR kept), including a crawl still starting when the
+    signal came, which is stopped as soon as it runs. Twice: a forced, unclean
+    shutdown: the actors are told to stop, the crawls are marked finished and
+    :meth:`start` returns without waiting for the actors; if it has not returned after
+    :data:`FORCED_SHUTDOWN_TIMEOUT_S` seconds (the main thread is stuck), the process is
+    ended with ``os._exit(128 + signal number)`` (130 for SIGINT).
+
+    The signal handlers only write the signal's number to a pipe (async-signal-safe, no
+    lock): a handler that took a lock could interrupt its own thread holding that lock
+    (an ``Event.wait``) and hang for ever. A daemon thread reads the pipe and does the
+    work.
 
     Args:
         settings: a ``Settings``, a dict, or None.
         install_root_handler: configure the root logging handler from the settings.
+
+    Attributes:
+        forced_signal (int | None): the signal that forced the shutdown, else None;
+            ``crawl``/``runspider`` then exit with ``128 + forced_signal``.
     """
 
     def __init__(self, settings=None, install_root_handler=True):
         super().__init__(settings)
+        self._stop_signalled = False
+        self.forced_signal = None
+        self._start_returned = threading.Event()
+        self._signal_r, self._signal_w = os.pipe()
+        threading.Thread(target=self._handle_signals, name="crawlfw-signals",
+                         daemon=True).start()
         install_shutdown_handlers(self._signal_shutdown)
         configure_logging(self.settings, install_root_handler)
         log_crawlfw_info(self.settings)
-        self._forced = False
+
+    @property
+    def _forced(self) -> bool:
+        return self.forced_signal is not None
+
+    def crawl(self, crawler_or_spidercls, *args, **kwargs):
+        """Start a crawl (see :meth:`CrawlerRunner.crawl`); one that starts after a
+        SIGINT/SIGTERM already asked to stop is stopped at once."""
+        crawler = super().crawl(crawler_or_spidercls, *args, **kwargs)
+        if self._stop_signalled:
+            crawler.stop("shutdown")
+        return crawler
 
     def _signal_shutdown(self, signum, _):
         install_shutdown_handlers(self._signal_kill)
-        signame = signal.Signals(signum).name
-        logger.info("Received %(signame)s, shutting down gracefully. Send again to force ",
-                    {"signame": signame})
-        self.stop("shutdown")
+        os.write(self._signal_w, bytes((signum,)))
 
     def _signal_kill(self, signum, _):
         install_shutdown_handlers(signal.SIG_IGN)
-        signame = signal.Signals(signum).name
-        logger.info("Received %(signame)s twice, forcing unclean shutdown", {"signame": signame})
-        self._forced = True
-        pykka.ActorRegistry.stop_all(block=False)
-        for crawler in list(self._crawlers):
-            crawler._crawl_finished("shutdown")
+        os.write(self._signal_w, bytes((signum | 0x80,)))
+
+    def _handle_signals(self) -> None:
+        """Run by the ``crawlfw-signals`` thread: act on what the handlers wrote."""
+        while True:
+            try:
+                data = os.read(self._signal_r, 16)
+            except OSError:
+                return
+            if not data:
+                return
+            for byte in data:
+                if byte & 0x80:
+                    self._force_shutdown(byte & 0x7F)
+                else:
+                    self._graceful_shutdown(byte)
+
+    def _graceful_shutdown(self, signum: int) -> None:
+        self._stop_signalled = True
+        logger.info("Received %(signame)s, shutting down gracefully. Send again to force ",
+                    {"signame": signal.Signals(signum).name})
+        try:
+            self.stop("shutdown")
+        except Exception:
+            logger.error("Error while stopping the crawls", exc_info=True)
+
+    def _force_shutdown(self, signum: int) -> None:
+        self.forced_signal = signum
+        exit_status = 128 + signum
+        logger.info("Received %(signame)s twice, forcing unclean shutdown",
+                    {"signame": signal.Signals(signum).name})
+        deadline = time.monotonic() + FORCED_SHUTDOWN_TIMEOUT_S
+        try:
+            pykka.ActorRegistry.stop_all(block=False)
+            for crawler in list(self._crawlers):
+                crawler._crawl_finished("shutdown")
+        except Exception:
+            logger.error("Error while forcing the shutdown", exc_info=True)
+        time.sleep(max(0.0, deadline - time.monotonic()))
+        if self._start_returned.is_set():
+            return  # the program goes on after start() (the CLI then ends at once)
+        # The main thread is stuck somewhere: end the process now.
+        exit_now(exit_status)
+
+    def shutdown(self) -> None:
+        """As :meth:`CrawlerRunner.shutdown`; after a forced shutdown it does not wait
+        for the actors (the process is about to end)."""
+        if self._forced:
+            return
+        super().shutdown()
 
     def start(self, stop_after_crawl: bool = True) -> None:
         """Block until every crawl started with ``crawl()`` has finished, then shut down.
 
-        Signals (SIGINT, SIGTERM) are handled on the main thread while waiting.
+        SIGINT/SIGTERM are handled while waiting (see the class docstring).
         """
         try:
             while not self.join(timeout_s=0.5):
                 pass
         finally:
-            if stop_after_crawl or self._forced:
-                self.shutdown()
+            try:
+                if stop_after_crawl or self._forced:
+                    self.shutdown()
+            finally:
+                self._start_returned.set()
+
+
+def exit_now(status: int) -> None:
+    """Flush standard output and error, then end the process at once with ``status``
+    (``os._exit``: no cleanup, no waiting for threads). Used after a forced shutdown."""
+    for stream in (sys.stderr, sys.stdout):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    os._exit(status)
 
 
 def _get_spider_loader(settings):

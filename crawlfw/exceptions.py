@@ -11,6 +11,8 @@ The tree (Scrapy 1.2's public exceptions first, then crawlfw's download errors):
     ├── DropItem             raised by an item pipeline to discard an item
     ├── NotSupported         a feature or scheme is not supported
     ├── UsageError           wrong command-line usage (exit status 2)
+    ├── CrawlStartError      a crawl cannot start: a bad setting value, a feed that cannot
+    │                        be opened (one line for the user; exit status 1)
     ├── ContractFail         a spider contract check failed (AssertionError subclass)
     ├── InvalidMessage       an actor message does not match its JSON Schema
     └── DownloadError        a transfer failed below HTTP (mapped from curl error codes)
@@ -19,11 +21,13 @@ The tree (Scrapy 1.2's public exceptions first, then crawlfw's download errors):
         ├── ConnectError             (also builtins.ConnectionError) curl 7 (not refused),
         │                            15, 45 (bind address), 96, 97 (proxy handshake)
         │   └── ConnectionRefusedError (also builtins.ConnectionRefusedError)
-        ├── ConnectionLostError      (also builtins.ConnectionError) curl 52, 55, 56
+        ├── ConnectionLostError      (also builtins.ConnectionError) curl 52, 55, 56 (but
+        │                            "Too large response headers")
         ├── TLSError                 curl 35, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90,
         │                            91, 98, 101
-        ├── ResponseFailed           curl 8, 16, 18, 61, 92, 95, 100 (malformed or truncated
-        │                            response)
+        ├── ResponseFailed           curl 8, 16, 18, 61, 92, 95 (malformed or truncated
+        │                            response), 100 and 56 "Too large response headers"
+        │                            ("Response headers too large")
         └── DownloadCancelled        the transfer was aborted (max size, shutdown) curl 23, 42, 63
 
 Other curl codes give a plain ``DownloadError``; the one table is
@@ -44,6 +48,7 @@ __all__ = [
     "DropItem",
     "NotSupported",
     "UsageError",
+    "CrawlStartError",
     "ContractFail",
     "InvalidMessage",
     "ScrapyDeprecationWarning",
@@ -114,6 +119,16 @@ class UsageError(Exception):
     def __init__(self, *a, **kw):
         self.print_help = kw.pop("print_help", True)
         super().__init__(*a, **kw)
+
+
+class CrawlStartError(Exception):
+    """A crawl cannot start because of how it is configured: a setting whose value has
+    the wrong type, a feed whose storage cannot be opened.
+
+    The message is one line naming the thing at fault and what was expected; the
+    ``crawl`` and ``runspider`` commands print it without a traceback and exit with
+    status 1.
+    """
 
 
 class CrawlfwDeprecationWarning(Warning):

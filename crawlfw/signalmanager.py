@@ -32,6 +32,8 @@ import logging
 import threading
 import weakref
 
+from crawlfw.utils._hooks import count_hook_error
+
 __all__ = ["SignalManager", "Any", "Anonymous"]
 
 logger = logging.getLogger(__name__)
@@ -218,7 +220,9 @@ class SignalManager:
         raised by a receiver is logged at ERROR ("Error caught on signal handler:
         <receiver>") with its traceback, and does not stop the other receivers;
         exceptions of the ``dont_log`` class(es) (e.g. ``DontCloseSpider`` for
-        ``spider_idle``) are not logged. Receivers run on the calling thread.
+        ``spider_idle``) are not logged. A logged error is counted in the stat
+        ``hook_errors/signal_handler`` of the sender (the crawler) when it has stats.
+        Receivers run on the calling thread.
 
         Args:
             signal: the signal to send.
@@ -253,6 +257,7 @@ class SignalManager:
                     logger.error("Error caught on signal handler: %(receiver)s",
                                  {'receiver': receiver},
                                  exc_info=True, extra={'spider': spider})
+                    count_hook_error(sender, "signal_handler")
                 result = exc
             responses.append((receiver, result))
         return responses

@@ -1,7 +1,9 @@
 """The base class of crawlfw's actors: dispatch by message ``type``, schema checks, and
 reporting unhandled failures to the Supervisor."""
 
+import functools
 import logging
+import sys
 
 import pykka
 
@@ -49,12 +51,6 @@ class CrawlActor(pykka.ThreadingActor):
 
     #: Most messages held back before they are told anyway.
     max_held = 24
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        on_start = cls.__dict__.get("on_start")
-        if on_start is not None and not getattr(on_start, "_reports_failure", False):
-            cls.on_start = _reporting_failure(on_start)
 
     def __init__(self, *, crawl_id: str = "", supervisor=None, key: str = "", settings=None):
         super().__init__()
@@ -147,6 +143,34 @@ class CrawlActor(pykka.ThreadingActor):
             return {"type": "message_rejected", "error": error}
         return handler(message)
 
+    def __init_subclass__(cls, **kwargs):
+        """Make an exception in a subclass's ``on_start`` reach :meth:`on_failure`.
+
+        Pykka 4 logs such an exception and stops the actor without calling
+        ``on_failure``: the Supervisor would never learn of it and the crawl would run on
+        without the actor (e.g. an item pipeline whose ``open_spider`` raises: every item
+        lost). The ``on_start`` a subclass defines is wrapped to report the failure first.
+        """
+        super().__init_subclass__(**kwargs)
+        on_start = cls.__dict__.get("on_start")
+        if on_start is None or getattr(on_start, "_reports_failure", False):
+            return
+
+        @functools.wraps(on_start)
+        def reporting_on_start(self):
+            try:
+                on_start(self)
+            except Exception:
+                if not self._start_failure_reported:
+                    self._start_failure_reported = True
+                    self.on_failure(*sys.exc_info())
+                raise
+
+        reporting_on_start._reports_failure = True
+        cls.on_start = reporting_on_start
+
+    _start_failure_reported = False
+
     def on_failure(self, exception_type, exception_value, traceback):
         self.flush_held()
         if self.supervisor is not None:
@@ -167,22 +191,3 @@ class CrawlActor(pykka.ThreadingActor):
         key = f" {self.key}" if self.key else ""
         return f"{type(self).__name__}({self.crawl_id}{key})"
 
-
-def _reporting_failure(on_start):
-    """Wrap an actor's ``on_start`` so that an exception in it reaches ``on_failure``
-    (the Supervisor hears ``actor_failed``) before pykka logs it and stops the actor:
-    pykka 4 never calls ``on_failure`` for ``on_start``, and a crawl whose pipeline could
-    not open would otherwise wait forever for an actor that is gone."""
-
-    def on_start_reporting_failure(self):
-        try:
-            return on_start(self)
-        except Exception as e:
-            self.on_failure(type(e), e, e.__traceback__)
-            raise
-
-    on_start_reporting_failure._reports_failure = True
-    on_start_reporting_failure.__doc__ = on_start.__doc__
-    on_start_reporting_failure.__name__ = on_start.__name__
-    on_start_reporting_failure.__qualname__ = on_start.__qualname__
-    return on_start_reporting_failure

@@ -1,15 +1,49 @@
 """ExporterActor: writes the items that left the pipeline to one feed (``FEED_URI``,
-``FEED_FORMAT``) through :mod:`crawlfw.core.feeds`; stores the feed when stopped."""
+``FEED_FORMAT``) through :mod:`crawlfw.core.feeds`; stores the feed when stopped.
+
+The feed is opened when the actor is built, on the Supervisor's thread: a bad ``FEED_*``
+setting or a storage that cannot be opened (``-o /proc/nope/items.jl``) refuses the
+crawl's start with a :class:`~crawlfw.exceptions.CrawlStartError`. A write that fails with an ``OSError``
+(disk full) or a feed that cannot be stored at the end is a failed feed: the stat
+``feedexport/failed_count`` counts it and the crawl closes with ``feed_failed``
+(a failure reason: exit status 1).
+"""
 
 import logging
 
 from crawlfw.actors._base import CrawlActor
 from crawlfw.actors.pipeline import forward_checkpoint
+from crawlfw.core.feeds import FeedWriter
+from crawlfw.exceptions import CrawlStartError, NotConfigured
 from crawlfw.utils import _faults
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["ExporterActor"]
+
+
+def open_feed(crawler, resume=None) -> FeedWriter:
+    """Build and open the crawl's feed (``FEED_*`` settings) on the caller's thread, so
+    that a bad setting or a storage that cannot be opened refuses the crawl's start.
+
+    Args:
+        crawler: the Crawler.
+        resume: the feed's state committed by an earlier run of this ``JOBDIR`` job, or
+            None (see :meth:`crawlfw.core.feeds.FeedWriter.open`).
+
+    Returns:
+        FeedWriter: opened.
+
+    Raises:
+        CrawlStartError: one line naming the feed and what is wrong with it.
+    """
+    try:
+        writer = FeedWriter.from_crawler(crawler)
+        writer.open(resume=resume)
+    except (OSError, NotConfigured) as e:
+        uri = crawler.settings.get("FEED_URI")
+        raise CrawlStartError(f"Cannot open the feed {uri}: {e}") from e
+    return writer
 
 
 class ExporterActor(CrawlActor):
@@ -28,23 +62,45 @@ class ExporterActor(CrawlActor):
         self.crawler = crawler
         self.writer = writer
         self.fsync = crawler.settings.getbool("FRONTIER_FSYNC", True)
+        self.failed = False
 
     def on_stop(self):
         if self.writer is not None:
-            self.writer.close()
+            summary = self.writer.close()
+            if summary["error"]:
+                self._feed_failed()
             self.writer = None
 
+    def _feed_failed(self):
+        """Count a failed feed and close the spider with ``feed_failed`` (once)."""
+        if self.failed:
+            return
+        self.failed = True
+        self.crawler.stats.inc_value("feedexport/failed_count")
+        self.crawler._failed_feeds.append(self.writer.urifmt if self.writer else "?")
+        if self.crawler.engine is not None:
+            self.crawler.engine.close_spider(self.crawler.spider, "feed_failed")
+
     def handle_export_items(self, message):
+        if self.failed:  # the storage failed: the spider is closing, the items are lost
+            self.crawler.stats.inc_value("feedexport/failed_items", len(message["items"]))
+            return
         export_item = self.writer.export_item
+        items = message["items"]
         if _faults.armed("feed.mid_batch"):
-            self._tear(message["items"])  # fault injection (crash tests) only
-        for item in message["items"]:
+            self._tear(items)  # fault injection (crash tests) only
+        for i, item in enumerate(items):
             try:
                 export_item(item)
-            except Exception:
+            except Exception as e:
                 logger.error("Error exporting %(item)r to %(uri)s", {"item": item, "uri": self.writer.uri},
                              exc_info=True, extra={"spider": self.crawler.spider})
                 self.crawler.stats.inc_value("feedexport/failed_items")
+                if isinstance(e, OSError):  # the storage itself failed (disk full...)
+                    self._feed_failed()
+                    if len(items) - i - 1:
+                        self.crawler.stats.inc_value("feedexport/failed_items", len(items) - i - 1)
+                    break
 
     def handle_checkpoint(self, message):
         """Make the feed durable up to here and pass the checkpoint on, with this feed's

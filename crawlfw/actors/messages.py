@@ -89,7 +89,9 @@ Message = dict[str, Any]
 class StartCrawl(TypedDict):
     """Outside -> Supervisor: build the actor tree for a crawler and start crawling.
 
-    Answered (to ``ask``) with ``{"crawl_id": str}``.
+    Answered (to ``ask``) with ``{"crawl_id": str, "engine": ActorRef}``, or with
+    ``{"type": "start_refused", "error": str}`` when the crawl cannot start because of its
+    configuration (a feed that cannot be opened: ``CrawlStartError``, one line).
     """
 
     type: Literal["start_crawl"]

@@ -46,8 +46,7 @@ class SchedulerActor(CrawlActor):
         self.crawler = crawler
         self.spider = crawler.spider
         self.scheduler = scheduler
-        frontier = getattr(scheduler, "frontier", None)  # (an empty frontier is falsy)
-        self.frontier = _ScrapySchedulerFrontier(scheduler) if frontier is None else frontier
+        self.frontier = frontier_of(scheduler)
         self.durable = self.frontier.durable
         self.credit = 0
         self.reply_to = None
@@ -207,6 +206,20 @@ class SchedulerActor(CrawlActor):
         if self.supervisor is not None:
             self.send(self.supervisor, {"type": "stop_crawl", "crawl_id": self.crawl_id,
                                         "reason": "frontier_failed"})
+
+
+def frontier_of(scheduler):
+    """The frontier to drive: the Scheduler's own, unless the scheduler is not a
+    :class:`~crawlfw.core.scheduler.Scheduler` or a subclass overrides Scrapy's
+    ``enqueue_request``/``next_request`` (then those are called, without leases)."""
+    from crawlfw.core.scheduler import Scheduler
+
+    frontier = getattr(scheduler, "frontier", None)  # (an empty frontier is falsy)
+    cls = type(scheduler)
+    if (frontier is None or cls.enqueue_request is not Scheduler.enqueue_request
+            or cls.next_request is not Scheduler.next_request):
+        return _ScrapySchedulerFrontier(scheduler)
+    return frontier
 
 
 class _ScrapySchedulerFrontier:

@@ -33,6 +33,9 @@ import pykka
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
+from crawlfw.core._reasons import is_failure_reason
+from crawlfw.exceptions import CrawlStartError
+from crawlfw.utils._hooks import contain_dupefilter
 from crawlfw.utils.misc import load_object
 
 logger = logging.getLogger(__name__)
@@ -95,11 +98,32 @@ class Supervisor(CrawlActor):
         crawler._crawl_id = crawl_id
         try:
             self._start_tree(tree)
+        except CrawlStartError as e:
+            if tree.scheduler is None:  # refused before the spider was opened
+                self._refuse(tree, e)
+                return {"type": "start_refused", "error": str(e)}
+            self._shutdown(tree, f"start_failed: {e}")
+            return {"type": "start_refused", "error": str(e)}
         except Exception as e:
             logger.error("Could not start crawl %(id)s", {"id": crawl_id}, exc_info=True)
             self._shutdown(tree, f"start_failed: {type(e).__name__}: {e}")
             raise
         return {"crawl_id": crawl_id, "engine": tree.engine}
+
+    def _refuse(self, tree, error):
+        """Undo a start refused (:class:`CrawlStartError`) before ``spider_opened``: stop
+        the exporters already started (an empty feed file they created is removed), end
+        the crawl with ``start_failed``; the caller reports ``error`` in one line."""
+        self.crawls.pop(tree.crawl_id, None)
+        tree.closing = reason = f"start_failed: {error}"
+        try:
+            for ref in tree.exporters:
+                _stop(ref)
+        finally:
+            try:
+                tree.crawler.signals.send_catch_log(signals.engine_stopped)
+            finally:
+                tree.crawler._crawl_finished(reason)
 
     def handle_stop_crawl(self, message):
         ids = [message["crawl_id"]] if message["crawl_id"] else list(self.crawls)
@@ -172,27 +196,25 @@ class Supervisor(CrawlActor):
 
     def _start_tree(self, tree):
         from crawlfw.actors.engine import EngineActor
-        from crawlfw.actors.exporter import ExporterActor
+        from crawlfw.actors.exporter import ExporterActor, open_feed
         from crawlfw.actors.pipeline import PipelineActor
-        from crawlfw.actors.scheduler import SchedulerActor
+        from crawlfw.actors.scheduler import SchedulerActor, frontier_of
         from crawlfw.actors.spider_runner import SpiderRunnerActor
-        from crawlfw.core.feeds import FeedWriter
 
         crawler = tree.crawler
         spider = crawler.spider
         common = {"crawl_id": tree.crawl_id, "supervisor": self.actor_ref}
-        logger.info("Spider opened", extra={"spider": spider})
         # The frontier first: a JOBDIR job's metadata tells how to resume the feeds and
         # the start requests.
         scheduler = load_object(crawler.settings["SCHEDULER"]).from_crawler(crawler)
-        tree.frontier = frontier = getattr(scheduler, "frontier", None)
+        contain_dupefilter(getattr(scheduler, "df", None), crawler)  # user code: contained
+        tree.frontier = frontier = frontier_of(scheduler)
         durable = bool(getattr(frontier, "durable", False))
         job = frontier.meta if durable else {}
         try:
             feeds = dict(job.get("feeds", {}))
             if crawler.settings.get("FEED_URI") and _feed_export_enabled(crawler.settings):
-                writer = FeedWriter.from_crawler(crawler)
-                writer.open(resume=feeds.get(writer.key))
+                writer = open_feed(crawler, resume=feeds.get(str(crawler.settings["FEED_URI"])))
                 feeds[writer.key] = writer.checkpoint(fsync=False)
                 tree.exporters.append(ExporterActor.start(crawler, writer, **common))
             if durable:  # each feed's starting point is committed before any item comes
@@ -200,6 +222,7 @@ class Supervisor(CrawlActor):
         except BaseException:
             scheduler.close("start_failed")
             raise
+        logger.info("Spider opened", extra={"spider": spider})
         tree.scheduler = SchedulerActor.start(crawler, scheduler, **common)
         tree.engine = EngineActor.start(crawler, tree.scheduler, None, **common)
         tree.pipeline = PipelineActor.start(crawler, tree.engine, tree.exporters, **common)
@@ -234,7 +257,11 @@ class Supervisor(CrawlActor):
         return True
 
     def _shutdown(self, tree, reason):
-        """Stop one crawl's actors in order, then close the spider (runs on this thread)."""
+        """Stop one crawl's actors in order, then close the spider (runs on this thread).
+
+        A feed that failed (its Exporter recorded it in ``crawler._failed_feeds``) turns a
+        normal ``reason`` into ``feed_failed``.
+        """
         if tree.closing and tree.crawl_id not in self.crawls:
             return
         tree.closing = reason
@@ -253,6 +280,8 @@ class Supervisor(CrawlActor):
             # ends at the scheduler, which commits it.
             for ref in [tree.pipeline, *tree.exporters]:
                 _stop(ref, timeout_s=None)
+            if crawler._failed_feeds and not is_failure_reason(reason):
+                reason = tree.closing = "feed_failed"  # a feed could not be written or stored
             _stop(tree.scheduler)
         finally:
             self.crawls.pop(tree.crawl_id, None)

@@ -1,6 +1,7 @@
 """``crawlfw runspider <spider_file.py>``: run a self-contained spider without a project."""
 
 import importlib.util
+import logging
 import os
 import sys
 
@@ -8,7 +9,7 @@ import argh
 
 from crawlfw.commands import ScrapyCommand, command, feed_options, spider_arguments
 from crawlfw.commands._command import delegate
-from crawlfw.exceptions import UsageError
+from crawlfw.exceptions import CrawlStartError, UsageError
 from crawlfw.utils.spider import iter_spider_classes
 
 
@@ -72,7 +73,14 @@ def load_spider_file(spider_file):
 
 
 def run_crawl(settings, spidercls, spargs, process=None) -> None:
-    """Run one crawl in a CrawlerProcess; exit status 1 when it failed to start.
+    """Run one crawl in a CrawlerProcess; exit status 1 when it could not start or failed.
+
+    A crawl that cannot start because of its configuration (a setting of the wrong type,
+    a feed that cannot be opened: :class:`~crawlfw.exceptions.CrawlStartError`) is
+    reported in one log line without a traceback. A crawl that ends with a failure
+    reason (:func:`crawlfw.crawler.is_failure_reason`: an actor failed, a feed failed...)
+    exits with status 1 too, as Scrapy does when its crawl fails. A shutdown forced by a
+    second SIGINT/SIGTERM exits with ``128 + signal number`` (130 for ^C).
 
     Args:
         settings: the :class:`~crawlfw.settings.Settings`.
@@ -89,11 +97,17 @@ def run_crawl(settings, spidercls, spargs, process=None) -> None:
         process.crawl(spidercls, **spargs)
     except Exception as e:
         process.shutdown()
-        import logging
-
-        logging.getLogger(__name__).error("Crawl could not start: %s", e, exc_info=True)
+        logging.getLogger(__name__).error("Crawl could not start: %s", e,
+                                          exc_info=not isinstance(e, CrawlStartError))
         sys.exit(1)
     process.start()
+    if getattr(process, "forced_signal", None):  # a second ^C: 130 for SIGINT
+        from crawlfw.crawler import exit_now
+
+        # unclean on purpose: no waiting for actor or pool threads at interpreter exit
+        exit_now(128 + process.forced_signal)
+    if any(crawler.failed for crawler in process.crawlers):
+        sys.exit(1)
 
 
 def add_crawl_options(parser) -> None:

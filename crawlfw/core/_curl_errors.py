@@ -21,10 +21,13 @@ ConnectError          7 (other errno), 15 (``FTP_CANT_GET_HOST``),
                       (``QUIC_CONNECT_ERROR``), 97 (``PROXY``: proxy handshake)
 ConnectionLostError   52 (``GOT_NOTHING``), 55 (``SEND_ERROR``), 56 (``RECV_ERROR``)
 TLSError              35, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90, 91, 98, 101
-ResponseFailed        8 (``WEIRD_SERVER_REPLY``), 16 (``HTTP2``), 18
+ResponseFailed        100 (``TOO_LARGE``: a response header over 100 KiB, or over
+                      5000 headers) and 56 whose text is "Too large response
+                      headers" (over 300 KiB in all), labelled "Response headers
+                      too large"; 8 (``WEIRD_SERVER_REPLY``), 16 (``HTTP2``), 18
                       (``PARTIAL_FILE``: body shorter than Content-Length), 61
                       (``BAD_CONTENT_ENCODING``), 92 (``HTTP2_STREAM``), 95
-                      (``HTTP3``), 100 (``TOO_LARGE``: header section too large)
+                      (``HTTP3``)
 DownloadCancelled     23 (``WRITE_ERROR``: a write callback refused data), 42
                       (``ABORTED_BY_CALLBACK``), 63 (``FILESIZE_EXCEEDED``)
 DownloadError         every other code (e.g. 1 unsupported protocol, 3 malformed
@@ -75,6 +78,16 @@ CURL_CODE_TABLE: tuple[tuple[type[DownloadError], str, frozenset[int]], ...] = (
     (DownloadCancelled, "Download cancelled", frozenset({23, 42, 63})),
 )
 
+#: Label of the header-size errors (code 100, and 56 with a header text).
+_HEADERS_TOO_LARGE = (ResponseFailed, "Response headers too large")
+
+#: Texts for codes pycurl has no name for, used when curl left its error buffer empty
+#: (libcurl's ``curl_easy_strerror`` wording, with the limits of ``lib/http.c``).
+_CODE_TEXTS = {
+    100: "a response header is larger than libcurl accepts (100 KiB for one header, "
+         "300 KiB for all of them)",
+}
+
 _BY_CODE: dict[int, tuple[type[DownloadError], str]] = {}
 for _cls, _label, _codes in CURL_CODE_TABLE:
     for _code in _codes:
@@ -107,9 +120,12 @@ def exception_for(curl_code: int, curl_message: str, url: str, os_errno: int = 0
         ``"Connection refused: http://127.0.0.1:1/ (curl 7: Failed to connect to
         127.0.0.1 port 1 after 0 ms: Couldn't connect to server)"``.
     """
-    text = curl_message or _CODE_NAMES.get(curl_code, "unknown error")
+    text = (curl_message or _CODE_TEXTS.get(curl_code)
+            or _CODE_NAMES.get(curl_code, "unknown error"))
     if curl_code == _CURLE_COULDNT_CONNECT and os_errno in _REFUSED_ERRNOS:
         cls, label = ConnectionRefusedError, "Connection refused"
+    elif curl_code == 100 or (curl_code == 56 and text.startswith("Too large response headers")):
+        cls, label = _HEADERS_TOO_LARGE
     else:
         cls, label = _BY_CODE.get(curl_code, (DownloadError, "Download failed"))
     return cls(f"{label}: {url} (curl {curl_code}: {text})", url, curl_code)

@@ -3,17 +3,24 @@
 Encodings (RFC 9110 §8.4.1): ``gzip`` and ``x-gzip`` (RFC 1952, decoded tolerantly by
 :func:`crawlfw.utils.gz.gunzip`), ``deflate`` (RFC 1950 zlib, or the raw RFC 1951
 stream some servers send instead), ``br`` (RFC 7932, only when the ``brotli`` or
-``brotlicffi`` module is importable) and ``identity``. A list such as ``gzip, br``
-(codings applied in that order) is decoded right to left; decoding stops at the first
-unknown coding, which is kept in ``Content-Encoding``.
+``brotlicffi`` module 1.2+ is importable: older ones cannot bound their output and are
+not used), ``zstd`` (RFC 8878, only when the ``zstandard`` module is importable) and
+``identity``. A list such as ``gzip, br`` (codings applied in that order) is decoded
+right to left; decoding stops at the first unknown coding, which is kept in
+``Content-Encoding``.
 
 After decoding, the response class is picked again with ``responsetypes`` (a gzip
 body typed ``application/octet-stream`` may decode to HTML) and the decoded codings
 are removed from ``Content-Encoding``. HEAD responses have no body and are left alone.
 
-Decompression-bomb guard (later Scrapy): a decoded body above ``DOWNLOAD_MAXSIZE``
-bytes (``meta['download_maxsize']``; 0 disables) drops the request with
-``IgnoreRequest``; above ``DOWNLOAD_WARNSIZE`` bytes a warning is logged.
+Decompression-bomb guard: every coding is decoded 64 KiB at a time
+(:mod:`crawlfw.utils._decompression`) and stops as soon as the decoded body exceeds
+``DOWNLOAD_MAXSIZE`` bytes (``meta['download_maxsize']``; 0 disables), so memory stays
+near that limit however explosive the body. Such a response is dropped with
+``IgnoreRequest``, logged as a WARNING naming its URL, its compressed size and the
+limit, and counted in the stat ``httpcompression/response_dropped/maxsize``. Above
+``DOWNLOAD_WARNSIZE`` bytes (``meta['download_warnsize']``) a WARNING is logged and the
+response kept.
 """
 
 import logging
@@ -22,59 +29,40 @@ import zlib
 from crawlfw.exceptions import IgnoreRequest, NotConfigured
 from crawlfw.http import Response, TextResponse
 from crawlfw.responsetypes import responsetypes
+from crawlfw.utils._decompression import (
+    brotli,
+    brotli_too_old,
+    inflate_zlib,
+    unbrotli,
+    unzstd,
+    zstandard,
+)
 from crawlfw.utils.gz import DecompressionMaxSizeExceeded, gunzip
-
-try:
-    import brotli
-except ImportError:  # pragma: no cover - depends on the environment
-    try:
-        import brotlicffi as brotli
-    except ImportError:
-        brotli = None
 
 __all__ = ["HttpCompressionMiddleware", "ACCEPTED_ENCODINGS"]
 
 logger = logging.getLogger(__name__)
 
 #: Codings offered in ``Accept-Encoding``, in this order.
-ACCEPTED_ENCODINGS = [b"gzip", b"deflate"] + ([b"br"] if brotli is not None else [])
+ACCEPTED_ENCODINGS = (
+    [b"gzip", b"deflate"]
+    + ([b"br"] if brotli is not None else [])
+    + ([b"zstd"] if zstandard is not None else [])
+)
 
-_CHUNK_BYTES = 64 * 1024
+#: Stat counting responses dropped because their decoded body exceeds the size limit.
+DROPPED_STAT = "httpcompression/response_dropped/maxsize"
 
 
 def _inflate(body: bytes, max_size: int) -> bytes:
     """Decode ``deflate``: zlib-wrapped (RFC 1950) first, raw deflate (RFC 1951) second."""
-    try:
-        return _zlib_decompress(body, zlib.MAX_WBITS, max_size)
-    except zlib.error:
-        return _zlib_decompress(body, -zlib.MAX_WBITS, max_size)
-
-
-def _zlib_decompress(body: bytes, wbits: int, max_size: int) -> bytes:
-    decompressor = zlib.decompressobj(wbits)
     output = bytearray()
-    rest = body
-    while rest:
-        output += decompressor.decompress(rest, _CHUNK_BYTES)
-        if max_size and len(output) > max_size:
-            raise DecompressionMaxSizeExceeded(
-                f"deflate data decompresses to more than {max_size} bytes"
-            )
-        rest = decompressor.unconsumed_tail
-        if decompressor.eof:
-            break
-    if not decompressor.eof:
-        output += decompressor.flush()
+    try:
+        inflate_zlib(body, zlib.MAX_WBITS, max_size, output)
+    except zlib.error:
+        output.clear()
+        inflate_zlib(body, -zlib.MAX_WBITS, max_size, output)
     return bytes(output)
-
-
-def _unbrotli(body: bytes, max_size: int) -> bytes:
-    output = brotli.decompress(body)
-    if max_size and len(output) > max_size:
-        raise DecompressionMaxSizeExceeded(
-            f"brotli data decompresses to more than {max_size} bytes"
-        )
-    return output
 
 
 def _split_codings(values: list[bytes]) -> list[bytes]:
@@ -92,20 +80,30 @@ class HttpCompressionMiddleware:
     Args:
         max_size: default largest decoded body in bytes (0: no limit).
         warn_size: default decoded size in bytes above which a warning is logged.
+        stats: the crawl's stats collector, for ``httpcompression/response_dropped/
+            maxsize`` (None: not counted).
     """
 
-    def __init__(self, max_size: int = 0, warn_size: int = 0):
+    def __init__(self, max_size: int = 0, warn_size: int = 0, stats=None):
         self._max_size = max_size
         self._warn_size = warn_size
+        self._stats = stats
 
     @classmethod
     def from_crawler(cls, crawler):
         settings = crawler.settings
         if not settings.getbool("COMPRESSION_ENABLED"):
             raise NotConfigured
+        if brotli_too_old is not None:
+            logger.warning(
+                "brotli %(version)s cannot bound the size of what it decodes: br responses "
+                "are neither requested nor decoded (install brotli >= 1.2 for them)",
+                {"version": brotli_too_old},
+            )
         return cls(
             max_size=settings.getint("DOWNLOAD_MAXSIZE"),
             warn_size=settings.getint("DOWNLOAD_WARNSIZE"),
+            stats=crawler.stats,
         )
 
     def process_request(self, request, spider):
@@ -126,11 +124,15 @@ class HttpCompressionMiddleware:
             try:
                 decoded = self._decode(body, coding, max_size)
             except DecompressionMaxSizeExceeded:
-                raise IgnoreRequest(
+                message = (
                     f"Ignored response {response} because its body ({len(response.body)} "
                     f"bytes compressed) is larger than the download max size ({max_size} "
                     "bytes) once decompressed"
-                ) from None
+                )
+                logger.warning("%s", message, extra={"spider": spider})
+                if self._stats is not None:
+                    self._stats.inc_value(DROPPED_STAT, spider=spider)
+                raise IgnoreRequest(message) from None
             if decoded is None:
                 break  # unknown coding: keep it and the ones before it
             body = decoded
@@ -164,7 +166,9 @@ class HttpCompressionMiddleware:
         if coding == b"deflate":
             return _inflate(body, max_size)
         if coding == b"br" and brotli is not None:
-            return _unbrotli(body, max_size)
+            return unbrotli(body, max_size)
+        if coding == b"zstd" and zstandard is not None:
+            return unzstd(body, max_size)
         if coding == b"identity":
             return body
         return None

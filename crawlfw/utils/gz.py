@@ -8,14 +8,12 @@ so does :func:`gunzip`.
 import re
 import zlib
 
+from crawlfw.utils._decompression import DecompressionMaxSizeExceeded, inflate_zlib
+
 __all__ = ["gunzip", "is_gzipped", "DecompressionMaxSizeExceeded"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
-_CHUNK_BYTES = 64 * 1024
-
-
-class DecompressionMaxSizeExceeded(ValueError):
-    """The decompressed data would exceed the ``max_size`` given to the decoder."""
+_GZIP_WBITS = 16 + zlib.MAX_WBITS
 
 
 def gunzip(data: bytes, max_size: int = 0) -> bytes:
@@ -24,6 +22,10 @@ def gunzip(data: bytes, max_size: int = 0) -> bytes:
     Concatenated gzip members are all decoded. Decoding stops, keeping what was decoded,
     at the first thing that is not a gzip member after a complete one, or at a
     corrupt or truncated member once some output exists (as Scrapy 1.2 did).
+
+    The data is inflated 64 KiB at a time with the size checked after each step
+    (:func:`crawlfw.utils._decompression.inflate_zlib`), so a gzip bomb costs at most
+    about ``max_size`` bytes of memory.
 
     Args:
         data: the compressed bytes.
@@ -38,39 +40,21 @@ def gunzip(data: bytes, max_size: int = 0) -> bytes:
         DecompressionMaxSizeExceeded: the output would exceed ``max_size`` bytes.
     """
     output = bytearray()
-    rest = data
-    first = True
-    while rest:
-        if not first and not rest.startswith(_GZIP_MAGIC):
+    size = len(data)
+    pos = 0
+    while pos < size:
+        if pos and data[pos:pos + 2] != _GZIP_MAGIC:
             break  # trailing junk after a complete member
-        first = False
-        decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
         try:
-            while rest:
-                chunk = decompressor.decompress(rest, _CHUNK_BYTES)
-                rest = decompressor.unconsumed_tail
-                output += chunk
-                if max_size and len(output) > max_size:
-                    raise DecompressionMaxSizeExceeded(
-                        f"gzip data decompresses to more than {max_size} bytes"
-                    )
-                if not rest or decompressor.eof:
-                    break
-            if not decompressor.eof:
-                # input exhausted mid-member: collect the output zlib still buffers
-                # (flush() after eof would duplicate unused_data, so only here)
-                output += decompressor.flush()
+            complete, pos = inflate_zlib(data, _GZIP_WBITS, max_size, output, pos, "gzip")
         except zlib.error as exc:
             if output:
                 break
             raise OSError(f"Not a gzipped file or corrupt gzip data: {exc}") from exc
-        if not decompressor.eof:
+        if not complete:
             if output:
                 break  # truncated member: keep what we have
             raise OSError("Truncated gzip data: no complete block")
-        rest = decompressor.unused_data
-    if max_size and len(output) > max_size:
-        raise DecompressionMaxSizeExceeded(f"gzip data decompresses to more than {max_size} bytes")
     return bytes(output)
 
 

@@ -127,6 +127,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(b"0\r\n\r\n")
         elif route == "nothing":  # closes without a byte of response
             self.close_connection = True
+        elif route == "bigheader":  # one 1 MiB header
+            self._send(200, b"ok", headers=[("X-Big", "a" * (1 << 20))])
+        elif route == "manyheaders":  # 10,000 headers
+            self._send(200, b"ok", headers=[(f"X-H{i}", "v") for i in range(10_000)])
+        elif route == "largeheaders":  # 10 headers of 50 KB: 500 KB in all
+            self._send(200, b"ok", headers=[(f"X-H{i}", "v" * 50_000) for i in range(10)])
         else:
             self._send(404, b"no route")
 
@@ -578,6 +584,20 @@ def test_connection_closed_without_response(driver, server):
     result = fetch_one(driver, Request(f"{server.url}/nothing"))
     assert isinstance(result.error, ConnectionLostError)
     assert result.error.curl_code == 52
+
+
+@pytest.mark.parametrize("route, detail", [
+    ("bigheader", "curl 100: a response header is larger than libcurl accepts (100 KiB for "
+                  "one header, 300 KiB for all of them)"),
+    ("manyheaders", "curl 100: Too many response headers"),
+    ("largeheaders", "curl 56: Too large response headers"),
+])
+def test_too_large_response_headers_are_named(driver, server, route, detail):
+    result = fetch_one(driver, Request(f"{server.url}/{route}"))
+    assert type(result.error) is ResponseFailed
+    assert str(result.error).startswith(
+        f"Response headers too large: {server.url}/{route} ({detail}")
+    assert "unknown error" not in str(result.error)
 
 
 def test_maxsize_with_content_length_cancels(driver, server, caplog):

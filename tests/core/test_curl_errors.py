@@ -42,6 +42,7 @@ URL = "http://example.com/page"
         (8, 0, ResponseFailed, "Response failed"),
         (18, 0, ResponseFailed, "Response failed"),
         (61, 0, ResponseFailed, "Response failed"),
+        (100, 0, ResponseFailed, "Response headers too large"),
         (23, 0, DownloadCancelled, "Download cancelled"),
         (42, 0, DownloadCancelled, "Download cancelled"),
         (63, 0, DownloadCancelled, "Download cancelled"),
@@ -79,6 +80,18 @@ def test_empty_message_uses_the_code_name():
         == f"Download timed out: {URL} (curl 28: E_OPERATION_TIMEDOUT)"
     )
     assert "unknown error" in str(exception_for(9999, "", URL))
+    # pycurl has no name for CURLE_TOO_LARGE (100): its meaning is spelled out
+    assert str(exception_for(100, "", URL)) == (
+        f"Response headers too large: {URL} (curl 100: a response header is larger than "
+        "libcurl accepts (100 KiB for one header, 300 KiB for all of them))")
+
+
+def test_too_large_response_headers_on_code_56():
+    exc = exception_for(56, "Too large response headers: 350073 > 307200", URL)
+    assert type(exc) is ResponseFailed
+    assert str(exc) == (f"Response headers too large: {URL} (curl 56: Too large response "
+                        "headers: 350073 > 307200)")
+    assert type(exception_for(56, "Connection reset by peer", URL)) is ConnectionLostError
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,13 @@ try:
 except ImportError:  # brotli is optional: only the br cases are skipped
     brotli = None
 
+try:
+    import zstandard
+except ImportError:  # zstandard is optional: only the zstd cases are skipped
+    zstandard = None
+
 needs_brotli = pytest.mark.skipif(brotli is None, reason="brotli is not installed")
+needs_zstd = pytest.mark.skipif(zstandard is None, reason="zstandard is not installed")
 
 PAGE = (
     b"<html><head><meta charset='iso-8859-1'><title>caf\xe9</title></head><body>"
@@ -43,6 +49,7 @@ ENCODERS = {
     "x-gzip": gzip.compress,
     "deflate": zlib.compress,
     "br": lambda b: brotli.compress(b),
+    "zstd": lambda b: zstandard.ZstdCompressor().compress(b),
     "identity": lambda b: b,
 }
 
@@ -57,7 +64,9 @@ def mw():
 def test_accept_encoding(mw):
     request = Request("http://example.com/")
     mw.process_request(request, None)
-    assert request.headers[b"Accept-Encoding"] == b"gzip,deflate" + (b",br" if brotli else b"")
+    assert request.headers[b"Accept-Encoding"] == (
+        b"gzip,deflate" + (b",br" if brotli else b"") + (b",zstd" if zstandard else b"")
+    )
     request = Request("http://example.com/", headers={"Accept-Encoding": "identity"})
     mw.process_request(request, None)
     assert request.headers[b"Accept-Encoding"] == b"identity"
@@ -72,6 +81,7 @@ def test_accept_encoding(mw):
         ("deflate", zlib.compress),  # RFC 1950 zlib stream, as the RFC says
         ("deflate", raw_deflate),  # raw RFC 1951 stream, as some servers send
         pytest.param("br", ENCODERS["br"], marks=needs_brotli),
+        pytest.param("zstd", ENCODERS["zstd"], marks=needs_zstd),
         ("identity", ENCODERS["identity"]),
         # codings listed in the order applied: gzip first
         pytest.param("gzip, br", lambda b: brotli.compress(gzip.compress(b)), marks=needs_brotli),
@@ -147,17 +157,25 @@ def test_corrupt_body_raises(mw):
         mw.process_response(Request(response.url), response, None)
 
 
-@pytest.mark.parametrize("coding", ["gzip", "deflate", pytest.param("br", marks=needs_brotli)])
+@pytest.mark.parametrize("coding", ["gzip", "deflate", pytest.param("br", marks=needs_brotli),
+                                    pytest.param("zstd", marks=needs_zstd)])
 def test_max_size(coding, caplog):
     crawler = get_crawler({"DOWNLOAD_MAXSIZE": 1000, "DOWNLOAD_WARNSIZE": 500})
     try:
         mw = HttpCompressionMiddleware.from_crawler(crawler)
         body = ENCODERS[coding](b"a" * 5000)
         response = Response("http://example.com/", headers={"Content-Encoding": coding}, body=body)
+        caplog.set_level(logging.WARNING)
         with pytest.raises(IgnoreRequest, match="larger than the download max size"):
             mw.process_response(Request(response.url), response, None)
+        # the drop leaves a WARNING naming the URL and sizes, and is counted
+        (dropped,) = [r for r in caplog.records if "Ignored response" in r.getMessage()]
+        assert dropped.levelno == logging.WARNING
+        assert f"<200 http://example.com/> because its body ({len(body)} bytes" in (
+            dropped.getMessage())
+        assert "download max size (1000 bytes)" in dropped.getMessage()
+        assert crawler.stats.get_value("httpcompression/response_dropped/maxsize") == 1
         # the meta key overrides the setting; the warning size still applies
-        caplog.set_level(logging.WARNING)
         request = Request(response.url, meta={"download_maxsize": 10_000})
         assert len(mw.process_response(request, response, None).body) == 5000
         assert "larger than the download warning size (500 bytes)" in caplog.text
