@@ -111,7 +111,7 @@ class Headers(CaselessDict):
             return x.encode(self.encoding)
         if isinstance(x, int) and not isinstance(x, bool):
             return str(x).encode(self.encoding)
-        raise TypeError(f"Unsupported header value type: {type(x).__name__} ({x!r})")
+        raise TypeError(f"Unsupported value type: {type(x).__name__} ({x!r})")
 
     def __getitem__(self, key) -> bytes | None:
         """Return the last value of ``key`` (None if its list is empty).
