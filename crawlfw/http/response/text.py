@@ -232,6 +232,74 @@ class TextResponse(Response):
             cb_kwargs=cb_kwargs,
         )
 
+    def follow_all(
+        self,
+        urls=None,
+        callback: Callable | None = None,
+        method: str = "GET",
+        headers=None,
+        body=None,
+        cookies=None,
+        meta: dict | None = None,
+        encoding: str | None = None,
+        priority: int = 0,
+        dont_filter: bool = False,
+        errback: Callable | None = None,
+        flags: list | None = None,
+        cb_kwargs: dict | None = None,
+        css: str | None = None,
+        xpath: str | None = None,
+    ):
+        """Return a generator of :meth:`follow` requests for several links (Scrapy >= 2.0).
+
+        Exactly one of ``urls``, ``css`` and ``xpath`` gives the links:
+        ``response.follow_all(css="li.next a", callback=self.parse)``. ``css``/``xpath``
+        select ``<a>``/``<link>`` elements or attribute values; selected nodes that
+        hold no link (another element, an ``<a>`` without ``href``) are skipped, as in
+        Scrapy, while in ``urls`` such a selector raises when reached.
+
+        Args:
+            urls: an iterable of what :meth:`follow` takes (str, Link, Selector), or a
+                SelectorList.
+            callback, method, ...: :meth:`follow`'s arguments, the same for each request.
+            css: a CSS selector (str) of the links.
+            xpath: an XPath (str) of the links.
+
+        Returns:
+            A generator of :class:`Request`, in document order for ``css``/``xpath``.
+
+        Raises:
+            ValueError: not exactly one of ``urls``, ``css``, ``xpath`` is given; an
+                invalid ``css``/``xpath`` expression.
+            TypeError: ``urls`` is not iterable.
+        """
+        if sum(arg is not None for arg in (urls, css, xpath)) != 1:
+            raise ValueError(
+                "Please supply exactly one of the following arguments: urls, css, xpath"
+            )
+        if urls is None:
+            urls = []
+            for sel in self.css(css) if css is not None else self.xpath(xpath):
+                try:
+                    urls.append(_url_from_selector(sel, sel.root))
+                except ValueError:
+                    continue
+        return super().follow_all(
+            urls,
+            callback=callback,
+            method=method,
+            headers=headers,
+            body=body,
+            cookies=cookies,
+            meta=meta,
+            encoding=encoding,
+            priority=priority,
+            dont_filter=dont_filter,
+            errback=errback,
+            flags=flags,
+            cb_kwargs=cb_kwargs,
+        )
+
 
 def _url_from_selector(sel, root) -> str:
     if isinstance(root, str):  # an attribute or text node value
