@@ -14,17 +14,18 @@ __all__ = ["ExporterActor"]
 class ExporterActor(CrawlActor):
     """Args:
     crawler: the Crawler (settings, spider).
+    uri, options: the feed, one ``FEEDS`` entry; None: ``FEED_URI`` (see FeedWriter).
     **kw: ``CrawlActor`` arguments.
     """
 
     role = "exporter"
 
-    def __init__(self, crawler, **kw):
+    def __init__(self, crawler, uri=None, options=None, **kw):
         super().__init__(settings=crawler.settings, **kw)
         self.crawler = crawler
         # Built here, on the caller's thread, so a bad FEED_* setting fails the crawl's start
         # with NotConfigured naming it.
-        self.writer = FeedWriter.from_crawler(crawler)
+        self.writer = FeedWriter.from_crawler(crawler, uri, options)
 
     def on_start(self):
         self.writer.open()

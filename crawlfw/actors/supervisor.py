@@ -4,7 +4,7 @@
 Tree of one crawl (started by ``start_crawl``)::
 
     Supervisor
-    ├── ExporterActor      (one per feed, when FEED_URI is set)
+    ├── ExporterActor      (one per feed: FEEDS entries, FEED_URI)
     ├── SchedulerActor
     ├── EngineActor
     │     └── DownloaderActor × slots (started on demand by the engine, reported
@@ -174,13 +174,15 @@ class Supervisor(CrawlActor):
         from crawlfw.actors.pipeline import PipelineActor
         from crawlfw.actors.scheduler import SchedulerActor
         from crawlfw.actors.spider_runner import SpiderRunnerActor
+        from crawlfw.core.feeds import feeds_from_settings
 
         crawler = tree.crawler
         spider = crawler.spider
         common = {"crawl_id": tree.crawl_id, "supervisor": self.actor_ref}
         logger.info("Spider opened", extra={"spider": spider})
-        if crawler.settings.get("FEED_URI") and _feed_export_enabled(crawler.settings):
-            tree.exporters.append(ExporterActor.start(crawler, **common))
+        if _feed_export_enabled(crawler.settings):  # one exporter per feed (FEEDS, FEED_URI)
+            for uri, options in feeds_from_settings(crawler.settings):
+                tree.exporters.append(ExporterActor.start(crawler, uri, options, **common))
         scheduler = load_object(crawler.settings["SCHEDULER"]).from_crawler(crawler)
         tree.scheduler = SchedulerActor.start(crawler, scheduler, **common)
         tree.engine = EngineActor.start(crawler, tree.scheduler, None, **common)

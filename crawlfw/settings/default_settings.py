@@ -160,11 +160,12 @@ EXTENSIONS_BASE = {
     'crawlfw.extensions.throttle.AutoThrottle': 0,
 }
 
+FEEDS = {}  # uri -> options (format, encoding, fields, overwrite, store_empty, indent...)
 FEED_TEMPDIR = None
 FEED_URI = None
 FEED_URI_PARAMS = None  # a function to extend uri arguments
 FEED_FORMAT = 'jsonlines'
-FEED_STORE_EMPTY = False
+FEED_STORE_EMPTY = True  # Scrapy >= 2.11 (1.2: False)
 FEED_EXPORT_ENCODING = None
 FEED_EXPORT_FIELDS = None
 FEED_STORAGES = {}
