@@ -9,6 +9,13 @@ Top-level names (imported lazily, so ``import crawlfw`` stays cheap):
 """
 
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the lazy names below, for type checkers
+    from crawlfw.http import FormRequest, Request
+    from crawlfw.item import Field, Item
+    from crawlfw.selector import Selector
+    from crawlfw.spiders import Spider
 
 __version__ = "0.1.0"
 version_info = tuple(int(p) for p in __version__.split("."))

@@ -199,7 +199,7 @@ class LxmlLinkExtractor(FilteringLinkExtractor):
                          restrict_xpaths=restrict_xpaths, restrict_css=restrict_css,
                          canonicalize=canonicalize, deny_extensions=deny_extensions)
 
-    def extract_links(self, response):
+    def extract_links(self, response) -> list[Link]:
         """Extract the links of a response.
 
         Args:

@@ -7,6 +7,7 @@ See the generic spiders in this package for common crawling patterns:
 
 import logging
 import warnings
+from collections.abc import AsyncIterator, Iterator
 
 from crawlfw import signals
 from crawlfw.http import Request
@@ -33,8 +34,10 @@ class Spider(object_ref):
         ValueError: no name given on the class or as an argument.
     """
 
-    name = None
-    custom_settings = None
+    name: str | None = None
+    custom_settings: dict | None = None
+    start_urls: list[str]
+    allowed_domains: list[str]
 
     def __init__(self, name=None, **kwargs):
         if name is not None:
@@ -77,7 +80,7 @@ class Spider(object_ref):
         self.settings = crawler.settings
         crawler.signals.connect(self.close, signals.spider_closed)
 
-    def start_requests(self):
+    def start_requests(self) -> Iterator[Request]:
         """Return an iterator of the first requests: one ``Request(url, dont_filter=True)``
         per start URL, made by ``make_requests_from_url`` (Scrapy 1.2's hook).
 
@@ -100,7 +103,7 @@ class Spider(object_ref):
         for url in self.start_urls:
             yield self.make_requests_from_url(url)
 
-    async def start(self):
+    async def start(self) -> AsyncIterator[Request]:
         """Yield the first requests asynchronously (Scrapy 2.13's start hook).
 
         The default yields what :meth:`start_requests` yields, so a Scrapy 2.13 spider

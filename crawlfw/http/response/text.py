@@ -20,6 +20,7 @@ Encoding labels are mapped with w3lib's ``resolve_encoding`` (WHATWG's label tab
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from w3lib.encoding import (
     html_body_declared_encoding,
@@ -34,6 +35,9 @@ from crawlfw.http.request import Request
 from crawlfw.http.response import Response
 from crawlfw.utils._urls import join_prefixes, join_url
 from crawlfw.utils.response import get_base_url
+
+if TYPE_CHECKING:
+    from crawlfw.selector import Selector, SelectorList
 
 __all__ = ["TextResponse"]
 
@@ -168,7 +172,7 @@ class TextResponse(Response):
         return join_url(parts[0], parts[1], url)  # urljoin(base, url), faster
 
     @property
-    def selector(self):
+    def selector(self) -> Selector:
         """A :class:`crawlfw.selector.Selector` over this response, built once on first use."""
         sel = self._cached_selector
         if sel is None:
@@ -177,11 +181,11 @@ class TextResponse(Response):
             sel = self._cached_selector = Selector(response=self)
         return sel
 
-    def xpath(self, query: str, **kwargs):
+    def xpath(self, query: str, **kwargs) -> SelectorList:
         """Shortcut for ``self.selector.xpath(query, **kwargs)``; returns a SelectorList."""
         return self.selector.xpath(query, **kwargs)
 
-    def css(self, query: str):
+    def css(self, query: str) -> SelectorList:
         """Shortcut for ``self.selector.css(query)``; returns a SelectorList."""
         return self.selector.css(query)
 
