@@ -7,7 +7,6 @@ import argh
 import crawlfw
 from crawlfw.commands import ScrapyCommand, command
 
-
 #: Every library the runtime imports (pyproject.toml's dependencies), in display order:
 #: (distribution name, label).
 RUNTIME_LIBRARIES = [
