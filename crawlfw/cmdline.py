@@ -11,6 +11,7 @@ entry-point group (see :mod:`crawlfw.commands._custom`); one with the name of a 
 command replaces it, as in Scrapy 1.2. Their exit status is their ``exitcode``.
 """
 
+import argparse
 import gc
 import importlib
 import sys
@@ -108,16 +109,20 @@ def execute(argv=None) -> None:
     if not argv or argv in (["-h"], ["--help"]):
         _print_commands(settings, in_project, builtin + customs)
         sys.exit(0)
+    # argh's default formatter appends "(default: ...)" to every option's help; the help
+    # texts say their defaults themselves, as Scrapy's do
+    formatter = {"formatter_class": argparse.RawDescriptionHelpFormatter}
     parser.add_commands(
         builtin,
         name_mapping_policy=argh.assembling.NameMappingPolicy.BY_NAME_IF_KWONLY,
+        func_kwargs=formatter,
     )
     if custom:
         # no argh -h for them: "crawlfw <name> -h" prints the command's own help
         parser.add_commands(
             customs,
             name_mapping_policy=argh.assembling.NameMappingPolicy.BY_NAME_IF_KWONLY,
-            func_kwargs={"add_help": False},
+            func_kwargs={"add_help": False, **formatter},
         )
     if argv and argv[0] in custom:
         # argparse.REMAINDER takes options only after a "--"

@@ -114,7 +114,7 @@ def _genspider(settings, module, name, domain, template_name, template_file):
 @argh.arg("-l", "--list", help="List available templates")
 @argh.arg("-e", "--edit", help="Edit spider after creating it")
 @argh.arg("-d", "--dump", metavar="TEMPLATE", help="Dump template to standard output")
-@argh.arg("-t", "--template", help="Uses a custom template.")
+@argh.arg("-t", "--template", help="Uses a custom template (default: basic).")
 @argh.arg("--force", help="If the spider already exists, overwrite it with the template")
 @command(default_settings={"LOG_ENABLED": False},
          help="Generate new spider using pre-defined templates")

@@ -35,3 +35,14 @@ def test_no_arguments_inside_a_project(crawlfw, project):
     assert commands["crawl"] == "Run a spider"
     assert commands["list"] == "List available spiders"
     assert "[ more ]" not in result.stdout
+
+
+def test_command_help_shows_each_default_once(crawlfw, project):
+    for command in ("runspider", "crawl", "genspider", "parse", "fetch", "shell", "version"):
+        result = crawlfw(command, "-h", cwd=project)
+        assert result.returncode == 0, result.stderr
+        text = " ".join(result.stdout.split())  # argparse wraps long lines
+        assert "(default: -)" not in text, command
+        assert "(default: False)" not in text, command
+        assert text.count("(default: DEBUG)") == 1, command
+    assert "(default: basic)" in crawlfw("genspider", "-h").stdout
