@@ -46,3 +46,14 @@ def test_command_help_shows_each_default_once(crawlfw, project):
         assert "(default: False)" not in text, command
         assert text.count("(default: DEBUG)") == 1, command
     assert "(default: basic)" in crawlfw("genspider", "-h").stdout
+
+
+def test_scrapy_cfg_warns_once_per_command(crawlfw, project):
+    (project / "crawlfw.cfg").rename(project / "scrapy.cfg")
+    for args in (["list"], ["version"], []):
+        result = crawlfw(*args, cwd=project)
+        assert result.returncode == 0, result.stderr
+        warning = f"{project / 'scrapy.cfg'}:0: CrawlfwDeprecationWarning: Using "
+        assert result.stderr.count("rename it to crawlfw.cfg") == 1, result.stderr
+        assert result.stderr.splitlines() == [
+            f"{warning}{project / 'scrapy.cfg'}: rename it to crawlfw.cfg"]
