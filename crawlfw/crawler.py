@@ -21,6 +21,7 @@ from crawlfw.exceptions import CrawlfwDeprecationWarning, DownloadCancelled, Ign
 from crawlfw.extension import ExtensionManager
 from crawlfw.http import Response
 from crawlfw.settings import Settings
+from crawlfw.settings._noeffect import warn_settings_without_effect
 from crawlfw.signalmanager import SignalManager
 from crawlfw.utils.log import LogCounterHandler, configure_logging, log_crawlfw_info
 from crawlfw.utils.misc import load_object
@@ -227,6 +228,7 @@ class Crawler:
         self.spidercls = spidercls
         self.settings = settings.copy()
         self.spidercls.update_settings(self.settings)
+        warn_settings_without_effect(self.settings)
         self.signals = SignalManager(self)
         self.stats = load_object(self.settings["STATS_CLASS"])(self)
         handler = LogCounterHandler(self, level=self.settings.get("LOG_LEVEL"))
