@@ -52,3 +52,14 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(__all__))
+
+
+def _install_moved_modules():
+    # Scrapy 1.2's deprecated alias modules (crawlfw.spider, crawlfw.dupefilter...) are
+    # served by an import hook from crawlfw._moved's table; they have no files.
+    from crawlfw._moved import MOVED_MODULES, install_moved_modules
+
+    install_moved_modules(MOVED_MODULES)
+
+
+_install_moved_modules()
