@@ -5,6 +5,7 @@ See the generic spiders in this package for common crawling patterns:
 (crawlfw.spiders.feed) and ``SitemapSpider`` (crawlfw.spiders.sitemap).
 """
 
+import inspect
 import logging
 import warnings
 from collections.abc import AsyncIterator, Iterator
@@ -88,12 +89,14 @@ class Spider(object_ref):
         generator of requests) and does not override ``start_requests`` gets the
         requests ``start()`` yields instead, stepped one at a time on the calling
         thread's event loop (``crawlfw.utils._async``). When both are overridden,
-        ``start_requests`` is used, as Scrapy before 2.13 would.
+        ``start_requests`` is used, as Scrapy before 2.13 would; a ``start`` that is not
+        an ``async def`` generator is the spider's own method, not a start hook.
 
         Returns:
             An iterator of :class:`Request`.
         """
-        if type(self).start is not Spider.start:
+        start = type(self).start
+        if start is not Spider.start and inspect.isasyncgenfunction(start):
             from crawlfw.utils._async import iterate_async_generator
 
             return iterate_async_generator(self.start())

@@ -90,6 +90,17 @@ def test_async_start_adapts_to_start_requests():
     assert [r.url for r in S().start_requests()] == ["http://example.com/1", "http://example.com/2"]
 
 
+def test_a_plain_start_method_is_not_the_start_hook():
+    class Old(crawlfw.Spider):
+        name = "old"
+        start_urls = ["http://example.com/a"]
+
+        def start(self):  # a 1.2 spider's own helper that happens to be called start
+            return "not requests"
+
+    assert [r.url for r in Old().start_requests()] == ["http://example.com/a"]
+
+
 def test_default_start_yields_start_urls_and_overridden_start_requests():
     class Plain(crawlfw.Spider):
         name = "p"
