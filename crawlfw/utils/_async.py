@@ -3,7 +3,7 @@
 Scrapy 2 spiders write ``async def parse(self, response)`` (a coroutine or, with
 ``yield``, an async generator) and ``async def start(self)``. crawlfw runs spider code on
 the spider runner actor's thread, which has no event loop; these helpers give each
-thread one asyncio event loop of its own (made on first use, kept for the thread's life)
+thread one asyncio event loop of its own (made on first use, closed when the thread ends)
 and run the spider's coroutines on it, on the calling thread, to completion: an
 ``await asyncio.sleep(1)`` in a callback holds that thread for 1 s, as a ``time.sleep``
 would. No Twisted and no other loop is involved.
@@ -15,6 +15,21 @@ import threading
 __all__ = ["thread_loop", "run_coroutine", "iterate_async_generator"]
 
 _local = threading.local()
+
+
+class _ThreadLoop:
+    """Holds a thread's event loop; closes it when the thread ends (its thread-local
+    data is dropped), so no selector or socket pair outlives the thread."""
+
+    __slots__ = ("loop",)
+
+    def __init__(self):
+        self.loop = asyncio.new_event_loop()
+
+    def __del__(self):
+        loop = self.loop
+        if not loop.is_closed() and not loop.is_running():
+            loop.close()
 
 
 def thread_loop():
@@ -36,10 +51,10 @@ def thread_loop():
             "cannot run an async spider callback synchronously from a thread whose "
             "event loop is running"
         )
-    loop = getattr(_local, "loop", None)
-    if loop is None or loop.is_closed():
-        loop = _local.loop = asyncio.new_event_loop()
-    return loop
+    holder = getattr(_local, "holder", None)
+    if holder is None or holder.loop.is_closed():
+        holder = _local.holder = _ThreadLoop()
+    return holder.loop
 
 
 def run_coroutine(coroutine):

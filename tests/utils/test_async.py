@@ -67,6 +67,23 @@ def test_each_thread_has_its_own_loop():
     assert run_coroutine(asyncio.sleep(0, result=7)) == 7
 
 
+def test_a_thread_s_loop_is_closed_when_the_thread_ends(recwarn):
+    import gc
+
+    loops = []
+
+    def work():
+        assert run_coroutine(asyncio.sleep(0, result=1)) == 1
+        loops.append(thread_loop())
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    gc.collect()
+    assert loops[0].is_closed()
+    assert not [w for w in recwarn if issubclass(w.category, ResourceWarning)]
+
+
 def test_running_inside_a_running_loop_is_refused():
     async def main():
         with pytest.raises(RuntimeError, match="event loop is running"):
