@@ -9,6 +9,13 @@ Top-level names (imported lazily, so ``import crawlfw`` stays cheap):
 """
 
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the lazy names below, for type checkers
+    from crawlfw.http import FormRequest, Request
+    from crawlfw.item import Field, Item
+    from crawlfw.selector import Selector
+    from crawlfw.spiders import Spider
 
 __version__ = "0.1.0"
 version_info = tuple(int(p) for p in __version__.split("."))
@@ -45,3 +52,14 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(__all__))
+
+
+def _install_moved_modules():
+    # Scrapy 1.2's deprecated alias modules (crawlfw.spider, crawlfw.dupefilter...) are
+    # served by an import hook from crawlfw._moved's table; they have no files.
+    from crawlfw._moved import MOVED_MODULES, install_moved_modules
+
+    install_moved_modules(MOVED_MODULES)
+
+
+_install_moved_modules()

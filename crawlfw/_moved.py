@@ -2,10 +2,13 @@
 importing one warns and gives the names of the module that replaced it, as Scrapy 1.2's
 ``from scrapy.X import *`` shims do.
 
-Top-level aliases are small modules calling :func:`reexport`. The many
-``crawlfw.contrib.*`` and ``crawlfw.contrib_exp.*`` aliases have no files: their packages
-install :class:`MovedModulesFinder` (an import hook, PEP 451) with a table of old -> new
-module names.
+Aliases have no files: an import hook, :class:`MovedModulesFinder` (PEP 451), serves
+them from tables of old -> new module names: :data:`MOVED_MODULES` (``crawlfw.spider``,
+``crawlfw.dupefilter``...; installed by ``crawlfw/__init__.py``) and the tables of the
+``crawlfw.contrib`` and ``crawlfw.contrib_exp`` packages. Deprecated modules with
+behaviour of their own (``crawlfw.log``, ``crawlfw.conf``, ``crawlfw.spidermanager``)
+and the obsolete ones that only raise ``ImportError`` (``crawlfw.project``,
+``crawlfw.stats``) remain files.
 """
 
 import importlib
@@ -17,7 +20,19 @@ from types import ModuleType
 
 from crawlfw.exceptions import CrawlfwDeprecationWarning
 
-__all__ = ["reexport", "install_moved_modules", "MovedModulesFinder"]
+__all__ = ["reexport", "install_moved_modules", "MovedModulesFinder", "MOVED_MODULES"]
+
+#: Scrapy 1.2's deprecated one-line alias modules: old name -> (new name, names or None
+#: for all of the new module's public names).
+MOVED_MODULES = {
+    "crawlfw.command": ("crawlfw.commands", None),
+    "crawlfw.dupefilter": ("crawlfw.dupefilters", None),
+    "crawlfw.linkextractor": ("crawlfw.linkextractors", None),
+    "crawlfw.spider": ("crawlfw.spiders", None),
+    "crawlfw.squeue": ("crawlfw.squeues", None),
+    "crawlfw.statscol": ("crawlfw.statscollectors", None),
+    "crawlfw.utils.decorator": ("crawlfw.utils.decorators", None),
+}
 
 
 def _public_names(module) -> list:

@@ -2,7 +2,8 @@
 
 Commands are plain functions in ``crawlfw/commands/`` (one module each). Outside a
 project (no ``crawlfw.cfg`` found upwards), project-only commands are not offered, as in
-Scrapy 1.2. Exit status: 0 on success, 1 when a crawl could not start, 2 on usage errors.
+Scrapy 1.2. ``crawlfw`` alone (or ``crawlfw -h``) prints Scrapy 1.2's listing: the
+active project or ``no active project``, then one line per command. Exit status: 0 on success, 1 when a crawl could not start, 2 on usage errors.
 
 Class-based commands (:class:`crawlfw.commands.ScrapyCommand` subclasses, Scrapy 1.2's
 API) are added from the ``COMMANDS_MODULE`` project setting and the ``crawlfw.commands``
@@ -10,6 +11,7 @@ entry-point group (see :mod:`crawlfw.commands._custom`); one with the name of a 
 command replaces it, as in Scrapy 1.2. Their exit status is their ``exitcode``.
 """
 
+import argparse
 import gc
 import importlib
 import sys
@@ -63,6 +65,26 @@ def _name(func) -> str:
     return getattr(func, "argh_name", None) or func.__name__.rstrip("_")
 
 
+def _print_commands(settings, in_project: bool, functions) -> None:
+    """Print the command listing of Scrapy 1.2's ``scrapy`` with no arguments: a first
+    line naming the active project (its ``BOT_NAME``) or saying ``no active project``,
+    the usage, one line per available command, and a hint."""
+    if in_project:
+        print(f"crawlfw {crawlfw.__version__} - project: {settings['BOT_NAME']}\n")
+    else:
+        print(f"crawlfw {crawlfw.__version__} - no active project\n")
+    print("Usage:\n  crawlfw <command> [options] [args]\n")
+    print("Available commands:")
+    for func in sorted(functions, key=_name):
+        doc = (func.__doc__ or "").strip().splitlines()
+        print(f"  {_name(func):<13} {doc[0] if doc else ''}".rstrip())
+    if not in_project:
+        print()
+        print("  [ more ]      More commands available when run from project directory")
+    print()
+    print('Use "crawlfw <command> -h" to see more info about a command')
+
+
 def execute(argv=None) -> None:
     """Run the ``crawlfw`` command line.
 
@@ -82,16 +104,25 @@ def execute(argv=None) -> None:
     )
     # BY_NAME_IF_KWONLY: keyword-only parameters are options, positional ones with a
     # default are optional positional arguments (``startproject <name> [dir]``).
+    builtin = [f for f in _commands(in_project) if _name(f) not in custom]
+    customs = [argh_function(name, cmd, settings) for name, cmd in sorted(custom.items())]
+    if not argv or argv in (["-h"], ["--help"]):
+        _print_commands(settings, in_project, builtin + customs)
+        sys.exit(0)
+    # argh's default formatter appends "(default: ...)" to every option's help; the help
+    # texts say their defaults themselves, as Scrapy's do
+    formatter = {"formatter_class": argparse.RawDescriptionHelpFormatter}
     parser.add_commands(
-        [f for f in _commands(in_project) if _name(f) not in custom],
+        builtin,
         name_mapping_policy=argh.assembling.NameMappingPolicy.BY_NAME_IF_KWONLY,
+        func_kwargs=formatter,
     )
     if custom:
         # no argh -h for them: "crawlfw <name> -h" prints the command's own help
         parser.add_commands(
-            [argh_function(name, cmd, settings) for name, cmd in sorted(custom.items())],
+            customs,
             name_mapping_policy=argh.assembling.NameMappingPolicy.BY_NAME_IF_KWONLY,
-            func_kwargs={"add_help": False},
+            func_kwargs={"add_help": False, **formatter},
         )
     if argv and argv[0] in custom:
         # argparse.REMAINDER takes options only after a "--"

@@ -29,6 +29,7 @@ from crawlfw.exceptions import (
 from crawlfw.extension import ExtensionManager
 from crawlfw.http import Response
 from crawlfw.settings import Settings
+from crawlfw.settings._noeffect import warn_settings_without_effect
 from crawlfw.settings._validation import check_settings
 from crawlfw.signalmanager import SignalManager
 from crawlfw.utils._hooks import contain_log_formatter, contain_stats_collector
@@ -246,6 +247,7 @@ class Crawler:
         problems = check_settings(self.settings)
         if problems:
             raise CrawlStartError("; ".join(problems))
+        warn_settings_without_effect(self.settings)
         self.signals = SignalManager(self)
         self.stats = contain_stats_collector(load_object(self.settings["STATS_CLASS"])(self))
         handler = LogCounterHandler(self, level=self.settings.get("LOG_LEVEL"))

@@ -373,23 +373,24 @@ class JsonItemExporter(_JsonExporterMixin, BaseItemExporter):
         self.first_item = True
 
     def start_exporting(self):
-        """Write the opening ``[`` and a newline."""
-        self.file.write(self._to_bytes("[\n"))
+        """Write the opening ``[``."""
+        self.file.write(self._to_bytes("["))
 
     def finish_exporting(self):
-        """Write a newline and the closing ``]``."""
-        self.file.write(self._to_bytes("\n]"))
+        """Write a newline and the closing ``]`` (just ``]`` with no item: ``[]``)."""
+        self.file.write(self._to_bytes("]" if self.first_item else "\n]"))
 
     def resume_exporting(self, items: int, fields=None):
         """Continue the array: the next item is preceded by ``,`` when ``items`` > 0."""
         self.first_item = not items
 
     def export_item(self, item):
-        """Write ``item`` as a JSON object, preceded by ``,\\n`` unless it is the first."""
+        """Write ``item`` as a JSON object, preceded by ``\\n`` if it is the first, else
+        by ``,\\n``."""
         data = self._encode_item(item)
         if self.first_item:
             self.first_item = False
-            self.file.write(self._to_bytes(data))
+            self.file.write(self._to_bytes("\n" + data))
         else:
             self.file.write(self._to_bytes(",\n" + data))
 

@@ -4,6 +4,9 @@ One item per quote (text, author, tags), following the "Next" pagination, and on
 per author page (name, birth date, birth place) reached from the quotes' author links.
 
     crawlfw runspider examples/quotes.py -a base_url=http://127.0.0.1:8000 -o quotes.jl
+
+``examples/quotes_site`` is a small site of the same structure kept in the repository
+(README's first command crawls it; see its PROVENANCE.txt).
 """
 
 import crawlfw

@@ -3,12 +3,14 @@ crawlfw.spidermanager, XPathItemLoader, and the crawlfw.contrib import hook. (Wh
 modules exist and warn is pinned by tests/test_scrapy_parity.py.)"""
 
 import importlib
+import importlib.util
 import logging
 import sys
 import warnings
 
 import pytest
 
+from crawlfw._moved import MOVED_MODULES
 from crawlfw.exceptions import CrawlfwDeprecationWarning
 
 
@@ -179,3 +181,22 @@ def test_alias_module_attributes(restore_modules):
     assert "Deprecated" in module.__doc__
     package = quiet_import("crawlfw.contrib.downloadermiddleware")
     assert package.__path__ == []
+
+
+# --- one-line aliases: no files, served by the import hook ------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(MOVED_MODULES))
+def test_alias_modules_come_from_the_moved_table(name, restore_modules):
+    from pathlib import Path
+
+    import crawlfw
+    from crawlfw._moved import MovedModulesFinder
+
+    package_dir = Path(crawlfw.__file__).parent
+    assert not (package_dir.parent / (name.replace(".", "/") + ".py")).exists()
+    sys.modules.pop(name, None)
+    spec = importlib.util.find_spec(name)
+    assert isinstance(spec.loader, MovedModulesFinder)
+    with pytest.warns(CrawlfwDeprecationWarning, match=f"`{name}` is deprecated"):
+        importlib.import_module(name)

@@ -17,7 +17,7 @@ import queue
 import time
 
 from crawlfw.actors._base import CrawlActor
-from crawlfw.core.curl import MultiDriver
+from crawlfw.core.curl import MultiDriver, driver_options
 from crawlfw.core.slot import DownloadSlot
 
 __all__ = ["DownloaderActor"]
@@ -86,7 +86,7 @@ class DownloaderActor(CrawlActor):
         self.timeout_s = settings.getfloat("DOWNLOAD_TIMEOUT")
         self.maxsize = getattr(spider, "download_maxsize", settings.getint("DOWNLOAD_MAXSIZE"))
         self.warnsize = getattr(spider, "download_warnsize", settings.getint("DOWNLOAD_WARNSIZE"))
-        self.maxconnects = settings.getint("CURL_MAXCONNECTS", 100)
+        self.driver_options = driver_options(settings)  # CURL_MAXCONNECTS, DNSCACHE_ENABLED...
         self.driver = None
         self._pump_queued = False
 
@@ -95,7 +95,7 @@ class DownloaderActor(CrawlActor):
         return self._inbox
 
     def on_start(self):
-        self.driver = MultiDriver(maxconnects=self.maxconnects)
+        self.driver = MultiDriver(**self.driver_options)
 
     def on_stop(self):
         self._close()

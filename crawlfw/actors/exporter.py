@@ -22,14 +22,16 @@ logger = logging.getLogger(__name__)
 __all__ = ["ExporterActor"]
 
 
-def open_feed(crawler, resume=None) -> FeedWriter:
-    """Build and open the crawl's feed (``FEED_*`` settings) on the caller's thread, so
-    that a bad setting or a storage that cannot be opened refuses the crawl's start.
+def open_feed(crawler, uri=None, options=None, resume_states=None) -> FeedWriter:
+    """Build and open one feed of the crawl on the caller's thread, so that a bad setting
+    or a storage that cannot be opened refuses the crawl's start.
 
     Args:
         crawler: the Crawler.
-        resume: the feed's state committed by an earlier run of this ``JOBDIR`` job, or
-            None (see :meth:`crawlfw.core.feeds.FeedWriter.open`).
+        uri, options: one ``FEEDS`` entry; None: ``FEED_URI`` (see
+            :class:`~crawlfw.core.feeds.FeedWriter`).
+        resume_states: ``{feed key: state}`` committed by an earlier run of this
+            ``JOBDIR`` job, or None (see :meth:`crawlfw.core.feeds.FeedWriter.open`).
 
     Returns:
         FeedWriter: opened.
@@ -38,11 +40,11 @@ def open_feed(crawler, resume=None) -> FeedWriter:
         CrawlStartError: one line naming the feed and what is wrong with it.
     """
     try:
-        writer = FeedWriter.from_crawler(crawler)
-        writer.open(resume=resume)
+        writer = FeedWriter.from_crawler(crawler, uri, options)
+        writer.open(resume=(resume_states or {}).get(writer.key))
     except (OSError, NotConfigured) as e:
-        uri = crawler.settings.get("FEED_URI")
-        raise CrawlStartError(f"Cannot open the feed {uri}: {e}") from e
+        name = uri or crawler.settings.get("FEED_URI")
+        raise CrawlStartError(f"Cannot open the feed {name}: {e}") from e
     return writer
 
 

@@ -4,7 +4,7 @@
 Tree of one crawl (started by ``start_crawl``)::
 
     Supervisor
-    ├── ExporterActor      (one per feed, when FEED_URI is set)
+    ├── ExporterActor      (one per feed: FEEDS entries, FEED_URI)
     ├── SchedulerActor
     ├── EngineActor
     │     └── DownloaderActor × slots (started on demand by the engine, reported
@@ -200,6 +200,7 @@ class Supervisor(CrawlActor):
         from crawlfw.actors.pipeline import PipelineActor
         from crawlfw.actors.scheduler import SchedulerActor, frontier_of
         from crawlfw.actors.spider_runner import SpiderRunnerActor
+        from crawlfw.core.feeds import feeds_from_settings
 
         crawler = tree.crawler
         spider = crawler.spider
@@ -213,10 +214,11 @@ class Supervisor(CrawlActor):
         job = frontier.meta if durable else {}
         try:
             feeds = dict(job.get("feeds", {}))
-            if crawler.settings.get("FEED_URI") and _feed_export_enabled(crawler.settings):
-                writer = open_feed(crawler, resume=feeds.get(str(crawler.settings["FEED_URI"])))
-                feeds[writer.key] = writer.checkpoint(fsync=False)
-                tree.exporters.append(ExporterActor.start(crawler, writer, **common))
+            if _feed_export_enabled(crawler.settings):  # one exporter per feed (FEEDS, FEED_URI)
+                for uri, options in feeds_from_settings(crawler.settings):
+                    writer = open_feed(crawler, uri, options, resume_states=feeds)
+                    feeds[writer.key] = writer.checkpoint(fsync=False)
+                    tree.exporters.append(ExporterActor.start(crawler, writer, **common))
             if durable:  # each feed's starting point is committed before any item comes
                 frontier.commit({"feeds": feeds})
         except BaseException:

@@ -158,17 +158,31 @@ def spider_arguments(values) -> dict:
         raise UsageError("Invalid -a value, use -a NAME=VALUE") from None
 
 
-def feed_options(settings, output, output_format) -> None:
-    """Apply ``-o``/``-t`` to ``settings`` (FEED_URI, FEED_FORMAT) at ``'cmdline'`` priority.
+def feed_options(settings, output, output_format, overwrite_output=None) -> None:
+    """Apply ``-o``/``-O``/``-t`` to ``settings`` at ``'cmdline'`` priority.
+
+    ``-o FILE`` sets ``FEED_URI``/``FEED_FORMAT`` (Scrapy 1.2; a local file is appended
+    to); ``-O FILE`` (Scrapy 2) sets ``FEEDS`` to ``{FILE: {'format': ..., 'overwrite':
+    True}}`` (the file is replaced). Either one replaces the feeds of the settings and of
+    the spider's ``custom_settings`` (``FEEDS``, ``FEED_URI``), as in Scrapy 2.
 
     Raises:
-        UsageError: unknown format (naming it and the valid ones).
+        UsageError: unknown format (naming it and the valid ones); both ``-o`` and ``-O``.
     """
     from crawlfw.core.feeds import feed_settings_from_cli
 
+    if output and overwrite_output:
+        raise UsageError("Please use only one of -o/--output and -O/--overwrite-output")
     if output:
-        settings.setdict(feed_settings_from_cli(output, output_format, settings),
-                         priority="cmdline")
+        feed = feed_settings_from_cli(output, output_format, settings)
+        settings.setdict({**feed, "FEEDS": {}}, priority="cmdline")
+    elif overwrite_output:
+        feed = feed_settings_from_cli(overwrite_output, output_format, settings)
+        settings.setdict(
+            {"FEEDS": {feed["FEED_URI"]: {"format": feed["FEED_FORMAT"], "overwrite": True}},
+             "FEED_URI": None},
+            priority="cmdline",
+        )
 
 
 def get_spider_loader(settings):

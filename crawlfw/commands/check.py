@@ -2,9 +2,11 @@
 ``@returns``, ``@scrapes``... in callback docstrings) of a project's spiders.
 
 Each spider with contracts is crawled with one request per tested callback (built by
-:class:`crawlfw.contracts.ContractsManager`); the results are a unittest report on
-standard error ("Ran N contracts in Xs", then OK or FAILED). Exit status 1 when a
-contract fails or errs.
+:class:`crawlfw.contracts.ContractsManager`). Each failed contract is reported on
+standard error in the format of Scrapy's documentation, a line ``[FAILED]
+<spider>:<callback>`` and a line ``>>> <reason>`` (``[ERROR]`` when the callback or the
+download raised; ``-v`` adds the traceback); then "Ran N contracts in Xs" and OK or
+FAILED (failures=n, errors=n). Exit status 1 when a contract fails or errs.
 """
 
 import builtins
@@ -30,6 +32,7 @@ class TextTestResult(_TextTestResult):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._lock = threading.RLock()
+        self._exceptions = {}  # test case -> the exception of its failure or error
 
     def _locked(name):  # noqa: N805 - builds methods below
         def method(self, *args, **kwargs):
@@ -42,9 +45,44 @@ class TextTestResult(_TextTestResult):
     startTest = _locked("startTest")  # noqa: N815 - unittest's names
     stopTest = _locked("stopTest")  # noqa: N815
     addSuccess = _locked("addSuccess")  # noqa: N815
-    addFailure = _locked("addFailure")  # noqa: N815
-    addError = _locked("addError")  # noqa: N815
+    _addFailure = _locked("addFailure")
+    _addError = _locked("addError")
     del _locked
+
+    def addFailure(self, test, err):  # noqa: N802 - unittest's names
+        self._exceptions[test] = err[1]
+        self._addFailure(test, err)
+
+    def addError(self, test, err):  # noqa: N802
+        self._exceptions[test] = err[1]
+        self._addError(test, err)
+
+    def printErrors(self):  # noqa: N802
+        """Write each failure as ``[FAILED] <spider>:<callback>`` and ``>>> <reason>``
+        (``[ERROR]`` for errors), with the traceback too when verbose."""
+        if self.dots or self.showAll:
+            self.stream.writeln()
+        for flavour, items in (("FAILED", self.failures), ("ERROR", self.errors)):
+            for test, formatted in items:
+                spider = getattr(test, "spider_name", None)
+                callback = getattr(test, "callback_name", None)
+                where = f"{spider}:{callback}" if spider else str(test)
+                self.stream.writeln(f"[{flavour}] {where}")
+                self.stream.writeln(f">>> {self._reason(test, formatted)}")
+                if self.showAll:
+                    self.stream.writeln(f"{test} failed:\n{formatted}")
+                self.stream.writeln()
+        self.stream.flush()
+
+    def _reason(self, test, formatted) -> str:
+        from crawlfw.exceptions import ContractFail
+
+        exc = self._exceptions.get(test)
+        if isinstance(exc, ContractFail):
+            return str(exc)
+        if exc is not None:
+            return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return formatted.strip().splitlines()[-1]
 
     def printSummary(self, start, stop):  # noqa: N802
         """Write "Ran N contract(s) in X.XXXs" and "OK" or "FAILED (failures=n, errors=n)"."""

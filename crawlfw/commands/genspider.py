@@ -8,6 +8,7 @@ import subprocess
 import sys
 from importlib import import_module
 from os.path import abspath, dirname, exists, join, splitext
+from urllib.parse import urlparse
 
 import argh
 
@@ -42,14 +43,54 @@ def _list_templates(settings):
             print(f"  {splitext(filename)[0]}")
 
 
+#: The start URL path of a template given a bare domain (Scrapy 1.2's templates).
+_START_PATHS = {"csvfeed": "feed.csv", "xmlfeed": "feed.xml"}
+
+
+def domain_and_url(domain_or_url: str, template_name: str = "basic") -> tuple[str, str]:
+    """Split the ``<domain>`` argument of genspider into the template's variables.
+
+    A URL (``http://host:port/path``) gives its host name (without the port: an
+    ``allowed_domains`` entry is a domain name) and the URL itself as the start URL, as
+    Scrapy 2 does; a bare domain (``example.com``, ``example.com:8080``) gives that host
+    name and ``http://<domain>/`` (``/feed.csv``, ``/feed.xml`` for the feed templates),
+    as Scrapy 1.2 does.
+
+    Args:
+        domain_or_url: the command-line argument.
+        template_name: the template's name (``basic``, ``crawl``, ``csvfeed``...).
+
+    Returns:
+        ``(domain, url)``.
+
+    Raises:
+        UsageError: no host name can be found in the argument.
+    """
+    parsed = urlparse(domain_or_url)
+    has_scheme = bool(parsed.scheme and parsed.netloc)
+    if not has_scheme:
+        parsed = urlparse("//" + domain_or_url.lstrip("/"))
+    try:
+        host = parsed.hostname
+    except ValueError:
+        host = None
+    if not host:
+        raise UsageError(f"Cannot find a domain in {domain_or_url!r}")
+    if has_scheme:
+        return host, domain_or_url
+    return host, f"http://{parsed.netloc}/{_START_PATHS.get(template_name, '')}"
+
+
 def _genspider(settings, module, name, domain, template_name, template_file):
     bot_name = settings.get("BOT_NAME")
+    domain, url = domain_and_url(domain, template_name)
     tvars = {
         "project_name": bot_name,
         "ProjectName": string_camelcase(bot_name),
         "module": module,
         "name": name,
         "domain": domain,
+        "url": url,
         "classname": "".join(s.capitalize() for s in module.split("_")) + "Spider",
     }
     if settings.get("NEWSPIDER_MODULE"):
@@ -68,11 +109,12 @@ def _genspider(settings, module, name, domain, template_name, template_file):
 
 
 @argh.arg("name", nargs="?", help="the spider's name")
-@argh.arg("domain", nargs="?", help="the domain it crawls (allowed_domains, start_urls)")
+@argh.arg("domain", nargs="?",
+          help="the domain it crawls, or its start URL (allowed_domains, start_urls)")
 @argh.arg("-l", "--list", help="List available templates")
 @argh.arg("-e", "--edit", help="Edit spider after creating it")
 @argh.arg("-d", "--dump", metavar="TEMPLATE", help="Dump template to standard output")
-@argh.arg("-t", "--template", help="Uses a custom template.")
+@argh.arg("-t", "--template", help="Uses a custom template (default: basic).")
 @argh.arg("--force", help="If the spider already exists, overwrite it with the template")
 @command(default_settings={"LOG_ENABLED": False},
          help="Generate new spider using pre-defined templates")

@@ -166,7 +166,7 @@ def _parsing_spidercls(spidercls, url, results, *, callback, rules, depth, pipel
 @argh.arg("-c", "--callback", metavar="CALLBACK",
           help="use this callback for parsing, instead looking for a callback")
 @argh.arg("-d", "--depth", type=int, metavar="DEPTH",
-          help="maximum depth for parsing requests")
+          help="maximum depth for parsing requests (default: 1)")
 @argh.arg("-v", "--verbose", help="print each depth level one by one")
 @command(requires_project=True, help="Parse URL (using its spider) and print the results")
 def parse(url, *, settings=None, spider=None, spider_arg=None, pipelines=False, nolinks=False,

@@ -43,14 +43,17 @@ def _import_file(filepath):
           help="set spider argument (may be repeated)")
 @argh.arg("-o", "--output", metavar="FILE",
           help="dump scraped items into FILE (use - for stdout)")
+@argh.arg("-O", "--overwrite-output", metavar="FILE",
+          help="dump scraped items into FILE, overwriting any existing file")
 @argh.arg("-t", "--output-format", metavar="FORMAT", help="format to use for dumping items with -o")
 @command(default_settings={"SPIDER_LOADER_WARN_ONLY": True},
          help="Run a self-contained spider (without creating a project)")
-def runspider(spider_file, *, settings=None, spider_arg=None, output=None, output_format=None):
+def runspider(spider_file, *, settings=None, spider_arg=None, output=None, output_format=None,
+              overwrite_output=None):
     """Run the spider defined in ``spider_file``; exits 1 if the crawl could not start."""
     spidercls = load_spider_file(spider_file)
     spargs = spider_arguments(spider_arg)
-    feed_options(settings, output, output_format)
+    feed_options(settings, output, output_format, overwrite_output)
     return run_crawl(settings, spidercls, spargs)
 
 
@@ -111,25 +114,28 @@ def run_crawl(settings, spidercls, spargs, process=None) -> None:
 
 
 def add_crawl_options(parser) -> None:
-    """Add ``-a NAME=VALUE``, ``-o FILE`` and ``-t FORMAT`` (Scrapy 1.2's ``crawl`` and
-    ``runspider`` options) to an optparse ``parser``."""
+    """Add ``-a NAME=VALUE``, ``-o FILE``, ``-t FORMAT`` (Scrapy 1.2's ``crawl`` and
+    ``runspider`` options) and ``-O FILE`` (Scrapy 2) to an optparse ``parser``."""
     parser.add_option("-a", dest="spargs", action="append", default=[], metavar="NAME=VALUE",
                       help="set spider argument (may be repeated)")
     parser.add_option("-o", "--output", metavar="FILE",
                       help="dump scraped items into FILE (use - for stdout)")
+    parser.add_option("-O", "--overwrite-output", metavar="FILE",
+                      help="dump scraped items into FILE, overwriting any existing file")
     parser.add_option("-t", "--output-format", metavar="FORMAT",
                       help="format to use for dumping items with -o")
 
 
 def process_crawl_options(cmd, opts) -> None:
-    """Turn ``opts.spargs`` into a dict and apply ``-o``/``-t`` to ``cmd.settings``.
+    """Turn ``opts.spargs`` into a dict and apply ``-o``/``-O``/``-t`` to ``cmd.settings``.
 
     Raises:
         UsageError: a bad ``-a`` value or an unknown feed format (``print_help`` False).
     """
     try:
         opts.spargs = spider_arguments(opts.spargs)
-        feed_options(cmd.settings, opts.output, opts.output_format)
+        feed_options(cmd.settings, opts.output, opts.output_format,
+                     getattr(opts, "overwrite_output", None))
     except UsageError as e:
         raise UsageError(str(e), print_help=False) from None
 

@@ -20,6 +20,22 @@ from crawlfw.utils.url import guess_scheme
 #: Seconds the spider gets to close when the shell exits.
 CLOSE_TIMEOUT_S = 30.0
 
+#: Loggers of the console's own libraries (ptpython and prompt_toolkit, jedi and parso for
+#: completion, asyncio for ptpython's event loop): kept at WARNING in the shell, so that
+#: completions and commands do not print their DEBUG lines between the crawl's.
+CONSOLE_LIBRARY_LOGGERS = ("asyncio", "parso", "jedi", "prompt_toolkit", "ptpython")
+
+
+def quiet_console_libraries() -> None:
+    """Set the loggers of :data:`CONSOLE_LIBRARY_LOGGERS` to WARNING (unless a level
+    was set on one already)."""
+    import logging
+
+    for name in CONSOLE_LIBRARY_LOGGERS:
+        console_logger = logging.getLogger(name)
+        if console_logger.level == logging.NOTSET:
+            console_logger.setLevel(logging.WARNING)
+
 
 def _print_code_traceback(exc):
     """Print the traceback of ``-c CODE`` from its first frame in the code on."""
@@ -37,7 +53,7 @@ def update_vars(namespace):
 @argh.arg("-c", "--code", metavar="CODE",
           help="evaluate the code in the shell, print the result and exit")
 @argh.arg("--spider", metavar="SPIDER", help="use this spider")
-@command(default_settings={"KEEP_ALIVE": True, "LOGSTATS_INTERVAL": 0,
+@command(default_settings={"KEEP_ALIVE": True, "LOGSTATS_INTERVAL": 0, "STATS_DUMP": False,
                            "DUPEFILTER_CLASS": "crawlfw.dupefilters.BaseDupeFilter"},
          help="Interactive scraping console")
 def shell(url=None, *, settings=None, code=None, spider=None):
@@ -77,6 +93,7 @@ def run_shell(settings, url=None, *, code=None, spider=None, process=None,
             pass
     if process is None:
         process = CrawlerProcess(settings)
+    quiet_console_libraries()
     try:
         spidercls = DefaultSpider
         if spider:
@@ -109,7 +126,7 @@ class Command(ScrapyCommand):
     :meth:`update_vars` to add objects to the shell's variables."""
 
     requires_project = False
-    default_settings = {"KEEP_ALIVE": True, "LOGSTATS_INTERVAL": 0,
+    default_settings = {"KEEP_ALIVE": True, "LOGSTATS_INTERVAL": 0, "STATS_DUMP": False,
                         "DUPEFILTER_CLASS": "crawlfw.dupefilters.BaseDupeFilter"}
 
     def syntax(self):

@@ -7,34 +7,70 @@ import argh
 import crawlfw
 from crawlfw.commands import ScrapyCommand, command
 
+#: Every library the runtime imports (pyproject.toml's dependencies), in display order:
+#: (distribution name, label).
+RUNTIME_LIBRARIES = [
+    ("lxml", "lxml"),
+    ("cssselect", "cssselect"),
+    ("w3lib", "w3lib"),
+    ("protego", "protego"),
+    ("pykka", "pykka"),
+    ("pycurl", "pycurl"),
+    ("argh", "argh"),
+    ("jsonschema", "jsonschema"),
+    ("ptpython", "ptpython"),
+]
 
-def _versions():
-    import cssselect
-    import lxml.etree
-    import pycurl
-    import w3lib
+#: Libraries used when installed: decompression, image pipeline, S3 feeds and media.
+OPTIONAL_LIBRARIES = [("brotli", "brotli"), ("Pillow", "Pillow"), ("boto3", "boto3")]
+
+
+def _dist_version(name: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
 
     try:
-        from importlib.metadata import version as dist_version
+        return dist_version(name)
+    except PackageNotFoundError:
+        return None
 
-        pykka_v = dist_version("pykka")
-        argh_v = dist_version("argh")
-        jsonschema_v = dist_version("jsonschema")
-    except Exception:  # pragma: no cover - metadata missing
-        pykka_v = argh_v = jsonschema_v = "unknown"
-    return [
-        ("crawlfw", crawlfw.__version__),
-        ("lxml", ".".join(map(str, lxml.etree.LXML_VERSION))),
-        ("libxml2", ".".join(map(str, lxml.etree.LIBXML_VERSION))),
-        ("cssselect", getattr(cssselect, "__version__", "unknown")),
-        ("w3lib", getattr(w3lib, "__version__", "unknown")),
-        ("pykka", pykka_v),
-        ("pycurl", pycurl.version),
-        ("argh", argh_v),
-        ("jsonschema", jsonschema_v),
-        ("Python", platform.python_version()),
-        ("Platform", platform.platform()),
-    ]
+
+def _libcurl():
+    """``(version and TLS/zlib builds, features)`` of the libcurl pycurl is linked with."""
+    import pycurl
+
+    info = pycurl.version_info()
+    build = f"{info[1]} ({', '.join(x for x in (info[5], f'zlib/{info[7]}' if info[7] else None) if x)})"
+    bits = info[4]
+    features = sorted(
+        name.removeprefix("VERSION_") for name in dir(pycurl)
+        if name.startswith("VERSION_") and isinstance(getattr(pycurl, name), int)
+        and getattr(pycurl, name) and bits & getattr(pycurl, name)
+    )
+    return build, ", ".join(features)
+
+
+def _versions():
+    """Returns: list of ``(label, value)``: crawlfw, every runtime library (libxml2 and
+    libcurl with their builds), the optional ones, Twisted (not used), Python, the
+    platform."""
+    import lxml.etree
+
+    versions = [("crawlfw", crawlfw.__version__)]
+    for dist, label in RUNTIME_LIBRARIES:
+        versions.append((label, _dist_version(dist) or "not installed"))
+        if dist == "lxml":
+            versions.append(("libxml2", ".".join(map(str, lxml.etree.LIBXML_VERSION))))
+        if dist == "pycurl":
+            build, features = _libcurl()
+            versions.append(("libcurl", build))
+            versions.append(("libcurl features", features))
+    for dist, label in OPTIONAL_LIBRARIES:
+        versions.append((label, _dist_version(dist) or "not installed (optional)"))
+    versions.append(("Twisted", "not used (crawlfw runs on Pykka actors and pycurl)"))
+    versions.append(("Python", platform.python_version()))
+    versions.append(("Platform", platform.platform()))
+    return versions
 
 
 @argh.arg("-v", "--verbose", help="also display dependency versions (for bug reports)")

@@ -297,6 +297,10 @@ def _create_testcase(method, desc):
     spider = method.__self__.name
 
     class ContractTestCase(TestCase):
+        spider_name = spider
+        callback_name = method.__name__
+        description = desc
+
         def __str__(_self):  # noqa: N805
             return f"[{spider}] {method.__name__} ({desc})"
 

@@ -126,6 +126,66 @@ class _Transfer:
         self.dirty = True  # the handle needs reset() before reuse
 
 
+#: ``DOWNLOADER_CLIENT_TLS_METHOD`` value -> ``CURLOPT_SSLVERSION`` (minimum | maximum).
+TLS_METHODS = {
+    "TLS": pycurl.SSLVERSION_DEFAULT,
+    "TLSv1.0": pycurl.SSLVERSION_TLSv1_0 | pycurl.SSLVERSION_MAX_TLSv1_0,
+    "TLSv1.1": pycurl.SSLVERSION_TLSv1_1 | pycurl.SSLVERSION_MAX_TLSv1_1,
+    "TLSv1.2": pycurl.SSLVERSION_TLSv1_2 | pycurl.SSLVERSION_MAX_TLSv1_2,
+    "TLSv1.3": pycurl.SSLVERSION_TLSv1_3 | pycurl.SSLVERSION_MAX_TLSv1_3,
+}
+
+
+def ssl_version(tls_method: str) -> int:
+    """Return the ``CURLOPT_SSLVERSION`` value of a ``DOWNLOADER_CLIENT_TLS_METHOD``.
+
+    Args:
+        tls_method: a key of :data:`TLS_METHODS` (Scrapy's names).
+
+    Raises:
+        ValueError: an unknown method; the message names the setting and the valid ones.
+    """
+    try:
+        return TLS_METHODS[tls_method]
+    except (KeyError, TypeError):
+        raise ValueError(
+            f"DOWNLOADER_CLIENT_TLS_METHOD must be one of {', '.join(TLS_METHODS)}; "
+            f"got {tls_method!r}"
+        ) from None
+
+
+def driver_options(settings) -> dict:
+    """The :class:`MultiDriver` keyword arguments the settings give.
+
+    ``CURL_MAXCONNECTS`` -> ``maxconnects``; ``DNSCACHE_ENABLED`` False ->
+    ``dns_cache_timeout_s=0`` (no caching: every transfer resolves the host name again;
+    True keeps libcurl's cache, 60 s per answer); ``DOWNLOADER_CLIENT_TLS_METHOD`` ->
+    ``tls_method``; the schemes of ``DOWNLOAD_HANDLERS`` (+ ``_BASE``) not set to None
+    -> ``schemes`` (``DOWNLOAD_HANDLERS = {'ftp': None}`` refuses ftp:// requests with
+    ``NotSupported``, as in Scrapy).
+
+    Args:
+        settings: a :class:`~crawlfw.settings.Settings`.
+
+    Returns:
+        dict of keyword arguments.
+
+    Raises:
+        ValueError: ``DOWNLOADER_CLIENT_TLS_METHOD`` is not a known method.
+    """
+    tls_method = settings.get("DOWNLOADER_CLIENT_TLS_METHOD", "TLS")
+    ssl_version(tls_method)  # checked here, on the caller's thread
+    return {
+        "maxconnects": settings.getint("CURL_MAXCONNECTS", 100),
+        "dns_cache_timeout_s": 60 if settings.getbool("DNSCACHE_ENABLED", True) else 0,
+        "tls_method": tls_method,
+        "schemes": frozenset(
+            scheme for scheme, handler in dict(settings.getwithbase("DOWNLOAD_HANDLERS")).items()
+            if handler is not None
+        ),
+    }
+
+
 class MultiDriver:
     """Runs concurrent transfers over one ``pycurl.CurlMulti`` on the calling thread.
 
@@ -153,9 +213,16 @@ class MultiDriver:
             Scrapy 1.2 does not verify).
         buffer_size_bytes: receive buffer per transfer (``CURLOPT_BUFFERSIZE``);
             larger means fewer write callbacks for big bodies.
+        tls_method: the TLS protocol version(s) to use (``CURLOPT_SSLVERSION``), as the
+            ``DOWNLOADER_CLIENT_TLS_METHOD`` setting names them: ``'TLS'`` (negotiate
+            the highest both sides support), ``'TLSv1.0'``, ``'TLSv1.1'``,
+            ``'TLSv1.2'`` (exactly that version, as Scrapy 1.2's method does) or
+            ``'TLSv1.3'``.
+        schemes: the URL schemes to accept, a subset of :data:`SUPPORTED_SCHEMES` (the
+            others are refused with ``NotSupported``).
 
     Raises:
-        ValueError: an argument is out of range.
+        ValueError: an argument is out of range, or ``tls_method`` is none of those.
     """
 
     def __init__(
@@ -166,6 +233,8 @@ class MultiDriver:
         dns_cache_timeout_s: float = 60,
         verify_tls: bool = False,
         buffer_size_bytes: int = 64 * 1024,
+        tls_method: str = "TLS",
+        schemes=SUPPORTED_SCHEMES,
     ):
         if maxconnects < 1:
             raise ValueError(f"MultiDriver maxconnects must be >= 1, got {maxconnects!r}")
@@ -182,6 +251,8 @@ class MultiDriver:
         self._verify = 1 if verify_tls else 0
         self._verify_host = 2 if verify_tls else 0
         self._buffer_size = int(buffer_size_bytes)
+        self._ssl_version = ssl_version(tls_method)
+        self._schemes = frozenset(schemes) & SUPPORTED_SCHEMES
 
         self._multi = pycurl.CurlMulti()
         self._multi.setopt(pycurl.M_SOCKETFUNCTION, self._on_socket)
@@ -251,7 +322,8 @@ class MultiDriver:
                 a host/IP string, or a ``(host, port)`` tuple (port 0: any).
 
         Raises:
-            NotSupported: the URL scheme is not in :data:`SUPPORTED_SCHEMES`.
+            NotSupported: the URL scheme is not in :data:`SUPPORTED_SCHEMES`, or was
+                left out of ``schemes``.
             ValueError: a negative size or timeout, a header containing CR or LF,
                 or a URL curl cannot take (non-ASCII: URLs must already be escaped).
             RuntimeError: the driver is closed.
@@ -261,7 +333,10 @@ class MultiDriver:
         url = request.url
         colon = url.find(":")
         scheme = url[:colon].lower() if colon > 0 else ""
-        if scheme not in SUPPORTED_SCHEMES:
+        if scheme not in self._schemes:
+            if scheme in SUPPORTED_SCHEMES:
+                raise NotSupported(f"Unsupported URL scheme {scheme!r} (disabled in "
+                                   f"DOWNLOAD_HANDLERS): {url}")
             raise NotSupported(f"Unsupported URL scheme {scheme!r}: {url}")
         if not timeout_s >= 0:
             raise ValueError(f"timeout_s must be >= 0 seconds, got {timeout_s!r} for {url}")
@@ -421,6 +496,7 @@ class MultiDriver:
         setopt(pycurl.PROXY_SSL_VERIFYPEER, self._verify)
         setopt(pycurl.PROXY_SSL_VERIFYHOST, self._verify_host)
         setopt(pycurl.DNS_CACHE_TIMEOUT, self._dns_cache_timeout_s)
+        setopt(pycurl.SSLVERSION, self._ssl_version)
         setopt(pycurl.BUFFERSIZE, self._buffer_size)
         if self._user_agent:
             setopt(pycurl.USERAGENT, self._user_agent)

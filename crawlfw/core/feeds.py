@@ -31,10 +31,22 @@ Settings used (Scrapy 1.2 names and meanings):
 ``FEED_EXPORT_ENCODING``
     the output encoding; None: UTF-8, with JSON escaped to ASCII.
 ``FEED_STORE_EMPTY``
-    store a feed with no items. False (default): nothing is written for it (a local file
-    the storage created is removed again).
+    store a feed with no items. True (default, as Scrapy >= 2.11): an empty crawl writes
+    an empty JSON Lines/CSV file, ``[]`` in JSON. False (Scrapy 1.2's default): nothing is
+    written for it (a local file the storage created is removed again).
 ``FEED_TEMPDIR``
     where FTP and S3 feeds are staged before upload.
+``FEEDS`` (Scrapy >= 2.1)
+    ``{uri: options}``, one feed per entry, written side by side; read from the settings
+    as merged, so a spider's ``custom_settings`` may set it. Options (each defaults to
+    the ``FEED_*`` setting named): ``format`` (``FEED_FORMAT``; else guessed from the
+    URI's file extension), ``encoding`` (``FEED_EXPORT_ENCODING``), ``fields``
+    (``FEED_EXPORT_FIELDS``), ``store_empty`` (``FEED_STORE_EMPTY``), ``overwrite``
+    (False: a local file is appended to, as Scrapy 1.2 does; True: replaced),
+    ``indent`` (None; JSON only: indents each item), ``item_export_kwargs`` (more
+    keyword arguments for the exporter), ``uri_params`` (``FEED_URI_PARAMS``).
+    ``FEED_URI``, when set, is one more feed with the ``FEED_*`` options
+    (:func:`feeds_from_settings`).
 
 :func:`feed_settings_from_cli` turns the ``-o FILE`` / ``-t FORMAT`` options of the
 ``crawl`` and ``runspider`` commands into ``FEED_URI`` / ``FEED_FORMAT``.
@@ -53,7 +65,7 @@ from crawlfw.exceptions import NotConfigured, UsageError
 from crawlfw.utils.misc import create_instance, load_object
 from crawlfw.utils.python import without_none_values
 
-__all__ = ["FeedWriter", "feed_settings_from_cli", "uri_scheme"]
+__all__ = ["FeedWriter", "feed_settings_from_cli", "feeds_from_settings", "uri_scheme"]
 
 logger = logging.getLogger(__name__)
 
@@ -131,9 +143,15 @@ class FeedWriter:
             be given to :meth:`open`.
         crawler: optional; storages with ``from_crawler(crawler, uri)`` are built with it,
             else with ``from_settings(settings, uri)`` when they have it.
+        uri: the feed URI (template) of one ``FEEDS`` entry; None: ``FEED_URI``.
+        options: that entry's options dict (see ``FEEDS`` above); used with ``uri``.
+            A storage whose constructor takes ``feed_options`` (``FileFeedStorage``:
+            ``overwrite``) gets the options, as in Scrapy 2.
 
     Raises:
-        NotConfigured: ``FEED_URI`` is not set; ``FEED_FORMAT`` is not a known format or
+        NotConfigured: ``FEED_URI`` is not set; a ``FEEDS`` entry has an unknown or
+            unsupported option, or no format and no known file extension;
+            ``FEED_FORMAT`` is not a known format or
             the URI scheme not a known storage (the message names it and lists the known
             ones); the storage disabled itself (e.g. boto3 missing for ``s3``); or
             ``FEED_URI_PARAMS`` cannot be imported.
@@ -146,23 +164,39 @@ class FeedWriter:
         exporter: the item exporter, set by :meth:`open`.
     """
 
-    def __init__(self, settings, spider=None, *, crawler=None):
+    def __init__(self, settings, spider=None, *, crawler=None, uri=None, options=None):
         self.settings = settings = _as_settings(settings)
         self.spider = spider
         self.crawler = crawler
-        self.urifmt = settings.get("FEED_URI")
-        if not self.urifmt:
-            raise NotConfigured("FEED_URI is not set: there is no feed to write")
-        self.urifmt = str(self.urifmt)
-        self.format = str(settings.get("FEED_FORMAT") or "").lower()
-        self.store_empty = settings.getbool("FEED_STORE_EMPTY")
-        self.export_fields = settings.getlist("FEED_EXPORT_FIELDS") or None
-        self.export_encoding = settings.get("FEED_EXPORT_ENCODING") or None
-
         exporters = _components(settings, "FEED_EXPORTERS")
+        if uri is None:
+            self.urifmt = settings.get("FEED_URI")
+            if not self.urifmt:
+                raise NotConfigured("FEED_URI is not set: there is no feed to write")
+            self.urifmt = str(self.urifmt)
+            options = {"format": settings.get("FEED_FORMAT")}
+            where = "FEED_FORMAT"
+        else:
+            self.urifmt = str(uri)
+            where = f"FEEDS[{_redact_uri(self.urifmt)!r}]"
+            options = _check_feed_options(self.urifmt, options, exporters, where)
+        self.options = options
+        self.format = str(options.get("format") or "").lower()
+        self.store_empty = (settings.getbool("FEED_STORE_EMPTY")
+                            if options.get("store_empty") is None
+                            else bool(options["store_empty"]))
+        fields = options.get("fields")
+        self.export_fields = (settings.getlist("FEED_EXPORT_FIELDS") if fields is None
+                              else list(fields)) or None
+        self.export_encoding = (options.get("encoding")
+                                or settings.get("FEED_EXPORT_ENCODING") or None)
+        self.overwrite = bool(options.get("overwrite", False))
+        self.indent = options.get("indent")
+        self.item_export_kwargs = dict(options.get("item_export_kwargs") or {})
+
         if self.format not in exporters:
             raise NotConfigured(
-                f"Unknown feed format: {self.format!r} (FEED_FORMAT); known formats: "
+                f"Unknown feed format: {self.format!r} ({where}); known formats: "
                 f"{', '.join(sorted(exporters))} (add others in FEED_EXPORTERS)"
             )
         self._exporter_cls = load_object(exporters[self.format])
@@ -172,7 +206,8 @@ class FeedWriter:
         if self.scheme not in storages:
             known = ", ".join(repr(s) if not s else s for s in sorted(storages))
             raise NotConfigured(
-                f"Unknown feed storage scheme: {self.scheme!r} in FEED_URI "
+                f"Unknown feed storage scheme: {self.scheme!r} in "
+                f"{'FEED_URI' if uri is None else 'FEEDS'} "
                 f"{_redact_uri(self.urifmt)!r}; known schemes: {known} "
                 f"(add others in FEED_STORAGES)"
             )
@@ -182,7 +217,7 @@ class FeedWriter:
         except NotConfigured as e:
             raise NotConfigured(f"Disabled feed storage scheme: {self.scheme!r}: {e}") from e
 
-        uripar = settings.get("FEED_URI_PARAMS")
+        uripar = options.get("uri_params") or settings.get("FEED_URI_PARAMS")
         try:
             self._uripar = load_object(uripar) if uripar else None
         except (ImportError, NameError, ValueError, TypeError) as e:
@@ -204,14 +239,19 @@ class FeedWriter:
         return self.urifmt
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler, uri=None, options=None):
         """Build from ``crawler.settings`` for ``crawler.spider``, storages built with
         ``from_crawler`` (the spider may instead be given to :meth:`open`).
+
+        Args:
+            crawler: the Crawler.
+            uri, options: one ``FEEDS`` entry (see the constructor); None: ``FEED_URI``.
 
         Raises:
             NotConfigured: as the constructor.
         """
-        return cls(crawler.settings, getattr(crawler, "spider", None), crawler=crawler)
+        return cls(crawler.settings, getattr(crawler, "spider", None), crawler=crawler,
+                   uri=uri, options=options)
 
     # lifecycle
 
@@ -245,6 +285,7 @@ class FeedWriter:
             raise ValueError("FeedWriter.open() needs the spider (none given to the constructor)")
         if resume and resume.get("format") == self.format and resume.get("uri"):
             self.uri = resume["uri"]
+            self.overwrite = False  # -O emptied the file when the job began, not now
         else:
             resume = None
             self.uri = self._resolve_uri()
@@ -254,8 +295,12 @@ class FeedWriter:
             _cut_back(self.storage.path, resume["offset"], self.uri)
         self.file = self.storage.open(self.spider)
         try:
+            kwargs = dict(self.item_export_kwargs)
+            if self.indent is not None and self.format == "json":
+                kwargs["indent"] = self.indent
             self.exporter = self._exporter_cls(
-                self.file, fields_to_export=self.export_fields, encoding=self.export_encoding
+                self.file, fields_to_export=self.export_fields, encoding=self.export_encoding,
+                **kwargs,
             )
             if resume and self._resumable and resume.get("started"):
                 self.exporter.resume_exporting(resume.get("items", 0), resume.get("fields"))
@@ -390,7 +435,10 @@ class FeedWriter:
     # helpers
 
     def _make_storage(self, uri):
-        return create_instance(self._storage_cls, self.settings, self.crawler, uri)
+        kwargs = {}
+        if _takes_feed_options(self._storage_cls, self.crawler):
+            kwargs["feed_options"] = {**self.options, "overwrite": self.overwrite}
+        return create_instance(self._storage_cls, self.settings, self.crawler, uri, **kwargs)
 
     def _discard(self):
         discard = getattr(self.storage, "discard", None)
@@ -460,6 +508,83 @@ def _cut_back(path: str, offset: int, uri: str) -> None:
         logger.info("Feed %(uri)s cut back to its committed length (%(offset)d bytes; "
                     "%(dropped)d bytes written after the last commit dropped)",
                     {"uri": _redact_uri(uri), "offset": offset, "dropped": size - offset})
+
+
+#: The options of a ``FEEDS`` entry this writer understands (Scrapy 2's names).
+FEED_OPTIONS = frozenset(
+    {"format", "encoding", "fields", "store_empty", "overwrite", "indent",
+     "item_export_kwargs", "uri_params"}
+)
+
+
+def _check_feed_options(uri, options, exporters, where) -> dict:
+    """Validate one ``FEEDS`` entry's options; return them with ``format`` filled in."""
+    if options is None:
+        options = {}
+    if not isinstance(options, Mapping):
+        raise NotConfigured(f"{where} must be a dict of feed options, got {options!r}")
+    options = dict(options)
+    unknown = sorted(set(options) - FEED_OPTIONS)
+    if unknown:
+        raise NotConfigured(
+            f"{where} has unsupported feed option(s) {', '.join(map(repr, unknown))}; "
+            f"supported: {', '.join(sorted(FEED_OPTIONS))}"
+        )
+    if not options.get("format"):
+        ext = os.path.splitext(urlparse(uri).path if uri_scheme(uri) else uri)[1]
+        ext = ext.lstrip(".").lower()
+        fmt = _EXTENSION_FORMATS.get(ext, ext)
+        if fmt not in exporters:
+            raise NotConfigured(
+                f"{where} has no 'format' and its file extension names none; known "
+                f"formats: {', '.join(sorted(exporters))}"
+            )
+        options["format"] = fmt
+    return options
+
+
+def _takes_feed_options(storage_cls, crawler) -> bool:
+    """True when the factory ``create_instance`` will call accepts ``feed_options``."""
+    import inspect
+
+    if crawler is not None and hasattr(storage_cls, "from_crawler"):
+        factory = storage_cls.from_crawler
+    elif hasattr(storage_cls, "from_settings"):
+        factory = storage_cls.from_settings
+    else:
+        factory = storage_cls
+    try:
+        return "feed_options" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def feeds_from_settings(settings) -> list:
+    """Return the feeds to write: ``[(uri, options | None), ...]``.
+
+    The ``FEEDS`` entries in their order (keys made ``str``: a ``pathlib.Path`` works),
+    then ``FEED_URI`` as ``(None, None)`` (the writer reads it with the ``FEED_*``
+    settings) when it is set and is not a ``FEEDS`` key already.
+
+    Args:
+        settings: a :class:`~crawlfw.settings.Settings` (or a plain dict of overrides).
+
+    Returns:
+        list of ``(uri, options)``; ``uri`` None stands for ``FEED_URI``.
+
+    Raises:
+        NotConfigured: ``FEEDS`` is not a dict (nor a JSON object string).
+    """
+    settings = _as_settings(settings)
+    try:
+        feeds = settings.getdict("FEEDS")  # also a JSON object string (-s FEEDS=...)
+    except ValueError as e:
+        raise NotConfigured(str(e)) from None
+    result = [(str(uri), options) for uri, options in feeds.items()]
+    feed_uri = settings.get("FEED_URI")
+    if feed_uri and str(feed_uri) not in {uri for uri, _ in result}:
+        result.append((None, None))
+    return result
 
 
 def feed_settings_from_cli(output, output_format=None, settings=None) -> dict:

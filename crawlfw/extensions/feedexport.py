@@ -162,28 +162,33 @@ class StdoutFeedStorage:
 class FileFeedStorage:
     """Write the feed to a local file, creating its parent directories.
 
-    The file is opened in append mode (``'ab'``), as Scrapy 1.2 does: running a crawl
-    twice with the same ``FEED_URI`` adds to the file (for JSON and XML that gives a file
-    holding two documents). Template the URI with ``%(time)s`` to get one file per run.
+    By default the file is opened in append mode (``'ab'``), as Scrapy 1.2 does: running
+    a crawl twice with the same ``FEED_URI`` (or ``-o``) adds to the file (for JSON and
+    XML that gives a file holding two documents). Template the URI with ``%(time)s`` to
+    get one file per run, or set the feed option ``overwrite`` (``-O FILE``, Scrapy 2) to
+    replace the file (``'wb'``).
 
     Args:
         uri (str): a ``file://`` URI (RFC 8089) or a plain path, absolute or relative to
             the working directory (also Windows paths with a drive letter).
+        feed_options (dict | None): the feed's options; ``overwrite`` (bool) is read.
     """
 
-    def __init__(self, uri):
+    def __init__(self, uri, *, feed_options=None):
         if urlparse(uri).scheme == "file":
             self.path = file_uri_to_path(uri)
         else:
             self.path = uri
+        self.write_mode = "wb" if (feed_options or {}).get("overwrite") else "ab"
         self._created = False
         self._initial_size = 0
 
     def open(self, spider):
-        """Create the parent directories if needed and open the file for appending.
+        """Create the parent directories if needed and open the file for appending (or,
+        with ``overwrite``, for writing it anew).
 
         Returns:
-            The file, opened ``'ab'``.
+            The file, opened ``'ab'`` (or ``'wb'``).
 
         Raises:
             OSError: the directories or the file cannot be created (permissions, a file
@@ -193,12 +198,12 @@ class FileFeedStorage:
         if dirname and not os.path.exists(dirname):
             os.makedirs(dirname, exist_ok=True)
         try:
-            self._initial_size = os.path.getsize(self.path)
-            self._created = False
+            self._initial_size = os.path.getsize(self.path) if self.write_mode == "ab" else 0
+            self._created = not os.path.exists(self.path)
         except OSError:
             self._initial_size = 0
             self._created = True
-        return open(self.path, "ab")
+        return open(self.path, self.write_mode)
 
     def store(self, file):
         """Close the file: its data is already in place."""

@@ -13,6 +13,7 @@ __all__ = ["Headers"]
 
 _dict_get = dict.get
 _dict_getitem = dict.__getitem__
+_dict_contains = dict.__contains__
 _dict_setitem = dict.__setitem__
 _dict_new = dict.__new__
 
@@ -111,7 +112,7 @@ class Headers(CaselessDict):
             return x.encode(self.encoding)
         if isinstance(x, int) and not isinstance(x, bool):
             return str(x).encode(self.encoding)
-        raise TypeError(f"Unsupported header value type: {type(x).__name__} ({x!r})")
+        raise TypeError(f"Unsupported value type: {type(x).__name__} ({x!r})")
 
     def __getitem__(self, key) -> bytes | None:
         """Return the last value of ``key`` (None if its list is empty).
@@ -137,6 +138,26 @@ class Headers(CaselessDict):
         if def_val is not None:
             return self.normvalue(def_val)
         return []
+
+    def setdefault_bytes(self, key: bytes, value: bytes) -> bool:
+        """Give field ``key`` the single value ``value`` unless it is present.
+
+        ``if key not in h: h[key] = value`` without normalising: ``key`` must already
+        be in the stored form (Title-Case bytes, e.g. ``b"Referer"``) and ``value`` bytes
+        (e.g. ``url.encode(h.encoding)``). Middlewares that set one header on every
+        request use it.
+
+        Args:
+            key: the field name, Title-Case bytes.
+            value: the value, bytes.
+
+        Returns:
+            True when the field was set, False when it was already there (unchanged).
+        """
+        if _dict_contains(self, key):
+            return False
+        _dict_setitem(self, key, [value])
+        return True
 
     def setlist(self, key, list_) -> None:
         """Replace all values of ``key``."""

@@ -91,7 +91,8 @@ class LxmlParserLinkExtractor:
 
     def _iter_elements(self, document):
         if self._tags is not None:
-            return document.iter(*self._tags)
+            # iter() with no tag would yield every element: no tags means no links
+            return document.iter(*self._tags) if self._tags else iter(())
         scan_tag = self.scan_tag
         return (el for el in document.iter(etree.Element) if scan_tag(_nons(el.tag)))
 
@@ -198,7 +199,7 @@ class LxmlLinkExtractor(FilteringLinkExtractor):
                          restrict_xpaths=restrict_xpaths, restrict_css=restrict_css,
                          canonicalize=canonicalize, deny_extensions=deny_extensions)
 
-    def extract_links(self, response):
+    def extract_links(self, response) -> list[Link]:
         """Extract the links of a response.
 
         Args:

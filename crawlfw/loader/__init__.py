@@ -20,14 +20,15 @@ How values flow (Scrapy 1.2 documentation, "Item Loaders"):
 8. ``MapCompose``/``Compose`` keyword arguments are a default context for their
    functions, under the loader's own.
 
-A processor that raises makes the loader raise ``ValueError`` naming the field, the
+A processor that raises makes the loader raise a ``ValueError`` (that is also an
+instance of the original error's class, as in Scrapy 1.2) naming the field, the
 processor and the value.
 """
 
 from collections import defaultdict
 
 from crawlfw.item import DictItem, Item
-from crawlfw.loader.common import wrap_loader_context
+from crawlfw.loader.common import processor_error, wrap_loader_context
 from crawlfw.loader.processors import Identity
 from crawlfw.selector import Selector
 from crawlfw.utils.deprecate import create_deprecated_class
@@ -226,8 +227,9 @@ class ItemLoader:
             try:
                 value = wrap_loader_context(proc, context)(value)
             except Exception as e:
-                raise ValueError(
-                    f"Error with processor {_name(proc)} value={value!r} {_error(e)}"
+                raise processor_error(
+                    f"Error with processor {_name(proc)} value={value!r} {_error(e)}",
+                    e,
                 ) from e
         return value
 
@@ -260,9 +262,10 @@ class ItemLoader:
         try:
             return wrap_loader_context(proc, self.context)(values)
         except Exception as e:
-            raise ValueError(
+            raise processor_error(
                 f"Error with output processor {_name(proc)}: field={field_name!r} "
-                f"value={values!r} {_error(e)}"
+                f"value={values!r} {_error(e)}",
+                e,
             ) from e
 
     def get_collected_values(self, field_name):
@@ -303,9 +306,10 @@ class ItemLoader:
         try:
             return wrap_loader_context(proc, self.context)(value)
         except Exception as e:
-            raise ValueError(
+            raise processor_error(
                 f"Error with input processor {_name(proc)}: field={field_name!r} "
-                f"value={value!r} {_error(e)}"
+                f"value={value!r} {_error(e)}",
+                e,
             ) from e
 
     def _get_item_field_attr(self, field_name, key, default=None):

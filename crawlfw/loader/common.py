@@ -6,7 +6,7 @@ from functools import partial
 
 from crawlfw.utils.python import get_func_args
 
-__all__ = ["wrap_loader_context"]
+__all__ = ["ProcessorError", "processor_error", "wrap_loader_context"]
 
 # callable -> whether it takes a ``loader_context`` argument. Weak keys: processors
 # defined per call (lambdas in a callback) must not be kept alive by the cache.
@@ -43,3 +43,56 @@ def wrap_loader_context(function, context):
     if _takes_loader_context(function):
         return partial(function, loader_context=context)
     return function
+
+
+class ProcessorError(ValueError):
+    """A processor (or a loader running one) raised.
+
+    The message names the processor, the value and the original error. The error raised
+    is also an instance of the original error's class (a ``TypeError`` stays a
+    ``TypeError``), as Scrapy 1.2, which let the original error through, promises
+    (its ``test_compose``: ``Compose(str.upper, stop_on_none=False)(None)`` raises
+    ``TypeError``). ``original_type`` is that class.
+    """
+
+    original_type = ValueError
+
+
+# original error class -> subclass of (ProcessorError, that class); None when the two
+# cannot be combined (an exception class with its own C layout or constructor).
+_error_classes = {}
+
+
+def processor_error(message, error):
+    """Build the error to raise when a processor raised ``error``.
+
+    Args:
+        message: the text of the new error.
+        error: the exception the processor raised.
+
+    Returns:
+        A :class:`ProcessorError` that is also an instance of ``type(error)`` (or of
+        the original class when ``error`` is itself a :class:`ProcessorError`), else a
+        plain :class:`ProcessorError` when the two classes cannot be combined. Raise it
+        ``from error``.
+    """
+    original = getattr(error, "original_type", type(error))
+    if issubclass(ProcessorError, original):
+        return ProcessorError(message)
+    cls = _error_classes.get(original, False)
+    if cls is False:
+        try:
+            cls = type(
+                f"ProcessorError_{original.__name__}",
+                (ProcessorError, original),
+                {"original_type": original, "__module__": __name__},
+            )
+        except TypeError:  # layout conflict
+            cls = None
+        _error_classes[original] = cls
+    if cls is not None:
+        try:
+            return cls(message)
+        except Exception:  # a constructor wanting other arguments (UnicodeDecodeError)
+            pass
+    return ProcessorError(message)

@@ -7,7 +7,7 @@ accept a ``loader_context`` keyword argument to receive the loader's context.
 
 from collections import ChainMap
 
-from crawlfw.loader.common import wrap_loader_context
+from crawlfw.loader.common import processor_error, wrap_loader_context
 from crawlfw.utils.misc import arg_to_iter
 
 __all__ = ["MapCompose", "Compose", "TakeFirst", "Identity", "SelectJmes", "Join"]
@@ -31,8 +31,10 @@ class MapCompose:
             context takes precedence over it.
 
     Raises:
-        ValueError: (when called) a function raised; the message names the function,
-            the value and the original error.
+        crawlfw.loader.common.ProcessorError: (when called) a function raised; the
+            message names the function, the value and the original error. It is a
+            ``ValueError`` and also an instance of the original error's class (a
+            ``TypeError`` can be caught as such, as in Scrapy 1.2).
     """
 
     def __init__(self, *functions, **default_loader_context):
@@ -52,9 +54,10 @@ class MapCompose:
                 try:
                     next_values += arg_to_iter(wrapped(v))
                 except Exception as e:
-                    raise ValueError(
+                    raise processor_error(
                         f"Error in MapCompose with {_name(func)} value={v!r} "
-                        f"error='{type(e).__name__}: {e}'"
+                        f"error='{type(e).__name__}: {e}'",
+                        e,
                     ) from e
             values = next_values
         return values
@@ -72,8 +75,10 @@ class Compose:
             context takes precedence over it.
 
     Raises:
-        ValueError: (when called) a function raised; the message names the function,
-            the value and the original error.
+        crawlfw.loader.common.ProcessorError: (when called) a function raised; the
+            message names the function, the value and the original error. It is a
+            ``ValueError`` and also an instance of the original error's class (a
+            ``TypeError`` can be caught as such, as in Scrapy 1.2).
     """
 
     def __init__(self, *functions, **default_loader_context):
@@ -92,9 +97,10 @@ class Compose:
             try:
                 value = wrap_loader_context(func, context)(value)
             except Exception as e:
-                raise ValueError(
+                raise processor_error(
                     f"Error in Compose with {_name(func)} value={value!r} "
-                    f"error='{type(e).__name__}: {e}'"
+                    f"error='{type(e).__name__}: {e}'",
+                    e,
                 ) from e
         return value
 

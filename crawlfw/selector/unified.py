@@ -19,6 +19,11 @@ Rules, from the Scrapy 1.2 "Selectors" documentation:
   ``set:intersection()``, ``set:distinct()``, ...).
 """
 
+from __future__ import annotations
+
+from re import Pattern
+from typing import Any, SupportsIndex, overload
+
 from lxml import etree
 
 from crawlfw.selector import _lxml
@@ -64,7 +69,7 @@ def _default_namespaces():
     }
 
 
-class SelectorList(list):
+class SelectorList(list["Selector"]):
     """A ``list`` of :class:`Selector` objects with the selector methods applied to
     every member and the results flattened into one list.
 
@@ -73,6 +78,12 @@ class SelectorList(list):
 
     __slots__ = ()
 
+    @overload
+    def __getitem__(self, pos: SupportsIndex) -> Selector: ...
+
+    @overload
+    def __getitem__(self, pos: slice) -> SelectorList: ...
+
     def __getitem__(self, pos):
         o = super().__getitem__(pos)
         return self.__class__(o) if isinstance(pos, slice) else o
@@ -80,7 +91,8 @@ class SelectorList(list):
     def __getstate__(self):
         raise TypeError("can't pickle SelectorList objects")
 
-    def xpath(self, query, namespaces=None, **kwargs):
+    def xpath(self, query: str, namespaces: dict[str, str] | None = None,
+              **kwargs: Any) -> SelectorList:
         """Call :meth:`Selector.xpath` on each member.
 
         Args:
@@ -99,7 +111,7 @@ class SelectorList(list):
             out.extend(x.xpath(query, namespaces=namespaces, **kwargs))
         return out
 
-    def css(self, query):
+    def css(self, query: str) -> SelectorList:
         """Call :meth:`Selector.css` on each member.
 
         Args:
@@ -116,7 +128,7 @@ class SelectorList(list):
             out.extend(x.css(query))
         return out
 
-    def re(self, regex, replace_entities=True):
+    def re(self, regex: str | Pattern[str], replace_entities: bool = True) -> list[str]:
         """Call :meth:`Selector.re` on each member.
 
         Returns:
@@ -127,20 +139,21 @@ class SelectorList(list):
             out.extend(x.re(regex, replace_entities=replace_entities))
         return out
 
-    def re_first(self, regex, default=None, replace_entities=True):
+    def re_first(self, regex: str | Pattern[str], default: str | None = None,
+                 replace_entities: bool = True) -> str | None:
         """The first match of :meth:`re`, or ``default`` when nothing matches."""
         for x in self:
             for match in x.re(regex, replace_entities=replace_entities):
                 return match
         return default
 
-    def extract(self):
+    def extract(self) -> list[str]:
         """Returns: list[str]: each member serialized (see :meth:`Selector.extract`)."""
         return [x.extract() for x in self]
 
     getall = extract
 
-    def extract_first(self, default=None):
+    def extract_first(self, default: str | None = None) -> str | None:
         """The first member serialized, or ``default`` for an empty list."""
         for x in self:
             return x.extract()
@@ -149,7 +162,7 @@ class SelectorList(list):
     get = extract_first
 
     @property
-    def attrib(self):
+    def attrib(self) -> dict[str, str]:
         """The first member's attributes as a ``dict`` (``{}`` for an empty list)."""
         for x in self:
             return x.attrib
@@ -259,7 +272,8 @@ class Selector:
             append(s)
         return out
 
-    def xpath(self, query, namespaces=None, **kwargs):
+    def xpath(self, query: str, namespaces: dict[str, str] | None = None,
+              **kwargs: Any) -> SelectorList:
         """Evaluate an XPath 1.0 expression relative to this node.
 
         Args:
@@ -294,7 +308,7 @@ class Selector:
             result = [result]
         return self._wrap(result, query)
 
-    def css(self, query):
+    def css(self, query: str) -> SelectorList:
         """Select with a CSS selector (translated to XPath through cssselect).
 
         ``::text`` selects text nodes and ``::attr(name)`` attribute values, as in
@@ -318,7 +332,7 @@ class Selector:
         except Exception as exc:  # cssselect's SelectorError tree, plus TypeError
             raise ValueError(f"CSS error: {exc} in {query!r}") from exc
 
-    def re(self, regex, replace_entities=True):
+    def re(self, regex: str | Pattern[str], replace_entities: bool = True) -> list[str]:
         """Apply a regular expression to :meth:`extract`'s result.
 
         Args:
@@ -333,13 +347,14 @@ class Selector:
         """
         return extract_regex(regex, self.extract(), replace_entities=replace_entities)
 
-    def re_first(self, regex, default=None, replace_entities=True):
+    def re_first(self, regex: str | Pattern[str], default: str | None = None,
+                 replace_entities: bool = True) -> str | None:
         """The first result of :meth:`re`, or ``default`` when nothing matches."""
         for match in self.re(regex, replace_entities=replace_entities):
             return match
         return default
 
-    def extract(self):
+    def extract(self) -> str:
         """Serialize the node.
 
         Returns:
@@ -363,12 +378,12 @@ class Selector:
 
     get = extract
 
-    def getall(self):
+    def getall(self) -> list[str]:
         """Returns: list[str]: ``[self.extract()]``."""
         return [self.extract()]
 
     @property
-    def attrib(self):
+    def attrib(self) -> dict[str, str]:
         """The node's attributes as a ``dict`` (``{}`` for a text or value result)."""
         root = self.root
         if isinstance(root, _ElementBase):

@@ -23,10 +23,14 @@ downloaded with libcurl):
   supported, and ``crawlfw.extensions.telnet.TelnetConsole`` is not in
   ``EXTENSIONS_BASE``;
 * ``DOWNLOAD_HANDLERS_BASE`` maps every scheme to the curl transfer core
-  (``crawlfw.core.curl.MultiDriver``); ``DOWNLOADER`` names the downloader actor;
-  ``DNS_TIMEOUT`` / ``DNSCACHE_*`` map to curl's resolver options;
-* ``SCHEDULER_PRIORITY_QUEUE`` is ``crawlfw.core.pqueue.PriorityQueue`` (Scrapy used
-  the third-party ``queuelib``);
+  (``crawlfw.core.curl.MultiDriver``); a scheme set to None in ``DOWNLOAD_HANDLERS``
+  is refused (``NotSupported``), other handler classes have no effect;
+  ``DNSCACHE_ENABLED`` and ``DOWNLOADER_CLIENT_TLS_METHOD`` map to curl options
+  (``crawlfw.core.curl.driver_options``);
+* settings kept for Scrapy projects but without effect, each logged once as a warning
+  when a user sets it (``crawlfw.settings._noeffect``): ``CONCURRENT_ITEMS``,
+  ``DNSCACHE_SIZE``, ``DNS_TIMEOUT``, ``DOWNLOADER``, ``DOWNLOAD_HANDLERS`` classes,
+  ``MEMDEBUG_NOTIFY``, ``SCHEDULER_PRIORITY_QUEUE``;
 * crawlfw-only settings (``CURL_MAXCONNECTS``, ``MESSAGE_VALIDATION``,
   ``SUPERVISOR_*``) are at the end.
 """
@@ -62,7 +66,7 @@ COMMANDS_MODULE = ''
 
 COMPRESSION_ENABLED = True
 
-CONCURRENT_ITEMS = 100
+CONCURRENT_ITEMS = 100  # no effect: the pipeline actor processes items one at a time
 
 CONCURRENT_REQUESTS = 16
 CONCURRENT_REQUESTS_PER_DOMAIN = 8
@@ -83,16 +87,16 @@ DEPTH_STATS = True
 DEPTH_STATS_VERBOSE = False  # per-depth request counts in stats
 DEPTH_PRIORITY = 0
 
-DNSCACHE_ENABLED = True  # curl's per-handle DNS cache
-DNSCACHE_SIZE = 10000
-DNS_TIMEOUT = 60  # seconds; counted in curl's connect timeout
+DNSCACHE_ENABLED = True  # libcurl's DNS cache (60 s per answer); False: CURLOPT_DNS_CACHE_TIMEOUT 0
+DNSCACHE_SIZE = 10000  # no effect: libcurl's cache has no size bound
+DNS_TIMEOUT = 60  # no effect: resolution counts towards DOWNLOAD_TIMEOUT (curl's connect timeout)
 
 DOWNLOAD_DELAY = 0  # seconds
 
 DOWNLOAD_HANDLERS = {}
 # Every scheme is fetched by libcurl (crawlfw.core.curl.MultiDriver); the keys list
 # the schemes the downloader accepts (a scheme mapped to None in DOWNLOAD_HANDLERS
-# is refused with NotSupported).
+# is refused with NotSupported; other handler classes have no effect).
 DOWNLOAD_HANDLERS_BASE = {
     'file': 'crawlfw.core.curl.MultiDriver',
     'http': 'crawlfw.core.curl.MultiDriver',
@@ -106,11 +110,11 @@ DOWNLOAD_TIMEOUT = 180  # seconds (3 min)
 DOWNLOAD_MAXSIZE = 1024 * 1024 * 1024  # bytes (1024 MiB)
 DOWNLOAD_WARNSIZE = 32 * 1024 * 1024  # bytes (32 MiB)
 
-# The downloader is an actor driving a pycurl CurlMulti (Scrapy: a Downloader class).
+# No effect: the downloader is this actor, driving a pycurl CurlMulti (Scrapy: a class).
 DOWNLOADER = 'crawlfw.actors.downloader.DownloaderActor'
 
-# Highest TLS version supported by libcurl, allowing negotiation. Other values:
-# 'TLSv1.0', 'TLSv1.1', 'TLSv1.2', 'SSLv3' (mapped to CURLOPT_SSLVERSION).
+# Highest TLS version supported by libcurl, allowing negotiation. Other values (exactly
+# that version): 'TLSv1.0', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3' (CURLOPT_SSLVERSION).
 DOWNLOADER_CLIENT_TLS_METHOD = 'TLS'
 
 DOWNLOADER_MIDDLEWARES = {}
@@ -160,11 +164,12 @@ EXTENSIONS_BASE = {
     'crawlfw.extensions.throttle.AutoThrottle': 0,
 }
 
+FEEDS = {}  # uri -> options (format, encoding, fields, overwrite, store_empty, indent...)
 FEED_TEMPDIR = None
 FEED_URI = None
 FEED_URI_PARAMS = None  # a function to extend uri arguments
 FEED_FORMAT = 'jsonlines'
-FEED_STORE_EMPTY = False
+FEED_STORE_EMPTY = True  # Scrapy >= 2.11 (1.2: False)
 FEED_EXPORT_ENCODING = None
 FEED_EXPORT_FIELDS = None
 FEED_STORAGES = {}
@@ -240,7 +245,7 @@ MAIL_TLS = False
 MAIL_SSL = False
 
 MEMDEBUG_ENABLED = False  # enable memory debugging
-MEMDEBUG_NOTIFY = []  # send memory debugging report by mail at engine shutdown
+MEMDEBUG_NOTIFY = []  # no effect (no report is mailed; Scrapy 1.2 sent none either)
 
 MEMUSAGE_CHECK_INTERVAL_SECONDS = 60.0
 MEMUSAGE_ENABLED = False
@@ -274,7 +279,7 @@ ROBOTSTXT_USER_AGENT = None  # None: the User-Agent header / USER_AGENT
 SCHEDULER = 'crawlfw.core.scheduler.Scheduler'
 SCHEDULER_DISK_QUEUE = 'crawlfw.squeues.PickleLifoDiskQueue'
 SCHEDULER_MEMORY_QUEUE = 'crawlfw.squeues.LifoMemoryQueue'
-SCHEDULER_PRIORITY_QUEUE = 'crawlfw.core.pqueue.PriorityQueue'
+SCHEDULER_PRIORITY_QUEUE = 'crawlfw.core.pqueue.PriorityQueue'  # no effect: always this one
 
 SPIDER_LOADER_CLASS = 'crawlfw.spiderloader.SpiderLoader'
 

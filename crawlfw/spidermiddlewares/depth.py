@@ -46,23 +46,28 @@ class DepthMiddleware:
         )
 
     def process_spider_output(self, response, result, spider):
+        """Set the depth of each request of ``result`` (one more than ``response``'s),
+        lower its priority by ``depth * DEPTH_PRIORITY``, drop it beyond
+        ``DEPTH_LIMIT`` and count it; other elements pass unchanged.
+
+        Returns:
+            A generator over the kept elements, in order.
+        """
         # base case: a start request's response is at depth 0
         if "depth" not in response.meta:
             response.meta["depth"] = 0
             if self.stats is not None and self.verbose_stats:
                 self.stats.inc_value("request_depth_count/0", spider=spider)
-        if type(self)._filter is not DepthMiddleware._filter:
-            return (r for r in result or () if self._filter(r, response, spider))
         return self._output(iter(result or ()), response, spider)
 
     def _output(self, result, response, spider):
-        # process_spider_output with _filter inlined. The requests of one response share
-        # a depth: request_depth_max is raised once per depth, not once per request.
+        # The requests of one response share a depth: request_depth_max is raised once
+        # per depth, not once per request.
         maxdepth, prio, stats, verbose = self.maxdepth, self.prio, self.stats, self.verbose_stats
+        depth = response.meta["depth"] + 1
         last_max = None
         for r in result:
             if isinstance(r, Request):
-                depth = response.meta["depth"] + 1
                 r.meta["depth"] = depth
                 if prio:
                     r.priority -= depth * prio
@@ -80,23 +85,3 @@ class DepthMiddleware:
                         stats.max_value("request_depth_max", depth, spider=spider)
                         last_max = depth
             yield r
-
-    def _filter(self, request, response, spider) -> bool:
-        if not isinstance(request, Request):
-            return True
-        depth = response.meta["depth"] + 1
-        request.meta["depth"] = depth
-        if self.prio:
-            request.priority -= depth * self.prio
-        if self.maxdepth and depth > self.maxdepth:
-            logger.debug(
-                "Ignoring link (depth > %(maxdepth)d): %(requrl)s ",
-                {"maxdepth": self.maxdepth, "requrl": request.url},
-                extra={"spider": spider},
-            )
-            return False
-        if self.stats is not None:
-            if self.verbose_stats:
-                self.stats.inc_value(f"request_depth_count/{depth}", spider=spider)
-            self.stats.max_value("request_depth_max", depth, spider=spider)
-        return True

@@ -42,8 +42,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_dict_contains = dict.__contains__
-_dict_setitem = dict.__setitem__
 
 #: Schemes whose URLs never go into a Referer (later Scrapy's ``NOREFERRER_SCHEMES``).
 LOCAL_SCHEMES = ("about", "blob", "data", "filesystem", "file", "s3")
@@ -290,18 +288,11 @@ class RefererMiddleware:
         # response says otherwise: what policy() + LegacyPolicy.referrer() give, without
         # building a policy object per request.
         url = response.url
-        url_bytes = {}  # encoding -> [the value Headers.normvalue(url) stores]
+        url_bytes = {}  # encoding -> url encoded as Headers stores it
         header_checked = False
+        setdefault_bytes = Headers.setdefault_bytes
         for r in result:
             if r.__class__ is Request or isinstance(r, Request):
-                headers = r.headers
-                if headers.__class__ is not Headers:
-                    if b"Referer" in headers:
-                        yield r
-                        continue
-                elif _dict_contains(headers, b"Referer"):
-                    yield r
-                    continue
                 meta_value = r.meta.get("referrer_policy")
                 cls = _policy_class(meta_value) if meta_value else None
                 if cls is None:
@@ -310,16 +301,17 @@ class RefererMiddleware:
                         header_cls = _policy_class(header) if header else None
                         header_checked = True
                     cls = header_cls
+                headers = r.headers
                 if cls is not None and cls is not LegacyPolicy:
-                    referrer = cls().referrer(url, r.url)
-                    if referrer is not None:
-                        headers[b"Referer"] = referrer
+                    if b"Referer" not in headers:
+                        referrer = cls().referrer(url, r.url)
+                        if referrer is not None:
+                            headers[b"Referer"] = referrer
                 elif headers.__class__ is Headers:
-                    # what headers[b"Referer"] = url stores, without normkey/normvalue
                     value = url_bytes.get(headers.encoding)
                     if value is None:
                         value = url_bytes[headers.encoding] = url.encode(headers.encoding)
-                    _dict_setitem(headers, b"Referer", [value])
-                else:
+                    setdefault_bytes(headers, b"Referer", value)
+                elif b"Referer" not in headers:
                     headers[b"Referer"] = url
             yield r

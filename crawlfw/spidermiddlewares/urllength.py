@@ -40,24 +40,24 @@ class UrlLengthMiddleware:
         return o
 
     def process_spider_output(self, response, result, spider):
-        if type(self)._filter is not UrlLengthMiddleware._filter:
-            return (r for r in result or () if self._filter(r, spider))
-        maxlength = self.maxlength
-        # _filter (which logs and counts) only for the requests it drops
-        return (
-            r
-            for r in result or ()
-            if not (isinstance(r, Request) and len(r.url) > maxlength) or self._filter(r, spider)
-        )
+        """Drop the requests of ``result`` whose URL is longer than ``maxlength``
+        characters (logged, counted); other elements pass unchanged.
 
-    def _filter(self, request, spider) -> bool:
-        if isinstance(request, Request) and len(request.url) > self.maxlength:
-            logger.debug(
-                "Ignoring link (url length > %(maxlength)d): %(url)s ",
-                {"maxlength": self.maxlength, "url": request.url},
-                extra={"spider": spider},
-            )
-            if self.stats is not None:
-                self.stats.inc_value("urllength/request_ignored_count", spider=spider)
-            return False
-        return True
+        Returns:
+            A generator over the kept elements, in order.
+        """
+        return self._output(result or (), spider)
+
+    def _output(self, result, spider):
+        maxlength, stats = self.maxlength, self.stats
+        for r in result:
+            if isinstance(r, Request) and len(r.url) > maxlength:
+                logger.debug(
+                    "Ignoring link (url length > %(maxlength)d): %(url)s ",
+                    {"maxlength": maxlength, "url": r.url},
+                    extra={"spider": spider},
+                )
+                if stats is not None:
+                    stats.inc_value("urllength/request_ignored_count", spider=spider)
+                continue
+            yield r

@@ -5,8 +5,10 @@ See the generic spiders in this package for common crawling patterns:
 (crawlfw.spiders.feed) and ``SitemapSpider`` (crawlfw.spiders.sitemap).
 """
 
+import inspect
 import logging
 import warnings
+from collections.abc import AsyncIterator, Iterator
 
 from crawlfw import signals
 from crawlfw.http import Request
@@ -33,8 +35,10 @@ class Spider(object_ref):
         ValueError: no name given on the class or as an argument.
     """
 
-    name = None
-    custom_settings = None
+    name: str | None = None
+    custom_settings: dict | None = None
+    start_urls: list[str]
+    allowed_domains: list[str]
 
     def __init__(self, name=None, **kwargs):
         if name is not None:
@@ -77,13 +81,47 @@ class Spider(object_ref):
         self.settings = crawler.settings
         crawler.signals.connect(self.close, signals.spider_closed)
 
-    def start_requests(self):
-        """Yield the first requests: one ``Request(url, dont_filter=True)`` per start URL.
+    def start_requests(self) -> Iterator[Request]:
+        """Return an iterator of the first requests: one ``Request(url, dont_filter=True)``
+        per start URL, made by ``make_requests_from_url`` (Scrapy 1.2's hook).
 
-        Calls the deprecated ``make_requests_from_url`` when a subclass overrides it.
+        A spider that defines Scrapy 2.13's ``async def start(self)`` (an async
+        generator of requests) and does not override ``start_requests`` gets the
+        requests ``start()`` yields instead, stepped one at a time on the calling
+        thread's event loop (``crawlfw.utils._async``). When both are overridden,
+        ``start_requests`` is used, as Scrapy before 2.13 would; a ``start`` that is not
+        an ``async def`` generator is the spider's own method, not a start hook.
+
+        Returns:
+            An iterator of :class:`Request`.
         """
+        start = type(self).start
+        if start is not Spider.start and inspect.isasyncgenfunction(start):
+            from crawlfw.utils._async import iterate_async_generator
+
+            return iterate_async_generator(self.start())
+        return self._requests_from_start_urls()
+
+    def _requests_from_start_urls(self):
         for url in self.start_urls:
             yield self.make_requests_from_url(url)
+
+    async def start(self) -> AsyncIterator[Request]:
+        """Yield the first requests asynchronously (Scrapy 2.13's start hook).
+
+        The default yields what :meth:`start_requests` yields, so a Scrapy 2.13 spider
+        may override ``start()`` and call ``super().start()`` (``async for request in
+        super().start(): yield request``).
+
+        Yields:
+            :class:`Request` objects.
+        """
+        if type(self).start_requests is Spider.start_requests:
+            requests = self._requests_from_start_urls()
+        else:
+            requests = self.start_requests()
+        for request in requests:
+            yield request
 
     def make_requests_from_url(self, url):
         """Return ``Request(url, dont_filter=True)`` (Scrapy 1.2's hook)."""

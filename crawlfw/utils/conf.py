@@ -27,6 +27,7 @@ __all__ = [
 
 CFG_NAME = 'crawlfw.cfg'
 _LEGACY_CFG_NAME = 'scrapy.cfg'
+_warned_legacy_cfgs = set()  # scrapy.cfg paths warned about in this process
 ENVVAR = 'CRAWLFW_SETTINGS_MODULE'
 
 
@@ -119,7 +120,8 @@ def closest_crawlfw_cfg(path='.', prevpath=None):
     """Return the path of the closest ``crawlfw.cfg``, searching ``path`` and its parents.
 
     In each directory ``crawlfw.cfg`` is preferred; a ``scrapy.cfg`` is accepted
-    with a :class:`~crawlfw.exceptions.CrawlfwDeprecationWarning`.
+    with a :class:`~crawlfw.exceptions.CrawlfwDeprecationWarning` (once per file and
+    process).
 
     Args:
         path (str): directory to start from.
@@ -135,8 +137,12 @@ def closest_crawlfw_cfg(path='.', prevpath=None):
             return cfgfile
         legacy = os.path.join(path, _LEGACY_CFG_NAME)
         if os.path.exists(legacy):
-            warnings.warn(f"Using {legacy}: rename it to {CFG_NAME}",
-                          CrawlfwDeprecationWarning, stacklevel=2)
+            if legacy not in _warned_legacy_cfgs:
+                # once per file and process (a command looks for the file several
+                # times), attributed to the file itself: no source line of crawlfw's
+                _warned_legacy_cfgs.add(legacy)
+                warnings.warn_explicit(f"Using {legacy}: rename it to {CFG_NAME}",
+                                       CrawlfwDeprecationWarning, legacy, 0)
             return legacy
         prevpath, path = path, os.path.dirname(path)
     return ''

@@ -4,6 +4,7 @@ import inspect
 import logging
 
 from crawlfw.spiders import Spider
+from crawlfw.utils._async import iterate_async_generator, run_coroutine
 from crawlfw.utils.misc import arg_to_iter
 
 logger = logging.getLogger(__name__)
@@ -12,7 +13,26 @@ __all__ = ["iterate_spider_output", "iter_spider_classes", "spidercls_for_reques
 
 
 def iterate_spider_output(result):
-    """Return an iterable over a callback's result (None -> empty, a single object -> [it])."""
+    """Return an iterable over a callback's result.
+
+    Args:
+        result: what a callback or errback returned: None, a single object, an
+            iterable, a coroutine (an ``async def`` callback without ``yield``, Scrapy
+            2), or an async generator (an ``async def`` callback with ``yield``).
+
+    Returns:
+        An iterable: ``[]`` for None, ``[obj]`` for one object, the iterable itself; a
+        coroutine is run to completion now, on the calling thread's own event loop
+        (``crawlfw.utils._async``), and its result treated the same way; an async
+        generator becomes a plain generator stepping it on that loop as it is iterated.
+
+    Raises:
+        Whatever a coroutine raises (an async generator raises when iterated).
+    """
+    if inspect.iscoroutine(result):
+        result = run_coroutine(result)
+    if inspect.isasyncgen(result):
+        return iterate_async_generator(result)
     return arg_to_iter(result)
 
 

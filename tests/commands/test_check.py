@@ -77,10 +77,17 @@ def test_passing_contracts(crawlfw, contracts_project):
 def test_failing_contracts(crawlfw, contracts_project):
     result = crawlfw("check", "failing", cwd=contracts_project)
     assert result.returncode == 1
-    assert "FAIL: [failing] parse (@returns post-hook)" in result.stderr
-    assert "ContractFail: Returned 1 items, expected 5" in result.stderr
-    assert "FAIL: [failing] parse (@scrapes post-hook)" in result.stderr
-    assert "'missing_field' field is missing" in result.stderr
+    # the seed's format (Scrapy's documentation of "check")
+    lines = result.stderr.splitlines()
+    assert lines[:6] == [
+        "FF",  # unittest's progress dots
+        "[FAILED] failing:parse",
+        ">>> Returned 1 items, expected 5",
+        "",
+        "[FAILED] failing:parse",
+        ">>> 'missing_field' field is missing",
+    ]
+    assert "Traceback" not in result.stderr
     assert "Ran 2 contracts in " in result.stderr
     assert result.stderr.splitlines()[-1] == "FAILED (failures=2)"
 
@@ -99,6 +106,13 @@ def test_verbose_lists_each_contract(crawlfw, contracts_project):
     assert result.stderr.count(" ... ok") == 5
 
 
+def test_verbose_failure_adds_the_traceback(crawlfw, contracts_project):
+    result = crawlfw("check", "-v", "failing", cwd=contracts_project)
+    assert result.returncode == 1
+    assert "[FAILED] failing:parse\n>>> Returned 1 items, expected 5\n" in result.stderr
+    assert "ContractFail: Returned 1 items, expected 5" in result.stderr  # the traceback
+
+
 def test_list(crawlfw, contracts_project):
     result = crawlfw("check", "-l", cwd=contracts_project)
     assert result.returncode == 0, result.stderr
@@ -112,7 +126,7 @@ def test_download_error_is_an_error(crawlfw, project, unused_port):
         base=f"http://127.0.0.1:{unused_port}"))
     result = crawlfw("check", "contracted", cwd=project)
     assert result.returncode == 1
-    assert "ERROR: [contracted] parse (errback)" in result.stderr
+    assert "[ERROR] contracted:parse\n>>> ConnectionRefusedError: " in result.stderr
     assert "FAILED (errors=2)" in result.stderr
 
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from crawlfw.commands.genspider import sanitize_module_name
+from crawlfw.commands.genspider import domain_and_url, sanitize_module_name
 from tests.commands.conftest import write
 from tests.support.servers import StaticSiteServer
 
@@ -95,6 +95,33 @@ def test_generated_spider_runs(crawlfw, project, feed_site, template, pages, ite
         assert f"'item_scraped_count': {items}," in result.stderr
     else:
         assert "item_scraped_count" not in result.stderr
+
+
+def test_url_argument_gives_domain_and_start_url(crawlfw, project, feed_site):
+    # Scrapy 2: "genspider NAME http://host:port/path" takes the domain from the URL
+    url = f"{feed_site.url}/Items/1.html"
+    result = crawlfw("genspider", "fromurl", url, cwd=project)
+    assert result.returncode == 0, result.stderr
+    source = (project / "testproj" / "spiders" / "fromurl.py").read_text()
+    assert "allowed_domains = ['127.0.0.1']" in source
+    assert f"start_urls = ['{url}']" in source
+    result = crawlfw("crawl", "fromurl", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert "'downloader/response_status_count/200': 1," in result.stderr
+    assert f"Crawled (200) <GET {url}>" in result.stderr
+
+
+@pytest.mark.parametrize("arg, template, expected", [
+    ("example.com", "basic", ("example.com", "http://example.com/")),
+    ("Example.com:8080", "crawl", ("example.com", "http://Example.com:8080/")),
+    ("example.com", "csvfeed", ("example.com", "http://example.com/feed.csv")),
+    ("example.com", "xmlfeed", ("example.com", "http://example.com/feed.xml")),
+    ("https://www.example.com/a/b?c=1", "basic",
+     ("www.example.com", "https://www.example.com/a/b?c=1")),
+    ("http://127.0.0.1:8000/path", "xmlfeed", ("127.0.0.1", "http://127.0.0.1:8000/path")),
+])
+def test_domain_and_url(arg, template, expected):
+    assert domain_and_url(arg, template) == expected
 
 
 def test_outside_a_project_writes_to_the_current_directory(crawlfw, tmp_path):

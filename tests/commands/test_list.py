@@ -52,4 +52,4 @@ def test_not_available_outside_a_project(crawlfw):
     assert "only works inside a project" in result.stderr
     help_text = crawlfw("-h").stdout
     assert "no active project" in help_text
-    assert "list" not in help_text.split("positional arguments")[1].split("options")[0]
+    assert "list" not in help_text.split("Available commands:")[1]

@@ -24,7 +24,7 @@ def wheel(tmp_path_factory):
     src = tmp_path_factory.mktemp("src")
     shutil.copytree(REPO_ROOT / "crawlfw", src / "crawlfw",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(REPO_ROOT / name, src / name)
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps",

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from tests.commands.conftest import crawlfw_env, write
+from tests.support.servers import StaticSiteServer
 
 
 def test_code_prints_the_value(crawlfw, quotes):
@@ -120,12 +121,13 @@ class _Terminal:
     """``crawlfw shell`` on a pseudo-terminal, answering prompt_toolkit's cursor position
     requests. Every wait is bounded by a deadline."""
 
-    def __init__(self, args, cwd, env=None):
+    def __init__(self, args, cwd, env=None, nolog=True):
         import pty
 
         self.master, slave = pty.openpty()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "crawlfw.cmdline", "shell", "--nolog", *args],
+            [sys.executable, "-m", "crawlfw.cmdline", "shell", *(["--nolog"] if nolog else []),
+             *args],
             stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=crawlfw_env(env),
             start_new_session=True)
         os.close(slave)
@@ -195,3 +197,50 @@ def test_shell_option_of_the_config_file(project, quotes):
         assert term.proc.wait(timeout=30) == 0
     finally:
         term.close()
+
+
+@pytest.fixture
+def small_site(tmp_path):
+    root = tmp_path / "site"
+    write(root / "index.html", "<html><body><p>hello</p></body></html>")
+    server = StaticSiteServer(root).start()
+    yield server
+    server.stop()
+
+
+def test_console_libraries_stay_at_warning_and_no_stats_dump(crawlfw, small_site):
+    code = ("import logging; logging.getLogger('parso.python.diff').debug('PARSO-NOISE'); "
+            "logging.getLogger('asyncio').debug('ASYNCIO-NOISE'); "
+            "logging.getLogger('asyncio').warning('ASYNCIO-WARNING'); response.status")
+    result = crawlfw("shell", "-c", code, f"{small_site.url}/")  # default level: DEBUG
+    assert (result.returncode, result.stdout) == (0, "200\n"), result.stderr
+    assert f"Crawled (200) <GET {small_site.url}/>" in result.stderr  # crawlfw's DEBUG
+    assert "NOISE" not in result.stderr
+    assert "ASYNCIO-WARNING" in result.stderr
+    assert "Dumping crawlfw stats" not in result.stderr
+    assert "'finish_reason'" not in result.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_ptpython_at_the_default_log_level_prints_no_library_debug(small_site, tmp_path):
+    term = _Terminal([f"{small_site.url}/"], tmp_path, nolog=False)
+    try:
+        assert term.expect(rb">>>"), term.output
+        seen = term.output
+        term.send("response.status * 2")
+        assert term.expect(rb"400"), term.output
+        seen += term.output
+        term.send("respo\t")  # a completion (jedi/parso)
+        time.sleep(0.5)  # let the completion run; nothing to wait for on the screen
+        term.send("")
+        assert term.expect(rb">>>"), term.output
+        seen += term.output
+        term.send("exit()")
+        assert term.proc.wait(timeout=30) == 0
+        term.expect(rb"$^", timeout_s=0.5)
+        seen += term.output
+    finally:
+        term.close()
+    assert b"Using selector" not in seen
+    assert b"[parso" not in seen and b"[asyncio] DEBUG" not in seen
+    assert b"Dumping crawlfw stats" not in seen

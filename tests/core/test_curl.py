@@ -827,6 +827,7 @@ def tls_server(tmp_path_factory):
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     srv = _Server(ssl_context=context)
+    srv.cert, srv.key = cert, key
     _start(srv)
     srv.url = f"https://127.0.0.1:{srv.server_address[1]}"
     yield srv
@@ -910,3 +911,60 @@ def test_content_length(lines, length):
     from crawlfw.core.curl import _content_length
 
     assert _content_length(lines) == length
+
+
+# -- settings mapped to curl options (DOWNLOADER_CLIENT_TLS_METHOD, DOWNLOAD_HANDLERS,
+# DNSCACHE_ENABLED) ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tls12_server(tls_server, tmp_path_factory):
+    """A second TLS server on the same certificate that speaks TLS 1.2 only."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = context.maximum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(tls_server.cert, tls_server.key)
+    srv = _Server(ssl_context=context)
+    _start(srv)
+    srv.url = f"https://127.0.0.1:{srv.server_address[1]}"
+    yield srv
+    _stop(srv)
+
+
+@pytest.mark.parametrize("tls_method, ok", [
+    ("TLS", True), ("TLSv1.2", True), ("TLSv1.3", False),
+])
+def test_tls_method_sets_the_protocol_version(tls12_server, tls_method, ok):
+    with MultiDriver(tls_method=tls_method) as d:
+        result = fetch_one(d, Request(f"{tls12_server.url}/html"))
+    if ok:
+        assert result.response.status == 200
+    else:
+        assert isinstance(result.error, TLSError), result
+
+
+def test_unknown_tls_method_names_the_setting():
+    with pytest.raises(ValueError, match="DOWNLOADER_CLIENT_TLS_METHOD must be one of TLS, "):
+        MultiDriver(tls_method="SSLv2")
+
+
+def test_disabled_scheme_is_not_supported(server):
+    with MultiDriver(schemes={"https"}) as d:
+        with pytest.raises(NotSupported, match=r"'http' \(disabled in DOWNLOAD_HANDLERS\)"):
+            d.add(Request(f"{server.url}/html"), timeout_s=10)
+
+
+def test_driver_options_from_settings():
+    from crawlfw.core.curl import driver_options
+    from crawlfw.settings import Settings
+
+    options = driver_options(Settings())
+    assert options == {"maxconnects": 100, "dns_cache_timeout_s": 60, "tls_method": "TLS",
+                       "schemes": frozenset(SUPPORTED_SCHEMES | {"s3"})}
+    options = driver_options(Settings({
+        "DNSCACHE_ENABLED": False, "DOWNLOADER_CLIENT_TLS_METHOD": "TLSv1.2",
+        "DOWNLOAD_HANDLERS": {"ftp": None, "file": None}, "CURL_MAXCONNECTS": 7}))
+    assert options["dns_cache_timeout_s"] == 0
+    assert options["tls_method"] == "TLSv1.2" and options["maxconnects"] == 7
+    assert options["schemes"] == {"http", "https", "s3"}
+    with pytest.raises(ValueError, match="DOWNLOADER_CLIENT_TLS_METHOD"):
+        driver_options(Settings({"DOWNLOADER_CLIENT_TLS_METHOD": "TLSv9"}))

@@ -240,7 +240,8 @@ def test_failing_item_is_not_counted(tmp_path):
 @pytest.mark.parametrize("fmt", ["json", "xml", "csv", "jsonlines"])
 def test_empty_feed_not_stored_leaves_no_file(tmp_path, fmt):
     path = tmp_path / "sub" / f"out.{fmt}"
-    writer, result = write_feed({"FEED_URI": str(path), "FEED_FORMAT": fmt}, [])
+    settings = {"FEED_URI": str(path), "FEED_FORMAT": fmt, "FEED_STORE_EMPTY": False}
+    writer, result = write_feed(settings, [])
     assert result["stored"] is False and result["itemcount"] == 0
     assert not path.exists()
 
@@ -248,7 +249,7 @@ def test_empty_feed_not_stored_leaves_no_file(tmp_path, fmt):
 def test_empty_feed_not_stored_leaves_existing_file_untouched(tmp_path):
     path = tmp_path / "out.json"
     path.write_bytes(b"previous run")
-    write_feed({"FEED_URI": str(path), "FEED_FORMAT": "json"}, [])
+    write_feed({"FEED_URI": str(path), "FEED_FORMAT": "json", "FEED_STORE_EMPTY": False}, [])
     assert path.read_bytes() == b"previous run"
 
 
@@ -418,4 +419,66 @@ class BrokenUploadStorage(BlockingFeedStorage):
 def test_exported_names():
     import crawlfw.core.feeds as module
 
-    assert sorted(module.__all__) == ["FeedWriter", "feed_settings_from_cli", "uri_scheme"]
+    assert sorted(module.__all__) == ["FeedWriter", "feed_settings_from_cli",
+                                      "feeds_from_settings", "uri_scheme"]
+
+
+# FEEDS (Scrapy 2): one writer per entry, options over the FEED_* settings
+
+
+def test_feeds_from_settings_lists_feeds_then_feed_uri(tmp_path):
+    from pathlib import Path
+
+    from crawlfw.core.feeds import feeds_from_settings
+
+    settings = {"FEEDS": {Path("a.json"): {"format": "json"}, "b.jl": None}, "FEED_URI": "c.csv"}
+    assert feeds_from_settings(settings) == [("a.json", {"format": "json"}), ("b.jl", None),
+                                             (None, None)]
+    assert feeds_from_settings({"FEEDS": {"c.csv": {}}, "FEED_URI": "c.csv"}) == [("c.csv", {})]
+    assert feeds_from_settings({}) == []
+    assert feeds_from_settings({"FEEDS": '{"x.jl": {}}'}) == [("x.jl", {})]
+
+
+def test_feed_options_override_feed_settings(tmp_path):
+    settings = {"FEED_EXPORT_FIELDS": ["a"], "FEED_FORMAT": "csv", "FEED_STORE_EMPTY": False}
+    path = tmp_path / "o.json"
+    writer = FeedWriter(settings, FeedSpider(), uri=str(path),
+                        options={"encoding": "utf-8", "fields": ["b", "a"], "indent": 1})
+    assert writer.format == "json"  # guessed from the extension, not FEED_FORMAT
+    writer.open()
+    writer.export_item({"a": "\u00e9", "b": 2})
+    writer.close()
+    assert path.read_text(encoding="utf-8") == '[\n{\n "b": 2,\n "a": "\u00e9"\n}\n]'
+
+
+@pytest.mark.parametrize("overwrite, expected", [(False, b"old\n{}\n"), (True, b"{}\n")])
+def test_feed_option_overwrite(tmp_path, overwrite, expected):
+    path = tmp_path / "o.jl"
+    path.write_bytes(b"old\n")
+    writer = FeedWriter({}, FeedSpider(), uri=str(path), options={"overwrite": overwrite})
+    writer.open()
+    writer.export_item({})
+    writer.close()
+    assert path.read_bytes() == expected
+
+
+@pytest.mark.parametrize("store_empty, exists", [(None, True), (True, True), (False, False)])
+def test_feed_option_store_empty_default_true(tmp_path, store_empty, exists):
+    path = tmp_path / "o.json"
+    writer = FeedWriter({}, FeedSpider(), uri=str(path), options={"store_empty": store_empty})
+    writer.open()
+    assert writer.close()["stored"] is exists
+    assert path.exists() is exists
+    if exists:
+        assert path.read_text() == "[]"
+
+
+@pytest.mark.parametrize("options, match", [
+    ({"batch_item_count": 2}, r"FEEDS\['o.data'\] has unsupported feed option\(s\) 'batch_item_count'"),
+    ({}, r"FEEDS\['o.data'\] has no 'format' and its file extension names none"),
+    ({"format": "yaml"}, r"Unknown feed format: 'yaml' \(FEEDS\['o.data'\]\)"),
+    ("json", r"FEEDS\['o.data'\] must be a dict of feed options"),
+])
+def test_bad_feed_options_are_named(tmp_path, options, match):
+    with pytest.raises(NotConfigured, match=match):
+        FeedWriter({}, FeedSpider(), uri="o.data", options=options)

@@ -33,9 +33,9 @@ def site():
     s.stop()
 
 
-def start_crawl(site, job: Path, feed: Path, *extra, env=None, log=None):
+def start_crawl(site, job: Path, feed: Path, *extra, env=None, log=None, output="-o"):
     cmd = [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(SPIDER),
-           "-a", f"base={site.url}", "-s", f"JOBDIR={job}", "-o", str(feed),
+           "-a", f"base={site.url}", "-s", f"JOBDIR={job}", output, str(feed),
            "-s", "LOG_LEVEL=INFO", "-s", "CONCURRENT_REQUESTS=8",
            "-s", "FRONTIER_CHECKPOINT_INTERVAL=0.2", *extra]
     full_env = {k: v for k, v in os.environ.items() if k != "CRAWLFW_FAULTS"}
@@ -72,9 +72,9 @@ def interrupt_at_random(site, job, feed, rng, kills, total_bytes, log):
     return done
 
 
-def finish(site, job, feed, log_path):
+def finish(site, job, feed, log_path, output="-o"):
     with open(log_path, "wb") as log:
-        proc = start_crawl(site, job, feed, log=log)
+        proc = start_crawl(site, job, feed, log=log, output=output)
         code = proc.wait(120)
     text = Path(log_path).read_text(errors="replace")
     return code, text

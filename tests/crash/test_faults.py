@@ -90,3 +90,16 @@ def test_damaged_frontier_file_refuses_to_start_naming_it(site, tmp_path):
     text = (tmp_path / "run.log").read_text(errors="replace")
     assert f"Cannot open the frontier {job / 'frontier.sqlite'}" in text
     assert code != 0
+
+
+def test_overwrite_output_empties_the_feed_once_per_job_not_per_resume(site, tmp_path):
+    """``-O`` empties the file when the job begins; a resumed run appends after the
+    committed items instead of throwing them away."""
+    job, feed = tmp_path / "job", tmp_path / "items.jl"
+    feed.write_text('{"n": -1, "title": "left over from another crawl"}\n')
+    proc = start_crawl(site, job, feed, env={"CRAWLFW_FAULTS": "frontier.after_commit:5"},
+                       output="-O")
+    assert proc.wait(120) == 75
+    code, text = finish(site, job, feed, tmp_path / "final.log", output="-O")
+    assert code == 0, text[-3000:]
+    assert sorted(read_pages(feed, "jl")) == list(range(site.pages))

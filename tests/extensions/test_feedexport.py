@@ -106,9 +106,15 @@ def test_stdout_feed(capfd):
 
 
 def test_stdout_empty_feed_writes_nothing(capfd):
-    result = run_feed({"FEED_URI": "stdout:", "FEED_FORMAT": "json"}, [])
+    result = run_feed({"FEED_URI": "stdout:", "FEED_FORMAT": "json", "FEED_STORE_EMPTY": False}, [])
     assert result["stored"] is False
     assert capfd.readouterr().out == ""
+
+
+def test_stdout_empty_feed_stored_by_default(capfd):
+    result = run_feed({"FEED_URI": "stdout:", "FEED_FORMAT": "json"}, [])
+    assert result["stored"] is True
+    assert capfd.readouterr().out == "[]"
 
 
 def test_stdout_storage_explicit_file():

@@ -59,6 +59,12 @@ def test_logs_on_open_repeats_and_stops_on_close(caplog):
 
 def test_close_before_open_is_harmless():
     crawler = get_crawler()
-    ext = LogStats.from_crawler(crawler)  # noqa: F841 - receivers are held weakly
+    ext = LogStats.from_crawler(crawler)
     spider = crawler._create_spider(name="ls")
-    crawler.signals.send_catch_log(signals.spider_closed, spider=spider, reason="x")
+    # send_catch_log catches a handler's exception and returns it: look at the results,
+    # or a raising spider_closed would pass unnoticed
+    results = crawler.signals.send_catch_log(signals.spider_closed, spider=spider, reason="x")
+    [result] = [value for receiver, value in results if getattr(receiver, "__self__", None) is ext]
+    assert not isinstance(result, BaseException), result
+    ext.spider_closed(spider, "x")  # called directly too: an exception fails the test
+    assert ext.task is None

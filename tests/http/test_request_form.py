@@ -359,6 +359,20 @@ def test_clickdata(kwargs, clicked):
     assert fs == {clicked[0]: [clicked[1]]}
 
 
+@pytest.mark.parametrize("clickdata", [{"nr": 99}, {"nr": 1}, {"nr": 99, "name": "clickable1"}])
+def test_clickdata_nr_out_of_range_raises(clickdata):
+    # Scrapy 1.2.3's test_from_response_invalid_nr_index_clickdata: an "nr" matching no
+    # input stays a criterion, so nothing matches
+    one_clickable = _response(
+        '<form action="p"><input type="submit" name="clickable" value="clicked"></form>'
+    )
+    with pytest.raises(ValueError, match="No clickable element matching clickdata"):
+        FormRequest.from_response(one_clickable, clickdata=clickdata)
+    if clickdata["nr"] == 99:
+        with pytest.raises(ValueError, match="No clickable element matching clickdata"):
+            FormRequest.from_response(_response(_CLICKABLES), clickdata=clickdata)
+
+
 def test_dont_click():
     fs = _qs(FormRequest.from_response(_response(_CLICKABLES), dont_click=True))
     assert fs == {"one": ["1"]}

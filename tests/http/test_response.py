@@ -217,6 +217,45 @@ def test_follow_all():
         list(r.follow_all(None))
 
 
+def test_follow_all_checks_urls_at_once():
+    r = Response("http://example.com/a/")
+    with pytest.raises(TypeError, match="'urls' argument must be an iterable"):
+        r.follow_all(42)
+    with pytest.raises(ValueError, match="urls can't be None"):
+        r.follow_all(None)
+
+
+_NEXT_PAGES = b"""<html><head><base href="http://example.com/b/"></head><body>
+<ul class="pager"><li class="next"><a href="page2.html">Next</a></li></ul>
+<a href="/x">x</a><a name="nohref">no href</a><img src="/img.png"></body></html>"""
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        ({"css": "li.next a"}, ["http://example.com/b/page2.html"]),
+        ({"css": "li.next a::attr(href)"}, ["http://example.com/b/page2.html"]),
+        ({"xpath": "//a"}, ["http://example.com/b/page2.html", "http://example.com/x"]),
+        ({"xpath": "//a/@href | //img"}, ["http://example.com/b/page2.html", "http://example.com/x"]),
+        ({"urls": ["page3.html", "/y"]}, ["http://example.com/b/page3.html", "http://example.com/y"]),
+    ],
+)
+def test_text_follow_all_css_xpath_urls(kwargs, expected):
+    # Scrapy 2: follow_all(css='li.next a', callback=...) needs no urls argument
+    r = HtmlResponse("http://example.com/a/", body=_NEXT_PAGES, encoding="utf-8")
+    reqs = list(r.follow_all(callback=_cb, priority=2, **kwargs))
+    assert [q.url for q in reqs] == expected
+    assert all(q.callback is _cb and q.priority == 2 for q in reqs)
+
+
+def test_text_follow_all_wants_exactly_one_source():
+    r = HtmlResponse("http://example.com/a/", body=_NEXT_PAGES, encoding="utf-8")
+    for kwargs in ({}, {"urls": ["x"], "css": "a"}, {"css": "a", "xpath": "//a"}):
+        with pytest.raises(ValueError, match="exactly one of the following arguments"):
+            r.follow_all(**kwargs)
+    assert list(r.follow_all(r.css("li.next a")))[0].url == "http://example.com/b/page2.html"
+
+
 def test_text_follow_uses_base_href_and_response_encoding():
     body = (
         b'<html><head><base href="http://base.org/b/"><meta charset="latin-1"></head>'

@@ -89,6 +89,12 @@ def test_extract_links_via_response_selector_once(response):
     assert response.selector is sel
 
 
+@pytest.mark.parametrize("kwargs", [{"tags": None}, {"attrs": None}, {"tags": ()}, {"attrs": []}])
+def test_no_tags_or_no_attrs_extract_nothing(response, kwargs):
+    # Scrapy 1.2.3's test_tags / test_attrs: LinkExtractor(tags=None) and attrs=None
+    assert LinkExtractor(**kwargs).extract_links(response) == []
+
+
 def test_unique_false(response):
     links = LinkExtractor(unique=False).extract_links(response)
     assert urls(links)[2:5] == [

@@ -74,6 +74,23 @@ def test_compose():
     assert Compose(lambda v: v, len)(["a", "b"]) == 2
 
 
+def test_processor_errors_keep_the_original_class_as_in_1_2():
+    # Scrapy 1.2.3's test_compose and test_join: the original TypeError is what callers
+    # catch; crawlfw's error also names the function and the value, and stays a ValueError
+    with pytest.raises(TypeError, match="Error in Compose with .*upper value=None"):
+        Compose(str.upper, stop_on_none=False)(None)
+    assert Compose(str.upper)(None) is None
+    with pytest.raises(TypeError, match="Error in MapCompose with .*upper value=None"):
+        MapCompose(str.upper)([None])
+    with pytest.raises(KeyError) as excinfo:
+        MapCompose(lambda d: d["k"])([{}])
+    assert isinstance(excinfo.value, ValueError)
+    filter_world = lambda x: None if x == "world" else x  # noqa: E731
+    assert MapCompose(filter_world, str.upper)(["hello", "world", "this"]) == ["HELLO", "THIS"]
+    with pytest.raises(TypeError):
+        Join()([None, "", "hello"])
+
+
 @pytest.mark.parametrize(
     "proc, value, match",
     [

@@ -94,12 +94,26 @@ def test_none_result(setup):
     assert list(mw.process_spider_output(response_at(0), None, spider)) == []
 
 
-class _PerRequestDepth(DepthMiddleware):
-    """The reference: Scrapy 1.2's per-request ``_filter`` (a subclass overriding it
-    gets it called for every output element)."""
-
-    def _filter(self, request, response, spider):
-        return super()._filter(request, response, spider)
+def _scrapy12_output(mw, response, result, spider):
+    """The reference: Scrapy 1.2's DepthMiddleware rule, per request (its ``_filter``),
+    with crawlfw's stats names."""
+    if "depth" not in response.meta:
+        response.meta["depth"] = 0
+        if mw.stats is not None and mw.verbose_stats:
+            mw.stats.inc_value("request_depth_count/0", spider=spider)
+    for request in result:
+        if isinstance(request, Request):
+            depth = response.meta["depth"] + 1
+            request.meta["depth"] = depth
+            if mw.prio:
+                request.priority -= depth * mw.prio
+            if mw.maxdepth and depth > mw.maxdepth:
+                continue
+            if mw.stats is not None:
+                if mw.verbose_stats:
+                    mw.stats.inc_value(f"request_depth_count/{depth}", spider=spider)
+                mw.stats.max_value("request_depth_max", depth, spider=spider)
+        yield request
 
 
 @pytest.mark.parametrize(
@@ -107,19 +121,22 @@ class _PerRequestDepth(DepthMiddleware):
     [{}, {"DEPTH_STATS_VERBOSE": True}, {"DEPTH_LIMIT": 3}, {"DEPTH_PRIORITY": -2},
      {"DEPTH_STATS": False}],
 )
-def test_output_same_as_per_request_filter(setup, settings):
-    # process_spider_output (which inlines _filter) gives the same output, request
-    # meta, priorities and stats as _filter called per element.
+def test_output_same_as_scrapy_1_2_rule(setup, settings):
+    # process_spider_output gives the same output, request meta, priorities and stats
+    # as Scrapy 1.2's per-request rule.
     results = []
-    for cls in (DepthMiddleware, _PerRequestDepth):
+    for reference in (False, True):
         crawler, spider, _ = setup(settings)
-        mw = cls.from_crawler(crawler)
+        mw = DepthMiddleware.from_crawler(crawler)
         out_all = []
         for response_depth in (None, 2, 0, 3, 1):
             response = response_at(response_depth)
             produced = [Request(f"http://example.com/{i}", priority=i) for i in range(3)]
             produced.insert(1, {"item": 1})
-            out = list(mw.process_spider_output(response, produced, spider))
+            if reference:
+                out = list(_scrapy12_output(mw, response, produced, spider))
+            else:
+                out = list(mw.process_spider_output(response, produced, spider))
             out_all.append(
                 [(o.url, o.meta["depth"], o.priority) if isinstance(o, Request) else o for o in out]
             )
@@ -127,3 +144,8 @@ def test_output_same_as_per_request_filter(setup, settings):
         results.append((out_all, stats))
     assert results[0] == results[1]
     assert results[0][0][0]  # something was produced
+
+
+def test_one_path_per_rule():
+    # the rule lives in one place: no per-request method beside the inline loop
+    assert not hasattr(DepthMiddleware, "_filter")

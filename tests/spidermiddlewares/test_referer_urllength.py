@@ -221,10 +221,29 @@ def test_referer_header_stored_as_headers_setitem_does(encoding):
     assert dict(r.headers) == dict(expected)
 
 
-def test_url_length_filter_override_in_subclass_is_used():
-    class Strict(UrlLengthMiddleware):
-        def _filter(self, request, spider):
-            return False
+def test_url_length_one_path_per_rule(caplog):
+    # one implementation of the rule (no per-request method beside the inline loop); it
+    # logs and counts each dropped request
+    import logging
 
-    r = Request("http://example.com/")
-    assert list(Strict(100).process_spider_output(RESPONSE, [r, {"i": 1}], None)) == []
+    assert not hasattr(UrlLengthMiddleware, "_filter")
+    mw = UrlLengthMiddleware(30)
+    long_request = Request("http://example.com/" + "x" * 20)
+    short = Request("http://example.com/")
+    with caplog.at_level(logging.DEBUG):
+        out = list(mw.process_spider_output(RESPONSE, [long_request, short, {"i": 1}], None))
+    assert out == [short, {"i": 1}]
+    assert [r.getMessage() for r in caplog.records] == [
+        f"Ignoring link (url length > 30): {long_request.url} "]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1"])
+def test_headers_setdefault_bytes(encoding):
+    from crawlfw.http import Headers
+
+    h = Headers({"X-A": "1"}, encoding=encoding)
+    assert h.setdefault_bytes(b"Referer", "caf\u00e9".encode(encoding)) is True
+    assert h.setdefault_bytes(b"Referer", b"other") is False
+    expected = Headers({"X-A": "1"}, encoding=encoding)
+    expected["Referer"] = "caf\u00e9"
+    assert dict(h) == dict(expected) and h.getlist("referer") == [expected["Referer"]]

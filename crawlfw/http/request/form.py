@@ -262,8 +262,9 @@ def _get_clickable(clickdata: dict | None, form):
         else:
             return (el.get("name"), el.get("value") or "")
 
-    # Otherwise select by the other attributes
-    attrs = {k: v for k, v in clickdata.items() if k != "nr"}
+    # Otherwise select by the attributes, "nr" included as Scrapy 1.2 does: an "nr" out
+    # of range then matches nothing and raises, rather than matching every element
+    attrs = dict(clickdata)
     xpath = ".//*" + "".join(f"[@{name}=$v{i}]" for i, name in enumerate(attrs))
     variables = {f"v{i}": value for i, value in enumerate(attrs.values())}
     el = form.xpath(xpath, **variables)

@@ -235,12 +235,23 @@ class Response(object_ref):
         )
 
     def follow_all(self, urls: Iterable, callback: Callable | None = None, **kwargs):
-        """Yield :meth:`follow` requests for each of ``urls`` (Scrapy >= 2.0).
+        """Return a generator of :meth:`follow` requests, one per item of ``urls``
+        (Scrapy >= 2.0).
+
+        Args:
+            urls: an iterable of what :meth:`follow` takes (str URLs, Links).
+            callback, **kwargs: :meth:`follow`'s other arguments, the same for each.
+
+        Returns:
+            A generator of :class:`Request`; ``urls`` is checked at once, each item
+            when the generator reaches it.
 
         Raises:
             ValueError: ``urls`` is None.
+            TypeError: ``urls`` is not iterable.
         """
         if urls is None:
             raise ValueError("urls can't be None")
-        for url in urls:
-            yield self.follow(url, callback=callback, **kwargs)
+        if not hasattr(urls, "__iter__"):
+            raise TypeError(f"'urls' argument must be an iterable, got {urls!r}")
+        return (self.follow(url, callback=callback, **kwargs) for url in urls)

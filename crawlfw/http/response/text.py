@@ -20,6 +20,7 @@ Encoding labels are mapped with w3lib's ``resolve_encoding`` (WHATWG's label tab
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from w3lib.encoding import (
     html_body_declared_encoding,
@@ -34,6 +35,9 @@ from crawlfw.http.request import Request
 from crawlfw.http.response import Response
 from crawlfw.utils._urls import join_prefixes, join_url
 from crawlfw.utils.response import get_base_url
+
+if TYPE_CHECKING:
+    from crawlfw.selector import Selector, SelectorList
 
 __all__ = ["TextResponse"]
 
@@ -168,7 +172,7 @@ class TextResponse(Response):
         return join_url(parts[0], parts[1], url)  # urljoin(base, url), faster
 
     @property
-    def selector(self):
+    def selector(self) -> Selector:
         """A :class:`crawlfw.selector.Selector` over this response, built once on first use."""
         sel = self._cached_selector
         if sel is None:
@@ -177,11 +181,11 @@ class TextResponse(Response):
             sel = self._cached_selector = Selector(response=self)
         return sel
 
-    def xpath(self, query: str, **kwargs):
+    def xpath(self, query: str, **kwargs) -> SelectorList:
         """Shortcut for ``self.selector.xpath(query, **kwargs)``; returns a SelectorList."""
         return self.selector.xpath(query, **kwargs)
 
-    def css(self, query: str):
+    def css(self, query: str) -> SelectorList:
         """Shortcut for ``self.selector.css(query)``; returns a SelectorList."""
         return self.selector.css(query)
 
@@ -225,6 +229,74 @@ class TextResponse(Response):
             cookies=cookies,
             meta=meta,
             encoding=encoding or self.encoding,
+            priority=priority,
+            dont_filter=dont_filter,
+            errback=errback,
+            flags=flags,
+            cb_kwargs=cb_kwargs,
+        )
+
+    def follow_all(
+        self,
+        urls=None,
+        callback: Callable | None = None,
+        method: str = "GET",
+        headers=None,
+        body=None,
+        cookies=None,
+        meta: dict | None = None,
+        encoding: str | None = None,
+        priority: int = 0,
+        dont_filter: bool = False,
+        errback: Callable | None = None,
+        flags: list | None = None,
+        cb_kwargs: dict | None = None,
+        css: str | None = None,
+        xpath: str | None = None,
+    ):
+        """Return a generator of :meth:`follow` requests for several links (Scrapy >= 2.0).
+
+        Exactly one of ``urls``, ``css`` and ``xpath`` gives the links:
+        ``response.follow_all(css="li.next a", callback=self.parse)``. ``css``/``xpath``
+        select ``<a>``/``<link>`` elements or attribute values; selected nodes that
+        hold no link (another element, an ``<a>`` without ``href``) are skipped, as in
+        Scrapy, while in ``urls`` such a selector raises when reached.
+
+        Args:
+            urls: an iterable of what :meth:`follow` takes (str, Link, Selector), or a
+                SelectorList.
+            callback, method, ...: :meth:`follow`'s arguments, the same for each request.
+            css: a CSS selector (str) of the links.
+            xpath: an XPath (str) of the links.
+
+        Returns:
+            A generator of :class:`Request`, in document order for ``css``/``xpath``.
+
+        Raises:
+            ValueError: not exactly one of ``urls``, ``css``, ``xpath`` is given; an
+                invalid ``css``/``xpath`` expression.
+            TypeError: ``urls`` is not iterable.
+        """
+        if sum(arg is not None for arg in (urls, css, xpath)) != 1:
+            raise ValueError(
+                "Please supply exactly one of the following arguments: urls, css, xpath"
+            )
+        if urls is None:
+            urls = []
+            for sel in self.css(css) if css is not None else self.xpath(xpath):
+                try:
+                    urls.append(_url_from_selector(sel, sel.root))
+                except ValueError:
+                    continue
+        return super().follow_all(
+            urls,
+            callback=callback,
+            method=method,
+            headers=headers,
+            body=body,
+            cookies=cookies,
+            meta=meta,
+            encoding=encoding,
             priority=priority,
             dont_filter=dont_filter,
             errback=errback,

@@ -1,0 +1,65 @@
+"""Scrapy 1.2 settings that crawlfw keeps (so projects load) but that change nothing,
+and the one-line warning a user gets for setting one.
+
+The runtime has no Twisted download handlers, no pluggable downloader class and a
+single-threaded item pipeline actor, so these settings cannot act; each entry says why
+and what does the job instead. ``DOWNLOAD_HANDLERS`` entries set to None *do* work
+(they disable their scheme: see :func:`crawlfw.core.curl.driver_options`); other
+handler classes do not.
+"""
+
+import logging
+
+__all__ = ["SETTINGS_WITHOUT_EFFECT", "warn_settings_without_effect"]
+
+logger = logging.getLogger(__name__)
+
+#: Setting name -> why it has no effect in crawlfw.
+SETTINGS_WITHOUT_EFFECT = {
+    "CONCURRENT_ITEMS": "the item pipeline actor processes items one at a time, in order",
+    "DNSCACHE_SIZE": "libcurl's DNS cache (one per downloader) has no size bound; "
+                     "DNSCACHE_ENABLED=False turns it off",
+    "DNS_TIMEOUT": "name resolution counts towards DOWNLOAD_TIMEOUT (libcurl's connect "
+                   "timeout covers it)",
+    "DOWNLOADER": "downloads are made by crawlfw.actors.downloader.DownloaderActor, one "
+                  "actor per download slot",
+    "DOWNLOAD_HANDLERS": "every scheme is fetched by libcurl (crawlfw.core.curl); only "
+                         "None, which disables a scheme, is honoured",
+    "MEMDEBUG_NOTIFY": "no memory debugging report is mailed (Scrapy 1.2 did not send one "
+                       "either); the figures are in the stats (memdebug/...)",
+    "SCHEDULER_PRIORITY_QUEUE": "the scheduler keeps its requests in "
+                                "crawlfw.core.pqueue.PriorityQueue",
+}
+
+_CURL_HANDLER = "crawlfw.core.curl.MultiDriver"
+_warned = set()  # setting names warned about in this process
+
+
+def _user_set(settings, name) -> bool:
+    if name == "DOWNLOAD_HANDLERS":
+        handlers = settings.getwithbase("DOWNLOAD_HANDLERS")
+        return any(value is not None and value != _CURL_HANDLER
+                   for value in dict(handlers).values())
+    priority = settings.getpriority(name)
+    return priority is not None and priority > 0  # above 'default'
+
+
+def warn_settings_without_effect(settings) -> list:
+    """Log one WARNING line per setting of :data:`SETTINGS_WITHOUT_EFFECT` that the user
+    set (above the defaults' priority: project, spider, command line), once per setting
+    and process.
+
+    Args:
+        settings: a :class:`~crawlfw.settings.Settings`.
+
+    Returns:
+        list[str]: the names warned about by this call.
+    """
+    warned = []
+    for name, reason in SETTINGS_WITHOUT_EFFECT.items():
+        if name in _warned or not _user_set(settings, name):
+            continue
+        _warned.add(name)
+        warned.append(name)
+        logger.warning("Setting %s has no effect in crawlfw: %s", name, reason)
+    return warned

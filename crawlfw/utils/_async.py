@@ -1,0 +1,102 @@
+"""Driving spider coroutines and async generators from plain threads.
+
+Scrapy 2 spiders write ``async def parse(self, response)`` (a coroutine or, with
+``yield``, an async generator) and ``async def start(self)``. crawlfw runs spider code on
+the spider runner actor's thread, which has no event loop; these helpers give each
+thread one asyncio event loop of its own (made on first use, closed when the thread ends)
+and run the spider's coroutines on it, on the calling thread, to completion: an
+``await asyncio.sleep(1)`` in a callback holds that thread for 1 s, as a ``time.sleep``
+would. No Twisted and no other loop is involved.
+"""
+
+import asyncio
+import threading
+
+__all__ = ["thread_loop", "run_coroutine", "iterate_async_generator"]
+
+_local = threading.local()
+
+
+class _ThreadLoop:
+    """Holds a thread's event loop; closes it when the thread ends (its thread-local
+    data is dropped), so no selector or socket pair outlives the thread."""
+
+    __slots__ = ("loop",)
+
+    def __init__(self):
+        self.loop = asyncio.new_event_loop()
+
+    def __del__(self):
+        loop = self.loop
+        if not loop.is_closed() and not loop.is_running():
+            loop.close()
+
+
+def thread_loop():
+    """Return the calling thread's own asyncio event loop, made on first use.
+
+    Returns:
+        An ``asyncio.AbstractEventLoop`` not running, used only on this thread.
+
+    Raises:
+        RuntimeError: an event loop is already running on this thread (spider code
+            called from inside a coroutine cannot be driven synchronously).
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise RuntimeError(
+            "cannot run an async spider callback synchronously from a thread whose "
+            "event loop is running"
+        )
+    holder = getattr(_local, "holder", None)
+    if holder is None or holder.loop.is_closed():
+        holder = _local.holder = _ThreadLoop()
+    return holder.loop
+
+
+def run_coroutine(coroutine):
+    """Run ``coroutine`` to completion on the calling thread's loop.
+
+    Args:
+        coroutine: an awaitable (``async def`` function called).
+
+    Returns:
+        What the coroutine returns.
+
+    Raises:
+        Whatever the coroutine raises.
+    """
+    return thread_loop().run_until_complete(coroutine)
+
+
+def iterate_async_generator(agen):
+    """Iterate an async generator synchronously, one ``__anext__`` at a time.
+
+    Each value is produced when the caller asks for it (``next()``), so a lazy consumer
+    (the spider runner pulling start requests) stays lazy. Leaving the loop early closes
+    the async generator (its ``finally`` blocks run).
+
+    Args:
+        agen: an async generator (or any async iterator).
+
+    Yields:
+        The values ``agen`` yields.
+
+    Raises:
+        Whatever ``agen`` raises, when the step that raises is asked for.
+    """
+    anext_ = agen.__anext__
+    try:
+        while True:
+            try:
+                value = run_coroutine(anext_())
+            except StopAsyncIteration:
+                return
+            yield value
+    finally:
+        aclose = getattr(agen, "aclose", None)
+        if aclose is not None and getattr(agen, "ag_frame", True) is not None:  # not finished
+            run_coroutine(aclose())

@@ -1,0 +1,136 @@
+"""Feeds from the command line and from settings, as a Scrapy 2 user writes them:
+``-O`` (overwrite) beside 1.2's appending ``-o``, ``FEEDS`` (also in ``custom_settings``),
+``FEED_EXPORT_ENCODING``, and the feed an empty crawl still writes. Real ``runspider``
+subprocesses against a local site."""
+
+import csv
+import json
+
+import pytest
+
+from tests.commands.conftest import write
+from tests.support.servers import StaticSiteServer
+
+SPIDER = """
+import crawlfw
+
+
+class QuoteSpider(crawlfw.Spider):
+    name = "quotesfeed"
+    custom_settings = {CUSTOM}
+
+    def start_requests(self):
+        yield crawlfw.Request(self.base_url + "/index.html")
+
+    def parse(self, response):
+        for text in response.css("p.q::text").extract():
+            yield {"text": text, "n": len(text)}
+"""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("site")
+    (root / "index.html").write_text(
+        '<html><body><p class="q">caf\u00e9</p><p class="q">two</p>'
+        '<p class="none">x</p></body></html>', encoding="utf-8")
+    (root / "empty.html").write_text("<html><body></body></html>", encoding="utf-8")
+    server = StaticSiteServer(root).start()
+    yield server
+    server.stop()
+
+
+def spider_file(tmp_path, custom=None, page="index.html"):
+    text = SPIDER.replace("{CUSTOM}", repr(custom or {}))
+    return write(tmp_path / "feedspider.py", text.replace("/index.html", "/" + page))
+
+
+def jl(path):
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_dash_o_appends_and_dash_O_overwrites(crawlfw, tmp_path, site):
+    spider = spider_file(tmp_path)
+    for _ in range(2):
+        result = crawlfw("runspider", spider, "-a", f"base_url={site.url}", "-o", "a.jl")
+        assert result.returncode == 0, result.stderr
+    assert len(jl(tmp_path / "a.jl")) == 4  # Scrapy 1.2: -o appends
+
+    (tmp_path / "b.json").write_text("old content that is not JSON")
+    for _ in range(2):
+        result = crawlfw("runspider", spider, "-a", f"base_url={site.url}", "-O", "b.json")
+        assert result.returncode == 0, result.stderr
+    assert json.loads((tmp_path / "b.json").read_text()) == [
+        {"text": "caf\u00e9", "n": 4}, {"text": "two", "n": 3}]
+
+
+def test_dash_o_and_dash_O_together_is_a_usage_error(crawlfw, tmp_path, site):
+    result = crawlfw("runspider", spider_file(tmp_path), "-o", "a.jl", "-O", "b.jl")
+    assert result.returncode == 2
+    assert "Please use only one of -o/--output and -O/--overwrite-output" in result.stderr
+
+
+def test_feeds_from_custom_settings_with_options(crawlfw, tmp_path, site):
+    custom = {"FEEDS": {
+        "out/items.json": {"format": "json", "encoding": "utf-8", "indent": 2},
+        "out/items.csv": {"fields": ["text"]},
+        "out/latin.jl": {"format": "jsonlines", "encoding": "latin-1"},
+    }}
+    result = crawlfw("runspider", spider_file(tmp_path, custom), "-a", f"base_url={site.url}")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out"
+    raw = (out / "items.json").read_text(encoding="utf-8")
+    assert '"text": "caf\u00e9"' in raw and '\n  "n": 4' in raw  # utf-8 as is, indented
+    assert json.loads(raw)[1] == {"text": "two", "n": 3}
+    rows = list(csv.reader((out / "items.csv").read_text(encoding="utf-8").splitlines()))
+    assert rows == [["text"], ["caf\u00e9"], ["two"]]
+    assert (out / "latin.jl").read_bytes().splitlines()[0] == b'{"text": "caf\xe9", "n": 4}'
+    assert result.stderr.count("Stored ") == 3
+
+
+def test_dash_o_replaces_the_feeds_of_custom_settings(crawlfw, tmp_path, site):
+    custom = {"FEEDS": {"fromsettings.jl": {"format": "jsonlines"}}}
+    result = crawlfw("runspider", spider_file(tmp_path, custom), "-a", f"base_url={site.url}",
+                     "-o", "cli.jl")
+    assert result.returncode == 0, result.stderr
+    assert len(jl(tmp_path / "cli.jl")) == 2
+    assert not (tmp_path / "fromsettings.jl").exists()
+
+
+def test_feeds_setting_on_the_command_line(crawlfw, tmp_path, site):
+    feeds = json.dumps({"x.jl": {"format": "jsonlines"}, "y.csv": {}})
+    result = crawlfw("runspider", spider_file(tmp_path), "-a", f"base_url={site.url}",
+                     "-s", f"FEEDS={feeds}")
+    assert result.returncode == 0, result.stderr
+    assert len(jl(tmp_path / "x.jl")) == 2
+    assert (tmp_path / "y.csv").read_text(encoding="utf-8").splitlines()[0] == "text,n"
+
+
+def test_unknown_feed_option_is_named(crawlfw, tmp_path, site):
+    custom = {"FEEDS": {"z.jl": {"format": "jsonlines", "batch_item_count": 10}}}
+    result = crawlfw("runspider", spider_file(tmp_path, custom), "-a", f"base_url={site.url}")
+    assert "FEEDS['z.jl'] has unsupported feed option(s) 'batch_item_count'" in result.stderr
+    assert not (tmp_path / "z.jl").exists()
+
+
+@pytest.mark.parametrize("encoding, expected", [
+    ("utf-8", '{"text": "caf\u00e9", "n": 4}'),
+    (None, '{"text": "caf\\u00e9", "n": 4}'),
+])
+def test_feed_export_encoding(crawlfw, tmp_path, site, encoding, expected):
+    args = ["-s", f"FEED_EXPORT_ENCODING={encoding}"] if encoding else []
+    result = crawlfw("runspider", spider_file(tmp_path), "-a", f"base_url={site.url}",
+                     "-o", "e.jl", *args)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "e.jl").read_text(encoding="utf-8").splitlines()[0] == expected
+
+
+@pytest.mark.parametrize("name, content", [
+    ("empty.jl", ""), ("empty.csv", ""), ("empty.json", "[]"),
+])
+def test_empty_crawl_still_writes_its_feed(crawlfw, tmp_path, site, name, content):
+    spider = spider_file(tmp_path, page="empty.html")
+    result = crawlfw("runspider", spider, "-a", f"base_url={site.url}", "-O", name)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / name).read_text() == content
+    assert "Stored" in result.stderr and "(0 items)" in result.stderr

@@ -1,0 +1,92 @@
+"""Settings Scrapy 1.2 reads but crawlfw cannot act on: a user who sets one is told, in
+one WARNING line, once; those that map to curl options do act (a disabled scheme)."""
+
+import logging
+
+import pytest
+
+import crawlfw
+from crawlfw.settings import Settings, _noeffect
+from crawlfw.settings._noeffect import SETTINGS_WITHOUT_EFFECT, warn_settings_without_effect
+from tests.support.crawl import run_crawl
+from tests.support.servers import StaticSiteServer
+
+
+@pytest.fixture(autouse=True)
+def _fresh_warnings(monkeypatch):
+    monkeypatch.setattr(_noeffect, "_warned", set())
+
+
+def test_defaults_warn_nothing(caplog):
+    assert warn_settings_without_effect(Settings()) == []
+    assert not caplog.records
+
+
+@pytest.mark.parametrize("name, value", [
+    ("CONCURRENT_ITEMS", 10), ("DNSCACHE_SIZE", 5), ("DNS_TIMEOUT", 3),
+    ("DOWNLOADER", "my.Downloader"), ("MEMDEBUG_NOTIFY", ["a@b.c"]),
+    ("SCHEDULER_PRIORITY_QUEUE", "my.Queue"),
+    ("DOWNLOAD_HANDLERS", {"http": "my.HttpHandler"}),
+])
+def test_user_setting_warns_once_in_one_line(caplog, name, value):
+    caplog.set_level(logging.WARNING)
+    settings = Settings({name: value})  # project priority
+    assert warn_settings_without_effect(settings) == [name]
+    assert warn_settings_without_effect(settings) == []  # once per process
+    (record,) = caplog.records
+    message = record.getMessage()
+    assert message == f"Setting {name} has no effect in crawlfw: {SETTINGS_WITHOUT_EFFECT[name]}"
+    assert "\n" not in message
+
+
+def test_disabling_a_scheme_is_not_a_warning():
+    assert warn_settings_without_effect(Settings({"DOWNLOAD_HANDLERS": {"ftp": None}})) == []
+
+
+def test_custom_settings_count(caplog):
+    class S(crawlfw.Spider):
+        name = "s"
+        custom_settings = {"CONCURRENT_ITEMS": 1}
+
+    from crawlfw.crawler import Crawler
+
+    Crawler(S, Settings())
+    assert "Setting CONCURRENT_ITEMS has no effect in crawlfw" in caplog.text
+
+
+def test_a_scheme_disabled_in_download_handlers_is_refused(tmp_path, caplog):
+    (tmp_path / "index.html").write_text("<html></html>")
+    server = StaticSiteServer(tmp_path).start()
+    try:
+        class S(crawlfw.Spider):
+            name = "s"
+            start_urls = [f"{server.url}/index.html"]
+
+            def parse(self, response):
+                yield {"url": response.url}
+
+        result = run_crawl(S, {"DOWNLOAD_HANDLERS": {"http": None}})
+        assert result.items == []
+        assert "Unsupported URL scheme 'http' (disabled in DOWNLOAD_HANDLERS)" in caplog.text
+        result = run_crawl(S, {"DOWNLOAD_HANDLERS": {"ftp": None}})
+        assert result.items == [{"url": f"{server.url}/index.html"}]
+    finally:
+        server.stop()
+
+
+def test_command_line_warns_in_one_line(tmp_path):
+    from tests.commands.conftest import run_crawlfw, write
+
+    write(tmp_path / "sp.py", """
+        import crawlfw
+
+        class S(crawlfw.Spider):
+            name = "s"
+    """)
+    result = run_crawlfw("runspider", "sp.py", "-s", "DNS_TIMEOUT=5", "-s", "DNSCACHE_SIZE=1",
+                         cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if "has no effect" in line]
+    assert len(lines) == 2
+    assert lines[0].endswith("WARNING: Setting DNSCACHE_SIZE has no effect in crawlfw: "
+                             + SETTINGS_WITHOUT_EFFECT["DNSCACHE_SIZE"])
