@@ -401,6 +401,7 @@ class CrawlerProcess(CrawlerRunner):
         configure_logging(self.settings, install_root_handler)
         log_crawlfw_info(self.settings)
         self._forced = False
+        self._live_parts = []  # the control endpoint and the progress line, while started
 
     def _signal_shutdown(self, signum, _):
         install_shutdown_handlers(self._signal_kill)
@@ -421,14 +422,39 @@ class CrawlerProcess(CrawlerRunner):
     def start(self, stop_after_crawl: bool = True) -> None:
         """Block until every crawl started with ``crawl()`` has finished, then shut down.
 
-        Signals (SIGINT, SIGTERM) are handled on the main thread while waiting.
+        Signals (SIGINT, SIGTERM) are handled on the main thread while waiting. The
+        control endpoint (:mod:`crawlfw.control`) and the progress line
+        (:mod:`crawlfw.progress`) run meanwhile, as the settings say.
         """
+        self._open_live_parts()
         try:
             while not self.join(timeout_s=0.5):
                 pass
         finally:
             if stop_after_crawl or self._forced:
                 self.shutdown()
+
+    def _open_live_parts(self):
+        from crawlfw.control import open_endpoint
+        from crawlfw.progress import open_progress
+
+        if not self._live_parts:
+            self._live_parts = [p for p in (open_endpoint(self, self.settings),
+                                            open_progress(self, self.settings)) if p]
+
+    def shutdown(self) -> None:
+        """Stop the progress line, the Supervisor and the control endpoint (its socket
+        is removed)."""
+        parts, self._live_parts = self._live_parts, []
+        for part in reversed(parts):
+            if hasattr(part, "stop"):
+                part.stop()
+        try:
+            super().shutdown()
+        finally:
+            for part in parts:
+                if hasattr(part, "close"):
+                    part.close()
 
 
 def _get_spider_loader(settings):
