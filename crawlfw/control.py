@@ -404,6 +404,13 @@ class ControlEndpoint:
         if crawler is None or crawler.engine is None:
             return _error(f"no running crawl {message['crawl_id']!r}")
         try:
+            paused = crawler.engine.ref.ask({"type": "get_status"}, timeout=ASK_TIMEOUT_S)["paused"]
+        except pykka.ActorDeadError:
+            return _error(f"no running crawl {message['crawl_id']!r}")
+        if paused:
+            return _error(f"crawl {message['crawl_id']} is paused: no download starts until "
+                          "it is resumed")
+        try:
             request = Request(message["url"], method=message["method"],
                               headers=message["headers"] or None,
                               body=message["body"].encode("utf-8"), dont_filter=True)
