@@ -271,9 +271,19 @@ class ControlEndpoint:
                              name="crawlfw-control-conn").start()
 
     def _reply_and_close(self, conn, error):
+        """Send ``error`` and close; what the peer sent is read (at most 64 KiB, for up to
+        1 s) and dropped first, since closing with unread data resets the connection
+        and the peer could lose the reply."""
         try:
-            conn.settimeout(2.0)
+            conn.settimeout(1.0)
             conn.sendall(encode_line({"type": "control_error", "error": error}))
+            conn.shutdown(socket.SHUT_WR)
+            received = 0
+            while received < MAX_MESSAGE_BYTES:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                received += len(chunk)
         except OSError:
             pass
         finally:
