@@ -27,8 +27,8 @@ downloaded with libcurl):
   ``DNS_TIMEOUT`` / ``DNSCACHE_*`` map to curl's resolver options;
 * ``SCHEDULER_PRIORITY_QUEUE`` is ``crawlfw.core.pqueue.PriorityQueue`` (Scrapy used
   the third-party ``queuelib``);
-* crawlfw-only settings (``CURL_MAXCONNECTS``, ``MESSAGE_VALIDATION``,
-  ``SUPERVISOR_*``) are at the end.
+* crawlfw-only settings (``CONTROL_ENDPOINT``, ``CURL_MAXCONNECTS``,
+  ``MESSAGE_VALIDATION``, ``PROGRESS``, ``SUPERVISOR_*``) are at the end.
 """
 
 import os
