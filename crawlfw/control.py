@@ -75,16 +75,30 @@ MAX_CONNECTIONS = 32
 #: Seconds ``download_request`` waits for the page.
 DOWNLOAD_TIMEOUT_S = 180.0
 
-_rates = weakref.WeakKeyDictionary()  # crawler -> RateWindow
+_rates = weakref.WeakKeyDictionary()  # crawler -> (RateWindow, time.time() first seen)
 _rates_lock = threading.Lock()
 
 
 def _rate_window(crawler) -> RateWindow:
+    return _tracked(crawler)[0]
+
+
+def _tracked(crawler) -> tuple:
     with _rates_lock:
-        window = _rates.get(crawler)
-        if window is None:
-            window = _rates[crawler] = RateWindow(window_s=60.0, min_gap_s=1.0)
-        return window
+        entry = _rates.get(crawler)
+        if entry is None:
+            entry = _rates[crawler] = (RateWindow(window_s=60.0, min_gap_s=1.0), time.time())
+        return entry
+
+
+def _uptime_s(crawler) -> float:
+    """Seconds since the crawl started (``start_time`` stat, naive UTC, when CoreStats
+    set it; else since this module first saw the crawl)."""
+    start = crawler.stats.get_value("start_time")
+    if isinstance(start, datetime.datetime):
+        now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+        return max(0.0, (now - start).total_seconds())
+    return max(0.0, time.time() - _tracked(crawler)[1])
 
 
 def sample_rates(crawler, now_s: float | None = None) -> RateWindow:
@@ -121,11 +135,10 @@ def _errors(stats: dict) -> dict:
     return errors
 
 
-def _crawl_status(crawl_id: str, entry: dict, engine: dict | None) -> dict:
-    crawler = entry["crawler"]
-    stats = entry["stats"]
+def _crawl_status(crawler, engine: dict | None) -> dict:
+    stats = crawler.stats.get_stats()
     window = sample_rates(crawler)
-    if entry["closing"] or (engine or {}).get("closing"):
+    if engine is None or engine.get("closing"):
         state = "closing"
     elif (engine or {}).get("paused"):
         state = "paused"
@@ -134,8 +147,8 @@ def _crawl_status(crawl_id: str, entry: dict, engine: dict | None) -> dict:
     pending = stats.get("scheduler/enqueued", 0) - stats.get("scheduler/dequeued", 0)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
     return {
-        "crawl_id": crawl_id,
-        "spider": entry["spider"],
+        "crawl_id": crawler._crawl_id,
+        "spider": crawler.spider.name,
         "state": state,
         "pages": stats.get("response_received_count", 0),
         "items": stats.get("item_scraped_count", 0),
@@ -146,45 +159,38 @@ def _crawl_status(crawl_id: str, entry: dict, engine: dict | None) -> dict:
         "items_per_min": round(window.per_minute("items"), 1),
         "errors": _errors(stats),
         "peak_memory_bytes": max(peak, stats.get("memusage/max", 0)),
-        "uptime_s": round(time.time() - entry["started_at"], 1),
+        "uptime_s": round(_uptime_s(crawler), 1),
         "jobdir": crawler.settings.get("JOBDIR") or None,
         "stats": {k: _json_value(v) for k, v in sorted(stats.items())},
     }
 
 
-def collect_status(supervisor, timeout_s: float = ASK_TIMEOUT_S) -> list[dict]:
-    """The status of every crawl under ``supervisor``, as JSON-ready dicts.
+def collect_status(runner, timeout_s: float = ASK_TIMEOUT_S) -> list[dict]:
+    """The status of every running crawl of ``runner``, as JSON-ready dicts.
 
-    Asks the Supervisor ``get_status`` and each crawl's engine ``get_status`` (both
-    ``ask`` from outside the tree, with ``timeout_s``). Runs on the caller's thread;
-    never call it from an actor.
+    Reads each crawl's stats (thread-safe) and asks its engine ``get_status`` (``ask``
+    from outside the tree, with ``timeout_s``); the Supervisor is not asked, so a
+    Supervisor busy closing a crawl (storing a feed) delays nobody. Runs on the
+    caller's thread; never call it from an actor.
 
     Returns:
         ``[{crawl_id, spider, state, pages, items, pending, in_flight, slots,
         pages_per_min, items_per_min, errors, peak_memory_bytes, uptime_s, jobdir,
-        stats}, ...]``: ``state`` is ``running``, ``paused`` or ``closing``; ``slots``
-        maps download slots to requests in flight; the rates are over the last minute;
-        ``in_flight`` is None when the engine did not answer in time.
-
-    Raises:
-        pykka.Timeout: the Supervisor did not answer within ``timeout_s``.
+        stats}, ...]`` ordered by crawl id: ``state`` is ``running``, ``paused`` or
+        ``closing`` (also when the engine has stopped or does not answer in time, then
+        ``in_flight`` is None); ``slots`` maps download slots to requests in flight; the
+        rates are per minute over the last minute.
     """
-    if supervisor is None or not supervisor.is_alive():
-        return []
-    try:
-        reply = supervisor.ask({"type": "get_status"}, timeout=timeout_s)
-    except pykka.ActorDeadError:
-        return []
     crawls = []
-    for crawl_id, entry in sorted(reply.get("crawls", {}).items()):
-        engine = None
-        ref = entry.get("engine")
-        if ref is not None:
-            try:
-                engine = ref.ask({"type": "get_status"}, timeout=timeout_s)
-            except (pykka.ActorDeadError, pykka.Timeout):
-                engine = None
-        crawls.append(_crawl_status(crawl_id, entry, engine))
+    for crawler in sorted(list(runner.crawlers), key=lambda c: c._crawl_id or ""):
+        if not crawler.crawling or not crawler._crawl_id or crawler.engine is None:
+            continue
+        try:
+            engine = crawler.engine.ref.ask({"type": "get_status"}, timeout=timeout_s)
+        except (pykka.ActorDeadError, pykka.Timeout):
+            engine = None
+        if crawler.crawling:
+            crawls.append(_crawl_status(crawler, engine))
     return crawls
 
 
@@ -368,7 +374,7 @@ class ControlEndpoint:
 
     def _do_get_status(self, message):
         return {"type": "status_reported", "pid": os.getpid(),
-                "crawls": collect_status(self._supervisor())}
+                "crawls": collect_status(self.runner)}
 
     def _do_pause_crawl(self, message):
         reply = self._ask(message)

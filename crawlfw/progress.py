@@ -3,7 +3,7 @@
 While a :class:`~crawlfw.crawler.CrawlerProcess` runs, and standard error is a terminal,
 one line per crawl shows its figures (``rich.live.Live``, written to standard error)::
 
-    quotes-1 running | 120 pages (60/min) | 40 items (20/min) | 5 pending | 2 in flight | 0 errors
+    quotes-1 running: 120 pages 60/min, 40 items 20/min, 5 pending, 2 in flight, 0 errors
 
 The figures are collected at most twice a second (:data:`REFRESH_S`) by a thread of
 its own; log lines written to standard error meanwhile scroll above the line. The line
@@ -29,10 +29,10 @@ def format_status(crawl: dict) -> str:
     """One progress line for a crawl status dict of :func:`crawlfw.control.collect_status`."""
     errors = sum(crawl["errors"].values())
     in_flight = crawl["in_flight"] if crawl["in_flight"] is not None else "?"
-    return (f"{crawl['crawl_id']} {crawl['state']} | "
-            f"{crawl['pages']} pages ({crawl['pages_per_min']:.0f}/min) | "
-            f"{crawl['items']} items ({crawl['items_per_min']:.0f}/min) | "
-            f"{crawl['pending']} pending | {in_flight} in flight | {errors} errors")
+    return (f"{crawl['crawl_id']} {crawl['state']}: "
+            f"{crawl['pages']} pages {crawl['pages_per_min']:.0f}/min, "
+            f"{crawl['items']} items {crawl['items_per_min']:.0f}/min, "
+            f"{crawl['pending']} pending, {in_flight} in flight, {errors} errors")
 
 
 class ProgressLine:
@@ -57,9 +57,13 @@ class ProgressLine:
 
     @staticmethod
     def wanted(settings, stream=None) -> bool:
-        """True when ``PROGRESS`` is on and ``stream`` (standard error) is a terminal."""
+        """True when ``PROGRESS`` is on, ``stream`` (standard error) is a terminal, and
+        no feed is written to standard output (``-o -``), which may be that terminal."""
         stream = stream or sys.stderr
         if not settings.getbool("PROGRESS", True):
+            return False
+        feeds = [settings.get("FEED_URI") or "", *(settings.getdict("FEEDS") or {})]
+        if any(str(uri).startswith("stdout:") or str(uri) == "-" for uri in feeds):
             return False
         try:
             return stream.isatty()
@@ -92,8 +96,9 @@ class ProgressLine:
         from crawlfw.control import collect_status
 
         try:
-            crawls = collect_status(self.runner._supervisor, timeout_s=self.refresh_s)
-        except Exception:  # the Supervisor is busy (closing a crawl): keep the last line
+            crawls = collect_status(self.runner, timeout_s=self.refresh_s)
+        except Exception:  # a crawl ended meanwhile: keep the last line
+            logger.debug("Progress line not refreshed", exc_info=True)
             return
         text = "\n".join(format_status(c) for c in crawls)
         with self._lock:

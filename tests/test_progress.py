@@ -18,8 +18,8 @@ from crawlfw.settings import Settings
 from tests.support.countserver import CountingServer
 from tests.support.live import SLOW_SPIDER, RuntimeDir
 
-LINE = re.compile(rb"slow-1 running \| (\d+) pages \(\d+/min\) \| (\d+) items \(\d+/min\) \| "
-                  rb"\d+ pending \| \d+ in flight \| 0 errors")
+LINE = re.compile(rb"slow-1 running: (\d+) pages \d+/min, (\d+) items \d+/min, "
+                  rb"\d+ pending, \d+ in flight, 0 errors")
 
 
 @pytest.fixture
@@ -113,6 +113,8 @@ def test_wanted_only_on_a_terminal_with_progress_on(tmp_path):
             assert ProgressLine.wanted(Settings(), tty)
             assert not ProgressLine.wanted(Settings({"PROGRESS": False}), tty)
             assert not ProgressLine.wanted(Settings(), plain)
+            # items written to standard output would break the line
+            assert not ProgressLine.wanted(Settings({"FEED_URI": "stdout:"}), tty)
     finally:
         os.close(master)
         os.close(slave)
@@ -127,5 +129,5 @@ def test_format_status():
     crawl = {"crawl_id": "quotes-1", "state": "paused", "pages": 120, "pages_per_min": 60.4,
              "items": 40, "items_per_min": 19.6, "pending": 5, "in_flight": None,
              "errors": {"DNSLookupError": 2, "HTTP 404": 1}}
-    assert format_status(crawl) == ("quotes-1 paused | 120 pages (60/min) | 40 items "
-                                    "(20/min) | 5 pending | ? in flight | 3 errors")
+    assert format_status(crawl) == ("quotes-1 paused: 120 pages 60/min, 40 items 20/min, "
+                                    "5 pending, ? in flight, 3 errors")

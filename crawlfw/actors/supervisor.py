@@ -178,8 +178,6 @@ class Supervisor(CrawlActor):
                 "started_at": tree.started_at,
                 "downloaders": sorted(tree.downloaders),
                 "stats": tree.crawler.stats.get_stats(),
-                "crawler": tree.crawler,
-                "engine": tree.engine,
             }
         return {"crawls": crawls}
 
