@@ -66,7 +66,7 @@ def _ask_raw(path, payload: bytes, lines=1, timeout_s=20.0) -> list[dict]:
 
 
 def test_ps_and_status_report_the_live_figures(live, runtime):
-    crawl = live(pages=40)
+    crawl = live(pages=100)
     status = crawl.wait_listed(min_pages=3)
     assert runtime.sockets.is_dir()
     assert stat.S_IMODE(runtime.sockets.stat().st_mode) == 0o700
@@ -101,12 +101,12 @@ def test_ps_and_status_report_the_live_figures(live, runtime):
     assert reply["pid"] == crawl.pid
 
     assert crawl.wait() == 0, crawl.log_text()
-    assert len(crawl.items()) == 40
+    assert len(crawl.items()) == 100
     assert not crawl.socket.exists()  # removed on exit
 
 
 def test_pause_holds_and_resume_continues(live, runtime):
-    crawl = live(pages=40)
+    crawl = live(pages=80)
     crawl.wait_listed(min_pages=3)
     paused = runtime.cli_json("pause")
     assert paused["type"] == "command_accepted" and paused["command"] == "pause_crawl"
@@ -115,7 +115,7 @@ def test_pause_holds_and_resume_continues(live, runtime):
     lines_at_pause = crawl.crawled_lines()
     in_flight = status["in_flight"]
     pages_at_pause = status["pages"]
-    assert pages_at_pause < 40
+    assert pages_at_pause < 80
     time.sleep(2.5)
     later = runtime.cli_json("status")
     assert later["state"] == "paused"
@@ -128,13 +128,13 @@ def test_pause_holds_and_resume_continues(live, runtime):
     resumed = runtime.cli_json("resume")
     assert resumed["command"] == "resume_crawl"
     assert crawl.wait() == 0, crawl.log_text()
-    assert crawl.crawled_lines() == 40
-    assert len(crawl.items()) == 40
+    assert crawl.crawled_lines() == 80
+    assert len(crawl.items()) == 80
     assert "Crawl resumed" in crawl.log_text()
 
 
 def test_schedule_adds_a_page_and_its_item(live, runtime, server):
-    crawl = live(pages=20)
+    crawl = live(pages=60)
     crawl.wait_listed(min_pages=2)
     assert runtime.cli("pause").returncode == 0  # keep the crawl open while scheduling
     result = runtime.cli("schedule", f"{server.url}/slow/extra", "--callback", "parse_extra")
@@ -157,7 +157,7 @@ def test_schedule_adds_a_page_and_its_item(live, runtime, server):
     urls = [item["url"] for item in items]
     assert urls.count(f"{server.url}/slow/0") == 1
     assert urls.count(f"{server.url}/slow/1") == 2
-    assert len(items) == 22
+    assert len(items) == 62
     assert server.paths.count("/slow/extra") == 1
 
 
@@ -183,7 +183,7 @@ def test_another_user_is_refused(live, runtime):
     if os.geteuid() != 0:
         pytest.skip("needs root to setuid to nobody")
     nobody = pwd.getpwnam("nobody")
-    crawl = live(pages=30)
+    crawl = live(pages=100)
     crawl.wait_listed(min_pages=1)
     shared = Path(tempfile.mkdtemp(prefix="cfwshared"))  # reachable by nobody
     os.chmod(shared, 0o777)
@@ -236,12 +236,12 @@ def test_another_user_is_refused(live, runtime):
     shared.rmdir()
     assert runtime.cli_json("status")["state"] == "running"
     assert crawl.wait() == 0, crawl.log_text()
-    assert len(crawl.items()) == 30
+    assert len(crawl.items()) == 100
     assert f"refused a connection from pid {pid}, uid {nobody.pw_uid}" in crawl.log_text()
 
 
 def test_garbage_gets_an_error_reply_and_the_crawl_finishes(live):
-    crawl = live(pages=30)
+    crawl = live(pages=60)
     crawl.wait_listed(min_pages=1)
     oversized = b'{"type": "get_status", "x": "' + b"a" * 70000 + b'"}\n'
     replies = _ask_raw(crawl.socket, b"\xff\xfe\x00garbage\n" + b"not json\n" + b"[1, 2]\n"
@@ -262,7 +262,7 @@ def test_garbage_gets_an_error_reply_and_the_crawl_finishes(live):
     assert errors[7] == "message longer than 65536 bytes"
     assert replies[8]["crawls"][0]["crawl_id"] == "slow-1"
     assert crawl.wait() == 0, crawl.log_text()
-    assert len(crawl.items()) == 30
+    assert len(crawl.items()) == 60
 
 
 def test_no_crawl_or_an_ambiguous_one_exits_1(live, runtime):
