@@ -401,7 +401,8 @@ class CrawlerProcess(CrawlerRunner):
         configure_logging(self.settings, install_root_handler)
         log_crawlfw_info(self.settings)
         self._forced = False
-        self._live_parts = []  # the control endpoint and the progress line, while started
+        self._endpoint = None  # crawlfw.control.ControlEndpoint, while start() runs
+        self._progress = None  # crawlfw.progress.ProgressLine, while start() runs
 
     def _signal_shutdown(self, signum, _):
         install_shutdown_handlers(self._signal_kill)
@@ -438,23 +439,23 @@ class CrawlerProcess(CrawlerRunner):
         from crawlfw.control import open_endpoint
         from crawlfw.progress import open_progress
 
-        if not self._live_parts:
-            self._live_parts = [p for p in (open_endpoint(self, self.settings),
-                                            open_progress(self, self.settings)) if p]
+        if self._endpoint is None:
+            self._endpoint = open_endpoint(self, self.settings)
+        if self._progress is None:
+            self._progress = open_progress(self, self.settings)
 
     def shutdown(self) -> None:
-        """Stop the progress line, the Supervisor and the control endpoint (its socket
-        is removed)."""
-        parts, self._live_parts = self._live_parts, []
-        for part in reversed(parts):
-            if hasattr(part, "stop"):
-                part.stop()
+        """Erase the progress line, stop the Supervisor (and any crawl still running),
+        then close the control endpoint (its socket is removed)."""
+        progress, self._progress = self._progress, None
+        if progress is not None:
+            progress.stop()
         try:
             super().shutdown()
         finally:
-            for part in parts:
-                if hasattr(part, "close"):
-                    part.close()
+            endpoint, self._endpoint = self._endpoint, None
+            if endpoint is not None:
+                endpoint.close()
 
 
 def _get_spider_loader(settings):
