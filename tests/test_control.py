@@ -308,3 +308,18 @@ def test_no_endpoint_with_control_endpoint_off(live, runtime):
     assert crawl.wait() == 0, crawl.log_text()
     assert not list(runtime.path.rglob("*.sock"))
     assert "Control endpoint listening" not in crawl.log_text()
+
+
+@pytest.mark.parametrize("stats, errors", [
+    ({"response_received_count": 3}, {}),
+    ({"downloader/exception_type_count/crawlfw.exceptions.DNSLookupError": 2,
+      "downloader/exception_type_count/crawlfw.exceptions.ConnectionRefusedError": 1,
+      "spider_exceptions/ValueError": 4,
+      "httperror/response_ignored_status_count/404": 5,
+      "httperror/response_ignored_count": 5},
+     {"DNSLookupError": 2, "ConnectionRefusedError": 1, "ValueError": 4, "HTTP 404": 5}),
+])
+def test_errors_by_type(stats, errors):
+    from crawlfw.control import _errors
+
+    assert _errors(stats) == errors
