@@ -177,6 +177,21 @@ class EngineFacade:
             return True  # busy, not gone
         return not status.get("closing")
 
+    def pause(self) -> None:
+        """Pause the crawl (Scrapy's ``engine.pause()``): no new download starts,
+        transfers in flight finish, and the spider does not close as idle."""
+        self._tell_engine({"type": "pause_crawl", "crawl_id": self.crawler._crawl_id or "-"})
+
+    def unpause(self) -> None:
+        """Undo :meth:`pause` (Scrapy's ``engine.unpause()``)."""
+        self._tell_engine({"type": "resume_crawl", "crawl_id": self.crawler._crawl_id or "-"})
+
+    def _tell_engine(self, message):
+        try:
+            self.ref.tell(message)
+        except pykka.ActorDeadError:
+            logger.debug("engine already stopped; %s ignored", message["type"])
+
     def close_spider(self, spider=None, reason: str = "cancelled") -> None:
         """Close the spider with ``reason`` as ``finish_reason``."""
         if self.supervisor is not None:

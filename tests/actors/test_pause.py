@@ -137,3 +137,21 @@ def test_unknown_crawl_gets_a_control_error():
         runner.shutdown()
 
 
+
+
+def test_engine_facade_pause_and_unpause(server):
+    """Scrapy's ``crawler.engine.pause()``/``unpause()`` work from any thread."""
+    urls = [f"{server.url}/slow/{i}" for i in range(6)]
+    runner, crawler, received = _start(urls, {"CONCURRENT_REQUESTS": 2})
+    try:
+        _wait_for(lambda: len(received) >= 1, "a first response")
+        crawler.engine.pause()
+        _wait_for(lambda: _engine_status(crawler)["paused"], "the engine to pause")
+        requested = len(server.paths)
+        assert not crawler.wait(1.0)
+        assert len(server.paths) == requested
+        crawler.engine.unpause()
+        assert crawler.wait(WAIT_S)
+        assert sorted(received) == sorted(urls)
+    finally:
+        runner.shutdown()
