@@ -63,8 +63,11 @@ __all__ = ["ControlEndpoint", "collect_status", "ACCEPTED_TYPES"]
 ACCEPTED_TYPES = frozenset({"get_status", "pause_crawl", "resume_crawl", "stop_crawl",
                             "schedule_request", "download_request"})
 
-#: Seconds the endpoint waits for the Supervisor or an engine to answer.
+#: Seconds the endpoint waits for the Supervisor to answer a command.
 ASK_TIMEOUT_S = 10.0
+
+#: Seconds ``get_status`` waits for each engine's figures (less than a client waits).
+ENGINE_STATUS_TIMEOUT_S = 5.0
 
 #: Seconds a connection may stay silent before the endpoint closes it.
 IDLE_TIMEOUT_S = 120.0
@@ -135,10 +138,16 @@ def _errors(stats: dict) -> dict:
     return errors
 
 
+#: Engine status of a crawl whose engine has stopped (the Supervisor is closing it).
+_STOPPED = {"closing": "stopped"}
+
+
 def _crawl_status(crawler, engine: dict | None) -> dict:
+    """``engine``: the engine's ``get_status`` answer, :data:`_STOPPED`, or None when it
+    did not answer in time (busy)."""
     stats = crawler.stats.get_stats()
     window = sample_rates(crawler)
-    if engine is None or engine.get("closing"):
+    if (engine or {}).get("closing"):
         state = "closing"
     elif (engine or {}).get("paused"):
         state = "paused"
@@ -165,7 +174,7 @@ def _crawl_status(crawler, engine: dict | None) -> dict:
     }
 
 
-def collect_status(runner, timeout_s: float = ASK_TIMEOUT_S) -> list[dict]:
+def collect_status(runner, timeout_s: float = ENGINE_STATUS_TIMEOUT_S) -> list[dict]:
     """The status of every running crawl of ``runner``, as JSON-ready dicts.
 
     Reads each crawl's stats (thread-safe) and asks its engine ``get_status`` (``ask``
@@ -177,9 +186,9 @@ def collect_status(runner, timeout_s: float = ASK_TIMEOUT_S) -> list[dict]:
         ``[{crawl_id, spider, state, pages, items, pending, in_flight, slots,
         pages_per_min, items_per_min, errors, peak_memory_bytes, uptime_s, jobdir,
         stats}, ...]`` ordered by crawl id: ``state`` is ``running``, ``paused`` or
-        ``closing`` (also when the engine has stopped or does not answer in time, then
-        ``in_flight`` is None); ``slots`` maps download slots to requests in flight; the
-        rates are per minute over the last minute.
+        ``closing`` (also once the engine has stopped); ``in_flight`` is None when the
+        engine did not answer within ``timeout_s``; ``slots`` maps download slots to
+        requests in flight; the rates are per minute over the last minute.
     """
     crawls = []
     for crawler in sorted(list(runner.crawlers), key=lambda c: c._crawl_id or ""):
@@ -187,7 +196,9 @@ def collect_status(runner, timeout_s: float = ASK_TIMEOUT_S) -> list[dict]:
             continue
         try:
             engine = crawler.engine.ref.ask({"type": "get_status"}, timeout=timeout_s)
-        except (pykka.ActorDeadError, pykka.Timeout):
+        except pykka.ActorDeadError:
+            engine = _STOPPED
+        except pykka.Timeout:
             engine = None
         if crawler.crawling:
             crawls.append(_crawl_status(crawler, engine))

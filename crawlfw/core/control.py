@@ -254,7 +254,7 @@ class ControlClient:
         return reply
 
 
-def discover(directory: Path | None = None, timeout_s: float = 5.0,
+def discover(directory: Path | None = None, timeout_s: float = 15.0,
              remove_stale: bool = True) -> list[dict]:
     """Ask every endpoint in ``directory`` for its status.
 
