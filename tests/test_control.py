@@ -2,9 +2,11 @@
 of a local server, steered with ``crawlfw ps/status/pause/resume/stop/schedule`` and raw
 socket clients (a foreign user, garbage bytes)."""
 
+import datetime
 import json
 import os
 import pwd
+import re
 import signal
 import socket
 import stat
@@ -131,6 +133,16 @@ def test_pause_holds_and_resume_continues(live, runtime):
     assert crawl.crawled_lines() == 80
     assert len(crawl.items()) == 80
     assert "Crawl resumed" in crawl.log_text()
+    # LogStats: the first line, within 10 s of the start, shows real figures
+    log = crawl.log_text()
+    opened = re.search(r"^(\S+ \S+) \[crawlfw.actors.supervisor\] INFO: Spider opened", log, re.M)
+    first = re.search(r"^(\S+ \S+) \[crawlfw.extensions.logstats\] INFO: Crawled (\d+) pages",
+                      log, re.M)
+    assert opened and first, log
+    assert int(first.group(2)) > 0
+    seconds = (datetime.datetime.fromisoformat(first.group(1))
+               - datetime.datetime.fromisoformat(opened.group(1))).total_seconds()
+    assert seconds <= 10
 
 
 def test_schedule_adds_a_page_and_its_item(live, runtime, server):
