@@ -190,6 +190,21 @@ class EngineFacade:
             return True  # busy, not gone
         return not status.get("closing")
 
+    def pause(self) -> None:
+        """Pause the crawl (Scrapy's ``engine.pause()``): no new download starts,
+        transfers in flight finish, and the spider does not close as idle."""
+        self._tell_engine({"type": "pause_crawl", "crawl_id": self.crawler._crawl_id or "-"})
+
+    def unpause(self) -> None:
+        """Undo :meth:`pause` (Scrapy's ``engine.unpause()``)."""
+        self._tell_engine({"type": "resume_crawl", "crawl_id": self.crawler._crawl_id or "-"})
+
+    def _tell_engine(self, message):
+        try:
+            self.ref.tell(message)
+        except pykka.ActorDeadError:
+            logger.debug("engine already stopped; %s ignored", message["type"])
+
     def close_spider(self, spider=None, reason: str = "cancelled") -> None:
         """Close the spider with ``reason`` as ``finish_reason``."""
         if self.supervisor is not None:
@@ -460,6 +475,8 @@ class CrawlerProcess(CrawlerRunner):
         install_shutdown_handlers(self._signal_shutdown)
         configure_logging(self.settings, install_root_handler)
         log_crawlfw_info(self.settings)
+        self._endpoint = None  # crawlfw.control.ControlEndpoint, while start() runs
+        self._progress = None  # crawlfw.progress.ProgressLine, while start() runs
 
     @property
     def _forced(self) -> bool:
@@ -523,18 +540,14 @@ class CrawlerProcess(CrawlerRunner):
         # The main thread is stuck somewhere: end the process now.
         exit_now(exit_status)
 
-    def shutdown(self) -> None:
-        """As :meth:`CrawlerRunner.shutdown`; after a forced shutdown it does not wait
-        for the actors (the process is about to end)."""
-        if self._forced:
-            return
-        super().shutdown()
-
     def start(self, stop_after_crawl: bool = True) -> None:
         """Block until every crawl started with ``crawl()`` has finished, then shut down.
 
-        SIGINT/SIGTERM are handled while waiting (see the class docstring).
+        SIGINT/SIGTERM are handled while waiting (see the class docstring). The control
+        endpoint (:mod:`crawlfw.control`) and the progress line (:mod:`crawlfw.progress`)
+        run meanwhile, as the settings say.
         """
+        self._open_live_parts()
         try:
             while not self.join(timeout_s=0.5):
                 pass
@@ -544,6 +557,30 @@ class CrawlerProcess(CrawlerRunner):
                     self.shutdown()
             finally:
                 self._start_returned.set()
+
+    def _open_live_parts(self):
+        from crawlfw.control import open_endpoint
+        from crawlfw.progress import open_progress
+
+        if self._endpoint is None:
+            self._endpoint = open_endpoint(self, self.settings)
+        if self._progress is None:
+            self._progress = open_progress(self, self.settings)
+
+    def shutdown(self) -> None:
+        """Erase the progress line, stop the Supervisor (and any crawl still running;
+        not after a forced shutdown, which does not wait for the actors: the process is
+        about to end), then close the control endpoint (its socket is removed)."""
+        progress, self._progress = self._progress, None
+        if progress is not None:
+            progress.stop()
+        try:
+            if not self._forced:
+                super().shutdown()
+        finally:
+            endpoint, self._endpoint = self._endpoint, None
+            if endpoint is not None:
+                endpoint.close()
 
 
 def exit_now(status: int) -> None:

@@ -8,6 +8,9 @@ an errback that pass the outcome back to the shell's thread through a queue; so 
 fetched in the shell went through the scheduler, every downloader and spider middleware,
 and the same downloader actors as a page of a real crawl.
 
+:class:`AttachedShell` (``crawlfw shell --attach``) is the console on a crawl running in
+another process, through its control endpoint (:mod:`crawlfw.control`).
+
 Use :func:`inspect_response` inside a spider callback to open a shell on the response
 being parsed (the crawl waits meanwhile; ``fetch()`` is not offered there, since the
 spider thread that would run its callback is the one the shell blocks).
@@ -36,7 +39,8 @@ from crawlfw.utils.response import open_in_browser
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Shell", "CodeError", "inspect_response", "start_shell_crawler"]
+__all__ = ["Shell", "AttachedShell", "RemoteStats", "CodeError", "inspect_response",
+           "start_shell_crawler"]
 
 #: Seconds between checks, while waiting for a fetch, that the crawl is still running.
 _POLL_S = 0.5
@@ -335,3 +339,205 @@ def start_shell_crawler(runner, spidercls, *args, **kwargs):
     crawler.signals.connect(_keep_spider_open, signals.spider_idle, weak=False)
     runner.crawl(crawler, *args, **kwargs)
     return crawler
+
+
+#: Seconds an attached shell's fetch() waits (the endpoint gives up after 180 s).
+_FETCH_TIMEOUT_S = 200.0
+
+
+class RemoteStats:
+    """``stats`` in an attached shell: the live stats of a crawl in another process.
+
+    ``get_value(key, default=None)`` and ``get_stats()`` ask the crawl each time; the
+    repr shows the current stats.
+
+    Args:
+        client: a :class:`crawlfw.core.control.ControlClient` of the crawl's process.
+        crawl_id: the crawl.
+    """
+
+    def __init__(self, client, crawl_id):
+        self._client = client
+        self._crawl_id = crawl_id
+
+    def get_stats(self) -> dict:
+        """The crawl's stats now (values as JSON: dates are ISO 8601 strings).
+
+        Raises:
+            crawlfw.core.control.ControlError: the crawl is gone.
+        """
+        return _crawl_of(self._client, self._crawl_id)["stats"]
+
+    def get_value(self, key, default=None):
+        """One stat of the crawl now, or ``default``."""
+        return self.get_stats().get(key, default)
+
+    def __repr__(self):
+        import pprint
+
+        try:
+            return pprint.pformat(self.get_stats())
+        except Exception as e:
+            return f"<stats of {self._crawl_id}: {type(e).__name__}: {e}>"
+
+
+def _crawl_of(client, crawl_id) -> dict:
+    from crawlfw.core.control import ControlError
+
+    reply = client.ask({"type": "get_status"})
+    for crawl in reply.get("crawls", []):
+        if crawl["crawl_id"] == crawl_id:
+            return crawl
+    raise ControlError(f"crawl {crawl_id} is no longer running")
+
+
+class AttachedShell:
+    """A console on a crawl running in another process (``crawlfw shell --attach``).
+
+    Everything goes through the crawl process's control endpoint
+    (:mod:`crawlfw.control`): ``fetch(url)`` downloads through that crawl's engine
+    (its scheduler, middlewares and downloaders) and sets ``request``/``response``;
+    ``status()``, ``pause()``, ``resume()``, ``stop()``,
+    ``schedule(url, callback=None, priority=0, dont_filter=False)`` and ``stats`` steer
+    and show it; ``view(response)`` and ``shelp()`` as in the plain shell.
+
+    Args:
+        endpoint: the endpoint's ``status_reported`` reply with ``socket`` (see
+            :func:`crawlfw.core.control.discover`).
+        crawl: the crawl's status dict (``crawl_id``, ``spider``).
+        code: with code, :meth:`start` runs it instead of opening a console.
+    """
+
+    def __init__(self, endpoint, crawl, code=None):
+        from crawlfw.core.control import ControlClient
+
+        self.client = ControlClient(endpoint["socket"])
+        self.pid = endpoint["pid"]
+        self.crawl_id = crawl["crawl_id"]
+        self.spider_name = crawl["spider"]
+        self.code = code
+        self.vars = {}
+
+    def _send(self, message, timeout_s=None) -> dict:
+        return self.client.ask({**message, "crawl_id": self.crawl_id}, timeout_s=timeout_s)
+
+    def status(self) -> dict:
+        """The crawl's status dict now (see ``crawlfw status --json``)."""
+        return _crawl_of(self.client, self.crawl_id)
+
+    def pause(self) -> None:
+        """Pause the crawl (no new download starts)."""
+        self._send({"type": "pause_crawl"})
+        print(f"paused {self.crawl_id}")
+
+    def resume(self) -> None:
+        """Resume the crawl."""
+        self._send({"type": "resume_crawl"})
+        print(f"resumed {self.crawl_id}")
+
+    def stop(self) -> None:
+        """Close the crawl gracefully (``finish_reason`` ``shutdown``)."""
+        self._send({"type": "stop_crawl", "reason": "shutdown"})
+        print(f"stopping {self.crawl_id}")
+
+    def schedule(self, url, callback=None, priority=0, dont_filter=False) -> None:
+        """Add ``url`` to the crawl, parsed by the spider method named ``callback``.
+
+        Raises:
+            crawlfw.core.control.ControlError: bad URL, or no such spider method.
+        """
+        self._send({"type": "schedule_request", "url": str(url), "callback": callback,
+                    "priority": int(priority), "dont_filter": bool(dont_filter)})
+        print(f"scheduled {url}")
+
+    def fetch(self, request_or_url, redirect=True, **kwargs):
+        """Download a URL or Request through the crawl's engine; set ``request`` and
+        ``response``.
+
+        Raises:
+            crawlfw.core.control.ControlError: the download failed (the message names
+                the error) or the crawl is gone.
+        """
+        import base64
+
+        from w3lib.url import any_to_uri
+
+        from crawlfw.http import Headers
+        from crawlfw.responsetypes import responsetypes
+
+        if isinstance(request_or_url, Request):
+            request = request_or_url
+        else:
+            request = Request(any_to_uri(request_or_url), dont_filter=True, **kwargs)
+        headers = {k.decode("latin-1"): [v.decode("latin-1") for v in vs]
+                   for k, vs in request.headers.items()}
+        reply = self._send({"type": "download_request", "url": request.url,
+                            "method": request.method, "headers": headers,
+                            "body": request.body.decode("utf-8", "replace"),
+                            "redirect": bool(redirect)}, timeout_s=_FETCH_TIMEOUT_S)
+        body = base64.b64decode(reply["body_base64"])
+        response_headers = Headers(reply["headers"])
+        cls = responsetypes.from_args(headers=response_headers, url=reply["url"], body=body)
+        response = cls(url=reply["url"], status=reply["status"], headers=response_headers,
+                       body=body, request=request)
+        self.vars["request"] = request
+        self.vars["response"] = response
+        return None
+
+    def populate_vars(self) -> dict:
+        """Fill the console variables and return them."""
+        import crawlfw
+
+        self.vars.update({
+            "crawlfw": crawlfw, "crawl_id": self.crawl_id, "pid": self.pid,
+            "request": None, "response": None, "stats": RemoteStats(self.client, self.crawl_id),
+            "fetch": self.fetch, "status": self.status, "pause": self.pause,
+            "resume": self.resume, "stop": self.stop, "schedule": self.schedule,
+            "view": open_in_browser, "shelp": self.print_help,
+        })
+        return self.vars
+
+    def get_help(self) -> str:
+        """The banner text (each line starts with ``[s]``)."""
+        lines = [
+            f"Attached to crawl {self.crawl_id} (spider {self.spider_name}, pid {self.pid})",
+            "Available objects:",
+            "  crawlfw    crawlfw module",
+            "  stats      the crawl's live stats (stats.get_value(key))",
+            "  request, response   set by fetch()",
+            "Useful shortcuts:",
+            "  fetch(url[, redirect=True])  Fetch URL through the crawl's engine",
+            "  status()                     The crawl's live figures",
+            "  pause() / resume()           Pause / resume the crawl",
+            "  schedule(url, callback=None, priority=0, dont_filter=False)",
+            "                               Add a request to the crawl",
+            "  stop()                       Close the crawl gracefully",
+            "  shelp()                      Shell help (print this help)",
+            "  view(response)               View response in a browser",
+        ]
+        return "\n".join(f"[s] {line}" for line in lines)
+
+    def print_help(self):
+        """Print the banner."""
+        print(self.get_help())
+
+    def start(self, url=None):
+        """Fetch ``url`` first when given, then run the console (or the code).
+
+        Raises:
+            CodeError: the code raised (the exception is its ``__cause__``).
+        """
+        self.populate_vars()
+        if url:
+            self.fetch(url)
+        if self.code:
+            runner = Shell.__new__(Shell)
+            runner.vars = self.vars
+            try:
+                result = runner.run_code(self.code)
+            except Exception as e:
+                raise CodeError(f"-c code raised {type(e).__name__}: {e}") from e
+            if result is not _NOTHING:
+                print(result)
+            return
+        start_python_console(self.vars, shells=Shell._shells(), banner=self.get_help())

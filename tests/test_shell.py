@@ -248,6 +248,7 @@ def test_exported_names():
     import crawlfw.shell
 
     assert sorted(crawlfw.shell.__all__) == sorted(
-        ["Shell", "CodeError", "inspect_response", "start_shell_crawler"])
+        ["Shell", "AttachedShell", "RemoteStats", "CodeError", "inspect_response",
+         "start_shell_crawler"])
     for name in crawlfw.shell.__all__:
         assert hasattr(crawlfw.shell, name)

@@ -14,6 +14,11 @@ is outstanding, start requests are exhausted and credit is unused, the engine se
 ``check_idle`` to the Scheduler; the answer counts only if nothing happened in between
 (``token``). Then ``spider_idle`` is fired; unless a handler raises ``DontCloseSpider``
 the check is made once more and the spider is closed with ``finish_reason = 'finished'``.
+
+Pause (``pause_crawl``, from the control endpoint): no credit is granted and no idle
+check is made; requests the Scheduler still sends against credit granted before are
+held (``paused_requests``) and downloaded on ``resume_crawl``, or sent back to the
+Scheduler if the spider closes meanwhile. Transfers in flight finish.
 """
 
 import logging
@@ -77,6 +82,8 @@ class EngineActor(CrawlActor):
         self.idle_check_pending = False
         self.idle_signal_token = None  # activity value when spider_idle was last sent
         self._idle_timer = None
+        self.paused = False
+        self.paused_requests = []  # dequeued while paused, downloaded on resume
         # Built on the caller's (supervisor's) thread, before spider_opened is sent.
         self.mw = DownloaderMiddlewareManager.from_crawler(crawler)
         self.logformatter = crawler.logformatter
@@ -109,6 +116,9 @@ class EngineActor(CrawlActor):
         self.credit -= len(requests)
         if self.closing:
             self._requeue(requests)
+            return
+        if self.paused:
+            self.paused_requests.extend(requests)
             return
         for request in requests:
             self._download(request)
@@ -165,6 +175,8 @@ class EngineActor(CrawlActor):
 
     def handle_idle_checked(self, message):
         self.idle_check_pending = False
+        if self.paused:
+            return  # checked again on resume
         if message["token"] != self.activity or message["pending"] or not self._looks_idle():
             self._after()
             return
@@ -182,6 +194,22 @@ class EngineActor(CrawlActor):
     def handle_recheck_idle(self, message):
         self._idle_timer = None
         self.idle_signal_token = None
+        self._after()
+
+    def handle_pause_crawl(self, message):
+        if not self.paused and not self.closing:
+            self.paused = True
+            logger.info("Crawl paused", extra={"spider": self.spider})
+
+    def handle_resume_crawl(self, message):
+        if not self.paused:
+            return
+        self.paused = False
+        self.activity += 1
+        logger.info("Crawl resumed", extra={"spider": self.spider})
+        held, self.paused_requests = self.paused_requests, []
+        for request in held:
+            self._download(request)
         self._after()
 
     def handle_close_spider(self, message):
@@ -212,6 +240,8 @@ class EngineActor(CrawlActor):
             "in_pipeline": self.in_pipeline,
             "start_requests_exhausted": self.start_exhausted,
             "credit": self.credit,
+            "paused": self.paused,
+            "held": len(self.paused_requests),
         }
 
     # --- downloading --------------------------------------------------------------------
@@ -316,7 +346,7 @@ class EngineActor(CrawlActor):
 
     def _after(self):
         """Grant credit, pull start requests, or check for idleness after each message."""
-        if not self.running or self.closing:
+        if not self.running or self.closing or self.paused:
             return
         free = self.max_concurrency - self.downloading - self.credit
         if self.in_spider_bytes > self.max_active_size:
@@ -373,6 +403,8 @@ class EngineActor(CrawlActor):
         # Transfers still running are abandoned (the downloaders stop next): their requests
         # go back to the scheduler, which keeps them in JOBDIR for a resumed crawl.
         abandoned = [r for requests in self.in_flight.values() for r in requests]
+        abandoned += self.paused_requests
+        self.paused_requests = []
         if abandoned:
             for requests in self.in_flight.values():
                 requests.clear()

@@ -18,6 +18,10 @@ sending it (pykka does not copy messages).
 Who sends what (see ARCHITECTURE.md for the picture)::
 
     outside    -> Supervisor : start_crawl, stop_crawl, get_status, crawl (forwarded)
+    outside    -> Supervisor : pause_crawl, resume_crawl (forwarded), schedule_request
+                              (from the control endpoint, see crawlfw.control)
+    endpoint   -> outside    : status_reported, command_accepted, response_fetched,
+                              control_error (replies on the control socket)
     any child  -> Supervisor : actor_failed, child_started
     Engine     -> Supervisor : spider_closing
     Supervisor -> Engine     : start_engine, close_spider, downloader_failed
@@ -76,6 +80,14 @@ __all__ = [
     "ProcessItems",
     "ItemsProcessed",
     "ExportItems",
+    "PauseCrawl",
+    "ResumeCrawl",
+    "ScheduleRequest",
+    "DownloadRequest",
+    "StatusReported",
+    "CommandAccepted",
+    "ResponseFetched",
+    "ControlError",
     "MESSAGE_TYPES",
 ]
 
@@ -422,6 +434,101 @@ class ExportItems(TypedDict):
     items: list
 
 
+# --- Control endpoint (JSON on a Unix socket; see crawlfw.control) --------------------
+
+
+class PauseCrawl(TypedDict):
+    """Outside (control endpoint) -> Supervisor -> Engine: start no new download (transfers
+    in flight finish) and do not close as idle, until ``resume_crawl``."""
+
+    type: Literal["pause_crawl"]
+    crawl_id: str
+
+
+class ResumeCrawl(TypedDict):
+    """Outside (control endpoint) -> Supervisor -> Engine: undo ``pause_crawl``."""
+
+    type: Literal["resume_crawl"]
+    crawl_id: str
+
+
+class ScheduleRequest(TypedDict):
+    """Outside (control endpoint) -> Supervisor: add a request to a running crawl.
+
+    The Supervisor builds the ``Request`` and forwards it to the engine as ``crawl``;
+    answered with ``command_accepted`` or ``control_error`` (unknown crawl, bad URL,
+    ``callback`` that is no method of the spider).
+    """
+
+    type: Literal["schedule_request"]
+    crawl_id: str
+    url: str
+    callback: str | None
+    """The name of a spider method, or None for the spider's ``parse``."""
+    priority: int
+    """``Request.priority`` (higher first)."""
+    dont_filter: bool
+    """True to bypass the dupefilter."""
+
+
+class DownloadRequest(TypedDict):
+    """Outside (the attached shell's ``fetch()``) -> control endpoint: download ``url``
+    through the crawl's engine (``crawler.engine.download``); answered with
+    ``response_fetched``."""
+
+    type: Literal["download_request"]
+    crawl_id: str
+    url: str
+    method: str
+    headers: dict
+    """Header name -> list of values (str)."""
+    body: str
+    redirect: bool
+    """Follow 3xx redirects (else a 3xx is the response)."""
+
+
+class StatusReported(TypedDict):
+    """Control endpoint -> outside: the answer to ``get_status``."""
+
+    type: Literal["status_reported"]
+    pid: int
+    crawls: list
+    """One dict per crawl of the process: ``crawl_id``, ``spider``, ``state``
+    (``running``/``paused``/``closing``), ``pages``, ``items``, ``pending``,
+    ``in_flight``, ``slots`` (slot -> requests in flight), ``pages_per_min``,
+    ``items_per_min`` (over the last minute), ``errors`` (type -> count),
+    ``peak_memory_bytes``, ``uptime_s``, ``jobdir``, ``stats`` (the stats dict, values
+    as JSON)."""
+
+
+class CommandAccepted(TypedDict):
+    """Control endpoint -> outside: the command was passed to the crawl."""
+
+    type: Literal["command_accepted"]
+    command: str
+    crawl_id: str
+
+
+class ResponseFetched(TypedDict):
+    """Control endpoint -> outside: the answer to ``download_request``."""
+
+    type: Literal["response_fetched"]
+    url: str
+    status: int
+    headers: dict
+    """Header name -> list of values (str)."""
+    body_base64: str
+    request_url: str
+
+
+class ControlError(TypedDict):
+    """Control endpoint -> outside: the request was malformed, unknown, refused or failed."""
+
+    type: Literal["control_error"]
+    error: str
+    """What went wrong, naming the thing at fault."""
+
+
 MESSAGE_TYPES: dict[str, type] = {
     cls.__annotations__["type"].__args__[0]: cls
     for cls in (
@@ -457,6 +564,14 @@ MESSAGE_TYPES: dict[str, type] = {
         ProcessItems,
         ItemsProcessed,
         ExportItems,
+        PauseCrawl,
+        ResumeCrawl,
+        ScheduleRequest,
+        DownloadRequest,
+        StatusReported,
+        CommandAccepted,
+        ResponseFetched,
+        ControlError,
     )
 }
 """``type`` string -> TypedDict class, for every message crawlfw's own actors use."""

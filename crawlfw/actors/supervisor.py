@@ -73,6 +73,11 @@ class Supervisor(CrawlActor):
     - ``stop_crawl {crawl_id, reason}`` -> ``{"stopping": [crawl_id, ...]}``
     - ``crawl {crawl_id, request}``: forwarded to that crawl's engine
     - ``get_status {}`` -> ``{"crawls": {crawl_id: {...}}}``
+    - ``pause_crawl``/``resume_crawl {crawl_id}``: forwarded to that crawl's engine ->
+      ``command_accepted`` (or ``control_error`` for an unknown crawl)
+    - ``schedule_request {crawl_id, url, callback, priority, dont_filter}``: a Request
+      for the spider is built and forwarded as ``crawl`` -> ``command_accepted`` (or
+      ``control_error`` naming the bad URL or callback)
 
     Every message it receives is checked against its schema unless
     ``MESSAGE_VALIDATION = 'off'`` (it is the boundary of the tree).
@@ -146,6 +151,49 @@ class Supervisor(CrawlActor):
                          {"id": message["crawl_id"], "request": message["request"]})
             return
         self.send(tree.engine, message)
+
+    def handle_pause_crawl(self, message):
+        return self._forward_control(message)
+
+    def handle_resume_crawl(self, message):
+        return self._forward_control(message)
+
+    def handle_schedule_request(self, message):
+        from crawlfw.http import Request
+
+        tree = self._running_tree(message["crawl_id"])
+        if tree is None:
+            return _control_error(f"no running crawl {message['crawl_id']!r}")
+        spider = tree.crawler.spider
+        callback = None
+        name = message["callback"]
+        if name:
+            callback = getattr(spider, name, None)
+            if name.startswith("_") or not callable(callback):
+                return _control_error(f"spider {spider.name!r} has no method {name!r} to use "
+                                      "as callback")
+        try:
+            request = Request(message["url"], callback=callback, priority=message["priority"],
+                              dont_filter=message["dont_filter"])
+        except (ValueError, TypeError) as e:
+            return _control_error(f"bad URL {message['url']!r}: {e}")
+        self.send(tree.engine, {"type": "crawl", "crawl_id": tree.crawl_id, "request": request})
+        return {"type": "command_accepted", "command": "schedule_request",
+                "crawl_id": tree.crawl_id}
+
+    def _running_tree(self, crawl_id):
+        tree = self.crawls.get(crawl_id)
+        if tree is None or tree.engine is None or tree.closing:
+            return None
+        return tree
+
+    def _forward_control(self, message):
+        tree = self._running_tree(message["crawl_id"])
+        if tree is None:
+            return _control_error(f"no running crawl {message['crawl_id']!r}")
+        self.send(tree.engine, message)
+        return {"type": "command_accepted", "command": message["type"],
+                "crawl_id": tree.crawl_id}
 
     def handle_get_status(self, message):
         crawls = {}
@@ -295,6 +343,10 @@ class Supervisor(CrawlActor):
                 crawler.signals.send_catch_log(signals.engine_stopped)
             finally:
                 crawler._crawl_finished(reason)
+
+
+def _control_error(error: str) -> dict:
+    return {"type": "control_error", "error": error}
 
 
 def _feed_export_enabled(settings) -> bool:

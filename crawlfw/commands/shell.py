@@ -53,17 +53,50 @@ def update_vars(namespace):
 @argh.arg("-c", "--code", metavar="CODE",
           help="evaluate the code in the shell, print the result and exit")
 @argh.arg("--spider", metavar="SPIDER", help="use this spider")
+@argh.arg("--attach", nargs="?", const="", metavar="CRAWL",
+          help="open the console on a running crawl (crawl id, spider name or pid; "
+               "default: the only one) instead of starting one")
 @command(default_settings={"KEEP_ALIVE": True, "LOGSTATS_INTERVAL": 0, "STATS_DUMP": False,
+                           "PROGRESS": False,
                            "DUPEFILTER_CLASS": "crawlfw.dupefilters.BaseDupeFilter"},
          help="Interactive scraping console")
-def shell(url=None, *, settings=None, code=None, spider=None):
+def shell(url=None, *, settings=None, code=None, spider=None, attach=None):
     """Open the console (or run ``-c CODE``) on a live crawl.
+
+    With ``--attach [CRAWL]`` the console works on a crawl running in another process
+    (see :class:`crawlfw.shell.AttachedShell`); exit status 1 when no crawl or several
+    match.
 
     Exit status 1 when the spider is unknown, the crawl could not start, or fetching
     ``url`` failed (the error is printed); the status of ``-c CODE`` that raises is 1
     (with its traceback).
     """
+    if attach is not None:
+        run_attached(attach, url, code=code)
+        return
     run_shell(settings, url, code=code, spider=spider, update_vars=update_vars)
+
+
+def run_attached(crawl, url=None, *, code=None) -> None:
+    """Open the console (or run ``code``) on the running crawl ``crawl`` (crawl id,
+    spider name or pid; "" or None for the only one), after fetching ``url``.
+
+    Raises:
+        SystemExit: 1 when no crawl or several match, fetching ``url`` failed, or
+            ``code`` raised.
+    """
+    from crawlfw.commands._control import target
+    from crawlfw.core.control import ControlError
+    from crawlfw.shell import AttachedShell, CodeError
+
+    endpoint, found = target(crawl)
+    try:
+        AttachedShell(endpoint, found, code=code).start(url=url)
+    except CodeError as e:
+        _print_code_traceback(e.__cause__)
+        sys.exit(1)
+    except (ControlError, OSError) as e:
+        fail(f"{type(e).__name__}: {e}")
 
 
 def run_shell(settings, url=None, *, code=None, spider=None, process=None,
@@ -127,6 +160,7 @@ class Command(ScrapyCommand):
 
     requires_project = False
     default_settings = {"KEEP_ALIVE": True, "LOGSTATS_INTERVAL": 0, "STATS_DUMP": False,
+                        "PROGRESS": False,
                         "DUPEFILTER_CLASS": "crawlfw.dupefilters.BaseDupeFilter"}
 
     def syntax(self):

@@ -19,10 +19,12 @@ RUNTIME_LIBRARIES = [
     ("argh", "argh"),
     ("jsonschema", "jsonschema"),
     ("ptpython", "ptpython"),
+    ("rich", "rich"),
 ]
 
 #: Libraries used when installed: decompression, image pipeline, S3 feeds and media.
-OPTIONAL_LIBRARIES = [("brotli", "brotli"), ("Pillow", "Pillow"), ("boto3", "boto3")]
+OPTIONAL_LIBRARIES = [("brotli", "brotli"), ("zstandard", "zstandard"), ("Pillow", "Pillow"),
+                      ("boto3", "boto3")]
 
 
 def _dist_version(name: str) -> str | None:

@@ -39,9 +39,10 @@ class PeriodicCall:
         """True between :meth:`start` and :meth:`stop`."""
         return self._thread is not None and not self._stop.is_set()
 
-    def start(self, now=True):
-        """Start the loop; with ``now`` the first call happens at once, else after one interval."""
-        self._thread = threading.Thread(target=self._run, args=(now,), name=self.name,
+    def start(self, now=True, delay_s=None):
+        """Start the loop; with ``now`` the first call happens at once, else after one
+        interval, or after ``delay_s`` seconds when that is given (then every interval)."""
+        self._thread = threading.Thread(target=self._run, args=(now, delay_s), name=self.name,
                                         daemon=True)
         self._thread.start()
 
@@ -53,8 +54,12 @@ class PeriodicCall:
         finally:
             self.first_call_done.set()
 
-    def _run(self, now):
-        if now and not self._stop.is_set():
+    def _run(self, now, delay_s=None):
+        if delay_s is not None:
+            if self._stop.wait(delay_s):
+                return
+            self._call()
+        elif now and not self._stop.is_set():
             self._call()
         while not self._stop.wait(self.interval_s):
             self._call()

@@ -10,15 +10,22 @@ __all__ = ["LogStats"]
 
 logger = logging.getLogger(__name__)
 
+#: Seconds after the spider opens when the first line is logged (when the interval is
+#: longer): it then shows real figures instead of Scrapy's "Crawled 0 pages".
+FIRST_LINE_S = 5.0
+
 
 class LogStats:
     """Every ``LOGSTATS_INTERVAL`` seconds, logs at INFO::
 
         Crawled 120 pages (at 60 pages/min), scraped 40 items (at 20 items/min)
 
-    The first line is logged when the spider opens; lines are logged from a
-    daemon timer thread, which stops when the spider closes. ``LOGSTATS_INTERVAL = 0`` disables
-    the extension.
+    The first line is logged :data:`FIRST_LINE_S` seconds after the spider opens (or
+    after one interval, if shorter), so it shows real figures; then one line every
+    interval. Rates are per minute over the time since the previous line (the first
+    line's over the time since the spider opened). Lines are
+    logged from a daemon timer thread, which stops when the spider closes.
+    ``LOGSTATS_INTERVAL = 0`` disables the extension.
 
     Args:
         stats: the crawler's stats collector (``response_received_count`` and
@@ -33,6 +40,7 @@ class LogStats:
         self.task = None
         self.pagesprev = 0
         self.itemsprev = 0
+        self.first_multiplier = None  # for the first line, after FIRST_LINE_S
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -47,16 +55,19 @@ class LogStats:
     def spider_opened(self, spider):
         self.pagesprev = 0
         self.itemsprev = 0
+        first_s = min(self.interval, FIRST_LINE_S)
+        self.first_multiplier = 60.0 / first_s
         self.task = PeriodicCall(lambda: self.log(spider), self.interval,
                                  name='crawlfw-logstats')
-        self.task.start(now=True)
+        self.task.start(now=False, delay_s=first_s)
 
     def log(self, spider):
         """Log one progress line (called by the timer thread)."""
         items = self.stats.get_value('item_scraped_count', 0)
         pages = self.stats.get_value('response_received_count', 0)
-        irate = (items - self.itemsprev) * self.multiplier
-        prate = (pages - self.pagesprev) * self.multiplier
+        multiplier, self.first_multiplier = self.first_multiplier or self.multiplier, None
+        irate = (items - self.itemsprev) * multiplier
+        prate = (pages - self.pagesprev) * multiplier
         self.pagesprev, self.itemsprev = pages, items
 
         msg = ("Crawled %(pages)d pages (at %(pagerate)d pages/min), "

@@ -31,8 +31,8 @@ downloaded with libcurl):
   when a user sets it (``crawlfw.settings._noeffect``): ``CONCURRENT_ITEMS``,
   ``DNSCACHE_SIZE``, ``DNS_TIMEOUT``, ``DOWNLOADER``, ``DOWNLOAD_HANDLERS`` classes,
   ``MEMDEBUG_NOTIFY``, ``SCHEDULER_PRIORITY_QUEUE``;
-* crawlfw-only settings (``CURL_MAXCONNECTS``, ``MESSAGE_VALIDATION``,
-  ``SUPERVISOR_*``) are at the end.
+* crawlfw-only settings (``CONTROL_ENDPOINT``, ``CURL_MAXCONNECTS``, ``FRONTIER_*``,
+  ``MESSAGE_VALIDATION``, ``PROGRESS``, ``SUPERVISOR_*``) are at the end.
 """
 
 import os
@@ -321,6 +321,11 @@ SPIDER_CONTRACTS_BASE = {
 
 # --- crawlfw-only settings -------------------------------------------------------
 
+# A crawl process (CrawlerProcess.start) listens on a Unix socket in
+# $XDG_RUNTIME_DIR/crawlfw/ (else ~/.local/state/crawlfw/run/) for crawlfw ps/status/
+# pause/resume/stop/schedule and shell --attach (see crawlfw.control).
+CONTROL_ENDPOINT = True
+
 # Size of libcurl's connection cache per CurlMulti (CURLMOPT_MAXCONNECTS).
 CURL_MAXCONNECTS = 100
 
@@ -331,6 +336,10 @@ CURL_MAXCONNECTS = 100
 #                Crawler facade, user code) and messages carrying user objects;
 #   'all'      - every message (slow; the test suite uses it).
 MESSAGE_VALIDATION = 'boundary'
+
+# A live progress line at the bottom of the terminal while a crawl process runs
+# (only when stderr is a terminal; see crawlfw.progress).
+PROGRESS = True
 
 # The supervisor restarts a crashed child actor at most SUPERVISOR_MAX_RESTARTS
 # times within SUPERVISOR_RESTART_WINDOW seconds; past that budget it gives up on

@@ -68,3 +68,30 @@ def test_close_before_open_is_harmless():
     assert not isinstance(result, BaseException), result
     ext.spider_closed(spider, "x")  # called directly too: an exception fails the test
     assert ext.task is None
+
+
+def test_first_line_shows_real_figures_within_10_s(caplog):
+    """With Scrapy's 60 s interval the first line comes FIRST_LINE_S after the spider
+    opens, with the pages crawled meanwhile (not "Crawled 0 pages" at open)."""
+    crawler = get_crawler({"LOGSTATS_INTERVAL": 60.0})
+    ext = LogStats.from_crawler(crawler)
+    spider = crawler._create_spider(name="ls")
+    logged = threading.Event()
+    handler = logging.Handler()
+    handler.emit = lambda record: logged.set()
+    stats_logger = logging.getLogger("crawlfw.extensions.logstats")
+    stats_logger.addHandler(handler)
+    try:
+        with caplog.at_level(logging.INFO, logger="crawlfw.extensions.logstats"):
+            crawler.signals.send_catch_log(signals.spider_opened, spider=spider)
+            crawler.stats.set_value("response_received_count", 10)
+            crawler.stats.set_value("item_scraped_count", 5)
+            assert logged.wait(10), "no LogStats line within 10 s"
+            crawler.signals.send_catch_log(signals.spider_closed, spider=spider,
+                                           reason="finished")
+    finally:
+        stats_logger.removeHandler(handler)
+    assert not ext.task.running
+    # rates over the FIRST_LINE_S (5 s) since the spider opened: x12 per minute
+    assert caplog.records[0].getMessage() == (
+        "Crawled 10 pages (at 120 pages/min), scraped 5 items (at 60 items/min)")

@@ -1,0 +1,45 @@
+"""``crawlfw status [CRAWL] [--json]``: the live figures of one running crawl."""
+
+from crawlfw.commands import command
+from crawlfw.commands._control import (
+    crawl_arg,
+    human_bytes,
+    human_duration,
+    json_arg,
+    print_json,
+    target,
+)
+
+
+def format_status(pid: int, crawl: dict) -> str:
+    """The human-readable status of ``crawl`` (a ``status_reported`` crawl dict)."""
+    slots = ", ".join(f"{k}: {v}" for k, v in sorted(crawl["slots"].items()) if v)
+    errors = ", ".join(f"{k}: {v}" for k, v in sorted(crawl["errors"].items())) or "none"
+    in_flight = "?" if crawl["in_flight"] is None else crawl["in_flight"]
+    lines = [
+        ("crawl", f"{crawl['crawl_id']} (spider {crawl['spider']}, pid {pid})"),
+        ("state", crawl["state"]),
+        ("pages", f"{crawl['pages']} ({crawl['pages_per_min']:.1f}/min over the last minute)"),
+        ("items", f"{crawl['items']} ({crawl['items_per_min']:.1f}/min over the last minute)"),
+        ("pending", str(crawl["pending"])),
+        ("in flight", f"{in_flight}" + (f" ({slots})" if slots else "")),
+        ("errors", errors),
+        ("peak memory", human_bytes(crawl["peak_memory_bytes"])),
+        ("uptime", human_duration(crawl["uptime_s"])),
+        ("JOBDIR", crawl["jobdir"] or "-"),
+    ]
+    return "\n".join(f"{name:<12}{value}" for name, value in lines)
+
+
+@crawl_arg
+@json_arg
+@command(help="Show the live figures of a running crawl")
+def status(crawl=None, *, settings=None, json=False):
+    """Print state, pages, items, pending and in-flight requests (per download slot),
+    pages/min and items/min over the last minute, errors by type, peak memory, uptime
+    and JOBDIR of one crawl. Exit status 1 when no crawl or several match."""
+    endpoint, found = target(crawl)
+    if json:
+        print_json({"pid": endpoint["pid"], **found})
+    else:
+        print(format_status(endpoint["pid"], found))
