@@ -323,7 +323,15 @@ class SqliteFrontier:
     def _seen(self, request) -> bool:
         if self._fingerprint is None:
             return self.df.request_seen(request)
-        fp = self._fingerprint(request)
+        try:
+            fp = self._fingerprint(request)
+        except Exception:  # a custom dupefilter's code: contained, the request goes on
+            logger.error("Error in %(df)s.request_fingerprint(%(request)s): the request is "
+                         "scheduled unfiltered", {"df": type(self.df).__name__,
+                                                  "request": request},
+                         exc_info=True, extra={"spider": self.spider})
+            self._inc("hook_errors/dupefilter")
+            return False
         cache = self._seen_cache
         if fp in cache:  # most links were seen before: answered without SQLite
             return True

@@ -229,3 +229,18 @@ def test_stored_requests_are_pickled_request_dicts(tmp_path, spider):
     (data,) = f.conn.execute("SELECT data FROM requests").fetchone()
     d = pickle.loads(data)
     assert d["callback"] == "parse_item" and d["meta"] == {"item": {"k": [1, 2]}}
+
+
+def test_a_raising_fingerprint_of_a_custom_dupefilter_is_contained(tmp_path, spider, caplog):
+    class Broken(RFPDupeFilter):
+        def request_fingerprint(self, request):
+            if "bad" in request.url:
+                raise KeyError("no fingerprint today")
+            return super().request_fingerprint(request)
+
+    f = SqliteFrontier(str(tmp_path), Broken(), stats=spider.crawler.stats)
+    f.open(spider)
+    assert f.push(R("bad"))  # scheduled, unfiltered
+    assert f.push(R("good")) and not f.push(R("good"))
+    assert "Error in Broken.request_fingerprint(<GET http://127.0.0.1/bad>)" in caplog.text
+    assert spider.crawler.stats.get_value("hook_errors/dupefilter") == 1
