@@ -1,0 +1,156 @@
+"""One crawl, many workers: real ``crawlfw runspider`` processes sharing a frontier on a
+real ``redis-server`` crawl a generated site with every page exactly once across their
+feeds; one worker killed with SIGKILL mid-crawl loses nothing (its open leases expire
+and the others crawl them; restarted under the same worker id it cuts its feed back to
+what it committed); Redis restarted mid-crawl does not end the crawl.
+
+Every random choice comes from ``random.Random(SEED)`` (``CRAWLFW_CRASH_SEED``).
+"""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.support.linksite import LinkSite
+
+SPIDER = Path(__file__).with_name("linkspider.py")
+ROOT = Path(__file__).resolve().parents[2]
+SEED = int(os.environ.get("CRAWLFW_CRASH_SEED", "20261123"))
+KEY = "{crawlfw:links}"
+
+
+@pytest.fixture(scope="module")
+def site():
+    s = LinkSite(pages=1200, fanout=6, seed=11, delay_s=0.003)
+    yield s
+    s.stop()
+
+
+def start_worker(site, redis_url, worker, feed, log, *extra):
+    cmd = [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(SPIDER),
+           "-a", f"base={site.url}", "-o", str(feed), "-s", f"FRONTIER_URL={redis_url}",
+           "-s", f"FRONTIER_WORKER={worker}", "-s", "LOG_LEVEL=INFO",
+           "-s", "CONCURRENT_REQUESTS=4", "-s", "FRONTIER_CHECKPOINT_INTERVAL=0.2",
+           "-s", "FRONTIER_LEASE_TIMEOUT=5", *extra]
+    env = {k: v for k, v in os.environ.items() if k != "CRAWLFW_FAULTS"}
+    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)
+
+
+def lines(feed: Path) -> int:
+    try:
+        return feed.read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
+def read_pages(feed: Path) -> list:
+    raw = feed.read_bytes()
+    parts = raw.split(b"\n")
+    assert parts[-1] == b"", f"{feed.name} ends with a partial line"
+    return [json.loads(line)["n"] for line in parts[:-1]]
+
+
+def wait_all(procs, logs, timeout_s=120):
+    deadline = time.monotonic() + timeout_s
+    codes = []
+    for proc, log in zip(procs, logs, strict=True):
+        try:
+            codes.append(proc.wait(max(1, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            pytest.fail(f"a worker did not finish in {timeout_s} s:\n"
+                        f"{Path(log.name).read_text(errors='replace')[-3000:]}")
+    return codes
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_workers_crawl_every_page_exactly_once(site, redis_server, tmp_path, workers):
+    feeds = [tmp_path / f"w{i}.jl" for i in range(workers)]
+    logs = [open(tmp_path / f"w{i}.log", "wb") for i in range(workers)]
+    procs = [start_worker(site, redis_server.url, f"w{i}", feeds[i], logs[i])
+             for i in range(workers)]
+    codes = wait_all(procs, logs)
+    texts = [Path(log.name).read_text(errors="replace") for log in logs]
+    assert codes == [0] * workers, texts[codes.index(next(c for c in codes if c))][-3000:]
+    pages = [n for feed in feeds for n in read_pages(feed)]
+    assert sorted(pages) == list(range(site.pages)), (
+        f"{len(set(range(site.pages)) - set(pages))} missing, "
+        f"{len(pages) - len(set(pages))} twice")
+    # Every worker took part, and each finished only when the whole crawl had.
+    assert all(read_pages(feed) for feed in feeds), [len(read_pages(f)) for f in feeds]
+    for text in texts:
+        assert "'finish_reason': 'finished'" in text
+    assert sum("start requests scheduled by this worker" in t for t in texts) == 1
+
+
+def test_a_killed_worker_loses_nothing(site, redis_server, tmp_path):
+    import redis
+
+    rng = random.Random(f"{SEED}-kill")
+    feeds = [tmp_path / f"w{i}.jl" for i in range(3)]
+    logs = [open(tmp_path / f"w{i}.log", "wb") for i in range(3)]
+    procs = [start_worker(site, redis_server.url, f"w{i}", feeds[i], logs[i])
+             for i in range(3)]
+    threshold = rng.randrange(site.pages // 20, site.pages // 6)
+    deadline = time.monotonic() + 60
+    while lines(feeds[0]) < threshold:
+        assert procs[0].poll() is None, "worker w0 ended before it could be killed"
+        assert time.monotonic() < deadline, "the crawl made no progress in 60 s"
+        time.sleep(0.005)
+    procs[0].send_signal(signal.SIGKILL)
+    procs[0].wait(10)
+    # The killed worker's open leases, as Redis holds them until they expire.
+    client = redis.Redis.from_url(redis_server.url)
+    owners = client.hgetall(f"{KEY}:owners")
+    open_ids = [i for i, w in owners.items() if w == b"w0"]
+    open_pages = {int(json.loads(client.hget(f"{KEY}:requests", i))["url"].rsplit("/", 1)[1])
+                  for i in open_ids}
+    committed = json.loads(client.hget(f"{KEY}:worker:w0", "feeds"))[str(feeds[0])]
+    codes = wait_all(procs[1:], logs[1:])
+    context = f"seed {SEED}, killed at {threshold} items, {len(open_ids)} open leases"
+    assert codes == [0, 0], context
+    pages = [n for feed in feeds for n in read_pages(feed)]
+    counts = Counter(pages)
+    assert set(counts) == set(range(site.pages)), f"{context}: pages lost"
+    twice = {n for n, c in counts.items() if c > 1}
+    # Duplicates come only from the killed worker's open leases, each at most twice.
+    assert twice <= open_pages, f"{context}: {sorted(twice - open_pages)} twice"
+    assert max(counts.values()) <= 2, context
+    # Its feed past the committed offset holds exactly those pages' items.
+    raw = feeds[0].read_bytes()
+    past = [json.loads(line)["n"] for line in raw[committed["offset"]:].splitlines()
+            if line.endswith(b"}")]
+    assert twice <= set(past) <= open_pages, context
+    # Restarted under the same worker id, it finds the crawl done and cuts its feed
+    # back to its committed length: every page exactly once across the feeds.
+    with open(tmp_path / "w0-again.log", "wb") as log:
+        again = start_worker(site, redis_server.url, "w0", feeds[0], log)
+        assert wait_all([again], [log]) == [0]
+    pages = [n for feed in feeds for n in read_pages(feed)]
+    assert sorted(pages) == list(range(site.pages)), context
+
+
+def test_redis_restarted_mid_crawl(site, redis_server, tmp_path):
+    feeds = [tmp_path / f"w{i}.jl" for i in range(2)]
+    logs = [open(tmp_path / f"w{i}.log", "wb") for i in range(2)]
+    procs = [start_worker(site, redis_server.url, f"w{i}", feeds[i], logs[i])
+             for i in range(2)]
+    deadline = time.monotonic() + 60
+    while lines(feeds[0]) + lines(feeds[1]) < site.pages // 4:
+        assert time.monotonic() < deadline, "the crawl made no progress in 60 s"
+        time.sleep(0.005)
+    redis_server.restart(down_s=1.5)  # SIGTERM: the append-only file keeps the data
+    codes = wait_all(procs, logs)
+    texts = [Path(log.name).read_text(errors="replace") for log in logs]
+    assert codes == [0, 0], texts[0][-3000:] + texts[1][-3000:]
+    pages = [n for feed in feeds for n in read_pages(feed)]
+    assert sorted(pages) == list(range(site.pages))
+    assert all("unreachable" in t and "reachable again" in t for t in texts)
