@@ -232,6 +232,23 @@ redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
 return {0, consumed, 1}
 """
 
+# KEYS: queue, scores, leases, owners. ARGV: worker. Queues again the leases held under
+# this worker's id (by an earlier process of it that died). Returns how many.
+_RECOVER = """
+local owners = redis.call('HGETALL', KEYS[4])
+local n = 0
+for i = 1, #owners, 2 do
+  if owners[i + 1] == ARGV[1] then
+    local id = owners[i]
+    redis.call('ZREM', KEYS[3], id)
+    redis.call('HDEL', KEYS[4], id)
+    redis.call('ZADD', KEYS[1], redis.call('HGET', KEYS[2], id), id)
+    n = n + 1
+  end
+end
+return n
+"""
+
 # KEYS: start. ARGV: worker. Gives the start requests' claim up if held.
 _UNCLAIM_START = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
@@ -330,6 +347,7 @@ class RedisFrontier:
             "commit": [k("queue"), k("requests"), k("scores"), k("leases"), k("owners"),
                        k(f"worker:{worker}")],
             "release": [k("queue"), k("scores"), k("leases"), k("owners")],
+            "recover": [k("queue"), k("scores"), k("leases"), k("owners")],
             "renew": [k("leases"), k("owners"), k("workers"), k("start")],
             "status": [k("queue"), k("requests"), k("scores"), k("leases"), k("owners"),
                        k("meta"), k("start")],
@@ -340,6 +358,7 @@ class RedisFrontier:
         self.scripts = {
             "push": reg(_PUSH), "lease": reg(_LEASE), "commit": reg(_COMMIT),
             "release": reg(_RELEASE), "renew": reg(_RENEW), "status": reg(_STATUS),
+            "recover": reg(_RECOVER),
             "claim": reg(_CLAIM_START), "unclaim": reg(_UNCLAIM_START),
         }
         self.meta = self._read_meta()
@@ -407,6 +426,11 @@ class RedisFrontier:
         """Bind the spider whose methods are the requests' callbacks; log what the shared
         crawl holds."""
         self.spider = spider
+        recovered = self._call("recover", [self.worker])
+        if recovered:
+            logger.info("%(n)d leases of an earlier process of worker %(worker)s queued "
+                        "again", {"n": recovered, "worker": self.worker},
+                        extra={"spider": spider})
         queued, leased, exhausted, owner, _ = self._call("status", [])
         self.queued = int(queued)
         logger.info(

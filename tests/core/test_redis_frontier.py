@@ -142,6 +142,15 @@ def test_renewed_leases_do_not_expire(make):
     assert b.lease(1) == []
 
 
+def test_a_restarted_worker_queues_its_dead_process_leases_again(make):
+    make("a").push_many([R("1"), R("2")])
+    assert len(make("a").lease(2)) == 2  # that process dies
+    b = make("b")
+    assert b.lease(2) == []
+    make("a")  # the same worker id, started again: no need to wait for the timeout
+    assert sorted(urls(b.lease(2))) == ["1", "2"]
+
+
 def test_release_requeues_only_own_leases(make):
     a, b = make("a"), make("b")
     a.push(R("1"))

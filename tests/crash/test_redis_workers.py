@@ -154,3 +154,55 @@ def test_redis_restarted_mid_crawl(site, redis_server, tmp_path):
     pages = [n for feed in feeds for n in read_pages(feed)]
     assert sorted(pages) == list(range(site.pages))
     assert all("unreachable" in t and "reachable again" in t for t in texts)
+
+
+def children(pid: int) -> list:
+    """The pids of ``pid``'s child processes (Linux ``/proc``)."""
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except FileNotFoundError:
+        return []
+    return [int(p) for p in text.split()]
+
+
+def test_workers_option_merges_every_item_once_into_the_feed(site, redis_server, tmp_path):
+    """``runspider --workers 3 -o items.csv``: one worker killed with SIGKILL is started
+    again by the parent under the same id; the CSV holds every page exactly once."""
+    rng = random.Random(f"{SEED}-workers")
+    feed = tmp_path / "items.csv"
+    cmd = [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(SPIDER),
+           "-a", f"base={site.url}", "-o", str(feed), "--workers", "3",
+           "-s", f"FRONTIER_URL={redis_server.url}", "-s", "LOG_LEVEL=INFO",
+           "-s", "CONCURRENT_REQUESTS=4", "-s", "FRONTIER_CHECKPOINT_INTERVAL=0.2",
+           "-s", "FRONTIER_LEASE_TIMEOUT=5"]
+    with open(tmp_path / "parent.log", "wb") as log:
+        parent = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log)
+        parts = Path(str(feed) + ".parts")
+        threshold = rng.randrange(site.pages // 10, site.pages // 4)
+        deadline = time.monotonic() + 60
+        while sum(lines(p) for p in parts.glob("*.jl")) < threshold:
+            assert parent.poll() is None and time.monotonic() < deadline, "no progress"
+            time.sleep(0.005)
+        victim = rng.choice(children(parent.pid))
+        os.kill(victim, signal.SIGKILL)
+        code = parent.wait(120)
+    text = (tmp_path / "parent.log").read_text(errors="replace")
+    assert code == 0, text[-3000:]
+    assert "exited with status -9: starting it again" in text
+    rows = feed.read_text().splitlines()
+    assert rows[0] == "n,title"
+    pages = sorted(int(row.split(",", 1)[0]) for row in rows[1:])
+    assert pages == list(range(site.pages)), (
+        f"seed {SEED}: {len(set(range(site.pages)) - set(pages))} missing, "
+        f"{len(pages) - len(set(pages))} twice")
+    assert not parts.exists()
+
+
+def test_workers_option_needs_a_frontier_url(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "crawlfw.cmdline", "runspider", str(SPIDER),
+                           "--workers", "2", "-o", str(tmp_path / "x.jl")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "Usage error: --workers needs a shared frontier: set FRONTIER_URL "
+        "(e.g. -s FRONTIER_URL=redis://127.0.0.1:6379/0)"]
