@@ -80,7 +80,12 @@ class DownloaderActor(CrawlActor):
         self.spider = spider
         self.slot_key = slot
         self.engine = engine
-        self.slot = DownloadSlot.from_settings(settings, spider)
+        if settings.get("FRONTIER_URL"):  # limits held across the workers of the crawl
+            from crawlfw.core.redis_slot import SharedDownloadSlot
+
+            self.slot = SharedDownloadSlot.from_settings(settings, spider, slot=slot)
+        else:
+            self.slot = DownloadSlot.from_settings(settings, spider)
         # Shared with extensions (AutoThrottle) as crawler.engine.downloader.slots[key].
         crawler.download_slots[slot] = self.slot
         self.timeout_s = settings.getfloat("DOWNLOAD_TIMEOUT")
@@ -109,6 +114,9 @@ class DownloaderActor(CrawlActor):
             self.driver.abort_all()
             self.driver.close()
             self.driver = None
+        close = getattr(self.slot, "close", None)  # a shared slot gives its permits back
+        if close is not None:
+            close()
         self._inbox.close()
 
     def handle_fetch(self, message):

@@ -55,7 +55,7 @@ from crawlfw.utils.reqser import request_from_dict, request_to_dict
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["RedisFrontier", "worker_id", "frontier_key"]
+__all__ = ["RedisFrontier", "worker_id", "frontier_key", "call_with_retry"]
 
 #: Seconds between two tries of a failed Redis call: the first, and the most.
 RETRY_FIRST_S = 0.1
@@ -284,6 +284,59 @@ def frontier_key(settings, spider_name: str) -> str:
     return key if "{" in key else "{" + key + "}"
 
 
+def call_with_retry(fn, url: str, retry_timeout_s: float, *, spider=None, stats=None):
+    """``fn()`` (one Redis call), retrying a lost connection with exponential backoff
+    (:data:`RETRY_FIRST_S` to :data:`RETRY_MAX_S`) for ``retry_timeout_s`` seconds; logs
+    a WARNING when the connection is lost ("Redis frontier <url> unreachable") and
+    when it is back ("reachable again"), and counts ``frontier/redis_retries``.
+
+    Args:
+        fn: the call, without arguments.
+        url: the Redis URL (for messages; its password is hidden).
+        retry_timeout_s: seconds to keep trying.
+        spider: for the log records.
+        stats: the stats collector, or None.
+
+    Returns:
+        What ``fn`` returned.
+
+    Raises:
+        FrontierError: unreachable for ``retry_timeout_s``, or an error answer
+            (``redis.ResponseError``: out of memory, a read-only replica...).
+    """
+    import redis
+
+    delay = RETRY_FIRST_S
+    since = None
+    while True:
+        try:
+            result = fn()
+        except (redis.ConnectionError, redis.TimeoutError) as e:
+            now = time.monotonic()
+            if since is None:
+                since = now
+                logger.warning(
+                    "Redis frontier %(url)s unreachable (%(error)s): retrying with backoff "
+                    "for up to %(timeout).0f s",
+                    {"url": _redact(url), "error": f"{type(e).__name__}: {e}",
+                     "timeout": retry_timeout_s}, extra={"spider": spider})
+                if stats is not None:
+                    stats.inc_value("frontier/redis_retries", spider=spider)
+            if now - since >= retry_timeout_s:
+                raise FrontierError(f"Redis at {_redact(url)} unreachable for "
+                                    f"{now - since:.0f} s: {type(e).__name__}: {e}") from e
+            time.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX_S)
+            continue
+        except redis.RedisError as e:
+            raise FrontierError(f"Redis at {_redact(url)}: {type(e).__name__}: {e}") from e
+        if since is not None:
+            logger.warning("Redis frontier %(url)s reachable again after %(s).1f s",
+                           {"url": _redact(url), "s": time.monotonic() - since},
+                           extra={"spider": spider})
+        return result
+
+
 class RedisFrontier:
     """The frontier shared by every worker of one crawl, in Redis (see the module doc).
 
@@ -333,7 +386,6 @@ class RedisFrontier:
         self._pending_acks = []
         self.leased = set()  # ids of this worker's open leases
         self.queued = 0  # the shared queue's length at the last lease or status call
-        self._redis_errors = (redis.ConnectionError, redis.TimeoutError)
         self._redis_error = redis.RedisError
         try:
             self.client = client or redis.Redis.from_url(
@@ -369,43 +421,18 @@ class RedisFrontier:
     # --- Redis calls --------------------------------------------------------------------
 
     def _call(self, name, args):
-        """Run script ``name``; retry a lost connection with backoff.
+        """Run script ``name``; retry a lost connection with backoff
+        (:func:`call_with_retry`).
 
         Raises:
             FrontierError: Redis stayed unreachable for ``retry_timeout_s``, or answered
                 with an error (out of memory, a read-only replica...).
         """
-        delay = RETRY_FIRST_S
-        since = None
-        while True:
-            try:
-                result = self.scripts[name](keys=self.keys[name], args=args)
-            except self._redis_errors as e:
-                now = time.monotonic()
-                if since is None:
-                    since = now
-                    logger.warning(
-                        "Redis frontier %(url)s unreachable (%(error)s): retrying with "
-                        "backoff for up to %(timeout).0f s",
-                        {"url": _redact(self.url), "error": f"{type(e).__name__}: {e}",
-                         "timeout": self.retry_timeout_s}, extra={"spider": self.spider})
-                    self._inc("frontier/redis_retries")
-                if now - since >= self.retry_timeout_s:
-                    raise FrontierError(
-                        f"Redis at {_redact(self.url)} unreachable for "
-                        f"{now - since:.0f} s: {type(e).__name__}: {e}") from e
-                time.sleep(delay)
-                delay = min(delay * 2, RETRY_MAX_S)
-                continue
-            except self._redis_error as e:
-                raise FrontierError(f"Redis at {_redact(self.url)}: {type(e).__name__}: "
-                                    f"{e}") from e
-            if since is not None:
-                logger.warning("Redis frontier %(url)s reachable again after %(s).1f s",
-                               {"url": _redact(self.url), "s": time.monotonic() - since},
-                               extra={"spider": self.spider})
-            self._inc("frontier/redis_calls")
-            return result
+        script, keys = self.scripts[name], self.keys[name]
+        result = call_with_retry(lambda: script(keys=keys, args=args), self.url,
+                                 self.retry_timeout_s, spider=self.spider, stats=self.stats)
+        self._inc("frontier/redis_calls")
+        return result
 
     def _read_meta(self) -> JobMeta:
         exhausted, consumed, claimed = self._call("claim", [self.worker, self.lease_ms])

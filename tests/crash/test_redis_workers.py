@@ -206,3 +206,56 @@ def test_workers_option_needs_a_frontier_url(tmp_path):
     assert proc.stderr.strip().splitlines() == [
         "Usage error: --workers needs a shared frontier: set FRONTIER_URL "
         "(e.g. -s FRONTIER_URL=redis://127.0.0.1:6379/0)"]
+
+
+def run_slow_workers(server, redis_url, tmp_path, n, *settings, workers=3):
+    spider = Path(__file__).with_name("slowspider.py")
+    procs, logs = [], []
+    for i in range(workers):
+        log = open(tmp_path / f"slow{i}.log", "wb")
+        cmd = [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(spider),
+               "-a", f"base={server.url}", "-a", f"n={n}", "-o", str(tmp_path / f"s{i}.jl"),
+               "-s", f"FRONTIER_URL={redis_url}", "-s", f"FRONTIER_WORKER=s{i}",
+               "-s", "LOG_LEVEL=INFO", "-s", "FRONTIER_LEASE_TIMEOUT=5", *settings]
+        procs.append(subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log))
+        logs.append(log)
+    codes = wait_all(procs, logs)
+    assert codes == [0] * workers, Path(logs[0].name).read_text(errors="replace")[-3000:]
+    feeds = [tmp_path / f"s{i}.jl" for i in range(workers)]
+    pages = [n for feed in feeds if feed.exists() for n in read_pages(feed)]  # (none: no file)
+    assert sorted(pages) == list(range(n))
+    return pages
+
+
+def test_per_domain_concurrency_holds_across_workers(redis_server, tmp_path):
+    """3 workers, ``CONCURRENT_REQUESTS_PER_DOMAIN = 2``: the site never serves more than
+    2 requests at once (each worker alone would allow 2, together 6)."""
+    from tests.support.countserver import CountingServer
+
+    server = CountingServer(hold_s=0.15)
+    try:
+        run_slow_workers(server, redis_server.url, tmp_path, 36,
+                         "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2")
+    finally:
+        server.stop()
+    assert len(server.paths) == 36
+    assert server.max_active == 2
+
+
+def test_download_delay_holds_across_workers(redis_server, tmp_path):
+    """3 workers, ``DOWNLOAD_DELAY = 0.25`` (not randomized), one request at a time
+    each (so all three take part): requests to the site start at least a delay apart
+    across the workers (0.1 s of slack for the transfer's own start)."""
+    from tests.support.countserver import CountingServer
+
+    server = CountingServer(hold_s=0.0)
+    try:
+        pages = run_slow_workers(server, redis_server.url, tmp_path, 15,
+                                 "-s", "DOWNLOAD_DELAY=0.25", "-s", "CONCURRENT_REQUESTS=1",
+                                 "-s", "RANDOMIZE_DOWNLOAD_DELAY=False")
+    finally:
+        server.stop()
+    times = sorted(server.times)
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    assert len(times) == len(pages) == 15
+    assert min(gaps) >= 0.15, [round(g, 3) for g in gaps]

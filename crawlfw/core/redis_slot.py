@@ -1,0 +1,201 @@
+"""Politeness for a crawl shared by many workers: a download slot whose concurrency
+(``CONCURRENT_REQUESTS_PER_DOMAIN`` / ``_PER_IP``) and delay (``DOWNLOAD_DELAY``) hold
+for the whole crawl, with the permits in Redis.
+
+:class:`SharedDownloadSlot` is a :class:`crawlfw.core.slot.DownloadSlot` whose
+:meth:`~SharedDownloadSlot.pop_ready` first takes permits from Redis: a transfer starts
+only with a permit of its slot, and a slot has at most ``concurrency`` permits out,
+across every worker. With a delay, at most one transfer of the slot starts per delay,
+across every worker (the time of the next allowed start is kept in Redis; the
+randomization of ``RANDOMIZE_DOWNLOAD_DELAY`` is drawn by the worker that starts). A
+permit is given back when its transfer ends; it expires after ``FRONTIER_LEASE_TIMEOUT``
+seconds unless renewed (the downloader renews its permits as it pumps), so a worker
+that dies holds none for long.
+
+Keys, one pair per slot, each with its own Redis Cluster hash tag (so the slots of a
+big crawl spread over the cluster's nodes)::
+
+    {<crawl key>|slot|<slot key>}:permits   sorted set  permit token -> expiry (ms)
+    {<crawl key>|slot|<slot key>}:next      string      next allowed start (ms), with a delay
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+from crawlfw.core.redis_frontier import call_with_retry, worker_id
+from crawlfw.core.slot import DownloadSlot
+
+__all__ = ["SharedDownloadSlot"]
+
+#: Seconds between two asks for a permit while the slot is full in other workers.
+POLL_S = 0.05
+
+# KEYS: permits, next. ARGV: want, limit, delay ms, permit ms, then `want` tokens.
+# Returns {granted, wait ms (-1: until a permit is given back)}.
+_ACQUIRE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local want = tonumber(ARGV[1])
+local free = tonumber(ARGV[2]) - redis.call('ZCARD', KEYS[1])
+if free <= 0 then return {0, -1} end
+if want > free then want = free end
+local delay = tonumber(ARGV[3])
+if delay > 0 then
+  local nxt = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if now < nxt then return {0, nxt - now} end
+  want = 1
+  redis.call('SET', KEYS[2], now + delay, 'PX', delay + 60000)
+end
+for i = 1, want do
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[4]), ARGV[4 + i])
+end
+return {want, 0}
+"""
+
+# KEYS: permits. ARGV: permit ms, tokens. Extends the permits still held.
+_RENEW = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for i = 2, #ARGV do
+  redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[1]), ARGV[i])
+end
+return 0
+"""
+
+_tokens = itertools.count(1)
+
+
+class SharedDownloadSlot(DownloadSlot):
+    """A download slot whose limits hold across every worker of a shared crawl.
+
+    Args:
+        client: a ``redis.Redis``.
+        url: the Redis URL (for messages).
+        key: the slot's key prefix, ``{<crawl key>|slot|<slot>}``.
+        worker: this worker's id (in the permit tokens).
+        permit_timeout_s: seconds a permit lives without a renewal.
+        retry_timeout_s: seconds a lost connection is retried.
+        *args, **kw: :class:`~crawlfw.core.slot.DownloadSlot` arguments.
+
+    Raises:
+        crawlfw.core.frontier.FrontierError: (from :meth:`pop_ready` and
+            :meth:`transfer_done`) Redis failed for good.
+    """
+
+    def __init__(self, client, url, key, worker, permit_timeout_s, retry_timeout_s,
+                 *args, **kw):
+        super().__init__(*args, **kw)
+        self.client = client
+        self.url = url
+        self.worker = worker
+        self.permit_ms = max(1, int(permit_timeout_s * 1000))
+        self.retry_timeout_s = retry_timeout_s
+        self.keys = [f"{key}:permits", f"{key}:next"]
+        self._acquire = client.register_script(_ACQUIRE)
+        self._renew = client.register_script(_RENEW)
+        self.permits = {}  # request in flight -> its permit token
+        self._wait_until_s = 0.0  # no permit to be had before this (monotonic s)
+        self._renewed_s = time.monotonic()
+
+    @classmethod
+    def from_settings(cls, settings, spider=None, *, slot="", client=None, **kw):
+        """A slot configured like :meth:`DownloadSlot.from_settings`, its permits in the
+        Redis of ``FRONTIER_URL`` under the crawl's key (``FRONTIER_KEY`` or
+        ``crawlfw:<spider name>``).
+
+        Args:
+            settings: the crawl settings.
+            spider: the spider.
+            slot: the slot key (host name or IP).
+            client: a ``redis.Redis`` (default: one for ``FRONTIER_URL``).
+        """
+        import redis
+
+        plain = DownloadSlot.from_settings(settings, spider, **kw)
+        url = settings["FRONTIER_URL"]
+        crawl = str(settings.get("FRONTIER_KEY") or f"crawlfw:{getattr(spider, 'name', '')}")
+        crawl = crawl.replace("{", "").replace("}", "")
+        client = client or redis.Redis.from_url(url, socket_timeout=30,
+                                                socket_connect_timeout=5)
+        return cls(client, url, f"{{{crawl}|slot|{slot}}}", worker_id(settings),
+                   settings.getfloat("FRONTIER_LEASE_TIMEOUT", 60.0),
+                   settings.getfloat("FRONTIER_RETRY_TIMEOUT", 300.0),
+                   plain.concurrency, plain.delay_s, plain.randomize_delay, **kw)
+
+    def _call(self, fn):
+        return call_with_retry(fn, self.url, self.retry_timeout_s)
+
+    def pop_ready(self, now_s: float) -> list:
+        """Take the requests that may start now: locally as
+        :meth:`DownloadSlot.pop_ready`, each with a permit of the whole crawl."""
+        if self.permits and now_s - self._renewed_s >= self.permit_ms / 3000:
+            self._renewed_s = now_s
+            tokens = list(self.permits.values())
+            self._call(lambda: self._renew(keys=self.keys[:1], args=[self.permit_ms, *tokens]))
+        queue = self.queue
+        if not queue or now_s < self._wait_until_s:
+            return []
+        want = min(len(queue), self.concurrency - len(self.inprogress))
+        if want <= 0:
+            return []
+        delay_ms = 0
+        if self.delay_s:
+            factor = self._rng.uniform(0.5, 1.5) if self.randomize_delay else 1.0
+            delay_ms = max(1, int(self.delay_s * factor * 1000))
+        tokens = [f"{self.worker}:{next(_tokens)}" for _ in range(want)]
+        granted, wait_ms = self._call(lambda: self._acquire(
+            keys=self.keys, args=[want, self.concurrency, delay_ms, self.permit_ms, *tokens]))
+        if not granted:
+            wait_s = POLL_S if wait_ms < 0 else wait_ms / 1000
+            self._wait_until_s = now_s + wait_s
+            return []
+        started = []
+        for token in tokens[:granted]:
+            request = queue.popleft()
+            self.inprogress[request] = None
+            self.permits[request] = token
+            started.append(request)
+        return started
+
+    def next_ready_in_s(self, now_s: float) -> float | None:
+        """Seconds until :meth:`pop_ready` should ask again: ``0.0`` when it may now,
+        the wait Redis named (a delay, or :data:`POLL_S` while the slot is full in
+        other workers), None when nothing is queued or every local transfer is busy."""
+        if not self.queue or len(self.inprogress) >= self.concurrency:
+            return None
+        wait = self._wait_until_s - now_s
+        return wait if wait > 0 else 0.0
+
+    def transfer_done(self, request) -> None:
+        """End ``request``'s transfer and give its permit back.
+
+        Raises:
+            KeyError: ``request`` is not in flight in this slot.
+        """
+        super().transfer_done(request)
+        token = self.permits.pop(request, None)
+        if token is not None:
+            self._call(lambda: self.client.zrem(self.keys[0], token))
+            self._wait_until_s = 0.0  # a permit is free now
+
+    def requeue_inprogress(self) -> list:
+        """Put in-flight requests back in the queue and give their permits back."""
+        tokens = list(self.permits.values())
+        self.permits.clear()
+        if tokens:
+            self._call(lambda: self.client.zrem(self.keys[0], *tokens))
+        return super().requeue_inprogress()
+
+    def close(self) -> None:
+        """Give back the permits of transfers still in flight (the downloader stops)."""
+        tokens = list(self.permits.values())
+        self.permits.clear()
+        try:
+            if tokens:
+                self.client.zrem(self.keys[0], *tokens)
+        except Exception:  # they expire anyway
+            pass
+        self.client.close()
