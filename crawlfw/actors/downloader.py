@@ -83,7 +83,8 @@ class DownloaderActor(CrawlActor):
         if settings.get("FRONTIER_URL"):  # limits held across the workers of the crawl
             from crawlfw.core.redis_slot import SharedDownloadSlot
 
-            self.slot = SharedDownloadSlot.from_settings(settings, spider, slot=slot)
+            self.slot = SharedDownloadSlot.from_settings(settings, spider, slot=slot,
+                                                         stats=crawler.stats)
         else:
             self.slot = DownloadSlot.from_settings(settings, spider)
         # Shared with extensions (AutoThrottle) as crawler.engine.downloader.slots[key].

@@ -8,7 +8,8 @@ only with a permit of its slot, and a slot has at most ``concurrency`` permits o
 across every worker. With a delay, at most one transfer of the slot starts per delay,
 across every worker (the time of the next allowed start is kept in Redis; the
 randomization of ``RANDOMIZE_DOWNLOAD_DELAY`` is drawn by the worker that starts). A
-permit is given back when its transfer ends; it expires after ``FRONTIER_LEASE_TIMEOUT``
+permit is given back when its transfer ends (with the next permits taken, in one
+call); it expires after ``FRONTIER_LEASE_TIMEOUT``
 seconds unless renewed (the downloader renews its permits as it pumps), so a worker
 that dies holds none for long.
 
@@ -32,13 +33,17 @@ __all__ = ["SharedDownloadSlot"]
 #: Seconds between two asks for a permit while the slot is full in other workers.
 POLL_S = 0.05
 
-# KEYS: permits, next. ARGV: want, limit, delay ms, permit ms, then `want` tokens.
-# Returns {granted, wait ms (-1: until a permit is given back)}.
+# KEYS: permits, next. ARGV: want, limit, delay ms, permit ms, number of tokens to
+# give back, those tokens, then `want` new tokens. Gives the permits of ended transfers
+# back, then takes up to `want`. Returns {granted, wait ms (-1: until a permit is free)}.
 _ACQUIRE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local nback = tonumber(ARGV[5])
+for i = 6, 5 + nback do redis.call('ZREM', KEYS[1], ARGV[i]) end
 local want = tonumber(ARGV[1])
+if want == 0 then return {0, 0} end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local free = tonumber(ARGV[2]) - redis.call('ZCARD', KEYS[1])
 if free <= 0 then return {0, -1} end
 if want > free then want = free end
@@ -50,7 +55,7 @@ if delay > 0 then
   redis.call('SET', KEYS[2], now + delay, 'PX', delay + 60000)
 end
 for i = 1, want do
-  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[4]), ARGV[4 + i])
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[4]), ARGV[5 + nback + i])
 end
 return {want, 0}
 """
@@ -79,6 +84,8 @@ class SharedDownloadSlot(DownloadSlot):
         permit_timeout_s: seconds a permit lives without a renewal.
         retry_timeout_s: seconds a lost connection is retried.
         *args, **kw: :class:`~crawlfw.core.slot.DownloadSlot` arguments.
+        stats: the crawl's stats collector (counts ``frontier/redis_calls``), or None.
+        spider: the spider (for log records and stats).
 
     Raises:
         crawlfw.core.frontier.FrontierError: (from :meth:`pop_ready` and
@@ -86,8 +93,10 @@ class SharedDownloadSlot(DownloadSlot):
     """
 
     def __init__(self, client, url, key, worker, permit_timeout_s, retry_timeout_s,
-                 *args, **kw):
+                 *args, stats=None, spider=None, **kw):
         super().__init__(*args, **kw)
+        self.stats = stats
+        self.spider = spider
         self.client = client
         self.url = url
         self.worker = worker
@@ -97,11 +106,13 @@ class SharedDownloadSlot(DownloadSlot):
         self._acquire = client.register_script(_ACQUIRE)
         self._renew = client.register_script(_RENEW)
         self.permits = {}  # request in flight -> its permit token
+        self._given_back = []  # tokens of ended transfers, sent with the next call
         self._wait_until_s = 0.0  # no permit to be had before this (monotonic s)
         self._renewed_s = time.monotonic()
 
     @classmethod
-    def from_settings(cls, settings, spider=None, *, slot="", client=None, **kw):
+    def from_settings(cls, settings, spider=None, *, slot="", client=None, stats=None,
+                      **kw):
         """A slot configured like :meth:`DownloadSlot.from_settings`, its permits in the
         Redis of ``FRONTIER_URL`` under the crawl's key (``FRONTIER_KEY`` or
         ``crawlfw:<spider name>``).
@@ -111,6 +122,7 @@ class SharedDownloadSlot(DownloadSlot):
             spider: the spider.
             slot: the slot key (host name or IP).
             client: a ``redis.Redis`` (default: one for ``FRONTIER_URL``).
+            stats: the crawl's stats collector (``frontier/redis_calls``), or None.
         """
         import redis
 
@@ -123,10 +135,15 @@ class SharedDownloadSlot(DownloadSlot):
         return cls(client, url, f"{{{crawl}|slot|{slot}}}", worker_id(settings),
                    settings.getfloat("FRONTIER_LEASE_TIMEOUT", 60.0),
                    settings.getfloat("FRONTIER_RETRY_TIMEOUT", 300.0),
-                   plain.concurrency, plain.delay_s, plain.randomize_delay, **kw)
+                   plain.concurrency, plain.delay_s, plain.randomize_delay, stats=stats,
+                   spider=spider, **kw)
 
     def _call(self, fn):
-        return call_with_retry(fn, self.url, self.retry_timeout_s)
+        result = call_with_retry(fn, self.url, self.retry_timeout_s, spider=self.spider,
+                                 stats=self.stats)
+        if self.stats is not None:
+            self.stats.inc_value("frontier/redis_calls", spider=self.spider)
+        return result
 
     def pop_ready(self, now_s: float) -> list:
         """Take the requests that may start now: locally as
@@ -136,18 +153,24 @@ class SharedDownloadSlot(DownloadSlot):
             tokens = list(self.permits.values())
             self._call(lambda: self._renew(keys=self.keys[:1], args=[self.permit_ms, *tokens]))
         queue = self.queue
-        if not queue or now_s < self._wait_until_s:
-            return []
         want = min(len(queue), self.concurrency - len(self.inprogress))
-        if want <= 0:
+        if now_s < self._wait_until_s:
+            want = 0
+        back = self._given_back
+        if want <= 0 and not back:
             return []
+        want = max(want, 0)
         delay_ms = 0
-        if self.delay_s:
+        if want and self.delay_s:
             factor = self._rng.uniform(0.5, 1.5) if self.randomize_delay else 1.0
             delay_ms = max(1, int(self.delay_s * factor * 1000))
         tokens = [f"{self.worker}:{next(_tokens)}" for _ in range(want)]
+        self._given_back = []
         granted, wait_ms = self._call(lambda: self._acquire(
-            keys=self.keys, args=[want, self.concurrency, delay_ms, self.permit_ms, *tokens]))
+            keys=self.keys, args=[want, self.concurrency, delay_ms, self.permit_ms,
+                                  len(back), *back, *tokens]))
+        if not want:
+            return []
         if not granted:
             wait_s = POLL_S if wait_ms < 0 else wait_ms / 1000
             self._wait_until_s = now_s + wait_s
@@ -170,7 +193,9 @@ class SharedDownloadSlot(DownloadSlot):
         return wait if wait > 0 else 0.0
 
     def transfer_done(self, request) -> None:
-        """End ``request``'s transfer and give its permit back.
+        """End ``request``'s transfer; its permit is given back with the next
+        :meth:`pop_ready` (which the downloader calls right after), in the same call as
+        the next permits are taken.
 
         Raises:
             KeyError: ``request`` is not in flight in this slot.
@@ -178,21 +203,23 @@ class SharedDownloadSlot(DownloadSlot):
         super().transfer_done(request)
         token = self.permits.pop(request, None)
         if token is not None:
-            self._call(lambda: self.client.zrem(self.keys[0], token))
+            self._given_back.append(token)
             self._wait_until_s = 0.0  # a permit is free now
 
     def requeue_inprogress(self) -> list:
         """Put in-flight requests back in the queue and give their permits back."""
-        tokens = list(self.permits.values())
+        tokens = [*self._given_back, *self.permits.values()]
         self.permits.clear()
+        self._given_back = []
         if tokens:
             self._call(lambda: self.client.zrem(self.keys[0], *tokens))
         return super().requeue_inprogress()
 
     def close(self) -> None:
         """Give back the permits of transfers still in flight (the downloader stops)."""
-        tokens = list(self.permits.values())
+        tokens = [*self._given_back, *self.permits.values()]
         self.permits.clear()
+        self._given_back = []
         try:
             if tokens:
                 self.client.zrem(self.keys[0], *tokens)
