@@ -213,17 +213,21 @@ return lost
 """
 
 # KEYS: queue, requests, scores, leases, owners, meta, start.
-# Returns {queued, leased, start_exhausted (0/1), start owner or '', expired}.
+# Returns {queued, leased, start_exhausted (0/1), start owner or '', expired,
+# the crawl's data exists (0/1: its `created` mark, set when the first worker joined)}.
 _STATUS = _EXPIRE + """
 local expired = expire(now_ms())
 return {redis.call('ZCARD', KEYS[1]), redis.call('ZCARD', KEYS[4]),
         redis.call('HEXISTS', KEYS[6], 'start_exhausted'),
-        redis.call('GET', KEYS[7]) or '', expired}
+        redis.call('GET', KEYS[7]) or '', expired,
+        redis.call('HEXISTS', KEYS[6], 'created')}
 """
 
-# KEYS: meta, start. ARGV: worker, claim ms.
-# Returns {start_exhausted (0/1), start_consumed, claimed (0/1)}.
+# KEYS: meta, start. ARGV: worker, claim ms. Marks the crawl as created (the mark
+# tells a Redis that lost its data from a finished crawl). Returns {start_exhausted (0/1), start_consumed, claimed (0/1)}.
 _CLAIM_START = """
+local t = redis.call('TIME')
+redis.call('HSETNX', KEYS[1], 'created', t[1])
 local consumed = tonumber(redis.call('HGET', KEYS[1], 'start_consumed') or '0')
 if redis.call('HEXISTS', KEYS[1], 'start_exhausted') == 1 then return {1, consumed, 0} end
 local owner = redis.call('GET', KEYS[2])
@@ -458,7 +462,7 @@ class RedisFrontier:
             logger.info("%(n)d leases of an earlier process of worker %(worker)s queued "
                         "again", {"n": recovered, "worker": self.worker},
                         extra={"spider": spider})
-        queued, leased, exhausted, owner, _ = self._call("status", [])
+        queued, leased, exhausted, owner, _, _ = self._call("status", [])
         self.queued = int(queued)
         logger.info(
             "Worker %(worker)s joins crawl %(key)s on %(url)s (%(queued)d requests queued, "
@@ -677,9 +681,15 @@ class RedisFrontier:
             'start_exhausted': bool, 'start_owner': str}``.
 
         Raises:
-            FrontierError: Redis failed.
+            FrontierError: Redis failed, or the crawl's data is gone from it (a Redis
+                restarted without persistence): finishing would lose requests.
         """
-        queued, leased, exhausted, owner, expired = self._call("status", [])
+        queued, leased, exhausted, owner, expired, exists = self._call("status", [])
+        if not exists:
+            raise FrontierError(
+                f"the crawl's data is gone from Redis at {_redact(self.url)} (key "
+                f"{self.key}): was Redis restarted without persistence (appendonly yes), "
+                f"or were the keys deleted? The crawl cannot tell what is left to do")
         self._note_expired(expired)
         self.queued = int(queued)
         return {"queued": int(queued), "leased": int(leased), "own_leases": len(self.leased),

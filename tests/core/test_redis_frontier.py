@@ -218,3 +218,11 @@ def test_key_and_worker_settings():
     assert frontier_key(Settings({"FRONTIER_KEY": "x:{y}"}), "links") == "x:{y}"
     assert worker_id(Settings({"FRONTIER_WORKER": "m1"})) == "m1"
     assert worker_id(Settings()) == worker_id(None)
+
+
+def test_a_redis_that_lost_the_crawl_fails_instead_of_finishing(make):
+    a = make("a")
+    a.push(R("1"))
+    a.client.flushdb()  # as a Redis restarted without persistence
+    with pytest.raises(FrontierError, match="gone from Redis"):
+        a.status()
