@@ -74,6 +74,7 @@ class SchedulerActor(CrawlActor):
         self.shared = getattr(self.frontier, "shared", False)
         self.idle_check = None  # a check_idle held back (shared frontier)
         self.last_renew = time.monotonic()
+        self.last_status_s = float("-inf")  # when Redis last said the crawl was busy
         self._ticker = None
 
     def on_start(self):
@@ -258,11 +259,14 @@ class SchedulerActor(CrawlActor):
             if self.spider_runner is not None:
                 self._maybe_checkpoint(force=True)
                 return  # answered when the checkpoint is reached
+        if first and time.monotonic() - self.last_status_s < TICK_S:
+            return  # Redis was asked at the last tick: asked again at the next one
         try:
             status = frontier.status()
         except _FRONTIER_ERRORS as e:
             self._fail(e)
             return
+        self.last_status_s = time.monotonic()
         pending = status["queued"] + status["leased"] + len(frontier._transient)
         if not status["start_exhausted"]:
             pending += 1

@@ -669,7 +669,8 @@ class RedisFrontier:
         """
         lost = self._call("renew", [self.worker, self.lease_ms, *self.leased])
         lost = [int(i) for i in lost]
-        if lost:
+        if lost:  # not renewed again; their acks are skipped at the commit
+            self.leased.difference_update(lost)
             self._inc("frontier/leases_lost", len(lost))
         return lost
 
