@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 import time
 
-from crawlfw.core.redis_frontier import call_with_retry, worker_id
+from crawlfw.core.redis_frontier import Scripts, call_with_retry, worker_id
 from crawlfw.core.slot import DownloadSlot
 
 __all__ = ["SharedDownloadSlot"]
@@ -103,8 +103,7 @@ class SharedDownloadSlot(DownloadSlot):
         self.permit_ms = max(1, int(permit_timeout_s * 1000))
         self.retry_timeout_s = retry_timeout_s
         self.keys = [f"{key}:permits", f"{key}:next"]
-        self._acquire = client.register_script(_ACQUIRE)
-        self._renew = client.register_script(_RENEW)
+        self.scripts = Scripts(client, {"acquire": _ACQUIRE, "renew": _RENEW})
         self.permits = {}  # request in flight -> its permit token
         self._given_back = []  # tokens of ended transfers, sent with the next call
         self._wait_until_s = 0.0  # no permit to be had before this (monotonic s)
@@ -131,7 +130,7 @@ class SharedDownloadSlot(DownloadSlot):
         crawl = str(settings.get("FRONTIER_KEY") or f"crawlfw:{getattr(spider, 'name', '')}")
         crawl = crawl.replace("{", "").replace("}", "")
         client = client or redis.Redis.from_url(url, socket_timeout=30,
-                                                socket_connect_timeout=5)
+                                                socket_connect_timeout=5, protocol=2)
         return cls(client, url, f"{{{crawl}|slot|{slot}}}", worker_id(settings),
                    settings.getfloat("FRONTIER_LEASE_TIMEOUT", 60.0),
                    settings.getfloat("FRONTIER_RETRY_TIMEOUT", 300.0),
@@ -151,7 +150,8 @@ class SharedDownloadSlot(DownloadSlot):
         if self.permits and now_s - self._renewed_s >= self.permit_ms / 3000:
             self._renewed_s = now_s
             tokens = list(self.permits.values())
-            self._call(lambda: self._renew(keys=self.keys[:1], args=[self.permit_ms, *tokens]))
+            self._call(lambda: self.scripts.run("renew", self.keys[:1],
+                                                [self.permit_ms, *tokens]))
         queue = self.queue
         want = min(len(queue), self.concurrency - len(self.inprogress))
         if now_s < self._wait_until_s:
@@ -166,9 +166,9 @@ class SharedDownloadSlot(DownloadSlot):
             delay_ms = max(1, int(self.delay_s * factor * 1000))
         tokens = [f"{self.worker}:{next(_tokens)}" for _ in range(want)]
         self._given_back = []
-        granted, wait_ms = self._call(lambda: self._acquire(
-            keys=self.keys, args=[want, self.concurrency, delay_ms, self.permit_ms,
-                                  len(back), *back, *tokens]))
+        granted, wait_ms = self._call(lambda: self.scripts.run(
+            "acquire", self.keys, [want, self.concurrency, delay_ms, self.permit_ms,
+                                   len(back), *back, *tokens]))
         if not want:
             return []
         if not granted:
@@ -225,4 +225,5 @@ class SharedDownloadSlot(DownloadSlot):
                 self.client.zrem(self.keys[0], *tokens)
         except Exception:  # they expire anyway
             pass
+        self.scripts.close()
         self.client.close()
