@@ -80,7 +80,8 @@ class DownloaderActor(CrawlActor):
         self.spider = spider
         self.slot_key = slot
         self.engine = engine
-        if settings.get("FRONTIER_URL"):  # limits held across the workers of the crawl
+        self._shared_slot = bool(settings.get("FRONTIER_URL"))
+        if self._shared_slot:  # limits held across the workers of the crawl
             from crawlfw.core.redis_slot import SharedDownloadSlot
 
             self.slot = SharedDownloadSlot.from_settings(settings, spider, slot=slot,
@@ -171,6 +172,7 @@ class DownloaderActor(CrawlActor):
                                         "error": e, "slot": self.slot_key})
 
     def _queue_pump(self) -> None:
-        if not self._pump_queued and (self.driver.active or self.slot.queued):
+        if not self._pump_queued and (self.driver.active or self.slot.queued or (
+                self._shared_slot and self.slot.holding)):  # permits to give back
             self._pump_queued = True
             self.actor_ref.tell({"type": "pump"})

@@ -182,6 +182,7 @@ class SchedulerActor(CrawlActor):
             self._fail(e)
             return
         if self.idle_check is not None:
+            self.last_status_s = float("-inf")  # ask Redis again now
             self._answer_idle_check(first=True)
 
     def handle_frontier_tick(self, message):
@@ -249,27 +250,30 @@ class SchedulerActor(CrawlActor):
                                                 "pending": len(batch)})
 
     def _answer_idle_check(self, first):
-        """Shared frontier: answer the held ``check_idle`` when the whole crawl's state
-        is known. This worker's done leases are committed first (a checkpoint now); then
-        the answer is "idle" when the shared queue is empty, no worker holds a lease
-        and the start requests are all scheduled; otherwise it is given at the next tick
-        (``first`` False), so an idle worker asks Redis every :data:`TICK_S` seconds."""
+        """Shared frontier: answer the held ``check_idle`` from the whole crawl's state:
+        "idle" when the shared queue is empty, no worker holds a lease and the start
+        requests are all scheduled. When only leases keep the crawl going, this
+        worker's done leases are committed at once (a checkpoint), since every worker
+        waits for them. Redis is asked at most once per :data:`TICK_S`; a busy answer
+        waits for the next tick (``first`` False), so an idle worker polls."""
         frontier = self.frontier
-        if frontier.leased or frontier._pending_acks:
-            if self.spider_runner is not None:
-                self._maybe_checkpoint(force=True)
-                return  # answered when the checkpoint is reached
-        if first and time.monotonic() - self.last_status_s < TICK_S:
+        now = time.monotonic()
+        if first and now - self.last_status_s < TICK_S:
             return  # Redis was asked at the last tick: asked again at the next one
         try:
             status = frontier.status()
         except _FRONTIER_ERRORS as e:
             self._fail(e)
             return
-        self.last_status_s = time.monotonic()
+        self.last_status_s = now
         pending = status["queued"] + status["leased"] + len(frontier._transient)
         if not status["start_exhausted"]:
             pending += 1
+        if (pending and not status["queued"] and (frontier.leased or frontier._pending_acks)
+                and self.spider_runner is not None and not self.checkpoint_pending
+                and now - self.last_checkpoint >= TICK_S):
+            self._maybe_checkpoint(force=True)
+            return  # asked again when the checkpoint is reached
         if pending and first:
             return  # asked again at the next tick
         message, self.idle_check = self.idle_check, None

@@ -47,6 +47,7 @@ import logging
 import os
 import socket
 import time
+from collections import deque
 
 from crawlfw.core.frontier import SEEN_CACHE_SIZE, FrontierError, JobMeta, _Lifo
 from crawlfw.core.pqueue import PriorityQueue
@@ -403,6 +404,10 @@ class RedisFrontier:
             (``FRONTIER_LEASE_TIMEOUT``); renew at least three times as often.
         retry_timeout_s: seconds a lost connection is retried before the frontier
             fails (``FRONTIER_RETRY_TIMEOUT``).
+        prefetch: requests leased ahead of need and kept here, so that most
+            :meth:`lease` calls need no round trip (the Scheduler uses
+            ``CONCURRENT_REQUESTS``); they are this worker's open leases, renewed and
+            given back at :meth:`close` like the others.
         stats: the crawl's stats collector, or None.
         client: a ``redis.Redis`` to use instead of one made from ``url`` (tests).
 
@@ -415,7 +420,7 @@ class RedisFrontier:
     shared = True
 
     def __init__(self, url, key, dupefilter, *, worker, lifo=True, lease_timeout_s=60.0,
-                 retry_timeout_s=300.0, stats=None, client=None):
+                 retry_timeout_s=300.0, prefetch=0, stats=None, client=None):
         import redis
 
         self.url = url
@@ -436,6 +441,8 @@ class RedisFrontier:
         self._seen_cache = set()
         self._pending_acks = []
         self.leased = set()  # ids of this worker's open leases
+        self.prefetch = max(0, int(prefetch))
+        self._prefetched = deque()  # leased ahead, not handed out yet (in `leased`)
         self.queued = 0  # the shared queue's length at the last lease or status call
         self._redis_error = redis.RedisError
         try:
@@ -622,9 +629,12 @@ class RedisFrontier:
             if request is None:
                 break
             out.append(request)
+        prefetched = self._prefetched
+        while prefetched and len(out) < n:
+            out.append(prefetched.popleft())
         want = n - len(out)
         if want > 0:
-            reply = self._call("lease", [self.worker, want, self.lease_ms])
+            reply = self._call("lease", [self.worker, want + self.prefetch, self.lease_ms])
             self._note_expired(reply[0])
             spider = self.spider
             got = 0
@@ -641,7 +651,10 @@ class RedisFrontier:
                     continue
                 request._lease = lease_id
                 self.leased.add(lease_id)
-                out.append(request)
+                if len(out) < n:
+                    out.append(request)
+                else:
+                    prefetched.append(request)
                 got += 1
             self.queued = max(0, self.queued - got)
             if got:
@@ -755,6 +768,7 @@ class RedisFrontier:
             if request is None:
                 break
             left.append(request)
+        self._prefetched.clear()
         try:
             self.commit()
             if self.leased:
@@ -767,7 +781,7 @@ class RedisFrontier:
         return left
 
     def __len__(self) -> int:
-        return self.queued + len(self._transient)
+        return self.queued + len(self._transient) + len(self._prefetched)
 
     def _note_expired(self, n):
         n = int(n)

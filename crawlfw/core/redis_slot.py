@@ -8,8 +8,9 @@ only with a permit of its slot, and a slot has at most ``concurrency`` permits o
 across every worker. With a delay, at most one transfer of the slot starts per delay,
 across every worker (the time of the next allowed start is kept in Redis; the
 randomization of ``RANDOMIZE_DOWNLOAD_DELAY`` is drawn by the worker that starts). A
-permit is given back when its transfer ends (with the next permits taken, in one
-call); it expires after ``FRONTIER_LEASE_TIMEOUT``
+permit is kept for the worker's next request of the slot (without a delay) and given
+back when unused for :data:`HOLD_S` seconds (the downloader pumps at least once a
+second while it holds one); it expires after ``FRONTIER_LEASE_TIMEOUT``
 seconds unless renewed (the downloader renews its permits as it pumps), so a worker
 that dies holds none for long.
 
@@ -32,6 +33,10 @@ __all__ = ["SharedDownloadSlot"]
 
 #: Seconds between two asks for a permit while the slot is full in other workers.
 POLL_S = 0.05
+
+#: Seconds a worker keeps the permit of an ended transfer for its next request of the
+#: slot (no delay only) before it gives it back to the others.
+HOLD_S = 0.25
 
 # KEYS: permits, next. ARGV: want, limit, delay ms, permit ms, number of tokens to
 # give back, those tokens, then `want` new tokens. Gives the permits of ended transfers
@@ -106,6 +111,7 @@ class SharedDownloadSlot(DownloadSlot):
         self.scripts = Scripts(client, {"acquire": _ACQUIRE, "renew": _RENEW})
         self.permits = {}  # request in flight -> its permit token
         self._given_back = []  # tokens of ended transfers, sent with the next call
+        self._free = []  # (token, since when, monotonic s): held for the next request
         self._wait_until_s = 0.0  # no permit to be had before this (monotonic s)
         self._renewed_s = time.monotonic()
 
@@ -146,19 +152,29 @@ class SharedDownloadSlot(DownloadSlot):
 
     def pop_ready(self, now_s: float) -> list:
         """Take the requests that may start now: locally as
-        :meth:`DownloadSlot.pop_ready`, each with a permit of the whole crawl."""
-        if self.permits and now_s - self._renewed_s >= self.permit_ms / 3000:
+        :meth:`DownloadSlot.pop_ready`, each with a permit of the whole crawl: first
+        the permits this worker holds from ended transfers (no delay only), then new
+        ones from Redis, in one call that also gives back the permits not needed."""
+        free = self._free
+        if (self.permits or free) and now_s - self._renewed_s >= self.permit_ms / 3000:
             self._renewed_s = now_s
-            tokens = list(self.permits.values())
+            tokens = [*self.permits.values(), *(t for t, _ in free)]
             self._call(lambda: self.scripts.run("renew", self.keys[:1],
                                                 [self.permit_ms, *tokens]))
         queue = self.queue
         want = min(len(queue), self.concurrency - len(self.inprogress))
+        started = []
+        while free and len(started) < want:  # reused without a round trip
+            started.append(self._start(queue.popleft(), free.pop()[0]))
+        want -= len(started)
+        back = self._given_back
+        if free:  # not needed now: given back when unused for HOLD_S
+            back += [t for t, since in free if now_s - since >= HOLD_S]
+            free[:] = [(t, since) for t, since in free if now_s - since < HOLD_S]
         if now_s < self._wait_until_s:
             want = 0
-        back = self._given_back
         if want <= 0 and not back:
-            return []
+            return started
         want = max(want, 0)
         delay_ms = 0
         if want and self.delay_s:
@@ -170,18 +186,19 @@ class SharedDownloadSlot(DownloadSlot):
             "acquire", self.keys, [want, self.concurrency, delay_ms, self.permit_ms,
                                    len(back), *back, *tokens]))
         if not want:
-            return []
+            return started
         if not granted:
             wait_s = POLL_S if wait_ms < 0 else wait_ms / 1000
             self._wait_until_s = now_s + wait_s
-            return []
-        started = []
+            return started
         for token in tokens[:granted]:
-            request = queue.popleft()
-            self.inprogress[request] = None
-            self.permits[request] = token
-            started.append(request)
+            started.append(self._start(queue.popleft(), token))
         return started
+
+    def _start(self, request, token):
+        self.inprogress[request] = None
+        self.permits[request] = token
+        return request
 
     def next_ready_in_s(self, now_s: float) -> float | None:
         """Seconds until :meth:`pop_ready` should ask again: ``0.0`` when it may now,
@@ -193,32 +210,49 @@ class SharedDownloadSlot(DownloadSlot):
         return wait if wait > 0 else 0.0
 
     def transfer_done(self, request) -> None:
-        """End ``request``'s transfer; its permit is given back with the next
-        :meth:`pop_ready` (which the downloader calls right after), in the same call as
-        the next permits are taken.
+        """End ``request``'s transfer. Without a delay this worker keeps its permit for
+        its next request of the slot (given back by :meth:`pop_ready` once unused for
+        :data:`HOLD_S` seconds); with one, the permit is given back with the next
+        :meth:`pop_ready` (each start must pass the delay in Redis).
 
         Raises:
             KeyError: ``request`` is not in flight in this slot.
         """
         super().transfer_done(request)
         token = self.permits.pop(request, None)
-        if token is not None:
+        if token is None:
+            return
+        self._wait_until_s = 0.0  # a permit is free now
+        if self.delay_s:
             self._given_back.append(token)
-            self._wait_until_s = 0.0  # a permit is free now
+        else:
+            self._free.append((token, time.monotonic()))
+
+    @property
+    def holding(self) -> bool:
+        """True while permits of ended transfers wait to be reused or given back: the
+        downloader keeps pumping (at least once a second) until they are."""
+        return bool(self._free or self._given_back)
+
+    def _give_back(self):
+        tokens = [*self._given_back, *(t for t, _ in self._free)]
+        self._given_back = []
+        self._free.clear()
+        if tokens:
+            self._call(lambda: self.client.zrem(self.keys[0], *tokens))
 
     def requeue_inprogress(self) -> list:
         """Put in-flight requests back in the queue and give their permits back."""
-        tokens = [*self._given_back, *self.permits.values()]
+        self._given_back += self.permits.values()
         self.permits.clear()
-        self._given_back = []
-        if tokens:
-            self._call(lambda: self.client.zrem(self.keys[0], *tokens))
+        self._give_back()
         return super().requeue_inprogress()
 
     def close(self) -> None:
         """Give back the permits of transfers still in flight (the downloader stops)."""
-        tokens = [*self._given_back, *self.permits.values()]
+        tokens = [*self._given_back, *(t for t, _ in self._free), *self.permits.values()]
         self.permits.clear()
+        self._free.clear()
         self._given_back = []
         try:
             if tokens:

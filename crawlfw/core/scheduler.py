@@ -163,5 +163,6 @@ def _redis_frontier(crawler, dupefilter):
         worker=worker_id(settings), lifo="Fifo" not in dqname,
         lease_timeout_s=settings.getfloat("FRONTIER_LEASE_TIMEOUT", 60.0),
         retry_timeout_s=settings.getfloat("FRONTIER_RETRY_TIMEOUT", 300.0),
+        prefetch=settings.getint("CONCURRENT_REQUESTS"),
         stats=crawler.stats,
     )

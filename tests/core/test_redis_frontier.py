@@ -226,3 +226,17 @@ def test_a_redis_that_lost_the_crawl_fails_instead_of_finishing(make):
     a.client.flushdb()  # as a Redis restarted without persistence
     with pytest.raises(FrontierError, match="gone from Redis"):
         a.status()
+
+
+def test_prefetched_leases_are_served_without_redis_and_given_back(make):
+    a = make("a", prefetch=3)
+    b = make("b")
+    a.push_many([R(str(i)) for i in range(6)])
+    assert urls(a.lease(1)) == ["5"]
+    assert b.status()["leased"] == 4  # 1 handed out, 3 kept ahead
+    calls = a.client.info("stats")["total_commands_processed"]
+    assert urls(a.lease(2)) == ["4", "3"]  # from memory
+    assert a.client.info("stats")["total_commands_processed"] == calls + 1  # (the INFO)
+    assert len(a) == 1 + 2  # one prefetched, two queued in Redis
+    a.close("shutdown")
+    assert sorted(urls(b.lease(10))) == ["0", "1", "2", "3", "4", "5"]
