@@ -240,3 +240,19 @@ def test_prefetched_leases_are_served_without_redis_and_given_back(make):
     assert len(a) == 1 + 2  # one prefetched, two queued in Redis
     a.close("shutdown")
     assert sorted(urls(b.lease(10))) == ["0", "1", "2", "3", "4", "5"]
+
+
+def test_feed_uri_worker_placeholder(tmp_path, spider):
+    from crawlfw.core.feeds import FeedWriter
+
+    writer = FeedWriter({"FEED_URI": str(tmp_path / "%(name)s-%(worker)s.jl"),
+                         "FEED_FORMAT": "jsonlines", "FRONTIER_WORKER": "m1-3"}, spider)
+    writer.open()
+    writer.export_item({"a": 1})
+    writer.close()
+    assert (tmp_path / "redis-test-m1-3.jl").read_text() == '{"a": 1}\n'
+    default = FeedWriter({"FEED_URI": str(tmp_path / "%(worker)s.jl"),
+                          "FEED_FORMAT": "jsonlines"}, spider)
+    default.open()
+    assert default.uri == str(tmp_path / f"{worker_id()}.jl")
+    default.close()
