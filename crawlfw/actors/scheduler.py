@@ -16,9 +16,9 @@ With a shared frontier (``FRONTIER_URL``, several workers) a timer tells it
 ``frontier_tick`` every :data:`TICK_S` seconds: it renews its leases (the heartbeat,
 three times per ``FRONTIER_LEASE_TIMEOUT``), leases requests other workers pushed while
 it has unused credit, and answers a ``check_idle`` it held back: the crawl is idle only
-when the shared queue is empty and no worker holds a lease, so this worker's own done
-leases are committed first (a checkpoint at once) and the answer waits while another
-worker is busy.
+when the shared queue is empty and no worker holds a lease, so when the queue is empty
+this worker's own done leases are committed at once (a checkpoint), and the answer
+waits while another worker is busy.
 """
 
 import logging
