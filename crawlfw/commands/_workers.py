@@ -78,13 +78,21 @@ def run_workers(settings, workers: int, command: list, spargs: dict, spidercls) 
         if name not in _OWN and settings.getpriority(name) == _cmdline_priority():
             args += ["-s", f"{name}={_as_text(settings[name])}"]
 
+    log_format = None
+    if settings.getpriority("LOG_FORMAT") != _cmdline_priority():  # lines name the worker
+        log_format = settings["LOG_FORMAT"].replace("[%(name)s]", "[{wid}] [%(name)s]", 1)
+
     def start(wid):
         own = ["-s", f"FRONTIER_WORKER={wid}"]
         if parts is not None:
             part = str(parts / f"{wid}.jl").replace("%", "%%")
             own += ["-s", f"FEED_URI={part}", "-s", "FEED_FORMAT=jsonlines"]
-        # A session of its own: a ^C reaches the parent, which passes it on once.
-        return subprocess.Popen([*args, *own], start_new_session=True)
+        if log_format is not None:
+            own += ["-s", f"LOG_FORMAT={log_format.replace('{wid}', wid)}"]
+        # A session of its own: a ^C reaches the parent, which passes it on once; a
+        # worker whose parent dies stops as on ^C (Linux), so no orphan keeps its id.
+        return subprocess.Popen([*args, *own], start_new_session=True,
+                                preexec_fn=_stop_with_parent)
 
     if parts is not None:
         parts.mkdir(parents=True, exist_ok=True)
@@ -168,6 +176,19 @@ def _parts_dir(output: str, spider_name: str) -> Path:
         path = plain[len("file://"):] if plain.startswith("file://") else plain
         return Path(path + ".parts")
     return Path(f"crawlfw-{spider_name}.parts")
+
+
+def _stop_with_parent() -> None:
+    """In the child, before exec: ask Linux for SIGINT when the parent dies
+    (``prctl(PR_SET_PDEATHSIG)``); elsewhere nothing."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGINT))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _cmdline_priority() -> int:

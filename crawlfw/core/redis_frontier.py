@@ -549,6 +549,8 @@ class RedisFrontier:
             FrontierError: Redis failed.
         """
         results = [False] * len(requests)
+        if start is not None and not self.start_owner:
+            start = None  # (another worker schedules the start requests: none came here)
         args = [self.worker, "1" if self.lifo else "0",
                 -1 if start is None else start["consumed"],
                 1 if start is not None and start["exhausted"] else 0, self.lease_ms]

@@ -172,7 +172,12 @@ def test_start_requests_are_pushed_by_one_worker_once(make):
     a.close("shutdown")
     c = make("c")
     assert c.start_owner and c.meta["start_requests"] == 1
-    # b, which does not hold the claim, cannot push start requests.
+    # b, which did not claim them, never counts start requests (its start_requests()
+    # is not run: it only says it is exhausted).
+    b.push_many([], start={"consumed": 0, "exhausted": True})
+    assert b.status()["start_exhausted"] is False
+    # b after taking the claim that c then took over: refused, with a warning.
+    b.start_owner = True
     assert b.push_many([R("s2", dont_filter=True)], start={"consumed": 1,
                                                           "exhausted": True}) == [False]
     c.push_many([R("s2", dont_filter=True)], start={"consumed": 1, "exhausted": True})

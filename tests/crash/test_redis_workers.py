@@ -166,6 +166,14 @@ def children(pid: int) -> list:
     return [int(p) for p in text.split()]
 
 
+def alive(pid: int) -> bool:
+    """True while ``pid`` runs (not a zombie)."""
+    try:
+        return "zombie" not in Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+
+
 def test_workers_option_merges_every_item_once_into_the_feed(site, redis_server, tmp_path):
     """``runspider --workers 3 -o items.csv``: one worker killed with SIGKILL is started
     again by the parent under the same id; the CSV holds every page exactly once."""
@@ -190,6 +198,9 @@ def test_workers_option_merges_every_item_once_into_the_feed(site, redis_server,
     text = (tmp_path / "parent.log").read_text(errors="replace")
     assert code == 0, text[-3000:]
     assert "exited with status -9: starting it again" in text
+    import socket
+
+    assert f"[{socket.gethostname()}-2] [crawlfw." in text  # each worker's lines say whose
     rows = feed.read_text().splitlines()
     assert rows[0] == "n,title"
     pages = sorted(int(row.split(",", 1)[0]) for row in rows[1:])
@@ -260,3 +271,39 @@ def test_download_delay_holds_across_workers(redis_server, tmp_path):
     gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
     assert len(times) == len(pages) == 15
     assert min(gaps) >= 0.15, [round(g, 3) for g in gaps]
+
+
+def test_workers_option_resumes_after_the_parent_was_killed(site, redis_server, tmp_path):
+    """The ``--workers`` parent killed with SIGKILL: its workers stop (as on ^C), keeping
+    their parts; the same command again finishes the crawl, every page once in the feed."""
+    rng = random.Random(f"{SEED}-parent")
+    feed = tmp_path / "items.jl"
+    cmd = [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(SPIDER),
+           "-a", f"base={site.url}", "-o", str(feed), "--workers", "2",
+           "-s", f"FRONTIER_URL={redis_server.url}", "-s", "LOG_LEVEL=INFO",
+           "-s", "CONCURRENT_REQUESTS=4", "-s", "FRONTIER_CHECKPOINT_INTERVAL=0.2",
+           "-s", "FRONTIER_LEASE_TIMEOUT=5"]
+    parts = Path(str(feed) + ".parts")
+    with open(tmp_path / "first.log", "wb") as log:
+        parent = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log)
+        threshold = rng.randrange(site.pages // 10, site.pages // 3)
+        deadline = time.monotonic() + 60
+        while sum(lines(p) for p in parts.glob("*.jl")) < threshold:
+            assert parent.poll() is None and time.monotonic() < deadline, "no progress"
+            time.sleep(0.005)
+        workers = children(parent.pid)
+        parent.kill()
+        parent.wait(10)
+        deadline = time.monotonic() + 30
+        while any(alive(pid) for pid in workers):
+            assert time.monotonic() < deadline, "the workers outlived their parent by 30 s"
+            time.sleep(0.05)
+    first = (tmp_path / "first.log").read_text(errors="replace")
+    assert first.count("'finish_reason': 'shutdown'") == 2, first[-3000:]  # not finished
+    assert not feed.exists()
+    with open(tmp_path / "again.log", "wb") as log:
+        again = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log,
+                               timeout=120)
+    text = (tmp_path / "again.log").read_text(errors="replace")
+    assert again.returncode == 0, text[-3000:]
+    assert sorted(read_pages(feed)) == list(range(site.pages))
