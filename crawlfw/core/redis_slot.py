@@ -31,8 +31,10 @@ from crawlfw.core.slot import DownloadSlot
 
 __all__ = ["SharedDownloadSlot"]
 
-#: Seconds between two asks for a permit while the slot is full in other workers.
+#: Seconds between two asks for a permit while the slot is full in other workers: the
+#: first wait, doubled after each refusal up to the second.
 POLL_S = 0.05
+POLL_MAX_S = 1.0
 
 #: Seconds a worker keeps the permit of an ended transfer for its next request of the
 #: slot (no delay only) before it gives it back to the others.
@@ -113,6 +115,7 @@ class SharedDownloadSlot(DownloadSlot):
         self._given_back = []  # tokens of ended transfers, sent with the next call
         self._free = []  # (token, since when, monotonic s): held for the next request
         self._wait_until_s = 0.0  # no permit to be had before this (monotonic s)
+        self._poll_s = POLL_S
         self._renewed_s = time.monotonic()
 
     @classmethod
@@ -188,9 +191,14 @@ class SharedDownloadSlot(DownloadSlot):
         if not want:
             return started
         if not granted:
-            wait_s = POLL_S if wait_ms < 0 else wait_ms / 1000
+            if wait_ms < 0:  # full: ask again later, less often each time
+                wait_s = self._poll_s
+                self._poll_s = min(self._poll_s * 2, POLL_MAX_S)
+            else:
+                wait_s = wait_ms / 1000
             self._wait_until_s = now_s + wait_s
             return started
+        self._poll_s = POLL_S
         for token in tokens[:granted]:
             started.append(self._start(queue.popleft(), token))
         return started
@@ -202,8 +210,9 @@ class SharedDownloadSlot(DownloadSlot):
 
     def next_ready_in_s(self, now_s: float) -> float | None:
         """Seconds until :meth:`pop_ready` should ask again: ``0.0`` when it may now,
-        the wait Redis named (a delay, or :data:`POLL_S` while the slot is full in
-        other workers), None when nothing is queued or every local transfer is busy."""
+        the wait Redis named (a delay), or :data:`POLL_S` doubling up to
+        :data:`POLL_MAX_S` while the slot is full in other workers; None when nothing
+        is queued or every local transfer is busy."""
         if not self.queue or len(self.inprogress) >= self.concurrency:
             return None
         wait = self._wait_until_s - now_s
