@@ -13,7 +13,8 @@ braces are a Redis Cluster hash tag, so every key of one crawl lives in one slot
     <prefix>:seen        set         fingerprints of the dupefilter (20 bytes each)
     <prefix>:leases      sorted set  leased request id -> lease deadline (ms, Redis TIME)
     <prefix>:owners      hash        leased request id -> worker id
-    <prefix>:meta        hash        seq (ids), start_consumed, start_exhausted
+    <prefix>:meta        hash        seq (ids), start_consumed, start_exhausted,
+                                     created (a Redis that lost the crawl lacks it)
     <prefix>:start       string      the worker scheduling the start requests (expires)
     <prefix>:workers     hash        worker id -> last heartbeat (ms)
     <prefix>:worker:<id> hash        that worker's committed feeds and spider.state (JSON)
@@ -24,7 +25,9 @@ deadline; :meth:`RedisFrontier.commit` acks leases and writes the worker's feed 
 in the same call (the commit protocol of ARCHITECTURE.md, "Lose nothing"). A worker
 renews its open leases (:meth:`RedisFrontier.renew`, the heartbeat); a lease whose
 deadline passed (``FRONTIER_LEASE_TIMEOUT`` seconds without a renewal: the worker died or
-hung) goes back to the queue at the next lease or status call of any worker.
+hung) goes back to the queue at the next lease or status call of any worker; a worker
+started again under the same id queues its earlier process's leases again at once. A
+worker leases ``prefetch`` requests ahead of need, so most leases cost no round trip.
 
 Requests are stored as JSON (callbacks by spider method name), never pickled: a shared
 store must not let one worker run code in another. A request that cannot be stored
