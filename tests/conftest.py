@@ -53,3 +53,15 @@ def _stop_all_actors():
     import pykka
 
     pykka.ActorRegistry.stop_all(timeout=10)
+
+
+@pytest.fixture
+def redis_server(tmp_path):
+    """A fresh ``redis-server`` on a free 127.0.0.1 port (``.url``), stopped after the
+    test; skipped without ``redis-server``, except under CI=true (then it fails)."""
+    from tests.support.redisserver import RedisServer, require_redis
+
+    require_redis()
+    server = RedisServer(tmp_path / "redis", appendonly=True).start()
+    yield server
+    server.stop()

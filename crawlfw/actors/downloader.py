@@ -80,7 +80,14 @@ class DownloaderActor(CrawlActor):
         self.spider = spider
         self.slot_key = slot
         self.engine = engine
-        self.slot = DownloadSlot.from_settings(settings, spider)
+        self._shared_slot = bool(settings.get("FRONTIER_URL"))
+        if self._shared_slot:  # limits held across the workers of the crawl
+            from crawlfw.core.redis_slot import SharedDownloadSlot
+
+            self.slot = SharedDownloadSlot.from_settings(settings, spider, slot=slot,
+                                                         stats=crawler.stats)
+        else:
+            self.slot = DownloadSlot.from_settings(settings, spider)
         # Shared with extensions (AutoThrottle) as crawler.engine.downloader.slots[key].
         crawler.download_slots[slot] = self.slot
         self.timeout_s = settings.getfloat("DOWNLOAD_TIMEOUT")
@@ -109,6 +116,9 @@ class DownloaderActor(CrawlActor):
             self.driver.abort_all()
             self.driver.close()
             self.driver = None
+        close = getattr(self.slot, "close", None)  # a shared slot gives its permits back
+        if close is not None:
+            close()
         self._inbox.close()
 
     def handle_fetch(self, message):
@@ -162,6 +172,7 @@ class DownloaderActor(CrawlActor):
                                         "error": e, "slot": self.slot_key})
 
     def _queue_pump(self) -> None:
-        if not self._pump_queued and (self.driver.active or self.slot.queued):
+        if not self._pump_queued and (self.driver.active or self.slot.queued or (
+                self._shared_slot and self.slot.holding)):  # permits to give back
             self._pump_queued = True
             self.actor_ref.tell({"type": "pump"})

@@ -27,6 +27,7 @@ Who sends what (see ARCHITECTURE.md for the picture)::
     Supervisor -> Engine     : start_engine, close_spider, downloader_failed
     Supervisor -> Engine     : crawl (forwarded from crawler.engine.crawl)
     timer      -> Engine     : recheck_idle
+    timer      -> Scheduler  : frontier_tick (FRONTIER_URL)
     Downloader -> itself     : pump
     Engine     -> Scheduler  : enqueue_requests, release_requests, pull_requests, check_idle
     Supervisor -> Scheduler  : start_checkpoints (JOBDIR)
@@ -189,6 +190,13 @@ class RecheckIdle(TypedDict):
     """Timer -> Engine: fire ``spider_idle`` again after a handler raised DontCloseSpider."""
 
     type: Literal["recheck_idle"]
+
+
+class FrontierTick(TypedDict):
+    """Timer -> Scheduler (shared frontier): renew leases, poll the shared queue, answer
+    a held ``check_idle``."""
+
+    type: Literal["frontier_tick"]
 
 
 class CloseSpider(TypedDict):
@@ -541,6 +549,7 @@ MESSAGE_TYPES: dict[str, type] = {
         StartEngine,
         Crawl,
         RecheckIdle,
+        FrontierTick,
         CloseSpider,
         DownloaderFailed,
         EnqueueRequests,

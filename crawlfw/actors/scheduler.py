@@ -11,10 +11,19 @@ With a durable frontier (``JOBDIR``) it also drives checkpoints: every
 message travels SpiderRunner -> Pipeline -> each Exporter (each adding what it made
 durable) and comes back as ``checkpoint_reached``, on which the frontier acks the leases
 whose work is now durable and commits, with the feeds' lengths, in one transaction.
+
+With a shared frontier (``FRONTIER_URL``, several workers) a timer tells it
+``frontier_tick`` every :data:`TICK_S` seconds: it renews its leases (the heartbeat,
+three times per ``FRONTIER_LEASE_TIMEOUT``), leases requests other workers pushed while
+it has unused credit, and answers a ``check_idle`` it held back: the crawl is idle only
+when the shared queue is empty and no worker holds a lease, so when the queue is empty
+this worker's own done leases are committed at once (a checkpoint), and the answer
+waits while another worker is busy.
 """
 
 import logging
 import sqlite3
+import threading
 import time
 
 from crawlfw import signals
@@ -28,6 +37,9 @@ __all__ = ["SchedulerActor"]
 
 #: What a failing frontier raises (disk full, I/O error, a damaged file).
 _FRONTIER_ERRORS = (sqlite3.Error, FrontierError, OSError)
+
+#: Seconds between ``frontier_tick`` messages with a shared frontier.
+TICK_S = 0.1
 
 
 class SchedulerActor(CrawlActor):
@@ -57,11 +69,22 @@ class SchedulerActor(CrawlActor):
         self.epoch = 0
         self.checkpoint_pending = False
         self.last_checkpoint = time.monotonic()
+        # A shared frontier (several workers): heartbeat, polling, idleness in Redis.
+        self.shared = getattr(self.frontier, "shared", False)
+        self.idle_check = None  # a check_idle held back (shared frontier)
+        self.last_renew = time.monotonic()
+        self.last_status_s = float("-inf")  # when Redis last said the crawl was busy
+        self._ticker = None
 
     def on_start(self):
         self.scheduler.open(self.spider)
+        if self.shared:
+            self._ticker = _Ticker(self.actor_ref, TICK_S)
+            self._ticker.start()
 
     def on_stop(self):
+        if self._ticker is not None:
+            self._ticker.stop()
         try:
             left = self.scheduler.close("finished")
         except _FRONTIER_ERRORS as e:
@@ -79,16 +102,24 @@ class SchedulerActor(CrawlActor):
         transient_ok = message.get("transient_ok", False)
         send = self.crawler.signals.send_catch_log
         try:
-            for request in message["requests"]:
-                if push(request, transient_ok=transient_ok):
-                    send(signals.request_scheduled, request=request, spider=self.spider)
-                else:
-                    send(signals.request_dropped, request=request, spider=self.spider)
+            if self.shared:  # one Redis call, the start requests' count in it
+                requests = message["requests"]
+                queued = self.frontier.push_many(requests, transient_ok=transient_ok,
+                                                 start=message.get("start"))
+                for request, ok in zip(requests, queued, strict=True):
+                    send(signals.request_scheduled if ok else signals.request_dropped,
+                         request=request, spider=self.spider)
+            else:
+                for request in message["requests"]:
+                    if push(request, transient_ok=transient_ok):
+                        send(signals.request_scheduled, request=request, spider=self.spider)
+                    else:
+                        send(signals.request_dropped, request=request, spider=self.spider)
             done = message.get("done")
             if done:
                 self.frontier.ack(done)
             start = message.get("start")
-            if start is not None:
+            if start is not None and not self.shared:
                 meta = {"start_requests": self.frontier.meta.get("start_requests", 0)
                         + start["consumed"]}
                 if start["exhausted"]:
@@ -115,6 +146,10 @@ class SchedulerActor(CrawlActor):
         self._dispatch()
 
     def handle_check_idle(self, message):
+        if self.shared:
+            self.idle_check = message
+            self._answer_idle_check(first=True)
+            return
         self._maybe_checkpoint()
         self.send(
             message["reply_to"],
@@ -144,6 +179,32 @@ class SchedulerActor(CrawlActor):
             self.frontier.commit(meta)
         except _FRONTIER_ERRORS as e:
             self._fail(e)
+            return
+        if self.idle_check is not None:
+            self.last_status_s = float("-inf")  # ask Redis again now
+            self._answer_idle_check(first=True)
+
+    def handle_frontier_tick(self, message):
+        """Shared frontier: renew leases, poll for requests, answer a held idle check."""
+        self._ticker.pending = False
+        if self.failed:
+            return
+        now = time.monotonic()
+        try:
+            if now - self.last_renew >= self.frontier.lease_timeout_s / 3:
+                self.last_renew = now
+                lost = self.frontier.renew()
+                if lost:
+                    logger.warning(
+                        "%(n)d leases of this worker expired (it stalled for more than "
+                        "FRONTIER_LEASE_TIMEOUT) and were taken over by other workers",
+                        {"n": len(lost)}, extra={"spider": self.spider})
+        except _FRONTIER_ERRORS as e:
+            self._fail(e)
+            return
+        self._dispatch()
+        if self.idle_check is not None:
+            self._answer_idle_check(first=False)
 
     def on_undelivered(self, ref, message):
         if message["type"] == "requests_dequeued":
@@ -181,10 +242,47 @@ class SchedulerActor(CrawlActor):
                 self.reply_to,
                 {"type": "requests_dequeued", "requests": batch, "pending": len(self.frontier)},
             )
+            if self.idle_check is not None:  # the engine has work again: not idle
+                message, self.idle_check = self.idle_check, None
+                self.send(message["reply_to"], {"type": "idle_checked",
+                                                "token": message["token"],
+                                                "pending": len(batch)})
 
-    def _maybe_checkpoint(self):
+    def _answer_idle_check(self, first):
+        """Shared frontier: answer the held ``check_idle`` from the whole crawl's state:
+        "idle" when the shared queue is empty, no worker holds a lease and the start
+        requests are all scheduled. When only leases keep the crawl going, this
+        worker's done leases are committed at once (a checkpoint), since every worker
+        waits for them. Redis is asked at most once per :data:`TICK_S`; a busy answer
+        waits for the next tick (``first`` False), so an idle worker polls."""
+        frontier = self.frontier
+        now = time.monotonic()
+        if first and now - self.last_status_s < TICK_S:
+            return  # Redis was asked at the last tick: asked again at the next one
+        try:
+            status = frontier.status()
+        except _FRONTIER_ERRORS as e:
+            self._fail(e)
+            return
+        self.last_status_s = now
+        pending = status["queued"] + status["leased"] + len(frontier._transient)
+        if not status["start_exhausted"]:
+            pending += 1
+        if (pending and not status["queued"] and (frontier.leased or frontier._pending_acks)
+                and self.spider_runner is not None and not self.checkpoint_pending
+                and now - self.last_checkpoint >= TICK_S):
+            self._maybe_checkpoint(force=True)
+            return  # asked again when the checkpoint is reached
+        if pending and first:
+            return  # asked again at the next tick
+        message, self.idle_check = self.idle_check, None
+        self.send(message["reply_to"],
+                  {"type": "idle_checked", "token": message["token"], "pending": pending})
+
+    def _maybe_checkpoint(self, force=False):
         if (self.checkpoint_pending or self.spider_runner is None
-                or time.monotonic() - self.last_checkpoint < self.checkpoint_interval_s):
+                or (not force and
+                    time.monotonic() - self.last_checkpoint < self.checkpoint_interval_s)):
             return
         self.epoch += 1
         self.checkpoint_pending = True
@@ -220,6 +318,31 @@ def frontier_of(scheduler):
             or cls.next_request is not Scheduler.next_request):
         return _ScrapySchedulerFrontier(scheduler)
     return frontier
+
+
+class _Ticker(threading.Thread):
+    """Tells an actor ``frontier_tick`` every ``interval_s`` seconds until stopped, at
+    most one tick waiting in its inbox at a time."""
+
+    def __init__(self, ref, interval_s):
+        super().__init__(name="frontier-tick", daemon=True)
+        self.ref = ref
+        self.interval_s = interval_s
+        self.pending = False
+        self._stopped = threading.Event()
+
+    def run(self):
+        while not self._stopped.wait(self.interval_s):
+            if self.pending:
+                continue
+            self.pending = True
+            try:
+                self.ref.tell({"type": "frontier_tick"})
+            except Exception:  # the actor stopped
+                return
+
+    def stop(self):
+        self._stopped.set()
 
 
 class _ScrapySchedulerFrontier:

@@ -23,9 +23,11 @@ from crawlfw.exceptions import UsageError
 @argh.arg("-O", "--overwrite-output", metavar="FILE",
           help="dump scraped items into FILE, overwriting any existing file")
 @argh.arg("-t", "--output-format", metavar="FORMAT", help="format to use for dumping items with -o")
+@argh.arg("--workers", type=int, metavar="N",
+          help="run N worker processes sharing the frontier of FRONTIER_URL")
 @command(requires_project=True, help="Run a spider")
 def crawl(spider, *, settings=None, spider_arg=None, output=None, output_format=None,
-          overwrite_output=None):
+          overwrite_output=None, workers=None):
     """Crawl with the project spider called ``spider`` until it finishes.
 
     Exit status 1 when the spider does not exist ("Spider not found: <name>") or the
@@ -34,6 +36,10 @@ def crawl(spider, *, settings=None, spider_arg=None, output=None, output_format=
     spargs = spider_arguments(spider_arg)
     feed_options(settings, output, output_format, overwrite_output)
     spidercls = load_spider(get_spider_loader(settings), spider)
+    if workers is not None:  # N processes of one shared crawl
+        from crawlfw.commands._workers import run_workers
+
+        return run_workers(settings, workers, ["crawl", spider], spargs, spidercls)
     return run_crawl(settings, spidercls, spargs)
 
 

@@ -46,14 +46,20 @@ def _import_file(filepath):
 @argh.arg("-O", "--overwrite-output", metavar="FILE",
           help="dump scraped items into FILE, overwriting any existing file")
 @argh.arg("-t", "--output-format", metavar="FORMAT", help="format to use for dumping items with -o")
+@argh.arg("--workers", type=int, metavar="N",
+          help="run N worker processes sharing the frontier of FRONTIER_URL")
 @command(default_settings={"SPIDER_LOADER_WARN_ONLY": True},
          help="Run a self-contained spider (without creating a project)")
 def runspider(spider_file, *, settings=None, spider_arg=None, output=None, output_format=None,
-              overwrite_output=None):
+              overwrite_output=None, workers=None):
     """Run the spider defined in ``spider_file``; exits 1 if the crawl could not start."""
     spidercls = load_spider_file(spider_file)
     spargs = spider_arguments(spider_arg)
     feed_options(settings, output, output_format, overwrite_output)
+    if workers is not None:  # N processes of one shared crawl
+        from crawlfw.commands._workers import run_workers
+
+        return run_workers(settings, workers, ["runspider", spider_file], spargs, spidercls)
     return run_crawl(settings, spidercls, spargs)
 
 

@@ -14,7 +14,9 @@ Settings used (Scrapy 1.2 names and meanings):
 ``FEED_URI``
     where to write, a ``%``-template: ``%(name)s`` is the spider name, ``%(time)s`` the
     UTC time the feed was opened (``2016-10-03T12-31-05``: ISO 8601 with ``-`` for
-    ``:``), and ``%(attr)s`` any other spider attribute. Unset: no feed
+    ``:``), ``%(worker)s`` this process's worker id in a shared crawl
+    (``FRONTIER_WORKER``, default ``<hostname>-<pid>``), and ``%(attr)s`` any other
+    spider attribute. Unset: no feed
     (:class:`~crawlfw.exceptions.NotConfigured`).
 ``FEED_URI_PARAMS``
     a function (or its import path) ``f(params, spider)`` that may add to the ``params``
@@ -459,6 +461,9 @@ class FeedWriter:
                 continue
         now = datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
         params["time"] = now.isoformat().replace(":", "-")
+        from crawlfw.core.redis_frontier import worker_id
+
+        params["worker"] = worker_id(self.settings)  # FRONTIER_WORKER or <host>-<pid>
         if self._uripar is not None:
             returned = self._uripar(params, spider)
             if returned is not None:

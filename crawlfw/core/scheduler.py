@@ -9,7 +9,9 @@ translates messages into calls on its :attr:`Scheduler.frontier`.
 Without a ``JOBDIR`` the frontier is a :class:`~crawlfw.core.frontier.MemoryFrontier`.
 With one (Scrapy 1.2's "jobs: pausing and resuming crawls") it is a
 :class:`~crawlfw.core.frontier.SqliteFrontier` in ``<JOBDIR>/frontier.sqlite``, which
-also survives a crash (``kill -9``): see ARCHITECTURE.md, "Lose nothing".
+also survives a crash (``kill -9``): see ARCHITECTURE.md, "Lose nothing". With a
+``FRONTIER_URL`` it is a :class:`~crawlfw.core.redis_frontier.RedisFrontier` shared by
+every worker of the crawl (ARCHITECTURE.md, "One crawl, many workers").
 """
 
 import logging
@@ -38,18 +40,22 @@ class Scheduler:
         stats: the crawl's stats collector (``scheduler/enqueued/disk`` etc.).
         fsync: with a ``JOBDIR``, make each commit survive a power loss
             (``FRONTIER_FSYNC``).
+        frontier: a frontier object to use instead of one built from ``jobdir``
+            (the shared :class:`~crawlfw.core.redis_frontier.RedisFrontier`).
 
     Raises:
         crawlfw.core.frontier.FrontierError: the ``JOBDIR``'s frontier cannot be opened.
     """
 
     def __init__(self, dupefilter, jobdir=None, dqclass=None, mqclass=None, logunser=False,
-                 stats=None, fsync=True, **kw):
+                 stats=None, fsync=True, frontier=None, **kw):
         self.df = dupefilter
         self.logunser = logunser
         self.stats = stats
         self.spider = None
-        if jobdir:
+        if frontier is not None:
+            self.frontier = frontier
+        elif jobdir:
             dqname = getattr(dqclass, "__name__", "") if dqclass else ""
             self.frontier = SqliteFrontier(jobdir, dupefilter, lifo="Fifo" not in dqname,
                                            fsync=fsync, stats=stats)
@@ -65,9 +71,13 @@ class Scheduler:
             dupefilter = dupefilter_cls.from_crawler(crawler)
         else:
             dupefilter = dupefilter_cls.from_settings(settings)
+        frontier = None
+        if settings.get("FRONTIER_URL"):
+            frontier = _redis_frontier(crawler, dupefilter)
         return cls(
             dupefilter,
-            jobdir=job_dir(settings),
+            frontier=frontier,
+            jobdir=None if frontier is not None else job_dir(settings),
             dqclass=load_object(settings["SCHEDULER_DISK_QUEUE"]),
             mqclass=load_object(settings["SCHEDULER_MEMORY_QUEUE"]),
             logunser=settings.getbool("LOG_UNSERIALIZABLE_REQUESTS"),
@@ -136,3 +146,23 @@ class Scheduler:
         self.logunser = False
 
 
+
+
+def _redis_frontier(crawler, dupefilter):
+    """The shared frontier named by ``FRONTIER_URL`` (``FRONTIER_KEY``,
+    ``FRONTIER_WORKER``, ``FRONTIER_LEASE_TIMEOUT``, ``FRONTIER_RETRY_TIMEOUT``)."""
+    from crawlfw.core.redis_frontier import RedisFrontier, frontier_key, worker_id
+
+    settings = crawler.settings
+    if settings.get("JOBDIR"):
+        logger.warning("FRONTIER_URL is set: the crawl's frontier is in Redis, not in "
+                       "JOBDIR %(jobdir)s", {"jobdir": settings["JOBDIR"]})
+    dqname = getattr(load_object(settings["SCHEDULER_DISK_QUEUE"]), "__name__", "")
+    return RedisFrontier(
+        settings["FRONTIER_URL"], frontier_key(settings, crawler.spider.name), dupefilter,
+        worker=worker_id(settings), lifo="Fifo" not in dqname,
+        lease_timeout_s=settings.getfloat("FRONTIER_LEASE_TIMEOUT", 60.0),
+        retry_timeout_s=settings.getfloat("FRONTIER_RETRY_TIMEOUT", 300.0),
+        prefetch=settings.getint("CONCURRENT_REQUESTS"),
+        stats=crawler.stats,
+    )

@@ -354,3 +354,15 @@ SUPERVISOR_RESTART_WINDOW = 60  # seconds
 # the process dying (kill -9, OOM), at less I/O.
 FRONTIER_CHECKPOINT_INTERVAL = 1.0  # seconds
 FRONTIER_FSYNC = True
+
+# One crawl across many processes and machines (crawlfw.core.redis_frontier): every
+# worker with the same FRONTIER_URL ('redis://host:port/db') and FRONTIER_KEY (default:
+# 'crawlfw:<spider name>') shares one frontier. A worker's lease not renewed within
+# FRONTIER_LEASE_TIMEOUT seconds goes back to the queue (the worker died); a lost
+# connection is retried for FRONTIER_RETRY_TIMEOUT seconds. FRONTIER_WORKER names this
+# worker (default '<hostname>-<pid>'; FEED_URI's %(worker)s).
+FRONTIER_KEY = None
+FRONTIER_LEASE_TIMEOUT = 60  # seconds
+FRONTIER_RETRY_TIMEOUT = 300  # seconds
+FRONTIER_URL = None
+FRONTIER_WORKER = None

@@ -138,3 +138,27 @@ def test_bench_crawl_rejects_bad_options():
     out = subprocess.run([sys.executable, str(BENCH / "bench_crawl.py"), "--pages", "1"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "--pages must be at least 2, got 1" in out.stderr
+
+
+def test_bench_workers_smoke(tmp_path):
+    """bench_workers.py end to end at 50 pages with 1 and 2 workers on a real
+    redis-server: every run complete, Redis round trips per page counted."""
+    from tests.support.redisserver import require_redis
+
+    require_redis()
+    out = subprocess.run(
+        [sys.executable, str(BENCH / "bench_workers.py"), "--pages", str(SMOKE_PAGES),
+         "--workers", "1,2", "--python-server", "--keep", str(tmp_path), "--json"],
+        capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stdout + out.stderr
+    table, last = out.stdout.rstrip().rsplit("\n", 1)
+    result = json.loads(last)
+    assert [r["name"] for r in result["runs"]] == ["single", "1 worker", "2 workers"]
+    for run in result["runs"]:
+        assert run["codes"] == [0] * max(1, run["workers"])
+        assert run["pages"] == run["unique"] == SMOKE_PAGES and run["complete"], run
+        assert run["cpu_s_per_1000_pages"] > 0
+    single, one, two = result["runs"]
+    assert single["redis_calls_per_page"] == 0 and single["redis_cpu_s"] == 0
+    assert one["redis_calls_per_page"] > 0 and two["redis_calls_per_page"] > 0
+    assert "calls/page" in table and "2 workers" in table

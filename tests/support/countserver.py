@@ -7,6 +7,7 @@ connection ``hold_s`` seconds, to make concurrency observable).
 
 import http.server
 import threading
+import time
 
 
 class CountingServer:
@@ -17,6 +18,7 @@ class CountingServer:
         url: ``http://127.0.0.1:PORT``.
         max_active: the most requests that were being served at the same time.
         paths: every path requested, in arrival order.
+        times: the ``time.monotonic()`` of each arrival, in the same order.
     """
 
     def __init__(self, hold_s: float = 0.2):
@@ -24,6 +26,7 @@ class CountingServer:
         self.active = 0
         self.max_active = 0
         self.paths = []
+        self.times = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
         server = self
@@ -39,6 +42,7 @@ class CountingServer:
                     server.active += 1
                     server.max_active = max(server.max_active, server.active)
                     server.paths.append(self.path)
+                    server.times.append(time.monotonic())
                 try:
                     status, body = server._answer(self.path)
                 finally:

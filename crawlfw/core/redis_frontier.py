@@ -1,0 +1,816 @@
+"""The shared frontier: one crawl across many processes and machines, on Redis.
+
+:class:`RedisFrontier` has the interface of :class:`crawlfw.core.frontier.SqliteFrontier`
+(``push``, ``lease``, ``ack``, ``release``, ``commit``, ``set_meta``, ``meta``) over a
+Redis server named by ``FRONTIER_URL = 'redis://host:port/db'``. Every process (a
+"worker") with the same URL and key joins the same crawl. Keys, under the prefix
+``{crawlfw:<spider name>}`` (``FRONTIER_KEY`` overrides the part inside the braces; the
+braces are a Redis Cluster hash tag, so every key of one crawl lives in one slot)::
+
+    <prefix>:queue       sorted set  request id -> order (priority, then LIFO/FIFO)
+    <prefix>:requests    hash        request id -> request as JSON (request_to_dict)
+    <prefix>:scores      hash        request id -> its order in the queue (for requeues)
+    <prefix>:seen        set         fingerprints of the dupefilter (20 bytes each)
+    <prefix>:leases      sorted set  leased request id -> lease deadline (ms, Redis TIME)
+    <prefix>:owners      hash        leased request id -> worker id
+    <prefix>:meta        hash        seq (ids), start_consumed, start_exhausted,
+                                     created (a Redis that lost the crawl lacks it)
+    <prefix>:start       string      the worker scheduling the start requests (expires)
+    <prefix>:workers     hash        worker id -> last heartbeat (ms)
+    <prefix>:worker:<id> hash        that worker's committed feeds and spider.state (JSON)
+
+Every change is one Lua script, so it is atomic: a push goes through the dupefilter and
+into the queue together; a lease moves requests from the queue to the leases with a
+deadline; :meth:`RedisFrontier.commit` acks leases and writes the worker's feed states
+in the same call (the commit protocol of ARCHITECTURE.md, "Lose nothing"). A worker
+renews its open leases (:meth:`RedisFrontier.renew`, the heartbeat); a lease whose
+deadline passed (``FRONTIER_LEASE_TIMEOUT`` seconds without a renewal: the worker died or
+hung) goes back to the queue at the next lease or status call of any worker; a worker
+started again under the same id queues its earlier process's leases again at once. A
+worker leases ``prefetch`` requests ahead of need, so most leases cost no round trip.
+
+Requests are stored as JSON (callbacks by spider method name), never pickled: a shared
+store must not let one worker run code in another. A request that cannot be stored
+(its ``meta``, ``cookies`` or ``cb_kwargs`` are not JSON-able, or its callback is no
+spider method) is refused with an ERROR naming it, unless it belongs to the crawl's own
+machinery (``transient_ok``: robots.txt, ``crawler.engine.download``), which stays in
+this worker's memory.
+
+A lost connection (Redis restarting) is retried with exponential backoff for
+``FRONTIER_RETRY_TIMEOUT`` seconds, saying so in the log; only then does the frontier
+fail. A script whose reply was lost is safe to run again: pushes go through the
+dupefilter, acks and releases check the owner, and leases taken by a lost call are not
+renewed, so they expire and go back to the queue.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import time
+from collections import deque
+
+from crawlfw.core.frontier import SEEN_CACHE_SIZE, FrontierError, JobMeta, _Lifo
+from crawlfw.core.pqueue import PriorityQueue
+from crawlfw.dupefilters import RFPDupeFilter
+from crawlfw.utils.reqser import request_from_dict, request_to_dict
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["RedisFrontier", "Scripts", "worker_id", "frontier_key", "call_with_retry"]
+
+#: Seconds between two tries of a failed Redis call: the first, and the most.
+RETRY_FIRST_S = 0.1
+RETRY_MAX_S = 5.0
+
+#: Most expired leases moved back to the queue by one call.
+EXPIRE_BATCH = 1000
+
+# The queue order of a request: -priority * 2**40, then its id (FIFO) or -id (LIFO);
+# ZRANGE takes the lowest first. Priorities beyond +-4095 share the extreme order (the
+# sum stays below 2**53, exact in Lua's doubles).
+_PRIO_UNIT = 1 << 40
+_PRIO_MAX = 4095
+
+_worker_id = None
+
+# Moves leases past their deadline back to the queue. KEYS[1] queue, KEYS[3] scores,
+# KEYS[4] leases, KEYS[5] owners. expire(now ms) returns how many.
+_EXPIRE = """
+local function expire(now)
+  local ids = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, EXPIRE_BATCH)
+  for _, id in ipairs(ids) do
+    redis.call('ZREM', KEYS[4], id)
+    redis.call('HDEL', KEYS[5], id)
+    local score = redis.call('HGET', KEYS[3], id)
+    if score then redis.call('ZADD', KEYS[1], score, id) end
+  end
+  return #ids
+end
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+""".replace("EXPIRE_BATCH", str(EXPIRE_BATCH))
+
+# KEYS: queue, requests, scores, seen, meta, start. ARGV: worker, lifo (0/1),
+# start consumed (-1: not start requests), start exhausted (0/1), claim ms,
+# then (fingerprint or '', priority, json) per request.
+# Returns 1/0 per request (0: seen before), or {-1} when another worker holds the
+# start requests' claim.
+_PUSH = """
+local worker = ARGV[1]
+local lifo = ARGV[2] == '1'
+local consumed = tonumber(ARGV[3])
+if consumed >= 0 then
+  local owner = redis.call('GET', KEYS[6])
+  if owner and owner ~= worker then return {-1} end
+end
+local out = {}
+for i = 6, #ARGV, 3 do
+  local ok = 1
+  if ARGV[i] ~= '' then ok = redis.call('SADD', KEYS[4], ARGV[i]) end
+  if ok == 1 then
+    local id = redis.call('HINCRBY', KEYS[5], 'seq', 1)
+    local score = -tonumber(ARGV[i + 1]) * PRIO_UNIT + (lifo and -id or id)
+    redis.call('ZADD', KEYS[1], score, id)
+    redis.call('HSET', KEYS[2], id, ARGV[i + 2])
+    redis.call('HSET', KEYS[3], id, score)
+  end
+  out[#out + 1] = ok
+end
+if consumed >= 0 then
+  redis.call('HINCRBY', KEYS[5], 'start_consumed', consumed)
+  if ARGV[4] == '1' then
+    redis.call('HSET', KEYS[5], 'start_exhausted', '1')
+    redis.call('DEL', KEYS[6])
+  else
+    redis.call('SET', KEYS[6], worker, 'PX', ARGV[5])
+  end
+end
+return out
+""".replace("PRIO_UNIT", str(_PRIO_UNIT))
+
+# KEYS: queue, requests, scores, leases, owners. ARGV: worker, n, lease ms.
+# Returns {expired, id1, json1, id2, json2, ...}.
+_LEASE = _EXPIRE + """
+local now = now_ms()
+local out = {expire(now)}
+local ids = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+local deadline = now + tonumber(ARGV[3])
+for _, id in ipairs(ids) do
+  redis.call('ZREM', KEYS[1], id)
+  local data = redis.call('HGET', KEYS[2], id)
+  if data then
+    redis.call('ZADD', KEYS[4], deadline, id)
+    redis.call('HSET', KEYS[5], id, ARGV[1])
+    out[#out + 1] = id
+    out[#out + 1] = data
+  end
+end
+return out
+"""
+
+# KEYS: queue, requests, scores, leases, owners, worker meta. ARGV: worker, number of
+# meta fields, (field, json) pairs, then lease ids. A lease of this worker is forgotten;
+# one that expired and waits in the queue again is taken out of it (its work is done);
+# one another worker leased since is left to it. Returns {acked, lost}.
+_COMMIT = """
+local worker = ARGV[1]
+local nmeta = tonumber(ARGV[2])
+for i = 3, 2 + 2 * nmeta, 2 do
+  redis.call('HSET', KEYS[6], ARGV[i], ARGV[i + 1])
+end
+local acked, lost = 0, 0
+for i = 3 + 2 * nmeta, #ARGV do
+  local id = ARGV[i]
+  local owner = redis.call('HGET', KEYS[5], id)
+  if owner == worker or (not owner and redis.call('ZREM', KEYS[1], id) == 1) then
+    redis.call('ZREM', KEYS[4], id)
+    redis.call('HDEL', KEYS[5], id)
+    redis.call('HDEL', KEYS[2], id)
+    redis.call('HDEL', KEYS[3], id)
+    acked = acked + 1
+  else
+    lost = lost + 1
+  end
+end
+return {acked, lost}
+"""
+
+# KEYS: queue, scores, leases, owners. ARGV: worker, lease ids. Returns how many.
+_RELEASE = """
+local n = 0
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  if redis.call('HGET', KEYS[4], id) == ARGV[1] then
+    redis.call('ZREM', KEYS[3], id)
+    redis.call('HDEL', KEYS[4], id)
+    redis.call('ZADD', KEYS[1], redis.call('HGET', KEYS[2], id), id)
+    n = n + 1
+  end
+end
+return n
+"""
+
+# KEYS: leases, owners, workers, start. ARGV: worker, lease ms, lease ids.
+# Returns the ids this worker no longer holds (expired and taken over).
+_RENEW = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local deadline = now + tonumber(ARGV[2])
+redis.call('HSET', KEYS[3], ARGV[1], now)
+if redis.call('GET', KEYS[4]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[4], ARGV[2])
+end
+local lost = {}
+for i = 3, #ARGV do
+  if redis.call('HGET', KEYS[2], ARGV[i]) == ARGV[1] then
+    redis.call('ZADD', KEYS[1], deadline, ARGV[i])
+  else
+    lost[#lost + 1] = ARGV[i]
+  end
+end
+return lost
+"""
+
+# KEYS: queue, requests, scores, leases, owners, meta, start.
+# Returns {queued, leased, start_exhausted (0/1), start owner or '', expired,
+# the crawl's data exists (0/1: its `created` mark, set when the first worker joined)}.
+_STATUS = _EXPIRE + """
+local expired = expire(now_ms())
+return {redis.call('ZCARD', KEYS[1]), redis.call('ZCARD', KEYS[4]),
+        redis.call('HEXISTS', KEYS[6], 'start_exhausted'),
+        redis.call('GET', KEYS[7]) or '', expired,
+        redis.call('HEXISTS', KEYS[6], 'created')}
+"""
+
+# KEYS: meta, start. ARGV: worker, claim ms. Marks the crawl as created (the mark
+# tells a Redis that lost its data from a finished crawl). Returns {start_exhausted (0/1), start_consumed, claimed (0/1)}.
+_CLAIM_START = """
+local t = redis.call('TIME')
+redis.call('HSETNX', KEYS[1], 'created', t[1])
+local consumed = tonumber(redis.call('HGET', KEYS[1], 'start_consumed') or '0')
+if redis.call('HEXISTS', KEYS[1], 'start_exhausted') == 1 then return {1, consumed, 0} end
+local owner = redis.call('GET', KEYS[2])
+if owner and owner ~= ARGV[1] then return {0, consumed, 0} end
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+return {0, consumed, 1}
+"""
+
+# KEYS: queue, scores, leases, owners. ARGV: worker. Queues again the leases held under
+# this worker's id (by an earlier process of it that died). Returns how many.
+_RECOVER = """
+local owners = redis.call('HGETALL', KEYS[4])
+local n = 0
+for i = 1, #owners, 2 do
+  if owners[i + 1] == ARGV[1] then
+    local id = owners[i]
+    redis.call('ZREM', KEYS[3], id)
+    redis.call('HDEL', KEYS[4], id)
+    redis.call('ZADD', KEYS[1], redis.call('HGET', KEYS[2], id), id)
+    n = n + 1
+  end
+end
+return n
+"""
+
+# KEYS: start. ARGV: worker. Gives the start requests' claim up if held.
+_UNCLAIM_START = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+def worker_id(settings=None) -> str:
+    """This process's worker id: ``FRONTIER_WORKER``, else ``<hostname>-<pid>`` (the same
+    for the whole process). It names the worker's leases and committed feed state in a
+    shared frontier and fills the ``%(worker)s`` placeholder of ``FEED_URI``.
+
+    Args:
+        settings: the crawl settings (or None).
+
+    Returns:
+        str: the id.
+    """
+    global _worker_id
+    if settings is not None and settings.get("FRONTIER_WORKER"):
+        return str(settings.get("FRONTIER_WORKER"))
+    if _worker_id is None:
+        _worker_id = f"{socket.gethostname()}-{os.getpid()}"
+    return _worker_id
+
+
+def frontier_key(settings, spider_name: str) -> str:
+    """The key prefix of a shared crawl: ``{<FRONTIER_KEY>}`` or ``{crawlfw:<spider>}``
+    (braces: a Redis Cluster hash tag, all keys of the crawl in one slot; a
+    ``FRONTIER_KEY`` with its own braces is used as it is)."""
+    key = settings.get("FRONTIER_KEY") or f"crawlfw:{spider_name}"
+    key = str(key)
+    return key if "{" in key else "{" + key + "}"
+
+
+class Scripts:
+    """Lua scripts run on one dedicated connection (EVALSHA, and EVAL when the server
+    does not know the script: after a restart), for the one thread that owns this
+    object. A command costs about half the client CPU of ``redis.Redis``'s own path
+    (no pool, no retry wrapper, RESP2), which matters at a few calls per page.
+
+    Args:
+        client: a ``redis.Redis`` (its connection settings are used).
+        sources: ``{name: Lua source}``.
+
+    Raises:
+        redis.RedisError: from :meth:`run` (a lost connection is closed first, so the
+            next call reconnects).
+    """
+
+    def __init__(self, client, sources: dict):
+        import hashlib
+
+        self.client = client
+        self.sources = sources
+        self.shas = {name: hashlib.sha1(src.encode()).hexdigest() for name, src in sources.items()}
+        self.conn = None
+
+    def run(self, name: str, keys: list, args: list):
+        """Run script ``name`` with ``keys`` and ``args``; returns its reply."""
+        import redis
+
+        conn = self.conn
+        if conn is None:
+            conn = self.conn = self.client.connection_pool.make_connection()
+        try:
+            try:
+                conn.send_command("EVALSHA", self.shas[name], len(keys), *keys, *args)
+                return conn.read_response()
+            except redis.exceptions.NoScriptError:
+                conn.send_command("EVAL", self.sources[name], len(keys), *keys, *args)
+                return conn.read_response()
+        except (redis.ConnectionError, redis.TimeoutError):
+            conn.disconnect()
+            raise
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.disconnect()
+            self.conn = None
+
+
+def call_with_retry(fn, url: str, retry_timeout_s: float, *, spider=None, stats=None):
+    """``fn()`` (one Redis call), retrying a lost connection with exponential backoff
+    (:data:`RETRY_FIRST_S` to :data:`RETRY_MAX_S`) for ``retry_timeout_s`` seconds; logs
+    a WARNING when the connection is lost ("Redis frontier <url> unreachable") and
+    when it is back ("reachable again"), and counts ``frontier/redis_retries``.
+
+    Args:
+        fn: the call, without arguments.
+        url: the Redis URL (for messages; its password is hidden).
+        retry_timeout_s: seconds to keep trying.
+        spider: for the log records.
+        stats: the stats collector, or None.
+
+    Returns:
+        What ``fn`` returned.
+
+    Raises:
+        FrontierError: unreachable for ``retry_timeout_s``, or an error answer
+            (``redis.ResponseError``: out of memory, a read-only replica...).
+    """
+    import redis
+
+    delay = RETRY_FIRST_S
+    since = None
+    while True:
+        try:
+            result = fn()
+        except (redis.ConnectionError, redis.TimeoutError) as e:
+            now = time.monotonic()
+            if since is None:
+                since = now
+                logger.warning(
+                    "Redis frontier %(url)s unreachable (%(error)s): retrying with backoff "
+                    "for up to %(timeout).0f s",
+                    {"url": _redact(url), "error": f"{type(e).__name__}: {e}",
+                     "timeout": retry_timeout_s}, extra={"spider": spider})
+                if stats is not None:
+                    stats.inc_value("frontier/redis_retries", spider=spider)
+            if now - since >= retry_timeout_s:
+                raise FrontierError(f"Redis at {_redact(url)} unreachable for "
+                                    f"{now - since:.0f} s: {type(e).__name__}: {e}") from e
+            time.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX_S)
+            continue
+        except redis.RedisError as e:
+            raise FrontierError(f"Redis at {_redact(url)}: {type(e).__name__}: {e}") from e
+        if since is not None:
+            logger.warning("Redis frontier %(url)s reachable again after %(s).1f s",
+                           {"url": _redact(url), "s": time.monotonic() - since},
+                           extra={"spider": spider})
+        return result
+
+
+class RedisFrontier:
+    """The frontier shared by every worker of one crawl, in Redis (see the module doc).
+
+    Args:
+        url: ``redis://[:password@]host:port/db`` (``rediss://`` for TLS, ``unix://``).
+        key: the key prefix (:func:`frontier_key`).
+        dupefilter: the crawl's dupefilter. An :class:`~crawlfw.dupefilters.RFPDupeFilter`
+            (or subclass) has its fingerprints in Redis, shared; any other keeps its own
+            state in this worker.
+        worker: this worker's id (:func:`worker_id`).
+        lifo: True for depth-first order within a priority, False for breadth-first.
+        lease_timeout_s: seconds a lease lives without a renewal
+            (``FRONTIER_LEASE_TIMEOUT``); renew at least three times as often.
+        retry_timeout_s: seconds a lost connection is retried before the frontier
+            fails (``FRONTIER_RETRY_TIMEOUT``).
+        prefetch: requests leased ahead of need and kept here, so that most
+            :meth:`lease` calls need no round trip (the Scheduler uses
+            ``CONCURRENT_REQUESTS``); they are this worker's open leases, renewed and
+            given back at :meth:`close` like the others.
+        stats: the crawl's stats collector, or None.
+        client: a ``redis.Redis`` to use instead of one made from ``url`` (tests).
+
+    Raises:
+        FrontierError: the URL is not a Redis URL, or the server cannot be reached
+            within ``retry_timeout_s``.
+    """
+
+    durable = True
+    shared = True
+
+    def __init__(self, url, key, dupefilter, *, worker, lifo=True, lease_timeout_s=60.0,
+                 retry_timeout_s=300.0, prefetch=0, stats=None, client=None):
+        import redis
+
+        self.url = url
+        self.path = f"{_redact(url)} {key}"  # for the scheduler's failure message
+        self.key = key
+        self.df = dupefilter
+        self.worker = worker
+        self.lifo = lifo
+        self.lease_ms = max(1, int(lease_timeout_s * 1000))
+        self.lease_timeout_s = lease_timeout_s
+        self.retry_timeout_s = retry_timeout_s
+        self.stats = stats
+        self.spider = None
+        self._fingerprint = (
+            dupefilter.request_fingerprint if isinstance(dupefilter, RFPDupeFilter) else None
+        )
+        self._transient = PriorityQueue(lambda priority: _Lifo())
+        self._seen_cache = set()
+        self._pending_acks = []
+        self.leased = set()  # ids of this worker's open leases
+        self.prefetch = max(0, int(prefetch))
+        self._prefetched = deque()  # leased ahead, not handed out yet (in `leased`)
+        self.queued = 0  # the shared queue's length at the last lease or status call
+        self._redis_error = redis.RedisError
+        try:
+            self.client = client or redis.Redis.from_url(
+                url, socket_timeout=30, socket_connect_timeout=5, protocol=2)
+        except ValueError as e:
+            raise FrontierError(f"FRONTIER_URL {_redact(url)!r} is not a Redis URL: {e}") from e
+        k = self._k
+        self.keys = {
+            "push": [k("queue"), k("requests"), k("scores"), k("seen"), k("meta"), k("start")],
+            "lease": [k("queue"), k("requests"), k("scores"), k("leases"), k("owners")],
+            "commit": [k("queue"), k("requests"), k("scores"), k("leases"), k("owners"),
+                       k(f"worker:{worker}")],
+            "release": [k("queue"), k("scores"), k("leases"), k("owners")],
+            "recover": [k("queue"), k("scores"), k("leases"), k("owners")],
+            "renew": [k("leases"), k("owners"), k("workers"), k("start")],
+            "status": [k("queue"), k("requests"), k("scores"), k("leases"), k("owners"),
+                       k("meta"), k("start")],
+            "claim": [k("meta"), k("start")],
+            "unclaim": [k("start")],
+        }
+        self.scripts = Scripts(self.client, {
+            "push": _PUSH, "lease": _LEASE, "commit": _COMMIT, "release": _RELEASE,
+            "renew": _RENEW, "status": _STATUS, "recover": _RECOVER,
+            "claim": _CLAIM_START, "unclaim": _UNCLAIM_START,
+        })
+        self.meta = self._read_meta()
+
+    def _k(self, name: str) -> str:
+        return f"{self.key}:{name}"
+
+    # --- Redis calls --------------------------------------------------------------------
+
+    def _call(self, name, args):
+        """Run script ``name``; retry a lost connection with backoff
+        (:func:`call_with_retry`).
+
+        Raises:
+            FrontierError: Redis stayed unreachable for ``retry_timeout_s``, or answered
+                with an error (out of memory, a read-only replica...).
+        """
+        run, keys = self.scripts.run, self.keys[name]
+        result = call_with_retry(lambda: run(name, keys, args), self.url,
+                                 self.retry_timeout_s, spider=self.spider, stats=self.stats)
+        self._inc("frontier/redis_calls")
+        return result
+
+    def _read_meta(self) -> JobMeta:
+        exhausted, consumed, claimed = self._call("claim", [self.worker, self.lease_ms])
+        self.start_owner = bool(claimed)
+        meta = JobMeta(start_requests=int(consumed), start_exhausted=not claimed)
+        try:
+            stored = self.client.hgetall(self._k(f"worker:{self.worker}"))
+        except self._redis_error as e:
+            raise FrontierError(f"Redis at {_redact(self.url)}: {e}") from e
+        for field, value in stored.items():
+            meta[field.decode()] = json.loads(value)
+        meta["resumed"] = bool(stored)
+        return meta
+
+    # --- the queue ----------------------------------------------------------------------
+
+    def open(self, spider) -> None:
+        """Bind the spider whose methods are the requests' callbacks; log what the shared
+        crawl holds."""
+        self.spider = spider
+        recovered = self._call("recover", [self.worker])
+        if recovered:
+            logger.info("%(n)d leases of an earlier process of worker %(worker)s queued "
+                        "again", {"n": recovered, "worker": self.worker},
+                        extra={"spider": spider})
+        queued, leased, exhausted, owner, _, _ = self._call("status", [])
+        self.queued = int(queued)
+        logger.info(
+            "Worker %(worker)s joins crawl %(key)s on %(url)s (%(queued)d requests queued, "
+            "%(leased)d leased; start requests %(start)s)",
+            {"worker": self.worker, "key": self.key, "url": _redact(self.url),
+             "queued": queued, "leased": leased,
+             "start": ("all scheduled" if exhausted else
+                       "scheduled by this worker" if self.start_owner else
+                       f"scheduled by {owner.decode() if owner else 'another worker'}")},
+            extra={"spider": spider},
+        )
+
+    def push(self, request, *, transient_ok: bool = False) -> bool:
+        """Queue one request (see :meth:`push_many`)."""
+        return self.push_many([request], transient_ok=transient_ok)[0]
+
+    def push_many(self, requests, *, transient_ok: bool = False, start=None) -> list:
+        """Queue ``requests`` through the shared dupefilter, in one Redis call.
+
+        Args:
+            requests: the requests.
+            transient_ok: keep a request that cannot be stored in this worker's memory
+                instead of refusing it (the crawl's own machinery).
+            start: ``{'consumed': int, 'exhausted': bool}`` when these are start
+                requests: the crawl's count of start requests consumed is raised in the
+                same call.
+
+        Returns:
+            list[bool]: per request, False when it was a duplicate or was refused.
+
+        Raises:
+            FrontierError: Redis failed.
+        """
+        results = [False] * len(requests)
+        if start is not None and not self.start_owner:
+            start = None  # (another worker schedules the start requests: none came here)
+        args = [self.worker, "1" if self.lifo else "0",
+                -1 if start is None else start["consumed"],
+                1 if start is not None and start["exhausted"] else 0, self.lease_ms]
+        sent = []  # indexes of requests sent
+        fingerprint = self._fingerprint
+        cache = self._seen_cache
+        for i, request in enumerate(requests):
+            fp = ""
+            if not request.dont_filter:
+                if fingerprint is None:
+                    if self.df.request_seen(request):
+                        self.df.log(request, self.spider)
+                        continue
+                else:
+                    fp = fingerprint(request)
+                    if fp in cache:  # most links were seen before: answered here
+                        self.df.log(request, self.spider)
+                        continue
+            try:
+                data = json.dumps(request_to_dict(request, self.spider), separators=(",", ":"),
+                                  allow_nan=False)
+            except (ValueError, TypeError) as e:
+                if transient_ok:
+                    self._transient.push(request, -request.priority)
+                    self._inc("scheduler/enqueued/memory")
+                    self._inc("scheduler/enqueued")
+                    results[i] = True
+                    continue
+                logger.error(
+                    "Request %(request)s refused: a shared frontier (FRONTIER_URL) stores "
+                    "requests as JSON with callbacks by spider method name, and this one "
+                    "cannot be stored: %(reason)s",
+                    {"request": request, "reason": e}, extra={"spider": self.spider})
+                self._inc("frontier/refused")
+                continue
+            if fp:
+                if len(cache) >= SEEN_CACHE_SIZE:
+                    cache.clear()
+                cache.add(fp)
+                fp = bytes.fromhex(fp)
+            args += (fp, max(-_PRIO_MAX, min(_PRIO_MAX, request.priority)), data)
+            sent.append(i)
+        if not sent and start is None:
+            return results
+        out = self._call("push", args)
+        if out and out[0] == -1:
+            logger.warning(
+                "%(n)d start requests not scheduled: another worker took over the start "
+                "requests (this one did not renew its claim within FRONTIER_LEASE_TIMEOUT)",
+                {"n": len(sent)}, extra={"spider": self.spider})
+            return results
+        pushed = 0
+        for i, ok in zip(sent, out, strict=True):
+            if ok:
+                results[i] = True
+                pushed += 1
+            else:
+                self.df.log(requests[i], self.spider)
+        if pushed:
+            self.queued += pushed
+            self._inc("scheduler/enqueued/redis", pushed)
+            self._inc("scheduler/enqueued", pushed)
+        if start is not None and start["exhausted"]:
+            self.meta["start_exhausted"] = True
+        return results
+
+    def lease(self, n: int) -> list:
+        """Take up to ``n`` requests, next first, leased for ``lease_timeout_s``; each
+        gets ``request._lease`` (its id; None for a transient request).
+
+        Raises:
+            FrontierError: Redis failed.
+        """
+        out = []
+        pop = self._transient.pop
+        while len(out) < n:
+            request = pop()
+            if request is None:
+                break
+            out.append(request)
+        prefetched = self._prefetched
+        while prefetched and len(out) < n:
+            out.append(prefetched.popleft())
+        want = n - len(out)
+        if want > 0:
+            reply = self._call("lease", [self.worker, want + self.prefetch, self.lease_ms])
+            self._note_expired(reply[0])
+            spider = self.spider
+            got = 0
+            for j in range(1, len(reply), 2):
+                lease_id = int(reply[j])
+                try:
+                    request = request_from_dict(json.loads(reply[j + 1]), spider)
+                except (ValueError, KeyError, TypeError) as e:
+                    logger.error("Request %(id)s in the shared frontier cannot be read "
+                                 "(dropped): %(error)s", {"id": lease_id, "error": e},
+                                 extra={"spider": spider})
+                    self._pending_acks.append(lease_id)
+                    self.leased.add(lease_id)
+                    continue
+                request._lease = lease_id
+                self.leased.add(lease_id)
+                if len(out) < n:
+                    out.append(request)
+                else:
+                    prefetched.append(request)
+                got += 1
+            self.queued = max(0, self.queued - got)
+            if got:
+                self._inc("scheduler/dequeued/redis", got)
+        if out:
+            self._inc("scheduler/dequeued", len(out))
+        return out
+
+    def release(self, requests) -> None:
+        """Queue leased requests again (transient ones in memory)."""
+        ids = []
+        for request in requests:
+            if request._lease is None:
+                self._transient.push(request, -request.priority)
+            else:
+                ids.append(request._lease)
+        if ids:
+            self._call("release", [self.worker, *ids])
+            self.leased.difference_update(ids)
+            self.queued += len(ids)
+
+    def ack(self, lease_ids) -> None:
+        """Note leases whose work is durable: forgotten in Redis at the next
+        :meth:`commit`, with the worker's metadata."""
+        self._pending_acks.extend(lease_ids)
+
+    def commit(self, meta: dict | None = None) -> None:
+        """Ack the leases noted since the last commit and write ``meta`` (JSON-able
+        values by key: this worker's feed states, ``spider.state``) in one atomic call.
+
+        Raises:
+            FrontierError: Redis failed; nothing of this commit happened (the leases
+                stay open and are acked at the next commit).
+        """
+        acks = self._pending_acks
+        if not acks and not meta:
+            return
+        fields = []
+        for key, value in (meta or {}).items():
+            fields += (key, json.dumps(value))
+        acked, lost = self._call("commit", [self.worker, len(fields) // 2, *fields, *acks])
+        self._pending_acks = []
+        self.leased.difference_update(acks)
+        if meta:
+            self.meta.update(meta)
+        if lost:
+            self._inc("frontier/leases_lost", lost)
+            logger.warning(
+                "%(n)d leases of this worker expired before their work was committed and "
+                "were taken over by another worker: their pages are crawled twice (renew "
+                "more often: raise FRONTIER_LEASE_TIMEOUT)", {"n": lost},
+                extra={"spider": self.spider})
+
+    def set_meta(self, meta: dict) -> None:
+        """Write ``meta`` with the next commit (``start_requests``/``start_exhausted``
+        are kept by :meth:`push_many` and ignored here)."""
+        meta = {k: v for k, v in meta.items() if k not in ("start_requests", "start_exhausted")}
+        if meta:
+            self.commit(meta)
+
+    def renew(self) -> list:
+        """The heartbeat: extend this worker's open leases (and its claim on the start
+        requests) by ``lease_timeout_s``.
+
+        Returns:
+            list[int]: ids of leases this worker lost (expired and taken over).
+
+        Raises:
+            FrontierError: Redis failed.
+        """
+        lost = self._call("renew", [self.worker, self.lease_ms, *self.leased])
+        lost = [int(i) for i in lost]
+        if lost:  # not renewed again; their acks are skipped at the commit
+            self.leased.difference_update(lost)
+            self._inc("frontier/leases_lost", len(lost))
+        return lost
+
+    def status(self) -> dict:
+        """The shared crawl's state, after moving expired leases back to the queue.
+
+        Returns:
+            dict: ``{'queued': int, 'leased': int (by every worker), 'own_leases': int,
+            'start_exhausted': bool, 'start_owner': str}``.
+
+        Raises:
+            FrontierError: Redis failed, or the crawl's data is gone from it (a Redis
+                restarted without persistence): finishing would lose requests.
+        """
+        queued, leased, exhausted, owner, expired, exists = self._call("status", [])
+        if not exists:
+            raise FrontierError(
+                f"the crawl's data is gone from Redis at {_redact(self.url)} (key "
+                f"{self.key}): was Redis restarted without persistence (appendonly yes), "
+                f"or were the keys deleted? The crawl cannot tell what is left to do")
+        self._note_expired(expired)
+        self.queued = int(queued)
+        return {"queued": int(queued), "leased": int(leased), "own_leases": len(self.leased),
+                "start_exhausted": bool(exhausted),
+                "start_owner": owner.decode() if isinstance(owner, bytes) else owner}
+
+    def close(self, reason: str) -> list:
+        """Commit pending acks, give back this worker's open leases and its claim on
+        the start requests (other workers need not wait for them to expire).
+
+        Returns:
+            list: transient requests still queued (lost: they are not stored).
+        """
+        left = []
+        while True:
+            request = self._transient.pop()
+            if request is None:
+                break
+            left.append(request)
+        self._prefetched.clear()
+        try:
+            self.commit()
+            if self.leased:
+                self._call("release", [self.worker, *self.leased])
+                self.leased.clear()
+            self._call("unclaim", [self.worker])
+        finally:
+            self.scripts.close()
+            self.client.close()
+        return left
+
+    def __len__(self) -> int:
+        return self.queued + len(self._transient) + len(self._prefetched)
+
+    def _note_expired(self, n):
+        n = int(n)
+        if n:
+            self._inc("frontier/leases_expired", n)
+            logger.warning("%(n)d leases expired (a worker died or stalled for "
+                           "FRONTIER_LEASE_TIMEOUT): their requests are queued again",
+                           {"n": n}, extra={"spider": self.spider})
+
+    def _inc(self, key, count=1):
+        if self.stats is not None:
+            self.stats.inc_value(key, count, spider=self.spider)
+
+
+def _redact(url: str) -> str:
+    """``url`` with its password replaced by ``***``."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc[-1]}"))

@@ -1,0 +1,272 @@
+"""Politeness for a crawl shared by many workers: a download slot whose concurrency
+(``CONCURRENT_REQUESTS_PER_DOMAIN`` / ``_PER_IP``) and delay (``DOWNLOAD_DELAY``) hold
+for the whole crawl, with the permits in Redis.
+
+:class:`SharedDownloadSlot` is a :class:`crawlfw.core.slot.DownloadSlot` whose
+:meth:`~SharedDownloadSlot.pop_ready` first takes permits from Redis: a transfer starts
+only with a permit of its slot, and a slot has at most ``concurrency`` permits out,
+across every worker. With a delay, at most one transfer of the slot starts per delay,
+across every worker (the time of the next allowed start is kept in Redis; the
+randomization of ``RANDOMIZE_DOWNLOAD_DELAY`` is drawn by the worker that starts). A
+permit is kept for the worker's next request of the slot (without a delay) and given
+back when unused for :data:`HOLD_S` seconds (the downloader pumps at least once a
+second while it holds one); it expires after ``FRONTIER_LEASE_TIMEOUT``
+seconds unless renewed (the downloader renews its permits as it pumps), so a worker
+that dies holds none for long.
+
+Keys, one pair per slot, each with its own Redis Cluster hash tag (so the slots of a
+big crawl spread over the cluster's nodes)::
+
+    {<crawl key>|slot|<slot key>}:permits   sorted set  permit token -> expiry (ms)
+    {<crawl key>|slot|<slot key>}:next      string      next allowed start (ms), with a delay
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+from crawlfw.core.redis_frontier import Scripts, call_with_retry, worker_id
+from crawlfw.core.slot import DownloadSlot
+
+__all__ = ["SharedDownloadSlot"]
+
+#: Seconds between two asks for a permit while the slot is full in other workers: the
+#: first wait, doubled after each refusal up to the second.
+POLL_S = 0.05
+POLL_MAX_S = 1.0
+
+#: Seconds a worker keeps the permit of an ended transfer for its next request of the
+#: slot (no delay only) before it gives it back to the others.
+HOLD_S = 0.25
+
+# KEYS: permits, next. ARGV: want, limit, delay ms, permit ms, number of tokens to
+# give back, those tokens, then `want` new tokens. Gives the permits of ended transfers
+# back, then takes up to `want`. Returns {granted, wait ms (-1: until a permit is free)}.
+_ACQUIRE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local nback = tonumber(ARGV[5])
+for i = 6, 5 + nback do redis.call('ZREM', KEYS[1], ARGV[i]) end
+local want = tonumber(ARGV[1])
+if want == 0 then return {0, 0} end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local free = tonumber(ARGV[2]) - redis.call('ZCARD', KEYS[1])
+if free <= 0 then return {0, -1} end
+if want > free then want = free end
+local delay = tonumber(ARGV[3])
+if delay > 0 then
+  local nxt = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if now < nxt then return {0, nxt - now} end
+  want = 1
+  redis.call('SET', KEYS[2], now + delay, 'PX', delay + 60000)
+end
+for i = 1, want do
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[4]), ARGV[5 + nback + i])
+end
+return {want, 0}
+"""
+
+# KEYS: permits. ARGV: permit ms, tokens. Extends the permits still held.
+_RENEW = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for i = 2, #ARGV do
+  redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[1]), ARGV[i])
+end
+return 0
+"""
+
+_tokens = itertools.count(1)
+
+
+class SharedDownloadSlot(DownloadSlot):
+    """A download slot whose limits hold across every worker of a shared crawl.
+
+    Args:
+        client: a ``redis.Redis``.
+        url: the Redis URL (for messages).
+        key: the slot's key prefix, ``{<crawl key>|slot|<slot>}``.
+        worker: this worker's id (in the permit tokens).
+        permit_timeout_s: seconds a permit lives without a renewal.
+        retry_timeout_s: seconds a lost connection is retried.
+        *args, **kw: :class:`~crawlfw.core.slot.DownloadSlot` arguments.
+        stats: the crawl's stats collector (counts ``frontier/redis_calls``), or None.
+        spider: the spider (for log records and stats).
+
+    Raises:
+        crawlfw.core.frontier.FrontierError: (from :meth:`pop_ready` and
+            :meth:`transfer_done`) Redis failed for good.
+    """
+
+    def __init__(self, client, url, key, worker, permit_timeout_s, retry_timeout_s,
+                 *args, stats=None, spider=None, **kw):
+        super().__init__(*args, **kw)
+        self.stats = stats
+        self.spider = spider
+        self.client = client
+        self.url = url
+        self.worker = worker
+        self.permit_ms = max(1, int(permit_timeout_s * 1000))
+        self.retry_timeout_s = retry_timeout_s
+        self.keys = [f"{key}:permits", f"{key}:next"]
+        self.scripts = Scripts(client, {"acquire": _ACQUIRE, "renew": _RENEW})
+        self.permits = {}  # request in flight -> its permit token
+        self._given_back = []  # tokens of ended transfers, sent with the next call
+        self._free = []  # (token, since when, monotonic s): held for the next request
+        self._wait_until_s = 0.0  # no permit to be had before this (monotonic s)
+        self._poll_s = POLL_S
+        self._renewed_s = time.monotonic()
+
+    @classmethod
+    def from_settings(cls, settings, spider=None, *, slot="", client=None, stats=None,
+                      **kw):
+        """A slot configured like :meth:`DownloadSlot.from_settings`, its permits in the
+        Redis of ``FRONTIER_URL`` under the crawl's key (``FRONTIER_KEY`` or
+        ``crawlfw:<spider name>``).
+
+        Args:
+            settings: the crawl settings.
+            spider: the spider.
+            slot: the slot key (host name or IP).
+            client: a ``redis.Redis`` (default: one for ``FRONTIER_URL``).
+            stats: the crawl's stats collector (``frontier/redis_calls``), or None.
+        """
+        import redis
+
+        plain = DownloadSlot.from_settings(settings, spider, **kw)
+        url = settings["FRONTIER_URL"]
+        crawl = str(settings.get("FRONTIER_KEY") or f"crawlfw:{getattr(spider, 'name', '')}")
+        crawl = crawl.replace("{", "").replace("}", "")
+        client = client or redis.Redis.from_url(url, socket_timeout=30,
+                                                socket_connect_timeout=5, protocol=2)
+        return cls(client, url, f"{{{crawl}|slot|{slot}}}", worker_id(settings),
+                   settings.getfloat("FRONTIER_LEASE_TIMEOUT", 60.0),
+                   settings.getfloat("FRONTIER_RETRY_TIMEOUT", 300.0),
+                   plain.concurrency, plain.delay_s, plain.randomize_delay, stats=stats,
+                   spider=spider, **kw)
+
+    def _call(self, fn):
+        result = call_with_retry(fn, self.url, self.retry_timeout_s, spider=self.spider,
+                                 stats=self.stats)
+        if self.stats is not None:
+            self.stats.inc_value("frontier/redis_calls", spider=self.spider)
+        return result
+
+    def pop_ready(self, now_s: float) -> list:
+        """Take the requests that may start now: locally as
+        :meth:`DownloadSlot.pop_ready`, each with a permit of the whole crawl: first
+        the permits this worker holds from ended transfers (no delay only), then new
+        ones from Redis, in one call that also gives back the permits not needed."""
+        free = self._free
+        if (self.permits or free) and now_s - self._renewed_s >= self.permit_ms / 3000:
+            self._renewed_s = now_s
+            tokens = [*self.permits.values(), *(t for t, _ in free)]
+            self._call(lambda: self.scripts.run("renew", self.keys[:1],
+                                                [self.permit_ms, *tokens]))
+        queue = self.queue
+        want = min(len(queue), self.concurrency - len(self.inprogress))
+        started = []
+        while free and len(started) < want:  # reused without a round trip
+            started.append(self._start(queue.popleft(), free.pop()[0]))
+        want -= len(started)
+        back = self._given_back
+        if free:  # not needed now: given back when unused for HOLD_S
+            back += [t for t, since in free if now_s - since >= HOLD_S]
+            free[:] = [(t, since) for t, since in free if now_s - since < HOLD_S]
+        if now_s < self._wait_until_s:
+            want = 0
+        if want <= 0 and not back:
+            return started
+        want = max(want, 0)
+        delay_ms = 0
+        if want and self.delay_s:
+            factor = self._rng.uniform(0.5, 1.5) if self.randomize_delay else 1.0
+            delay_ms = max(1, int(self.delay_s * factor * 1000))
+        tokens = [f"{self.worker}:{next(_tokens)}" for _ in range(want)]
+        self._given_back = []
+        granted, wait_ms = self._call(lambda: self.scripts.run(
+            "acquire", self.keys, [want, self.concurrency, delay_ms, self.permit_ms,
+                                   len(back), *back, *tokens]))
+        if not want:
+            return started
+        if not granted:
+            if wait_ms < 0:  # full: ask again later, less often each time
+                wait_s = self._poll_s
+                self._poll_s = min(self._poll_s * 2, POLL_MAX_S)
+            else:
+                wait_s = wait_ms / 1000
+            self._wait_until_s = now_s + wait_s
+            return started
+        self._poll_s = POLL_S
+        for token in tokens[:granted]:
+            started.append(self._start(queue.popleft(), token))
+        return started
+
+    def _start(self, request, token):
+        self.inprogress[request] = None
+        self.permits[request] = token
+        return request
+
+    def next_ready_in_s(self, now_s: float) -> float | None:
+        """Seconds until :meth:`pop_ready` should ask again: ``0.0`` when it may now,
+        the wait Redis named (a delay), or :data:`POLL_S` doubling up to
+        :data:`POLL_MAX_S` while the slot is full in other workers; None when nothing
+        is queued or every local transfer is busy."""
+        if not self.queue or len(self.inprogress) >= self.concurrency:
+            return None
+        wait = self._wait_until_s - now_s
+        return wait if wait > 0 else 0.0
+
+    def transfer_done(self, request) -> None:
+        """End ``request``'s transfer. Without a delay this worker keeps its permit for
+        its next request of the slot (given back by :meth:`pop_ready` once unused for
+        :data:`HOLD_S` seconds); with one, the permit is given back with the next
+        :meth:`pop_ready` (each start must pass the delay in Redis).
+
+        Raises:
+            KeyError: ``request`` is not in flight in this slot.
+        """
+        super().transfer_done(request)
+        token = self.permits.pop(request, None)
+        if token is None:
+            return
+        self._wait_until_s = 0.0  # a permit is free now
+        if self.delay_s:
+            self._given_back.append(token)
+        else:
+            self._free.append((token, time.monotonic()))
+
+    @property
+    def holding(self) -> bool:
+        """True while permits of ended transfers wait to be reused or given back: the
+        downloader keeps pumping (at least once a second) until they are."""
+        return bool(self._free or self._given_back)
+
+    def _give_back(self):
+        tokens = [*self._given_back, *(t for t, _ in self._free)]
+        self._given_back = []
+        self._free.clear()
+        if tokens:
+            self._call(lambda: self.client.zrem(self.keys[0], *tokens))
+
+    def requeue_inprogress(self) -> list:
+        """Put in-flight requests back in the queue and give their permits back."""
+        self._given_back += self.permits.values()
+        self.permits.clear()
+        self._give_back()
+        return super().requeue_inprogress()
+
+    def close(self) -> None:
+        """Give back the permits of transfers still in flight (the downloader stops)."""
+        tokens = [*self._given_back, *(t for t, _ in self._free), *self.permits.values()]
+        self.permits.clear()
+        self._free.clear()
+        self._given_back = []
+        try:
+            if tokens:
+                self.client.zrem(self.keys[0], *tokens)
+        except Exception:  # they expire anyway
+            pass
+        self.scripts.close()
+        self.client.close()

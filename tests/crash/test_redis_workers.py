@@ -1,0 +1,324 @@
+"""One crawl, many workers: real ``crawlfw runspider`` processes sharing a frontier on a
+real ``redis-server`` crawl a generated site with every page exactly once across their
+feeds; one worker killed with SIGKILL mid-crawl loses nothing (its open leases expire
+and the others crawl them; restarted under the same worker id it cuts its feed back to
+what it committed); Redis restarted mid-crawl does not end the crawl.
+
+Every random choice comes from ``random.Random(SEED)`` (``CRAWLFW_CRASH_SEED``).
+"""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.support.linksite import LinkSite
+
+SPIDER = Path(__file__).with_name("linkspider.py")
+ROOT = Path(__file__).resolve().parents[2]
+SEED = int(os.environ.get("CRAWLFW_CRASH_SEED", "20261123"))
+KEY = "{crawlfw:links}"
+
+
+@pytest.fixture(scope="module")
+def site():
+    s = LinkSite(pages=1200, fanout=6, seed=11, delay_s=0.01)
+    yield s
+    s.stop()
+
+
+def start_worker(site, redis_url, worker, feed, log, *extra):
+    cmd = [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(SPIDER),
+           "-a", f"base={site.url}", "-o", str(feed), "-s", f"FRONTIER_URL={redis_url}",
+           "-s", f"FRONTIER_WORKER={worker}", "-s", "LOG_LEVEL=INFO",
+           "-s", "CONCURRENT_REQUESTS=4", "-s", "FRONTIER_CHECKPOINT_INTERVAL=0.2",
+           "-s", "FRONTIER_LEASE_TIMEOUT=5", *extra]
+    env = {k: v for k, v in os.environ.items() if k != "CRAWLFW_FAULTS"}
+    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)
+
+
+def lines(feed: Path) -> int:
+    try:
+        return feed.read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
+def read_pages(feed: Path) -> list:
+    raw = feed.read_bytes()
+    parts = raw.split(b"\n")
+    assert parts[-1] == b"", f"{feed.name} ends with a partial line"
+    return [json.loads(line)["n"] for line in parts[:-1]]
+
+
+def wait_all(procs, logs, timeout_s=120):
+    deadline = time.monotonic() + timeout_s
+    codes = []
+    for proc, log in zip(procs, logs, strict=True):
+        try:
+            codes.append(proc.wait(max(1, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            pytest.fail(f"a worker did not finish in {timeout_s} s:\n"
+                        f"{Path(log.name).read_text(errors='replace')[-3000:]}")
+    return codes
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_workers_crawl_every_page_exactly_once(site, redis_server, tmp_path, workers):
+    feeds = [tmp_path / f"w{i}.jl" for i in range(workers)]
+    logs = [open(tmp_path / f"w{i}.log", "wb") for i in range(workers)]
+    procs = [start_worker(site, redis_server.url, f"w{i}", feeds[i], logs[i])
+             for i in range(workers)]
+    codes = wait_all(procs, logs)
+    texts = [Path(log.name).read_text(errors="replace") for log in logs]
+    assert codes == [0] * workers, texts[codes.index(next(c for c in codes if c))][-3000:]
+    pages = [n for feed in feeds for n in read_pages(feed)]
+    assert sorted(pages) == list(range(site.pages)), (
+        f"{len(set(range(site.pages)) - set(pages))} missing, "
+        f"{len(pages) - len(set(pages))} twice")
+    # Every worker took part, and each finished only when the whole crawl had.
+    assert all(read_pages(feed) for feed in feeds), [len(read_pages(f)) for f in feeds]
+    for text in texts:
+        assert "'finish_reason': 'finished'" in text
+    assert sum("start requests scheduled by this worker" in t for t in texts) == 1
+
+
+def test_a_killed_worker_loses_nothing(site, redis_server, tmp_path):
+    import redis
+
+    rng = random.Random(f"{SEED}-kill")
+    feeds = [tmp_path / f"w{i}.jl" for i in range(3)]
+    logs = [open(tmp_path / f"w{i}.log", "wb") for i in range(3)]
+    procs = [start_worker(site, redis_server.url, f"w{i}", feeds[i], logs[i])
+             for i in range(3)]
+    threshold = rng.randrange(site.pages // 10, site.pages // 3)  # of the whole crawl
+    deadline = time.monotonic() + 60
+    while sum(lines(feed) for feed in feeds) < threshold:
+        assert procs[0].poll() is None, "worker w0 ended before it could be killed"
+        assert time.monotonic() < deadline, "the crawl made no progress in 60 s"
+        time.sleep(0.005)
+    procs[0].send_signal(signal.SIGKILL)
+    procs[0].wait(10)
+    # The killed worker's open leases, as Redis holds them until they expire.
+    client = redis.Redis.from_url(redis_server.url)
+    owners = client.hgetall(f"{KEY}:owners")
+    open_ids = [i for i, w in owners.items() if w == b"w0"]
+    open_pages = {int(json.loads(client.hget(f"{KEY}:requests", i))["url"].rsplit("/", 1)[1])
+                  for i in open_ids}
+    committed = json.loads(client.hget(f"{KEY}:worker:w0", "feeds"))[str(feeds[0])]
+    codes = wait_all(procs[1:], logs[1:])
+    context = f"seed {SEED}, killed at {threshold} items, {len(open_ids)} open leases"
+    assert open_ids, f"{context}: w0 held no lease when it was killed"
+    assert codes == [0, 0], context
+    pages = [n for feed in feeds for n in read_pages(feed)]
+    counts = Counter(pages)
+    assert set(counts) == set(range(site.pages)), f"{context}: pages lost"
+    twice = {n for n, c in counts.items() if c > 1}
+    # Duplicates come only from the killed worker's open leases, each at most twice.
+    assert twice <= open_pages, f"{context}: {sorted(twice - open_pages)} twice"
+    assert max(counts.values()) <= 2, context
+    # Its feed past the committed offset holds exactly those pages' items.
+    raw = feeds[0].read_bytes()
+    past = [json.loads(line)["n"] for line in raw[committed["offset"]:].splitlines()
+            if line.endswith(b"}")]
+    assert twice <= set(past) <= open_pages, context
+    # Restarted under the same worker id, it finds the crawl done and cuts its feed
+    # back to its committed length: every page exactly once across the feeds.
+    with open(tmp_path / "w0-again.log", "wb") as log:
+        again = start_worker(site, redis_server.url, "w0", feeds[0], log)
+        assert wait_all([again], [log]) == [0]
+    pages = [n for feed in feeds for n in read_pages(feed)]
+    assert sorted(pages) == list(range(site.pages)), context
+
+
+def test_redis_restarted_mid_crawl(site, redis_server, tmp_path):
+    feeds = [tmp_path / f"w{i}.jl" for i in range(2)]
+    logs = [open(tmp_path / f"w{i}.log", "wb") for i in range(2)]
+    procs = [start_worker(site, redis_server.url, f"w{i}", feeds[i], logs[i])
+             for i in range(2)]
+    deadline = time.monotonic() + 60
+    while lines(feeds[0]) + lines(feeds[1]) < site.pages // 4:
+        assert time.monotonic() < deadline, "the crawl made no progress in 60 s"
+        time.sleep(0.005)
+    redis_server.restart(down_s=1.5)  # SIGTERM: the append-only file keeps the data
+    codes = wait_all(procs, logs)
+    texts = [Path(log.name).read_text(errors="replace") for log in logs]
+    assert codes == [0, 0], texts[0][-3000:] + texts[1][-3000:]
+    pages = [n for feed in feeds for n in read_pages(feed)]
+    assert sorted(pages) == list(range(site.pages))
+    assert all("unreachable" in t and "reachable again" in t for t in texts)
+
+
+def children(pid: int) -> list:
+    """The pids of ``pid``'s child processes (Linux ``/proc``)."""
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except FileNotFoundError:
+        return []
+    return [int(p) for p in text.split()]
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` runs (not a zombie)."""
+    try:
+        return "zombie" not in Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+
+
+def test_workers_option_merges_every_item_once_into_the_feed(site, redis_server, tmp_path):
+    """``runspider --workers 3 -o items.csv``: one worker killed with SIGKILL is started
+    again by the parent under the same id; the CSV holds every page exactly once."""
+    rng = random.Random(f"{SEED}-workers")
+    feed = tmp_path / "items.csv"
+    cmd = [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(SPIDER),
+           "-a", f"base={site.url}", "-o", str(feed), "--workers", "3",
+           "-s", f"FRONTIER_URL={redis_server.url}", "-s", "LOG_LEVEL=INFO",
+           "-s", "CONCURRENT_REQUESTS=4", "-s", "FRONTIER_CHECKPOINT_INTERVAL=0.2",
+           "-s", "FRONTIER_LEASE_TIMEOUT=5"]
+    with open(tmp_path / "parent.log", "wb") as log:
+        parent = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log)
+        parts = Path(str(feed) + ".parts")
+        threshold = rng.randrange(site.pages // 10, site.pages // 4)
+        deadline = time.monotonic() + 60
+        while sum(lines(p) for p in parts.glob("*.jl")) < threshold:
+            assert parent.poll() is None and time.monotonic() < deadline, "no progress"
+            time.sleep(0.005)
+        victim = rng.choice(children(parent.pid))
+        os.kill(victim, signal.SIGKILL)
+        code = parent.wait(120)
+    text = (tmp_path / "parent.log").read_text(errors="replace")
+    assert code == 0, text[-3000:]
+    assert "exited with status -9: starting it again" in text
+    import socket
+
+    assert f"[{socket.gethostname()}-2] [crawlfw." in text  # each worker's lines say whose
+    rows = feed.read_text().splitlines()
+    assert rows[0] == "n,title"
+    pages = sorted(int(row.split(",", 1)[0]) for row in rows[1:])
+    assert pages == list(range(site.pages)), (
+        f"seed {SEED}: {len(set(range(site.pages)) - set(pages))} missing, "
+        f"{len(pages) - len(set(pages))} twice")
+    assert not parts.exists()
+
+
+def test_workers_option_with_overwrite_output(site, redis_server, tmp_path):
+    """``--workers 2 -O items.json``: the workers write parts only; the parent writes the
+    one JSON document, replacing what the file held."""
+    feed = tmp_path / "items.json"
+    feed.write_text("not json: left over from another crawl")
+    cmd = [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(SPIDER),
+           "-a", f"base={site.url}", "-O", str(feed), "--workers", "2",
+           "-s", f"FRONTIER_URL={redis_server.url}", "-s", "FRONTIER_KEY=overwrite-test",
+           "-s", "LOG_LEVEL=INFO"]
+    result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stderr[-3000:]
+    pages = sorted(item["n"] for item in json.loads(feed.read_text()))
+    assert pages == list(range(site.pages))
+
+
+def test_workers_option_needs_a_frontier_url(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "crawlfw.cmdline", "runspider", str(SPIDER),
+                           "--workers", "2", "-o", str(tmp_path / "x.jl")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "Usage error: --workers needs a shared frontier: set FRONTIER_URL "
+        "(e.g. -s FRONTIER_URL=redis://127.0.0.1:6379/0)"]
+
+
+def run_slow_workers(server, redis_url, tmp_path, n, *settings, workers=3):
+    spider = Path(__file__).with_name("slowspider.py")
+    procs, logs = [], []
+    for i in range(workers):
+        log = open(tmp_path / f"slow{i}.log", "wb")
+        cmd = [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(spider),
+               "-a", f"base={server.url}", "-a", f"n={n}", "-o", str(tmp_path / f"s{i}.jl"),
+               "-s", f"FRONTIER_URL={redis_url}", "-s", f"FRONTIER_WORKER=s{i}",
+               "-s", "LOG_LEVEL=INFO", "-s", "FRONTIER_LEASE_TIMEOUT=5", *settings]
+        procs.append(subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log))
+        logs.append(log)
+    codes = wait_all(procs, logs)
+    assert codes == [0] * workers, Path(logs[0].name).read_text(errors="replace")[-3000:]
+    feeds = [tmp_path / f"s{i}.jl" for i in range(workers)]
+    pages = [n for feed in feeds if feed.exists() for n in read_pages(feed)]  # (none: no file)
+    assert sorted(pages) == list(range(n))
+    return pages
+
+
+def test_per_domain_concurrency_holds_across_workers(redis_server, tmp_path):
+    """3 workers, ``CONCURRENT_REQUESTS_PER_DOMAIN = 2``: the site never serves more than
+    2 requests at once (each worker alone would allow 2, together 6)."""
+    from tests.support.countserver import CountingServer
+
+    server = CountingServer(hold_s=0.15)
+    try:
+        run_slow_workers(server, redis_server.url, tmp_path, 36,
+                         "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2")
+    finally:
+        server.stop()
+    assert len(server.paths) == 36
+    assert server.max_active == 2
+
+
+def test_download_delay_holds_across_workers(redis_server, tmp_path):
+    """3 workers, ``DOWNLOAD_DELAY = 0.25`` (not randomized), one request at a time
+    each (so all three take part): requests to the site start at least a delay apart
+    across the workers (0.1 s of slack for the transfer's own start)."""
+    from tests.support.countserver import CountingServer
+
+    server = CountingServer(hold_s=0.0)
+    try:
+        pages = run_slow_workers(server, redis_server.url, tmp_path, 15,
+                                 "-s", "DOWNLOAD_DELAY=0.25", "-s", "CONCURRENT_REQUESTS=1",
+                                 "-s", "RANDOMIZE_DOWNLOAD_DELAY=False")
+    finally:
+        server.stop()
+    times = sorted(server.times)
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    assert len(times) == len(pages) == 15
+    assert min(gaps) >= 0.15, [round(g, 3) for g in gaps]
+
+
+def test_workers_option_resumes_after_the_parent_was_killed(site, redis_server, tmp_path):
+    """The ``--workers`` parent killed with SIGKILL: its workers stop (as on ^C), keeping
+    their parts; the same command again finishes the crawl, every page once in the feed."""
+    rng = random.Random(f"{SEED}-parent")
+    feed = tmp_path / "items.jl"
+    cmd = [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(SPIDER),
+           "-a", f"base={site.url}", "-o", str(feed), "--workers", "2",
+           "-s", f"FRONTIER_URL={redis_server.url}", "-s", "LOG_LEVEL=INFO",
+           "-s", "CONCURRENT_REQUESTS=4", "-s", "FRONTIER_CHECKPOINT_INTERVAL=0.2",
+           "-s", "FRONTIER_LEASE_TIMEOUT=5"]
+    parts = Path(str(feed) + ".parts")
+    with open(tmp_path / "first.log", "wb") as log:
+        parent = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log)
+        threshold = rng.randrange(site.pages // 10, site.pages // 3)
+        deadline = time.monotonic() + 60
+        while sum(lines(p) for p in parts.glob("*.jl")) < threshold:
+            assert parent.poll() is None and time.monotonic() < deadline, "no progress"
+            time.sleep(0.005)
+        workers = children(parent.pid)
+        parent.kill()
+        parent.wait(10)
+        deadline = time.monotonic() + 30
+        while any(alive(pid) for pid in workers):
+            assert time.monotonic() < deadline, "the workers outlived their parent by 30 s"
+            time.sleep(0.05)
+    first = (tmp_path / "first.log").read_text(errors="replace")
+    assert first.count("'finish_reason': 'shutdown'") == 2, first[-3000:]  # not finished
+    assert not feed.exists()
+    with open(tmp_path / "again.log", "wb") as log:
+        again = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log,
+                               timeout=120)
+    text = (tmp_path / "again.log").read_text(errors="replace")
+    assert again.returncode == 0, text[-3000:]
+    assert sorted(read_pages(feed)) == list(range(site.pages))
