@@ -20,6 +20,7 @@ RUNTIME_LIBRARIES = [
     ("jsonschema", "jsonschema"),
     ("ptpython", "ptpython"),
     ("rich", "rich"),
+    ("redis", "redis"),
 ]
 
 #: Libraries used when installed: decompression, image pipeline, S3 feeds and media.
