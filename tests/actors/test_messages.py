@@ -13,7 +13,13 @@ import crawlfw.http
 from crawlfw.actors import _schema, messages
 from crawlfw.actors._base import CrawlActor
 from crawlfw.actors._schema import render_schemas
-from crawlfw.actors._validation import _Validator, register_schema, schema_path, validate_message
+from crawlfw.actors._validation import (
+    _compile,
+    _Validator,
+    register_schema,
+    schema_path,
+    validate_message,
+)
 from crawlfw.actors.supervisor import Supervisor
 from crawlfw.crawler import Crawler
 from crawlfw.exceptions import DontCloseSpider, InvalidMessage
@@ -219,3 +225,57 @@ def test_register_schema_for_user_actor_messages():
         register_schema("fetch", {"type": "object"})
 
 
+
+
+_REQUEST_SCHEMA = {"pyclass": "crawlfw.http.Request"}
+
+
+@pytest.mark.parametrize(
+    "schema, instance",
+    [
+        ({"type": "integer"}, 3),
+        ({"type": "integer"}, True),
+        ({"type": "integer"}, "3"),
+        ({"type": "number", "minimum": 0}, -0.5),
+        ({"type": "integer", "minimum": 1, "maximum": 3}, 4),
+        ({"type": ["string", "null"], "pattern": "^[a-z]+$"}, None),
+        ({"type": ["string", "null"], "pattern": "^[a-z]+$"}, "Abc"),
+        ({"type": "string", "minLength": 1, "maxLength": 2}, ""),
+        ({"type": "string", "minLength": 1, "maxLength": 2}, "abc"),
+        ({"const": "fetch"}, "fetch"),
+        ({"const": "fetch"}, "pump"),
+        ({"enum": ["a", "b"]}, "c"),
+        ({"type": "array", "items": _REQUEST_SCHEMA, "minItems": 1}, []),
+        ({"type": "array", "items": _REQUEST_SCHEMA}, [crawlfw.Request("http://x/"), "http://y"]),
+        ({"type": "array", "items": _REQUEST_SCHEMA}, (crawlfw.Request("http://x/"),)),
+        ({"anyOf": [{"type": "null"}, _REQUEST_SCHEMA]}, None),
+        ({"anyOf": [{"type": "null"}, _REQUEST_SCHEMA]}, 0),
+        ({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"],
+          "additionalProperties": False}, {"a": 1, "b": 2}),
+        ({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"],
+          "additionalProperties": False}, {}),
+        ({"type": "object", "additionalProperties": {"type": ["object", "null"]}},
+         {"feed": None, "other": []}),
+        ({"type": "object", "properties": {"a": {"type": "integer", "description": "A."}}},
+         {"a": 1}),
+    ],
+)
+def test_fast_check_agrees_with_jsonschema(schema, instance):
+    fast = _compile(schema)
+    assert fast is not None
+    assert fast(instance) == _Validator(schema).is_valid(instance)
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "array", "uniqueItems": True},
+    {"const": 1},
+    {"type": "object", "patternProperties": {"^x": {}}, "additionalProperties": False},
+    {"type": "array", "prefixItems": [{}], "items": {"type": "integer"}},
+    {"type": "object", "properties": {"a": {"not": {}}}},
+])
+def test_fast_check_steps_aside_for_keywords_it_does_not_know(schema):
+    assert _compile(schema) is None
+
+
+def test_every_shipped_schema_has_a_fast_check():
+    assert [name for name, schema in SCHEMAS.items() if _compile(schema) is None] == []
