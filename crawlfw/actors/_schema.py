@@ -27,6 +27,12 @@ import textwrap
 import types
 import typing
 from pathlib import Path
+from typing import get_args, get_origin
+
+if sys.version_info >= (3, 11):
+    from typing import is_typeddict
+else:  # typing_extensions' TypedDict (see crawlfw.actors.messages)
+    from typing_extensions import is_typeddict
 
 from pykka import ActorRef
 
@@ -80,19 +86,19 @@ def _class_path(cls) -> str:
 
 def _is_json(tp) -> bool:
     """True when ``tp`` is described with JSON Schema types, not ``pyclass``."""
-    origin = typing.get_origin(tp)
+    origin = get_origin(tp)
     if origin is typing.Annotated:
-        return _is_json(typing.get_args(tp)[0])
+        return _is_json(get_args(tp)[0])
     if origin in (typing.Union, types.UnionType):
-        return all(_is_json(a) for a in typing.get_args(tp))
+        return all(_is_json(a) for a in get_args(tp))
     return (tp in _JSON_TYPES or origin in (list, dict, typing.Literal) or tp is typing.Any
-            or typing.is_typeddict(tp))
+            or is_typeddict(tp))
 
 
 def _schema_of(tp) -> dict:
     """The JSON Schema of one annotation."""
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if origin is typing.NotRequired:
+    origin, args = get_origin(tp), get_args(tp)
+    if origin is messages.NotRequired:
         return _schema_of(args[0])
     if origin is typing.Annotated:
         schema = _schema_of(args[0])
@@ -116,7 +122,7 @@ def _schema_of(tp) -> dict:
         if "." not in path:
             raise TypeError(f"string annotation {path!r} must be a dotted class path")
         return {"pyclass": path}
-    if typing.is_typeddict(tp):
+    if is_typeddict(tp):
         return schema_of_typeddict(tp)
     if tp in _JSON_TYPES:
         return {"type": _JSON_TYPES[tp]}

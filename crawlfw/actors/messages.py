@@ -66,7 +66,13 @@ To add a message type: write its TypedDict here (every field documented), list i
 file is what the generator writes.
 """
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, TypedDict
+import sys
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+if sys.version_info >= (3, 11):
+    from typing import NotRequired, TypedDict
+else:  # NotRequired came in 3.11 (PEP 655); typing's TypedDict of 3.10 ignores it
+    from typing_extensions import NotRequired, TypedDict
 
 from pykka import ActorRef
 

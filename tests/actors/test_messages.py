@@ -50,7 +50,7 @@ def test_every_schema_has_a_typeddict():
 
 def _loose(tp):
     """True for an annotation that says nothing: Any, or a bare list or dict."""
-    tp = typing.get_args(tp)[0] if typing.get_origin(tp) in (typing.NotRequired,
+    tp = typing.get_args(tp)[0] if typing.get_origin(tp) in (messages.NotRequired,
                                                             typing.Annotated) else tp
     return tp is typing.Any or tp in (list, dict)
 
@@ -87,7 +87,7 @@ def test_annotation_to_schema(annotation, schema):
 
 
 def test_generator_refuses_an_undocumented_field():
-    class Undocumented(typing.TypedDict):
+    class Undocumented(messages.TypedDict):
         """A test message."""
 
         type: typing.Literal["undocumented"]
