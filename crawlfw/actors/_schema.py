@@ -3,8 +3,9 @@
 The TypedDicts are the one definition of every message; the JSON Schemas are derived from
 them (draft 2020-12, plus crawlfw's keyword ``pyclass`` for Python objects, see
 :mod:`crawlfw.actors._validation`). The shipped file is what :func:`render_schemas`
-returns, byte for byte (a test checks it); validation reads the shipped file at run time,
-so nothing here runs on the hot path.
+returns, byte for byte (a test checks it); validation reads the shipped file at run time
+and generates nothing, except for a user's TypedDict given to
+:func:`crawlfw.actors._validation.register_schema`.
 
 Usage, from the source tree::
 
@@ -37,10 +38,10 @@ else:  # typing_extensions' TypedDict (see crawlfw.actors.messages)
 from pykka import ActorRef
 
 from crawlfw.actors import messages
-from crawlfw.actors._validation import schema_path
 from crawlfw.http import Request, Response
 
-__all__ = ["generate_schemas", "render_schemas", "write_schemas", "schema_of_typeddict"]
+__all__ = ["generate_schemas", "render_schemas", "write_schemas", "schema_of_typeddict",
+           "schema_path"]
 
 #: Dotted paths for classes whose defining module is not where users import them from.
 PUBLIC_PATHS = {
@@ -60,6 +61,16 @@ _DESCRIPTION = (
     "TypedDicts of crawlfw/actors/messages.py by 'python -m crawlfw.actors._schema': edit "
     "those, not this file."
 )
+
+
+def schema_path() -> Path:
+    """Path of ``messages.json``: inside the installed package, else the source tree's conf/."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "conf" / "schemas", here.parent / "conf" / "schemas"):
+        path = candidate / "messages.json"
+        if path.is_file():
+            return path
+    raise FileNotFoundError(f"conf/schemas/messages.json not found near {here}")
 
 
 def _first_paragraph(doc: str | None) -> str:
@@ -162,8 +173,11 @@ def schema_of_typeddict(cls) -> dict:
         "additionalProperties": False}``; each property carries its field's description.
 
     Raises:
-        TypeError: a field has no docstring, or an annotation has no JSON Schema.
+        TypeError: ``cls`` is no TypedDict, a field has no docstring, or an annotation has
+            no JSON Schema.
     """
+    if not is_typeddict(cls):
+        raise TypeError(f"{cls!r} is not a TypedDict class")
     docs = _field_docs(cls)
     properties = {}
     for name, tp in cls.__annotations__.items():

@@ -19,11 +19,11 @@ import os
 import re
 import threading
 from functools import cache, lru_cache
-from pathlib import Path
 
 import jsonschema
 from jsonschema import validators
 
+from crawlfw.actors._schema import schema_of_typeddict, schema_path
 from crawlfw.exceptions import InvalidMessage
 
 __all__ = ["validate_message", "register_schema", "schema_path", "validation_mode"]
@@ -31,16 +31,6 @@ __all__ = ["validate_message", "register_schema", "schema_path", "validation_mod
 _MODES = ("off", "boundary", "all")
 _lock = threading.Lock()
 _extra_schemas: dict[str, dict] = {}
-
-
-def schema_path() -> Path:
-    """Path of ``messages.json``: inside the installed package, else the source tree's conf/."""
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (here / "conf" / "schemas", here.parent / "conf" / "schemas"):
-        path = candidate / "messages.json"
-        if path.is_file():
-            return path
-    raise FileNotFoundError(f"conf/schemas/messages.json not found near {here}")
 
 
 def validation_mode(settings=None) -> str:
@@ -226,19 +216,30 @@ def _compile_keyword(keyword, value, schema):  # noqa: C901 (one branch per keyw
     return None
 
 
-def register_schema(message_type: str, schema: dict) -> None:
+def register_schema(message_type: str, schema) -> None:
     """Register the JSON Schema of a message type used by a user's own actors.
 
     Args:
         message_type: the ``type`` value (snake_case).
-        schema: a draft 2020-12 schema for the whole message dict (``pyclass`` allowed).
+        schema: a draft 2020-12 schema for the whole message dict (``pyclass`` allowed),
+            or a TypedDict class written as crawlfw's own in
+            :mod:`crawlfw.actors.messages` (real field types, ``Rule`` metadata, a
+            docstring under each field), from which the schema is generated.
 
     Raises:
         jsonschema.SchemaError: the schema itself is invalid.
-        ValueError: ``message_type`` is one of crawlfw's own types.
+        TypeError: a TypedDict field has no docstring or a type with no JSON Schema.
+        ValueError: ``message_type`` is one of crawlfw's own types, or differs from the
+            TypedDict's ``type: Literal[...]``.
     """
     if message_type in _schemas():
         raise ValueError(f"message type {message_type!r} is crawlfw's own; pick another name")
+    if isinstance(schema, type):
+        schema = schema_of_typeddict(schema)
+        const = schema["properties"].get("type", {}).get("const")
+        if const != message_type:
+            raise ValueError(f"the TypedDict's 'type' is {const!r}, not {message_type!r}; "
+                             f"declare type: Literal[{message_type!r}]")
     _Validator.check_schema(schema)
     with _lock:
         _extra_schemas[message_type] = schema

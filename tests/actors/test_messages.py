@@ -279,3 +279,31 @@ def test_fast_check_steps_aside_for_keywords_it_does_not_know(schema):
 
 def test_every_shipped_schema_has_a_fast_check():
     assert [name for name, schema in SCHEMAS.items() if _compile(schema) is None] == []
+
+
+class DomainErrorsCounted(messages.TypedDict):
+    """User actor -> user actor: errors counted for a domain."""
+
+    type: typing.Literal["domain_errors_counted"]
+    domain: typing.Annotated[str, messages.Rule(minLength=1)]
+    """The domain (host)."""
+    errors: messages.Count
+    """Errors seen so far."""
+    last_request: messages.NotRequired[crawlfw.Request]
+    """The request that failed last."""
+
+
+def test_register_schema_from_a_typeddict():
+    register_schema("domain_errors_counted", DomainErrorsCounted)
+    validate_message({"type": "domain_errors_counted", "domain": "example.com", "errors": 2,
+                      "last_request": _request()})
+    with pytest.raises(InvalidMessage, match="at errors: -1 is less than the minimum of 0"):
+        validate_message({"type": "domain_errors_counted", "domain": "example.com",
+                          "errors": -1})
+    with pytest.raises(InvalidMessage, match="at last_request: builtins.str object is not"):
+        validate_message({"type": "domain_errors_counted", "domain": "x", "errors": 0,
+                          "last_request": "http://x/"})
+    with pytest.raises(ValueError, match="declare type: Literal\\['errors_counted'\\]"):
+        register_schema("errors_counted", DomainErrorsCounted)
+    with pytest.raises(TypeError, match="is not a TypedDict"):
+        register_schema("errors_counted", dict)
