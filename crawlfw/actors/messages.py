@@ -71,7 +71,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired, TypedDict
-else:  # NotRequired came in 3.11 (PEP 655); typing's TypedDict of 3.10 ignores it
+else:  # NotRequired came in 3.11 (PEP 655); typing's TypedDict of 3.10 ignores it.
+    # typing_extensions comes with jsonschema (its `referencing` requires it below 3.13).
     from typing_extensions import NotRequired, TypedDict
 
 from pykka import ActorRef
