@@ -1,16 +1,31 @@
-"""Every message the crawlfw actors exchange, one TypedDict per ``type``.
+"""Every message the crawlfw actors exchange, one TypedDict per ``type``: the one source.
 
 A message is a flat ``dict`` with a ``type`` key. Types are snake_case: imperative for
 commands (``fetch``, ``enqueue_requests``), past tense for events (``response_downloaded``,
 ``items_processed``). Replies go to the ``reply_to`` actor ref named in the command, never
 to a future: actors only ``tell`` each other. ``ask`` (always with a timeout) is for the
-outside (CLI, shell, tests) and is only answered by the Supervisor.
+outside (CLI, shell, tests) and is answered by the Supervisor (and the Engine's
+``get_status``); those replies are TypedDicts here too (:data:`REPLY_TYPES`).
 
-Each type has a JSON Schema in ``conf/schemas/messages.json`` (``$defs/<type>``), checked
-by :mod:`crawlfw.actors._validation` at the boundaries (messages from outside the tree)
-and, with ``MESSAGE_VALIDATION = 'all'`` or ``CRAWLFW_VALIDATE_MESSAGES=all`` (the test
-suite), on every message. Python objects inside messages (requests, responses, items, actor
-refs) are described with the schema keyword ``pyclass``.
+Each class below is the definition of its message: the field's annotation is its type, the
+string under the field is its one-line doc, and the class docstring's first paragraph says
+who sends it to whom. The JSON Schemas in ``conf/schemas/messages.json`` (``$defs/<type>``)
+are generated from these classes by :mod:`crawlfw.actors._schema` (``python -m
+crawlfw.actors._schema > conf/schemas/messages.json``), and a test checks that the shipped
+file is what the generator writes; :mod:`crawlfw.actors._validation` checks messages
+against that file at the boundaries (messages from outside the tree: the Supervisor,
+``crawler.engine.crawl``, the control endpoint) and, with ``MESSAGE_VALIDATION = 'all'`` or
+``CRAWLFW_VALIDATE_MESSAGES=all`` (the test suite), on every message.
+
+How an annotation becomes a schema: ``str``/``int``/``float``/``bool``/``None`` are the JSON
+types; ``Literal[...]`` is ``const`` (one value) or ``enum``; ``list[T]`` an array of ``T``;
+``dict[str, T]`` an object of ``T`` values (bare ``dict``: any object); ``T | None`` adds
+``null``; a nested TypedDict is an object with exactly its keys; ``NotRequired[T]`` makes
+the key optional. Any other class (``Request``, ``Response``, ``BaseItem``, ``ActorRef``,
+``BaseException``) is a Python object, schema keyword ``pyclass`` with the class's shortest
+public dotted path; a class this module must not import (it would point up the layers:
+``Crawler``) is written as a string with its dotted path. What a type cannot say
+(``minimum``, ``minItems``, ``pattern``...) goes in ``Annotated[T, Rule(keyword=value)]``.
 
 A sent object belongs to the receiver: never mutate a request, response or item after
 sending it (pykka does not copy messages).
@@ -20,12 +35,14 @@ Who sends what (see ARCHITECTURE.md for the picture)::
     outside    -> Supervisor : start_crawl, stop_crawl, get_status, crawl (forwarded)
     outside    -> Supervisor : pause_crawl, resume_crawl (forwarded), schedule_request
                               (from the control endpoint, see crawlfw.control)
+    outside    -> Engine     : get_status (crawler.engine, the control endpoint)
     endpoint   -> outside    : status_reported, command_accepted, response_fetched,
                               control_error (replies on the control socket)
     any child  -> Supervisor : actor_failed, child_started
     Engine     -> Supervisor : spider_closing
     Supervisor -> Engine     : start_engine, close_spider, downloader_failed
-    Supervisor -> Engine     : crawl (forwarded from crawler.engine.crawl)
+    Supervisor -> Engine     : crawl (forwarded from another thread or process)
+    crawler.engine.crawl -> Engine : crawl (checked against its schema first)
     timer      -> Engine     : recheck_idle
     timer      -> Scheduler  : frontier_tick (FRONTIER_URL)
     Downloader -> itself     : pump
@@ -43,9 +60,29 @@ Who sends what (see ARCHITECTURE.md for the picture)::
     SpiderRunner -> Pipeline : process_items
     Pipeline   -> Engine     : items_processed
     Pipeline   -> Exporter   : export_items
+
+To add a message type: write its TypedDict here (every field documented), list it in
+:data:`MESSAGE_TYPES`, regenerate ``conf/schemas/messages.json`` with
+:mod:`crawlfw.actors._schema`; ``tests/actors/test_messages.py`` fails until the shipped
+file is what the generator writes.
 """
 
-from typing import Any, Literal, NotRequired, TypedDict
+import sys
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+if sys.version_info >= (3, 11):
+    from typing import NotRequired, TypedDict
+else:  # NotRequired came in 3.11 (PEP 655); typing's TypedDict of 3.10 ignores it.
+    # typing_extensions comes with jsonschema (its `referencing` requires it below 3.13).
+    from typing_extensions import NotRequired, TypedDict
+
+from pykka import ActorRef
+
+from crawlfw.http import Request, Response
+from crawlfw.item import BaseItem
+
+if TYPE_CHECKING:
+    import crawlfw.crawler  # noqa: F401  (named in a string annotation only)
 
 __all__ = [
     "Message",
@@ -89,11 +126,61 @@ __all__ = [
     "CommandAccepted",
     "ResponseFetched",
     "ControlError",
+    "StartCrawlReply",
+    "StartRefused",
+    "MessageRejected",
+    "StopCrawlReply",
+    "SupervisorStatus",
+    "CrawlTreeStatus",
+    "EngineStatus",
+    "CrawlStatus",
+    "StartTaken",
+    "Rule",
+    "Item",
     "MESSAGE_TYPES",
+    "REPLY_TYPES",
 ]
+
+class Rule:
+    """JSON Schema keywords that a Python type cannot say, for ``Annotated[T, Rule(...)]``.
+
+    ``Annotated[int, Rule(minimum=1)]`` is ``{"type": "integer", "minimum": 1}``; the
+    keywords (``minimum``, ``maximum``, ``minLength``, ``maxLength``, ``minItems``,
+    ``pattern``...) are merged into the schema of ``T`` as written (draft 2020-12).
+
+    Args:
+        **keywords: JSON Schema keyword -> JSON value.
+    """
+
+    __slots__ = ("keywords",)
+
+    def __init__(self, **keywords):
+        self.keywords = keywords
+
+    def __repr__(self):
+        return f"Rule({', '.join(f'{k}={v!r}' for k, v in self.keywords.items())})"
+
 
 Message = dict[str, Any]
 """Any message: a dict with at least ``type`` (str)."""
+
+Item = dict | BaseItem
+"""A scraped item: a dict or a ``crawlfw.item.Item`` (``BaseItem``)."""
+
+Count = Annotated[int, Rule(minimum=0)]
+"""A number of things (requests, items, bytes): 0 or more."""
+
+Reason = Annotated[str, Rule(minLength=1)]
+"""A ``finish_reason`` (``"finished"``, ``"shutdown"``, ``"closespider_timeout"``...)."""
+
+CrawlId = Annotated[str, Rule(minLength=1)]
+"""A crawl's id as the Supervisor named it (``"<spider name>-<n>"``)."""
+
+Url = Annotated[str, Rule(minLength=1, maxLength=8192)]
+"""An absolute URL, as JSON text."""
+
+Headers = dict[str, list[str]]
+"""Header name -> list of values (str)."""
 
 
 # --- Supervisor -------------------------------------------------------------------------
@@ -102,32 +189,35 @@ Message = dict[str, Any]
 class StartCrawl(TypedDict):
     """Outside -> Supervisor: build the actor tree for a crawler and start crawling.
 
-    Answered (to ``ask``) with ``{"crawl_id": str, "engine": ActorRef}``, or with
-    ``{"type": "start_refused", "error": str}`` when the crawl cannot start because of its
-    configuration (a feed that cannot be opened: ``CrawlStartError``, one line).
+    Answered (to ``ask``) with :class:`StartCrawlReply`, or with :class:`StartRefused`
+    when the crawl cannot start because of its configuration (a feed that cannot be
+    opened: ``CrawlStartError``, one line).
     """
 
     type: Literal["start_crawl"]
-    crawler: Any
+    crawler: "crawlfw.crawler.Crawler"
     """The ``crawlfw.crawler.Crawler`` whose spider was created (``crawler.spider`` set)."""
 
 
 class StopCrawl(TypedDict):
-    """Outside -> Supervisor: close a running crawl's spider with ``reason``.
+    """Outside -> Supervisor: close a running crawl's spider (or every crawl) with ``reason``.
 
-    ``crawl_id`` None means every crawl. Answered with ``{"stopping": [crawl_id, ...]}``.
+    Answered with :class:`StopCrawlReply`.
     """
 
     type: Literal["stop_crawl"]
     crawl_id: str | None
-    reason: str
+    """The crawl to close; None closes every crawl of the Supervisor."""
+    reason: Reason
     """The ``finish_reason`` recorded in stats, e.g. ``"shutdown"``."""
 
 
 class GetStatus(TypedDict):
-    """Outside -> Supervisor (answered with a status dict), Supervisor -> Engine.
+    """Outside -> Supervisor (answered with :class:`SupervisorStatus`) or outside -> Engine
+    (``crawler.engine.ref``, answered with :class:`EngineStatus`): report status.
 
-    The Supervisor answers ``{"crawls": {crawl_id: {...engine status...}}, "actors": [...]}``.
+    The Supervisor answers from what it holds itself and asks no child; the control
+    endpoint asks each crawl's Engine for the in-flight figures.
     """
 
     type: Literal["get_status"]
@@ -138,8 +228,10 @@ class ActorFailed(TypedDict):
 
     type: Literal["actor_failed"]
     crawl_id: str
-    role: str
-    """``engine``, ``scheduler``, ``downloader``, ``spider_runner``, ``pipeline``, ``exporter``."""
+    """The crawl the child belongs to ("" for an actor outside any crawl)."""
+    role: Literal["engine", "scheduler", "downloader", "spider_runner", "pipeline",
+                  "exporter", "supervisor", "custom"]
+    """The child's ``role`` (``custom``: an actor class that sets none)."""
     key: str
     """Distinguishes children of one role: the download slot for downloaders, else ``""``."""
     error: str
@@ -151,9 +243,12 @@ class ChildStarted(TypedDict):
 
     type: Literal["child_started"]
     crawl_id: str
-    role: str
+    """The crawl the child belongs to."""
+    role: Annotated[str, Rule(minLength=1)]
+    """The child's role (``downloader``)."""
     key: str
-    ref: Any
+    """Distinguishes children of one role: the download slot for downloaders."""
+    ref: ActorRef
     """The child's ``pykka.ActorRef``."""
 
 
@@ -162,7 +257,9 @@ class SpiderClosing(TypedDict):
 
     type: Literal["spider_closing"]
     crawl_id: str
-    reason: str
+    """The crawl whose spider closes."""
+    reason: Reason
+    """The ``finish_reason``."""
 
 
 # --- Engine -----------------------------------------------------------------------------
@@ -172,18 +269,24 @@ class StartEngine(TypedDict):
     """Supervisor -> Engine: every actor is up; start pulling start requests."""
 
     type: Literal["start_engine"]
-    spider_runner: Any
+    spider_runner: ActorRef
     """The SpiderRunner's ActorRef (started after the engine, which it needs)."""
 
 
 class Crawl(TypedDict):
-    """Outside (``crawler.engine.crawl(request, spider)``) -> Supervisor -> Engine:
-    schedule a request in a running crawl."""
+    """Outside (``crawler.engine.crawl(request, spider)``) -> Engine, or outside ->
+    Supervisor -> Engine: schedule a request in a running crawl.
+
+    ``crawler.engine.crawl`` checks the message against its schema (unless
+    ``MESSAGE_VALIDATION = 'off'``) and tells the engine directly; the Supervisor forwards
+    the ones it receives to the crawl's engine.
+    """
 
     type: Literal["crawl"]
     crawl_id: str
     """The crawl (the Supervisor forwards the message to its engine; the engine ignores it)."""
-    request: Any
+    request: Request
+    """The ``crawlfw.http.Request`` to schedule (the dupefilter applies)."""
 
 
 class RecheckIdle(TypedDict):
@@ -203,7 +306,8 @@ class CloseSpider(TypedDict):
     """Anyone -> Engine: close the spider with ``reason`` (closespider, CloseSpider, ^C)."""
 
     type: Literal["close_spider"]
-    reason: str
+    reason: Reason
+    """The ``finish_reason`` recorded in stats."""
 
 
 class DownloaderFailed(TypedDict):
@@ -211,6 +315,7 @@ class DownloaderFailed(TypedDict):
 
     type: Literal["downloader_failed"]
     slot: str
+    """The download slot (host) whose downloader died."""
 
 
 # --- Scheduler --------------------------------------------------------------------------
@@ -222,19 +327,27 @@ class Pump(TypedDict):
     type: Literal["pump"]
 
 
+class StartTaken(TypedDict):
+    """Start requests taken from ``start_requests()`` (inside ``enqueue_requests``)."""
+
+    consumed: Count
+    """How many start requests this message carries from ``start_requests()``."""
+    exhausted: bool
+    """True once ``start_requests()`` is used up."""
+
+
 class EnqueueRequests(TypedDict):
     """Engine or SpiderRunner -> Scheduler: add requests (dupefilter applied)."""
 
     type: Literal["enqueue_requests"]
-    requests: list
+    requests: list[Request]
     """``crawlfw.http.Request`` objects, in the order the spider produced them."""
     done: NotRequired[list[int]]
     """Leases these requests replace (a redirect or retry of a leased request): acked in
     the same transaction as the push."""
-    start: NotRequired[dict]
-    """From the SpiderRunner with a durable frontier: ``{"consumed": int, "exhausted":
-    bool}``, start requests taken from ``start_requests()`` for this message (committed
-    with the requests, so a resumed job skips them)."""
+    start: NotRequired[StartTaken]
+    """From the SpiderRunner with a durable frontier: start requests taken for this
+    message (committed with the requests, so a resumed job skips them)."""
     transient_ok: NotRequired[bool]
     """True for requests of the crawl's own machinery (``crawler.engine.crawl``): one
     that cannot be stored in a ``JOBDIR`` is kept in memory instead of refused."""
@@ -245,7 +358,7 @@ class ReleaseRequests(TypedDict):
     closing): queue them again."""
 
     type: Literal["release_requests"]
-    requests: list
+    requests: list[Request]
     """The ``crawlfw.http.Request`` objects as the scheduler handed them out."""
 
 
@@ -254,7 +367,7 @@ class StartCheckpoints(TypedDict):
     SpiderRunner."""
 
     type: Literal["start_checkpoints"]
-    spider_runner: Any
+    spider_runner: ActorRef
     """The SpiderRunner's ``pykka.ActorRef``."""
 
 
@@ -263,9 +376,9 @@ class Checkpoint(TypedDict):
     leases caused durable, then pass on (see ARCHITECTURE.md, "Lose nothing")."""
 
     type: Literal["checkpoint"]
-    epoch: int
+    epoch: Count
     """The scheduler's checkpoint number (0: the last one, sent as the runner stops)."""
-    reply_to: Any
+    reply_to: ActorRef
     """The Scheduler's ``pykka.ActorRef``, told ``checkpoint_reached`` at the end."""
     leases: list[int]
     """Leases whose callbacks finished since the last checkpoint (filled by the
@@ -273,9 +386,9 @@ class Checkpoint(TypedDict):
     spider_state: str | None
     """``spider.state`` pickled, base64 text, as it was after those callbacks; None
     when the spider has no state."""
-    feeds: dict
+    feeds: dict[str, dict | None]
     """``{feed key: state dict or None}``, filled by each Exporter on the way."""
-    next: NotRequired[list]
+    next: NotRequired[list[ActorRef]]
     """Exporter refs still to pass (Pipeline -> Exporter hops)."""
 
 
@@ -284,10 +397,14 @@ class CheckpointReached(TypedDict):
     and commit, with ``feeds`` and ``spider_state``."""
 
     type: Literal["checkpoint_reached"]
-    epoch: int
+    epoch: Count
+    """The ``epoch`` of the ``checkpoint`` this answers."""
     leases: list[int]
+    """The leases to ack (their callbacks' output is durable now)."""
     spider_state: str | None
-    feeds: dict
+    """``spider.state`` pickled, base64 text, or None."""
+    feeds: dict[str, dict | None]
+    """``{feed key: state dict or None}`` to commit with the leases."""
 
 
 class PullRequests(TypedDict):
@@ -298,8 +415,10 @@ class PullRequests(TypedDict):
     """
 
     type: Literal["pull_requests"]
-    count: int
-    reply_to: Any
+    count: Annotated[int, Rule(minimum=1)]
+    """How many more requests the engine can take."""
+    reply_to: ActorRef
+    """The Engine's ``pykka.ActorRef``."""
 
 
 class CheckIdle(TypedDict):
@@ -311,15 +430,18 @@ class CheckIdle(TypedDict):
 
     type: Literal["check_idle"]
     token: int
-    reply_to: Any
+    """The engine's idle-check number, echoed in ``idle_checked``."""
+    reply_to: ActorRef
+    """The Engine's ``pykka.ActorRef``."""
 
 
 class RequestsDequeued(TypedDict):
     """Scheduler -> Engine: requests to download now (consumes pulled credit)."""
 
     type: Literal["requests_dequeued"]
-    requests: list
-    pending: int
+    requests: Annotated[list[Request], Rule(minItems=1)]
+    """The ``crawlfw.http.Request`` objects, highest priority first."""
+    pending: Count
     """Requests still queued in the scheduler after these."""
 
 
@@ -328,7 +450,9 @@ class IdleChecked(TypedDict):
 
     type: Literal["idle_checked"]
     token: int
-    pending: int
+    """The ``token`` of the ``check_idle`` this answers."""
+    pending: Count
+    """Requests queued in the scheduler."""
 
 
 # --- Downloader -------------------------------------------------------------------------
@@ -338,27 +462,34 @@ class Fetch(TypedDict):
     """Engine -> Downloader (of ``request``'s slot): transfer ``request`` with curl."""
 
     type: Literal["fetch"]
-    request: Any
-    reply_to: Any
+    request: Request
+    """The ``crawlfw.http.Request``, after the downloader middlewares."""
+    reply_to: ActorRef
+    """The Engine's ``pykka.ActorRef``."""
 
 
 class ResponseDownloaded(TypedDict):
     """Downloader -> Engine: the transfer completed with an HTTP response (any status)."""
 
     type: Literal["response_downloaded"]
-    request: Any
-    response: Any
+    request: Request
+    """The request as fetched."""
+    response: Response
+    """The ``crawlfw.http.Response`` (its ``request`` set)."""
     slot: str
+    """The download slot of the downloader."""
 
 
 class DownloadFailed(TypedDict):
     """Downloader -> Engine: the transfer failed below HTTP."""
 
     type: Literal["download_failed"]
-    request: Any
-    error: Any
-    """A ``crawlfw.exceptions.DownloadError``."""
+    request: Request
+    """The request as fetched."""
+    error: BaseException
+    """Usually a ``crawlfw.exceptions.DownloadError`` (DNS, connection, timeout...)."""
     slot: str
+    """The download slot of the downloader."""
 
 
 # --- SpiderRunner -----------------------------------------------------------------------
@@ -368,14 +499,15 @@ class PullStartRequests(TypedDict):
     """Engine -> SpiderRunner: produce up to ``count`` more start requests."""
 
     type: Literal["pull_start_requests"]
-    count: int
+    count: Annotated[int, Rule(minimum=1)]
+    """How many start requests the engine can take."""
 
 
 class StartRequestsPulled(TypedDict):
     """SpiderRunner -> Engine: start requests were sent to the scheduler."""
 
     type: Literal["start_requests_pulled"]
-    count: int
+    count: Count
     """How many requests were sent to the scheduler (before the dupefilter)."""
     exhausted: bool
     """True once ``start_requests()`` is used up (or raised)."""
@@ -385,16 +517,19 @@ class ScrapeResponse(TypedDict):
     """Engine -> SpiderRunner: run the spider middlewares and the callback on a response."""
 
     type: Literal["scrape_response"]
-    request: Any
-    response: Any
+    request: Request
+    """The request the response answers."""
+    response: Response
+    """The response, after the downloader middlewares."""
 
 
 class ScrapeFailure(TypedDict):
     """Engine -> SpiderRunner: the request failed; run its errback with a Failure."""
 
     type: Literal["scrape_failure"]
-    request: Any
-    error: Any
+    request: Request
+    """The request that failed."""
+    error: BaseException
     """The exception (download error, IgnoreRequest, middleware error)."""
 
 
@@ -402,12 +537,13 @@ class ResponseScraped(TypedDict):
     """SpiderRunner -> Engine: a response or failure was fully handled by the spider."""
 
     type: Literal["response_scraped"]
-    request: Any
-    items: int
+    request: Request
+    """The request whose callback or errback ran."""
+    items: Count
     """How many items were sent to the pipeline."""
-    requests: int
+    requests: Count
     """How many requests were sent to the scheduler."""
-    size: int
+    size: Count
     """Bytes of the response body (for the scraper memory cap), 0 for failures."""
 
 
@@ -418,13 +554,14 @@ class ProcessItems(TypedDict):
     """SpiderRunner -> Pipeline: run ITEM_PIPELINES over these items, in order."""
 
     type: Literal["process_items"]
-    items: list
-    response: Any
+    items: Annotated[list[Item], Rule(minItems=1)]
+    """The items (dicts or ``Item`` objects) the callback produced, in order."""
+    response: Response | None
     """The response the items came from (None for items from an errback without one)."""
-    spider_error: NotRequired[Any]
+    spider_error: NotRequired[BaseException]
     """The exception the callback raised after yielding these items: the Pipeline
     reports it ("Spider error processing ...") once they are scraped."""
-    request: NotRequired[Any]
+    request: NotRequired[Request]
     """With ``spider_error``: the request whose callback raised."""
 
 
@@ -432,14 +569,16 @@ class ItemsProcessed(TypedDict):
     """Pipeline -> Engine: this many items left the pipeline (scraped, dropped or failed)."""
 
     type: Literal["items_processed"]
-    count: int
+    count: Count
+    """How many items left the pipeline."""
 
 
 class ExportItems(TypedDict):
     """Pipeline -> Exporter: items that passed every pipeline; write them to the feed."""
 
     type: Literal["export_items"]
-    items: list
+    items: Annotated[list[Item], Rule(minItems=1)]
+    """The items, in the order they were scraped."""
 
 
 # --- Control endpoint (JSON on a Unix socket; see crawlfw.control) --------------------
@@ -450,14 +589,16 @@ class PauseCrawl(TypedDict):
     in flight finish) and do not close as idle, until ``resume_crawl``."""
 
     type: Literal["pause_crawl"]
-    crawl_id: str
+    crawl_id: CrawlId
+    """The crawl to pause."""
 
 
 class ResumeCrawl(TypedDict):
     """Outside (control endpoint) -> Supervisor -> Engine: undo ``pause_crawl``."""
 
     type: Literal["resume_crawl"]
-    crawl_id: str
+    crawl_id: CrawlId
+    """The crawl to resume."""
 
 
 class ScheduleRequest(TypedDict):
@@ -469,9 +610,11 @@ class ScheduleRequest(TypedDict):
     """
 
     type: Literal["schedule_request"]
-    crawl_id: str
-    url: str
-    callback: str | None
+    crawl_id: CrawlId
+    """The crawl to add the request to."""
+    url: Url
+    """The request's URL."""
+    callback: Annotated[str | None, Rule(pattern="^[A-Za-z_][A-Za-z0-9_]*$")]
     """The name of a spider method, or None for the spider's ``parse``."""
     priority: int
     """``Request.priority`` (higher first)."""
@@ -485,56 +628,183 @@ class DownloadRequest(TypedDict):
     ``response_fetched``."""
 
     type: Literal["download_request"]
-    crawl_id: str
-    url: str
-    method: str
-    headers: dict
+    crawl_id: CrawlId
+    """The crawl whose engine downloads."""
+    url: Url
+    """The URL to download."""
+    method: Annotated[str, Rule(pattern="^[A-Z]{1,16}$")]
+    """The HTTP method (``GET``, ``POST``...)."""
+    headers: Headers
     """Header name -> list of values (str)."""
     body: str
+    """The request body, as text (UTF-8 on the wire)."""
     redirect: bool
     """Follow 3xx redirects (else a 3xx is the response)."""
+
+
+class CrawlStatus(TypedDict):
+    """One crawl of the process in ``status_reported``."""
+
+    crawl_id: str
+    """The crawl's id."""
+    spider: str
+    """The spider's ``name``."""
+    state: Literal["running", "paused", "closing"]
+    """What the engine is doing."""
+    pages: Count
+    """Responses received (``response_received_count``)."""
+    items: Count
+    """Items scraped (``item_scraped_count``)."""
+    pending: int
+    """Requests queued (enqueued - dequeued) plus those held by a pause."""
+    in_flight: int | None
+    """Transfers in flight; None when the engine did not answer in time (busy)."""
+    slots: dict[str, int]
+    """Download slot -> requests in flight there."""
+    pages_per_min: float
+    """Pages over the last minute."""
+    items_per_min: float
+    """Items over the last minute."""
+    errors: dict[str, int]
+    """Error type -> count (downloader exceptions, spider exceptions, HTTP errors)."""
+    peak_memory_bytes: Count
+    """Peak resident memory of the process, bytes."""
+    uptime_s: float
+    """Seconds since the crawl started."""
+    jobdir: str | None
+    """The crawl's ``JOBDIR``, or None."""
+    stats: dict[str, Any]
+    """The stats dict, values as JSON (dates as ISO 8601 text)."""
 
 
 class StatusReported(TypedDict):
     """Control endpoint -> outside: the answer to ``get_status``."""
 
     type: Literal["status_reported"]
-    pid: int
-    crawls: list
-    """One dict per crawl of the process: ``crawl_id``, ``spider``, ``state``
-    (``running``/``paused``/``closing``), ``pages``, ``items``, ``pending``,
-    ``in_flight``, ``slots`` (slot -> requests in flight), ``pages_per_min``,
-    ``items_per_min`` (over the last minute), ``errors`` (type -> count),
-    ``peak_memory_bytes``, ``uptime_s``, ``jobdir``, ``stats`` (the stats dict, values
-    as JSON)."""
+    pid: Annotated[int, Rule(minimum=1)]
+    """The crawling process's id."""
+    crawls: list[CrawlStatus]
+    """One entry per crawl of the process."""
 
 
 class CommandAccepted(TypedDict):
-    """Control endpoint -> outside: the command was passed to the crawl."""
+    """Control endpoint -> outside: a pause_crawl, resume_crawl, stop_crawl or
+    schedule_request was passed to the crawl."""
 
     type: Literal["command_accepted"]
-    command: str
-    crawl_id: str
+    command: Literal["pause_crawl", "resume_crawl", "stop_crawl", "schedule_request"]
+    """The command's ``type``."""
+    crawl_id: CrawlId
+    """The crawl it was passed to."""
 
 
 class ResponseFetched(TypedDict):
     """Control endpoint -> outside: the answer to ``download_request``."""
 
     type: Literal["response_fetched"]
-    url: str
-    status: int
-    headers: dict
+    url: Annotated[str, Rule(minLength=1)]
+    """The response's URL (after redirects)."""
+    status: Annotated[int, Rule(minimum=100, maximum=999)]
+    """The HTTP status code."""
+    headers: Headers
     """Header name -> list of values (str)."""
     body_base64: str
-    request_url: str
+    """The response body, base64 text."""
+    request_url: Annotated[str, Rule(minLength=1)]
+    """The URL that was asked for."""
 
 
 class ControlError(TypedDict):
     """Control endpoint -> outside: the request was malformed, unknown, refused or failed."""
 
     type: Literal["control_error"]
-    error: str
+    error: Annotated[str, Rule(minLength=1)]
     """What went wrong, naming the thing at fault."""
+
+
+# --- Replies to ``ask`` (no ``type`` where the code sends none) ---------------------------
+
+
+class StartCrawlReply(TypedDict):
+    """Supervisor -> outside: the answer to ``start_crawl`` when the crawl started."""
+
+    crawl_id: CrawlId
+    """The new crawl's id (``"<spider name>-<n>"``)."""
+    engine: ActorRef
+    """The crawl's EngineActor ref (``crawler.engine.ref``)."""
+
+
+class StartRefused(TypedDict):
+    """Supervisor -> outside: the answer to ``start_crawl`` when the configuration stops the
+    crawl from starting (``CrawlStartError``)."""
+
+    type: Literal["start_refused"]
+    error: Annotated[str, Rule(minLength=1)]
+    """One line naming what could not be opened and why."""
+
+
+class MessageRejected(TypedDict):
+    """Any boundary actor -> outside: the answer to an ``ask`` whose message broke its
+    schema (the actor lives on)."""
+
+    type: Literal["message_rejected"]
+    error: Annotated[str, Rule(minLength=1)]
+    """The ``InvalidMessage`` text: the type, the key path and the rule broken."""
+
+
+class StopCrawlReply(TypedDict):
+    """Supervisor -> outside: the answer to ``stop_crawl``."""
+
+    stopping: list[str]
+    """The crawls being closed (unknown ids are left out)."""
+
+
+class CrawlTreeStatus(TypedDict):
+    """One crawl in :class:`SupervisorStatus`."""
+
+    spider: str
+    """The spider's ``name``."""
+    closing: str | None
+    """The ``finish_reason`` once the tree is being stopped, else None."""
+    started_at: float
+    """When the Supervisor started the tree, seconds since the epoch."""
+    downloaders: list[str]
+    """Download slots with a live downloader actor, sorted."""
+    stats: dict[str, Any]
+    """``crawler.stats.get_stats()`` (Python values)."""
+
+
+class SupervisorStatus(TypedDict):
+    """Supervisor -> outside: the answer to ``get_status``, from the Supervisor's own records
+    (it asks no child)."""
+
+    crawls: dict[str, CrawlTreeStatus]
+    """Crawl id -> status of every crawl the Supervisor runs."""
+
+
+class EngineStatus(TypedDict):
+    """Engine -> outside: the answer to ``get_status`` asked of ``crawler.engine.ref``."""
+
+    running: bool
+    """True once ``start_engine`` was handled."""
+    closing: str | None
+    """The close reason once the spider is closing, else None."""
+    downloading: Count
+    """Transfers in flight."""
+    slots: dict[str, int]
+    """Download slot -> requests in flight there."""
+    in_spider: Count
+    """Responses and failures sent to the SpiderRunner, not yet scraped."""
+    in_pipeline: Count
+    """Items sent to the pipeline, not yet processed."""
+    start_requests_exhausted: bool
+    """True once ``start_requests()`` is used up."""
+    credit: Count
+    """Requests granted to the scheduler and not yet received."""
+    paused: bool
+    """True between ``pause_crawl`` and ``resume_crawl``."""
+    held: Count
+    """Requests held back while paused."""
 
 
 MESSAGE_TYPES: dict[str, type] = {
@@ -584,3 +854,13 @@ MESSAGE_TYPES: dict[str, type] = {
     )
 }
 """``type`` string -> TypedDict class, for every message crawlfw's own actors use."""
+
+
+REPLY_TYPES: dict[str, tuple[type, ...]] = {
+    "start_crawl": (StartCrawlReply, StartRefused, MessageRejected),
+    "stop_crawl": (StopCrawlReply, MessageRejected),
+    "get_status": (SupervisorStatus, EngineStatus),
+}
+"""Message ``type`` -> the TypedDicts an ``ask`` of it can be answered with. (The
+control-endpoint commands, answered on the socket, are in :data:`MESSAGE_TYPES`:
+``status_reported``, ``command_accepted``, ``response_fetched``, ``control_error``.)"""

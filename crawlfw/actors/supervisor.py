@@ -33,6 +33,7 @@ import pykka
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
+from crawlfw.actors._facade import EngineFacade
 from crawlfw.core._reasons import is_failure_reason
 from crawlfw.exceptions import CrawlStartError
 from crawlfw.utils._hooks import contain_dupefilter
@@ -284,8 +285,6 @@ class Supervisor(CrawlActor):
         if durable:
             self.send(tree.scheduler, {"type": "start_checkpoints",
                                        "spider_runner": tree.spider_runner})
-        from crawlfw.crawler import EngineFacade
-
         # spider_opened handlers (CloseSpider's timeout...) may use crawler.engine at once.
         crawler.engine = EngineFacade(crawler, tree.engine, self.actor_ref)
         crawler.stats.open_spider(spider)

@@ -1,0 +1,221 @@
+"""``crawler.engine``: the :class:`EngineFacade` through which code outside the actors
+(extensions, middlewares, pipelines, the shell, the control endpoint) reaches a crawl's
+EngineActor, by message.
+
+It lives below :mod:`crawlfw.crawler` (which re-exports it, its public place) because the
+Supervisor builds one for each crawl it starts: the imports point one way,
+``crawlfw.crawler -> crawlfw.actors -> crawlfw.core``.
+"""
+
+import concurrent.futures
+import logging
+import threading
+import time
+
+import pykka
+
+from crawlfw.actors._validation import validate_message, validation_mode
+from crawlfw.exceptions import DownloadCancelled, IgnoreRequest
+from crawlfw.http import Response
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["EngineFacade"]
+
+#: Seconds between checks that the engine is still open while ``download()`` waits.
+_DOWNLOAD_POLL_S = 1.0
+
+#: Names (prefixes) of the threads that carry a download: ``download()`` refuses them.
+_DOWNLOAD_CARRIER_THREADS = ("EngineActor-", "SchedulerActor-", "DownloaderActor-",
+                             "SpiderRunnerActor-")
+
+
+class EngineFacade:
+    """``crawler.engine``: thread-safe calls into a crawl's EngineActor (by message).
+
+    Scrapy code calls ``crawler.engine.crawl(request, spider)`` and
+    ``crawler.engine.close_spider(spider, reason)``; both work here from any thread.
+    ``crawl`` tells the engine directly: code running inside the crawl (a middleware's
+    callback on the SpiderRunner's thread, a ``spider_idle`` handler) relies on the engine
+    seeing the request before that thread's next message, or the engine could find the
+    crawl idle and close it with the request in transit. ``close_spider`` goes to the
+    Supervisor (``stop_crawl``) when there is one. Processes outside the tree send the
+    Supervisor ``crawl`` messages, which it forwards.
+
+    ``crawl`` is where user code hands the engine a request, so the message is checked
+    against its schema first (unless ``MESSAGE_VALIDATION = 'off'``): a bad argument
+    raises in the caller, naming it, instead of reaching the engine.
+
+    Args:
+        crawler: the Crawler.
+        ref: the crawl's EngineActor ref.
+        supervisor: the Supervisor ref, or None to message the engine directly.
+    """
+
+    def __init__(self, crawler, ref, supervisor=None):
+        self.crawler = crawler
+        self.ref = ref
+        self.supervisor = supervisor
+        self.downloader = _DownloaderView(crawler.download_slots)
+        self._check = validation_mode(crawler.settings) != "off"
+
+    @property
+    def running(self) -> bool:
+        return self.ref.is_alive()
+
+    def crawl(self, request, spider=None) -> None:
+        """Schedule ``request`` (the dupefilter applies unless ``dont_filter``).
+
+        Args:
+            request: a ``crawlfw.http.Request``.
+            spider: ignored (Scrapy passes the spider); the crawl's spider is used.
+
+        Raises:
+            crawlfw.exceptions.InvalidMessage: ``request`` is no ``Request`` (the text
+                names the class given), checked before anything is sent.
+        """
+        message = {"type": "crawl", "crawl_id": self.crawler._crawl_id or "", "request": request}
+        if self._check:
+            validate_message(message)
+        try:
+            self.ref.tell(message)
+        except pykka.ActorDeadError:
+            logger.debug("engine already stopped; %s ignored", request)
+
+    schedule = crawl
+
+    def download(self, request, spider=None, timeout_s: float = 180.0):
+        """Download ``request`` through the crawl and block until its response arrives.
+
+        Scrapy 1.2's ``engine.download(request, spider)`` returns a Deferred; here the
+        caller's thread waits instead. Media pipelines use it from the Pipeline actor's
+        thread; any thread not running the crawl's engine, scheduler, downloaders or
+        spider code may call it (those threads carry the download, so waiting on one of
+        them would deadlock).
+
+        The request is scheduled like ``crawl()`` (``dont_filter=True``, so the
+        dupefilter lets it through) with a callback and errback of its own: it passes the
+        downloader middlewares (redirects, retries, robots.txt, cookies...) and the
+        spider middlewares' input checks, and is counted, logged ("Crawled (200) ...")
+        and signalled (``response_received``) like any request. A response the
+        ``HttpErrorMiddleware`` filters (non-2xx) is still returned: media pipelines
+        judge the status themselves. Request callbacks and errbacks of ``request`` are
+        not called.
+
+        While the caller waits, the crawl stays open: a pipeline's item is outstanding
+        until the pipeline returns. If the spider closes meanwhile (the engine stops
+        before the response comes) :class:`~crawlfw.exceptions.DownloadCancelled` is
+        raised.
+
+        Args:
+            request: the ``Request`` to download.
+            spider: ignored (Scrapy passes the spider); the crawl's spider is used.
+            timeout_s: seconds to wait for the response before giving up.
+
+        Returns:
+            The ``Response`` (any HTTP status), after the downloader middlewares'
+            ``process_response``.
+
+        Raises:
+            crawlfw.exceptions.DownloadError: the transfer failed (DNS, connection,
+                timeout...), the exception the downloader reported.
+            crawlfw.exceptions.IgnoreRequest: a middleware dropped the request
+                (robots.txt, offsite...).
+            crawlfw.exceptions.DownloadCancelled: the spider closed before the
+                response arrived.
+            TimeoutError: no response within ``timeout_s`` seconds (the message names
+                the URL); the request may still be downloaded later, unused.
+            RuntimeError: called from a thread that carries downloads (engine,
+                scheduler, downloader, spider runner).
+        """
+        caller = threading.current_thread().name
+        if caller.startswith(_DOWNLOAD_CARRIER_THREADS):
+            raise RuntimeError(
+                f"engine.download({request.url}) called on the {caller} thread, which "
+                "carries downloads itself and would wait forever; call it from an item "
+                "pipeline or another thread"
+            )
+        if not self.running:
+            raise DownloadCancelled(f"Download of {request.url} cancelled: the engine has stopped")
+        slot = concurrent.futures.Future()
+
+        def deliver(response, **_cb_kwargs):
+            if not slot.done():
+                slot.set_result(response)
+
+        def deliver_error(failure):
+            error = getattr(failure, "value", failure)
+            if not slot.done():
+                response = getattr(error, "response", None)
+                if isinstance(error, IgnoreRequest) and isinstance(response, Response):
+                    slot.set_result(response)  # HttpError: the pipeline judges the status
+                else:
+                    slot.set_exception(error)
+
+        self.crawl(request.replace(callback=deliver, errback=deliver_error, dont_filter=True))
+        deadline = time.monotonic() + timeout_s
+        closing_seen = False
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"No response for {request.url} within {timeout_s:g} s")
+            try:
+                return slot.result(timeout=min(remaining, _DOWNLOAD_POLL_S))
+            except concurrent.futures.TimeoutError:
+                pass
+            if closing_seen or not self._engine_open():
+                if closing_seen:
+                    raise DownloadCancelled(
+                        f"Download of {request.url} cancelled: the spider is closing"
+                    )
+                # One more wait: a response already on its way still reaches us.
+                closing_seen = True
+
+    def _engine_open(self) -> bool:
+        """True while the engine runs and is not closing (asked, never deadlocks: the
+        engine asks no one)."""
+        try:
+            status = self.ref.ask({"type": "get_status"}, timeout=_DOWNLOAD_POLL_S)
+        except pykka.ActorDeadError:
+            return False
+        except pykka.Timeout:
+            return True  # busy, not gone
+        return not status.get("closing")
+
+    def pause(self) -> None:
+        """Pause the crawl (Scrapy's ``engine.pause()``): no new download starts,
+        transfers in flight finish, and the spider does not close as idle."""
+        self._tell_engine({"type": "pause_crawl", "crawl_id": self.crawler._crawl_id or "-"})
+
+    def unpause(self) -> None:
+        """Undo :meth:`pause` (Scrapy's ``engine.unpause()``)."""
+        self._tell_engine({"type": "resume_crawl", "crawl_id": self.crawler._crawl_id or "-"})
+
+    def _tell_engine(self, message):
+        try:
+            self.ref.tell(message)
+        except pykka.ActorDeadError:
+            logger.debug("engine already stopped; %s ignored", message["type"])
+
+    def close_spider(self, spider=None, reason: str = "cancelled") -> None:
+        """Close the spider with ``reason`` as ``finish_reason``."""
+        if self.supervisor is not None:
+            self._tell({"type": "stop_crawl", "crawl_id": self.crawler._crawl_id,
+                        "reason": reason})
+        else:
+            self._tell({"type": "close_spider", "reason": reason})
+
+    def _tell(self, message):
+        try:
+            (self.supervisor or self.ref).tell(message)
+        except pykka.ActorDeadError:
+            logger.debug("engine already stopped; %s ignored", message["type"])
+
+
+class _DownloaderView:
+    """``crawler.engine.downloader``: read access to the download slots, as Scrapy's
+    extensions use it (``slots[key].delay_s``; AutoThrottle adjusts it)."""
+
+    def __init__(self, slots):
+        self.slots = slots
+
