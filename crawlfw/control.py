@@ -171,6 +171,7 @@ def _crawl_status(crawler, engine: dict | None) -> dict:
         "uptime_s": round(_uptime_s(crawler), 1),
         "jobdir": crawler.settings.get("JOBDIR") or None,
         "stats": {k: _json_value(v) for k, v in sorted(stats.items())},
+        "shared": stats.get("frontier/shared"),
     }
 
 

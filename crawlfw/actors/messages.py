@@ -642,6 +642,34 @@ class DownloadRequest(TypedDict):
     """Follow 3xx redirects (else a 3xx is the response)."""
 
 
+class SharedWorkerStatus(TypedDict):
+    """One worker of a shared crawl in ``status_reported``."""
+
+    worker: str
+    """The worker's id (``FRONTIER_WORKER``)."""
+    pages: Count
+    """Responses this worker received."""
+    items: Count
+    """Items this worker scraped."""
+    last_seen_s: float | None
+    """Seconds since it last renewed its leases (None: it never did)."""
+
+
+class SharedCrawlStatus(TypedDict):
+    """The whole crawl on a shared frontier, as the workers last published it."""
+
+    queued: Count
+    """Requests in the shared queue."""
+    leased: Count
+    """Requests leased by any worker."""
+    pages: Count
+    """Responses received by every worker."""
+    items: Count
+    """Items scraped by every worker."""
+    workers: list[SharedWorkerStatus]
+    """Every worker that published figures, by id."""
+
+
 class CrawlStatus(TypedDict):
     """One crawl of the process in ``status_reported``."""
 
@@ -675,6 +703,8 @@ class CrawlStatus(TypedDict):
     """The crawl's ``JOBDIR``, or None."""
     stats: dict[str, Any]
     """The stats dict, values as JSON (dates as ISO 8601 text)."""
+    shared: SharedCrawlStatus | None
+    """With a shared frontier (``FRONTIER_URL``): the whole crawl's figures; else None."""
 
 
 class StatusReported(TypedDict):

@@ -35,6 +35,9 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["SchedulerActor"]
 
+#: Seconds between two publications of a shared crawl's figures (``frontier/shared``).
+FIGURES_INTERVAL_S = 2.0
+
 #: What a failing frontier raises (disk full, I/O error, a damaged file).
 _FRONTIER_ERRORS = (sqlite3.Error, FrontierError, OSError)
 
@@ -73,6 +76,7 @@ class SchedulerActor(CrawlActor):
         self.shared = getattr(self.frontier, "shared", False)
         self.idle_check = None  # a check_idle held back (shared frontier)
         self.last_renew = time.monotonic()
+        self.last_figures = 0.0  # shared frontier: when crawl_figures was last called
         self.last_status_s = float("-inf")  # when Redis last said the crawl was busy
         self._ticker = None
 
@@ -205,6 +209,22 @@ class SchedulerActor(CrawlActor):
         self._dispatch()
         if self.idle_check is not None:
             self._answer_idle_check(first=False)
+        if now - self.last_figures >= FIGURES_INTERVAL_S:
+            self.last_figures = now
+            self._publish_figures()
+
+    def _publish_figures(self):
+        """Shared frontier: publish this worker's pages and items and keep the whole
+        crawl's figures in the stats (``frontier/shared``: what ``crawlfw status`` shows)."""
+        stats = self.crawler.stats
+        own = {"pages": stats.get_value("response_received_count", 0, spider=self.spider),
+               "items": stats.get_value("item_scraped_count", 0, spider=self.spider)}
+        try:
+            figures = self.frontier.crawl_figures(own)
+        except _FRONTIER_ERRORS as e:  # only figures: the next tick tries again
+            logger.debug("Shared crawl figures not read: %(error)s", {"error": e})
+            return
+        stats.set_value("frontier/shared", figures, spider=self.spider)
 
     def on_undelivered(self, ref, message):
         if message["type"] == "requests_dequeued":

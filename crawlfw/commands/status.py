@@ -28,6 +28,15 @@ def format_status(pid: int, crawl: dict) -> str:
         ("uptime", human_duration(crawl["uptime_s"])),
         ("JOBDIR", crawl["jobdir"] or "-"),
     ]
+    shared = crawl.get("shared")
+    if shared:
+        lines.append(("whole crawl", f"{shared['pages']} pages, {shared['items']} items, "
+                                     f"{shared['queued']} queued, {shared['leased']} leased "
+                                     f"(shared frontier, {len(shared['workers'])} workers)"))
+        for w in shared["workers"]:
+            seen = "never" if w["last_seen_s"] is None else f"{w['last_seen_s']:.0f} s ago"
+            lines.append(("  worker", f"{w['worker']}: {w['pages']} pages, {w['items']} items, "
+                                      f"last seen {seen}"))
     return "\n".join(f"{name:<12}{value}" for name, value in lines)
 
 
@@ -37,7 +46,8 @@ def format_status(pid: int, crawl: dict) -> str:
 def status(crawl=None, *, settings=None, json=False):
     """Print state, pages, items, pending and in-flight requests (per download slot),
     pages/min and items/min over the last minute, errors by type, peak memory, uptime
-    and JOBDIR of one crawl. Exit status 1 when no crawl or several match."""
+    and JOBDIR of one crawl; with a shared frontier (``FRONTIER_URL``) also the whole
+    crawl's figures and its workers. Exit status 1 when no crawl or several match."""
     endpoint, found = target(crawl)
     if json:
         print_json({"pid": endpoint["pid"], **found})

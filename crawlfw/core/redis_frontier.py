@@ -17,6 +17,7 @@ braces are a Redis Cluster hash tag, so every key of one crawl lives in one slot
                                      created (a Redis that lost the crawl lacks it)
     <prefix>:start       string      the worker scheduling the start requests (expires)
     <prefix>:workers     hash        worker id -> last heartbeat (ms)
+    <prefix>:figures     hash        worker id -> its pages and items (JSON; for status)
     <prefix>:worker:<id> hash        that worker's committed feeds and spider.state (JSON)
 
 Every change is one Lua script, so it is atomic: a push goes through the dupefilter and
@@ -759,6 +760,54 @@ class RedisFrontier:
         return {"queued": int(queued), "leased": int(leased), "own_leases": len(self.leased),
                 "start_exhausted": bool(exhausted),
                 "start_owner": owner.decode() if isinstance(owner, bytes) else owner}
+
+    def crawl_figures(self, own: dict) -> dict:
+        """Publish this worker's figures and read the whole shared crawl's.
+
+        Two Redis round trips (a pipeline, then :meth:`status`); the scheduler calls it
+        every few seconds, never per request.
+
+        Args:
+            own: this worker's ``{'pages': int, 'items': int}``.
+
+        Returns:
+            dict: ``{'queued': int, 'leased': int, 'pages': int, 'items': int,
+            'workers': [{'worker': str, 'pages': int, 'items': int,
+            'last_seen_s': float | None (seconds since its last lease renewal, None if it
+            never renewed one)}, ...]}`` (sorted by worker id; ``pages``/``items`` summed
+            over every worker that ever published).
+
+        Raises:
+            FrontierError: Redis failed.
+        """
+        figures_key, workers_key = self._k("figures"), self._k("workers")
+        entry = json.dumps({"pages": int(own.get("pages", 0)), "items": int(own.get("items", 0))})
+
+        def publish_and_read():
+            pipe = self.client.pipeline(transaction=False)
+            pipe.hset(figures_key, self.worker, entry)
+            pipe.hgetall(figures_key)
+            pipe.hgetall(workers_key)
+            pipe.time()
+            return pipe.execute()
+
+        _, figures, beats, (sec, usec) = call_with_retry(
+            publish_and_read, self.url, self.retry_timeout_s, spider=self.spider,
+            stats=self.stats)
+        self._inc("frontier/redis_calls")
+        now_ms = sec * 1000 + usec / 1000
+        shared = self.status()
+        workers = []
+        for wid, raw in sorted(figures.items()):
+            wid = wid.decode() if isinstance(wid, bytes) else wid
+            f = json.loads(raw)
+            beat = beats.get(wid.encode()) or beats.get(wid)
+            workers.append({"worker": wid, "pages": f["pages"], "items": f["items"],
+                            "last_seen_s": (round((now_ms - float(beat)) / 1000, 1)
+                                            if beat is not None else None)})
+        return {"queued": shared["queued"], "leased": shared["leased"],
+                "pages": sum(w["pages"] for w in workers),
+                "items": sum(w["items"] for w in workers), "workers": workers}
 
     def close(self, reason: str) -> list:
         """Commit pending acks, give back this worker's open leases and its claim on

@@ -322,3 +322,42 @@ def test_workers_option_resumes_after_the_parent_was_killed(site, redis_server, 
     text = (tmp_path / "again.log").read_text(errors="replace")
     assert again.returncode == 0, text[-3000:]
     assert sorted(read_pages(feed)) == list(range(site.pages))
+
+
+def test_status_shows_the_whole_shared_crawl_and_its_workers(redis_server, tmp_path):
+    """``crawlfw status`` of one worker of a shared crawl reports the whole crawl (pages,
+    items, queued and leased requests of every worker) and each worker's figures."""
+    from tests.support.countserver import CountingServer
+    from tests.support.live import LiveCrawl, RuntimeDir
+
+    server = CountingServer(hold_s=0.2)
+    runtime = RuntimeDir()
+    crawls = []
+    try:
+        for wid in ("w1", "w2"):
+            crawls.append(LiveCrawl(runtime, tmp_path / wid, server.url, pages=400, name=wid, args=(
+                "-s", f"FRONTIER_URL={redis_server.url}", "-s", "FRONTIER_KEY=status-test",
+                "-s", f"FRONTIER_WORKER={wid}", "-s", "FRONTIER_LEASE_TIMEOUT=3")))
+        deadline = time.monotonic() + 60
+        while True:
+            assert time.monotonic() < deadline, "no shared figures of both workers in 60 s"
+            status = crawls[0].wait_listed(min_pages=1)
+            shared = status["shared"]
+            if shared and {w["worker"] for w in shared["workers"]} == {"w1", "w2"} and all(
+                    w["pages"] for w in shared["workers"]):
+                break
+            time.sleep(0.5)
+        assert shared["pages"] == sum(w["pages"] for w in shared["workers"])
+        assert shared["pages"] >= status["pages"]
+        assert shared["queued"] + shared["leased"] > 0
+        assert all(w["last_seen_s"] is not None and w["last_seen_s"] < 10
+                   for w in shared["workers"])
+        text = runtime.cli("status", crawls[1].pid).stdout
+        assert "whole crawl" in text and "(shared frontier, 2 workers)" in text
+        assert "  worker    w1:" in text and "  worker    w2:" in text
+    finally:
+        for crawl in crawls:
+            crawl.proc.kill()
+            crawl.proc.wait(30)
+        runtime.cleanup()
+        server.stop()
