@@ -88,6 +88,20 @@ __all__ = [
     "CommandAccepted",
     "ResponseFetched",
     "ControlError",
+    "ChildStopped",
+    "RestartChild",
+    "CrawlStopped",
+    "ReapDownloaders",
+    "AddItems",
+    "BlockSlot",
+    "ItemScraped",
+    "ItemDropped",
+    "ResponseReceived",
+    "RequestScheduled",
+    "RequestDropped",
+    "SpiderIdle",
+    "SpiderOpened",
+    "SpiderError",
     "MESSAGE_TYPES",
 ]
 
@@ -138,7 +152,8 @@ class ActorFailed(TypedDict):
     type: Literal["actor_failed"]
     crawl_id: str
     role: str
-    """``engine``, ``scheduler``, ``downloader``, ``spider_runner``, ``pipeline``, ``exporter``."""
+    """``engine``, ``scheduler``, ``downloader``, ``spider_runner``, ``pipeline``, ``exporter``,
+    or a user actor's role (``custom`` by default)."""
     key: str
     """Distinguishes children of one role: the download slot for downloaders, else ``""``."""
     error: str
@@ -173,6 +188,8 @@ class StartEngine(TypedDict):
     type: Literal["start_engine"]
     spider_runner: Any
     """The SpiderRunner's ActorRef (started after the engine, which it needs)."""
+    pipeline: NotRequired[Any]
+    """The Pipeline's ActorRef, where ``add_items`` go (from user actors)."""
 
 
 class Crawl(TypedDict):
@@ -529,6 +546,122 @@ class ControlError(TypedDict):
     """What went wrong, naming the thing at fault."""
 
 
+# --- Supervision and user actors --------------------------------------------------------
+
+
+class ChildStopped(TypedDict):
+    """Engine -> Supervisor: a child started on demand was stopped (an idle downloader
+    reaped)."""
+
+    type: Literal["child_stopped"]
+    crawl_id: str
+    role: str
+    key: str
+
+
+class RestartChild(TypedDict):
+    """timer -> Supervisor: a permanent child's backoff is over; restart it."""
+
+    type: Literal["restart_child"]
+    crawl_id: str
+    role: str
+    key: str
+    """The download slot of a downloader, the class path of a user actor."""
+
+
+class CrawlStopped(TypedDict):
+    """Stopping thread -> Supervisor: the crawl's tree is stopped and its spider closed."""
+
+    type: Literal["crawl_stopped"]
+    crawl_id: str
+
+
+class ReapDownloaders(TypedDict):
+    """timer -> Engine: stop the downloaders idle since the last tick
+    (``DOWNLOADER_IDLE_TIMEOUT``)."""
+
+    type: Literal["reap_downloaders"]
+
+
+class AddItems(TypedDict):
+    """User actor -> Engine: send these items through the pipeline and the feeds."""
+
+    type: Literal["add_items"]
+    items: list
+
+
+class BlockSlot(TypedDict):
+    """User actor -> Engine: fail every request for this download slot from now on."""
+
+    type: Literal["block_slot"]
+    slot: str
+    reason: str
+    """Why, named in each request's ``IgnoreRequest``."""
+
+
+class ItemScraped(TypedDict):
+    """Crawl event -> user actor: an item passed every item pipeline."""
+
+    type: Literal["item_scraped"]
+    item: Any
+    response: Any
+    """The response it came from, or None."""
+
+
+class ItemDropped(TypedDict):
+    """Crawl event -> user actor: an item pipeline raised ``DropItem``."""
+
+    type: Literal["item_dropped"]
+    item: Any
+    response: Any
+    exception: Any
+
+
+class ResponseReceived(TypedDict):
+    """Crawl event -> user actor: a response passed the downloader middlewares."""
+
+    type: Literal["response_received"]
+    response: Any
+    request: Any
+    slot: str
+    """The request's download slot (normally its host)."""
+
+
+class RequestScheduled(TypedDict):
+    """Crawl event -> user actor: a request entered the scheduler."""
+
+    type: Literal["request_scheduled"]
+    request: Any
+
+
+class RequestDropped(TypedDict):
+    """Crawl event -> user actor: the dupefilter dropped a request."""
+
+    type: Literal["request_dropped"]
+    request: Any
+
+
+class SpiderIdle(TypedDict):
+    """Crawl event -> user actor: the spider has nothing left to do."""
+
+    type: Literal["spider_idle"]
+
+
+class SpiderOpened(TypedDict):
+    """Crawl event -> user actor: the spider was opened."""
+
+    type: Literal["spider_opened"]
+
+
+class SpiderError(TypedDict):
+    """Crawl event -> user actor: a spider callback raised."""
+
+    type: Literal["spider_error"]
+    failure: Any
+    """A ``crawlfw.utils.failure.Failure``."""
+    response: Any
+
+
 MESSAGE_TYPES: dict[str, type] = {
     cls.__annotations__["type"].__args__[0]: cls
     for cls in (
@@ -572,6 +705,20 @@ MESSAGE_TYPES: dict[str, type] = {
         CommandAccepted,
         ResponseFetched,
         ControlError,
+        ChildStopped,
+        RestartChild,
+        CrawlStopped,
+        ReapDownloaders,
+        AddItems,
+        BlockSlot,
+        ItemScraped,
+        ItemDropped,
+        ResponseReceived,
+        RequestScheduled,
+        RequestDropped,
+        SpiderIdle,
+        SpiderOpened,
+        SpiderError,
     )
 }
 """``type`` string -> TypedDict class, for every message crawlfw's own actors use."""
