@@ -95,6 +95,7 @@ class EngineActor(CrawlActor):
         self.paused = False
         self.paused_requests = []  # dequeued while paused, downloaded on resume
         self.pipeline = None  # for add_items (user actors), from start_engine
+        self.early_items = []  # add_items before start_engine
         self.blocked_slots = {}  # slot key -> reason (block_slot, from user actors)
         self.crashes = {}  # request fingerprint -> downloader deaths it was in flight for
         self.reap_after_s = settings.getfloat("DOWNLOADER_IDLE_TIMEOUT", 60.0)
@@ -127,6 +128,9 @@ class EngineActor(CrawlActor):
         self.spider_runner = message["spider_runner"]
         self.pipeline = message.get("pipeline")
         self.running = True
+        if self.early_items and self.pipeline is not None:
+            items, self.early_items = self.early_items, []
+            self.handle_add_items({"type": "add_items", "items": items})
         if self.reap_after_s > 0:
             self._arm_reaper()
         self._after()
@@ -271,10 +275,12 @@ class EngineActor(CrawlActor):
 
     def handle_add_items(self, message):
         items = message["items"]
-        if self.pipeline is None or self.closing:
-            logger.warning("%(n)d items added while the crawl is %(state)s were dropped",
-                           {"n": len(items), "state": "closing" if self.closing else "starting"},
-                           extra={"spider": self.spider})
+        if self.closing:
+            logger.warning("%(n)d items added while the spider is closing were dropped",
+                           {"n": len(items)}, extra={"spider": self.spider})
+            return
+        if not self.running:  # before start_engine (a spider_opened handler): kept till then
+            self.early_items.extend(items)
             return
         self.activity += 1
         self.in_pipeline += len(items)

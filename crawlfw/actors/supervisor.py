@@ -10,9 +10,11 @@ Tree of one crawl (started by ``start_crawl``)::
     │     └── DownloaderActor × slots (started on demand by the engine, reported
     │                                 to the supervisor with ``child_started``)
     ├── PipelineActor
-    └── SpiderRunnerActor
+    ├── SpiderRunnerActor
+    └── UserActor × ACTORS entries (crawlfw.actors.UserActor)
 
-Shutdown order (``spider_closing`` from the engine, or a fatal child failure): downloaders
+Shutdown order (``spider_closing`` from the engine, or a fatal child failure): user
+actors, downloaders
 (in-flight transfers aborted; the engine has re-queued their requests), spider runner
 (its last checkpoint sent, with a JOBDIR), engine, pipeline (``close_spider`` of the item
 pipelines), exporters (the feed is stored), scheduler (the last checkpoint committed, its
