@@ -22,7 +22,14 @@ Who sends what (see ARCHITECTURE.md for the picture)::
                               (from the control endpoint, see crawlfw.control)
     endpoint   -> outside    : status_reported, command_accepted, response_fetched,
                               control_error (replies on the control socket)
-    any child  -> Supervisor : actor_failed, child_started
+    any child  -> Supervisor : actor_failed, child_started, child_stopped
+    timer      -> Supervisor : restart_child (a backoff is over)
+    stopping thread -> Supervisor : crawl_stopped
+    timer      -> Engine     : reap_downloaders
+    user actor -> Engine     : crawl, add_items, block_slot, close_spider
+    signal relay -> user actor : item_scraped, item_dropped, response_received,
+                              response_downloaded, request_scheduled, request_dropped,
+                              spider_idle, spider_error, spider_opened (crawlfw.actors.EVENTS)
     Engine     -> Supervisor : spider_closing
     Supervisor -> Engine     : start_engine, close_spider, downloader_failed
     Supervisor -> Engine     : crawl (forwarded from crawler.engine.crawl)

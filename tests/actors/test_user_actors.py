@@ -2,6 +2,8 @@
 to send requests and items into the crawl, restarted when they fail within the crawl's
 restart intensity, and the crawl closed with ``<role>_failed`` past it."""
 
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -137,3 +139,38 @@ def test_bad_actors_entries_refuse_the_start(path, error):
         assert error in str(info.value)
     finally:
         runner.shutdown()
+
+
+SPIDER_FILE = '''
+import crawlfw
+from crawlfw.actors import UserActor
+
+
+class Watchdog(UserActor):
+    role = "watchdog"
+
+    def on_start(self):
+        raise RuntimeError("watchdog cannot start")
+
+
+class S(crawlfw.Spider):
+    name = "watched"
+    custom_settings = {"ACTORS": {__name__ + ".Watchdog": 1}}
+    start_urls = [%r]
+
+    def parse(self, response):
+        yield {"url": response.url}
+'''
+
+
+def test_failing_user_actor_exits_non_zero_from_the_command_line(server, tmp_path):
+    spider = tmp_path / "watched.py"
+    spider.write_text(SPIDER_FILE % f"{server.url}/slow/1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(spider),
+         "-s", "SUPERVISOR_BACKOFF=0", "-s", "CONTROL_ENDPOINT=0"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert "RuntimeError: watchdog cannot start" in proc.stderr
+    assert "Restart intensity of crawl watched-1 exhausted" in proc.stderr
+    assert "Spider closed (watchdog_failed)" in proc.stderr
