@@ -310,8 +310,8 @@ class EngineActor(CrawlActor):
                 del self.in_flight[key]
                 self.crawler.download_slots.pop(key, None)
                 if ref is not None:
-                    ref.stop(block=False)
                     self.crawler.stats.inc_value("downloader/reaped")
+                    ref.stop(block=False)
                     logger.debug("Idle downloader of %(slot)s stopped", {"slot": key},
                                  extra={"spider": self.spider})
                     if self.supervisor is not None:
