@@ -9,6 +9,8 @@ import threading
 import pytest
 
 import crawlfw
+import crawlfw.actors
+import crawlfw.exceptions
 from crawlfw.actors import UserActor
 from crawlfw.core._reasons import is_failure_reason
 from crawlfw.crawler import CrawlerRunner
@@ -143,6 +145,8 @@ def test_bad_actors_entries_refuse_the_start(path, error):
 
 SPIDER_FILE = '''
 import crawlfw
+import crawlfw.actors
+import crawlfw.exceptions
 from crawlfw.actors import UserActor
 
 
@@ -174,3 +178,58 @@ def test_failing_user_actor_exits_non_zero_from_the_command_line(server, tmp_pat
     assert "RuntimeError: watchdog cannot start" in proc.stderr
     assert "Restart intensity of crawl watched-1 exhausted" in proc.stderr
     assert "Spider closed (watchdog_failed)" in proc.stderr
+
+
+class Recorder(UserActor):
+    """Subscribes to every event and records the message types and their keys."""
+
+    events = tuple(sorted(crawlfw.actors.EVENTS))
+    got = {}
+
+    def __getattr__(self, name):
+        if name.startswith("handle_"):
+            return lambda message: Recorder.got.setdefault(message["type"], set(message))
+        raise AttributeError(name)
+
+
+class DropOne:
+    def process_item(self, item, spider):
+        if item.get("drop"):
+            raise crawlfw.exceptions.DropItem("dropped on purpose")
+        return item
+
+
+class EventfulSpider(crawlfw.Spider):
+    name = "eventful"
+    base = ""
+
+    def start_requests(self):
+        yield crawlfw.Request(self.base + "/page/1")
+        yield crawlfw.Request(self.base + "/page/1")  # a duplicate: request_dropped
+        yield crawlfw.Request(self.base + "/page/2", callback=self.fails)
+
+    def parse(self, response):
+        yield {"url": response.url}
+        yield {"url": response.url, "drop": True}
+
+    def fails(self, response):
+        raise ValueError("callback fails")
+
+
+def test_every_event_reaches_a_subscribed_actor(server):
+    Recorder.got = {}
+    result = run_crawl(EventfulSpider, {"ACTORS": {f"{__name__}.Recorder": 1},
+                                        "ITEM_PIPELINES": {f"{__name__}.DropOne": 1}},
+                       base=server.url)
+    assert result.finish_reason == "finished"
+    assert Recorder.got == {
+        "spider_opened": {"type"},
+        "request_scheduled": {"type", "request"},
+        "request_dropped": {"type", "request"},
+        "response_downloaded": {"type", "response", "request", "slot"},
+        "response_received": {"type", "response", "request", "slot"},
+        "item_scraped": {"type", "item", "response"},
+        "item_dropped": {"type", "item", "response", "exception"},
+        "spider_error": {"type", "failure", "response"},
+        "spider_idle": {"type"},
+    }
