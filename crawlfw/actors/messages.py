@@ -577,7 +577,7 @@ class RestartChild(TypedDict):
 
 
 class CrawlStopped(TypedDict):
-    """Stopping thread -> Supervisor: the crawl's tree is stopped and its spider closed."""
+    """Stopping thread -> Supervisor: the crawl's tree is stopped (its spider is closed next); forget the crawl."""
 
     type: Literal["crawl_stopped"]
     crawl_id: str
