@@ -43,6 +43,7 @@ import builtins
 __all__ = [
     "NotConfigured",
     "IgnoreRequest",
+    "DownloaderCrashed",
     "DontCloseSpider",
     "CloseSpider",
     "DropItem",
@@ -77,6 +78,12 @@ class NotConfigured(Exception):
 
 class IgnoreRequest(Exception):
     """Indicates a decision was made not to process a request."""
+
+
+class DownloaderCrashed(Exception):
+    """A request whose download slot's Downloader actor died twice while the request was
+    in flight (a "poison" request): it is not sent again but fails with this error (its
+    errback runs, else "Error downloading" is logged)."""
 
 
 class DontCloseSpider(Exception):

@@ -15,6 +15,13 @@ is outstanding, start requests are exhausted and credit is unused, the engine se
 (``token``). Then ``spider_idle`` is fired; unless a handler raises ``DontCloseSpider``
 the check is made once more and the spider is closed with ``finish_reason = 'finished'``.
 
+Downloader restarts (``downloader_failed`` from the Supervisor, after its backoff): the
+requests in flight in the dead downloader's slot are sent again to a new one, except a
+request that was in flight in :data:`POISON_CRASHES` downloader deaths, which fails with
+:class:`~crawlfw.exceptions.DownloaderCrashed` instead (crashes are counted per request
+fingerprint, only when a downloader dies). Idle downloaders are reaped on a timer
+(``DOWNLOADER_IDLE_TIMEOUT``) and started again on demand.
+
 Pause (``pause_crawl``, from the control endpoint): no credit is granted and no idle
 check is made; requests the Scheduler still sends against credit granted before are
 held (``paused_requests``) and downloaded on ``resume_crawl``, or sent back to the
@@ -29,7 +36,7 @@ from crawlfw.actors._base import CrawlActor
 from crawlfw.actors.downloader import DownloaderActor
 from crawlfw.core.downloadermw import DownloaderMiddlewareManager, RequestParked
 from crawlfw.core.slot import slot_key
-from crawlfw.exceptions import DontCloseSpider
+from crawlfw.exceptions import DontCloseSpider, DownloaderCrashed, IgnoreRequest
 from crawlfw.http import Request, Response
 from crawlfw.logformatter import LogFormatter
 from crawlfw.utils.log import _debug_wanted, logformatter_adapter
@@ -41,6 +48,9 @@ __all__ = ["EngineActor"]
 
 #: Seconds between ``spider_idle`` signals while a handler keeps the spider open.
 IDLE_RECHECK_S = 5.0
+
+#: Downloader deaths a request may be in flight for before it is a poison request.
+POISON_CRASHES = 2
 
 
 class EngineActor(CrawlActor):
@@ -84,6 +94,13 @@ class EngineActor(CrawlActor):
         self._idle_timer = None
         self.paused = False
         self.paused_requests = []  # dequeued while paused, downloaded on resume
+        self.pipeline = None  # for add_items (user actors), from start_engine
+        self.early_items = []  # add_items before start_engine
+        self.blocked_slots = {}  # slot key -> reason (block_slot, from user actors)
+        self.crashes = {}  # request fingerprint -> downloader deaths it was in flight for
+        self.reap_after_s = settings.getfloat("DOWNLOADER_IDLE_TIMEOUT", 60.0)
+        self._reap_marks = set()  # slots idle at the last reaper tick
+        self._reap_timer = None
         # Built on the caller's (supervisor's) thread, before spider_opened is sent.
         self.mw = DownloaderMiddlewareManager.from_crawler(crawler)
         self.logformatter = crawler.logformatter
@@ -98,6 +115,8 @@ class EngineActor(CrawlActor):
         self.flush_held()
         if self._idle_timer is not None:
             self._idle_timer.cancel()
+        if self._reap_timer is not None:
+            self._reap_timer.cancel()
         for ref in self.downloaders.values():  # normally stopped by the supervisor already
             ref.stop(block=False)
         if self.mw is not None:
@@ -107,8 +126,19 @@ class EngineActor(CrawlActor):
 
     def handle_start_engine(self, message):
         self.spider_runner = message["spider_runner"]
+        self.pipeline = message.get("pipeline")
         self.running = True
+        if self.early_items and self.pipeline is not None:
+            items, self.early_items = self.early_items, []
+            self.handle_add_items({"type": "add_items", "items": items})
+        if self.reap_after_s > 0:
+            self._arm_reaper()
         self._after()
+
+    def on_undelivered(self, ref, message):
+        if message["type"] == "fetch":  # its downloader died: re-sent on downloader_failed
+            return
+        super().on_undelivered(ref, message)
 
     def handle_requests_dequeued(self, message):
         self.activity += 1
@@ -218,6 +248,7 @@ class EngineActor(CrawlActor):
     def handle_downloader_failed(self, message):
         slot = message["slot"]
         self.downloaders.pop(slot, None)
+        self._reap_marks.discard(slot)
         requests = self.in_flight.pop(slot, set())
         self.downloading -= len(requests)
         if requests:
@@ -226,9 +257,81 @@ class EngineActor(CrawlActor):
                 {"slot": slot, "n": len(requests)},
                 extra={"spider": self.spider},
             )
+            crashes = self.crashes
             for request in requests:
-                self._fetch(request)
+                fp = request_fingerprint(request)
+                n = crashes[fp] = crashes.get(fp, 0) + 1
+                if n < POISON_CRASHES:
+                    self._fetch(request)
+                    continue
+                error = DownloaderCrashed(
+                    f"{request} was being downloaded when the downloader of {slot} died, "
+                    f"{n} times: not sent again")
+                logger.error("Poison request: %(error)s", {"error": error},
+                             extra={"spider": self.spider})
+                self.crawler.stats.inc_value("supervisor/poison_requests")
+                self._process_exception(request, error)
         self._after()
+
+    def handle_add_items(self, message):
+        items = message["items"]
+        if self.closing:
+            logger.warning("%(n)d items added while the spider is closing were dropped",
+                           {"n": len(items)}, extra={"spider": self.spider})
+            return
+        if not self.running:  # before start_engine (a spider_opened handler): kept till then
+            self.early_items.extend(items)
+            return
+        self.activity += 1
+        self.in_pipeline += len(items)
+        self.send(self.pipeline, {"type": "process_items", "items": items, "response": None})
+
+    def handle_block_slot(self, message):
+        slot = message["slot"]
+        if slot not in self.blocked_slots:
+            self.blocked_slots[slot] = message["reason"]
+            logger.info("Download slot %(slot)s blocked: %(reason)s",
+                        {"slot": slot, "reason": message["reason"]}, extra={"spider": self.spider})
+
+    def handle_reap_downloaders(self, message):
+        """Stop the downloaders idle since the last tick (started again on demand)."""
+        self._reap_timer = None
+        if self.closing:
+            return
+        marks = self._reap_marks
+        for key, requests in list(self.in_flight.items()):
+            if requests:
+                marks.discard(key)
+            elif key not in marks:
+                marks.add(key)
+            else:
+                marks.discard(key)
+                ref = self.downloaders.pop(key, None)
+                del self.in_flight[key]
+                self.crawler.download_slots.pop(key, None)
+                if ref is not None:
+                    self.crawler.stats.inc_value("downloader/reaped")
+                    ref.stop(block=False)
+                    logger.debug("Idle downloader of %(slot)s stopped", {"slot": key},
+                                 extra={"spider": self.spider})
+                    if self.supervisor is not None:
+                        self.send(self.supervisor, {"type": "child_stopped",
+                                                    "crawl_id": self.crawl_id,
+                                                    "role": "downloader", "key": key})
+        self._arm_reaper()
+
+    def _arm_reaper(self):
+        ref = self.actor_ref
+
+        def tick():
+            try:
+                ref.tell({"type": "reap_downloaders"})
+            except Exception:  # the engine stopped meanwhile
+                pass
+
+        self._reap_timer = threading.Timer(self.reap_after_s, tick)
+        self._reap_timer.daemon = True
+        self._reap_timer.start()
 
     def handle_get_status(self, message):
         return {
@@ -267,6 +370,10 @@ class EngineActor(CrawlActor):
 
     def _fetch(self, request):
         key = slot_key(request)
+        if self.blocked_slots and key in self.blocked_slots:
+            self._process_exception(request, IgnoreRequest(
+                f"download slot {key} is blocked: {self.blocked_slots[key]}"))
+            return
         ref = self.downloaders.get(key)
         if ref is None:
             ref = DownloaderActor.start(
@@ -274,10 +381,13 @@ class EngineActor(CrawlActor):
             )
             self.downloaders[key] = ref
             self.in_flight[key] = set()
+            self._reap_marks.discard(key)
             if self.supervisor is not None:
                 self.send(self.supervisor, {"type": "child_started", "crawl_id": self.crawl_id,
                                             "role": "downloader", "key": key, "ref": ref})
         self.in_flight[key].add(request)
+        if self._reap_marks:
+            self._reap_marks.discard(key)
         self.downloading += 1
         self.send(ref, {"type": "fetch", "request": request, "reply_to": self.actor_ref})
 

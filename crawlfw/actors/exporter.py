@@ -37,7 +37,9 @@ def open_feed(crawler, uri=None, options=None, resume_states=None) -> FeedWriter
         FeedWriter: opened.
 
     Raises:
-        CrawlStartError: one line naming the feed and what is wrong with it.
+        CrawlStartError: one line naming the feed and what is wrong with it; an
+            exporter or storage class (user code) raising anything else is named with
+            its exception type, and its traceback is logged.
     """
     try:
         writer = FeedWriter.from_crawler(crawler, uri, options)
@@ -45,6 +47,10 @@ def open_feed(crawler, uri=None, options=None, resume_states=None) -> FeedWriter
     except (OSError, NotConfigured) as e:
         name = uri or crawler.settings.get("FEED_URI")
         raise CrawlStartError(f"Cannot open the feed {name}: {e}") from e
+    except Exception as e:  # an exporter's or storage's own code failed to start
+        name = uri or crawler.settings.get("FEED_URI")
+        logger.error("Error opening the feed %(name)s", {"name": name}, exc_info=True)
+        raise CrawlStartError(f"Cannot open the feed {name}: {type(e).__name__}: {e}") from e
     return writer
 
 

@@ -38,7 +38,14 @@ Who sends what (see ARCHITECTURE.md for the picture)::
     outside    -> Engine     : get_status (crawler.engine, the control endpoint)
     endpoint   -> outside    : status_reported, command_accepted, response_fetched,
                               control_error (replies on the control socket)
-    any child  -> Supervisor : actor_failed, child_started
+    any child  -> Supervisor : actor_failed, child_started, child_stopped
+    timer      -> Supervisor : restart_child (a backoff is over)
+    stopping thread -> Supervisor : crawl_stopped
+    timer      -> Engine     : reap_downloaders
+    user actor -> Engine     : crawl, add_items, block_slot, close_spider
+    signal relay -> user actor : item_scraped, item_dropped, response_received,
+                              response_downloaded, request_scheduled, request_dropped,
+                              spider_idle, spider_error, spider_opened (crawlfw.actors.EVENTS)
     Engine     -> Supervisor : spider_closing
     Supervisor -> Engine     : start_engine, close_spider, downloader_failed
     Supervisor -> Engine     : crawl (forwarded from another thread or process)
@@ -80,6 +87,7 @@ from pykka import ActorRef
 
 from crawlfw.http import Request, Response
 from crawlfw.item import BaseItem
+from crawlfw.utils.failure import Failure
 
 if TYPE_CHECKING:
     import crawlfw.crawler  # noqa: F401  (named in a string annotation only)
@@ -137,6 +145,20 @@ __all__ = [
     "StartTaken",
     "Rule",
     "Item",
+    "ChildStopped",
+    "RestartChild",
+    "CrawlStopped",
+    "ReapDownloaders",
+    "AddItems",
+    "BlockSlot",
+    "ItemScraped",
+    "ItemDropped",
+    "ResponseReceived",
+    "RequestScheduled",
+    "RequestDropped",
+    "SpiderIdle",
+    "SpiderOpened",
+    "SpiderError",
     "MESSAGE_TYPES",
     "REPLY_TYPES",
 ]
@@ -229,9 +251,9 @@ class ActorFailed(TypedDict):
     type: Literal["actor_failed"]
     crawl_id: str
     """The crawl the child belongs to ("" for an actor outside any crawl)."""
-    role: Literal["engine", "scheduler", "downloader", "spider_runner", "pipeline",
-                  "exporter", "supervisor", "custom"]
-    """The child's ``role`` (``custom``: an actor class that sets none)."""
+    role: Annotated[str, Rule(minLength=1)]
+    """The child's ``role``: ``engine``, ``scheduler``, ``downloader``, ``spider_runner``,
+    ``pipeline``, ``exporter``, or a user actor's role (``custom`` by default)."""
     key: str
     """Distinguishes children of one role: the download slot for downloaders, else ``""``."""
     error: str
@@ -271,6 +293,8 @@ class StartEngine(TypedDict):
     type: Literal["start_engine"]
     spider_runner: ActorRef
     """The SpiderRunner's ActorRef (started after the engine, which it needs)."""
+    pipeline: NotRequired[ActorRef]
+    """The Pipeline's ActorRef, where ``add_items`` go (from user actors)."""
 
 
 class Crawl(TypedDict):
@@ -837,6 +861,140 @@ class EngineStatus(TypedDict):
     """Requests held back while paused."""
 
 
+# --- Supervision and user actors --------------------------------------------------------
+
+
+class ChildStopped(TypedDict):
+    """Engine -> Supervisor: a child started on demand was stopped (an idle downloader
+    reaped)."""
+
+    type: Literal["child_stopped"]
+    crawl_id: CrawlId
+    """The crawl the child belonged to."""
+    role: Annotated[str, Rule(minLength=1)]
+    """The child's role (``downloader``)."""
+    key: str
+    """Distinguishes children of one role: the download slot of a downloader."""
+
+
+class RestartChild(TypedDict):
+    """Timer -> Supervisor: a permanent child's backoff is over; restart it."""
+
+    type: Literal["restart_child"]
+    crawl_id: CrawlId
+    """The crawl the child belongs to."""
+    role: Annotated[str, Rule(minLength=1)]
+    """The child's role (``downloader`` or a user actor's)."""
+    key: str
+    """The download slot of a downloader, the class path of a user actor."""
+
+
+class CrawlStopped(TypedDict):
+    """Stopping thread -> Supervisor: the crawl's tree is stopped (its spider is closed
+    next); forget the crawl."""
+
+    type: Literal["crawl_stopped"]
+    crawl_id: CrawlId
+    """The crawl whose tree stopped."""
+
+
+class ReapDownloaders(TypedDict):
+    """Timer -> Engine: stop the downloaders idle since the last tick
+    (``DOWNLOADER_IDLE_TIMEOUT``)."""
+
+    type: Literal["reap_downloaders"]
+
+
+class AddItems(TypedDict):
+    """User actor -> Engine: send these items through the pipeline and the feeds."""
+
+    type: Literal["add_items"]
+    items: Annotated[list[Item], Rule(minItems=1)]
+    """The items (dicts or ``Item`` objects), in order."""
+
+
+class BlockSlot(TypedDict):
+    """User actor -> Engine: fail every request for this download slot from now on."""
+
+    type: Literal["block_slot"]
+    slot: Annotated[str, Rule(minLength=1)]
+    """The download slot (normally a host name)."""
+    reason: str
+    """Why, named in each request's ``IgnoreRequest``."""
+
+
+class ItemScraped(TypedDict):
+    """Crawl event -> user actor: an item passed every item pipeline."""
+
+    type: Literal["item_scraped"]
+    item: Item
+    """The item as the last pipeline returned it."""
+    response: Response | None
+    """The response it came from, or None."""
+
+
+class ItemDropped(TypedDict):
+    """Crawl event -> user actor: an item pipeline raised ``DropItem``."""
+
+    type: Literal["item_dropped"]
+    item: Item
+    """The dropped item."""
+    response: Response | None
+    """The response it came from, or None."""
+    exception: BaseException
+    """The ``DropItem`` raised."""
+
+
+class ResponseReceived(TypedDict):
+    """Crawl event -> user actor: a response passed the downloader middlewares."""
+
+    type: Literal["response_received"]
+    response: Response
+    """The response."""
+    request: Request
+    """The request it answers."""
+    slot: str
+    """The request's download slot (normally its host)."""
+
+
+class RequestScheduled(TypedDict):
+    """Crawl event -> user actor: a request entered the scheduler."""
+
+    type: Literal["request_scheduled"]
+    request: Request
+    """The request."""
+
+
+class RequestDropped(TypedDict):
+    """Crawl event -> user actor: the dupefilter dropped a request."""
+
+    type: Literal["request_dropped"]
+    request: Request
+    """The request."""
+
+
+class SpiderIdle(TypedDict):
+    """Crawl event -> user actor: the spider has nothing left to do."""
+
+    type: Literal["spider_idle"]
+
+
+class SpiderOpened(TypedDict):
+    """Crawl event -> user actor: the spider was opened."""
+
+    type: Literal["spider_opened"]
+
+
+class SpiderError(TypedDict):
+    """Crawl event -> user actor: a spider callback raised."""
+
+    type: Literal["spider_error"]
+    failure: Failure
+    """The error as a ``crawlfw.utils.failure.Failure``."""
+    response: Response | None
+    """The response the callback was called with, or None."""
+
+
 MESSAGE_TYPES: dict[str, type] = {
     cls.__annotations__["type"].__args__[0]: cls
     for cls in (
@@ -881,6 +1039,20 @@ MESSAGE_TYPES: dict[str, type] = {
         CommandAccepted,
         ResponseFetched,
         ControlError,
+        ChildStopped,
+        RestartChild,
+        CrawlStopped,
+        ReapDownloaders,
+        AddItems,
+        BlockSlot,
+        ItemScraped,
+        ItemDropped,
+        ResponseReceived,
+        RequestScheduled,
+        RequestDropped,
+        SpiderIdle,
+        SpiderOpened,
+        SpiderError,
     )
 }
 """``type`` string -> TypedDict class, for every message crawlfw's own actors use."""

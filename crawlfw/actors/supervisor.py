@@ -10,31 +10,46 @@ Tree of one crawl (started by ``start_crawl``)::
     │     └── DownloaderActor × slots (started on demand by the engine, reported
     │                                 to the supervisor with ``child_started``)
     ├── PipelineActor
-    └── SpiderRunnerActor
+    ├── SpiderRunnerActor
+    └── UserActor × ACTORS entries (crawlfw.actors.UserActor)
 
-Shutdown order (``spider_closing`` from the engine, or a fatal child failure): downloaders
+Shutdown order (``spider_closing`` from the engine, or a fatal child failure): user
+actors, downloaders
 (in-flight transfers aborted; the engine has re-queued their requests), spider runner
 (its last checkpoint sent, with a JOBDIR), engine, pipeline (``close_spider`` of the item
 pipelines), exporters (the feed is stored), scheduler (the last checkpoint committed, its
 queue kept in JOBDIR); then ``spider_closed``, the stats
 dump, "Spider closed (reason)", ``engine_stopped``, and the crawl's ``finished`` event.
 
-A downloader that dies is restarted (the engine re-sends its in-flight requests) at most
-``SUPERVISOR_MAX_RESTARTS`` times per ``SUPERVISOR_RESTART_WINDOW`` seconds per slot; past
-that, or when any other child dies, the crawl is closed with ``<role>_failed``.
+Every child has a :class:`~crawlfw.core._supervision.ChildSpec` (role, factory, restart
+policy, shutdown timeout), kept in ``CrawlTree.specs``. Downloaders and user actors
+(``ACTORS``) are ``permanent``: one that dies is restarted (a downloader by the engine,
+which re-sends its in-flight requests; a user actor by its factory) within the crawl's
+restart intensity, ``SUPERVISOR_MAX_RESTARTS`` restarts per ``SUPERVISOR_RESTART_WINDOW``
+seconds for all its children together, each after a backoff (``SUPERVISOR_BACKOFF``
+seconds, doubled per restart within the window, at most ``SUPERVISOR_BACKOFF_MAX``).
+Past the intensity, or when a ``temporary`` child dies (engine, scheduler, spider runner,
+pipeline, exporters: restarting them could lose or repeat what they hold), the crawl is
+closed with ``<role>_failed``.
+
+Stopping a crawl's tree runs on a thread of its own (``crawlfw-stop-<crawl id>``), each
+child with its spec's shutdown timeout, so a slow feed upload of one crawl never stalls
+the Supervisor or another crawl.
 """
 
 import itertools
 import logging
+import threading
 import time
-from collections import defaultdict, deque
 
 import pykka
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
 from crawlfw.actors._facade import EngineFacade
-from crawlfw.core._reasons import is_failure_reason
+from crawlfw.core._reasons import is_failure_reason, register_failure_reason
+from crawlfw.core._supervision import PERMANENT, ChildSpec, RestartIntensity
+from crawlfw.core.slot import slot_key
 from crawlfw.exceptions import CrawlStartError
 from crawlfw.utils._hooks import contain_dupefilter
 from crawlfw.utils.misc import load_object
@@ -62,9 +77,23 @@ class CrawlTree:
         self.exporters = []
         self.frontier = None
         self.downloaders = {}  # slot -> ref
-        self.restarts = defaultdict(deque)  # slot -> times of restarts
+        self.user_actors = {}  # class path -> ref (ACTORS), in start order
+        self.specs = {}  # role, or (role, key) for user actors -> ChildSpec
+        settings = crawler.settings
+        self.intensity = RestartIntensity(
+            max_restarts=max(0, settings.getint("SUPERVISOR_MAX_RESTARTS", 3)),
+            window_s=max(0.0, settings.getfloat("SUPERVISOR_RESTART_WINDOW", 60.0)),
+            backoff_s=max(0.0, settings.getfloat("SUPERVISOR_BACKOFF", 0.5)),
+            backoff_max_s=max(0.0, settings.getfloat("SUPERVISOR_BACKOFF_MAX", 30.0)),
+        )
+        self.timers = set()  # pending restarts (threading.Timer)
         self.closing = None
+        self.stopper = None  # the thread stopping the tree, once closing
         self.started_at = time.time()
+
+    def spec_of(self, role: str, key: str = "") -> ChildSpec | None:
+        """The child spec of the child ``role``/``key`` (None: not a child of this tree)."""
+        return self.specs.get((role, key)) or self.specs.get(role)
 
 
 class Supervisor(CrawlActor):
@@ -92,8 +121,12 @@ class Supervisor(CrawlActor):
         self.crawls = {}
 
     def on_stop(self):
-        for tree in list(self.crawls.values()):
+        trees = list(self.crawls.values())
+        for tree in trees:
             self._shutdown(tree, tree.closing or "shutdown")
+        for tree in trees:
+            if tree.stopper is not None and tree.stopper is not threading.current_thread():
+                tree.stopper.join()
 
     # --- commands from the outside ------------------------------------------------------
 
@@ -108,11 +141,11 @@ class Supervisor(CrawlActor):
             if tree.scheduler is None:  # refused before the spider was opened
                 self._refuse(tree, e)
                 return {"type": "start_refused", "error": str(e)}
-            self._shutdown(tree, f"start_failed: {e}")
+            self._shutdown(tree, f"start_failed: {e}", wait=True)
             return {"type": "start_refused", "error": str(e)}
         except Exception as e:
             logger.error("Could not start crawl %(id)s", {"id": crawl_id}, exc_info=True)
-            self._shutdown(tree, f"start_failed: {type(e).__name__}: {e}")
+            self._shutdown(tree, f"start_failed: {type(e).__name__}: {e}", wait=True)
             raise
         return {"crawl_id": crawl_id, "engine": tree.engine}
 
@@ -215,6 +248,11 @@ class Supervisor(CrawlActor):
         if tree is not None and message["role"] == "downloader":
             tree.downloaders[message["key"]] = message["ref"]
 
+    def handle_child_stopped(self, message):
+        tree = self.crawls.get(message["crawl_id"])
+        if tree is not None and message["role"] == "downloader":
+            tree.downloaders.pop(message["key"], None)
+
     def handle_spider_closing(self, message):
         tree = self.crawls.get(message["crawl_id"])
         if tree is not None:
@@ -230,13 +268,78 @@ class Supervisor(CrawlActor):
         )
         if tree is None or tree.closing:
             return
-        if role == "downloader" and self._may_restart(tree, key):
-            tree.downloaders.pop(key, None)
-            tree.crawler.stats.inc_value("supervisor/restarts/downloader")
+        spec = tree.spec_of(role, key)
+        reason = f"{role}_failed"
+        if spec is not None and spec.restart == PERMANENT:
+            if role == "downloader":
+                tree.downloaders.pop(key, None)
+            delay_s = tree.intensity.restart(time.monotonic())
+            if delay_s is None:
+                intensity = tree.intensity
+                logger.error(
+                    "Restart intensity of crawl %(id)s exhausted (%(n)d restarts within %(w)g s, "
+                    "SUPERVISOR_MAX_RESTARTS): %(role)s%(key)s failed again; closing the crawl "
+                    "(%(reason)s)",
+                    {"id": tree.crawl_id, "n": intensity.max_restarts, "w": intensity.window_s,
+                     "role": role, "key": f" ({key})" if key else "", "reason": reason},
+                    extra={"spider": tree.crawler.spider})
+                self._close(tree, reason)
+                return
+            tree.crawler.stats.inc_value(f"supervisor/restarts/{role}")
+            logger.info("Restarting %(role)s%(key)s of crawl %(id)s in %(delay).2f s "
+                        "(restart %(n)d of %(max)d within %(w)g s)",
+                        {"role": role, "key": f" ({key})" if key else "", "id": tree.crawl_id,
+                         "delay": delay_s, "n": tree.intensity.recent,
+                         "max": tree.intensity.max_restarts, "w": tree.intensity.window_s},
+                        extra={"spider": tree.crawler.spider})
+            restart = {"type": "restart_child", "crawl_id": tree.crawl_id, "role": role,
+                       "key": key}
+            if delay_s <= 0:
+                self.handle_restart_child(restart)
+            else:
+                self._restart_later(tree, restart, delay_s)
+            return
+        self._close(tree, reason)
+
+    def handle_restart_child(self, message):
+        """Restart a permanent child after its backoff (told by a timer, or called)."""
+        tree = self.crawls.get(message["crawl_id"])
+        if tree is None or tree.closing:
+            return
+        role, key = message["role"], message["key"]
+        if role == "downloader":  # the engine starts it again on demand and re-sends
             self.send(tree.engine, {"type": "downloader_failed", "slot": key})
             return
-        reason = f"{role}_failed"
-        if role != "engine" and tree.engine is not None and tree.engine.is_alive():
+        spec = tree.spec_of(role, key)
+        if spec is None or spec.factory is None:
+            return
+        try:
+            tree.user_actors[key] = spec.factory()
+        except Exception as e:
+            logger.error("Could not restart %(role)s (%(key)s) of crawl %(id)s: %(error)s",
+                         {"role": role, "key": key, "id": tree.crawl_id,
+                          "error": f"{type(e).__name__}: {e}"}, exc_info=True)
+            self._close(tree, f"{role}_failed")
+
+    def _restart_later(self, tree, message, delay_s):
+        ref = self.actor_ref
+
+        def fire():
+            tree.timers.discard(timer)
+            try:
+                ref.tell(message)
+            except pykka.ActorDeadError:
+                pass
+
+        timer = threading.Timer(delay_s, fire)
+        timer.daemon = True
+        tree.timers.add(timer)
+        timer.start()
+
+    def _close(self, tree, reason):
+        """Close the crawl with ``reason``: through the engine (which gives its in-flight
+        requests back) while it lives, else stop the tree at once."""
+        if tree.engine is not None and tree.engine.is_alive():
             self.send(tree.engine, {"type": "close_spider", "reason": reason})
         else:
             self._shutdown(tree, reason)
@@ -254,6 +357,7 @@ class Supervisor(CrawlActor):
         crawler = tree.crawler
         spider = crawler.spider
         common = {"crawl_id": tree.crawl_id, "supervisor": self.actor_ref}
+        user_actors = _user_actor_classes(crawler.settings)  # refused before anything starts
         # The frontier first: a JOBDIR job's metadata tells how to resume the feeds and
         # the start requests.
         scheduler = load_object(crawler.settings["SCHEDULER"]).from_crawler(crawler)
@@ -274,14 +378,30 @@ class Supervisor(CrawlActor):
             scheduler.close("start_failed")
             raise
         logger.info("Spider opened", extra={"spider": spider})
-        tree.scheduler = SchedulerActor.start(crawler, scheduler, **common)
-        tree.engine = EngineActor.start(crawler, tree.scheduler, None, **common)
-        tree.pipeline = PipelineActor.start(crawler, tree.engine, tree.exporters, **common)
-        tree.spider_runner = SpiderRunnerActor.start(
+        # The child specs: who starts each child, whether it is restarted, how long it
+        # may take to stop. Only downloaders and user actors are restarted: the others
+        # hold what a restart would lose or repeat (the lease table, items on their way
+        # to a feed, a feed's open file and checkpoint state).
+        specs = tree.specs
+        specs["exporter"] = ChildSpec("exporter", shutdown_timeout_s=None)
+        specs["scheduler"] = ChildSpec(
+            "scheduler", lambda: SchedulerActor.start(crawler, scheduler, **common))
+        specs["engine"] = ChildSpec(
+            "engine", lambda: EngineActor.start(crawler, tree.scheduler, None, **common))
+        specs["pipeline"] = ChildSpec(
+            "pipeline", lambda: PipelineActor.start(crawler, tree.engine, tree.exporters, **common),
+            shutdown_timeout_s=None)
+        specs["spider_runner"] = ChildSpec("spider_runner", lambda: SpiderRunnerActor.start(
             crawler, tree.scheduler, tree.pipeline, tree.engine, durable=durable,
             start_skip=job.get("start_requests", 0),
-            start_exhausted=job.get("start_exhausted", False), **common
-        )
+            start_exhausted=job.get("start_exhausted", False), **common))
+        specs["downloader"] = ChildSpec("downloader", None, PERMANENT)  # started by the engine
+        tree.scheduler = specs["scheduler"].factory()
+        tree.engine = specs["engine"].factory()
+        tree.pipeline = specs["pipeline"].factory()
+        tree.spider_runner = specs["spider_runner"].factory()
+        for path, cls in user_actors:
+            self._start_user_actor(tree, path, cls, common)
         if durable:
             self.send(tree.scheduler, {"type": "start_checkpoints",
                                        "spider_runner": tree.spider_runner})
@@ -290,50 +410,82 @@ class Supervisor(CrawlActor):
         crawler.stats.open_spider(spider)
         crawler.signals.send_catch_log(signals.spider_opened, spider=spider)
         crawler.signals.send_catch_log(signals.engine_started)
-        self.send(tree.engine, {"type": "start_engine", "spider_runner": tree.spider_runner})
+        self.send(tree.engine, {"type": "start_engine", "spider_runner": tree.spider_runner,
+                                "pipeline": tree.pipeline})
 
-    def _may_restart(self, tree, key) -> bool:
-        settings = tree.crawler.settings
-        budget = settings.getint("SUPERVISOR_MAX_RESTARTS", 3)
-        window_s = settings.getfloat("SUPERVISOR_RESTART_WINDOW", 60.0)
-        now = time.monotonic()
-        times = tree.restarts[key]
-        while times and now - times[0] > window_s:
-            times.popleft()
-        if len(times) >= budget:
-            return False
-        times.append(now)
-        return True
+    def _start_user_actor(self, tree, path, cls, common):
+        """Start one ``ACTORS`` entry under a permanent child spec and relay the crawl
+        events it subscribes to (``cls.events``) as messages to its current ref."""
+        crawler = tree.crawler
+        role = cls.role
+        register_failure_reason(f"{role}_failed")
+        spec = ChildSpec(role, lambda: cls.start(crawler, engine=tree.engine, key=path, **common),
+                         PERMANENT, STOP_TIMEOUT_S, key=path)
+        tree.specs[(role, path)] = spec
+        tree.user_actors[path] = spec.factory()
+        for event in cls.events:
+            crawler.signals.connect(_EventRelay(tree, path, event), getattr(signals, event),
+                                    weak=False)
 
-    def _shutdown(self, tree, reason):
-        """Stop one crawl's actors in order, then close the spider (runs on this thread).
+    def _shutdown(self, tree, reason, wait=False):
+        """Stop one crawl's actors in order, then close the spider, on a thread of its own
+        (``crawlfw-stop-<crawl id>``): a slow child of one crawl (a feed upload) stalls
+        neither this actor nor another crawl. Once done, the thread tells this actor
+        ``crawl_stopped``, which forgets the crawl.
 
-        A feed that failed (its Exporter recorded it in ``crawler._failed_feeds``) turns a
-        normal ``reason`` into ``feed_failed``.
+        Args:
+            tree: the crawl's :class:`CrawlTree`.
+            reason: the ``finish_reason``.
+            wait: block until the tree is stopped (a crawl that failed to start, whose
+                caller expects it finished).
         """
-        if tree.closing and tree.crawl_id not in self.crawls:
+        if tree.stopper is not None:
             return
         tree.closing = reason
+        for timer in list(tree.timers):
+            timer.cancel()
+        tree.stopper = threading.Thread(target=self._stop_tree, args=(tree, reason),
+                                        name=f"crawlfw-stop-{tree.crawl_id}", daemon=True)
+        tree.stopper.start()
+        if wait:
+            tree.stopper.join()
+
+    def handle_crawl_stopped(self, message):
+        self.crawls.pop(message["crawl_id"], None)
+
+    def _stop_tree(self, tree, reason):
+        """The stopping thread's work (see :meth:`_shutdown`). A feed that failed (its
+        Exporter recorded it in ``crawler._failed_feeds``) turns a normal ``reason``
+        into ``feed_failed``."""
         crawler = tree.crawler
         spider = crawler.spider
+        timeout_of = _timeouts(tree)
         try:
-            # The engine stops before the scheduler: requests it drains from its inbox while
+            # User actors first: nothing they send can reach a stopped tree. The engine
+            # stops before the scheduler: requests it drains from its inbox while
             # closing go back to a live scheduler, and requests the scheduler can no
             # longer hand to the stopped engine stay queued (SchedulerActor.on_undelivered).
-            for ref in [*tree.downloaders.values(), tree.spider_runner, tree.engine]:
-                _stop(ref)
-            # Item-carrying actors get all the time they need: the pipeline drains its
-            # inbox and closes the item pipelines; exporters write and store their feed
-            # (storages have their own network timeouts). The scheduler stops last: the
-            # spider runner's last checkpoint passes the pipeline and the exporters and
-            # ends at the scheduler, which commits it.
-            for ref in [tree.pipeline, *tree.exporters]:
-                _stop(ref, timeout_s=None)
+            for role, ref in [*(("custom", r) for r in tree.user_actors.values()),
+                              *(("downloader", r) for r in tree.downloaders.values()),
+                              ("spider_runner", tree.spider_runner), ("engine", tree.engine)]:
+                _stop(ref, timeout_of(role))
+            # Item-carrying actors get all the time they need by default (their specs'
+            # timeout is None): the pipeline drains its inbox and closes the item
+            # pipelines; exporters write and store their feed (storages have their own
+            # network timeouts). The scheduler stops last: the spider runner's last
+            # checkpoint passes the pipeline and the exporters and ends at the
+            # scheduler, which commits it.
+            _stop(tree.pipeline, timeout_of("pipeline"))
+            for ref in tree.exporters:
+                _stop(ref, timeout_of("exporter"))
             if crawler._failed_feeds and not is_failure_reason(reason):
                 reason = tree.closing = "feed_failed"  # a feed could not be written or stored
-            _stop(tree.scheduler)
+            _stop(tree.scheduler, timeout_of("scheduler"))
         finally:
-            self.crawls.pop(tree.crawl_id, None)
+            try:
+                self.actor_ref.tell({"type": "crawl_stopped", "crawl_id": tree.crawl_id})
+            except pykka.ActorDeadError:
+                pass
             try:
                 crawler.signals.send_catch_log(signals.spider_closed, spider=spider, reason=reason)
                 crawler.stats.close_spider(spider, reason=reason)
@@ -342,6 +494,66 @@ class Supervisor(CrawlActor):
                 crawler.signals.send_catch_log(signals.engine_stopped)
             finally:
                 crawler._crawl_finished(reason)
+
+
+class _EventRelay:
+    """A signal receiver telling a user actor ``{"type": event, **signal arguments}``."""
+
+    def __init__(self, tree, path, event):
+        self.tree = tree
+        self.path = path
+        self.event = event
+
+    def __call__(self, **kwargs):
+        ref = self.tree.user_actors.get(self.path)
+        if ref is None or self.tree.stopper is not None:
+            return
+        kwargs.pop("signal", None)
+        kwargs.pop("sender", None)
+        kwargs.pop("spider", None)
+        kwargs.pop("dont_log", None)
+        if self.event in _SLOT_EVENTS:
+            kwargs["slot"] = slot_key(kwargs["request"])
+        try:
+            ref.tell({"type": self.event, **kwargs})
+        except pykka.ActorDeadError:
+            pass  # dead, restarting: the event is lost
+
+
+def _user_actor_classes(settings):
+    """``[(path, class)]`` of the ``ACTORS`` setting, in order.
+
+    Raises:
+        CrawlStartError: an entry cannot be loaded, is not a ``UserActor`` subclass,
+            subscribes to an unknown event, or takes one of crawlfw's own roles.
+    """
+    from crawlfw.actors._user import EVENTS, UserActor
+    from crawlfw.utils.conf import build_component_list
+
+    classes = []
+    for path in build_component_list(settings.getdict("ACTORS")):
+        try:
+            cls = load_object(path) if isinstance(path, str) else path
+        except Exception as e:
+            raise CrawlStartError(f"ACTORS: cannot load {path!r}: {type(e).__name__}: {e}") from e
+        name = path if isinstance(path, str) else f"{cls.__module__}.{cls.__qualname__}"
+        if not (isinstance(cls, type) and issubclass(cls, UserActor)):
+            raise CrawlStartError(f"ACTORS: {name} is not a subclass of crawlfw.actors.UserActor")
+        if cls.role in _OWN_ROLES:
+            raise CrawlStartError(f"ACTORS: {name} takes crawlfw's own role {cls.role!r}; "
+                                  "set its role to 'custom' or a name of its own")
+        unknown = sorted(set(cls.events) - EVENTS)
+        if unknown:
+            raise CrawlStartError(f"ACTORS: {name} subscribes to unknown events {unknown}; "
+                                  f"known: {sorted(EVENTS)}")
+        classes.append((name, cls))
+    return classes
+
+
+_SLOT_EVENTS = frozenset({"response_received", "response_downloaded"})
+
+_OWN_ROLES = frozenset({"supervisor", "engine", "scheduler", "downloader", "spider_runner",
+                        "pipeline", "exporter"})
 
 
 def _control_error(error: str) -> dict:
@@ -353,6 +565,16 @@ def _feed_export_enabled(settings) -> bool:
 
     enabled = build_component_list(settings.getwithbase("EXTENSIONS"))
     return "crawlfw.extensions.feedexport.FeedExporter" in enabled
+
+
+def _timeouts(tree):
+    """``role -> shutdown timeout`` (seconds or None) from the tree's child specs."""
+    def timeout_of(role):
+        spec = tree.specs.get(role)
+        if spec is None and role == "custom":
+            return STOP_TIMEOUT_S
+        return spec.shutdown_timeout_s if spec is not None else STOP_TIMEOUT_S
+    return timeout_of
 
 
 def _stop(ref, timeout_s=STOP_TIMEOUT_S):

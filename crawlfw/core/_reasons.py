@@ -1,7 +1,7 @@
 """Which ``finish_reason`` values mean that a crawl failed (re-exported by
 :mod:`crawlfw.crawler`, the public place to import them from)."""
 
-__all__ = ["FAILURE_REASONS", "is_failure_reason"]
+__all__ = ["FAILURE_REASONS", "is_failure_reason", "register_failure_reason"]
 
 #: ``finish_reason`` values that mean the crawl failed (the command exits with status 1):
 #: ``<role>_failed`` when an actor of that role died (the Supervisor's reason), a feed
@@ -15,6 +15,18 @@ FAILURE_REASONS = frozenset({
     "feed_failed", "frontier_failed", "start_failed",
 })
 
+_registered = set()  # "<role>_failed" of user actors' own roles (ACTORS)
+
+
+def register_failure_reason(reason: str) -> None:
+    """Make ``reason`` a failure reason too: the Supervisor registers ``<role>_failed``
+    for each role of a user actor it starts (``ACTORS``).
+
+    Args:
+        reason: a ``finish_reason`` without ``": detail"``.
+    """
+    _registered.add(reason)
+
 
 def is_failure_reason(reason: str | None) -> bool:
     """Whether a crawl's ``finish_reason`` means it failed: the one rule for exit statuses.
@@ -25,9 +37,10 @@ def is_failure_reason(reason: str | None) -> bool:
 
     Returns:
         True when ``reason``, up to an optional ``": detail"``, is in
-        :data:`FAILURE_REASONS` (``"engine_failed"``, ``"start_failed: ValueError: x"``);
+        :data:`FAILURE_REASONS` or was registered (``"engine_failed"``, ``"start_failed: ValueError: x"``);
         False for None and every other reason.
     """
     if not reason:
         return False
-    return reason.partition(":")[0].strip() in FAILURE_REASONS
+    reason = reason.partition(":")[0].strip()
+    return reason in FAILURE_REASONS or reason in _registered

@@ -41,6 +41,10 @@ from os.path import abspath, dirname, join
 
 import crawlfw as _crawlfw
 
+# User actors added to each crawl's tree, under supervision: {'path.to.Actor': order},
+# started in ascending order (see crawlfw.actors.UserActor and docs/actors.md).
+ACTORS = {}
+
 AJAXCRAWL_ENABLED = False
 AJAXCRAWL_MAXSIZE = 32768  # bytes of the body searched for the fragment meta tag
 
@@ -116,6 +120,12 @@ DOWNLOADER = 'crawlfw.actors.downloader.DownloaderActor'
 # Highest TLS version supported by libcurl, allowing negotiation. Other values (exactly
 # that version): 'TLSv1.0', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3' (CURLOPT_SSLVERSION).
 DOWNLOADER_CLIENT_TLS_METHOD = 'TLS'
+
+# A download slot's Downloader actor (a thread) that had nothing to do for this many
+# seconds is stopped, and started again when a request for its slot comes (Scrapy 1.2
+# reaps idle slots every 60 s). It is checked every DOWNLOADER_IDLE_TIMEOUT seconds, so a
+# slot goes after one to two periods of idleness. 0 keeps every downloader.
+DOWNLOADER_IDLE_TIMEOUT = 60  # seconds
 
 DOWNLOADER_MIDDLEWARES = {}
 
@@ -341,9 +351,14 @@ MESSAGE_VALIDATION = 'boundary'
 # (only when stderr is a terminal; see crawlfw.progress).
 PROGRESS = True
 
-# The supervisor restarts a crashed child actor at most SUPERVISOR_MAX_RESTARTS
-# times within SUPERVISOR_RESTART_WINDOW seconds; past that budget it gives up on
-# the child and stops the crawl (see crawlfw.actors.supervisor).
+# Restart intensity, per crawl (OTP-style): the supervisor restarts crashed children
+# (downloaders, ACTORS) at most SUPERVISOR_MAX_RESTARTS times within
+# SUPERVISOR_RESTART_WINDOW seconds, all children of the crawl together; past that it
+# closes the crawl with '<role>_failed'. Restarts within the window wait
+# SUPERVISOR_BACKOFF seconds, doubled each time, at most SUPERVISOR_BACKOFF_MAX.
+# See crawlfw.actors.supervisor.
+SUPERVISOR_BACKOFF = 0.5  # seconds
+SUPERVISOR_BACKOFF_MAX = 30.0  # seconds
 SUPERVISOR_MAX_RESTARTS = 3
 SUPERVISOR_RESTART_WINDOW = 60  # seconds
 

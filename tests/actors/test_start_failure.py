@@ -3,6 +3,8 @@ database) ends the crawl in seconds with the error named, instead of hanging: py
 never calls ``on_failure`` for ``on_start``, so crawlfw's actors report it themselves."""
 
 import logging
+import subprocess
+import sys
 
 import crawlfw
 from tests.support.countserver import CountingServer
@@ -41,3 +43,44 @@ def test_pipeline_open_spider_failure_closes_the_crawl(caplog):
     assert result.finish_reason == "pipeline_failed"
     assert "Actor pipeline of crawl one_page-" in caplog.text
     assert "RuntimeError: cannot open database" in caplog.text
+
+
+EXPORTER_SPIDER = '''
+import crawlfw
+from crawlfw.exporters import JsonLinesItemExporter
+
+
+class CannotStartExporter(JsonLinesItemExporter):
+    def __init__(self, file, **kwargs):
+        raise RuntimeError("cannot start the feed")
+
+
+class S(crawlfw.Spider):
+    name = "feed_start"
+    custom_settings = {"FEED_EXPORTERS": {"jsonlines": __name__ + ".CannotStartExporter"}}
+    start_urls = [%r]
+
+    def parse(self, response):
+        yield {"url": response.url}
+'''
+
+
+def test_exporter_that_cannot_start_ends_the_crawl_with_its_error(tmp_path):
+    """An exporter whose own code fails to start (its class raises on the feed's open):
+    the crawl is refused in seconds, exit status 1, the feed and the error named in one
+    line (the traceback logged once), nothing downloaded."""
+    server = CountingServer()
+    try:
+        spider = tmp_path / "feed_start.py"
+        spider.write_text(EXPORTER_SPIDER % f"{server.url}/page/0")
+        proc = subprocess.run(
+            [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(spider), "-o", "items.jl",
+             "-s", "CONTROL_ENDPOINT=0"],
+            capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    finally:
+        server.stop()
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert ("Crawl could not start: Cannot open the feed items.jl: RuntimeError: "
+            "cannot start the feed") in proc.stderr
+    assert proc.stderr.count("Traceback") == 1
+    assert server.paths == []
