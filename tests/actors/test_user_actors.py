@@ -82,7 +82,9 @@ class Flaky(UserActor):
 def test_failing_user_actor_is_restarted_and_the_crawl_finishes(server, caplog):
     Flaky.crashed.clear()
     Flaky.later = []
-    urls = [f"{server.url}/page/{i}" for i in range(6)]
+    # /slow/ pages (held 0.2 s each, one at a time): the crawl outlasts the restart even
+    # on a loaded machine
+    urls = [f"{server.url}/slow/{i}" for i in range(6)]
     result = run_crawl(ListSpider, {"ACTORS": {f"{__name__}.Flaky": 10},
                                     "SUPERVISOR_BACKOFF": 0, "CONCURRENT_REQUESTS": 1},
                        urls=urls)
