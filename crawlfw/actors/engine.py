@@ -321,17 +321,7 @@ class EngineActor(CrawlActor):
         self._arm_reaper()
 
     def _arm_reaper(self):
-        ref = self.actor_ref
-
-        def tick():
-            try:
-                ref.tell({"type": "reap_downloaders"})
-            except Exception:  # the engine stopped meanwhile
-                pass
-
-        self._reap_timer = threading.Timer(self.reap_after_s, tick)
-        self._reap_timer.daemon = True
-        self._reap_timer.start()
+        self._reap_timer = self._tell_later({"type": "reap_downloaders"}, self.reap_after_s)
 
     def handle_get_status(self, message):
         return {
@@ -493,17 +483,23 @@ class EngineActor(CrawlActor):
         )
 
     def _schedule_idle_recheck(self):
+        self._idle_timer = self._tell_later({"type": "recheck_idle"}, IDLE_RECHECK_S)
+
+    def _tell_later(self, message, delay_s) -> threading.Timer:
+        """Tell this actor ``message`` after ``delay_s`` seconds (a daemon timer; nothing
+        happens if the engine has stopped by then). Returns the started timer."""
         ref = self.actor_ref
 
-        def recheck():
+        def tell():
             try:
-                ref.tell({"type": "recheck_idle"})
+                ref.tell(message)
             except Exception:  # the engine stopped meanwhile
                 pass
 
-        self._idle_timer = threading.Timer(IDLE_RECHECK_S, recheck)
-        self._idle_timer.daemon = True
-        self._idle_timer.start()
+        timer = threading.Timer(delay_s, tell)
+        timer.daemon = True
+        timer.start()
+        return timer
 
     def _close(self, reason):
         if self.closing:
