@@ -28,7 +28,7 @@ import time
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
-from crawlfw.core.frontier import FrontierError
+from crawlfw.core.frontier import FrontierError, PushMany
 from crawlfw.utils import _faults
 
 logger = logging.getLogger(__name__)
@@ -102,33 +102,18 @@ class SchedulerActor(CrawlActor):
     def handle_enqueue_requests(self, message):
         if self.failed:
             return
-        push = self.frontier.push
-        transient_ok = message.get("transient_ok", False)
         send = self.crawler.signals.send_catch_log
         try:
-            if self.shared:  # one Redis call, the start requests' count in it
-                requests = message["requests"]
-                queued = self.frontier.push_many(requests, transient_ok=transient_ok,
-                                                 start=message.get("start"))
-                for request, ok in zip(requests, queued, strict=True):
-                    send(signals.request_scheduled if ok else signals.request_dropped,
-                         request=request, spider=self.spider)
-            else:
-                for request in message["requests"]:
-                    if push(request, transient_ok=transient_ok):
-                        send(signals.request_scheduled, request=request, spider=self.spider)
-                    else:
-                        send(signals.request_dropped, request=request, spider=self.spider)
+            requests = message["requests"]
+            queued = self.frontier.push_many(requests,
+                                             transient_ok=message.get("transient_ok", False),
+                                             start=message.get("start"))
+            for request, ok in zip(requests, queued, strict=True):
+                send(signals.request_scheduled if ok else signals.request_dropped,
+                     request=request, spider=self.spider)
             done = message.get("done")
             if done:
                 self.frontier.ack(done)
-            start = message.get("start")
-            if start is not None and not self.shared:
-                meta = {"start_requests": self.frontier.meta.get("start_requests", 0)
-                        + start["consumed"]}
-                if start["exhausted"]:
-                    meta["start_exhausted"] = True
-                self.frontier.set_meta(meta)
         except _FRONTIER_ERRORS as e:
             self._fail(e)
             return
@@ -365,7 +350,7 @@ class _Ticker(threading.Thread):
         self._stopped.set()
 
 
-class _ScrapySchedulerFrontier:
+class _ScrapySchedulerFrontier(PushMany):
     """A Scrapy-style scheduler object (``enqueue_request``/``next_request``) seen
     through the frontier interface: not durable, leases not tracked."""
 

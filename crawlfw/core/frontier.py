@@ -119,7 +119,29 @@ def read_job_meta(jobdir: str) -> JobMeta:
     return meta
 
 
-class MemoryFrontier:
+class PushMany:
+    """``push_many`` for frontiers whose ``push`` takes one request at a time (the
+    shared frontier has its own, one Redis call per batch)."""
+
+    def push_many(self, requests, *, transient_ok: bool = False, start=None) -> list:
+        """Queue ``requests`` (see ``push``); with ``start``, ``{'consumed': int,
+        'exhausted': bool}``, also count the start requests they came from in the
+        metadata, in the same transaction (a resumed job skips that many).
+
+        Returns:
+            list[bool]: per request, False when it was a duplicate or was refused.
+        """
+        push = self.push
+        queued = [push(request, transient_ok=transient_ok) for request in requests]
+        if start is not None:
+            meta = {"start_requests": self.meta.get("start_requests", 0) + start["consumed"]}
+            if start["exhausted"]:
+                meta["start_exhausted"] = True
+            self.set_meta(meta)
+        return queued
+
+
+class MemoryFrontier(PushMany):
     """The in-memory frontier: a priority queue behind the dupefilter (no ``JOBDIR``).
 
     Higher ``Request.priority`` first; within one priority the order of ``mqclass``
@@ -192,7 +214,7 @@ class MemoryFrontier:
         return len(self.mqs)
 
 
-class SqliteFrontier:
+class SqliteFrontier(PushMany):
     """The durable frontier of a ``JOBDIR``, in ``<JOBDIR>/frontier.sqlite``.
 
     Requests are stored as :func:`crawlfw.utils.reqser.request_to_dict` dicts, pickled
