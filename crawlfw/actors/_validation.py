@@ -11,6 +11,10 @@ is also compiled (:func:`_compile`) into a plain predicate for the keywords craw
 schemas use; a message the predicate accepts is valid, and any other goes through
 ``jsonschema``, which finds the error and words it. The predicate is never more lenient
 than ``jsonschema`` (a schema with a keyword it does not know gets none).
+
+``jsonschema`` itself is imported on first need (a message the predicate refuses, a
+schema it cannot compile, :func:`register_schema`): importing it costs about 40 ms of
+every process's start-up, and a crawl whose messages are all valid never needs it.
 """
 
 import importlib
@@ -19,9 +23,6 @@ import os
 import re
 import threading
 from functools import cache, lru_cache
-
-import jsonschema
-from jsonschema import validators
 
 from crawlfw.actors._schema import schema_of_typeddict, schema_path
 from crawlfw.exceptions import InvalidMessage
@@ -60,6 +61,8 @@ def _load_class(path: str) -> type:
 
 
 def _pyclass(validator, value, instance, schema):
+    import jsonschema
+
     paths = [value] if isinstance(value, str) else value
     classes = tuple(_load_class(p) for p in paths)
     if not isinstance(instance, classes):
@@ -69,7 +72,34 @@ def _pyclass(validator, value, instance, schema):
         )
 
 
-_Validator = validators.extend(validators.Draft202012Validator, validators={"pyclass": _pyclass})
+@cache
+def _validator_class():
+    """The draft 2020-12 ``jsonschema`` validator class with the ``pyclass`` keyword
+    (``jsonschema`` is imported here, on first need)."""
+    from jsonschema import validators
+
+    return validators.extend(validators.Draft202012Validator, validators={"pyclass": _pyclass})
+
+
+class _Entry:
+    """A message type's checks: ``fast``, the compiled predicate (or None), and
+    ``validator``, the ``jsonschema`` validator, built on first use (the schema is
+    checked then; a registered schema was checked when registered)."""
+
+    __slots__ = ("schema", "fast", "_validator")
+
+    def __init__(self, schema):
+        self.schema = schema
+        self.fast = _compile(schema)
+        self._validator = None
+
+    @property
+    def validator(self):
+        if self._validator is None:
+            cls = _validator_class()
+            cls.check_schema(self.schema)
+            self._validator = cls(self.schema)
+        return self._validator
 
 
 @lru_cache(maxsize=1)
@@ -80,12 +110,14 @@ def _schemas() -> dict:
 
 @cache
 def _validator_for(message_type: str):
-    """``(jsonschema validator, fast predicate or None)`` for a type, or None if unknown."""
+    """The :class:`_Entry` of a type, or None if the type is unknown."""
     schema = _extra_schemas.get(message_type) or _schemas().get(message_type)
     if schema is None:
         return None
-    _Validator.check_schema(schema)
-    return _Validator(schema), _compile(schema)
+    entry = _Entry(schema)
+    if entry.fast is None:
+        entry.validator  # noqa: B018 (a schema only jsonschema checks: check it now)
+    return entry
 
 
 _IGNORED_KEYWORDS = frozenset({"description", "title", "$comment"})
@@ -240,7 +272,7 @@ def register_schema(message_type: str, schema) -> None:
         if const != message_type:
             raise ValueError(f"the TypedDict's 'type' is {const!r}, not {message_type!r}; "
                              f"declare type: Literal[{message_type!r}]")
-    _Validator.check_schema(schema)
+    _validator_class().check_schema(schema)
     with _lock:
         _extra_schemas[message_type] = schema
         _validator_for.cache_clear()
@@ -261,10 +293,11 @@ def validate_message(message) -> None:
     entry = _validator_for(message_type)
     if entry is None:
         raise InvalidMessage(f"unknown message type {message_type!r}")
-    validator, fast = entry
-    if fast is not None and fast(message):
+    if entry.fast is not None and entry.fast(message):
         return
-    error = jsonschema.exceptions.best_match(validator.iter_errors(message))
+    from jsonschema.exceptions import best_match
+
+    error = best_match(entry.validator.iter_errors(message))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(message)"
         raise InvalidMessage(f"invalid {message_type!r} message at {where}: {error.message}")

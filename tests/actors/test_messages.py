@@ -3,7 +3,10 @@ are rejected with an error naming the type, the key and the rule; live actors su
 
 import json
 import logging
+import subprocess
+import sys
 import typing
+from pathlib import Path
 
 import pykka
 import pytest
@@ -15,7 +18,7 @@ from crawlfw.actors._base import CrawlActor
 from crawlfw.actors._schema import render_schemas
 from crawlfw.actors._validation import (
     _compile,
-    _Validator,
+    _validator_class,
     register_schema,
     schema_path,
     validate_message,
@@ -115,7 +118,7 @@ class IdleSpider(crawlfw.Spider):
 
 def _check_reply(message_type, reply):
     replies = json.loads(schema_path().read_text())["replies"][message_type]
-    _Validator(replies).validate(reply)
+    _validator_class()(replies).validate(reply)
 
 
 def test_replies_match_their_documented_types():
@@ -263,7 +266,7 @@ _REQUEST_SCHEMA = {"pyclass": "crawlfw.http.Request"}
 def test_fast_check_agrees_with_jsonschema(schema, instance):
     fast = _compile(schema)
     assert fast is not None
-    assert fast(instance) == _Validator(schema).is_valid(instance)
+    assert fast(instance) == _validator_class()(schema).is_valid(instance)
 
 
 @pytest.mark.parametrize("schema", [
@@ -279,6 +282,27 @@ def test_fast_check_steps_aside_for_keywords_it_does_not_know(schema):
 
 def test_every_shipped_schema_has_a_fast_check():
     assert [name for name, schema in SCHEMAS.items() if _compile(schema) is None] == []
+
+
+def test_every_shipped_schema_is_a_valid_schema():
+    # Checked here, not at run time: a message the fast check accepts never loads jsonschema.
+    for schema in SCHEMAS.values():
+        _validator_class().check_schema(schema)
+
+
+def test_a_crawl_process_does_not_import_jsonschema_until_a_message_is_refused():
+    code = ("import sys, crawlfw.crawler, crawlfw.cmdline\n"
+            "from crawlfw.actors import validate_message\n"
+            "from crawlfw.http import Request\n"
+            "validate_message({'type': 'crawl', 'crawl_id': 'c', 'request': Request('http://a.example/')})\n"
+            "print('jsonschema' in sys.modules)\n"
+            "try:\n"
+            "    validate_message({'type': 'crawl', 'crawl_id': 'c', 'request': 'http://a.example/'})\n"
+            "except Exception as e:\n"
+            "    print(type(e).__name__, 'jsonschema' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, cwd=str(Path(crawlfw.__file__).parent.parent))
+    assert out.stdout.split() == ["False", "InvalidMessage", "True"], out.stderr
 
 
 class DomainErrorsCounted(messages.TypedDict):
