@@ -18,7 +18,10 @@ three times per ``FRONTIER_LEASE_TIMEOUT``), leases requests other workers pushe
 it has unused credit, and answers a ``check_idle`` it held back: the crawl is idle only
 when the shared queue is empty and no worker holds a lease, so when the queue is empty
 this worker's own done leases are committed at once (a checkpoint), and the answer
-waits while another worker is busy.
+waits while another worker is busy. There, ``enqueue_requests`` messages that arrive in
+a burst (one right behind the other in the inbox) are pushed together, in one Redis
+round trip, before any other message is handled: every ``enqueue_requests`` is pushed
+before the next ``checkpoint_reached``, as without coalescing, so checkpoints stay exact.
 """
 
 import logging
@@ -43,6 +46,10 @@ _FRONTIER_ERRORS = (sqlite3.Error, FrontierError, OSError)
 
 #: Seconds between ``frontier_tick`` messages with a shared frontier.
 TICK_S = 0.1
+
+#: Shared frontier: most requests of coalesced ``enqueue_requests`` messages pushed in
+#: one Redis call.
+PUSH_BATCH = 512
 
 
 class SchedulerActor(CrawlActor):
@@ -79,6 +86,8 @@ class SchedulerActor(CrawlActor):
         self.last_figures = 0.0  # shared frontier: when crawl_figures was last called
         self.last_status_s = float("-inf")  # when Redis last said the crawl was busy
         self._ticker = None
+        self._coalesced = []  # shared frontier: enqueue_requests waiting to be pushed
+        self._coalesced_n = 0
 
     def on_start(self):
         self.scheduler.open(self.spider)
@@ -89,6 +98,7 @@ class SchedulerActor(CrawlActor):
     def on_stop(self):
         if self._ticker is not None:
             self._ticker.stop()
+        self._push_coalesced()
         try:
             left = self.scheduler.close("finished")
         except _FRONTIER_ERRORS as e:
@@ -102,22 +112,64 @@ class SchedulerActor(CrawlActor):
     def handle_enqueue_requests(self, message):
         if self.failed:
             return
+        if self.shared and "start" not in message:
+            # A burst: push it with the enqueue_requests right behind it, in one round trip.
+            self._coalesced.append(message)
+            self._coalesced_n += len(message["requests"])
+            if self._coalesced_n < PUSH_BATCH and self._next_is_enqueue():
+                return
+            self._push_coalesced()
+        else:
+            self._push((message,))
+        self._dispatch()
+
+    def _next_is_enqueue(self) -> bool:
+        """True when the next message in the inbox is an ``enqueue_requests`` (so no
+        other message can be handled before the coalesced ones are pushed)."""
+        try:
+            message = self.actor_inbox.queue[0].message
+        except (IndexError, AttributeError):
+            return False
+        return message.__class__ is dict and message.get("type") == "enqueue_requests"
+
+    def _push_coalesced(self):
+        messages, self._coalesced, self._coalesced_n = self._coalesced, [], 0
+        if not messages:
+            return
+        if len(messages) == 1:
+            self._push(messages)
+            return
+        # One push per transient_ok value (the crawl's own requests may stay in memory).
+        for transient_ok in (False, True):
+            group = [m for m in messages if bool(m.get("transient_ok")) is transient_ok]
+            if group:
+                self._push(group)
+
+    def _push(self, messages):
+        """Push the requests of ``messages`` (``enqueue_requests`` alike in
+        ``transient_ok``; ``start`` only in a lone message) in one ``push_many``, fire
+        ``request_scheduled``/``request_dropped``, then ack their ``done`` leases."""
+        if self.failed:
+            return
+        first = messages[0]
+        if len(messages) == 1:
+            requests = first["requests"]
+        else:
+            requests = [r for m in messages for r in m["requests"]]
         send = self.crawler.signals.send_catch_log
         try:
-            requests = message["requests"]
             queued = self.frontier.push_many(requests,
-                                             transient_ok=message.get("transient_ok", False),
-                                             start=message.get("start"))
+                                             transient_ok=first.get("transient_ok", False),
+                                             start=first.get("start"))
             for request, ok in zip(requests, queued, strict=True):
                 send(signals.request_scheduled if ok else signals.request_dropped,
                      request=request, spider=self.spider)
-            done = message.get("done")
-            if done:
-                self.frontier.ack(done)
+            for message in messages:
+                done = message.get("done")
+                if done:
+                    self.frontier.ack(done)
         except _FRONTIER_ERRORS as e:
             self._fail(e)
-            return
-        self._dispatch()
 
     def handle_release_requests(self, message):
         """Leased requests the engine could not finish (the spider is closing): queued

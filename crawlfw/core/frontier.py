@@ -321,7 +321,7 @@ class SqliteFrontier(PushMany):
             self.df.log(request, self.spider)
             return False
         try:
-            data = pickle.dumps(request_to_dict(request, self.spider), 5)
+            data = pickle.dumps(request_to_dict(request, self.spider, compact=True), 5)
         except (ValueError, pickle.PicklingError, TypeError, AttributeError) as e:
             if transient_ok:
                 self._transient.push(request, -request.priority)

@@ -574,7 +574,7 @@ class RedisFrontier:
                         self.df.log(request, self.spider)
                         continue
             try:
-                data = json.dumps(request_to_dict(request, self.spider), separators=(",", ":"),
+                data = json.dumps(request_to_dict(request, self.spider, compact=True), separators=(",", ":"),
                                   allow_nan=False)
             except (ValueError, TypeError) as e:
                 if transient_ok:

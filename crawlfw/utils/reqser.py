@@ -16,25 +16,51 @@ only if the spider put JSON-able values in them.
 
 Dict keys: ``url``, ``callback``, ``errback``, ``method``, ``headers``, ``body``,
 ``cookies``, ``meta``, ``_encoding``, ``priority``, ``dont_filter``, ``flags``,
-``cb_kwargs`` and optionally ``_class``.
+``cb_kwargs`` and optionally ``_class``. A *compact* dict (``compact=True``, what the
+frontiers store) leaves out every key whose value is the default; :func:`request_from_dict`
+reads both forms.
 """
 
 import inspect
 
 from crawlfw.utils.misc import load_object
 
+#: The value :func:`request_from_dict` assumes for a key a compact dict leaves out.
+_DEFAULTS = {
+    'callback': None, 'errback': None, 'method': 'GET', 'headers': {}, 'body': '',
+    'cookies': {}, 'meta': {}, '_encoding': 'utf-8', 'priority': 0, 'dont_filter': False,
+    'flags': [], 'cb_kwargs': {},
+}
+
+#: The keys of a plain request's compact dict (no headers, body, meta, errback...).
+_PLAIN_KEYS = frozenset(('url', 'callback', 'method', 'priority', 'dont_filter'))
+
+_Request = None  # crawlfw.http.Request, imported on first use (crawlfw.http imports this)
+
+
+def _request_class():
+    global _Request
+    if _Request is None:
+        from crawlfw.http import Request
+
+        _Request = Request
+    return _Request
+
 __all__ = ["request_to_dict", "request_from_dict"]
 
 _BYTES_CODEC = 'latin-1'
 
 
-def request_to_dict(request, spider=None):
+def request_to_dict(request, spider=None, *, compact=False):
     """Convert a Request into a JSON-able dict.
 
     Args:
         request: a :class:`~crawlfw.http.Request` (or subclass).
         spider: the spider whose methods the callback/errback are; required when
             the request has a callback or errback.
+        compact: leave out the keys whose value is the default (a plain GET request
+            becomes ``{'url': ..., 'callback': ...}``): smaller to store, faster to
+            read back.
 
     Returns:
         dict: see the module docstring for the keys.
@@ -46,6 +72,17 @@ def request_to_dict(request, spider=None):
     cb = request.callback
     if callable(cb):
         cb = _find_method(spider, cb)
+    if compact and _is_plain(request):
+        d = {'url': request.url}
+        if cb is not None:
+            d['callback'] = cb
+        if request.method != 'GET':
+            d['method'] = request.method
+        if request.priority:
+            d['priority'] = request.priority
+        if request.dont_filter:
+            d['dont_filter'] = True
+        return d
     eb = request.errback
     if callable(eb):
         eb = _find_method(spider, eb)
@@ -67,11 +104,20 @@ def request_to_dict(request, spider=None):
         'flags': list(getattr(request, 'flags', None) or []),
         'cb_kwargs': dict(getattr(request, 'cb_kwargs', None) or {}),
     }
-    from crawlfw.http import Request
-
-    if type(request) is not Request:
+    if type(request) is not _request_class():
         d['_class'] = f'{type(request).__module__}.{type(request).__name__}'
+    if compact:
+        return {k: v for k, v in d.items() if k not in _DEFAULTS or v != _DEFAULTS[k]}
     return d
+
+
+def _is_plain(request) -> bool:
+    """True for a :class:`~crawlfw.http.Request` with nothing but a URL, a callback, a
+    method, a priority and ``dont_filter`` (what most crawls queue)."""
+    return (type(request) is _request_class() and request.errback is None
+            and not request._meta and not request._cb_kwargs and not request.flags
+            and not request.headers and not request.body and not request.cookies
+            and request.encoding == 'utf-8')
 
 
 def request_from_dict(d, spider=None):
@@ -89,11 +135,13 @@ def request_from_dict(d, spider=None):
         ValueError: ``spider`` has no method with the callback's or errback's name.
         KeyError: a required key (``url``) is missing.
     """
-    from crawlfw.http import Request
-
-    request_cls = load_object(d['_class']) if d.get('_class') else Request
     cb = d.get('callback')
     cb = _get_method(spider, cb) if cb and spider is not None else None
+    if len(d) <= len(_PLAIN_KEYS) and _PLAIN_KEYS.issuperset(d):  # a plain request
+        return _request_class()(d['url'], callback=cb, method=d.get('method', 'GET'),
+                                priority=d.get('priority', 0),
+                                dont_filter=d.get('dont_filter', False))
+    request_cls = load_object(d['_class']) if d.get('_class') else _request_class()
     eb = d.get('errback')
     eb = _get_method(spider, eb) if eb and spider is not None else None
     headers = d.get('headers') or {}

@@ -130,3 +130,38 @@ def test_unknown_callback_name(spider):
 def test_from_dict_without_spider_drops_callbacks(spider):
     d = request_to_dict(Request("http://www.example.com", callback=spider.parse_item), spider)
     assert request_from_dict(d).callback is None
+
+
+# The compact form (what the frontiers store): only the keys that differ from the default.
+COMPACT_CASES = [
+    # (request kwargs, the compact dict's keys besides "url")
+    ({}, set()),
+    ({"callback": "parse_item"}, {"callback"}),
+    ({"callback": "parse_item", "priority": -3, "dont_filter": True, "method": "HEAD"},
+     {"callback", "priority", "dont_filter", "method"}),
+    ({"callback": "parse_item", "errback": "handle_error"}, {"callback", "errback"}),
+    ({"meta": {"depth": 2}}, {"meta"}),
+    ({"headers": {"Referer": "http://www.example.com/"}}, {"headers"}),
+    ({"method": "POST", "body": b"a=1"}, {"method", "body"}),
+    ({"cookies": {"c": "1"}}, {"cookies"}),
+    ({"encoding": "latin-1"}, {"_encoding"}),
+    ({"flags": ["cached"]}, {"flags"}),
+    ({"callback": "parse_item", "cb_kwargs": {"page": 2}}, {"callback", "cb_kwargs"}),
+]
+
+
+@pytest.mark.parametrize("kwargs, keys", COMPACT_CASES)
+def test_compact_dict_keeps_only_what_differs_and_round_trips(spider, kwargs, keys):
+    kwargs = {k: getattr(spider, v) if k in ("callback", "errback") else v
+              for k, v in kwargs.items()}
+    request = Request("http://www.example.com/p?q=1", **kwargs)
+    d = json.loads(json.dumps(request_to_dict(request, spider, compact=True)))
+    assert set(d) == {"url"} | keys
+    _assert_same(request, request_from_dict(d, spider))
+
+
+def test_compact_dict_of_a_subclass_names_it(spider):
+    request = FormRequest("http://www.example.com", formdata={"a": "1"})
+    d = request_to_dict(request, spider, compact=True)
+    assert d["_class"] == f"{FormRequest.__module__}.FormRequest"
+    _assert_same(request, request_from_dict(json.loads(json.dumps(d)), spider))
