@@ -51,6 +51,7 @@ PROVIDED = {
     "scrapy.contracts.default": ["UrlContract", "ReturnsContract", "ScrapesContract"],
     "scrapy.core": [],
     "scrapy.core.scheduler": ["Scheduler"],
+    "scrapy.core.scraper": ["Scraper"],
     "scrapy.core.spidermw": ["SpiderMiddlewareManager"],
     "scrapy.crawler": ["Crawler", "CrawlerRunner", "CrawlerProcess"],
     "scrapy.downloadermiddlewares": [],
@@ -344,9 +345,6 @@ NOT_PROVIDED = {
         "the Twisted ExecutionEngine is replaced by the Engine actor (crawlfw.actors.engine); "
         "crawler.engine is crawlfw.crawler.EngineFacade (crawl, schedule, download, "
         "close_spider)"),
-    "scrapy.core.scraper": (
-        "the Scraper is split into the SpiderRunner and Pipeline actors "
-        "(crawlfw.actors.spider_runner, crawlfw.actors.pipeline)"),
     "scrapy.extensions.telnet": "Twisted conch telnet console; use `crawlfw shell`",
     "scrapy.telnet": "deprecated alias of scrapy.extensions.telnet (Twisted conch)",
     "scrapy.linkextractors.sgml": (
@@ -379,6 +377,9 @@ NOT_PROVIDED = {
 
 NOT_PROVIDED_NAMES = {
     ("scrapy", "twisted_version"): "no Twisted",
+    ("scrapy.core.scraper", "Slot"): (
+        "the Scraper's count of responses being scraped (SCRAPER_SLOT_MAX_ACTIVE_SIZE) is "
+        "kept by the Engine actor; the Pipeline actor runs the item pipelines"),
     ("scrapy.extensions.feedexport", "SpiderSlot"): (
         "internal state of the FeedExporter extension; feeds are written by the Exporter "
         "actor"),

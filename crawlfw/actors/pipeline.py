@@ -11,7 +11,7 @@ import logging
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
-from crawlfw.actors.spider_runner import report_spider_error
+from crawlfw.core.scraper import report_spider_error
 from crawlfw.exceptions import DropItem
 from crawlfw.logformatter import LogFormatter
 from crawlfw.pipelines import ItemPipelineManager

@@ -9,8 +9,8 @@ Order (Scrapy 1.2): ``process_spider_input`` runs in ascending order of the
 ``process_spider_exception`` and ``process_start_requests`` in descending order
 (spider side first).
 
-The caller's contract (the SpiderRunner actor)
-----------------------------------------------
+The caller's contract (:class:`crawlfw.core.scraper.Scraper`)
+-------------------------------------------------------------
 ``scrape_func(result, request, spider)`` is the caller's "call the spider" function
 (Scrapy 1.2's ``Scraper.call_spider``). ``result`` is either the ``Response`` or an
 exception instance:
