@@ -2,6 +2,10 @@
 the per-slot Downloaders, and responses on to the SpiderRunner; detects idleness and asks
 the Supervisor to close the spider.
 
+The flow-control state and its decisions live in a plain object,
+:class:`crawlfw.core.flow.FlowControl` (``self.flow``); this actor turns each message into
+calls on it and its answers into messages, signals, middleware calls and Downloader starts.
+
 Flow control is credit-based: the engine grants the Scheduler credit (``pull_requests``)
 for as many requests as it has free download capacity (``CONCURRENT_REQUESTS`` minus
 transfers in flight, and none while responses waiting for the spider exceed
@@ -24,7 +28,7 @@ fingerprint, only when a downloader dies). Idle downloaders are reaped on a time
 
 Pause (``pause_crawl``, from the control endpoint): no credit is granted and no idle
 check is made; requests the Scheduler still sends against credit granted before are
-held (``paused_requests``) and downloaded on ``resume_crawl``, or sent back to the
+held (``FlowControl.held``) and downloaded on ``resume_crawl``, or sent back to the
 Scheduler if the spider closes meanwhile. Transfers in flight finish.
 """
 
@@ -35,6 +39,16 @@ from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
 from crawlfw.actors.downloader import DownloaderActor
 from crawlfw.core.downloadermw import DownloaderMiddlewareManager, RequestParked
+from crawlfw.core.flow import (
+    DOWNLOAD,
+    HOLD,
+    IDLE_BUSY,
+    IDLE_CLOSE,
+    IDLE_SIGNAL,
+    NO_ACTIONS,
+    POISON_CRASHES,
+    FlowControl,
+)
 from crawlfw.core.slot import slot_key
 from crawlfw.exceptions import DontCloseSpider, DownloaderCrashed, IgnoreRequest
 from crawlfw.http import Request, Response
@@ -44,13 +58,10 @@ from crawlfw.utils.request import request_fingerprint
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["EngineActor"]
+__all__ = ["EngineActor", "IDLE_RECHECK_S", "POISON_CRASHES"]
 
 #: Seconds between ``spider_idle`` signals while a handler keeps the spider open.
 IDLE_RECHECK_S = 5.0
-
-#: Downloader deaths a request may be in flight for before it is a poison request.
-POISON_CRASHES = 2
 
 
 class EngineActor(CrawlActor):
@@ -74,32 +85,15 @@ class EngineActor(CrawlActor):
         self.scheduler = scheduler
         self.spider_runner = spider_runner
         settings = crawler.settings
-        self.max_concurrency = max(1, settings.getint("CONCURRENT_REQUESTS"))
-        self.max_active_size = settings.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE")
-        self.downloaders = {}  # slot key -> DownloaderActor ref
+        self.flow = FlowControl(settings.getint("CONCURRENT_REQUESTS"),
+                                settings.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE"))
+        self.downloaders = {}  # slot key -> DownloaderActor ref (keys: flow.in_flight's)
         self.parked = {}  # fingerprint -> lease of a request a middleware parked
-        self.in_flight = {}  # slot key -> set of requests sent to that downloader
-        self.downloading = 0
-        self.credit = 0  # granted to the scheduler, not yet used
-        self.in_spider = 0  # responses/failures sent to the spider runner
-        self.in_spider_bytes = 0
-        self.in_pipeline = 0  # items sent to the pipeline, not yet processed
-        self.start_exhausted = False
-        self.start_pull_pending = False
-        self.running = False
-        self.closing = None  # the close reason once closing
-        self.activity = 0  # bumped by every message that means work; the idle token
-        self.idle_check_pending = False
-        self.idle_signal_token = None  # activity value when spider_idle was last sent
-        self._idle_timer = None
-        self.paused = False
-        self.paused_requests = []  # dequeued while paused, downloaded on resume
+        self._idle_timer = None  # the recheck after DontCloseSpider
         self.pipeline = None  # for add_items (user actors), from start_engine
         self.early_items = []  # add_items before start_engine
         self.blocked_slots = {}  # slot key -> reason (block_slot, from user actors)
-        self.crashes = {}  # request fingerprint -> downloader deaths it was in flight for
         self.reap_after_s = settings.getfloat("DOWNLOADER_IDLE_TIMEOUT", 60.0)
-        self._reap_marks = set()  # slots idle at the last reaper tick
         self._reap_timer = None
         # Built on the caller's (supervisor's) thread, before spider_opened is sent.
         self.mw = DownloaderMiddlewareManager.from_crawler(crawler)
@@ -127,7 +121,7 @@ class EngineActor(CrawlActor):
     def handle_start_engine(self, message):
         self.spider_runner = message["spider_runner"]
         self.pipeline = message.get("pipeline")
-        self.running = True
+        self.flow.start()
         if self.early_items and self.pipeline is not None:
             items, self.early_items = self.early_items, []
             self.handle_add_items({"type": "add_items", "items": items})
@@ -141,23 +135,19 @@ class EngineActor(CrawlActor):
         super().on_undelivered(ref, message)
 
     def handle_requests_dequeued(self, message):
-        self.activity += 1
         requests = message["requests"]
-        self.credit -= len(requests)
-        if self.closing:
+        what = self.flow.dequeued(requests)
+        if what is DOWNLOAD:
+            for request in requests:
+                self._download(request)
+            self._after()
+        elif what is not HOLD:  # RELEASE: closing
             self._requeue(requests)
-            return
-        if self.paused:
-            self.paused_requests.extend(requests)
-            return
-        for request in requests:
-            self._download(request)
-        self._after()
 
     def handle_response_downloaded(self, message):
-        self.activity += 1
         request = message["request"]
-        if not self._transfer_done(message["slot"], request) and self.closing:
+        flow = self.flow
+        if not flow.transfer_done(message["slot"], request) and flow.closing:
             return  # requeued when the spider started closing
         response = message["response"]
         self.crawler.signals.send_catch_log(
@@ -167,33 +157,27 @@ class EngineActor(CrawlActor):
         self._after()
 
     def handle_download_failed(self, message):
-        self.activity += 1
         request = message["request"]
-        if not self._transfer_done(message["slot"], request) and self.closing:
+        flow = self.flow
+        if not flow.transfer_done(message["slot"], request) and flow.closing:
             return  # requeued when the spider started closing
         self._process_exception(request, message["error"])
         self._after()
 
     def handle_start_requests_pulled(self, message):
-        self.activity += 1
-        self.start_pull_pending = False
-        self.start_exhausted = message["exhausted"]
+        self.flow.start_pulled(message["exhausted"])
         self._after()
 
     def handle_response_scraped(self, message):
-        self.activity += 1
-        self.in_spider -= 1
-        self.in_spider_bytes -= message["size"]
-        self.in_pipeline += message["items"]
+        self.flow.scraped(message["size"], message["items"])
         self._after()
 
     def handle_items_processed(self, message):
-        self.activity += 1
-        self.in_pipeline -= message["count"]
+        self.flow.items_processed(message["count"])
         self._after()
 
     def handle_crawl(self, message):
-        self.activity += 1
+        self.flow.crawl_requested()
         request = message["request"]
         enqueue = {"type": "enqueue_requests", "requests": [request], "transient_ok": True}
         if self.parked:  # a parked request re-issued (robots.txt): it replaces its lease
@@ -204,40 +188,34 @@ class EngineActor(CrawlActor):
         self._after()
 
     def handle_idle_checked(self, message):
-        self.idle_check_pending = False
-        if self.paused:
-            return  # checked again on resume
-        if message["token"] != self.activity or message["pending"] or not self._looks_idle():
+        decision = self.flow.idle_checked(message["token"], message["pending"])
+        if decision is IDLE_BUSY:
             self._after()
-            return
-        if self.idle_signal_token == self.activity:
-            if self._idle_timer is not None:
-                return  # a handler raised DontCloseSpider: wait for the recheck timer
+        elif decision is IDLE_SIGNAL:
+            if self._fire_spider_idle():
+                self._after()  # handlers may have scheduled requests: check once more
+            else:
+                self.flow.idle_kept_open()
+                self._schedule_idle_recheck()
+        elif decision is IDLE_CLOSE:
             self._close("finished")
-            return
-        self.idle_signal_token = self.activity
-        if self._fire_spider_idle():
-            self._after()  # handlers may have scheduled requests: check once more
-        else:
-            self._schedule_idle_recheck()
+        # IDLE_IGNORE: paused (checked again on resume); IDLE_WAIT: a handler raised
+        # DontCloseSpider, the recheck timer runs
 
     def handle_recheck_idle(self, message):
         self._idle_timer = None
-        self.idle_signal_token = None
+        self.flow.idle_rechecked()
         self._after()
 
     def handle_pause_crawl(self, message):
-        if not self.paused and not self.closing:
-            self.paused = True
+        if self.flow.pause():
             logger.info("Crawl paused", extra={"spider": self.spider})
 
     def handle_resume_crawl(self, message):
-        if not self.paused:
-            return
-        self.paused = False
-        self.activity += 1
+        held = self.flow.resume()
+        if held is None:
+            return  # not paused
         logger.info("Crawl resumed", extra={"spider": self.spider})
-        held, self.paused_requests = self.paused_requests, []
         for request in held:
             self._download(request)
         self._after()
@@ -248,22 +226,16 @@ class EngineActor(CrawlActor):
     def handle_downloader_failed(self, message):
         slot = message["slot"]
         self.downloaders.pop(slot, None)
-        self._reap_marks.discard(slot)
-        requests = self.in_flight.pop(slot, set())
-        self.downloading -= len(requests)
-        if requests:
+        resend, poisoned = self.flow.downloader_died(slot)
+        if resend or poisoned:
             logger.warning(
                 "Downloader for %(slot)s failed; re-sending its %(n)d requests",
-                {"slot": slot, "n": len(requests)},
+                {"slot": slot, "n": len(resend) + len(poisoned)},
                 extra={"spider": self.spider},
             )
-            crashes = self.crashes
-            for request in requests:
-                fp = request_fingerprint(request)
-                n = crashes[fp] = crashes.get(fp, 0) + 1
-                if n < POISON_CRASHES:
-                    self._fetch(request)
-                    continue
+            for request in resend:
+                self._fetch(request)
+            for request, n in poisoned:
                 error = DownloaderCrashed(
                     f"{request} was being downloaded when the downloader of {slot} died, "
                     f"{n} times: not sent again")
@@ -275,15 +247,14 @@ class EngineActor(CrawlActor):
 
     def handle_add_items(self, message):
         items = message["items"]
-        if self.closing:
+        if self.flow.closing:
             logger.warning("%(n)d items added while the spider is closing were dropped",
                            {"n": len(items)}, extra={"spider": self.spider})
             return
-        if not self.running:  # before start_engine (a spider_opened handler): kept till then
+        if not self.flow.running:  # before start_engine (a spider_opened handler): kept till then
             self.early_items.extend(items)
             return
-        self.activity += 1
-        self.in_pipeline += len(items)
+        self.flow.items_added(len(items))
         self.send(self.pipeline, {"type": "process_items", "items": items, "response": None})
 
     def handle_block_slot(self, message):
@@ -296,46 +267,27 @@ class EngineActor(CrawlActor):
     def handle_reap_downloaders(self, message):
         """Stop the downloaders idle since the last tick (started again on demand)."""
         self._reap_timer = None
-        if self.closing:
+        if self.flow.closing:
             return
-        marks = self._reap_marks
-        for key, requests in list(self.in_flight.items()):
-            if requests:
-                marks.discard(key)
-            elif key not in marks:
-                marks.add(key)
-            else:
-                marks.discard(key)
-                ref = self.downloaders.pop(key, None)
-                del self.in_flight[key]
-                self.crawler.download_slots.pop(key, None)
-                if ref is not None:
-                    self.crawler.stats.inc_value("downloader/reaped")
-                    ref.stop(block=False)
-                    logger.debug("Idle downloader of %(slot)s stopped", {"slot": key},
-                                 extra={"spider": self.spider})
-                    if self.supervisor is not None:
-                        self.send(self.supervisor, {"type": "child_stopped",
-                                                    "crawl_id": self.crawl_id,
-                                                    "role": "downloader", "key": key})
+        for key in self.flow.reaper_tick():
+            ref = self.downloaders.pop(key, None)
+            self.crawler.download_slots.pop(key, None)
+            if ref is not None:
+                self.crawler.stats.inc_value("downloader/reaped")
+                ref.stop(block=False)
+                logger.debug("Idle downloader of %(slot)s stopped", {"slot": key},
+                             extra={"spider": self.spider})
+                if self.supervisor is not None:
+                    self.send(self.supervisor, {"type": "child_stopped",
+                                                "crawl_id": self.crawl_id,
+                                                "role": "downloader", "key": key})
         self._arm_reaper()
 
     def _arm_reaper(self):
         self._reap_timer = self._tell_later({"type": "reap_downloaders"}, self.reap_after_s)
 
     def handle_get_status(self, message):
-        return {
-            "running": self.running,
-            "closing": self.closing,
-            "downloading": self.downloading,
-            "slots": {k: len(v) for k, v in self.in_flight.items()},
-            "in_spider": self.in_spider,
-            "in_pipeline": self.in_pipeline,
-            "start_requests_exhausted": self.start_exhausted,
-            "credit": self.credit,
-            "paused": self.paused,
-            "held": len(self.paused_requests),
-        }
+        return self.flow.status()
 
     # --- downloading --------------------------------------------------------------------
 
@@ -370,25 +322,12 @@ class EngineActor(CrawlActor):
                 self.crawler, key, self.actor_ref, crawl_id=self.crawl_id, supervisor=self.supervisor
             )
             self.downloaders[key] = ref
-            self.in_flight[key] = set()
-            self._reap_marks.discard(key)
+            self.flow.slot_opened(key)
             if self.supervisor is not None:
                 self.send(self.supervisor, {"type": "child_started", "crawl_id": self.crawl_id,
                                             "role": "downloader", "key": key, "ref": ref})
-        self.in_flight[key].add(request)
-        if self._reap_marks:
-            self._reap_marks.discard(key)
-        self.downloading += 1
+        self.flow.transfer_started(key, request)
         self.send(ref, {"type": "fetch", "request": request, "reply_to": self.actor_ref})
-
-    def _transfer_done(self, slot, request) -> bool:
-        """Forget an in-flight request; False if it was not in flight (requeued)."""
-        in_flight = self.in_flight.get(slot)
-        if in_flight is not None and request in in_flight:
-            in_flight.discard(request)
-            self.downloading -= 1
-            return True
-        return False
 
     def _process_response(self, request, response):
         try:
@@ -407,8 +346,7 @@ class EngineActor(CrawlActor):
         self.crawler.signals.send_catch_log(
             signals.response_received, response=response, request=request, spider=self.spider
         )
-        self.in_spider += 1
-        self.in_spider_bytes += len(response.body)
+        self.flow.sent_to_spider(len(response.body))
         self.send(self.spider_runner, {"type": "scrape_response", "request": request,
                                        "response": response})
 
@@ -425,7 +363,7 @@ class EngineActor(CrawlActor):
             self._schedule(result, request)
 
     def _to_spider_failure(self, request, error):
-        self.in_spider += 1
+        self.flow.sent_to_spider()
         self.send(self.spider_runner, {"type": "scrape_failure", "request": request, "error": error})
 
     def _schedule(self, request, replaces):
@@ -446,32 +384,18 @@ class EngineActor(CrawlActor):
 
     def _after(self):
         """Grant credit, pull start requests, or check for idleness after each message."""
-        if not self.running or self.closing or self.paused:
+        actions = self.flow.next_actions()
+        if actions is NO_ACTIONS:
             return
-        free = self.max_concurrency - self.downloading - self.credit
-        if self.in_spider_bytes > self.max_active_size:
-            free = 0
-        if free > 0:
-            self.credit += free
-            self.send(self.scheduler, {"type": "pull_requests", "count": free,
+        credit, start_count, idle_token = actions
+        if credit:
+            self.send(self.scheduler, {"type": "pull_requests", "count": credit,
                                        "reply_to": self.actor_ref})
-        if self.credit > 0 and not self.start_exhausted and not self.start_pull_pending:
-            self.start_pull_pending = True
-            self.send(self.spider_runner, {"type": "pull_start_requests", "count": self.credit})
-        if not self.idle_check_pending and self._looks_idle():
-            self.idle_check_pending = True
-            self.send(self.scheduler, {"type": "check_idle", "token": self.activity,
+        if start_count:
+            self.send(self.spider_runner, {"type": "pull_start_requests", "count": start_count})
+        if idle_token is not None:
+            self.send(self.scheduler, {"type": "check_idle", "token": idle_token,
                                        "reply_to": self.actor_ref})
-
-    def _looks_idle(self) -> bool:
-        return (
-            self.start_exhausted
-            and not self.start_pull_pending
-            and self.downloading == 0
-            and self.in_spider == 0
-            and self.in_pipeline == 0
-            and self.credit > 0
-        )
 
     def _fire_spider_idle(self) -> bool:
         """Send ``spider_idle``; True when no handler raised DontCloseSpider."""
@@ -502,19 +426,14 @@ class EngineActor(CrawlActor):
         return timer
 
     def _close(self, reason):
-        if self.closing:
-            return
-        self.closing = reason
-        logger.info("Closing spider (%(reason)s)", {"reason": reason}, extra={"spider": self.spider})
         # Transfers still running are abandoned (the downloaders stop next): their requests
-        # go back to the scheduler, which keeps them in JOBDIR for a resumed crawl.
-        abandoned = [r for requests in self.in_flight.values() for r in requests]
-        abandoned += self.paused_requests
-        self.paused_requests = []
+        # go back to the scheduler, which keeps them in JOBDIR for a resumed crawl; so do
+        # requests held while paused.
+        abandoned = self.flow.close(reason)
+        if abandoned is None:
+            return  # already closing
+        logger.info("Closing spider (%(reason)s)", {"reason": reason}, extra={"spider": self.spider})
         if abandoned:
-            for requests in self.in_flight.values():
-                requests.clear()
-            self.downloading = 0
             self._requeue(abandoned)
         if self.supervisor is not None:
             self.send(self.supervisor, {"type": "spider_closing", "crawl_id": self.crawl_id,

@@ -1,0 +1,396 @@
+"""The crawl's flow control as a plain object: the state machine behind the EngineActor.
+
+:class:`FlowControl` holds every counter the Engine keeps to decide what to do next and
+makes those decisions; it sends nothing, starts no thread and no timer, and knows no actor.
+The EngineActor calls one method per message it receives (an *event*) and turns the
+returned values into messages, signals, middleware calls and Downloader starts.
+
+Credit (``pull_requests``): the Scheduler may send at most as many requests as it was
+granted; the engine grants ``max_concurrency`` minus the transfers in flight minus the
+credit still unused, and none while the bodies of the responses in the spider exceed
+``max_active_size`` bytes (Scrapy's ``SCRAPER_SLOT_MAX_ACTIVE_SIZE``). Start requests are
+pulled from the spider (``pull_start_requests``, as many as the unused credit) only while
+credit is unused, i.e. while the Scheduler is empty, and one pull at a time: Scrapy
+consumes ``start_requests`` lazily in the same way.
+
+Idleness: when start requests are exhausted, nothing is downloading, in the spider or in
+the pipeline, and credit is unused, the engine asks the Scheduler (``check_idle``) with
+the current *activity* token, which every event meaning work bumps; an answer whose token
+is stale, or that reports pending requests, counts for nothing. The first clean answer
+fires ``spider_idle``; the next one, with nothing happened in between, closes the spider
+(``finished``). A ``spider_idle`` handler raising ``DontCloseSpider`` keeps it open until
+a recheck timer (the actor's) clears the signal and checks again.
+
+Pause: no credit, no start-request pull and no idle check; requests the Scheduler still
+sends against credit granted before are held, and handed back on resume (or on close).
+
+Downloader deaths: the requests in flight in the dead downloader's slot are sent again,
+except one that has now been in flight in :data:`POISON_CRASHES` deaths (counted per
+request fingerprint), which is a poison request and must fail instead.
+
+Reaper: at each tick, a slot with nothing in flight is marked; a slot still marked at the
+next tick (no request sent to it in between) is reaped.
+"""
+
+from crawlfw.utils.request import request_fingerprint
+
+__all__ = [
+    "FlowControl",
+    "POISON_CRASHES",
+    "NO_ACTIONS",
+    "DOWNLOAD",
+    "HOLD",
+    "RELEASE",
+    "IDLE_BUSY",
+    "IDLE_CLOSE",
+    "IDLE_IGNORE",
+    "IDLE_SIGNAL",
+    "IDLE_WAIT",
+]
+
+#: Downloader deaths a request may be in flight for before it is a poison request.
+POISON_CRASHES = 2
+
+#: :meth:`FlowControl.next_actions` when there is nothing to send.
+NO_ACTIONS = (0, 0, None)
+
+# What to do with dequeued requests (FlowControl.dequeued).
+#: Download them now (through the downloader middlewares).
+DOWNLOAD = "download"
+#: Paused: they are held (:meth:`FlowControl.resume` hands them back).
+HOLD = "hold"
+#: Closing: send them back to the Scheduler (``release_requests``).
+RELEASE = "release"
+
+# What an answer to check_idle means (FlowControl.idle_checked).
+#: Paused, or the answer came after close: do nothing (checked again on resume).
+IDLE_IGNORE = "ignore"
+#: Not idle (a stale token, pending requests, work outstanding): run next_actions().
+IDLE_BUSY = "busy"
+#: Idle for the first time: fire ``spider_idle`` (then idle_kept_open() or next_actions()).
+IDLE_SIGNAL = "signal"
+#: Idle again after ``spider_idle`` with nothing happened: close the spider (``finished``).
+IDLE_CLOSE = "close"
+#: Idle again, but a handler kept the spider open: wait for the recheck timer.
+IDLE_WAIT = "wait"
+
+
+class FlowControl:
+    """The Engine's flow-control state and decisions (one per crawl; one thread at a time).
+
+    Args:
+        max_concurrency: ``CONCURRENT_REQUESTS``, transfers in flight at most (at least 1
+            is used).
+        max_active_size: ``SCRAPER_SLOT_MAX_ACTIVE_SIZE``, in bytes: no credit is granted
+            while the bodies of the responses in the spider add up to more.
+        poison_crashes: downloader deaths a request may be in flight for before it is a
+            poison request (:data:`POISON_CRASHES`).
+
+    State (read by the actor, changed only through the event methods):
+        in_flight: ``{slot key: set of Request}`` sent to that slot's downloader, one
+            entry per running downloader (:meth:`slot_opened`).
+        downloading: transfers in flight in all slots.
+        credit: requests the Scheduler was granted and has not sent yet.
+        in_spider: responses and failures sent to the spider, not yet scraped.
+        in_spider_bytes: the bodies of those responses, in bytes.
+        in_pipeline: items sent to the pipeline, not yet processed.
+        start_exhausted: the spider's start requests are all pulled.
+        start_pull_pending: a ``pull_start_requests`` is unanswered.
+        running: :meth:`start` was called (``start_engine``).
+        closing: the close reason once closing, else None.
+        paused: between :meth:`pause` and :meth:`resume`.
+        held: requests dequeued while paused, in arrival order.
+        activity: bumped by every event that means work; the idle check's token.
+        idle_check_pending: a ``check_idle`` is unanswered.
+        idle_signal_token: ``activity`` when ``spider_idle`` was last fired, else None.
+        recheck_pending: a handler raised ``DontCloseSpider``; the recheck timer runs.
+        crashes: ``{request fingerprint: downloader deaths it was in flight for}``.
+        reap_marks: slots that had nothing in flight at the last reaper tick.
+    """
+
+    def __init__(self, max_concurrency: int, max_active_size: int,
+                 poison_crashes: int = POISON_CRASHES):
+        self.max_concurrency = max(1, max_concurrency)
+        self.max_active_size = max_active_size
+        self.poison_crashes = poison_crashes
+        self.in_flight = {}
+        self.downloading = 0
+        self.credit = 0
+        self.in_spider = 0
+        self.in_spider_bytes = 0
+        self.in_pipeline = 0
+        self.start_exhausted = False
+        self.start_pull_pending = False
+        self.running = False
+        self.closing = None
+        self.paused = False
+        self.held = []
+        self.activity = 0
+        self.idle_check_pending = False
+        self.idle_signal_token = None
+        self.recheck_pending = False
+        self.crashes = {}
+        self.reap_marks = set()
+
+    # --- what to send -------------------------------------------------------------------
+
+    def next_actions(self) -> tuple:
+        """Decide what to send after an event, and count it as sent.
+
+        Returns:
+            ``(credit, start_count, idle_token)``: ``credit`` > 0 is to be granted to the
+            Scheduler (``pull_requests``); ``start_count`` > 0 start requests are to be
+            pulled from the spider (``pull_start_requests``); ``idle_token`` not None is
+            the token of a ``check_idle`` to send. :data:`NO_ACTIONS` when there is
+            nothing to send (always before :meth:`start`, while closing or paused).
+        """
+        if not self.running or self.closing or self.paused:
+            return NO_ACTIONS
+        free = self.max_concurrency - self.downloading - self.credit
+        if free > 0 and self.in_spider_bytes <= self.max_active_size:
+            self.credit += free
+        else:
+            free = 0
+        start = 0
+        if self.credit > 0 and not self.start_exhausted and not self.start_pull_pending:
+            self.start_pull_pending = True
+            start = self.credit
+        token = None
+        if not self.idle_check_pending and self.looks_idle():
+            self.idle_check_pending = True
+            token = self.activity
+        if free or start or token is not None:
+            return free, start, token
+        return NO_ACTIONS
+
+    def looks_idle(self) -> bool:
+        """True when nothing is outstanding on the engine's side: start requests
+        exhausted, no transfer, no response in the spider, no item in the pipeline, and
+        credit unused (the Scheduler had nothing to send)."""
+        return (
+            self.start_exhausted
+            and not self.start_pull_pending
+            and self.downloading == 0
+            and self.in_spider == 0
+            and self.in_pipeline == 0
+            and self.credit > 0
+        )
+
+    # --- events -------------------------------------------------------------------------
+
+    def start(self):
+        """The engine starts (``start_engine``): from now on :meth:`next_actions` acts."""
+        self.running = True
+
+    def dequeued(self, requests) -> str:
+        """The Scheduler sent ``requests`` (a list) against credit.
+
+        Returns:
+            :data:`DOWNLOAD` (download them), :data:`HOLD` (paused: kept in ``held``) or
+            :data:`RELEASE` (closing: send them back to the Scheduler).
+        """
+        self.activity += 1
+        self.credit -= len(requests)
+        if self.closing:
+            return RELEASE
+        if self.paused:
+            self.held.extend(requests)
+            return HOLD
+        return DOWNLOAD
+
+    def slot_opened(self, slot: str):
+        """A downloader was started for ``slot`` (it has nothing in flight yet)."""
+        self.in_flight[slot] = set()
+        self.reap_marks.discard(slot)
+
+    def transfer_started(self, slot: str, request):
+        """``request`` was sent to the downloader of ``slot`` (opened before)."""
+        self.in_flight[slot].add(request)
+        if self.reap_marks:
+            self.reap_marks.discard(slot)
+        self.downloading += 1
+
+    def transfer_done(self, slot: str, request) -> bool:
+        """The downloader of ``slot`` answered for ``request`` (a response or a failure).
+
+        Returns:
+            False when ``request`` was not in flight (abandoned by :meth:`close`, or its
+            downloader died and it was re-sent); True otherwise.
+        """
+        self.activity += 1
+        in_flight = self.in_flight.get(slot)
+        if in_flight is not None and request in in_flight:
+            in_flight.discard(request)
+            self.downloading -= 1
+            return True
+        return False
+
+    def sent_to_spider(self, size: int = 0):
+        """A response of ``size`` body bytes (0 for a failure) was sent to the spider."""
+        self.in_spider += 1
+        self.in_spider_bytes += size
+
+    def scraped(self, size: int, items: int):
+        """The spider finished with a response of ``size`` body bytes (0 for a failure),
+        which produced ``items`` items, now in the pipeline."""
+        self.activity += 1
+        self.in_spider -= 1
+        self.in_spider_bytes -= size
+        self.in_pipeline += items
+
+    def items_added(self, count: int):
+        """``count`` items were sent to the pipeline from outside the spider (user
+        actors' ``add_items``)."""
+        self.activity += 1
+        self.in_pipeline += count
+
+    def items_processed(self, count: int):
+        """The pipeline is done with ``count`` items."""
+        self.activity += 1
+        self.in_pipeline -= count
+
+    def start_pulled(self, exhausted: bool):
+        """The spider answered ``pull_start_requests``; ``exhausted``: it has no more."""
+        self.activity += 1
+        self.start_pull_pending = False
+        self.start_exhausted = exhausted
+
+    def crawl_requested(self):
+        """A request was sent to the Scheduler from outside (``crawl``): work to wait for."""
+        self.activity += 1
+
+    def idle_checked(self, token: int, pending: bool) -> str:
+        """The Scheduler answered ``check_idle`` sent with ``token``; ``pending``: it
+        still holds requests.
+
+        Returns:
+            :data:`IDLE_IGNORE` (paused), :data:`IDLE_BUSY` (not idle: call
+            :meth:`next_actions`), :data:`IDLE_SIGNAL` (fire ``spider_idle``, then call
+            :meth:`idle_kept_open` if a handler raised ``DontCloseSpider``, else
+            :meth:`next_actions`), :data:`IDLE_CLOSE` (close the spider, ``finished``)
+            or :data:`IDLE_WAIT` (kept open: wait for the recheck timer).
+        """
+        self.idle_check_pending = False
+        if self.paused:
+            return IDLE_IGNORE
+        if token != self.activity or pending or not self.looks_idle():
+            return IDLE_BUSY
+        if self.idle_signal_token == self.activity:
+            return IDLE_WAIT if self.recheck_pending else IDLE_CLOSE
+        self.idle_signal_token = self.activity
+        return IDLE_SIGNAL
+
+    def idle_kept_open(self):
+        """A ``spider_idle`` handler raised ``DontCloseSpider``: no close until
+        :meth:`idle_rechecked`."""
+        self.recheck_pending = True
+
+    def idle_rechecked(self):
+        """The recheck timer fired: the next clean idle check fires ``spider_idle`` again."""
+        self.recheck_pending = False
+        self.idle_signal_token = None
+
+    def pause(self) -> bool:
+        """Pause (``pause_crawl``). Returns True if the crawl was running and is now
+        paused (False: already paused, or closing)."""
+        if self.paused or self.closing:
+            return False
+        self.paused = True
+        return True
+
+    def resume(self):
+        """Resume (``resume_crawl``).
+
+        Returns:
+            the list of requests held while paused, to download now in order, or None
+            when the crawl was not paused (nothing to do).
+        """
+        if not self.paused:
+            return None
+        self.paused = False
+        self.activity += 1
+        held, self.held = self.held, []
+        return held
+
+    def close(self, reason: str):
+        """Start closing with ``reason`` (``finish_reason``).
+
+        Returns:
+            None when already closing (nothing to do); else the list of requests to send
+            back to the Scheduler: every transfer in flight (abandoned: the downloaders
+            stop next; ``downloading`` drops to 0) and every request held while paused.
+        """
+        if self.closing:
+            return None
+        self.closing = reason
+        abandoned = [r for requests in self.in_flight.values() for r in requests]
+        abandoned += self.held
+        self.held = []
+        if abandoned:
+            for requests in self.in_flight.values():
+                requests.clear()
+            self.downloading = 0
+        return abandoned
+
+    def downloader_died(self, slot: str):
+        """The downloader of ``slot`` died and is gone (``downloader_failed``).
+
+        Each request it had in flight counts one more crash for its fingerprint.
+
+        Returns:
+            ``(resend, poisoned)``: the requests to send to a new downloader, and
+            ``(request, crashes)`` pairs for those in flight in ``poison_crashes``
+            deaths or more, which must fail (``DownloaderCrashed``) instead.
+        """
+        self.reap_marks.discard(slot)
+        requests = self.in_flight.pop(slot, ())
+        self.downloading -= len(requests)
+        resend, poisoned = [], []
+        crashes = self.crashes
+        for request in requests:
+            fp = request_fingerprint(request)
+            n = crashes[fp] = crashes.get(fp, 0) + 1
+            if n < self.poison_crashes:
+                resend.append(request)
+            else:
+                poisoned.append((request, n))
+        return resend, poisoned
+
+    def reaper_tick(self) -> list:
+        """The reaper timer fired: mark the slots with nothing in flight; reap those
+        marked at the previous tick with no request sent to them since.
+
+        Returns:
+            the slot keys whose downloaders are to stop (forgotten here: a later
+            request opens the slot again).
+        """
+        marks = self.reap_marks
+        reaped = []
+        for slot, requests in list(self.in_flight.items()):
+            if requests:
+                marks.discard(slot)
+            elif slot not in marks:
+                marks.add(slot)
+            else:
+                marks.discard(slot)
+                del self.in_flight[slot]
+                reaped.append(slot)
+        return reaped
+
+    def status(self) -> dict:
+        """The figures of ``get_status`` (``EngineStatus``): ``running``, ``closing``,
+        ``downloading``, ``slots`` (``{slot key: transfers in flight}``), ``in_spider``,
+        ``in_pipeline``, ``start_requests_exhausted``, ``credit``, ``paused``, ``held``
+        (requests held while paused)."""
+        return {
+            "running": self.running,
+            "closing": self.closing,
+            "downloading": self.downloading,
+            "slots": {k: len(v) for k, v in self.in_flight.items()},
+            "in_spider": self.in_spider,
+            "in_pipeline": self.in_pipeline,
+            "start_requests_exhausted": self.start_exhausted,
+            "credit": self.credit,
+            "paused": self.paused,
+            "held": len(self.held),
+        }

@@ -1,0 +1,314 @@
+"""FlowControl, the Engine's flow-control state machine, driven without threads or actors.
+
+Each row plays a sequence of events (``(method name, *arguments)``) on a fresh
+``FlowControl(max_concurrency=4, max_active_size=100)`` and checks what the last call
+returned and the state it left."""
+
+import pytest
+
+from crawlfw.core.flow import (
+    DOWNLOAD,
+    HOLD,
+    IDLE_BUSY,
+    IDLE_CLOSE,
+    IDLE_IGNORE,
+    IDLE_SIGNAL,
+    IDLE_WAIT,
+    NO_ACTIONS,
+    POISON_CRASHES,
+    RELEASE,
+    FlowControl,
+)
+from crawlfw.http import Request
+
+A1, A2, A3, A4 = (Request(f"http://a.example/{i}") for i in range(1, 5))
+B1 = Request("http://b.example/1")
+A1_AGAIN = Request("http://a.example/1")  # another object, the same fingerprint as A1
+
+
+def opened(slot, *requests):
+    """A downloader started for ``slot``, then ``requests`` sent to it."""
+    return [("slot_opened", slot)] + [("transfer_started", slot, r) for r in requests]
+
+
+def sent(slot, *requests):
+    return [("transfer_started", slot, r) for r in requests]
+
+
+#: Started: 4 credits granted, 4 start requests asked for.
+BEGIN = [("start",), ("next_actions",)]
+#: ... and the spider has no start requests (activity 1).
+EXHAUSTED = BEGIN + [("start_pulled", True)]
+#: ... and the idle check sent with token 1.
+ASKED = EXHAUSTED + [("next_actions",)]
+#: ... and the first clean answer: spider_idle is to be fired.
+SIGNALLED = ASKED + [("idle_checked", 1, False)]
+#: Two requests dequeued and downloading in slot a (credit 2 left, start pull pending).
+FETCHING = BEGIN + [("dequeued", [A1, A2])] + opened("a", A1, A2)
+
+
+def play(events, **kw):
+    """Play ``events`` on a new FlowControl; returns it and the last call's result."""
+    flow = FlowControl(kw.pop("max_concurrency", 4), kw.pop("max_active_size", 100), **kw)
+    result = None
+    for name, *args in events:
+        result = getattr(flow, name)(*args)
+    return flow, result
+
+
+def check(events, expected, state, **kw):
+    flow, result = play(events, **kw)
+    assert result == expected
+    assert {key: getattr(flow, key) for key in state} == state
+
+
+@pytest.mark.parametrize("events, expected, state", [
+    pytest.param([("next_actions",)], NO_ACTIONS, {"credit": 0}, id="nothing before start"),
+    pytest.param(BEGIN, (4, 4, None), {"credit": 4, "start_pull_pending": True},
+                 id="start: CONCURRENT_REQUESTS granted, as many start requests pulled"),
+    pytest.param(BEGIN + [("next_actions",)], NO_ACTIONS, {"credit": 4},
+                 id="unused credit is not granted again"),
+    pytest.param(FETCHING + [("next_actions",)], NO_ACTIONS,
+                 {"credit": 2, "downloading": 2},
+                 id="in flight + outstanding credit = CONCURRENT_REQUESTS: nothing more"),
+    pytest.param(FETCHING + [("transfer_done", "a", A1), ("next_actions",)], (1, 0, None),
+                 {"credit": 3, "downloading": 1}, id="a transfer done frees one credit"),
+    pytest.param(FETCHING + [("transfer_done", "a", A1), ("transfer_done", "a", A2),
+                             ("next_actions",)], (2, 0, None), {"credit": 4, "downloading": 0},
+                 id="each transfer done frees one"),
+    pytest.param(FETCHING + [("transfer_done", "a", A3), ("next_actions",)], NO_ACTIONS,
+                 {"downloading": 2}, id="a request not in flight frees nothing"),
+    pytest.param(FETCHING + [("transfer_done", "a", A1), ("sent_to_spider", 101),
+                             ("next_actions",)], NO_ACTIONS,
+                 {"credit": 2, "in_spider": 1, "in_spider_bytes": 101},
+                 id="no credit while in_spider_bytes > SCRAPER_SLOT_MAX_ACTIVE_SIZE"),
+    pytest.param(FETCHING + [("transfer_done", "a", A1), ("sent_to_spider", 100),
+                             ("next_actions",)], (1, 0, None), {"credit": 3},
+                 id="credit at exactly SCRAPER_SLOT_MAX_ACTIVE_SIZE"),
+    pytest.param(FETCHING + [("transfer_done", "a", A1), ("sent_to_spider", 101),
+                             ("next_actions",), ("scraped", 101, 0), ("next_actions",)],
+                 (1, 0, None), {"credit": 3, "in_spider": 0, "in_spider_bytes": 0},
+                 id="credit again once the spider is done with the response"),
+    pytest.param(FETCHING + [("dequeued", [A3, A4])] + sent("a", A3, A4)
+                 + [("next_actions",)], NO_ACTIONS, {"credit": 0, "downloading": 4},
+                 id="all credit used by transfers"),
+    pytest.param(BEGIN + [("pause",), ("next_actions",)], NO_ACTIONS, {"credit": 4},
+                 id="paused: no credit"),
+    pytest.param(FETCHING + [("transfer_done", "a", A1), ("pause",), ("next_actions",)],
+                 NO_ACTIONS, {"credit": 2}, id="paused: freed credit not granted"),
+    pytest.param(FETCHING + [("close", "shutdown"), ("next_actions",)], NO_ACTIONS,
+                 {"credit": 2}, id="closing: no credit"),
+])
+def test_credit(events, expected, state):
+    check(events, expected, state)
+
+
+def test_concurrency_of_at_least_one():
+    flow, result = play(BEGIN, max_concurrency=0)
+    assert result == (1, 1, None)
+
+
+@pytest.mark.parametrize("events, expected, state", [
+    pytest.param(BEGIN + [("start_pulled", False), ("next_actions",)], (0, 4, None),
+                 {"start_pull_pending": True},
+                 id="not exhausted and credit unused: pull again, as many as the credit"),
+    pytest.param(FETCHING + [("start_pulled", False), ("next_actions",)], (0, 2, None),
+                 {"start_pull_pending": True}, id="pull only the unused credit"),
+    pytest.param(FETCHING + [("transfer_done", "a", A1), ("start_pulled", False),
+                             ("next_actions",)], (1, 3, None), {"credit": 3},
+                 id="credit granted first, then pulled with it"),
+    pytest.param(FETCHING + [("dequeued", [A3, A4])] + sent("a", A3, A4)
+                 + [("start_pulled", False), ("next_actions",)], NO_ACTIONS,
+                 {"start_pull_pending": False, "credit": 0},
+                 id="credit all used (the Scheduler has requests): no pull"),
+    pytest.param(FETCHING + [("dequeued", [A3, A4])] + sent("a", A3, A4)
+                 + [("start_pulled", False), ("transfer_done", "a", A1), ("next_actions",)],
+                 (1, 1, None), {"start_pull_pending": True},
+                 id="credit unused again: pull"),
+    pytest.param(BEGIN + [("next_actions",), ("transfer_done", "a", A1), ("next_actions",)],
+                 NO_ACTIONS, {"start_pull_pending": True},
+                 id="one pull pending at a time"),
+    pytest.param(BEGIN + [("start_pulled", True), ("next_actions",)], (0, 0, 1),
+                 {"start_exhausted": True, "start_pull_pending": False},
+                 id="exhausted: no more pulls"),
+    pytest.param(BEGIN + [("start_pulled", False), ("pause",), ("next_actions",)], NO_ACTIONS,
+                 {"start_pull_pending": False}, id="paused: no pull"),
+])
+def test_start_requests(events, expected, state):
+    check(events, expected, state)
+
+
+@pytest.mark.parametrize("events, expected, state", [
+    pytest.param(ASKED, (0, 0, 1), {"idle_check_pending": True},
+                 id="exhausted, nothing outstanding, credit unused: check with the token"),
+    pytest.param(ASKED + [("next_actions",)], NO_ACTIONS, {"idle_check_pending": True},
+                 id="one check at a time"),
+    pytest.param(BEGIN + [("start_pulled", False), ("next_actions",)], (0, 4, None), {},
+                 id="start requests not exhausted: no check"),
+    pytest.param(FETCHING + [("start_pulled", True), ("next_actions",)], NO_ACTIONS,
+                 {"idle_check_pending": False}, id="downloading: no check"),
+    pytest.param(FETCHING + [("start_pulled", True), ("transfer_done", "a", A1),
+                             ("transfer_done", "a", A2), ("sent_to_spider", 10),
+                             ("next_actions",)], (2, 0, None), {"idle_check_pending": False},
+                 id="a response in the spider: no check"),
+    pytest.param(EXHAUSTED + [("sent_to_spider",), ("next_actions",)], NO_ACTIONS,
+                 {"in_spider": 1}, id="a failure in the spider: no check"),
+    pytest.param(EXHAUSTED + [("sent_to_spider", 10), ("scraped", 10, 1), ("next_actions",)],
+                 NO_ACTIONS, {"in_pipeline": 1}, id="an item in the pipeline: no check"),
+    pytest.param(EXHAUSTED + [("items_added", 2), ("items_processed", 1), ("next_actions",)],
+                 NO_ACTIONS, {"in_pipeline": 1}, id="items added by an actor: no check"),
+    pytest.param(EXHAUSTED + [("items_added", 2), ("items_processed", 2), ("next_actions",)],
+                 (0, 0, 3), {"in_pipeline": 0}, id="pipeline done: check"),
+    pytest.param(EXHAUSTED + [("dequeued", [A1, A2, A3, A4]), ("looks_idle",)], False,
+                 {"credit": 0}, id="credit all used (the Scheduler sent requests): not idle"),
+    pytest.param(EXHAUSTED + [("pause",), ("next_actions",)], NO_ACTIONS,
+                 {"idle_check_pending": False}, id="paused: no check"),
+    pytest.param(ASKED + [("crawl_requested",), ("idle_checked", 1, False)], IDLE_BUSY,
+                 {"idle_signal_token": None}, id="stale token: ignored"),
+    pytest.param(ASKED + [("crawl_requested",), ("idle_checked", 1, False), ("next_actions",)],
+                 (0, 0, 2), {"idle_check_pending": True},
+                 id="after a stale answer, checked again with the new token"),
+    pytest.param(ASKED + [("idle_checked", 1, True)], IDLE_BUSY, {"idle_signal_token": None},
+                 id="the Scheduler has requests pending: not idle"),
+    pytest.param(ASKED + [("sent_to_spider",), ("idle_checked", 1, False)], IDLE_BUSY,
+                 {"idle_signal_token": None}, id="work outstanding at the answer: not idle"),
+    pytest.param(SIGNALLED, IDLE_SIGNAL, {"idle_signal_token": 1, "idle_check_pending": False},
+                 id="first clean answer: fire spider_idle"),
+    pytest.param(SIGNALLED + [("next_actions",)], (0, 0, 1), {}, id="then check once more"),
+    pytest.param(SIGNALLED + [("next_actions",), ("idle_checked", 1, False)], IDLE_CLOSE,
+                 {"closing": None}, id="second clean answer: close (finished)"),
+    pytest.param(SIGNALLED + [("crawl_requested",), ("next_actions",),
+                              ("idle_checked", 2, False)], IDLE_SIGNAL,
+                 {"idle_signal_token": 2},
+                 id="work in between (a handler scheduled a request): spider_idle again"),
+    pytest.param(SIGNALLED + [("idle_kept_open",), ("next_actions",),
+                              ("idle_checked", 1, False)], IDLE_WAIT,
+                 {"recheck_pending": True}, id="DontCloseSpider: no close before the recheck"),
+    pytest.param(SIGNALLED + [("idle_kept_open",), ("idle_rechecked",), ("next_actions",)],
+                 (0, 0, 1), {"recheck_pending": False, "idle_signal_token": None},
+                 id="DontCloseSpider: the recheck checks again"),
+    pytest.param(SIGNALLED + [("idle_kept_open",), ("idle_rechecked",), ("next_actions",),
+                              ("idle_checked", 1, False)], IDLE_SIGNAL, {},
+                 id="DontCloseSpider: the recheck fires spider_idle again"),
+    pytest.param(ASKED + [("pause",), ("idle_checked", 1, False)], IDLE_IGNORE,
+                 {"idle_check_pending": False}, id="paused: the answer is ignored"),
+])
+def test_idle(events, expected, state):
+    check(events, expected, state)
+
+
+@pytest.mark.parametrize("events, expected, state", [
+    pytest.param(BEGIN + [("pause",)], True, {"paused": True}, id="pause"),
+    pytest.param(BEGIN + [("pause",), ("pause",)], False, {"paused": True}, id="pause twice"),
+    pytest.param(BEGIN + [("close", "shutdown"), ("pause",)], False, {"paused": False},
+                 id="closing: no pause"),
+    pytest.param(BEGIN + [("pause",), ("dequeued", [A1, A2])], HOLD,
+                 {"held": [A1, A2], "credit": 2, "downloading": 0},
+                 id="dequeued while paused: held"),
+    pytest.param(BEGIN + [("dequeued", [A1])], DOWNLOAD, {"held": [], "credit": 3},
+                 id="dequeued while running: download"),
+    pytest.param(BEGIN + [("pause",), ("dequeued", [A2]), ("dequeued", [A1]), ("resume",)],
+                 [A2, A1], {"held": [], "paused": False}, id="resume: held ones back, in order"),
+    pytest.param(BEGIN + [("pause",), ("resume",), ("resume",)], None, {"paused": False},
+                 id="resume when not paused: nothing"),
+    pytest.param(BEGIN + [("pause",), ("dequeued", [A1, A2]), ("resume",), ("next_actions",)],
+                 (2, 0, None), {"credit": 4},
+                 id="resumed: credit granted again"),
+    pytest.param(ASKED + [("pause",), ("resume",), ("idle_checked", 1, False)], IDLE_BUSY, {},
+                 id="resume is activity: an earlier idle answer is stale"),
+])
+def test_pause(events, expected, state):
+    check(events, expected, state)
+
+
+@pytest.mark.parametrize("events, expected, state", [
+    pytest.param(BEGIN + [("close", "finished")], [],
+                 {"closing": "finished", "downloading": 0}, id="nothing to give back"),
+    pytest.param(FETCHING + [("close", "shutdown")], {A1, A2},
+                 {"closing": "shutdown", "downloading": 0, "in_flight": {"a": set()}},
+                 id="in-flight requests given back, downloading zeroed"),
+    pytest.param(FETCHING + [("dequeued", [B1])] + opened("b", B1)
+                 + [("pause",), ("dequeued", [A3]), ("close", "shutdown")], {A1, A2, A3, B1},
+                 {"downloading": 0, "held": [], "in_flight": {"a": set(), "b": set()}},
+                 id="every slot and the held requests given back"),
+    pytest.param(FETCHING + [("close", "shutdown"), ("close", "finished")], None,
+                 {"closing": "shutdown"}, id="a second close: nothing"),
+    pytest.param(FETCHING + [("close", "shutdown"), ("transfer_done", "a", A1)], False,
+                 {"downloading": 0}, id="a late answer for an abandoned transfer"),
+    pytest.param(BEGIN + [("close", "shutdown"), ("dequeued", [A1])], RELEASE,
+                 {"credit": 3, "held": []}, id="dequeued while closing: released"),
+])
+def test_close(events, expected, state):
+    flow, result = play(events)
+    if isinstance(result, list) and isinstance(expected, set):
+        assert len(result) == len(expected)  # each given back once
+        result = set(result)
+    assert result == expected
+    assert {key: getattr(flow, key) for key in state} == state
+
+
+@pytest.mark.parametrize("events, poison_crashes, resend, poisoned, state", [
+    pytest.param(FETCHING, POISON_CRASHES, {A1, A2}, set(),
+                 {"downloading": 0, "in_flight": {}}, id="first death: re-sent"),
+    pytest.param(FETCHING + [("dequeued", [B1])] + opened("b", B1), POISON_CRASHES,
+                 {A1, A2}, set(), {"downloading": 1, "in_flight": {"b": {B1}}},
+                 id="other slots untouched"),
+    pytest.param(BEGIN + [("dequeued", [A1])] + opened("a", A1)
+                 + [("downloader_died", "a")] + opened("a", A1), POISON_CRASHES,
+                 set(), {(A1, 2)}, {"downloading": 0}, id="second death: poison"),
+    pytest.param(BEGIN + [("dequeued", [A1])] + opened("a", A1)
+                 + [("downloader_died", "a")] + opened("a", A1_AGAIN, A2), POISON_CRASHES,
+                 {A2}, {(A1_AGAIN, 2)}, {}, id="counted per fingerprint"),
+    pytest.param(BEGIN + [("dequeued", [A1])] + opened("a", A1)
+                 + [("downloader_died", "a")] + opened("a", A1), 3,
+                 {A1}, set(), {}, id="poison_crashes=3: still re-sent"),
+    pytest.param(BEGIN + [("dequeued", [A1])] + opened("a", A1) + sent("a", A2)
+                 + [("transfer_done", "a", A2)], POISON_CRASHES, {A1}, set(), {},
+                 id="only what is in flight"),
+    pytest.param(BEGIN, POISON_CRASHES, set(), set(), {"downloading": 0},
+                 id="a slot without downloader"),
+])
+def test_downloader_died(events, poison_crashes, resend, poisoned, state):
+    flow, _ = play(events, poison_crashes=poison_crashes)
+    got_resend, got_poisoned = flow.downloader_died("a")
+    assert (set(got_resend), set(got_poisoned)) == (resend, poisoned)
+    assert len(got_resend) + len(got_poisoned) == len(resend) + len(poisoned)
+    assert {key: getattr(flow, key) for key in state} == state
+    # a late answer of the dead downloader frees nothing
+    assert flow.transfer_done("a", A1) is False
+
+
+@pytest.mark.parametrize("events, expected, state", [
+    pytest.param(opened("a") + [("reaper_tick",)], [], {"reap_marks": {"a"}},
+                 id="idle at one tick: marked"),
+    pytest.param(opened("a") + [("reaper_tick",), ("reaper_tick",)], ["a"],
+                 {"reap_marks": set(), "in_flight": {}}, id="idle for two ticks: reaped"),
+    pytest.param(opened("a", A1) + [("reaper_tick",), ("reaper_tick",)], [],
+                 {"reap_marks": set(), "in_flight": {"a": {A1}}},
+                 id="in flight at both ticks: kept"),
+    pytest.param(opened("a") + [("reaper_tick",)] + sent("a", A1)
+                 + [("transfer_done", "a", A1), ("reaper_tick",)], [],
+                 {"reap_marks": {"a"}}, id="traffic between the ticks: kept, marked again"),
+    pytest.param(opened("a") + [("reaper_tick",)] + sent("a", A1)
+                 + [("transfer_done", "a", A1), ("reaper_tick",), ("reaper_tick",)], ["a"],
+                 {}, id="then idle for two ticks: reaped"),
+    pytest.param(opened("a") + opened("b", B1) + [("reaper_tick",), ("reaper_tick",)], ["a"],
+                 {"in_flight": {"b": {B1}}}, id="only the idle slot"),
+    pytest.param(opened("a") + [("reaper_tick",), ("reaper_tick",)] + opened("a")
+                 + [("reaper_tick",)], [], {"reap_marks": {"a"}},
+                 id="opened again after reaping: a new start"),
+    pytest.param(opened("a") + [("reaper_tick",), ("downloader_died", "a")] + opened("a")
+                 + [("reaper_tick",)], [], {"reap_marks": {"a"}},
+                 id="restarted after a death: a new start"),
+])
+def test_reaper(events, expected, state):
+    check(events, expected, state)
+
+
+def test_status():
+    flow, _ = play(FETCHING + [("pause",), ("dequeued", [A3])])
+    assert flow.status() == {
+        "running": True, "closing": None, "downloading": 2, "slots": {"a": 2}, "in_spider": 0,
+        "in_pipeline": 0, "start_requests_exhausted": False, "credit": 1, "paused": True,
+        "held": 1,
+    }
