@@ -88,6 +88,11 @@ class SchedulerActor(CrawlActor):
         self._ticker = None
         self._coalesced = []  # shared frontier: enqueue_requests waiting to be pushed
         self._coalesced_n = 0
+        # Shared frontier with FRONTIER_MAX_OPEN_LEASES: a checkpoint once half that many
+        # leases were handed out since the last one, so finished ones are acked before
+        # the limit stops the leasing.
+        self.checkpoint_leases = getattr(self.frontier, "max_open", 0) // 2 if self.shared else 0
+        self.handed_out = 0  # leases handed out since the last checkpoint started
 
     def on_start(self):
         self.scheduler.open(self.spider)
@@ -224,6 +229,8 @@ class SchedulerActor(CrawlActor):
         if self.idle_check is not None:
             self.last_status_s = float("-inf")  # ask Redis again now
             self._answer_idle_check(first=True)
+        elif self.shared:
+            self._dispatch()  # leases acked: the open-lease limit may allow more
 
     def handle_frontier_tick(self, message):
         """Shared frontier: renew leases, poll for requests, answer a held idle check."""
@@ -295,6 +302,7 @@ class SchedulerActor(CrawlActor):
             return
         if batch:
             self.credit -= len(batch)
+            self.handed_out += len(batch)
             self.send(
                 self.reply_to,
                 {"type": "requests_dequeued", "requests": batch, "pending": len(self.frontier)},
@@ -337,10 +345,13 @@ class SchedulerActor(CrawlActor):
                   {"type": "idle_checked", "token": message["token"], "pending": pending})
 
     def _maybe_checkpoint(self, force=False):
-        if (self.checkpoint_pending or self.spider_runner is None
-                or (not force and
-                    time.monotonic() - self.last_checkpoint < self.checkpoint_interval_s)):
+        if self.checkpoint_pending or self.spider_runner is None:
             return
+        if (not force
+                and time.monotonic() - self.last_checkpoint < self.checkpoint_interval_s
+                and not (self.checkpoint_leases and self.handed_out >= self.checkpoint_leases)):
+            return
+        self.handed_out = 0
         self.epoch += 1
         self.checkpoint_pending = True
         self.last_checkpoint = time.monotonic()

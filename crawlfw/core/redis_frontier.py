@@ -412,6 +412,10 @@ class RedisFrontier:
             :meth:`lease` calls need no round trip (the Scheduler uses
             ``CONCURRENT_REQUESTS``); they are this worker's open leases, renewed and
             given back at :meth:`close` like the others.
+        max_open: most open leases (leased, not yet acked: in flight, prefetched and
+            finished but not committed) this worker holds; :meth:`lease` takes no more
+            past it. 0: no limit. A worker killed holds at most this many, so at most
+            this many pages are crawled twice (``FRONTIER_MAX_OPEN_LEASES``).
         stats: the crawl's stats collector, or None.
         client: a ``redis.Redis`` to use instead of one made from ``url`` (tests).
 
@@ -424,7 +428,7 @@ class RedisFrontier:
     shared = True
 
     def __init__(self, url, key, dupefilter, *, worker, lifo=True, lease_timeout_s=60.0,
-                 retry_timeout_s=300.0, prefetch=0, stats=None, client=None):
+                 retry_timeout_s=300.0, prefetch=0, max_open=0, stats=None, client=None):
         import redis
 
         self.url = url
@@ -446,6 +450,7 @@ class RedisFrontier:
         self._pending_acks = []
         self.leased = set()  # ids of this worker's open leases
         self.prefetch = max(0, int(prefetch))
+        self.max_open = max(0, int(max_open))
         self._prefetched = deque()  # leased ahead, not handed out yet (in `leased`)
         self.queued = 0  # the shared queue's length at the last lease or status call
         self._redis_error = redis.RedisError
@@ -623,7 +628,8 @@ class RedisFrontier:
 
     def lease(self, n: int) -> list:
         """Take up to ``n`` requests, next first, leased for ``lease_timeout_s``; each
-        gets ``request._lease`` (its id; None for a transient request).
+        gets ``request._lease`` (its id; None for a transient request). With
+        ``max_open``, fewer when this worker holds that many open leases.
 
         Raises:
             FrontierError: Redis failed.
@@ -639,8 +645,11 @@ class RedisFrontier:
         while prefetched and len(out) < n:
             out.append(prefetched.popleft())
         want = n - len(out)
-        if want > 0:
-            reply = self._call("lease", [self.worker, want + self.prefetch, self.lease_ms])
+        ask = want + self.prefetch if want > 0 else 0
+        if self.max_open and ask:
+            ask = min(ask, self.max_open - len(self.leased))
+        if ask > 0:
+            reply = self._call("lease", [self.worker, ask, self.lease_ms])
             self._note_expired(reply[0])
             spider = self.spider
             got = 0

@@ -148,6 +148,22 @@ class Scheduler:
 
 
 
+def max_open_leases(settings) -> int:
+    """``FRONTIER_MAX_OPEN_LEASES``: the most open leases a worker of a shared frontier
+    holds; None (the default) is 8 × ``CONCURRENT_REQUESTS``, 0 no limit.
+
+    Raises:
+        ValueError: the setting is not a whole number of at least 0.
+    """
+    value = settings.get("FRONTIER_MAX_OPEN_LEASES")
+    if value is None:
+        return 8 * max(1, settings.getint("CONCURRENT_REQUESTS"))
+    value = settings.getint("FRONTIER_MAX_OPEN_LEASES")
+    if value < 0:
+        raise ValueError(f"FRONTIER_MAX_OPEN_LEASES must be 0 (no limit) or more, got {value}")
+    return value
+
+
 def _redis_frontier(crawler, dupefilter):
     """The shared frontier named by ``FRONTIER_URL`` (``FRONTIER_KEY``,
     ``FRONTIER_WORKER``, ``FRONTIER_LEASE_TIMEOUT``, ``FRONTIER_RETRY_TIMEOUT``)."""
@@ -164,5 +180,6 @@ def _redis_frontier(crawler, dupefilter):
         lease_timeout_s=settings.getfloat("FRONTIER_LEASE_TIMEOUT", 60.0),
         retry_timeout_s=settings.getfloat("FRONTIER_RETRY_TIMEOUT", 300.0),
         prefetch=settings.getint("CONCURRENT_REQUESTS"),
+        max_open=max_open_leases(settings),
         stats=crawler.stats,
     )

@@ -378,6 +378,11 @@ FRONTIER_FSYNC = True
 # worker (default '<hostname>-<pid>'; FEED_URI's %(worker)s).
 FRONTIER_KEY = None
 FRONTIER_LEASE_TIMEOUT = 60  # seconds
+# Most open leases (in flight, leased ahead, finished but not yet committed) one worker
+# of a shared frontier holds: a killed worker's pages crawled twice are at most this
+# many. None: 8 * CONCURRENT_REQUESTS (a checkpoint is made when half of it was handed
+# out since the last one); 0: no limit (FRONTIER_CHECKPOINT_INTERVAL alone bounds them).
+FRONTIER_MAX_OPEN_LEASES = None
 FRONTIER_RETRY_TIMEOUT = 300  # seconds
 FRONTIER_URL = None
 FRONTIER_WORKER = None

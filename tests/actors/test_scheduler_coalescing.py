@@ -18,7 +18,8 @@ from crawlfw.utils.test import get_crawler
 @pytest.fixture
 def crawler(redis_server):
     crawler = get_crawler(settings_dict={"FRONTIER_URL": redis_server.url,
-                                         "FRONTIER_KEY": "{coalesce}"})
+                                         "FRONTIER_KEY": "{coalesce}",
+                                         "FRONTIER_MAX_OPEN_LEASES": 0})
     crawler.spider = crawler._create_spider("s")
     yield crawler
     pykka.ActorRegistry.stop_all(timeout=10)

@@ -247,6 +247,31 @@ def test_prefetched_leases_are_served_without_redis_and_given_back(make):
     assert sorted(urls(b.lease(10))) == ["0", "1", "2", "3", "4", "5"]
 
 
+def test_open_leases_stop_at_max_open_until_acked(make):
+    a = make("a", prefetch=2, max_open=5)
+    a.push_many([R(str(i)) for i in range(10)])
+    assert len(a.lease(4)) == 4  # and 1 leased ahead: 5 open
+    assert len(a.leased) == 5
+    got = a.lease(4)
+    assert len(got) == 1  # the one leased ahead; Redis is not asked past the limit
+    assert a.status()["leased"] == 5
+    assert a.lease(1) == []
+    a.ack([r._lease for r in got])
+    a.commit()
+    assert len(a.lease(4)) == 1  # one acked: one more
+    assert len(a.leased) == 5
+
+
+def test_max_open_leases_setting():
+    from crawlfw.core.scheduler import max_open_leases
+
+    assert max_open_leases(Settings({"CONCURRENT_REQUESTS": 8})) == 64
+    assert max_open_leases(Settings({"FRONTIER_MAX_OPEN_LEASES": "0"})) == 0
+    assert max_open_leases(Settings({"FRONTIER_MAX_OPEN_LEASES": 50})) == 50
+    with pytest.raises(ValueError, match="FRONTIER_MAX_OPEN_LEASES must be 0"):
+        max_open_leases(Settings({"FRONTIER_MAX_OPEN_LEASES": -1}))
+
+
 def test_feed_uri_worker_placeholder(tmp_path, spider):
     from crawlfw.core.feeds import FeedWriter
 
