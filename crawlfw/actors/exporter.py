@@ -140,13 +140,17 @@ class ExporterActor(RestartableActor):
             return True  # nothing half-written (a checkpoint only flushes)
         if not self._rewindable:
             logger.error(
-                "Exporter of feed %(feed)s cannot be restarted: part of a batch may be "
-                "written and the feed cannot be cut back to where the batch began (only a "
-                "local file can be, not %(scheme)s:); closing the crawl (exporter_failed)",
-                {"feed": self.writer.name, "scheme": self.writer.scheme},
+                "Exporter of feed %(feed)s cannot be restarted: it died while writing a "
+                "batch, and a %(scheme)s feed cannot be cut back to where the batch began "
+                "(only a local file's can); closing the crawl (exporter_failed)",
+                {"feed": self.writer.name, "scheme": self.writer.scheme or "file"},
                 extra={"spider": self.crawler.spider})
             return False
         self.writer.rewind(self._mark)
+        logger.info("Feed %(feed)s cut back to %(offset)d bytes, %(items)d items: where the "
+                    "batch its exporter died on began (its replacement writes the batch)",
+                    {"feed": self.writer.name, "offset": self._mark[0], "items": self._mark[1]},
+                    extra={"spider": self.crawler.spider})
         return True
 
     def _tear(self, items):
