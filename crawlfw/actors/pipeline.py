@@ -54,7 +54,7 @@ class PipelineActor(RestartableActor):
         self._open = not restart
         # Built on the caller's (supervisor's) thread, before spider_opened is sent.
         self.itemproc = ItemPipelineManager.from_crawler(crawler) if itemproc is None else itemproc
-        self._progress = None  # (items done, their survivors) of the batch that failed
+        self._progress = None  # (message, items done, their survivors) of a failed batch
 
     def on_start(self):
         if self._open:
@@ -103,7 +103,7 @@ class PipelineActor(RestartableActor):
                                     spider=spider)
                         passed.append(output)  # the last statement of an item's turn
             except BaseException:
-                self._progress = (i, passed)  # items[:i] are done; passed, their survivors
+                self._progress = (message, i, passed)  # items[:i] done; passed: survivors
                 raise
             if passed:
                 for exporter in self.exporters:
@@ -126,9 +126,9 @@ class PipelineActor(RestartableActor):
         if message.get("type") != "process_items" or message.get("exported"):
             return [message]
         progress, self._progress = self._progress, None
-        if progress is None or not progress[0]:
+        if progress is None or progress[0] is not message or not progress[1]:
             return [message]
-        done, passed = progress
+        _, done, passed = progress
         return [{**message, "processed": done, "passed": passed}]
 
 
