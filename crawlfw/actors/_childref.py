@@ -88,6 +88,10 @@ class ChildRef(pykka.ActorRef):
         return self._ref.actor_stopped
 
     @property
+    def _actor_weakref(self):  # read by pykka's ActorProxy (ref.proxy())
+        return self._ref._actor_weakref
+
+    @property
     def current(self):
         """The current actor's own ``ActorRef`` (None before the first :meth:`attach`)."""
         return self._ref

@@ -160,6 +160,7 @@ def test_a_child_ref_is_an_actor_ref_for_schemas_and_senders(supervisor):
     assert isinstance(ref, pykka.ActorRef)
     assert ref.actor_urn == actor.actor_urn and ref.actor_class is Recorder
     assert ref.ask(note(1), timeout=10) == (0, 1)
+    assert ref.proxy().generation.get(timeout=10) == 1
     assert ref.stop(timeout=10) is True
     assert not ref.is_alive()
     with pytest.raises(pykka.ActorDeadError):
