@@ -7,11 +7,20 @@ crawl's start with a :class:`~crawlfw.exceptions.CrawlStartError`. A write that 
 (disk full) or a feed that cannot be stored at the end is a failed feed: the stat
 ``feedexport/failed_count`` counts it and the crawl closes with ``feed_failed``
 (a failure reason: exit status 1).
+
+The actor is restartable (:class:`~crawlfw.actors._childref.RestartableActor`): at the
+start of each batch it notes the feed's position (:meth:`FeedWriter.mark
+<crawlfw.core.feeds.FeedWriter.mark>`: the buffered file's ``tell()``, no flush); if it
+dies in the middle of the batch, it cuts the feed back there (:meth:`FeedWriter.rewind
+<crawlfw.core.feeds.FeedWriter.rewind>`) before handing its messages over, and its
+replacement, given the same ``FeedWriter``, writes the whole batch: every item once. A
+feed that cannot be cut back (standard output, FTP, S3) makes the death final
+(``exporter_failed``), said in one log line.
 """
 
 import logging
 
-from crawlfw.actors._base import CrawlActor
+from crawlfw.actors._childref import RestartableActor
 from crawlfw.actors.pipeline import forward_checkpoint
 from crawlfw.core.feeds import FeedWriter
 from crawlfw.exceptions import CrawlStartError, NotConfigured
@@ -54,13 +63,15 @@ def open_feed(crawler, uri=None, options=None, resume_states=None) -> FeedWriter
     return writer
 
 
-class ExporterActor(CrawlActor):
+class ExporterActor(RestartableActor):
     """Args:
     crawler: the Crawler (settings, spider).
     writer: the feed's :class:`~crawlfw.core.feeds.FeedWriter`, already opened (by the
         Supervisor, on its thread, so that a feed that cannot be opened fails the
-        crawl's start and a ``JOBDIR`` job knows the feed's state before any item).
-    **kw: ``CrawlActor`` arguments.
+        crawl's start and a ``JOBDIR`` job knows the feed's state before any item); a
+        replacement gets the writer of the actor it replaces.
+    **kw: ``RestartableActor`` arguments (``child_ref``, ``crawl_id``, ``supervisor``,
+        ``key``).
     """
 
     role = "exporter"
@@ -70,7 +81,9 @@ class ExporterActor(CrawlActor):
         self.crawler = crawler
         self.writer = writer
         self.fsync = crawler.settings.getbool("FRONTIER_FSYNC", True)
-        self.failed = False
+        self.failed = writer.urifmt in crawler._failed_feeds  # a predecessor's storage failed
+        self._rewindable = writer.rewindable
+        self._mark = None  # the feed's position at the start of the batch being written
 
     def on_stop(self):
         if self.writer is not None:
@@ -95,8 +108,11 @@ class ExporterActor(CrawlActor):
             return
         export_item = self.writer.export_item
         items = message["items"]
+        if self._rewindable:
+            self._mark = self.writer.mark()
+        _faults.hit("exporter.items")  # fault injection (restart tests) only
         if _faults.armed("feed.mid_batch"):
-            self._tear(items)  # fault injection (crash tests) only
+            self._tear(items)  # fault injection (crash and restart tests) only
         for i, item in enumerate(items):
             try:
                 export_item(item)
@@ -115,6 +131,27 @@ class ExporterActor(CrawlActor):
         state (None for storages that cannot resume: stdout, FTP, S3)."""
         message["feeds"][self.writer.key] = self.writer.checkpoint(fsync=self.fsync)
         forward_checkpoint(self, message, message["next"])
+
+    def prepare_restart(self) -> bool:
+        """Cut the feed back to where the batch being written began (on this dying
+        actor's thread, the last to touch the writer before its replacement)."""
+        message = self._message
+        if message is None or message.get("type") != "export_items" or self.failed:
+            return True  # nothing half-written (a checkpoint only flushes)
+        if not self._rewindable:
+            logger.error(
+                "Exporter of feed %(feed)s cannot be restarted: it died while writing a "
+                "batch, and a %(scheme)s feed cannot be cut back to where the batch began "
+                "(only a local file's can); closing the crawl (exporter_failed)",
+                {"feed": self.writer.name, "scheme": self.writer.scheme or "file"},
+                extra={"spider": self.crawler.spider})
+            return False
+        self.writer.rewind(self._mark)
+        logger.info("Feed %(feed)s cut back to %(offset)d bytes, %(items)d items: where the "
+                    "batch its exporter died on began (its replacement writes the batch)",
+                    {"feed": self.writer.name, "offset": self._mark[0], "items": self._mark[1]},
+                    extra={"spider": self.crawler.spider})
+        return True
 
     def _tear(self, items):
         """On the chosen pass, write half the batch and half an item's line, then die."""

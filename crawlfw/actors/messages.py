@@ -587,6 +587,15 @@ class ProcessItems(TypedDict):
     reports it ("Spider error processing ...") once they are scraped."""
     request: NotRequired[Request]
     """With ``spider_error``: the request whose callback raised."""
+    processed: NotRequired[Count]
+    """On a replay (the Pipeline actor died on this batch and was restarted): how many
+    of ``items`` had gone through the item pipelines; the replay starts after them."""
+    passed: NotRequired[list[Item]]
+    """With ``processed``: what those items became, the ones that passed every pipeline
+    (sent to the exporters with the rest of the batch)."""
+    exported: NotRequired[bool]
+    """True once the batch's surviving items were sent to the exporters (set by the
+    Pipeline as it handles the message): a replay does not send them again."""
 
 
 class ItemsProcessed(TypedDict):

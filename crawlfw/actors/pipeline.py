@@ -5,16 +5,25 @@ and the count of finished items to the Engine.
 A pipeline that raises ``DropItem`` drops the item (logged at WARNING by the log
 formatter); any other exception is logged as "Error processing <item>" with its traceback
 and the item is not exported; the crawl goes on.
+
+The actor is restartable (:class:`~crawlfw.actors._childref.RestartableActor`): if it
+dies (a bug, not an item pipeline's exception), the Supervisor starts another with the
+same ``ItemPipelineManager`` (``open_spider``/``close_spider`` run once per crawl), and
+the batch it was handling is replayed from the item it died on: the items before it are
+not run through the item pipelines again, the one it died on is (at-least-once for that
+item's pipeline code). A batch's surviving items go to the exporters once, after the
+whole batch: a replay after that point only reports and counts.
 """
 
 import logging
 
 from crawlfw import signals
-from crawlfw.actors._base import CrawlActor
+from crawlfw.actors._childref import RestartableActor
 from crawlfw.core.scraper import report_spider_error
 from crawlfw.exceptions import DropItem
 from crawlfw.logformatter import LogFormatter
 from crawlfw.pipelines import ItemPipelineManager
+from crawlfw.utils import _faults
 from crawlfw.utils.log import _debug_wanted, failure_to_exc_info, logformatter_adapter
 
 logger = logging.getLogger(__name__)
@@ -22,27 +31,34 @@ logger = logging.getLogger(__name__)
 __all__ = ["PipelineActor"]
 
 
-class PipelineActor(CrawlActor):
+class PipelineActor(RestartableActor):
     """Args:
     crawler: the Crawler.
     engine: the Engine's ref (told ``items_processed``).
     exporters: refs of Exporter actors (told ``export_items``); may be empty.
-    **kw: ``CrawlActor`` arguments.
+    itemproc: the crawl's ``ItemPipelineManager``; None: build one (on the caller's
+        thread).
+    restart: this actor replaces one that died: ``itemproc`` was opened by it
+        (``open_spider`` is not run again).
+    **kw: ``RestartableActor`` arguments (``child_ref``, ``crawl_id``, ``supervisor``).
     """
 
     role = "pipeline"
 
-    def __init__(self, crawler, engine, exporters=(), **kw):
+    def __init__(self, crawler, engine, exporters=(), itemproc=None, restart=False, **kw):
         super().__init__(settings=crawler.settings, **kw)
         self.crawler = crawler
         self.spider = crawler.spider
         self.engine = engine
         self.exporters = list(exporters)
+        self._open = not restart
         # Built on the caller's (supervisor's) thread, before spider_opened is sent.
-        self.itemproc = ItemPipelineManager.from_crawler(crawler)
+        self.itemproc = ItemPipelineManager.from_crawler(crawler) if itemproc is None else itemproc
+        self._progress = None  # (message, items done, their survivors) of a failed batch
 
     def on_start(self):
-        self.itemproc.open_spider(self.spider)
+        if self._open:
+            self.itemproc.open_spider(self.spider)
 
     def on_stop(self):
         if self.itemproc is not None:
@@ -56,27 +72,43 @@ class PipelineActor(CrawlActor):
         process_item = self.itemproc.process_item
         # The default formatter logs "Scraped from" at DEBUG: skip it when DEBUG is off.
         log_scraped = type(logformatter) is not LogFormatter
-        passed = []
-        for item in message["items"]:
+        items = message["items"]
+        if not message.get("exported"):
+            # A replay (this actor's predecessor died on this batch) starts at the item
+            # it died on, with the survivors of the ones before.
+            start = message.get("processed", 0)
+            passed = list(message["passed"]) if start else []
+            fault_at = len(items) // 2 if _faults.armed("pipeline.items") else -1
+            i = start
             try:
-                output = process_item(item, spider)
-            except DropItem as e:
-                logkws = logformatter.dropped(item, e, response, spider)
-                logger.log(*logformatter_adapter(logkws), extra={"spider": spider})
-                send_signal(signals.item_dropped, item=item, response=response, spider=spider,
-                            exception=e)
-            except Exception as e:
-                logger.error("Error processing %(item)s", {"item": item},
-                             exc_info=failure_to_exc_info(e), extra={"spider": spider})
-            else:
-                if log_scraped or _debug_wanted(logger):
-                    logkws = logformatter.scraped(output, response, spider)
-                    logger.log(*logformatter_adapter(logkws), extra={"spider": spider})
-                send_signal(signals.item_scraped, item=output, response=response, spider=spider)
-                passed.append(output)
-        if passed:
-            for exporter in self.exporters:
-                self.send(exporter, {"type": "export_items", "items": passed})
+                for i in range(start, len(items)):
+                    item = items[i]
+                    if i == fault_at:
+                        _faults.hit("pipeline.items")  # restart tests only
+                    try:
+                        output = process_item(item, spider)
+                    except DropItem as e:
+                        logkws = logformatter.dropped(item, e, response, spider)
+                        logger.log(*logformatter_adapter(logkws), extra={"spider": spider})
+                        send_signal(signals.item_dropped, item=item, response=response,
+                                    spider=spider, exception=e)
+                    except Exception as e:
+                        logger.error("Error processing %(item)s", {"item": item},
+                                     exc_info=failure_to_exc_info(e), extra={"spider": spider})
+                    else:
+                        if log_scraped or _debug_wanted(logger):
+                            logkws = logformatter.scraped(output, response, spider)
+                            logger.log(*logformatter_adapter(logkws), extra={"spider": spider})
+                        send_signal(signals.item_scraped, item=output, response=response,
+                                    spider=spider)
+                        passed.append(output)  # the last statement of an item's turn
+            except BaseException:
+                self._progress = (message, i, passed)  # items[:i] done; passed: survivors
+                raise
+            if passed:
+                for exporter in self.exporters:
+                    self.send(exporter, {"type": "export_items", "items": passed})
+            message["exported"] = True  # a replay from here on must not export again
         error = message.get("spider_error")
         if error is not None:  # the callback raised after yielding these items
             report_spider_error(self.crawler, error, message["request"], response)
@@ -86,6 +118,18 @@ class PipelineActor(CrawlActor):
         """Pass a checkpoint on to the exporters (in a chain), after every item sent
         before it; without exporters it is reached here."""
         forward_checkpoint(self, message, self.exporters)
+
+    def replay_of(self, message):
+        """Replay a ``process_items`` from the item this actor died on (``processed``,
+        with the survivors so far in ``passed``), or, once its items went to the
+        exporters (``exported``), only what came after."""
+        if message.get("type") != "process_items" or message.get("exported"):
+            return [message]
+        progress, self._progress = self._progress, None
+        if progress is None or progress[0] is not message or not progress[1]:
+            return [message]
+        _, done, passed = progress
+        return [{**message, "processed": done, "passed": passed}]
 
 
 def forward_checkpoint(actor, message, chain):

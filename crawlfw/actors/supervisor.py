@@ -22,14 +22,17 @@ queue kept in JOBDIR); then ``spider_closed``, the stats
 dump, "Spider closed (reason)", ``engine_stopped``, and the crawl's ``finished`` event.
 
 Every child has a :class:`~crawlfw.core._supervision.ChildSpec` (role, factory, restart
-policy, shutdown timeout), kept in ``CrawlTree.specs``. Downloaders and user actors
-(``ACTORS``) are ``permanent``: one that dies is restarted (a downloader by the engine,
-which re-sends its in-flight requests; a user actor by its factory) within the crawl's
+policy, shutdown timeout), kept in ``CrawlTree.specs``. Downloaders, the pipeline, the
+exporters and user actors (``ACTORS``) are ``permanent``: one that dies is restarted (a
+downloader by the engine, which re-sends its in-flight requests; the pipeline and the
+exporters behind a :class:`~crawlfw.actors._childref.ChildRef` that keeps what was sent
+to them, the message they died on first; a user actor by its factory) within the crawl's
 restart intensity, ``SUPERVISOR_MAX_RESTARTS`` restarts per ``SUPERVISOR_RESTART_WINDOW``
 seconds for all its children together, each after a backoff (``SUPERVISOR_BACKOFF``
 seconds, doubled per restart within the window, at most ``SUPERVISOR_BACKOFF_MAX``).
-Past the intensity, or when a ``temporary`` child dies (engine, scheduler, spider runner,
-pipeline, exporters: restarting them could lose or repeat what they hold), the crawl is
+Past the intensity, or when a ``temporary`` child dies (engine, scheduler, spider runner:
+restarting them could lose or repeat what they hold), or a pipeline or exporter that
+cannot be restarted (a failed ``on_start``, a feed that cannot be cut back), the crawl is
 closed with ``<role>_failed``.
 
 Stopping a crawl's tree runs on a thread of its own (``crawlfw-stop-<crawl id>``), each
@@ -46,6 +49,7 @@ import pykka
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
+from crawlfw.actors._childref import ChildRef
 from crawlfw.actors._facade import EngineFacade
 from crawlfw.core._reasons import is_failure_reason, register_failure_reason
 from crawlfw.core._supervision import PERMANENT, ChildSpec, RestartIntensity
@@ -79,6 +83,8 @@ class CrawlTree:
         self.downloaders = {}  # slot -> ref
         self.user_actors = {}  # class path -> ref (ACTORS), in start order
         self.specs = {}  # role, or (role, key) for user actors -> ChildSpec
+        self.restartable = {}  # (role, key) -> ChildRef: the pipeline, each exporter
+        self.pending = set()  # (role, key) of restartable children waiting for a backoff
         settings = crawler.settings
         self.intensity = RestartIntensity(
             max_restarts=max(0, settings.getint("SUPERVISOR_MAX_RESTARTS", 3)),
@@ -124,6 +130,9 @@ class Supervisor(CrawlActor):
         trees = list(self.crawls.values())
         for tree in trees:
             self._shutdown(tree, tree.closing or "shutdown")
+            for child in tree.restartable.values():
+                if child.restarting:  # its actor_failed will not be handled now
+                    child.give_up()
         for tree in trees:
             if tree.stopper is not None and tree.stopper is not threading.current_thread():
                 tree.stopper.join()
@@ -266,6 +275,9 @@ class Supervisor(CrawlActor):
             {"role": role, "key": f" ({key})" if key else "", "id": message["crawl_id"],
              "error": message["error"]},
         )
+        if tree is not None and (role, key) in tree.restartable:
+            self._restartable_failed(tree, role, key)
+            return
         if tree is None or tree.closing:
             return
         spec = tree.spec_of(role, key)
@@ -275,23 +287,10 @@ class Supervisor(CrawlActor):
                 tree.downloaders.pop(key, None)
             delay_s = tree.intensity.restart(time.monotonic())
             if delay_s is None:
-                intensity = tree.intensity
-                logger.error(
-                    "Restart intensity of crawl %(id)s exhausted (%(n)d restarts within %(w)g s, "
-                    "SUPERVISOR_MAX_RESTARTS): %(role)s%(key)s failed again; closing the crawl "
-                    "(%(reason)s)",
-                    {"id": tree.crawl_id, "n": intensity.max_restarts, "w": intensity.window_s,
-                     "role": role, "key": f" ({key})" if key else "", "reason": reason},
-                    extra={"spider": tree.crawler.spider})
+                _log_exhausted(tree, role, key, reason)
                 self._close(tree, reason)
                 return
-            tree.crawler.stats.inc_value(f"supervisor/restarts/{role}")
-            logger.info("Restarting %(role)s%(key)s of crawl %(id)s in %(delay).2f s "
-                        "(restart %(n)d of %(max)d within %(w)g s)",
-                        {"role": role, "key": f" ({key})" if key else "", "id": tree.crawl_id,
-                         "delay": delay_s, "n": tree.intensity.recent,
-                         "max": tree.intensity.max_restarts, "w": tree.intensity.window_s},
-                        extra={"spider": tree.crawler.spider})
+            _log_restarting(tree, role, key, delay_s)
             restart = {"type": "restart_child", "crawl_id": tree.crawl_id, "role": role,
                        "key": key}
             if delay_s <= 0:
@@ -301,12 +300,61 @@ class Supervisor(CrawlActor):
             return
         self._close(tree, reason)
 
+    def _restartable_failed(self, tree, role, key):
+        """A pipeline or exporter died (see :mod:`crawlfw.actors._childref`): restart it
+        after a backoff if it handed its messages over and the intensity allows, at once
+        if the crawl is closing (its messages, a ``stop`` among them, must be handled);
+        else the crawl fails with ``<role>_failed``."""
+        child = tree.restartable[(role, key)]
+        reason = f"{role}_failed"
+        if not child.restarting:  # it handed nothing over: it said why
+            self._fail(tree, reason)
+            return
+        delay_s = tree.intensity.restart(time.monotonic())
+        if delay_s is None:
+            _log_exhausted(tree, role, key, reason)
+            child.give_up()
+            self._fail(tree, reason)
+            return
+        _log_restarting(tree, role, key, 0.0 if tree.closing else delay_s)
+        if tree.closing or delay_s <= 0:
+            self._restart(tree, role, key)
+        else:
+            tree.pending.add((role, key))
+            self._restart_later(tree, {"type": "restart_child", "crawl_id": tree.crawl_id,
+                                       "role": role, "key": key}, delay_s)
+
+    def _restart(self, tree, role, key):
+        """Start a replacement for the restartable child ``role``/``key`` and hand it
+        what its ref kept (the replacement handles it first, in order)."""
+        child = tree.restartable[(role, key)]
+        if not child.restarting:
+            return
+        try:
+            tree.spec_of(role, key).factory()  # the new actor attaches itself to child
+        except Exception as e:
+            logger.error("Could not restart %(role)s%(key)s of crawl %(id)s: %(error)s",
+                         {"role": role, "key": f" ({key})" if key else "", "id": tree.crawl_id,
+                          "error": f"{type(e).__name__}: {e}"}, exc_info=True)
+            child.give_up()
+            self._fail(tree, f"{role}_failed")
+
+    def _fail(self, tree, reason):
+        """Close the crawl with ``reason`` unless it is closing already (the stopping
+        thread then reads the failed ChildRef and reports ``reason``)."""
+        if not tree.closing:
+            self._close(tree, reason)
+
     def handle_restart_child(self, message):
         """Restart a permanent child after its backoff (told by a timer, or called)."""
         tree = self.crawls.get(message["crawl_id"])
+        role, key = message["role"], message["key"]
+        if tree is not None and (role, key) in tree.pending:
+            tree.pending.discard((role, key))
+            self._restart(tree, role, key)  # also while closing: its messages must be handled
+            return
         if tree is None or tree.closing:
             return
-        role, key = message["role"], message["key"]
         if role == "downloader":  # the engine starts it again on demand and re-sends
             self.send(tree.engine, {"type": "downloader_failed", "slot": key})
             return
@@ -353,6 +401,7 @@ class Supervisor(CrawlActor):
         from crawlfw.actors.scheduler import SchedulerActor, frontier_of
         from crawlfw.actors.spider_runner import SpiderRunnerActor
         from crawlfw.core.feeds import feeds_from_settings
+        from crawlfw.pipelines import ItemPipelineManager
 
         crawler = tree.crawler
         spider = crawler.spider
@@ -371,7 +420,7 @@ class Supervisor(CrawlActor):
                 for uri, options in feeds_from_settings(crawler.settings):
                     writer = open_feed(crawler, uri, options, resume_states=feeds)
                     feeds[writer.key] = writer.checkpoint(fsync=False)
-                    tree.exporters.append(ExporterActor.start(crawler, writer, **common))
+                    tree.exporters.append(_start_exporter(tree, ExporterActor, writer, common))
             if durable:  # each feed's starting point is committed before any item comes
                 frontier.commit({"feeds": feeds})
         except BaseException:
@@ -379,18 +428,28 @@ class Supervisor(CrawlActor):
             raise
         logger.info("Spider opened", extra={"spider": spider})
         # The child specs: who starts each child, whether it is restarted, how long it
-        # may take to stop. Only downloaders and user actors are restarted: the others
-        # hold what a restart would lose or repeat (the lease table, items on their way
-        # to a feed, a feed's open file and checkpoint state).
+        # may take to stop. The engine, the scheduler and the spider runner are not
+        # restarted: they hold what a restart would lose or repeat (the flow-control
+        # counters, the lease table, the spider's generators). The pipeline and the
+        # exporters are, behind a ChildRef (see crawlfw/actors/_childref.py).
         specs = tree.specs
-        specs["exporter"] = ChildSpec("exporter", shutdown_timeout_s=None)
+        specs["exporter"] = ChildSpec("exporter", None, PERMANENT, shutdown_timeout_s=None)
         specs["scheduler"] = ChildSpec(
             "scheduler", lambda: SchedulerActor.start(crawler, scheduler, **common))
         specs["engine"] = ChildSpec(
             "engine", lambda: EngineActor.start(crawler, tree.scheduler, None, **common))
-        specs["pipeline"] = ChildSpec(
-            "pipeline", lambda: PipelineActor.start(crawler, tree.engine, tree.exporters, **common),
-            shutdown_timeout_s=None)
+        pipeline = tree.restartable[("pipeline", "")] = ChildRef("pipeline")
+        kept = {}  # the crawl's ItemPipelineManager: opened once, kept across restarts
+
+        def start_pipeline():
+            restart = "itemproc" in kept
+            if not restart:
+                kept["itemproc"] = ItemPipelineManager.from_crawler(crawler)
+            return PipelineActor.start(crawler, tree.engine, tree.exporters,
+                                       itemproc=kept["itemproc"], restart=restart,
+                                       child_ref=pipeline, **common)
+        specs["pipeline"] = ChildSpec("pipeline", start_pipeline, PERMANENT,
+                                      shutdown_timeout_s=None)
         specs["spider_runner"] = ChildSpec("spider_runner", lambda: SpiderRunnerActor.start(
             crawler, tree.scheduler, tree.pipeline, tree.engine, durable=durable,
             start_skip=job.get("start_requests", 0),
@@ -398,7 +457,8 @@ class Supervisor(CrawlActor):
         specs["downloader"] = ChildSpec("downloader", None, PERMANENT)  # started by the engine
         tree.scheduler = specs["scheduler"].factory()
         tree.engine = specs["engine"].factory()
-        tree.pipeline = specs["pipeline"].factory()
+        specs["pipeline"].factory()  # attaches the actor to its ChildRef
+        tree.pipeline = pipeline
         tree.spider_runner = specs["spider_runner"].factory()
         for path, cls in user_actors:
             self._start_user_actor(tree, path, cls, common)
@@ -444,6 +504,9 @@ class Supervisor(CrawlActor):
         tree.closing = reason
         for timer in list(tree.timers):
             timer.cancel()
+        for role, key in list(tree.pending):  # their messages (and stop) must be handled
+            tree.pending.discard((role, key))
+            self._restart(tree, role, key)
         tree.stopper = threading.Thread(target=self._stop_tree, args=(tree, reason),
                                         name=f"crawlfw-stop-{tree.crawl_id}", daemon=True)
         tree.stopper.start()
@@ -478,6 +541,9 @@ class Supervisor(CrawlActor):
             _stop(tree.pipeline, timeout_of("pipeline"))
             for ref in tree.exporters:
                 _stop(ref, timeout_of("exporter"))
+            failed = [c.role for c in tree.restartable.values() if c.failed]
+            if failed and not is_failure_reason(reason):  # it died while the tree stopped
+                reason = tree.closing = f"{failed[0]}_failed"
             if crawler._failed_feeds and not is_failure_reason(reason):
                 reason = tree.closing = "feed_failed"  # a feed could not be written or stored
             _stop(tree.scheduler, timeout_of("scheduler"))
@@ -494,6 +560,40 @@ class Supervisor(CrawlActor):
                 crawler.signals.send_catch_log(signals.engine_stopped)
             finally:
                 crawler._crawl_finished(reason)
+
+
+def _start_exporter(tree, actor_class, writer, common):
+    """Start the Exporter of one feed behind a :class:`ChildRef` (its key: the feed's
+    URI template, password redacted) under a permanent child spec; return the ref."""
+    key = writer.name
+    ref = tree.restartable[("exporter", key)] = ChildRef("exporter", key)
+    spec = tree.specs[("exporter", key)] = ChildSpec(
+        "exporter", lambda: actor_class.start(tree.crawler, writer, child_ref=ref, key=key,
+                                              **common),
+        PERMANENT, shutdown_timeout_s=None, key=key)
+    spec.factory()  # attaches the actor to ref
+    return ref
+
+
+def _log_exhausted(tree, role, key, reason):
+    intensity = tree.intensity
+    logger.error(
+        "Restart intensity of crawl %(id)s exhausted (%(n)d restarts within %(w)g s, "
+        "SUPERVISOR_MAX_RESTARTS): %(role)s%(key)s failed again; closing the crawl "
+        "(%(reason)s)",
+        {"id": tree.crawl_id, "n": intensity.max_restarts, "w": intensity.window_s,
+         "role": role, "key": f" ({key})" if key else "", "reason": reason},
+        extra={"spider": tree.crawler.spider})
+
+
+def _log_restarting(tree, role, key, delay_s):
+    tree.crawler.stats.inc_value(f"supervisor/restarts/{role}")
+    logger.info("Restarting %(role)s%(key)s of crawl %(id)s in %(delay).2f s "
+                "(restart %(n)d of %(max)d within %(w)g s)",
+                {"role": role, "key": f" ({key})" if key else "", "id": tree.crawl_id,
+                 "delay": delay_s, "n": tree.intensity.recent,
+                 "max": tree.intensity.max_restarts, "w": tree.intensity.window_s},
+                extra={"spider": tree.crawler.spider})
 
 
 class _EventRelay:

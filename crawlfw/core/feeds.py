@@ -297,23 +297,84 @@ class FeedWriter:
             _cut_back(self.storage.path, resume["offset"], self.uri)
         self.file = self.storage.open(self.spider)
         try:
-            kwargs = dict(self.item_export_kwargs)
-            if self.indent is not None and self.format == "json":
-                kwargs["indent"] = self.indent
-            self.exporter = self._exporter_cls(
-                self.file, fields_to_export=self.export_fields, encoding=self.export_encoding,
-                **kwargs,
-            )
+            self.exporter = self._make_exporter()
             if resume and self._resumable and resume.get("started"):
-                self.exporter.resume_exporting(resume.get("items", 0), resume.get("fields"))
-                self._started = True
-                self._export = self.exporter.export_item
-                self.itemcount = resume.get("items", 0)
+                self._resume_document(resume.get("items", 0), resume.get("fields"))
         except BaseException:
             self._discard()
             raise
         self._state = "open"
         return _redact_uri(self.uri)
+
+    def _make_exporter(self):
+        kwargs = dict(self.item_export_kwargs)
+        if self.indent is not None and self.format == "json":
+            kwargs["indent"] = self.indent
+        return self._exporter_cls(
+            self.file, fields_to_export=self.export_fields, encoding=self.export_encoding,
+            **kwargs,
+        )
+
+    def _resume_document(self, items, fields):
+        """Go on with a document whose header and ``items`` items are in the file."""
+        self.exporter.resume_exporting(items, fields)
+        self._started = True
+        self._export = self.exporter.export_item
+        self.itemcount = items
+
+    @property
+    def name(self) -> str:
+        """The feed's URI template with any password redacted, for logs."""
+        return _redact_uri(self.urifmt)
+
+    @property
+    def rewindable(self) -> bool:
+        """True when :meth:`rewind` can cut the feed back: a local file, open (stdout,
+        FTP and S3 feeds cannot)."""
+        return self._state == "open" and self._resumable
+
+    def mark(self) -> tuple:
+        """The feed's position now, for :meth:`rewind`: no flush, no system call (the
+        buffered file's ``tell()`` is kept in memory).
+
+        Returns:
+            tuple: opaque; ``(offset in bytes, items, started)``.
+        """
+        return self.file.tell(), self.itemcount, self._started
+
+    def rewind(self, mark: tuple) -> None:
+        """Cut the feed back to ``mark`` (a :meth:`mark` of this writer) and go on from
+        there with a new exporter, as :meth:`open` resumes a ``JOBDIR`` feed: what was
+        written after the mark (half a batch, half a line) is gone, and the document is
+        continued (no second header).
+
+        Used by the Exporter actor that dies in the middle of a batch, so that its
+        replacement writes the batch once.
+
+        Raises:
+            RuntimeError: the feed is not :attr:`rewindable`.
+            OSError: the file cannot be flushed or truncated.
+        """
+        if not self.rewindable:
+            raise RuntimeError(f"The feed {self.name} cannot be cut back: only a local "
+                               "file's can")
+        offset, items, started = mark
+        fields = None
+        document_fields = getattr(self.exporter, "document_fields", None)
+        if started and document_fields is not None:
+            fields = document_fields()
+        stream = getattr(self.exporter, "stream", None)  # CSV's text layer
+        if stream is not None and self._started:
+            stream.flush()
+        self.file.flush()
+        self.file.truncate(offset)
+        self.file.seek(offset)  # in "wb" mode truncate() leaves the position past the end
+        self.exporter = self._make_exporter()
+        self._started = False
+        self._export = self._start_and_export
+        self.itemcount = items
+        if started:
+            self._resume_document(items, fields)
 
     def checkpoint(self, fsync: bool = True) -> dict | None:
         """Flush the feed to the file (and to the disk with ``fsync``) and return its

@@ -1,57 +1,93 @@
-"""Fault injection for crash tests: end the process (``os._exit``) at a named point.
+"""Fault injection for crash and restart tests: end the process (``os._exit``), or raise,
+at a named point.
 
-Set ``CRAWLFW_FAULTS`` to ``name:n[,name:n...]`` before the process starts: the ``n``-th
-time the code reaches :func:`hit` with that name, the process ends at once with exit
-status 75, as a ``kill -9`` would end it (no ``finally``, no flush, no ``atexit``).
-``name:n:eio`` raises ``OSError(EIO)`` there instead (a failing disk).
-Unset (always, outside the crash tests), :func:`hit` costs one global lookup and a
-truth test.
+Set ``CRAWLFW_FAULTS`` to ``name:n[:mode][,name:n[:mode]...]`` before the process
+starts; the ``n``-th time the code reaches :func:`hit` with that name:
 
-Points (see ARCHITECTURE.md, "Lose nothing"):
+- no mode: the process ends at once with exit status 75, as a ``kill -9`` would end it
+  (no ``finally``, no flush, no ``atexit``);
+- ``eio``: ``OSError(EIO)`` is raised there, and at every pass after it (a failing disk);
+- ``raise`` (or ``raise:k``): :class:`InjectedFault` (a ``RuntimeError``) is raised
+  there, at that pass and the ``k - 1`` passes after it (``k`` = 1 by default), then the
+  point is spent: an actor's handler that raises it dies (``on_failure``), so the
+  Supervisor's restarts can be tested in real crawls, also in subprocess CLI runs.
+
+Unset (always, outside these tests), :func:`hit` costs one global lookup and a truth
+test.
+
+Points (see ARCHITECTURE.md, "Lose nothing" and "Supervision"):
 
 - ``frontier.after_lease``: requests leased (the lease is in the open transaction);
 - ``frontier.in_commit``: acks, pushes and metadata written, ``COMMIT`` not yet run;
 - ``frontier.after_commit``: just after a ``COMMIT``;
-- ``feed.mid_batch``: half of an item's bytes written and flushed to the feed file;
-- ``feed.before_commit``: the feed flushed for a checkpoint, the frontier not committed.
+- ``feed.mid_batch``: half of an Exporter's batch written, then half an item's line,
+  flushed to the feed file;
+- ``feed.before_commit``: the feed flushed for a checkpoint, the frontier not committed;
+- ``pipeline.items``: the Pipeline actor has processed half of a ``process_items``
+  batch (counted per batch);
+- ``exporter.items``: an Exporter actor got an ``export_items`` batch, nothing of it
+  written yet (counted per batch).
 """
 
 import errno
 import os
 
-__all__ = ["hit", "armed", "fatal_next", "EXIT_STATUS"]
+__all__ = ["hit", "armed", "fatal_next", "InjectedFault", "EXIT_STATUS"]
 
 #: The exit status of a process ended by an injected fault.
 EXIT_STATUS = 75
 
 
+class InjectedFault(RuntimeError):
+    """Raised at a fault point armed with the ``raise`` mode."""
+
+
 def _parse(spec: str):
-    points, raising = {}, set()
+    points, modes = {}, {}
     for part in filter(None, (p.strip() for p in spec.split(","))):
         name, _, rest = part.partition(":")
         count, _, mode = rest.partition(":")
         points[name] = int(count or 1)
+        mode, _, times = mode.partition(":")
         if mode == "eio":
-            raising.add(name)
-    return points, raising
+            modes[name] = ("eio", 0)
+        elif mode == "raise":
+            modes[name] = ("raise", int(times or 1))
+    return points, modes
 
 
-_POINTS, _RAISING = _parse(os.environ.get("CRAWLFW_FAULTS", ""))
+_POINTS, _MODES = _parse(os.environ.get("CRAWLFW_FAULTS", ""))
 
 
 def hit(name: str) -> None:
-    """Count one pass through fault point ``name``; end the process on the chosen pass."""
+    """Count one pass through fault point ``name``; on the chosen pass end the process,
+    or raise (``eio``: ``OSError``; ``raise``: :class:`InjectedFault`).
+
+    Raises:
+        OSError: the point is armed with ``eio`` and its pass has come.
+        InjectedFault: the point is armed with ``raise`` and its pass has come.
+    """
     if _POINTS and name in _POINTS:
         _POINTS[name] -= 1
         if _POINTS[name] <= 0:
-            if name in _RAISING:
+            mode = _MODES.get(name)
+            if mode is None:
+                os._exit(EXIT_STATUS)
+            if mode[0] == "eio":
                 raise OSError(errno.EIO, f"injected I/O error at {name}")
-            os._exit(EXIT_STATUS)
+            if _POINTS[name] > -mode[1]:
+                raise InjectedFault(f"injected fault at {name} (CRAWLFW_FAULTS)")
 
 
 def fatal_next(name: str) -> bool:
-    """True when the next :func:`hit` of ``name`` ends the process."""
-    return bool(_POINTS) and _POINTS.get(name, 0) == 1
+    """True when the next :func:`hit` of ``name`` ends the process or raises."""
+    if not _POINTS or name not in _POINTS:
+        return False
+    left = _POINTS[name]
+    mode = _MODES.get(name)
+    if mode is not None and mode[0] == "raise":
+        return 1 - mode[1] < left <= 1
+    return left == 1
 
 
 def armed(name: str) -> bool:

@@ -482,3 +482,56 @@ def test_feed_option_store_empty_default_true(tmp_path, store_empty, exists):
 def test_bad_feed_options_are_named(tmp_path, options, match):
     with pytest.raises(NotConfigured, match=match):
         FeedWriter({}, FeedSpider(), uri="o.data", options=options)
+
+
+# cutting a feed back to a mark (the Exporter actor's restart)
+
+REWIND_ITEMS = [{"n": n, "name": f"item {n}"} for n in range(7)]
+
+
+@pytest.mark.parametrize("fmt, ext, overwrite", [
+    ("jsonlines", "jl", False), ("json", "json", False), ("json", "json", True),
+    ("csv", "csv", False), ("xml", "xml", False), ("jsonlines", "jl", True),
+])
+@pytest.mark.parametrize("at", [0, 3])  # the mark: before the first item, or after 3
+def test_rewind_cuts_the_feed_back_to_the_mark_and_goes_on(tmp_path, fmt, ext, overwrite, at):
+    straight = tmp_path / f"straight.{ext}"
+    writer = FeedWriter({}, FeedSpider(), uri=str(straight), options={"format": fmt})
+    writer.open()
+    for item in REWIND_ITEMS:
+        writer.export_item(item)
+    writer.close()
+    path = tmp_path / f"rewound.{ext}"
+    writer = FeedWriter({}, FeedSpider(), uri=str(path),
+                        options={"format": fmt, "overwrite": overwrite})
+    writer.open()
+    for item in REWIND_ITEMS[:at]:
+        writer.export_item(item)
+    mark = writer.mark()
+    for item in REWIND_ITEMS[at:at + 2]:  # half a batch, then half a line
+        writer.export_item(item)
+    writer.file.write(b'{"torn": "half a li')
+    writer.rewind(mark)
+    assert writer.itemcount == at
+    for item in REWIND_ITEMS[at:]:  # the batch again, and the rest
+        writer.export_item(item)
+    summary = writer.close()
+    assert summary["stored"] and summary["itemcount"] == len(REWIND_ITEMS)
+    assert path.read_bytes() == straight.read_bytes()
+
+
+def test_mark_makes_no_system_call(tmp_path):
+    writer = FeedWriter({}, FeedSpider(), uri=str(tmp_path / "a.jl"), options={})
+    writer.open()
+    writer.export_item({"n": 1})
+    assert writer.mark() == (0 + len(b'{"n": 1}\n'), 1, True)
+    assert (tmp_path / "a.jl").read_bytes() == b""  # nothing flushed by mark()
+    writer.close()
+
+
+def test_a_stdout_feed_cannot_be_rewound():
+    writer = FeedWriter({"FEED_URI": "stdout:", "FEED_FORMAT": "jsonlines"}, FeedSpider())
+    writer.open()
+    assert not writer.rewindable
+    with pytest.raises(RuntimeError, match="The feed stdout: cannot be cut back"):
+        writer.rewind((0, 0, False))
