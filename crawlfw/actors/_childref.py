@@ -239,6 +239,10 @@ class RestartableActor(CrawlActor):
     e.g. a feed cut back).
     """
 
+    #: A failure in ``on_start`` is restarted too (its inbox handed over) instead of
+    #: failing the crawl.
+    restart_failed_start = False
+
     def __init__(self, *, child_ref=None, **kw):
         super().__init__(**kw)
         self.child_ref = child_ref
@@ -279,7 +283,7 @@ class RestartableActor(CrawlActor):
         ref = self.child_ref
         if ref is not None:
             replay = None
-            if not self._start_failure_reported:  # a failed on_start is not restarted
+            if not self._start_failure_reported or self.restart_failed_start:
                 message = self._message
                 try:
                     if self.prepare_restart():

@@ -3,7 +3,7 @@ can subscribe to."""
 
 import logging
 
-from crawlfw.actors._base import CrawlActor
+from crawlfw.actors._childref import RestartableActor
 
 logger = logging.getLogger(__name__)
 
@@ -24,15 +24,18 @@ EVENTS = frozenset({
 })
 
 
-class UserActor(CrawlActor):
+class UserActor(RestartableActor):
     """Subclass this to add an actor to each crawl (setting ``ACTORS =
     {'path.to.MyActor': order}``). The Supervisor starts one per crawl, after the rest of
     the tree and before the first request, in ascending order; restarts it when it dies
     (an exception in a handler or in ``on_start``), within the crawl's restart intensity
     (``SUPERVISOR_MAX_RESTARTS`` per ``SUPERVISOR_RESTART_WINDOW`` s, with backoff); past
-    that, the crawl closes with ``<role>_failed`` (exit status 1). A restarted actor is
-    a new instance: messages that were in the dead one's inbox are lost, and so is its
-    state unless it keeps it elsewhere (``self.crawler.stats``...).
+    that, the crawl closes with ``<role>_failed`` (exit status 1). Senders hold a stable
+    ref (:class:`crawlfw.actors._childref.ChildRef`): the messages waiting in the dead
+    actor's inbox, and those sent while it restarts, reach the new instance in order.
+    The message it died on is not sent again (it may be what kills it): it is logged.
+    A restarted actor is a new instance: its state is lost unless it keeps it elsewhere
+    (``self.crawler.stats``...).
 
     Class attributes:
         role: its role (default ``"custom"``); the crawl's ``finish_reason`` when it
@@ -40,8 +43,8 @@ class UserActor(CrawlActor):
             roles (``engine``, ``downloader``, ...).
         events: names from :data:`EVENTS` this actor receives as messages
             ``{"type": <event>, ...}``, handled by ``handle_<event>(message)``. Events
-            are told from the thread that fires them; they are lost while the actor
-            restarts.
+            are told from the thread that fires them; those fired while the actor
+            restarts are kept for the new instance.
 
     A handler for one of the user's own message types needs its schema registered
     (:func:`crawlfw.actors.register_schema`) when messages are validated.
@@ -50,11 +53,21 @@ class UserActor(CrawlActor):
         crawler: the Crawler (``settings``, ``stats``, ``signals``, ``spider``).
         engine: the crawl's Engine ``ActorRef`` (:meth:`crawl`, :meth:`add_items`, ...
             tell it).
-        **kw: :class:`CrawlActor` arguments (``crawl_id``, ``supervisor``, ``key``: the
-            class path).
+        **kw: :class:`~crawlfw.actors._base.CrawlActor` arguments (``crawl_id``,
+            ``supervisor``, ``key``: the class path) and ``child_ref`` (given by the
+            Supervisor).
     """
 
     events: tuple = ()
+    restart_failed_start = True
+
+    def replay_of(self, message) -> list:
+        """Nothing: the message this actor died on is logged and not sent again (it may
+        be the cause); the rest of its inbox goes to the new instance."""
+        kind = message.get("type") if isinstance(message, dict) else type(message).__name__
+        logger.warning("%(actor)s died handling a %(type)r message: not sent again to its "
+                       "replacement", {"actor": self, "type": kind})
+        return []
 
     def __init__(self, crawler, *, engine=None, **kw):
         super().__init__(settings=crawler.settings, **kw)

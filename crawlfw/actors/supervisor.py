@@ -26,7 +26,8 @@ policy, shutdown timeout), kept in ``CrawlTree.specs``. Downloaders, the pipelin
 exporters and user actors (``ACTORS``) are ``permanent``: one that dies is restarted (a
 downloader by the engine, which re-sends its in-flight requests; the pipeline and the
 exporters behind a :class:`~crawlfw.actors._childref.ChildRef` that keeps what was sent
-to them, the message they died on first; a user actor by its factory) within the crawl's
+to them, the message they died on first; a user actor behind a ChildRef too, its inbox
+kept, the message it died on dropped, also after a failed ``on_start``) within the crawl's
 restart intensity, ``SUPERVISOR_MAX_RESTARTS`` restarts per ``SUPERVISOR_RESTART_WINDOW``
 seconds for all its children together, each after a backoff (``SUPERVISOR_BACKOFF``
 seconds, doubled per restart within the window, at most ``SUPERVISOR_BACKOFF_MAX``).
@@ -357,17 +358,6 @@ class Supervisor(CrawlActor):
             return
         if role == "downloader":  # the engine starts it again on demand and re-sends
             self.send(tree.engine, {"type": "downloader_failed", "slot": key})
-            return
-        spec = tree.spec_of(role, key)
-        if spec is None or spec.factory is None:
-            return
-        try:
-            tree.user_actors[key] = spec.factory()
-        except Exception as e:
-            logger.error("Could not restart %(role)s (%(key)s) of crawl %(id)s: %(error)s",
-                         {"role": role, "key": key, "id": tree.crawl_id,
-                          "error": f"{type(e).__name__}: {e}"}, exc_info=True)
-            self._close(tree, f"{role}_failed")
 
     def _restart_later(self, tree, message, delay_s):
         ref = self.actor_ref
@@ -479,10 +469,13 @@ class Supervisor(CrawlActor):
         crawler = tree.crawler
         role = cls.role
         register_failure_reason(f"{role}_failed")
-        spec = ChildSpec(role, lambda: cls.start(crawler, engine=tree.engine, key=path, **common),
+        ref = tree.restartable[(role, path)] = ChildRef(role, path)
+        spec = ChildSpec(role, lambda: cls.start(crawler, engine=tree.engine, key=path,
+                                                 child_ref=ref, **common),
                          PERMANENT, STOP_TIMEOUT_S, key=path)
         tree.specs[(role, path)] = spec
-        tree.user_actors[path] = spec.factory()
+        spec.factory()  # attaches the actor to ref
+        tree.user_actors[path] = ref
         for event in cls.events:
             crawler.signals.connect(_EventRelay(tree, path, event), getattr(signals, event),
                                     weak=False)

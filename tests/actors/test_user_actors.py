@@ -97,6 +97,34 @@ def test_failing_user_actor_is_restarted_and_the_crawl_finishes(server, caplog):
     assert Flaky.later  # the restarted actor got the later events
 
 
+class Counter(UserActor):
+    """Raises on the first item_scraped event, then records the rest."""
+
+    events = ("item_scraped",)
+    died_on = []
+    later = []
+
+    def handle_item_scraped(self, message):
+        if not Counter.died_on:
+            Counter.died_on.append(message["item"])
+            raise RuntimeError("counter fails once")
+        Counter.later.append(message["item"])
+
+
+def test_a_restarted_user_actor_gets_every_event_sent_while_it_was_down(server, caplog):
+    Counter.died_on, Counter.later = [], []
+    urls = [f"{server.url}/slow/{i}" for i in range(6)]
+    # Restarted 0.5 s after its death: the next items are scraped meanwhile.
+    result = run_crawl(ListSpider, {"ACTORS": {f"{__name__}.Counter": 10},
+                                    "SUPERVISOR_BACKOFF": 0.5, "CONCURRENT_REQUESTS": 1},
+                       urls=urls)
+    assert result.finish_reason == "finished"
+    assert result.stats["supervisor/restarts/custom"] == 1
+    assert "died handling a 'item_scraped' message: not sent again" in caplog.text
+    # Every event but the one it died on reached the new instance, in order.
+    assert Counter.died_on + Counter.later == result.items
+
+
 class Broken(UserActor):
     role = "watchdog"
 
