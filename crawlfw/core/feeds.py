@@ -56,6 +56,7 @@ Settings used (Scrapy 1.2 names and meanings):
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import sys
@@ -232,6 +233,7 @@ class FeedWriter:
         self.file = None
         self._export = self._start_and_export
         self._state = "new"
+        self._resume = None  # the JOBDIR state prepare() accepted
         self._started = False
         self._resumable = False  # a local file: checkpoint() can give its state
 
@@ -279,18 +281,11 @@ class FeedWriter:
                 is not a valid ``%``-template.
             OSError: the storage could not be opened (directory not creatable...).
         """
-        if self._state != "new":
+        if self._state == "new":
+            self.prepare(spider, resume)
+        elif self._state != "prepared":
             raise RuntimeError(f"FeedWriter for {self.urifmt!r} is already {self._state}")
-        if spider is not None:
-            self.spider = spider
-        if self.spider is None:
-            raise ValueError("FeedWriter.open() needs the spider (none given to the constructor)")
-        if resume and resume.get("format") == self.format and resume.get("uri"):
-            self.uri = resume["uri"]
-            self.overwrite = False  # -O emptied the file when the job began, not now
-        else:
-            resume = None
-            self.uri = self._resolve_uri()
+        resume = self._resume
         self.storage = self._make_storage(self.uri)
         self._resumable = hasattr(self.storage, "path") and _is_file_storage(self.storage)
         if resume and self._resumable:
@@ -305,6 +300,60 @@ class FeedWriter:
             raise
         self._state = "open"
         return _redact_uri(self.uri)
+
+    def prepare(self, spider=None, resume=None) -> str:
+        """Resolve the feed URI and check that its target can be written, touching
+        nothing: no file is created, opened or emptied. :meth:`open` then opens it.
+
+        The crawl prepares every feed before it opens any, so that a feed refused for
+        its configuration (a URI parameter the spider lacks, a local path under a file
+        or a directory it may not write) never costs another feed's earlier output
+        (an ``overwrite`` feed is emptied when opened).
+
+        Args:
+            spider, resume: as :meth:`open` (which, called after this, ignores its own).
+
+        Returns:
+            str: the resolved URI (password redacted).
+
+        Raises:
+            RuntimeError: the writer was already prepared or opened.
+            ValueError: no spider was given.
+            NotConfigured: the URI names a parameter the spider does not have, or is not
+                a valid ``%``-template.
+            OSError: a local feed file could not be created or written (a directory or
+                a file in its place, no write permission).
+        """
+        if self._state != "new":
+            raise RuntimeError(f"FeedWriter for {self.urifmt!r} is already {self._state}")
+        if spider is not None:
+            self.spider = spider
+        if self.spider is None:
+            raise ValueError("FeedWriter.open() needs the spider (none given to the constructor)")
+        if resume and resume.get("format") == self.format and resume.get("uri"):
+            self.uri = resume["uri"]
+            self.overwrite = False  # -O emptied the file when the job began, not now
+        else:
+            resume = None
+            self.uri = self._resolve_uri()
+        storage = self._make_storage(self.uri)
+        if _is_file_storage(storage):
+            _check_writable(storage.path)
+        self._resume = resume
+        self._state = "prepared"
+        return _redact_uri(self.uri)
+
+    def discard(self) -> None:
+        """Give up an opened feed without storing it: the storage's ``discard`` undoes
+        its ``open`` (a local file it created is removed, one it appended to cut back to
+        its size before); a feed not opened yet is left as is.
+
+        Raises:
+            OSError: the local file cannot be removed or cut back.
+        """
+        if self._state == "open":
+            self._state = "closed"
+            self._discard()
 
     def _make_exporter(self):
         kwargs = dict(self.item_export_kwargs)
@@ -546,6 +595,25 @@ class FeedWriter:
                 f"FEED_URI {_redact_uri(self.urifmt)!r} is not a valid %-template ({e}); "
                 f"write a literal % as %%"
             ) from None
+
+
+def _check_writable(path: str) -> None:
+    """Raise ``OSError`` when the local feed file ``path`` could not be opened for
+    writing, without creating, opening or changing anything."""
+    target = os.path.abspath(path)
+    if os.path.isdir(target):
+        raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+    if os.path.exists(target):
+        if not os.access(target, os.W_OK):
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return
+    parent = os.path.dirname(target)
+    while not os.path.exists(parent):  # the storage creates the missing directories
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise NotADirectoryError(errno.ENOTDIR, "Not a directory", parent)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise PermissionError(errno.EACCES, "Permission denied", parent)
 
 
 def _is_file_storage(storage) -> bool:
