@@ -197,9 +197,13 @@ class ExporterActor(RestartableActor):
         if not self._rewindable:
             logger.error(
                 "Exporter of feed %(feed)s cannot be restarted: it died while writing a "
-                "batch, and a %(scheme)s feed cannot be cut back to where the batch began "
-                "(only a local file's can); closing the crawl (exporter_failed)",
-                {"feed": self.writer.name, "scheme": self.writer.scheme or "file"},
+                "batch, and %(why)s to where the batch began (only a local file's can, "
+                "without batch_item_count or postprocessing); closing the crawl "
+                "(exporter_failed)",
+                {"feed": self.writer.name,
+                 "why": (f"a {self.writer.scheme} feed cannot be cut back"
+                         if self.writer.scheme not in ("", "file")
+                         else f"this feed: {self.writer.not_rewindable_because},")},
                 extra={"spider": self.crawler.spider})
             return False
         self.writer.rewind(self._mark)

@@ -107,9 +107,9 @@ def test_feeds_setting_on_the_command_line(crawlfw, tmp_path, site):
 
 
 def test_unknown_feed_option_is_named(crawlfw, tmp_path, site):
-    custom = {"FEEDS": {"z.jl": {"format": "jsonlines", "batch_item_count": 10}}}
+    custom = {"FEEDS": {"z.jl": {"format": "jsonlines", "batch_itme_count": 10}}}
     result = crawlfw("runspider", spider_file(tmp_path, custom), "-a", f"base_url={site.url}")
-    assert "FEEDS['z.jl'] has unsupported feed option(s) 'batch_item_count'" in result.stderr
+    assert "FEEDS['z.jl'] has unsupported feed option(s) 'batch_itme_count'" in result.stderr
     assert not (tmp_path / "z.jl").exists()
 
 
