@@ -197,13 +197,14 @@ class ExporterActor(RestartableActor):
         if not self._rewindable:
             logger.error(
                 "Exporter of feed %(feed)s cannot be restarted: it died while writing a "
-                "batch, and %(why)s to where the batch began (only a local file's can, "
-                "without batch_item_count or postprocessing); closing the crawl "
-                "(exporter_failed)",
+                "batch, and %(what)s cannot be cut back to where the batch began "
+                "(only a local file's can%(unless)s); closing the crawl (exporter_failed)",
                 {"feed": self.writer.name,
-                 "why": (f"a {self.writer.scheme} feed cannot be cut back"
-                         if self.writer.scheme not in ("", "file")
-                         else f"this feed: {self.writer.not_rewindable_because},")},
+                 "what": (f"a {self.writer.scheme or 'file'} feed"
+                          if self.writer.not_rewindable_because is None
+                          else f"a feed with {self.writer.not_rewindable_because}"),
+                 "unless": ("" if self.writer.not_rewindable_because is None
+                            else ", without batch_item_count or postprocessing")},
                 extra={"spider": self.crawler.spider})
             return False
         self.writer.rewind(self._mark)

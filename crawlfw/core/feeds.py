@@ -403,8 +403,8 @@ class FeedWriter:
             raise NotConfigured(f"{where} postprocessing: {e}") from e
         features = [name for name, used in (("batch_item_count", count),
                                             ("postprocessing", plugins)) if used]
-        self.not_rewindable_because = (
-            f"its {' and '.join(features)} cannot be cut back" if features else None)
+        #: why a local file feed cannot be cut back (restart, JOBDIR resume), or None
+        self.not_rewindable_because = " and ".join(features) or None
         if features and (settings.get("JOBDIR") or settings.get("FRONTIER_URL")):
             raise NotConfigured(
                 f"{where}: {' and '.join(features)} cannot be used with "
