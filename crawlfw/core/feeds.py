@@ -692,6 +692,12 @@ class FeedWriter:
         return create_instance(self._storage_cls, self.settings, self.crawler, uri, **kwargs)
 
     def _discard(self):
+        if self._target is not None:  # the plug-ins' last bytes go into a file dropped
+            try:
+                self.file.close()
+            except Exception:
+                logger.debug("Error closing the post-processing of %(uri)s",
+                             {"uri": self.name}, exc_info=True)
         file = self._raw_file
         discard = getattr(self.storage, "discard", None)
         if discard is not None:
