@@ -23,9 +23,9 @@ import logging
 import re
 import threading
 import time
-from urllib.parse import urlsplit
 from http.cookiejar import Cookie, CookiePolicy, DefaultCookiePolicy
 from http.cookiejar import CookieJar as _CookieJar
+from urllib.parse import urlsplit
 
 from crawlfw.utils.httpobj import urlparse_cached
 from crawlfw.utils.python import to_unicode
