@@ -29,7 +29,12 @@ Settings used (Scrapy 1.2 names and meanings):
 ``FEED_EXPORTERS`` / ``FEED_EXPORTERS_BASE``
     format -> exporter class (path). A None value removes a base entry.
 ``FEED_EXPORT_FIELDS``
-    the fields to export, in order (list or comma-separated string); None: all.
+    the fields to export, in order (list or comma-separated string), or a dict
+    ``{item field: output name}`` (Scrapy 2.4); None: all.
+``FEED_EXPORT_BATCH_ITEM_COUNT``
+    (Scrapy 2.3) start a new file every this many items (0, the default: one file); the
+    URI must then hold ``%(batch_id)d`` (1, 2, ...) or ``%(batch_time)s`` (the UTC time
+    the batch began, ``2026-11-25T16-02-36.123456+00-00``).
 ``FEED_EXPORT_ENCODING``
     the output encoding; None: UTF-8, with JSON escaped to ASCII.
 ``FEED_STORE_EMPTY``
@@ -46,12 +51,21 @@ Settings used (Scrapy 1.2 names and meanings):
     (``FEED_EXPORT_FIELDS``), ``store_empty`` (``FEED_STORE_EMPTY``), ``overwrite``
     (False: a local file is appended to, as Scrapy 1.2 does; True: replaced),
     ``indent`` (None; JSON only: indents each item), ``item_export_kwargs`` (more
-    keyword arguments for the exporter), ``uri_params`` (``FEED_URI_PARAMS``).
+    keyword arguments for the exporter), ``uri_params`` (``FEED_URI_PARAMS``), and
+    Scrapy 2's ``batch_item_count`` (``FEED_EXPORT_BATCH_ITEM_COUNT``),
+    ``postprocessing`` (plug-ins, :mod:`crawlfw.extensions.postprocessing`, with their
+    options), ``item_filter`` (a class built with the feed's options, whose
+    ``accepts(item)`` picks the items; default
+    :class:`crawlfw.extensions.feedexport.ItemFilter`) and ``item_classes``. A feed
+    with batches or post-processing cannot be cut back: refused with ``JOBDIR`` or
+    ``FRONTIER_URL``. Unknown options are refused, unless the feed has plug-ins or an
+    item filter (which may read their own).
     ``FEED_URI``, when set, is one more feed with the ``FEED_*`` options
     (:func:`feeds_from_settings`).
 
 :func:`feed_settings_from_cli` turns the ``-o FILE`` / ``-t FORMAT`` options of the
-``crawl`` and ``runspider`` commands into ``FEED_URI`` / ``FEED_FORMAT``.
+``crawl`` and ``runspider`` commands (also Scrapy 2's ``-o URI:FORMAT``) into
+``FEED_URI`` / ``FEED_FORMAT``.
 """
 
 from __future__ import annotations
