@@ -6,7 +6,6 @@ from w3lib.http import basic_auth_header
 
 from crawlfw import signals
 from crawlfw.utils.httpobj import urlparse_cached
-from crawlfw.utils.url import url_is_from_any_domain
 
 __all__ = ["HttpAuthMiddleware"]
 
@@ -68,6 +67,10 @@ class HttpAuthMiddleware:
                 {"domain": self.domain},
                 extra={"spider": spider},
             )
-        if self.domain and not url_is_from_any_domain(urlparse_cached(request), [self.domain]):
-            return
+        if self.domain:
+            # the host, whatever the port (url_is_from_any_domain compares the netloc)
+            host = (urlparse_cached(request).hostname or "").lower()
+            domain = self.domain.lower()
+            if host != domain and not host.endswith("." + domain):
+                return
         request.headers[b"Authorization"] = self.auth
