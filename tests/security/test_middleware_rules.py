@@ -166,3 +166,16 @@ def test_http_auth_domain_none_means_every_host():
         request = Request(url)
         mw.process_request(request, Everywhere())
         assert b"Authorization" in request.headers
+
+
+def test_each_transfer_allows_only_its_own_scheme():
+    """curl's per-transfer CURLOPT_PROTOCOLS: one protocol bit per supported scheme, and
+    redirects (never followed by curl) limited to http/https."""
+    import pycurl
+
+    from crawlfw.core import curl
+
+    assert set(curl._SCHEME_PROTOCOLS) == set(curl.SUPPORTED_SCHEMES)
+    for bit in curl._SCHEME_PROTOCOLS.values():
+        assert bit and bit & (bit - 1) == 0  # exactly one protocol
+    assert curl._REDIR_PROTOCOLS == pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS
