@@ -233,6 +233,12 @@ ITEM_PROCESSOR = 'crawlfw.pipelines.ItemPipelineManager'
 ITEM_PIPELINES = {}
 ITEM_PIPELINES_BASE = {}
 
+# A file:// request produced from an http(s) response (a link, response.follow, a
+# CrawlSpider rule) is dropped with a WARNING (scraper/refused_local_url), as a browser
+# does; True restores Scrapy's behaviour (follow it). Start requests and requests made
+# from file:// responses are never affected. See docs/security.md.
+LOCAL_URLS_FROM_WEB_ENABLED = False
+
 LOG_ENABLED = True
 LOG_ENCODING = 'utf-8'
 LOG_FORMATTER = 'crawlfw.logformatter.LogFormatter'
