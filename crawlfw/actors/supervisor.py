@@ -55,6 +55,7 @@ from crawlfw.actors._facade import EngineFacade
 from crawlfw.core._reasons import is_failure_reason, register_failure_reason
 from crawlfw.core._supervision import PERMANENT, ChildSpec, RestartIntensity
 from crawlfw.core.slot import slot_key
+from crawlfw.core.frontier import FrontierError
 from crawlfw.exceptions import CrawlStartError
 from crawlfw.utils._hooks import contain_dupefilter
 from crawlfw.utils.misc import load_object
@@ -399,7 +400,10 @@ class Supervisor(CrawlActor):
         user_actors = _user_actor_classes(crawler.settings)  # refused before anything starts
         # The frontier first: a JOBDIR job's metadata tells how to resume the feeds and
         # the start requests.
-        scheduler = load_object(crawler.settings["SCHEDULER"]).from_crawler(crawler)
+        try:  # a JOBDIR that is locked, damaged or inconsistent: refused in one line
+            scheduler = load_object(crawler.settings["SCHEDULER"]).from_crawler(crawler)
+        except FrontierError as e:
+            raise CrawlStartError(str(e)) from e
         contain_dupefilter(getattr(scheduler, "df", None), crawler)  # user code: contained
         tree.frontier = frontier = frontier_of(scheduler)
         durable = bool(getattr(frontier, "durable", False))

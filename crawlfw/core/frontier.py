@@ -30,6 +30,7 @@ decides when a lease may be acked.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -43,11 +44,15 @@ from crawlfw.utils.reqser import request_from_dict, request_to_dict
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FrontierError", "JobMeta", "MemoryFrontier", "SqliteFrontier", "FRONTIER_FILE",
-           "read_job_meta"]
+__all__ = ["FrontierError", "JobLocked", "JobLock", "JobMeta", "MemoryFrontier",
+           "SqliteFrontier", "FRONTIER_FILE", "LOCK_FILE", "read_job_meta"]
 
 #: The frontier's file inside ``JOBDIR``.
 FRONTIER_FILE = "frontier.sqlite"
+
+#: The lock file inside ``JOBDIR``: one crawl at a time holds it (``flock``), and writes
+#: its process id into it.
+LOCK_FILE = "crawl.lock"
 
 #: Most fingerprints kept in memory to answer repeated links without SQLite (about
 #: 130 bytes each; the set is emptied when full, so memory stays bounded).
@@ -77,6 +82,76 @@ _FIFO_NEXT = "SELECT id, data FROM requests WHERE leased = 0 ORDER BY priority D
 class FrontierError(Exception):
     """The frontier cannot be used: its file is not a frontier, is of another version,
     or the disk failed. The message names the file."""
+
+
+class JobLocked(FrontierError):
+    """Another crawl (this process or another one) holds the ``JOBDIR``'s lock."""
+
+
+class JobLock:
+    """The exclusive lock of one ``JOBDIR``: at most one crawl uses a job directory.
+
+    An OS file lock (``flock(LOCK_EX | LOCK_NB)``, POSIX/BSD advisory locking) on
+    ``<JOBDIR>/crawl.lock``, held as long as the crawl runs. The kernel releases it when
+    the holder's file is closed or its process dies, so a ``kill -9`` never leaves a stale
+    lock. The holder writes its process id (and command line) into the file so a refused
+    crawl can name it; the file itself is left in place (removing it would let a third
+    crawl lock a new file while the second still holds the old one).
+
+    Args:
+        jobdir: the ``JOBDIR`` (must exist).
+    """
+
+    def __init__(self, jobdir: str):
+        self.jobdir = jobdir
+        self.path = os.path.join(jobdir, LOCK_FILE)
+        self._fd = None
+
+    def acquire(self) -> None:
+        """Take the lock without waiting.
+
+        Raises:
+            JobLocked: another crawl holds it; the message names the ``JOBDIR`` and the
+                owner's process id as it wrote it.
+            FrontierError: the lock file cannot be created or locked (an ``OSError``).
+        """
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as e:
+            raise FrontierError(f"Cannot create the lock file {self.path}: {e}") from e
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                owner = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip() or "unknown"
+            finally:
+                os.close(fd)
+            raise JobLocked(
+                f"JOBDIR {self.jobdir} is in use by another crawl ({owner}): one crawl at "
+                f"a time per JOBDIR; stop it first, or use another JOBDIR") from None
+        except OSError as e:
+            os.close(fd)
+            raise FrontierError(f"Cannot lock {self.path}: {e}") from e
+        try:
+            owner = f"pid {os.getpid()}"
+            try:
+                with open(f"/proc/{os.getpid()}/cmdline", "rb") as f:
+                    cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+                if cmd:
+                    owner += f": {cmd[:300]}"
+            except OSError:
+                pass
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, (owner + "\n").encode(), 0)
+        except OSError:  # the lock is what counts; the owner's name is a courtesy
+            pass
+        self._fd = fd
+
+    def release(self) -> None:
+        """Give the lock back (closing the file releases it); idempotent."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
 
 
 class JobMeta(dict):
@@ -260,6 +335,16 @@ class SqliteFrontier(PushMany):
         self._seen_cache = set()  # fingerprints known to be in ``seen`` (bounded)
         self._leased = 0
         os.makedirs(jobdir, exist_ok=True)
+        # The lock before anything else in the JOBDIR (or any feed) is opened.
+        self.lock = JobLock(jobdir)
+        self.lock.acquire()
+        try:
+            self._open(lifo, fsync)
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def _open(self, lifo, fsync):
         existed = os.path.exists(self.path)
         try:
             self.conn = sqlite3.connect(self.path, check_same_thread=False,
@@ -433,7 +518,10 @@ class SqliteFrontier(PushMany):
         try:
             self.conn.commit()
         finally:
-            self.conn.close()
+            try:
+                self.conn.close()
+            finally:
+                self.lock.release()
         return left
 
     def __len__(self) -> int:
