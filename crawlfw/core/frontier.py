@@ -36,6 +36,8 @@ import logging
 import os
 import pickle
 import sqlite3
+import time
+import uuid
 
 from crawlfw.core.pqueue import PriorityQueue
 from crawlfw.dupefilters import RFPDupeFilter
@@ -45,10 +47,18 @@ from crawlfw.utils.reqser import request_from_dict, request_to_dict
 logger = logging.getLogger(__name__)
 
 __all__ = ["FrontierError", "JobLocked", "JobLock", "JobMeta", "MemoryFrontier",
-           "SqliteFrontier", "FRONTIER_FILE", "LOCK_FILE", "read_job_meta"]
+           "SqliteFrontier", "FRONTIER_FILE", "JOB_FILE", "LOCK_FILE", "read_job_meta"]
 
 #: The frontier's file inside ``JOBDIR``.
 FRONTIER_FILE = "frontier.sqlite"
+
+#: The job's record inside ``JOBDIR``: ``{"job": id, "generation": n}``, rewritten
+#: (atomically) after each commit of the frontier; a frontier older than it is refused.
+JOB_FILE = "job.json"
+
+#: How to start a job over on purpose, said by every refusal of a JOBDIR's history.
+START_OVER = ("to start over on purpose, remove the JOBDIR (or use a new one) and move "
+              "the job's feeds away")
 
 #: The lock file inside ``JOBDIR``: one crawl at a time holds it (``flock``), and writes
 #: its process id into it.
@@ -306,6 +316,16 @@ class SqliteFrontier(PushMany):
     ``request_fingerprint`` is used); any other dupefilter is asked
     ``request_seen`` as usual and keeps its own state.
 
+    A job knows its history: each commit raises a generation number (``meta``
+    ``generation``), and once committed it is written with the job's id to
+    ``<JOBDIR>/job.json`` (:data:`JOB_FILE`, replaced atomically). A frontier that is
+    missing, of another job, or older than that record (a lost ``-wal`` file, a restored
+    backup, a deleted file) is refused before anything is written, rather than silently
+    starting a new job whose items would repeat the committed ones. The write-ahead log
+    is checkpointed into the main file (``PRAGMA wal_checkpoint(TRUNCATE)``) at a clean
+    close and every ``wal_checkpoint_s`` seconds, so ``frontier.sqlite`` alone is a
+    consistent (if older) job.
+
     Args:
         jobdir: the ``JOBDIR`` (created if missing).
         dupefilter: the crawl's dupefilter.
@@ -315,14 +335,20 @@ class SqliteFrontier(PushMany):
             ``synchronous=FULL``), surviving a power loss; False: a commit survives the
             process dying (``kill -9``) but not the machine (``synchronous=NORMAL``).
         stats: the crawl's stats collector, or None.
+        wal_checkpoint_s: most seconds between two checkpoints of the write-ahead log
+            into the main file (``FRONTIER_WAL_CHECKPOINT_INTERVAL``).
 
     Raises:
-        FrontierError: the file is not a frontier or is of another version.
+        JobLocked: another crawl uses the ``JOBDIR``.
+        FrontierError: the file is not a frontier or is of another version, or the
+            ``JOBDIR``'s history says its frontier is missing or older than what the job
+            committed (the message names the file and says how to start over).
     """
 
     durable = True
 
-    def __init__(self, jobdir, dupefilter, *, lifo=True, fsync=True, stats=None):
+    def __init__(self, jobdir, dupefilter, *, lifo=True, fsync=True, stats=None,
+                 wal_checkpoint_s=30.0):
         self.jobdir = jobdir
         self.path = os.path.join(jobdir, FRONTIER_FILE)
         self.df = dupefilter
@@ -334,6 +360,9 @@ class SqliteFrontier(PushMany):
         self._transient = PriorityQueue(lambda priority: _Lifo())
         self._seen_cache = set()  # fingerprints known to be in ``seen`` (bounded)
         self._leased = 0
+        self.job_path = os.path.join(jobdir, JOB_FILE)
+        self.wal_checkpoint_s = wal_checkpoint_s
+        self._last_wal_checkpoint = time.monotonic()
         os.makedirs(jobdir, exist_ok=True)
         # The lock before anything else in the JOBDIR (or any feed) is opened.
         self.lock = JobLock(jobdir)
@@ -345,10 +374,18 @@ class SqliteFrontier(PushMany):
             raise
 
     def _open(self, lifo, fsync):
+        record = self._read_job_record()
         existed = os.path.exists(self.path)
+        if record is not None and not existed:
+            raise FrontierError(
+                f"JOBDIR {self.jobdir}: {FRONTIER_FILE} is missing, but this job has "
+                f"committed work ({JOB_FILE}: generation {record['generation']}); resuming "
+                f"would start a new job and repeat its items: refused; {START_OVER}")
         try:
             self.conn = sqlite3.connect(self.path, check_same_thread=False,
                                         isolation_level="DEFERRED")
+            if record is not None:  # checked before anything is written
+                self._check_history(record)
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
             self.conn.executescript(_SCHEMA)
@@ -364,6 +401,10 @@ class SqliteFrontier(PushMany):
                     f"{self.path} is a frontier of version {version}; this crawlfw reads "
                     f"version {SCHEMA_VERSION}: use a new JOBDIR"
                 )
+            self.generation = self.meta.get("generation", 0)
+            if "job" not in self.meta:  # a new job (or one of an older crawlfw)
+                self.meta["job"] = uuid.uuid4().hex
+                self._write_meta({"job": self.meta["job"]})
             # Leases are never durable: rows leased by a run that died are queued again.
             self.recovered = self.conn.execute(
                 "UPDATE requests SET leased = 0 WHERE leased = 1").rowcount
@@ -374,6 +415,67 @@ class SqliteFrontier(PushMany):
         except sqlite3.DatabaseError as e:
             raise FrontierError(f"Cannot open the frontier {self.path}: {e}") from e
         self.meta["resumed"] = existed
+
+    def _read_job_record(self) -> dict | None:
+        """The job's record (:data:`JOB_FILE`), or None when there is none (a new job,
+        or a frontier copied alone, which is consistent by itself).
+
+        Raises:
+            FrontierError: the record exists but cannot be read.
+        """
+        try:
+            with open(self.job_path, encoding="utf-8") as f:
+                record = json.load(f)
+            if not isinstance(record.get("job"), str) or not isinstance(
+                    record.get("generation"), int):
+                raise ValueError("no job id and generation")
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, AttributeError) as e:
+            raise FrontierError(
+                f"JOBDIR {self.jobdir}: cannot read the job's record {self.job_path} "
+                f"({e}); if {FRONTIER_FILE} is the job to resume, remove {JOB_FILE}; "
+                f"{START_OVER}") from e
+        return record
+
+    def _check_history(self, record: dict) -> None:
+        """Refuse a frontier that is not the job ``record`` describes, or is older than
+        its last commit. Reads only (nothing is written before this passes)."""
+        conn = self.conn
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+                        ).fetchone() is None:
+            meta = {}
+        else:
+            meta = {k: json.loads(v) for k, v in conn.execute(
+                "SELECT key, value FROM meta WHERE key IN ('job', 'generation')")}
+        generation = meta.get("generation", 0)
+        if meta.get("job") not in (None, record["job"]):
+            problem = (f"{FRONTIER_FILE} belongs to another job ({meta['job']}, not "
+                       f"{record['job']} of {JOB_FILE})")
+        elif generation < record["generation"]:
+            problem = (f"{FRONTIER_FILE} is older than what this job committed (commit "
+                       f"{generation}, {JOB_FILE} says {record['generation']}): its "
+                       f"write-ahead log ({FRONTIER_FILE}-wal) was lost, or it was "
+                       f"restored from an older copy")
+        else:
+            return
+        conn.close()
+        raise FrontierError(
+            f"JOBDIR {self.jobdir}: {problem}; resuming would repeat or lose committed "
+            f"work: refused; {START_OVER}")
+
+    def _write_job_record(self) -> None:
+        """Replace :data:`JOB_FILE` with this job's id and last committed generation
+        (a new file renamed over the old: never half written)."""
+        tmp = self.job_path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"job": self.meta["job"], "generation": self.generation}, f)
+        os.replace(tmp, self.job_path)
+
+    def _checkpoint_wal(self) -> None:
+        """Move the write-ahead log into the main file and empty it."""
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self._last_wal_checkpoint = time.monotonic()
 
     # --- the queue ----------------------------------------------------------------------
 
@@ -502,11 +604,19 @@ class SqliteFrontier(PushMany):
         Raises:
             sqlite3.Error: the disk failed; nothing of this transaction is durable.
         """
-        if meta:
-            self.set_meta(meta)
+        self.generation += 1
+        self.set_meta({**meta, "generation": self.generation} if meta
+                      else {"generation": self.generation})
         _faults.hit("frontier.in_commit")
-        self.conn.commit()
+        try:
+            self.conn.commit()
+        except BaseException:
+            self.generation -= 1
+            raise
         _faults.hit("frontier.after_commit")
+        self._write_job_record()
+        if time.monotonic() - self._last_wal_checkpoint >= self.wal_checkpoint_s:
+            self._checkpoint_wal()
 
     def close(self, reason: str) -> list:
         """Commit what is pending (a clean stop keeps acked work) and close the file.
@@ -516,7 +626,8 @@ class SqliteFrontier(PushMany):
         """
         left = _pop_up_to(self._transient, len(self._transient))
         try:
-            self.conn.commit()
+            self.commit()
+            self._checkpoint_wal()  # frontier.sqlite alone is the whole job
         finally:
             try:
                 self.conn.close()

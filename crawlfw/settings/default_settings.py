@@ -369,6 +369,12 @@ SUPERVISOR_RESTART_WINDOW = 60  # seconds
 # the process dying (kill -9, OOM), at less I/O.
 FRONTIER_CHECKPOINT_INTERVAL = 1.0  # seconds
 FRONTIER_FSYNC = True
+# The frontier's write-ahead log (frontier.sqlite-wal) is moved into frontier.sqlite at
+# a clean close and at least every FRONTIER_WAL_CHECKPOINT_INTERVAL seconds, so a copy
+# of frontier.sqlite alone is a consistent (if older) job. JOBDIR/job.json records the
+# job's last commit: a frontier older than it (a lost -wal file, a restored backup) or
+# missing is refused at start instead of silently starting a new job.
+FRONTIER_WAL_CHECKPOINT_INTERVAL = 30.0  # seconds
 
 # One crawl across many processes and machines (crawlfw.core.redis_frontier): every
 # worker with the same FRONTIER_URL ('redis://host:port/db') and FRONTIER_KEY (default:

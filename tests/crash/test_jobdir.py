@@ -79,3 +79,65 @@ def test_kill_9_leaves_no_stale_lock(slow_site, tmp_path):
     code, text = finish(slow_site, job, feed, tmp_path / "final.log")
     assert code == 0, text[-3000:]
     assert sorted(read_pages(feed, "jl")) == list(range(slow_site.pages))
+
+
+def kill_mid_crawl(site, job, feed, rng, *extra):
+    proc = start_crawl(site, job, feed, *extra)
+    wait_for_growth(proc, feed, rng.randint(2000, 8000))
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(60)
+    assert (job / "job.json").exists()
+
+
+def snapshot(*paths) -> dict:
+    return {str(p): (p.read_bytes() if p.exists() else None) for p in paths}
+
+
+def test_lost_wal_after_a_kill_is_refused_touching_nothing(slow_site, tmp_path):
+    """The common backup mistake: ``frontier.sqlite`` without its ``-wal``. The job's
+    last commits are only in the lost log: refused, not started as a new job."""
+    rng = random.Random(f"{SEED}-lost-wal")
+    job, feed = tmp_path / "job", tmp_path / "items.jl"
+    kill_mid_crawl(slow_site, job, feed, rng)
+    for suffix in ("-wal", "-shm"):
+        (job / f"frontier.sqlite{suffix}").unlink(missing_ok=True)
+    before = snapshot(feed, job / "frontier.sqlite", job / "job.json")
+    code, text = run_to_end(slow_site, job, feed, tmp_path / "resume.log")
+    assert code == 1, text[-3000:]
+    assert (f"JOBDIR {job}: frontier.sqlite is older than what this job committed" in text
+            ), text[-3000:]
+    assert "to start over on purpose, remove the JOBDIR" in text
+    assert "Spider opened" not in text and "Traceback" not in text, text[-3000:]
+    assert snapshot(feed, job / "frontier.sqlite", job / "job.json") == before
+
+
+def test_deleted_frontier_is_refused_touching_nothing(slow_site, tmp_path):
+    rng = random.Random(f"{SEED}-deleted-frontier")
+    job, feed = tmp_path / "job", tmp_path / "items.jl"
+    kill_mid_crawl(slow_site, job, feed, rng)
+    for suffix in ("", "-wal", "-shm"):
+        (job / f"frontier.sqlite{suffix}").unlink(missing_ok=True)
+    before = snapshot(feed, job / "job.json")
+    code, text = run_to_end(slow_site, job, feed, tmp_path / "resume.log")
+    assert code == 1, text[-3000:]
+    assert f"JOBDIR {job}: frontier.sqlite is missing, but this job has committed" in text
+    assert "Traceback" not in text, text[-3000:]
+    assert not (job / "frontier.sqlite").exists()
+    assert snapshot(feed, job / "job.json") == before
+
+
+def test_frontier_copied_alone_after_a_clean_stop_resumes_every_page_once(slow_site, tmp_path):
+    """A clean stop checkpoints the write-ahead log into ``frontier.sqlite``: the file
+    alone (no ``-wal``, no ``-shm``) is the whole job."""
+    rng = random.Random(f"{SEED}-copied-alone")
+    job, feed = tmp_path / "job", tmp_path / "items.jl"
+    proc = start_crawl(slow_site, job, feed)
+    wait_for_growth(proc, feed, rng.randint(2000, 8000))
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(60) == 0
+    for suffix in ("-wal", "-shm"):
+        (job / f"frontier.sqlite{suffix}").unlink(missing_ok=True)
+    code, text = finish(slow_site, job, feed, tmp_path / "final.log")
+    assert code == 0, text[-3000:]
+    assert "Resuming crawl" in text
+    assert sorted(read_pages(feed, "jl")) == list(range(slow_site.pages))
