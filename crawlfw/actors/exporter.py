@@ -22,13 +22,39 @@ import logging
 
 from crawlfw.actors._childref import RestartableActor
 from crawlfw.actors.pipeline import forward_checkpoint
-from crawlfw.core.feeds import FeedWriter
+from crawlfw.core.feeds import FeedResumeError, FeedWriter
 from crawlfw.exceptions import CrawlStartError, NotConfigured
 from crawlfw.utils import _faults
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["ExporterActor"]
+
+
+def check_feeds(crawler, feeds, resume_states) -> None:
+    """Check, writing nothing, that every feed of a resumed ``JOBDIR`` job can be
+    resumed (:meth:`FeedWriter.check_resume <crawlfw.core.feeds.FeedWriter.check_resume>`),
+    before any is opened or cut back.
+
+    Args:
+        crawler: the Crawler.
+        feeds: ``[(uri, options)]`` as :func:`crawlfw.core.feeds.feeds_from_settings`.
+        resume_states: ``{feed key: state}`` committed by the job.
+
+    Raises:
+        CrawlStartError: a feed is missing or shorter than committed (one line naming
+            it); or a feed's settings are wrong.
+    """
+    if not resume_states:
+        return
+    for uri, options in feeds:
+        try:
+            writer = FeedWriter.from_crawler(crawler, uri, options)
+            writer.check_resume(resume_states.get(writer.key))
+        except FeedResumeError as e:
+            raise CrawlStartError(str(e)) from e
+        except (OSError, NotConfigured) as e:
+            raise CrawlStartError(f"Cannot open the feed {uri}: {e}") from e
 
 
 def open_feed(crawler, uri=None, options=None, resume_states=None) -> FeedWriter:
@@ -53,6 +79,8 @@ def open_feed(crawler, uri=None, options=None, resume_states=None) -> FeedWriter
     try:
         writer = FeedWriter.from_crawler(crawler, uri, options)
         writer.open(resume=(resume_states or {}).get(writer.key))
+    except FeedResumeError as e:
+        raise CrawlStartError(str(e)) from e
     except (OSError, NotConfigured) as e:
         name = uri or crawler.settings.get("FEED_URI")
         raise CrawlStartError(f"Cannot open the feed {name}: {e}") from e
@@ -128,8 +156,20 @@ class ExporterActor(RestartableActor):
 
     def handle_checkpoint(self, message):
         """Make the feed durable up to here and pass the checkpoint on, with this feed's
-        state (None for storages that cannot resume: stdout, FTP, S3)."""
-        message["feeds"][self.writer.key] = self.writer.checkpoint(fsync=self.fsync)
+        state (None for storages that cannot resume: stdout, FTP, S3). A feed that
+        failed (a write error, its file deleted or replaced: checked here) stops the
+        checkpoint: the leases whose items it lost are not acked, and the crawl closes
+        with ``feed_failed``."""
+        if self.failed:  # its items are not all in the feed: nothing may be acked
+            return
+        try:
+            message["feeds"][self.writer.key] = self.writer.checkpoint(fsync=self.fsync)
+        except OSError as e:  # disk full, or the file deleted or replaced meanwhile
+            logger.error("Feed %(feed)s failed: %(error)s; closing the crawl (feed_failed)",
+                         {"feed": self.writer.name, "error": e},
+                         extra={"spider": self.crawler.spider})
+            self._feed_failed()
+            return
         forward_checkpoint(self, message, message["next"])
 
     def prepare_restart(self) -> bool:

@@ -387,7 +387,7 @@ class Supervisor(CrawlActor):
 
     def _start_tree(self, tree):
         from crawlfw.actors.engine import EngineActor
-        from crawlfw.actors.exporter import ExporterActor, open_feed
+        from crawlfw.actors.exporter import ExporterActor, check_feeds, open_feed
         from crawlfw.actors.pipeline import PipelineActor
         from crawlfw.actors.scheduler import SchedulerActor, frontier_of
         from crawlfw.actors.spider_runner import SpiderRunnerActor
@@ -411,6 +411,8 @@ class Supervisor(CrawlActor):
         try:
             feeds = dict(job.get("feeds", {}))
             if _feed_export_enabled(crawler.settings):  # one exporter per feed (FEEDS, FEED_URI)
+                # Every feed's resume is checked before any is opened or cut back.
+                check_feeds(crawler, feeds_from_settings(crawler.settings), feeds)
                 for uri, options in feeds_from_settings(crawler.settings):
                     writer = open_feed(crawler, uri, options, resume_states=feeds)
                     feeds[writer.key] = writer.checkpoint(fsync=False)
@@ -544,6 +546,8 @@ class Supervisor(CrawlActor):
             if crawler._failed_feeds and not is_failure_reason(reason):
                 reason = tree.closing = "feed_failed"  # a feed could not be written or stored
             _stop(tree.scheduler, timeout_of("scheduler"))
+            if crawler.stats.get_value("frontier/error") and not is_failure_reason(reason):
+                reason = tree.closing = "frontier_failed"  # its last commit failed
         finally:
             try:
                 self.actor_ref.tell({"type": "crawl_stopped", "crawl_id": tree.crawl_id})

@@ -626,7 +626,9 @@ class SqliteFrontier(PushMany):
         """
         left = _pop_up_to(self._transient, len(self._transient))
         try:
-            self.commit()
+            if reason != "start_failed":  # a refused start commits nothing
+                _faults.hit("frontier.in_close")
+                self.commit()
             self._checkpoint_wal()  # frontier.sqlite alone is the whole job
         finally:
             try:

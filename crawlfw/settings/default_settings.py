@@ -180,6 +180,10 @@ FEED_URI = None
 FEED_URI_PARAMS = None  # a function to extend uri arguments
 FEED_FORMAT = 'jsonlines'
 FEED_STORE_EMPTY = True  # Scrapy >= 2.11 (1.2: False)
+# A JOBDIR job's local feed found missing or shorter than the job committed is refused
+# at resume (exit 1); True: start that feed anew instead (the old file kept aside as
+# <file>.broken-<unix time>; the items committed before are not in the new one).
+FEED_RESTART_BROKEN = False
 FEED_EXPORT_ENCODING = None
 FEED_EXPORT_FIELDS = None
 FEED_STORAGES = {}

@@ -20,6 +20,7 @@ Points (see ARCHITECTURE.md, "Lose nothing" and "Supervision"):
 - ``frontier.after_lease``: requests leased (the lease is in the open transaction);
 - ``frontier.in_commit``: acks, pushes and metadata written, ``COMMIT`` not yet run;
 - ``frontier.after_commit``: just after a ``COMMIT``;
+- ``frontier.in_close``: the frontier closing, its last commit not yet run;
 - ``feed.mid_batch``: half of an Exporter's batch written, then half an item's line,
   flushed to the feed file;
 - ``feed.before_commit``: the feed flushed for a checkpoint, the frontier not committed;

@@ -419,7 +419,8 @@ class BrokenUploadStorage(BlockingFeedStorage):
 def test_exported_names():
     import crawlfw.core.feeds as module
 
-    assert sorted(module.__all__) == ["FeedWriter", "feed_settings_from_cli",
+    assert sorted(module.__all__) == ["FeedReplacedError", "FeedResumeError", "FeedWriter",
+                                      "feed_settings_from_cli",
                                       "feeds_from_settings", "uri_scheme"]
 
 

@@ -82,8 +82,11 @@ def test_kill_9_leaves_no_stale_lock(slow_site, tmp_path):
 
 
 def kill_mid_crawl(site, job, feed, rng, *extra):
+    """SIGKILL the crawl once its feed has grown past a seeded size (JSON Lines and
+    JSON: 2-8 KB of the ~13 KB; CSV: 0.5-2.5 KB of the ~4 KB)."""
     proc = start_crawl(site, job, feed, *extra)
-    wait_for_growth(proc, feed, rng.randint(2000, 8000))
+    wait_for_growth(proc, feed, rng.randint(500, 2500) if feed.suffix == ".csv"
+                    else rng.randint(2000, 8000))
     proc.send_signal(signal.SIGKILL)
     proc.wait(60)
     assert (job / "job.json").exists()
@@ -140,4 +143,71 @@ def test_frontier_copied_alone_after_a_clean_stop_resumes_every_page_once(slow_s
     code, text = finish(slow_site, job, feed, tmp_path / "final.log")
     assert code == 0, text[-3000:]
     assert "Resuming crawl" in text
+    assert sorted(read_pages(feed, "jl")) == list(range(slow_site.pages))
+
+
+def test_shortened_feed_stops_the_resume_unless_told_to_start_it_anew(slow_site, tmp_path):
+    rng = random.Random(f"{SEED}-short-feed")
+    job, feed = tmp_path / "job", tmp_path / "items.json"
+    kill_mid_crawl(slow_site, job, feed, rng)
+    data = feed.read_bytes()
+    feed.write_bytes(data[: len(data) // 3])
+    before = snapshot(feed)
+    code, text = run_to_end(slow_site, job, feed, tmp_path / "resume.log")
+    assert code == 1, text[-3000:]
+    assert f"Feed {feed} is {len(data) // 3} bytes long, but this job committed" in text, text
+    assert "set FEED_RESTART_BROKEN = True" in text and "Traceback" not in text
+    assert snapshot(feed) == before  # nothing written
+    # On purpose: the feed starts anew, a well-formed document; the old one is kept.
+    code, text = run_to_end(slow_site, job, feed, tmp_path / "anew.log",
+                            "-s", "FEED_RESTART_BROKEN=True")
+    assert code == 0, text[-3000:]
+    assert "starting the feed anew (FEED_RESTART_BROKEN)" in text
+    kept = list(tmp_path.glob("items.json.broken-*"))
+    assert len(kept) == 1 and kept[0].read_bytes() == before[str(feed)]
+    pages = read_pages(feed, "json")  # parses the document: it is whole
+    assert len(pages) == len(set(pages)) and pages
+
+
+def test_missing_feed_stops_the_resume(slow_site, tmp_path):
+    rng = random.Random(f"{SEED}-missing-feed")
+    job, feed = tmp_path / "job", tmp_path / "items.csv"
+    kill_mid_crawl(slow_site, job, feed, rng)
+    feed.unlink()
+    code, text = run_to_end(slow_site, job, feed, tmp_path / "resume.log")
+    assert code == 1, text[-3000:]
+    assert f"Feed {feed} is missing, but this job committed" in text, text[-3000:]
+    assert not feed.exists()
+
+
+@pytest.mark.parametrize("jobdir", [True, False], ids=["jobdir", "no-jobdir"])
+def test_feed_deleted_during_the_crawl_fails_it(slow_site, tmp_path, jobdir):
+    job, feed = tmp_path / "job", tmp_path / "items.jl"
+    extra = () if jobdir else ("-s", "JOBDIR=")
+    with open(tmp_path / "run.log", "wb") as log:
+        proc = start_crawl(slow_site, job, feed, *extra, log=log)
+        wait_for_growth(proc, feed, 3000)
+        feed.unlink()
+        code = proc.wait(180)
+    text = (tmp_path / "run.log").read_text(errors="replace")
+    assert code == 1, text[-3000:]
+    assert f"the file {feed} was deleted or moved during the crawl" in text, text[-3000:]
+    assert "Stored jsonlines feed" not in text
+    assert "'finish_reason': 'feed_failed'" in text
+
+
+def test_a_failed_last_commit_does_not_end_as_finished(slow_site, tmp_path):
+    job, feed = tmp_path / "job", tmp_path / "items.jl"
+    with open(tmp_path / "run.log", "wb") as log:
+        proc = start_crawl(slow_site, job, feed, "-s", "CONCURRENT_REQUESTS=16", log=log,
+                           env={"CRAWLFW_FAULTS": "frontier.in_close:1:eio"})
+        code = proc.wait(180)
+    text = (tmp_path / "run.log").read_text(errors="replace")
+    assert "Frontier failed: OSError: [Errno 5] injected I/O error at frontier.in_close" in text
+    assert "'finish_reason': 'frontier_failed'" in text, text[-3000:]
+    assert "Spider closed (finished)" not in text
+    assert code == 1
+    # Nothing committed was lost: the same command finishes the job.
+    code, text = finish(slow_site, job, feed, tmp_path / "final.log")
+    assert code == 0, text[-3000:]
     assert sorted(read_pages(feed, "jl")) == list(range(slow_site.pages))
