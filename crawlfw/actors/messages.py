@@ -314,9 +314,13 @@ class Crawl(TypedDict):
 
 
 class RecheckIdle(TypedDict):
-    """Timer -> Engine: fire ``spider_idle`` again after a handler raised DontCloseSpider."""
+    """Timer -> Engine: fire ``spider_idle`` again after a handler raised DontCloseSpider,
+    or (``stuck``) ask the Scheduler again after it held requests it could not dispatch."""
 
     type: Literal["recheck_idle"]
+    stuck: NotRequired[bool]
+    """True: the recheck of a stuck crawl (see ``STALL_TIMEOUT``), not a ``spider_idle``
+    one."""
 
 
 class FrontierTick(TypedDict):
@@ -457,6 +461,10 @@ class CheckIdle(TypedDict):
     """The engine's idle-check number, echoed in ``idle_checked``."""
     reply_to: ActorRef
     """The Engine's ``pykka.ActorRef``."""
+    stalled_s: NotRequired[Annotated[float, Rule(minimum=0)]]
+    """Set when the crawl has been stuck this many seconds (requests pending, none
+    dispatched, nothing in flight), past ``STALL_TIMEOUT``: the Scheduler logs what it
+    holds and stops the crawl with ``stalled``."""
 
 
 class RequestsDequeued(TypedDict):

@@ -559,6 +559,8 @@ class SqliteFrontier(PushMany):
         """
         out = _pop_up_to(self._transient, n)
         want = n - len(out)
+        if _faults.holding("frontier.lease_none"):  # fault injection: a stuck frontier
+            want = 0
         if want > 0 and self._queued:
             rows = self.conn.execute(self._next_sql, (want,)).fetchall()
             if rows:
@@ -639,6 +641,28 @@ class SqliteFrontier(PushMany):
 
     def __len__(self) -> int:
         return self._queued + len(self._transient)
+
+    def describe_pending(self) -> dict:
+        """What the frontier holds, for a stalled crawl's report (reads only).
+
+        Returns:
+            dict: ``{'queued': int, 'leased': int, 'in memory': int, 'oldest': str}``:
+            counts as this object keeps them, and the oldest stored request with who
+            holds its lease (this crawl, named by its pid, or nobody).
+        """
+        out = {"queued": self._queued, "leased": self._leased,
+               "in memory": len(self._transient)}
+        row = self.conn.execute(
+            "SELECT id, leased, data FROM requests ORDER BY id LIMIT 1").fetchone()
+        if row is None:
+            out["oldest"] = "none stored (the counts disagree with the file)"
+        else:
+            data = pickle.loads(row[2])
+            holder = (f"leased by this crawl (pid {os.getpid()}), not in flight" if row[1]
+                      else "queued, leased by nobody")
+            out["oldest"] = (f"<{data.get('method', 'GET')} {data.get('url')}> "
+                             f"(row {row[0]}, {holder})")
+        return out
 
     # --- metadata -----------------------------------------------------------------------
 

@@ -379,6 +379,12 @@ FRONTIER_FSYNC = True
 # job's last commit: a frontier older than it (a lost -wal file, a restored backup) or
 # missing is refused at start instead of silently starting a new job.
 FRONTIER_WAL_CHECKPOINT_INTERVAL = 30.0  # seconds
+# A crawl whose scheduler holds requests it cannot dispatch, with nothing in flight and
+# nothing happening for STALL_TIMEOUT seconds, logs what is stuck (counts, the oldest
+# pending request, who holds its lease) and ends with finish_reason 'stalled' (exit
+# status 1) instead of hanging; 0 never ends it. Not used with a FRONTIER_URL (workers
+# wait for each other's leases).
+STALL_TIMEOUT = 300.0  # seconds
 
 # One crawl across many processes and machines (crawlfw.core.redis_frontier): every
 # worker with the same FRONTIER_URL ('redis://host:port/db') and FRONTIER_KEY (default:

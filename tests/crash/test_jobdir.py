@@ -8,6 +8,7 @@ page once).
 import os
 import random
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -208,6 +209,43 @@ def test_a_failed_last_commit_does_not_end_as_finished(slow_site, tmp_path):
     assert "Spider closed (finished)" not in text
     assert code == 1
     # Nothing committed was lost: the same command finishes the job.
+    code, text = finish(slow_site, job, feed, tmp_path / "final.log")
+    assert code == 0, text[-3000:]
+    assert sorted(read_pages(feed, "jl")) == list(range(slow_site.pages))
+
+
+def test_a_stuck_crawl_waits_without_cpu_and_ends_stalled(slow_site, tmp_path):
+    """The frontier stops handing out requests (fault injection ``frontier.lease_none``:
+    its requests still counted as pending). The engine no longer re-asks the scheduler
+    at once (a ping-pong at full CPU that never ended): it waits, and after
+    ``STALL_TIMEOUT`` the crawl logs what is stuck and ends ``stalled``, exit 1."""
+    job, feed = tmp_path / "job", tmp_path / "items.jl"
+    stall_s = 6
+    started = time.monotonic()
+    with open(tmp_path / "run.log", "wb") as log:
+        proc = start_crawl(slow_site, job, feed, "-s", f"STALL_TIMEOUT={stall_s}", log=log,
+                           env={"CRAWLFW_FAULTS": "frontier.lease_none:3:hold"})
+        watchdog = threading.Timer(120, proc.kill)  # the old code never ended
+        watchdog.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            watchdog.cancel()
+    took = time.monotonic() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    text = (tmp_path / "run.log").read_text(errors="replace")
+    assert proc.returncode == 1, text[-3000:]
+    assert "Crawl stalled: " in text and "(STALL_TIMEOUT)" in text, text[-3000:]
+    assert "oldest pending request: <GET " + slow_site.url + "/p/" in text, text[-3000:]
+    assert "queued, leased by nobody" in text
+    assert "'finish_reason': 'stalled'" in text
+    assert stall_s <= took < 90, took
+    cpu_s = usage.ru_utime + usage.ru_stime
+    # Generous: start-up and the pages crawled before the fault cost about 1-2 s; the
+    # stuck stretch (>= 6 s) adds next to nothing (it ran at 70-100 % of a core before).
+    assert cpu_s < 4.5, (cpu_s, took)
+    print(f"CPU {cpu_s:.2f} s in {took:.1f} s")
+    # Nothing committed is lost: without the fault the job finishes, every page once.
     code, text = finish(slow_site, job, feed, tmp_path / "final.log")
     assert code == 0, text[-3000:]
     assert sorted(read_pages(feed, "jl")) == list(range(slow_site.pages))
