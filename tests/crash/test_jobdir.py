@@ -97,13 +97,14 @@ def snapshot(*paths) -> dict:
     return {str(p): (p.read_bytes() if p.exists() else None) for p in paths}
 
 
-def test_lost_wal_after_a_kill_is_refused_touching_nothing(slow_site, tmp_path):
+@pytest.mark.parametrize("lost", [("-wal",), ("-wal", "-shm")], ids=["wal", "wal+shm"])
+def test_lost_wal_after_a_kill_is_refused_touching_nothing(slow_site, tmp_path, lost):
     """The common backup mistake: ``frontier.sqlite`` without its ``-wal``. The job's
     last commits are only in the lost log: refused, not started as a new job."""
-    rng = random.Random(f"{SEED}-lost-wal")
+    rng = random.Random(f"{SEED}-lost-wal-{len(lost)}")
     job, feed = tmp_path / "job", tmp_path / "items.jl"
     kill_mid_crawl(slow_site, job, feed, rng)
-    for suffix in ("-wal", "-shm"):
+    for suffix in lost:
         (job / f"frontier.sqlite{suffix}").unlink(missing_ok=True)
     before = snapshot(feed, job / "frontier.sqlite", job / "job.json")
     code, text = run_to_end(slow_site, job, feed, tmp_path / "resume.log")
