@@ -322,9 +322,9 @@ class SqliteFrontier(PushMany):
     missing, of another job, or older than that record (a lost ``-wal`` file, a restored
     backup, a deleted file) is refused before anything is written, rather than silently
     starting a new job whose items would repeat the committed ones. The write-ahead log
-    is checkpointed into the main file (``PRAGMA wal_checkpoint(TRUNCATE)``) at a clean
-    close and every ``wal_checkpoint_s`` seconds, so ``frontier.sqlite`` alone is a
-    consistent (if older) job.
+    is checkpointed into the main file (``PRAGMA wal_checkpoint(TRUNCATE)``) at a run's
+    first commit, at a clean close and every ``wal_checkpoint_s`` seconds, so
+    ``frontier.sqlite`` alone is a consistent (if older) job.
 
     Args:
         jobdir: the ``JOBDIR`` (created if missing).
@@ -363,6 +363,7 @@ class SqliteFrontier(PushMany):
         self.job_path = os.path.join(jobdir, JOB_FILE)
         self.wal_checkpoint_s = wal_checkpoint_s
         self._last_wal_checkpoint = time.monotonic()
+        self._wal_checkpointed = False  # not yet in this run
         os.makedirs(jobdir, exist_ok=True)
         # The lock before anything else in the JOBDIR (or any feed) is opened.
         self.lock = JobLock(jobdir)
@@ -476,6 +477,7 @@ class SqliteFrontier(PushMany):
         """Move the write-ahead log into the main file and empty it."""
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self._last_wal_checkpoint = time.monotonic()
+        self._wal_checkpointed = True
 
     # --- the queue ----------------------------------------------------------------------
 
@@ -617,7 +619,10 @@ class SqliteFrontier(PushMany):
             raise
         _faults.hit("frontier.after_commit")
         self._write_job_record()
-        if time.monotonic() - self._last_wal_checkpoint >= self.wal_checkpoint_s:
+        # The first commit of a run too: the main file then always holds the job (its
+        # id, its feeds' starting lengths), never only the log.
+        if (not self._wal_checkpointed
+                or time.monotonic() - self._last_wal_checkpoint >= self.wal_checkpoint_s):
             self._checkpoint_wal()
 
     def close(self, reason: str) -> list:

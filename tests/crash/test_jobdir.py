@@ -250,3 +250,20 @@ def test_a_stuck_crawl_waits_without_cpu_and_ends_stalled(slow_site, tmp_path):
     code, text = finish(slow_site, job, feed, tmp_path / "final.log")
     assert code == 0, text[-3000:]
     assert sorted(read_pages(feed, "jl")) == list(range(slow_site.pages))
+
+
+def test_frontier_copied_alone_after_a_kill_resumes_every_page_once(slow_site, tmp_path):
+    """``frontier.sqlite`` alone (no ``-wal``, no ``-shm``, no ``job.json``: a copy of
+    the one file) after a ``kill -9``: the main file always holds the job as of a
+    checkpoint of its log (the run's first commit, then every
+    ``FRONTIER_WAL_CHECKPOINT_INTERVAL``), so the job resumes from there, the feed cut
+    back to that commit's length: every page once, not a new job appended."""
+    rng = random.Random(f"{SEED}-copied-alone-kill")
+    job, feed = tmp_path / "job", tmp_path / "items.jl"
+    kill_mid_crawl(slow_site, job, feed, rng)
+    for name in ("frontier.sqlite-wal", "frontier.sqlite-shm", "job.json"):
+        (job / name).unlink(missing_ok=True)
+    code, text = finish(slow_site, job, feed, tmp_path / "final.log")
+    assert code == 0, text[-3000:]
+    assert "cut back to its committed length" in text
+    assert sorted(read_pages(feed, "jl")) == list(range(slow_site.pages))
