@@ -54,8 +54,8 @@ from crawlfw.actors._childref import ChildRef
 from crawlfw.actors._facade import EngineFacade
 from crawlfw.core._reasons import is_failure_reason, register_failure_reason
 from crawlfw.core._supervision import PERMANENT, ChildSpec, RestartIntensity
-from crawlfw.core.slot import slot_key
 from crawlfw.core.frontier import FrontierError
+from crawlfw.core.slot import slot_key
 from crawlfw.exceptions import CrawlStartError
 from crawlfw.utils._hooks import contain_dupefilter
 from crawlfw.utils.misc import load_object

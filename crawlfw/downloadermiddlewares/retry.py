@@ -24,9 +24,9 @@ from crawlfw.exceptions import (
     ConnectionLostError,
     ConnectionRefusedError,
     DNSLookupError,
+    DownloadCancelled,
     DownloadTimeoutError,
     NotConfigured,
-    DownloadCancelled,
     ResponseFailed,
     ResponseHeadersTooLarge,
 )
