@@ -18,6 +18,10 @@ is outstanding, start requests are exhausted and credit is unused, the engine se
 ``check_idle`` to the Scheduler; the answer counts only if nothing happened in between
 (``token``). Then ``spider_idle`` is fired; unless a handler raises ``DontCloseSpider``
 the check is made once more and the spider is closed with ``finish_reason = 'finished'``.
+An answer with requests pending while nothing else is outstanding and nothing happened
+(the Scheduler cannot dispatch them) is asked again on the next event or after
+:data:`STUCK_RECHECK_S`, never at once; stuck for ``STALL_TIMEOUT`` seconds, the crawl
+is reported by the Scheduler and ends ``stalled`` (see :mod:`crawlfw.core.flow`).
 
 Downloader restarts (``downloader_failed`` from the Supervisor, after its backoff): the
 requests in flight in the dead downloader's slot are sent again to a new one, except a
@@ -61,7 +65,7 @@ from crawlfw.utils.request import request_fingerprint
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["EngineActor", "IDLE_RECHECK_S", "POISON_CRASHES"]
+__all__ = ["EngineActor", "IDLE_RECHECK_S", "POISON_CRASHES", "STUCK_RECHECK_S"]
 
 #: Seconds between ``spider_idle`` signals while a handler keeps the spider open.
 IDLE_RECHECK_S = 5.0

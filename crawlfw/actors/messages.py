@@ -50,14 +50,14 @@ Who sends what (see ARCHITECTURE.md for the picture)::
     Supervisor -> Engine     : start_engine, close_spider, downloader_failed
     Supervisor -> Engine     : crawl (forwarded from another thread or process)
     crawler.engine.crawl -> Engine : crawl (checked against its schema first)
-    timer      -> Engine     : recheck_idle
+    timer      -> Engine     : recheck_idle (also ``stuck``: a stuck crawl's recheck)
     timer      -> Scheduler  : frontier_tick (FRONTIER_URL)
     Downloader -> itself     : pump
     Engine     -> Scheduler  : enqueue_requests, release_requests, pull_requests, check_idle
     Supervisor -> Scheduler  : start_checkpoints (JOBDIR)
     Scheduler  -> SpiderRunner -> Pipeline -> Exporter(s) : checkpoint (JOBDIR)
     Exporter (or Pipeline) -> Scheduler : checkpoint_reached (JOBDIR)
-    Scheduler  -> Supervisor : stop_crawl (the frontier failed)
+    Scheduler  -> Supervisor : stop_crawl (the frontier failed; stalled: STALL_TIMEOUT)
     Scheduler  -> Engine     : requests_dequeued, idle_checked
     Engine     -> Downloader : fetch
     Downloader -> Engine     : response_downloaded, download_failed

@@ -12,6 +12,11 @@ message travels SpiderRunner -> Pipeline -> each Exporter (each adding what it m
 durable) and comes back as ``checkpoint_reached``, on which the frontier acks the leases
 whose work is now durable and commits, with the feeds' lengths, in one transaction.
 
+A ``check_idle`` carrying ``stalled_s`` (the engine found the crawl stuck past
+``STALL_TIMEOUT``: requests pending, none dispatched, nothing in flight) makes it log
+what the frontier holds (``describe_pending``: counts, the oldest pending request and
+who holds its lease) and tell the Supervisor ``stop_crawl`` with ``stalled``.
+
 With a shared frontier (``FRONTIER_URL``, several workers) a timer tells it
 ``frontier_tick`` every :data:`TICK_S` seconds: it renews its leases (the heartbeat,
 three times per ``FRONTIER_LEASE_TIMEOUT``), leases requests other workers pushed while
