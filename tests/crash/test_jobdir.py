@@ -47,10 +47,15 @@ def test_second_crawl_on_a_running_jobdir_is_refused_and_touches_nothing(slow_si
         first = start_crawl(slow_site, job, feed, "-s", "CONCURRENT_REQUESTS=2", log=first_log)
         try:
             wait_for_growth(first, feed, 2000)  # the first holds the lock and commits
-            other_feed = tmp_path / "other.jl"
+            # The same command from a second terminal (it used to cut the first's feed
+            # back to its last commit: items lost for good).
+            sizes = [feed_size(feed)]
             started = time.monotonic()
             with open(tmp_path / "second.log", "wb") as log:
-                second = start_crawl(slow_site, job, other_feed, log=log)
+                second = start_crawl(slow_site, job, feed, log=log)
+                while second.poll() is None:
+                    sizes.append(feed_size(feed))
+                    time.sleep(0.005)
                 code = second.wait(60)
             took = time.monotonic() - started
             text = (tmp_path / "second.log").read_text(errors="replace")
@@ -58,7 +63,7 @@ def test_second_crawl_on_a_running_jobdir_is_refused_and_touches_nothing(slow_si
             assert f"JOBDIR {job} is in use by another crawl (pid {first.pid}" in text, text
             assert "Spider opened" not in text and "Traceback" not in text, text
             assert took < 30, took  # generous: the refusal itself takes no waiting
-            assert not other_feed.exists()
+            assert sizes == sorted(sizes), "the feed was cut back"
             assert first.poll() is None  # the first crawl is unaffected and goes on
         finally:
             code = first.wait(180)
