@@ -25,7 +25,7 @@ import logging
 
 from crawlfw.actors._childref import RestartableActor
 from crawlfw.actors.pipeline import forward_checkpoint
-from crawlfw.core.feeds import FeedWriter
+from crawlfw.core.feeds import FeedResumeError, FeedWriter
 from crawlfw.exceptions import CrawlStartError, NotConfigured
 from crawlfw.utils import _faults
 
@@ -70,7 +70,11 @@ def prepare_feeds(crawler, feeds, resume_states=None) -> list:
     for uri, options in feeds:
         try:
             writer = FeedWriter.from_crawler(crawler, uri, options)
-            writer.prepare(resume=(resume_states or {}).get(writer.key))
+            state = (resume_states or {}).get(writer.key)
+            writer.prepare(resume=state)
+            writer.check_resume(state)
+        except FeedResumeError as e:  # one line: the message says how to go on
+            raise CrawlStartError(str(e)) from e
         except Exception as e:
             raise _start_error(crawler, uri, e, "preparing") from e
         writers.append(writer)
@@ -184,8 +188,20 @@ class ExporterActor(RestartableActor):
 
     def handle_checkpoint(self, message):
         """Make the feed durable up to here and pass the checkpoint on, with this feed's
-        state (None for storages that cannot resume: stdout, FTP, S3)."""
-        message["feeds"][self.writer.key] = self.writer.checkpoint(fsync=self.fsync)
+        state (None for storages that cannot resume: stdout, FTP, S3). A feed that
+        failed (a write error, its file deleted or replaced: checked here) stops the
+        checkpoint: the leases whose items it lost are not acked, and the crawl closes
+        with ``feed_failed``."""
+        if self.failed:  # its items are not all in the feed: nothing may be acked
+            return
+        try:
+            message["feeds"][self.writer.key] = self.writer.checkpoint(fsync=self.fsync)
+        except OSError as e:  # disk full, or the file deleted or replaced meanwhile
+            logger.error("Feed %(feed)s failed: %(error)s; closing the crawl (feed_failed)",
+                         {"feed": self.writer.name, "error": e},
+                         extra={"spider": self.crawler.spider})
+            self._feed_failed()
+            return
         forward_checkpoint(self, message, message["next"])
 
     def prepare_restart(self) -> bool:

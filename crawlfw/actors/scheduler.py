@@ -12,6 +12,11 @@ message travels SpiderRunner -> Pipeline -> each Exporter (each adding what it m
 durable) and comes back as ``checkpoint_reached``, on which the frontier acks the leases
 whose work is now durable and commits, with the feeds' lengths, in one transaction.
 
+A ``check_idle`` carrying ``stalled_s`` (the engine found the crawl stuck past
+``STALL_TIMEOUT``: requests pending, none dispatched, nothing in flight) makes it log
+what the frontier holds (``describe_pending``: counts, the oldest pending request and
+who holds its lease) and tell the Supervisor ``stop_crawl`` with ``stalled``.
+
 With a shared frontier (``FRONTIER_URL``, several workers) a timer tells it
 ``frontier_tick`` every :data:`TICK_S` seconds: it renews its leases (the heartbeat,
 three times per ``FRONTIER_LEASE_TIMEOUT``), leases requests other workers pushed while
@@ -197,10 +202,35 @@ class SchedulerActor(CrawlActor):
             self._answer_idle_check(first=True)
             return
         self._maybe_checkpoint()
+        if "stalled_s" in message and not self.failed:
+            self._stalled(message["stalled_s"])
         self.send(
             message["reply_to"],
             {"type": "idle_checked", "token": message["token"], "pending": len(self.frontier)},
         )
+
+    def _stalled(self, stalled_s):
+        """The crawl has been stuck ``stalled_s`` seconds (``STALL_TIMEOUT``): log what
+        the frontier holds and stop the crawl with ``stalled`` (a failure)."""
+        describe = getattr(self.frontier, "describe_pending", None)
+        try:
+            held = describe() if describe is not None else {}
+        except _FRONTIER_ERRORS as e:
+            held = {"error": f"{type(e).__name__}: {e}"}
+        logger.error(
+            "Crawl stalled: %(pending)d requests pending in the frontier (%(detail)s), "
+            "none dispatched, nothing in flight and nothing happening for %(s).1f s "
+            "(STALL_TIMEOUT); oldest pending request: %(oldest)s; closing the crawl "
+            "(stalled)",
+            {"pending": len(self.frontier), "s": stalled_s,
+             "detail": ", ".join(f"{k} {v}" for k, v in held.items() if k != "oldest")
+             or "no detail",
+             "oldest": held.get("oldest", "unknown")},
+            extra={"spider": self.spider})
+        self.crawler.stats.set_value("frontier/stalled_s", stalled_s, spider=self.spider)
+        if self.supervisor is not None:
+            self.send(self.supervisor, {"type": "stop_crawl", "crawl_id": self.crawl_id,
+                                        "reason": "stalled"})
 
     def handle_start_checkpoints(self, message):
         """The Supervisor names the SpiderRunner, where checkpoints start."""

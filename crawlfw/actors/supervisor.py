@@ -54,6 +54,7 @@ from crawlfw.actors._childref import ChildRef
 from crawlfw.actors._facade import EngineFacade
 from crawlfw.core._reasons import is_failure_reason, register_failure_reason
 from crawlfw.core._supervision import PERMANENT, ChildSpec, RestartIntensity
+from crawlfw.core.frontier import FrontierError
 from crawlfw.core.slot import slot_key
 from crawlfw.exceptions import CrawlStartError
 from crawlfw.utils._hooks import contain_dupefilter
@@ -399,7 +400,10 @@ class Supervisor(CrawlActor):
         user_actors = _user_actor_classes(crawler.settings)  # refused before anything starts
         # The frontier first: a JOBDIR job's metadata tells how to resume the feeds and
         # the start requests.
-        scheduler = load_object(crawler.settings["SCHEDULER"]).from_crawler(crawler)
+        try:  # a JOBDIR that is locked, damaged or inconsistent: refused in one line
+            scheduler = load_object(crawler.settings["SCHEDULER"]).from_crawler(crawler)
+        except FrontierError as e:
+            raise CrawlStartError(str(e)) from e
         contain_dupefilter(getattr(scheduler, "df", None), crawler)  # user code: contained
         tree.frontier = frontier = frontier_of(scheduler)
         durable = bool(getattr(frontier, "durable", False))
@@ -542,6 +546,8 @@ class Supervisor(CrawlActor):
             if crawler._failed_feeds and not is_failure_reason(reason):
                 reason = tree.closing = "feed_failed"  # a feed could not be written or stored
             _stop(tree.scheduler, timeout_of("scheduler"))
+            if crawler.stats.get_value("frontier/error") and not is_failure_reason(reason):
+                reason = tree.closing = "frontier_failed"  # its last commit failed
         finally:
             try:
                 self.actor_ref.tell({"type": "crawl_stopped", "crawl_id": tree.crawl_id})

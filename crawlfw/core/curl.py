@@ -830,7 +830,8 @@ def _maxsize_error(xfer: _Transfer, size: int | None, *, expected: bool) -> Down
             f"Cancelling download of {xfer.url}: received more bytes than "
             f"download max size ({xfer.maxsize})."
         )
-    logger.error(message)
+    # Logged once, as the download error ("Error downloading ..." or the errback's).
+    logger.debug(message)
     return DownloadCancelled(message, xfer.url, 63)
 
 

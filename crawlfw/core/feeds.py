@@ -75,6 +75,7 @@ import logging
 import os
 import re
 import sys
+import time
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from urllib.parse import urlparse
@@ -83,7 +84,7 @@ from crawlfw.exceptions import NotConfigured, UsageError
 from crawlfw.utils.misc import create_instance, load_object
 from crawlfw.utils.python import without_none_values
 
-__all__ = ["FeedWriter", "feed_settings_from_cli", "feeds_from_settings", "uri_scheme"]
+__all__ = ["FeedReplacedError", "FeedResumeError", "FeedWriter", "feed_settings_from_cli", "feeds_from_settings", "uri_scheme"]
 
 logger = logging.getLogger(__name__)
 
@@ -250,6 +251,7 @@ class FeedWriter:
         self._resume = None  # the JOBDIR state prepare() accepted
         self._started = False
         self._resumable = False  # a local file: checkpoint() can give its state
+        self._identity = None  # (st_dev, st_ino) of a local file, checked at commits
 
     @property
     def key(self) -> str:
@@ -304,8 +306,23 @@ class FeedWriter:
         self._resumable = (hasattr(self.storage, "path") and _is_file_storage(self.storage)
                            and self.not_rewindable_because is None)
         if resume and self._resumable:
-            _cut_back(self.storage.path, resume["offset"], self.uri)
-        self.file = self._postprocessed(self.storage.open(self.spider))
+            problem = _resume_problem(self.storage.path, resume["offset"], self.uri)
+            if problem is None:
+                _cut_back(self.storage.path, resume["offset"], self.uri)
+            elif not self.settings.getbool("FEED_RESTART_BROKEN"):
+                raise FeedResumeError(problem)
+            else:
+                resume = None
+                aside = None
+                if os.path.exists(self.storage.path):
+                    aside = f"{self.storage.path}.broken-{int(time.time())}"
+                    os.replace(self.storage.path, aside)
+                logger.warning("%(problem)s; starting the feed anew (FEED_RESTART_BROKEN)%(kept)s",
+                               {"problem": problem,
+                                "kept": f"; the old file is kept as {aside}" if aside else ""})
+        raw = self.storage.open(self.spider)
+        self._identity = _file_identity(raw) if self._resumable else None
+        self.file = self._postprocessed(raw)
         try:
             self.exporter = self._make_exporter()
             if resume and self._resumable and resume.get("started"):
@@ -496,6 +513,46 @@ class FeedWriter:
             return self._target
         return self.file
 
+    def check_resume(self, resume) -> None:
+        """Check, writing nothing, that :meth:`open` can resume this feed from
+        ``resume`` (a state of :meth:`checkpoint` committed by an earlier run of the
+        job): a local file at least as long as its committed length. Call it for every
+        feed of a job before opening any, so a refused resume leaves all of them as
+        they are.
+
+        Raises:
+            FeedResumeError: the file is missing or shorter than committed, and
+                ``FEED_RESTART_BROKEN`` is False (the message names the file, both
+                lengths and how to go on).
+        """
+        if (not resume or resume.get("format") != self.format or not resume.get("uri")
+                or self.settings.getbool("FEED_RESTART_BROKEN")):
+            return
+        storage = self._make_storage(resume["uri"])
+        if hasattr(storage, "path") and _is_file_storage(storage):
+            problem = _resume_problem(storage.path, resume["offset"], resume["uri"])
+            if problem is not None:
+                raise FeedResumeError(problem)
+
+    def check_identity(self) -> None:
+        """Check that the feed's path still names the file this writer writes (a
+        local file deleted, moved or replaced during the crawl would lose its items).
+
+        Raises:
+            FeedReplacedError: it does not (the message names the file).
+        """
+        if self._identity is None:
+            return
+        try:
+            now = _file_identity(self.storage.path)
+        except FileNotFoundError:
+            now = None
+        if now != self._identity:
+            what = "deleted or moved" if now is None else "replaced by another file"
+            raise FeedReplacedError(
+                f"Feed {_redact_uri(self.uri)}: the file {self.storage.path} was {what} "
+                f"during the crawl; the items written to it are not in it")
+
     def _make_exporter(self):
         kwargs = dict(self.item_export_kwargs)
         if self.indent is not None and self.format == "json":
@@ -581,6 +638,8 @@ class FeedWriter:
 
         Raises:
             OSError: the file cannot be written (disk full...).
+            FeedReplacedError: the file was deleted, moved or replaced during the crawl
+                (its ``st_dev``/``st_ino`` changed: :meth:`check_identity`).
         """
         if self._state != "open" or not self._resumable:
             return None
@@ -591,6 +650,7 @@ class FeedWriter:
         self.file.flush()
         if fsync:
             os.fsync(self.file.fileno())
+        self.check_identity()
         document_fields = getattr(self.exporter, "document_fields", None)
         return {
             "uri": self.uri,
@@ -628,6 +688,8 @@ class FeedWriter:
         """Finish the document and store it, unless it is empty and ``FEED_STORE_EMPTY``
         is False; log the outcome.
 
+        A local file deleted or replaced during the crawl is not stored: one ERROR line
+        naming it (:meth:`check_identity`), and the result's ``error`` set.
         Storage errors are logged (with traceback), not raised: ``"Error storing
         %(format)s feed (%(itemcount)d items) in: %(uri)s"``, followed by the local path
         where the data was kept when there is one (the temporary file of an FTP or S3
@@ -673,7 +735,13 @@ class FeedWriter:
             if not self._started:
                 self.exporter.start_exporting()
             self.exporter.finish_exporting()
+            self.check_identity()
             self.storage.store(self._finished_file())
+        except FeedReplacedError as e:  # nothing to store: the file is gone
+            result["error"] = f"{type(e).__name__}: {e}"
+            logger.error("Error storing %(format)s feed (%(itemcount)d items): %(error)s",
+                         {**log_args, "error": e}, extra=extra)
+            self._finished_file().close()
         except Exception as e:
             result["error"] = f"{type(e).__name__}: {e}"
             result["local_path"] = _local_path_of(self._raw_file)
@@ -784,21 +852,43 @@ def _is_file_storage(storage) -> bool:
     return isinstance(storage, FileFeedStorage)
 
 
-def _cut_back(path: str, offset: int, uri: str) -> None:
-    """Truncate the feed file at ``path`` to ``offset`` bytes, its committed length."""
+class FeedResumeError(Exception):
+    """A ``JOBDIR`` job's feed cannot be resumed: its file is missing or shorter than
+    the length the job committed (changed outside the crawl)."""
+
+
+class FeedReplacedError(OSError):
+    """A local feed file was deleted, moved or replaced while the crawl wrote it."""
+
+
+def _file_identity(file) -> tuple:
+    """``(st_dev, st_ino)`` of an open file or a path."""
+    st = os.fstat(file.fileno()) if hasattr(file, "fileno") else os.stat(file)
+    return st.st_dev, st.st_ino
+
+
+def _resume_problem(path: str, offset: int, uri: str) -> str | None:
+    """Why the feed file at ``path`` cannot be resumed at ``offset`` (its committed
+    length), or None when it can."""
     try:
         size = os.path.getsize(path)
-    except OSError:
+    except FileNotFoundError:
         size = None
-    if size is None or size < offset:
-        logger.error(
-            "Feed %(uri)s is %(size)s bytes long, shorter than the %(offset)d bytes "
-            "committed by the earlier run of this job: it was changed outside the crawl, "
-            "and items written before are missing from it",
-            {"uri": _redact_uri(uri), "size": "missing, 0" if size is None else size,
-             "offset": offset},
-        )
-        return
+    if size is not None and size >= offset:
+        return None
+    if size is None and offset == 0:
+        return None  # nothing was committed to it
+    state = "missing" if size is None else f"{size} bytes long"
+    return (f"Feed {_redact_uri(uri)} is {state}, but this job committed {offset} bytes "
+            f"of it: it was changed outside the crawl and resuming would write a broken "
+            f"document; restore the file, or set FEED_RESTART_BROKEN = True to start the "
+            f"feed anew (its old file kept aside)")
+
+
+def _cut_back(path: str, offset: int, uri: str) -> None:
+    """Truncate the feed file at ``path`` to ``offset`` bytes, its committed length
+    (checked first with :func:`_resume_problem`)."""
+    size = os.path.getsize(path) if os.path.exists(path) else 0
     if size > offset:
         os.truncate(path, offset)
         logger.info("Feed %(uri)s cut back to its committed length (%(offset)d bytes; "

@@ -42,13 +42,16 @@ class Scheduler:
             (``FRONTIER_FSYNC``).
         frontier: a frontier object to use instead of one built from ``jobdir``
             (the shared :class:`~crawlfw.core.redis_frontier.RedisFrontier`).
+        wal_checkpoint_s: with a ``JOBDIR``, most seconds between two checkpoints of
+            SQLite's write-ahead log into ``frontier.sqlite``
+            (``FRONTIER_WAL_CHECKPOINT_INTERVAL``).
 
     Raises:
         crawlfw.core.frontier.FrontierError: the ``JOBDIR``'s frontier cannot be opened.
     """
 
     def __init__(self, dupefilter, jobdir=None, dqclass=None, mqclass=None, logunser=False,
-                 stats=None, fsync=True, frontier=None, **kw):
+                 stats=None, fsync=True, frontier=None, wal_checkpoint_s=30.0, **kw):
         self.df = dupefilter
         self.logunser = logunser
         self.stats = stats
@@ -58,7 +61,8 @@ class Scheduler:
         elif jobdir:
             dqname = getattr(dqclass, "__name__", "") if dqclass else ""
             self.frontier = SqliteFrontier(jobdir, dupefilter, lifo="Fifo" not in dqname,
-                                           fsync=fsync, stats=stats)
+                                           fsync=fsync, stats=stats,
+                                           wal_checkpoint_s=wal_checkpoint_s)
         else:
             mqclass = mqclass or load_object("crawlfw.squeues.LifoMemoryQueue")
             self.frontier = MemoryFrontier(dupefilter, mqclass, stats=stats)
@@ -83,6 +87,7 @@ class Scheduler:
             logunser=settings.getbool("LOG_UNSERIALIZABLE_REQUESTS"),
             stats=crawler.stats,
             fsync=settings.getbool("FRONTIER_FSYNC", True),
+            wal_checkpoint_s=settings.getfloat("FRONTIER_WAL_CHECKPOINT_INTERVAL", 30.0),
         )
 
     def has_pending_requests(self) -> bool:
