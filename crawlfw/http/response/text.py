@@ -176,9 +176,11 @@ class TextResponse(Response):
         """A :class:`crawlfw.selector.Selector` over this response, built once on first use."""
         sel = self._cached_selector
         if sel is None:
-            from crawlfw.selector import Selector
+            from crawlfw.selector.unified import response_selector
 
-            sel = self._cached_selector = Selector(response=self)
+            # The selector refers back to this response weakly: no reference cycle, so
+            # the response and its lxml tree are freed by reference counting.
+            sel = self._cached_selector = response_selector(self)
         return sel
 
     def xpath(self, query: str, **kwargs) -> SelectorList:
