@@ -26,6 +26,7 @@ The ``re`` namespace (lxml's own implementation of EXSLT regular expressions) an
 ``http://exslt.org/common`` keep nothing and are left alone.
 """
 
+import re
 import threading
 
 from lxml import etree, html
@@ -95,6 +96,43 @@ def create_root_node(text, st, base_url=None):
     return root
 
 
+_ASCII_WHITESPACE = re.compile("[ \t\n\f\r]+")
+
+
+def _has_class(context, *classes):
+    """The XPath function ``has-class("a", ...)`` (parsel's): true when the context
+    node's ``class`` attribute, split on ASCII whitespace (HTML Standard, "classes"; the
+    WHATWG Infra "ASCII whitespace"), holds every class given.
+
+    Raises:
+        ValueError: no argument, or one that is not a string.
+    """
+    if not classes:
+        raise ValueError("XPath error: has-class must have at least 1 argument")
+    for cls in classes:
+        if not isinstance(cls, str):
+            raise ValueError("XPath error: has-class arguments must be strings")
+    get = getattr(context.context_node, "get", None)
+    value = get("class") if get is not None else None
+    if value is None:
+        return False
+    value = f" {_ASCII_WHITESPACE.sub(' ', value)} "
+    for cls in classes:
+        if f" {cls} " not in value:
+            return False
+    return True
+
+
+#: lxml extension functions: given only to the evaluators whose expression names them
+#: (local functions are registered on every call).
+_HAS_CLASS = {(None, "has-class"): _has_class}
+
+
+def _xpath(query, namespaces):
+    return etree.XPath(query, namespaces=namespaces, smart_strings=False,
+                       extensions=_HAS_CLASS if "has-class" in query else None)
+
+
 class _RecycledXPath:
     """A compiled XPath that is compiled anew every :data:`EXSLT_RECYCLE_AFTER` calls,
     for the expressions that use a prefix of :data:`_PER_CALL_EXSLT` (see the module
@@ -105,15 +143,14 @@ class _RecycledXPath:
     def __init__(self, query, namespaces):
         self._query = query
         self._namespaces = namespaces
-        self._xpath = etree.XPath(query, namespaces=namespaces, smart_strings=False)
+        self._xpath = _xpath(query, namespaces)
         self._left = EXSLT_RECYCLE_AFTER
 
     def __call__(self, root, **variables):
         left = self._left
         if left <= 0:
             # The old evaluator (and what libexslt kept in it) is freed here.
-            self._xpath = etree.XPath(self._query, namespaces=self._namespaces,
-                                      smart_strings=False)
+            self._xpath = _xpath(self._query, self._namespaces)
             left = EXSLT_RECYCLE_AFTER
         self._left = left - 1
         return self._xpath(root, **variables)
@@ -127,7 +164,7 @@ def _compile(query, namespaces):
                 per_call = []
             per_call.append(prefix)
     if per_call is None:
-        return etree.XPath(query, namespaces=namespaces, smart_strings=False)
+        return _xpath(query, namespaces)
     # A QName is one token in XPath 1.0 (no space around its ':'), so a prefix the
     # expression uses always appears as "prefix:"; a false positive (the text inside
     # a string literal) only costs the recycling below.
@@ -135,7 +172,7 @@ def _compile(query, namespaces):
     if unused:
         namespaces = {p: u for p, u in namespaces.items() if p not in unused}
     if len(unused) == len(per_call):
-        return etree.XPath(query, namespaces=namespaces, smart_strings=False)
+        return _xpath(query, namespaces)
     return _RecycledXPath(query, namespaces)
 
 
