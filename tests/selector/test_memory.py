@@ -119,6 +119,7 @@ def test_a_queried_response_is_freed_without_the_cyclic_collector():
     assert response.selector.response is response
     assert response.selector is response.selector
     gone = weakref.ref(response)
+    kept = response.selector
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -127,6 +128,9 @@ def test_a_queried_response_is_freed_without_the_cyclic_collector():
     finally:
         if was_enabled:
             gc.enable()
+    # a selector kept past its response still selects; only .response is gone
+    assert kept.response is None
+    assert kept.css("title::text").get() == "t"
 
 
 def test_a_selector_built_from_a_response_keeps_it():
