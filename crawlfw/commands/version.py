@@ -21,6 +21,7 @@ RUNTIME_LIBRARIES = [
     ("ptpython", "ptpython"),
     ("rich", "rich"),
     ("redis", "redis"),
+    ("jmespath", "jmespath"),
 ]
 
 #: Libraries used when installed: decompression, image pipeline, S3 feeds and media.
