@@ -21,6 +21,7 @@ RUNTIME_LIBRARIES = [
     ("ptpython", "ptpython"),
     ("rich", "rich"),
     ("redis", "redis"),
+    ("publicsuffixlist", "publicsuffixlist"),
     ("jmespath", "jmespath"),
 ]
 
