@@ -1,0 +1,238 @@
+"""Faults of a shared frontier's Redis end cleanly (issue 23): a fault that waiting will
+not mend (a wrong or missing password, a server that does not speak Redis, a malformed
+``FRONTIER_URL``, a Redis that evicts keys) stops the crawl at once, in one line, exit
+status 1, no traceback, no retry; an unreachable Redis is retried for
+``FRONTIER_RETRY_TIMEOUT`` in total (the close path does not start it again); ^C stops a
+crawl whose Redis is gone within seconds; the ``--workers`` parent restarts only
+crashes, and a worker never starts the crawl anew over a Redis that lost it.
+
+Each test runs the real thing: ``crawlfw runspider`` subprocesses crawling a local
+``LinkSite``, a real ``redis-server`` started by the test (password-protected,
+``--maxmemory-policy allkeys-lru``, killed, flushed).
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.linksite import LinkSite
+from tests.support.redisserver import RedisServer, require_redis
+
+SPIDER = Path(__file__).with_name("linkspider.py")
+ROOT = Path(__file__).resolve().parents[2]
+KEY = "{crawlfw:links}"
+
+
+@pytest.fixture(scope="module")
+def site():
+    s = LinkSite(pages=300, fanout=4, seed=23, delay_s=0.01)
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def make_redis(tmp_path):
+    """Start a ``redis-server`` with extra options: ``make_redis(*args, password=...)``."""
+    require_redis()
+    servers = []
+
+    def make(*args, password=None, appendonly=True):
+        server = RedisServer(tmp_path / f"redis{len(servers)}", appendonly=appendonly,
+                             args=args, password=password).start()
+        servers.append(server)
+        return server
+
+    yield make
+    for server in servers:
+        server.stop()
+
+
+def crawl_cmd(site, url, feed, *extra, workers=None):
+    cmd = [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(SPIDER),
+           "-a", f"base={site.url}", "-o", str(feed), "-s", f"FRONTIER_URL={url}",
+           "-s", "LOG_LEVEL=INFO", "-s", "CONCURRENT_REQUESTS=4",
+           "-s", "FRONTIER_CHECKPOINT_INTERVAL=0.2", "-s", "FRONTIER_LEASE_TIMEOUT=5", *extra]
+    if workers:
+        cmd += ["--workers", str(workers)]
+    return cmd
+
+
+def env():
+    return {k: v for k, v in os.environ.items() if k != "CRAWLFW_FAULTS"}
+
+
+def run(cmd, timeout_s=120):
+    start = time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env(), capture_output=True, text=True,
+                          timeout=timeout_s)
+    return proc, time.monotonic() - start
+
+
+def errors(text: str) -> list:
+    return [line for line in text.splitlines() if "ERROR" in line]
+
+
+def pages_of(feed: Path) -> list:
+    return [json.loads(line)["n"] for line in feed.read_text().splitlines()]
+
+
+def lines(feed: Path) -> int:
+    try:
+        return feed.read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
+# --- permanent faults: one line, exit 1, within seconds -------------------------------
+
+@pytest.mark.parametrize("auth", ["wrong password", "no password"])
+def test_authentication_error_stops_at_once(site, make_redis, tmp_path, auth):
+    server = make_redis("--requirepass", "s3cret")
+    url = server.url.replace("redis://", "redis://:wrong@" if auth == "wrong password"
+                             else "redis://")
+    # The default FRONTIER_RETRY_TIMEOUT (300 s): a retried fault would hit the bound.
+    proc, took = run(crawl_cmd(site, url, tmp_path / "items.jl"))
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert took < 60, took
+    shown = url.replace(":wrong@", ":***@")
+    assert errors(proc.stderr) == [
+        e for e in errors(proc.stderr)
+        if f"Crawl could not start: shared frontier: Redis at {shown} refused the "
+           "connection: " in e and "(authentication: check the password in FRONTIER_URL" in e]
+    assert len(errors(proc.stderr)) == 1, proc.stderr[-3000:]
+    assert "wrong" not in proc.stderr.replace(":***@", "")
+    assert "Traceback" not in proc.stderr and "unreachable" not in proc.stderr
+    assert not (tmp_path / "items.jl").exists() or lines(tmp_path / "items.jl") == 0
+
+
+def test_a_server_that_does_not_speak_redis_stops_at_once(site, tmp_path):
+    url = site.url.replace("http://", "redis://") + "/0"  # an HTTP server
+    proc, took = run(crawl_cmd(site, url, tmp_path / "items.jl"))
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert took < 60, took
+    [line] = errors(proc.stderr)
+    assert f"shared frontier: the server at {url} does not speak Redis: it answered" in line
+    assert "Traceback" not in proc.stderr and "unreachable" not in proc.stderr
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_a_malformed_url_stops_at_once(site, tmp_path, workers):
+    proc, took = run(crawl_cmd(site, "redis:/x", tmp_path / "items.jl", workers=workers))
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert took < 60, took
+    [line] = errors(proc.stderr)
+    assert "Crawl could not start: shared frontier: FRONTIER_URL 'redis:/x' is not a " \
+           "Redis URL" in line
+    assert "Traceback" not in proc.stderr and "restart" not in proc.stderr
+
+
+def test_workers_parent_refuses_a_wrong_password_without_starting_workers(
+        site, make_redis, tmp_path):
+    server = make_redis("--requirepass", "s3cret")
+    url = server.url.replace("redis://", "redis://:wrong@")
+    proc, took = run(crawl_cmd(site, url, tmp_path / "items.jl", workers=2))
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert took < 60, took
+    [line] = errors(proc.stderr)
+    assert "refused the connection" in line and ":***@" in line
+    assert "Starting 2 workers" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_an_evicting_redis_is_refused_at_start(site, make_redis, tmp_path):
+    server = make_redis("--maxmemory-policy", "allkeys-lru")
+    proc, took = run(crawl_cmd(site, server.url, tmp_path / "items.jl"))
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert took < 60, took
+    [line] = errors(proc.stderr)
+    assert (f"shared frontier: Redis at {server.url} has maxmemory-policy allkeys-lru: "
+            "when full it evicts keys") in line
+    assert "needs maxmemory-policy noeviction" in line
+
+
+def test_an_evicting_redis_without_config_is_checked_through_info(site, make_redis, tmp_path):
+    server = make_redis("--maxmemory-policy", "volatile-lru", "--rename-command", "CONFIG", "")
+    proc, _ = run(crawl_cmd(site, server.url, tmp_path / "items.jl"))
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    [line] = errors(proc.stderr)
+    assert "has maxmemory-policy volatile-lru" in line
+
+
+def test_a_policy_that_cannot_be_checked_is_said_and_the_crawl_goes_on(
+        site, make_redis, tmp_path):
+    server = make_redis("--rename-command", "CONFIG", "", "--rename-command", "INFO", "")
+    feed = tmp_path / "items.jl"
+    proc, _ = run(crawl_cmd(site, server.url, feed))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Could not check the maxmemory-policy of Redis at" in proc.stderr
+    assert sorted(pages_of(feed)) == list(range(site.pages))
+
+
+# --- transient faults: retried for FRONTIER_RETRY_TIMEOUT in total -----------------------
+
+def test_a_redis_gone_for_good_fails_after_the_retry_timeout_once(site, make_redis, tmp_path):
+    """Redis killed mid-crawl and not restarted: the worker fails (``frontier_failed``,
+    exit 1) about FRONTIER_RETRY_TIMEOUT after the loss: the close path gives back
+    nothing more after that budget (before: the close path retried twice as long)."""
+    server = make_redis()
+    feed = tmp_path / "items.jl"
+    retry_s = 10
+    with open(tmp_path / "w.log", "wb") as log:
+        proc = subprocess.Popen(crawl_cmd(site, server.url, feed, "-s",
+                                          f"FRONTIER_RETRY_TIMEOUT={retry_s}"),
+                                cwd=ROOT, env=env(), stdout=subprocess.DEVNULL, stderr=log)
+        deadline = time.monotonic() + 60
+        while lines(feed) < 20:
+            assert proc.poll() is None and time.monotonic() < deadline, "no progress"
+            time.sleep(0.01)
+        server.kill()
+        killed = time.monotonic()
+        code = proc.wait(120)
+        took = time.monotonic() - killed
+    text = (tmp_path / "w.log").read_text(errors="replace")
+    assert code == 1, text[-3000:]
+    assert "'finish_reason': 'frontier_failed'" in text
+    assert f"unreachable for {retry_s} s (FRONTIER_RETRY_TIMEOUT)" in text
+    # About retry_s plus the stop; the old close path alone took 2-3 x retry_s more.
+    assert took < 2 * retry_s, (took, text[-3000:])
+    assert "Traceback" not in text
+
+
+# --- ^C ---------------------------------------------------------------------------------
+
+def test_interrupt_stops_a_crawl_whose_redis_is_gone(site, make_redis, tmp_path):
+    """Redis killed mid-crawl (the default 300 s of retries ahead): one SIGINT ends the
+    crawl within seconds (before: the downloader did not stop within 60 s)."""
+    server = make_redis()
+    feed = tmp_path / "items.jl"
+    with open(tmp_path / "w.log", "wb") as log:
+        proc = subprocess.Popen(crawl_cmd(site, server.url, feed), cwd=ROOT, env=env(),
+                                stdout=subprocess.DEVNULL, stderr=log)
+        deadline = time.monotonic() + 60
+        while lines(feed) < 20:
+            assert proc.poll() is None and time.monotonic() < deadline, "no progress"
+            time.sleep(0.01)
+        server.kill()
+        text = ""
+        while "unreachable" not in text:  # the crawl has noticed
+            assert proc.poll() is None and time.monotonic() < deadline, text[-3000:]
+            time.sleep(0.05)
+            text = (tmp_path / "w.log").read_text(errors="replace")
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        try:
+            code = proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            pytest.fail("one SIGINT did not stop the crawl in 60 s")
+        took = time.monotonic() - sent
+    text = (tmp_path / "w.log").read_text(errors="replace")
+    assert took < 15, (took, text[-3000:])
+    assert code == 0, text[-3000:]
+    assert "'finish_reason': 'shutdown'" in text
+    assert "did not stop within" not in text and "Traceback" not in text
