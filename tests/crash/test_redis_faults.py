@@ -236,3 +236,83 @@ def test_interrupt_stops_a_crawl_whose_redis_is_gone(site, make_redis, tmp_path)
     assert code == 0, text[-3000:]
     assert "'finish_reason': 'shutdown'" in text
     assert "did not stop within" not in text and "Traceback" not in text
+
+
+# --- the --workers parent restarts only crashes -----------------------------------------
+
+def _flushall(server):
+    import redis
+
+    redis.Redis.from_url(server.url).flushall()
+
+
+def _set_password(server):
+    import redis
+
+    client = redis.Redis.from_url(server.url)
+    client.config_set("requirepass", "s3cret")
+    client.client_kill_filter(_type="normal", skipme=True)  # they reconnect: NOAUTH
+
+
+@pytest.mark.parametrize("fault", ["flushall", "restart without persistence",
+                                   "password set"])
+def test_workers_that_stop_on_purpose_are_not_restarted(site, make_redis, tmp_path, fault):
+    """``--workers 2``; mid-crawl the Redis loses the crawl (FLUSHALL, a restart without
+    persistence) or starts asking for a password: the workers stop (``frontier_failed``)
+    and are not started again, so no new crawl is made over the lost one (before: 458 to
+    1,959 duplicates, exit 0); the parent exits 1 naming the reason, parts kept, every
+    page in them at most once. The same command again refuses to crawl from the start;
+    with the parts removed (starting over on purpose) it crawls every page once."""
+    server = make_redis(appendonly=fault != "restart without persistence")
+    feed = tmp_path / "items.jl"
+    parts = Path(str(feed) + ".parts")
+    cmd = crawl_cmd(site, server.url, feed, workers=2)
+    with open(tmp_path / "parent.log", "wb") as log:
+        parent = subprocess.Popen(cmd, cwd=ROOT, env=env(), stdout=subprocess.DEVNULL,
+                                  stderr=log)
+        deadline = time.monotonic() + 60
+        while sum(lines(p) for p in parts.glob("*.jl")) < site.pages // 5:
+            assert parent.poll() is None and time.monotonic() < deadline, "no progress"
+            time.sleep(0.005)
+        if fault == "flushall":
+            _flushall(server)
+        elif fault == "password set":
+            _set_password(server)
+        else:
+            server.restart()
+        try:
+            code = parent.wait(90)
+        except subprocess.TimeoutExpired:
+            parent.kill()
+            pytest.fail("the workers did not stop within 90 s")
+    text = (tmp_path / "parent.log").read_text(errors="replace")
+    assert code == 1, text[-3000:]
+    assert "starting it again" not in text, text[-3000:]
+    assert "stopped: frontier_failed (exit status 1); not restarted" in text, text[-3000:]
+    if fault == "password set":
+        assert "refused the connection: Authentication required" in text
+    else:
+        assert "the crawl's keys vanished from Redis" in text or \
+               "the crawl's data is gone from Redis" in text, text[-3000:]
+    assert "Traceback" not in text
+    got = [n for p in parts.glob("*.jl") for n in pages_of(p)]
+    assert len(got) == len(set(got)), f"{len(got) - len(set(got))} pages twice"
+    assert not feed.exists()
+    if fault == "password set":
+        return
+    # Again: the parts show a history the empty Redis lacks: refused, nothing touched.
+    before = {p.name: p.read_bytes() for p in parts.glob("*.jl")}
+    proc, took = run(cmd, timeout_s=120)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert took < 60
+    assert "holds no crawl under key {crawlfw:links}, but this worker only joins one" \
+           in proc.stderr, proc.stderr[-3000:]
+    assert "starting it again" not in proc.stderr and "Traceback" not in proc.stderr
+    assert {p.name: p.read_bytes() for p in parts.glob("*.jl")} == before
+    # Starting over on purpose: remove the parts.
+    import shutil
+
+    shutil.rmtree(parts)
+    proc, _ = run(cmd, timeout_s=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sorted(pages_of(feed)) == list(range(site.pages))
