@@ -541,8 +541,9 @@ def _permanent_message(url: str, error) -> str:
 def _lost_message(url: str, error: str) -> str:
     detail = error.split(_LOST_MARK, 1)[1].strip(" :")
     return (f"the crawl's keys vanished from Redis at {_redact(url)} ({detail}): evicted "
-            f"(maxmemory-policy other than noeviction), deleted or flushed; the crawl "
-            f"cannot tell what is left to do")
+            f"(maxmemory-policy other than noeviction), flushed, deleted, or Redis "
+            f"restarted without persistence (appendonly yes); the crawl cannot tell what "
+            f"is left to do")
 
 
 #: Seconds the start-time check waits for a server's first answer.
@@ -1058,15 +1059,14 @@ class RedisFrontier:
             'start_exhausted': bool, 'start_owner': str}``.
 
         Raises:
-            FrontierError: Redis failed, or the crawl's data is gone from it (a Redis
-                restarted without persistence): finishing would lose requests.
+            FrontierError: Redis failed.
+            FrontierPermanentError: the crawl's data is gone from it (flushed, evicted,
+                a Redis restarted without persistence): finishing would lose requests.
         """
         queued, leased, exhausted, owner, expired, exists = self._call("status", [])
         if not exists:
-            raise FrontierError(
-                f"the crawl's data is gone from Redis at {_redact(self.url)} (key "
-                f"{self.key}): was Redis restarted without persistence (appendonly yes), "
-                f"or were the keys deleted? The crawl cannot tell what is left to do")
+            raise FrontierPermanentError(_lost_message(
+                self.url, f"its mark ({self.key}:meta created) is gone"))
         self._note_expired(expired)
         self.queued = int(queued)
         return {"queued": int(queued), "leased": int(leased), "own_leases": len(self.leased),
