@@ -539,8 +539,8 @@ def _permanent_message(url: str, error) -> str:
 
 
 def _lost_message(url: str, error: str) -> str:
-    detail = error.split(_LOST_MARK, 1)[1].strip(" :")
-    return (f"the crawl's keys vanished from Redis at {_redact(url)} ({detail}): evicted "
+    detail = error.split(_LOST_MARK, 1)[-1].strip(" :")
+    return (f"the crawl's keys are gone from Redis at {_redact(url)} ({detail}): evicted "
             f"(maxmemory-policy other than noeviction), flushed, deleted, or Redis "
             f"restarted without persistence (appendonly yes); the crawl cannot tell what "
             f"is left to do")
