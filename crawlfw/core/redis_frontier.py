@@ -203,7 +203,8 @@ for i = 2, #ARGV do
   if redis.call('HGET', KEYS[4], id) == ARGV[1] then
     local score = redis.call('HGET', KEYS[2], id)
     if not score then
-      return redis.error_reply('CRAWLFW_LOST leased request ' .. id .. ' has no queue order in ' .. KEYS[2])
+      return redis.error_reply('CRAWLFW_LOST leased request ' .. id ..
+                               ' has no queue order in ' .. KEYS[2])
     end
     redis.call('ZREM', KEYS[3], id)
     redis.call('HDEL', KEYS[4], id)
@@ -280,7 +281,8 @@ for i = 1, #owners, 2 do
     local id = owners[i]
     local score = redis.call('HGET', KEYS[2], id)
     if not score then
-      return redis.error_reply('CRAWLFW_LOST leased request ' .. id .. ' has no queue order in ' .. KEYS[2])
+      return redis.error_reply('CRAWLFW_LOST leased request ' .. id ..
+                               ' has no queue order in ' .. KEYS[2])
     end
     redis.call('ZREM', KEYS[3], id)
     redis.call('HDEL', KEYS[4], id)

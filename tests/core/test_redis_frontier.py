@@ -353,7 +353,8 @@ def test_an_authentication_error_is_not_retried(tmp_path):
     try:
         client = redis.Redis.from_url(server.url.replace("//", "//:bad@"), protocol=2)
         start = time.monotonic()
-        with pytest.raises(FrontierPermanentError, match=r"redis://:\*\*\*@.*refused the connection"):
+        with pytest.raises(FrontierPermanentError,
+                           match=r"redis://:\*\*\*@.*refused the connection"):
             call_with_retry(client.ping, server.url.replace("//", "//:bad@"), 300,
                             link=RedisLink())
         assert time.monotonic() - start < 2
