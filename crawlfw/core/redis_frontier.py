@@ -37,9 +37,13 @@ spider method) is refused with an ERROR naming it, unless it belongs to the craw
 machinery (``transient_ok``: robots.txt, ``crawler.engine.download``), which stays in
 this worker's memory.
 
-A lost connection (Redis restarting) is retried with exponential backoff for
-``FRONTIER_RETRY_TIMEOUT`` seconds, saying so in the log; only then does the frontier
-fail. A script whose reply was lost is safe to run again: pushes go through the
+A lost connection (Redis restarting, ``LOADING``) is retried with exponential backoff
+until Redis has been unreachable for ``FRONTIER_RETRY_TIMEOUT`` seconds, counted once
+for the whole crawl (:class:`RedisLink`), saying so in the log; only then does the
+frontier fail; a stop request ends the retrying at once. Faults that waiting will not
+mend (authentication, a server that does not speak Redis, the crawl's keys gone) fail at
+once (:class:`FrontierPermanentError`), and :func:`check_server` refuses, before a crawl
+starts, a malformed URL and a Redis that evicts keys (``maxmemory-policy``). A script whose reply was lost is safe to run again: pushes go through the
 dupefilter, acks and releases check the owner, and leases taken by a lost call are not
 renewed, so they expire and go back to the queue.
 """
