@@ -110,14 +110,20 @@ def run_workers(settings, workers: int, command: list, spargs: dict, spidercls) 
     configure_logging(settings)
     from crawlfw.core.feeds import feeds_from_settings
     from crawlfw.core.frontier import FrontierError
-    from crawlfw.core.redis_frontier import check_server
+    from crawlfw.core.redis_frontier import RedisLink, check_server
 
+    link = RedisLink()  # ^C while waiting for the Redis ends the wait
+    old = {sig: signal.signal(sig, lambda *_: link.stopping.set())
+           for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         check_server(settings["FRONTIER_URL"],
-                     settings.getfloat("FRONTIER_RETRY_TIMEOUT", 300.0))
+                     settings.getfloat("FRONTIER_RETRY_TIMEOUT", 300.0), link=link)
     except FrontierError as e:
         logger.error("Crawl could not start: shared frontier: %(error)s", {"error": e})
         sys.exit(1)
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
 
     feeds = feeds_from_settings(settings)  # -o, -O, FEEDS: merged into each at the end
     output = (feeds[0][0] or settings.get("FEED_URI")) if feeds else None

@@ -516,6 +516,9 @@ def call_with_retry(fn, url: str, retry_timeout_s: float, *, spider=None, stats=
         except redis.RedisError as e:
             if _LOST_MARK in str(e):
                 raise FrontierPermanentError(_lost_message(url, str(e))) from e
+            if "unauthenticated" in str(e):  # a long command sent before AUTH
+                raise FrontierPermanentError(_permanent_message(
+                    url, redis.AuthenticationError(f"Authentication required ({e})"))) from e
             raise FrontierError(f"Redis at {_redact(url)}: {type(e).__name__}: {e}") from e
         since = link.up()
         if since is not None:

@@ -288,7 +288,9 @@ def test_workers_that_stop_on_purpose_are_not_restarted(site, make_redis, tmp_pa
     text = (tmp_path / "parent.log").read_text(errors="replace")
     assert code == 1, text[-3000:]
     assert "starting it again" not in text, text[-3000:]
-    assert "stopped: frontier_failed (exit status 1); not restarted" in text, text[-3000:]
+    # (a worker still starting when the fault came is refused: start_failed)
+    assert ("stopped: frontier_failed (exit status 1); not restarted" in text
+            or "stopped: start_failed: shared frontier: " in text), text[-3000:]
     if fault == "password set":
         assert "refused the connection: Authentication required" in text
     else:
@@ -382,3 +384,33 @@ def test_a_crawl_partly_lost_is_refused_not_restarted(site, make_redis, tmp_path
     assert "to start over on purpose, delete the crawl's keys" in line
     assert "Lua redis lib" not in proc.stderr and "Traceback" not in proc.stderr
     assert feed.read_bytes() == before
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_interrupt_stops_a_crawl_waiting_for_its_redis_at_start(site, tmp_path, workers):
+    """No Redis at the URL yet (connection refused: waited for, up to the default 300 s):
+    one SIGINT ends the wait within seconds, in one line, exit 1 (with ``--workers``,
+    the parent waits, before starting any worker)."""
+    from tests.support.redisserver import free_port
+
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    with open(tmp_path / "w.log", "wb") as log:
+        proc = subprocess.Popen(crawl_cmd(site, url, tmp_path / "items.jl", workers=workers),
+                                cwd=ROOT,
+                                env=env(), stdout=subprocess.DEVNULL, stderr=log)
+        deadline = time.monotonic() + 60
+        text = ""
+        while "unreachable" not in text:
+            assert proc.poll() is None and time.monotonic() < deadline, text[-3000:]
+            time.sleep(0.05)
+            text = (tmp_path / "w.log").read_text(errors="replace")
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        code = proc.wait(60)
+        took = time.monotonic() - sent
+    text = (tmp_path / "w.log").read_text(errors="replace")
+    assert code == 1 and took < 15, (took, text[-3000:])
+    [line] = errors(text)
+    assert f"Crawl could not start: shared frontier: Redis at {url} unreachable while " \
+           "the crawl stops" in line
+    assert "Traceback" not in text
