@@ -412,7 +412,9 @@ def check_frontier(crawler) -> None:
 
     Raises:
         CrawlStartError: the Redis cannot be used; the message is one line naming the
-            URL (password hidden) and the cause.
+            URL (password hidden) and the cause. The crawl is then finished with
+            ``start_failed: ...`` (``engine_stopped`` fired), as a start the Supervisor
+            refuses.
     """
     from crawlfw.core.frontier import FrontierError
     from crawlfw.core.redis_frontier import check_server, redis_link
@@ -422,7 +424,13 @@ def check_frontier(crawler) -> None:
                      crawler.settings.getfloat("FRONTIER_RETRY_TIMEOUT", 300.0),
                      link=redis_link(crawler), spider=crawler.spider)
     except FrontierError as e:
-        raise CrawlStartError(f"shared frontier: {e}") from None
+        error = f"shared frontier: {e}"
+        # Ended as a start the Supervisor refuses: join() and wait() return.
+        try:
+            crawler.signals.send_catch_log(signals.engine_stopped)
+        finally:
+            crawler._crawl_finished(f"start_failed: {error}")
+        raise CrawlStartError(error) from None
 
 
 def exit_now(status: int) -> None:

@@ -43,9 +43,10 @@ for the whole crawl (:class:`RedisLink`), saying so in the log; only then does t
 frontier fail; a stop request ends the retrying at once. Faults that waiting will not
 mend (authentication, a server that does not speak Redis, the crawl's keys gone) fail at
 once (:class:`FrontierPermanentError`), and :func:`check_server` refuses, before a crawl
-starts, a malformed URL and a Redis that evicts keys (``maxmemory-policy``). A script whose reply was lost is safe to run again: pushes go through the
-dupefilter, acks and releases check the owner, and leases taken by a lost call are not
-renewed, so they expire and go back to the queue.
+starts, a malformed URL and a Redis that evicts keys (``maxmemory-policy``). A script
+whose reply was lost is safe to run again: pushes go through the dupefilter, acks and
+releases check the owner, and leases taken by a lost call are not renewed, so they
+expire and go back to the queue.
 """
 
 from __future__ import annotations

@@ -360,3 +360,20 @@ def test_an_authentication_error_is_not_retried(tmp_path):
         assert time.monotonic() - start < 2
     finally:
         server.stop()
+
+
+def test_a_runner_whose_frontier_is_refused_ends_the_crawl(tmp_path):
+    """``CrawlerRunner.crawl`` with an unusable ``FRONTIER_URL`` raises
+    ``CrawlStartError`` and the crawl is finished (``start_failed``), so ``join()``
+    returns instead of waiting for ever."""
+    from crawlfw.crawler import CrawlerRunner
+    from crawlfw.exceptions import CrawlStartError
+
+    runner = CrawlerRunner({"FRONTIER_URL": "redis:/x"})
+    with pytest.raises(CrawlStartError, match="FRONTIER_URL 'redis:/x' is not a Redis URL"):
+        runner.crawl(Spider)
+    assert runner.join(timeout_s=5)
+    [crawler] = runner.crawlers
+    assert crawler.finish_reason.startswith("start_failed: shared frontier: ")
+    assert crawler.failed
+    runner.shutdown()

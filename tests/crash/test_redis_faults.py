@@ -205,21 +205,24 @@ def test_a_redis_gone_for_good_fails_after_the_retry_timeout_once(site, make_red
 
 # --- ^C ---------------------------------------------------------------------------------
 
-def test_interrupt_stops_a_crawl_whose_redis_is_gone(site, make_redis, tmp_path):
+@pytest.mark.parametrize("workers", [None, 2])
+def test_interrupt_stops_a_crawl_whose_redis_is_gone(site, make_redis, tmp_path, workers):
     """Redis killed mid-crawl (the default 300 s of retries ahead): one SIGINT ends the
-    crawl within seconds (before: the downloader did not stop within 60 s)."""
+    crawl within seconds (before: the downloader did not stop within 60 s), also with
+    ``--workers`` (the parent passes the SIGINT on; it exits 1, the parts kept)."""
     server = make_redis()
     feed = tmp_path / "items.jl"
+    parts = Path(str(feed) + ".parts")
     with open(tmp_path / "w.log", "wb") as log:
-        proc = subprocess.Popen(crawl_cmd(site, server.url, feed), cwd=ROOT, env=env(),
-                                stdout=subprocess.DEVNULL, stderr=log)
+        proc = subprocess.Popen(crawl_cmd(site, server.url, feed, workers=workers), cwd=ROOT,
+                                env=env(), stdout=subprocess.DEVNULL, stderr=log)
         deadline = time.monotonic() + 60
-        while lines(feed) < 20:
+        while lines(feed) + sum(lines(p) for p in parts.glob("*.jl")) < 20:
             assert proc.poll() is None and time.monotonic() < deadline, "no progress"
             time.sleep(0.01)
         server.kill()
         text = ""
-        while "unreachable" not in text:  # the crawl has noticed
+        while text.count("unreachable") < (workers or 1):  # the crawl has noticed
             assert proc.poll() is None and time.monotonic() < deadline, text[-3000:]
             time.sleep(0.05)
             text = (tmp_path / "w.log").read_text(errors="replace")
@@ -233,9 +236,13 @@ def test_interrupt_stops_a_crawl_whose_redis_is_gone(site, make_redis, tmp_path)
         took = time.monotonic() - sent
     text = (tmp_path / "w.log").read_text(errors="replace")
     assert took < 15, (took, text[-3000:])
-    assert code == 0, text[-3000:]
-    assert "'finish_reason': 'shutdown'" in text
+    assert text.count("'finish_reason': 'shutdown'") == (workers or 1), text[-3000:]
     assert "did not stop within" not in text and "Traceback" not in text
+    if workers:
+        assert code == 1 and "starting it again" not in text, text[-3000:]
+        assert parts.exists() and not feed.exists()
+    else:
+        assert code == 0, text[-3000:]
 
 
 # --- the --workers parent restarts only crashes -----------------------------------------
