@@ -377,3 +377,29 @@ def test_a_runner_whose_frontier_is_refused_ends_the_crawl(tmp_path):
     assert crawler.finish_reason.startswith("start_failed: shared frontier: ")
     assert crawler.failed
     runner.shutdown()
+
+
+def test_join_only_never_creates_a_crawl(make):
+    """``FRONTIER_JOIN_ONLY``: a worker joins a crawl Redis holds and refuses an empty
+    Redis instead of starting the crawl anew."""
+    from crawlfw.core.redis_frontier import FrontierPermanentError
+
+    with pytest.raises(FrontierPermanentError, match=r"holds no crawl under key \{t\}"):
+        make("b", join_only=True)
+    a = make("a")
+    a.push(R("1"))
+    b = make("b", join_only=True)  # the crawl exists now
+    assert urls(b.lease(1)) == ["1"]
+
+
+def test_a_crawl_without_its_mark_but_with_other_keys_is_refused(make):
+    from crawlfw.core.redis_frontier import FrontierPermanentError
+
+    a = make("a")
+    a.push(R("1"))
+    a.client.delete("{t}:meta")  # as an eviction drops one key
+    with pytest.raises(FrontierPermanentError, match=r"the crawl \{t\} in Redis at .* is "
+                                                     r"incomplete: its created mark is gone"):
+        make("b")
+    with pytest.raises(FrontierError, match="gone from Redis"):
+        a.push(R("2"))  # a running worker's next change fails too
