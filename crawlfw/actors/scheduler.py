@@ -238,6 +238,10 @@ class SchedulerActor(CrawlActor):
         self._ticker.pending = False
         if self.failed:
             return
+        failure = getattr(getattr(self.frontier, "link", None), "failure", None)
+        if failure is not None:  # met by a download slot (a permanent Redis fault)
+            self._fail(failure)
+            return
         now = time.monotonic()
         try:
             if now - self.last_renew >= self.frontier.lease_timeout_s / 3:

@@ -408,11 +408,15 @@ class RedisLink:
         stopping (threading.Event): set: failed calls are no longer retried.
         down_since (float | None): ``time.monotonic()`` when a call first failed to
             reach Redis since the last call that did, else None.
+        failure (FrontierPermanentError | None): a permanent fault met by a thread that
+            cannot end the crawl itself (a download slot); the scheduler fails the
+            crawl with it at its next tick.
     """
 
     def __init__(self, stopping=None):
         self.stopping = stopping if stopping is not None else threading.Event()
         self.down_since = None
+        self.failure = None
         self._lock = threading.Lock()
 
     def down(self, now: float) -> tuple:

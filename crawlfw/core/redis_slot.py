@@ -29,6 +29,7 @@ import time
 
 from crawlfw.core.frontier import FrontierError
 from crawlfw.core.redis_frontier import (
+    FrontierPermanentError,
     Scripts,
     call_with_retry,
     redis_link,
@@ -108,16 +109,15 @@ class SharedDownloadSlot(DownloadSlot):
         *args, **kw: :class:`~crawlfw.core.slot.DownloadSlot` arguments.
         stats: the crawl's stats collector (counts ``frontier/redis_calls``), or None.
         spider: the spider (for log records and stats).
-
         link: the crawl's :class:`~crawlfw.core.redis_frontier.RedisLink` (default:
             the one of ``spider.crawler``): one retry budget for the crawl; once a
             call failed for good (the crawl stops, or Redis stayed unreachable for the
             budget) :meth:`pop_ready` starts nothing and asks again after
             :data:`FAILED_WAIT_S`; the scheduler's own calls fail the crawl.
 
-    Raises:
-        crawlfw.core.frontier.FrontierError: (from :meth:`pop_ready` and
-            :meth:`transfer_done`) Redis failed for good.
+    A fault waiting will not mend (authentication, ``NOPERM`` on the slot's keys) is
+    noted on the link (``link.failure``): the scheduler, at its next tick, fails the
+    crawl with it (``frontier_failed``), in one line.
     """
 
     def __init__(self, client, url, key, worker, permit_timeout_s, retry_timeout_s,
@@ -187,8 +187,10 @@ class SharedDownloadSlot(DownloadSlot):
             try:
                 self._call(lambda: self.scripts.run("renew", self.keys[:1],
                                                     [self.permit_ms, *tokens]))
+            except FrontierPermanentError as e:
+                self.link.failure = e  # the scheduler fails the crawl with it
             except FrontierError:
-                pass  # (they expire; the crawl stops)
+                pass  # (not renewed: they expire; the crawl stops)
         queue = self.queue
         want = min(len(queue), self.concurrency - len(self.inprogress))
         started = []
@@ -215,10 +217,12 @@ class SharedDownloadSlot(DownloadSlot):
                 "acquire", self.keys, [want, self.concurrency, delay_ms, self.permit_ms,
                                        len(back), *back, *tokens]))
         except FrontierError as e:
-            # Redis failed for good or the crawl stops: nothing more starts (the permits
-            # to give back expire in Redis). The
-            # scheduler's own calls fail the crawl (frontier_failed); meanwhile the
-            # downloader waits on its inbox (its stop), not on Redis.
+            if isinstance(e, FrontierPermanentError):
+                self.link.failure = e  # the scheduler fails the crawl with it
+            # Unreachable past the budget, or the crawl stops: nothing more starts (the
+            # permits to give back expire in Redis). The scheduler's own calls fail the
+            # crawl (frontier_failed); meanwhile the downloader waits on its inbox (its
+            # stop), not on Redis.
             logger.debug("Download slot %(slot)s: no permit: %(error)s",
                          {"slot": self.keys[0], "error": e}, extra={"spider": self.spider})
             self._wait_until_s = now_s + FAILED_WAIT_S

@@ -75,7 +75,7 @@ def run(cmd, timeout_s=120):
 
 
 def errors(text: str) -> list:
-    return [line for line in text.splitlines() if "ERROR" in line]
+    return [line for line in text.splitlines() if "] ERROR: " in line]
 
 
 def pages_of(feed: Path) -> list:
@@ -421,3 +421,25 @@ def test_interrupt_stops_a_crawl_waiting_for_its_redis_at_start(site, tmp_path, 
     assert f"Crawl could not start: shared frontier: Redis at {url} unreachable while " \
            "the crawl stops" in line
     assert "Traceback" not in text
+
+
+def test_a_permanent_fault_met_by_a_download_slot_fails_the_crawl(site, make_redis, tmp_path):
+    """An ACL user allowed the crawl's frontier keys but not its download slots' keys
+    (``{crawlfw:links|slot|...}``): the slot's ``NOPERM`` is not retried; the crawl ends
+    with ``frontier_failed`` in one line, exit 1 (the scheduler, whose own calls pass,
+    fails the crawl with the slot's fault)."""
+    import redis
+
+    server = make_redis()
+    redis.Redis.from_url(server.url).acl_setuser(
+        "crawler", enabled=True, passwords=["+pw"], keys=["{crawlfw:links}*"],
+        commands=["+@all"])
+    url = server.url.replace("redis://", "redis://crawler:pw@")
+    proc, took = run(crawl_cmd(site, url, tmp_path / "items.jl"))
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert took < 60
+    assert "'finish_reason': 'frontier_failed'" in proc.stderr
+    [line] = errors(proc.stderr)
+    assert "Frontier failed: FrontierPermanentError: Redis at redis://crawler:***@" in line
+    assert "refused a command: this user has no permissions" in line
+    assert "Traceback" not in proc.stderr and ":pw@" not in proc.stderr
