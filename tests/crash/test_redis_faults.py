@@ -175,19 +175,25 @@ def test_a_policy_that_cannot_be_checked_is_said_and_the_crawl_goes_on(
 
 # --- transient faults: retried for FRONTIER_RETRY_TIMEOUT in total -----------------------
 
-def test_a_redis_gone_for_good_fails_after_the_retry_timeout_once(site, make_redis, tmp_path):
+@pytest.mark.parametrize("workers", [None, 2])
+def test_a_redis_gone_for_good_fails_after_the_retry_timeout_once(site, make_redis, tmp_path,
+                                                                  workers):
     """Redis killed mid-crawl and not restarted: the worker fails (``frontier_failed``,
     exit 1) about FRONTIER_RETRY_TIMEOUT after the loss: the close path gives back
-    nothing more after that budget (before: the close path retried twice as long)."""
+    nothing more after that budget (before: the close path retried twice as long), and
+    the ``--workers`` parent does not restart workers that failed so (before: 5 restarts
+    each, about 22 minutes at the default timeout)."""
     server = make_redis()
     feed = tmp_path / "items.jl"
+    parts = Path(str(feed) + ".parts")
     retry_s = 10
     with open(tmp_path / "w.log", "wb") as log:
         proc = subprocess.Popen(crawl_cmd(site, server.url, feed, "-s",
-                                          f"FRONTIER_RETRY_TIMEOUT={retry_s}"),
+                                          f"FRONTIER_RETRY_TIMEOUT={retry_s}",
+                                          workers=workers),
                                 cwd=ROOT, env=env(), stdout=subprocess.DEVNULL, stderr=log)
         deadline = time.monotonic() + 60
-        while lines(feed) < 20:
+        while lines(feed) + sum(lines(p) for p in parts.glob("*.jl")) < 20:
             assert proc.poll() is None and time.monotonic() < deadline, "no progress"
             time.sleep(0.01)
         server.kill()
@@ -201,6 +207,9 @@ def test_a_redis_gone_for_good_fails_after_the_retry_timeout_once(site, make_red
     # About retry_s plus the stop; the old close path alone took 2-3 x retry_s more.
     assert took < 2 * retry_s, (took, text[-3000:])
     assert "Traceback" not in text
+    if workers:
+        assert "stopped: frontier_failed (exit status 1); not restarted" in text
+        assert "starting it again" not in text
 
 
 # --- ^C ---------------------------------------------------------------------------------
