@@ -37,6 +37,7 @@ import time
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
 from crawlfw.core.frontier import FrontierError, PushMany
+from crawlfw.core.redis_frontier import FrontierStopping
 from crawlfw.utils import _faults
 
 logger = logging.getLogger(__name__)
@@ -267,6 +268,10 @@ class SchedulerActor(CrawlActor):
         self._ticker.pending = False
         if self.failed:
             return
+        failure = getattr(getattr(self.frontier, "link", None), "failure", None)
+        if failure is not None:  # met by a download slot (a permanent Redis fault)
+            self._fail(failure)
+            return
         now = time.monotonic()
         try:
             if now - self.last_renew >= self.frontier.lease_timeout_s / 3:
@@ -394,6 +399,11 @@ class SchedulerActor(CrawlActor):
             return
         self.failed = True
         where = getattr(self.frontier, "path", "the frontier")
+        if isinstance(error, FrontierStopping):  # the crawl is stopping already
+            logger.warning("%(error)s: this worker's open leases were not given back; "
+                           "they expire after FRONTIER_LEASE_TIMEOUT and are crawled "
+                           "again", {"error": error}, extra={"spider": self.spider})
+            return
         logger.error("Frontier failed: %(error)s (%(where)s): closing the crawl",
                      {"error": f"{type(error).__name__}: {error}", "where": where},
                      extra={"spider": self.spider})

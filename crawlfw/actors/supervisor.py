@@ -183,6 +183,9 @@ class Supervisor(CrawlActor):
             if tree is None:
                 continue
             stopping.append(crawl_id)
+            stop_requested = getattr(tree.crawler, "_stop_requested", None)
+            if stop_requested is not None:  # a Redis frontier's retries end now
+                stop_requested.set()
             if tree.engine is not None and tree.engine.is_alive():
                 self.send(tree.engine, {"type": "close_spider", "reason": message["reason"]})
             else:

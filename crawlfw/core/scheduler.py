@@ -172,13 +172,23 @@ def max_open_leases(settings) -> int:
 def _redis_frontier(crawler, dupefilter):
     """The shared frontier named by ``FRONTIER_URL`` (``FRONTIER_KEY``,
     ``FRONTIER_WORKER``, ``FRONTIER_LEASE_TIMEOUT``, ``FRONTIER_RETRY_TIMEOUT``)."""
-    from crawlfw.core.redis_frontier import RedisFrontier, frontier_key, worker_id
+    from crawlfw.core.frontier import FrontierError
+    from crawlfw.exceptions import CrawlStartError
 
     settings = crawler.settings
     if settings.get("JOBDIR"):
         logger.warning("FRONTIER_URL is set: the crawl's frontier is in Redis, not in "
                        "JOBDIR %(jobdir)s", {"jobdir": settings["JOBDIR"]})
     dqname = getattr(load_object(settings["SCHEDULER_DISK_QUEUE"]), "__name__", "")
+    try:
+        return _open_redis_frontier(crawler, settings, dupefilter, dqname)
+    except FrontierError as e:  # one line, as any crawl refused at its start
+        raise CrawlStartError(f"shared frontier: {e}") from None
+
+
+def _open_redis_frontier(crawler, settings, dupefilter, dqname):
+    from crawlfw.core.redis_frontier import RedisFrontier, frontier_key, redis_link, worker_id
+
     return RedisFrontier(
         settings["FRONTIER_URL"], frontier_key(settings, crawler.spider.name), dupefilter,
         worker=worker_id(settings), lifo="Fifo" not in dqname,
@@ -187,4 +197,6 @@ def _redis_frontier(crawler, dupefilter):
         prefetch=settings.getint("CONCURRENT_REQUESTS"),
         max_open=max_open_leases(settings),
         stats=crawler.stats,
+        link=redis_link(crawler),
+        join_only=settings.getbool("FRONTIER_JOIN_ONLY"),
     )

@@ -398,7 +398,11 @@ STALL_TIMEOUT = 300.0  # seconds
 # 'crawlfw:<spider name>') shares one frontier. A worker's lease not renewed within
 # FRONTIER_LEASE_TIMEOUT seconds goes back to the queue (the worker died); a lost
 # connection is retried for FRONTIER_RETRY_TIMEOUT seconds. FRONTIER_WORKER names this
-# worker (default '<hostname>-<pid>'; FEED_URI's %(worker)s).
+# worker (default '<hostname>-<pid>'; FEED_URI's %(worker)s). FRONTIER_JOIN_ONLY = True
+# makes a worker join a crawl Redis already holds and refuse to start a new one (the
+# --workers parent sets it for a worker it restarts, or when parts of an earlier run
+# exist), so a Redis that lost the crawl is never crawled again from the start.
+FRONTIER_JOIN_ONLY = False
 FRONTIER_KEY = None
 FRONTIER_LEASE_TIMEOUT = 60  # seconds
 # Most open leases (in flight, leased ahead, finished but not yet committed) one worker
