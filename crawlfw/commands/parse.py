@@ -23,7 +23,7 @@ from crawlfw.commands import ScrapyCommand, command, fail, load_spider, spider_a
 from crawlfw.commands._command import delegate
 from crawlfw.exceptions import UsageError
 from crawlfw.http import Request
-from crawlfw.item import BaseItem
+from crawlfw.item import ITEM_TYPES, BaseItem
 from crawlfw.utils import display
 from crawlfw.utils.spider import iterate_spider_output, spidercls_for_request
 
@@ -55,7 +55,7 @@ class _Results:
         else:
             items = self.items.get(lvl, [])
         print("# Scraped Items ", "-" * 60)
-        display.pprint([dict(x) for x in items], colorize=colour)
+        display.pprint([_item_dict(x) for x in items], colorize=colour)
 
     def print_requests(self, lvl=None, colour=True):
         if lvl is None:
@@ -81,10 +81,20 @@ class _Results:
                 self.print_requests(colour=colour)
 
 
+def _item_dict(item):
+    """A dict of ``item``'s fields: ``dict(item)`` for dicts and Items, else
+    ``ItemAdapter(item).asdict()`` (dataclass, attrs, pydantic items)."""
+    if isinstance(item, (BaseItem, dict)):
+        return dict(item)
+    from itemadapter import ItemAdapter
+
+    return ItemAdapter(item).asdict()
+
+
 def _run_callback(response, cb):
     items, requests = [], []
     for x in iterate_spider_output(cb(response)):
-        if isinstance(x, (BaseItem, dict)):
+        if isinstance(x, ITEM_TYPES):
             items.append(x)
         elif isinstance(x, Request):
             requests.append(x)

@@ -32,7 +32,7 @@ from crawlfw import signals
 from crawlfw.core.spidermw import SpiderMiddlewareManager
 from crawlfw.exceptions import CloseSpider, DownloadError, IgnoreRequest
 from crawlfw.http import Request, Response
-from crawlfw.item import BaseItem
+from crawlfw.item import ITEM_TYPES
 from crawlfw.utils.failure import Failure
 from crawlfw.utils.log import failure_to_exc_info
 from crawlfw.utils.spider import iterate_spider_output
@@ -62,7 +62,8 @@ class ScraperSink(Protocol):
 
     def items(self, items: list, response: Response | None,
               spider_error: tuple[BaseException, Request] | None) -> None:
-        """Take a batch of items (1 to :data:`OUTPUT_BATCH` ``BaseItem``/``dict``).
+        """Take a batch of items (1 to :data:`OUTPUT_BATCH`, of any item type: dict, ``Item``,
+        dataclass, attrs, pydantic: :data:`crawlfw.item.ITEM_TYPES`).
 
         Args:
             items: the items, in the order the spider yielded them.
@@ -245,7 +246,7 @@ class Scraper:
                         n_requests += len(requests)
                         self._requests_sink(requests, True)
                         requests = []
-                elif isinstance(obj, (BaseItem, dict)):
+                elif isinstance(obj, ITEM_TYPES):  # dict, Item first; then any adaptable type
                     items.append(obj)
                     if len(items) >= OUTPUT_BATCH:
                         n_items += len(items)

@@ -73,7 +73,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from crawlfw.core.downloadermw import _InvalidOutput, _mw_name, _type_name
-from crawlfw.item import BaseItem
+from crawlfw.item import AnyItem, BaseItem
 from crawlfw.middleware import MiddlewareManager
 from crawlfw.utils.conf import build_component_list
 
@@ -86,11 +86,12 @@ def _isiterable(obj: Any) -> bool:
 
 def _iterate_spider_output(result: Any) -> Iterable:
     """None -> []; a single object -> [object]; an iterable -> itself (Scrapy's
-    ``iterate_spider_output``/``arg_to_iter``). Mappings (dicts, items), ``str`` and
+    ``iterate_spider_output``/``arg_to_iter``). Mappings (dicts, items), items of any
+    type (:class:`~crawlfw.item.AnyItem`: a pydantic model is iterable), ``str`` and
     ``bytes`` count as single objects."""
     if result is None:
         return []
-    if isinstance(result, (Mapping, BaseItem, str, bytes)) or not _isiterable(result):
+    if isinstance(result, (Mapping, BaseItem, str, bytes, AnyItem)) or not _isiterable(result):
         return [result]
     return result
 
