@@ -261,3 +261,76 @@ def test_files_pipeline_sets_results_on_a_dataclass_item():
     assert item.files == [{"path": "full/x"}]
     other = WithoutFiles([])
     assert pipe.item_completed([(True, {"path": "full/x"})], other, None) is other
+
+
+LOADER_SPIDER = '''
+import dataclasses
+
+from itemloaders.processors import MapCompose, TakeFirst
+
+import crawlfw
+from crawlfw.loader import ItemLoader
+
+
+@dataclasses.dataclass
+class Quote:
+    text: str = None
+    author: str = dataclasses.field(
+        default=None, metadata={"input_processor": MapCompose(str.strip, str.upper)})
+    tags: list = None
+
+
+class QuoteLoader(ItemLoader):
+    default_item_class = Quote
+    default_output_processor = TakeFirst()
+    tags_out = MapCompose()  # all of them
+
+
+class S(crawlfw.Spider):
+    name = "loader"
+
+    def start_requests(self):
+        yield crawlfw.Request(self.base + "/page/1/")
+
+    def parse(self, response):
+        for q in response.css("div.quote"):
+            loader = QuoteLoader(selector=q)
+            loader.add_css("text", "span.text::text")
+            loader.add_css("author", "small.author::text")
+            loader.add_css("tags", "a.tag::text")
+            yield loader.load_item()
+'''
+
+
+def test_item_loader_fills_a_dataclass_with_itemloaders_processors(quotes, tmp_path):
+    server, expected = quotes
+    (tmp_path / "spider.py").write_text(LOADER_SPIDER)
+    run = run_measured("runspider", "spider.py", "-a", f"base={server.url}", "-o", "out.json",
+                       "-s", "LOG_LEVEL=INFO", cwd=tmp_path, timeout_s=90)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "ERROR" not in run.stderr, run.stderr[-3000:]
+    got = json.loads((tmp_path / "out.json").read_text())
+    want = [{**q, "author": q["author"].upper(), "tags": q["tags"] or None}
+            for q in expected[:10]]
+    assert got == want
+
+
+def test_loader_keeps_a_given_items_values_and_nested_loaders_do_not_repeat_them():
+    import dataclasses
+
+    from crawlfw.loader import ItemLoader
+    from crawlfw.selector import Selector
+
+    @dataclasses.dataclass
+    class D:
+        name: str = None
+        summary: str = None
+
+    item = D(summary="kept")
+    loader = ItemLoader(item=item, selector=Selector(text="<p><b>x</b></p>"))
+    nested = loader.nested_css("p")
+    nested.add_css("name", "b::text")
+    assert loader.load_item() is item
+    assert item == D(name=["x"], summary="kept")
+    with pytest.raises(KeyError, match="D does not support field: nope"):
+        loader.add_value("nope", 1)
