@@ -16,6 +16,7 @@ import os
 import queue
 import time
 
+from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
 from crawlfw.core.curl import MultiDriver, driver_options
 from crawlfw.core.slot import DownloadSlot
@@ -78,6 +79,7 @@ class DownloaderActor(CrawlActor):
         settings = crawler.settings
         spider = crawler.spider
         self.spider = spider
+        self._send_signal = crawler.signals.send_catch_log  # a no-op without receivers
         self.slot_key = slot
         self.engine = engine
         self._shared_slot = bool(settings.get("FRONTIER_URL"))
@@ -122,7 +124,10 @@ class DownloaderActor(CrawlActor):
         self._inbox.close()
 
     def handle_fetch(self, message):
-        self.slot.enqueue(message["request"])
+        request = message["request"]
+        self.slot.enqueue(request)
+        self._send_signal(signals.request_reached_downloader, request=request,
+                          spider=self.spider)
         self.engine = message["reply_to"]
         self._start_ready(time.monotonic())
         self._queue_pump()
@@ -145,6 +150,8 @@ class DownloaderActor(CrawlActor):
         for result in results:
             request = result.request
             slot.transfer_done(request)
+            self._send_signal(signals.request_left_downloader, request=request,
+                              spider=self.spider)
             if result.error is None:
                 self.send(engine, {"type": "response_downloaded", "request": request,
                                    "response": result.response, "slot": self.slot_key})
@@ -168,6 +175,8 @@ class DownloaderActor(CrawlActor):
                 )
             except Exception as e:  # unsupported scheme, bad meta value: the request fails
                 self.slot.transfer_done(request)
+                self._send_signal(signals.request_left_downloader, request=request,
+                                  spider=self.spider)
                 self.send(self.engine, {"type": "download_failed", "request": request,
                                         "error": e, "slot": self.slot_key})
 

@@ -175,6 +175,52 @@ class Request(object_ref):
 
     __repr__ = __str__
 
+    @classmethod
+    def from_curl(cls, curl_command: str, ignore_unknown_options: bool = True, **kwargs):
+        """Build a request from a cURL command line (Scrapy 2's ``Request.from_curl``;
+        the options understood are listed in :mod:`crawlfw.utils.curl`).
+
+        Args:
+            curl_command: e.g. ``"curl 'https://example.com/api' -H 'Accept: text/html'
+                -d 'q=1'"``.
+            ignore_unknown_options: warn about (True) or refuse (False) other options.
+            **kwargs: request arguments that override the command's (``callback``,
+                ``method``, ``headers``...).
+
+        Returns:
+            A request of this class.
+
+        Raises:
+            ValueError: not a curl command, or an unknown option when
+                ``ignore_unknown_options`` is False.
+        """
+        from crawlfw.utils.curl import curl_to_request_kwargs
+
+        request_kwargs = curl_to_request_kwargs(curl_command, ignore_unknown_options)
+        request_kwargs.update(kwargs)
+        return cls(**request_kwargs)
+
+    def to_dict(self, *, spider=None) -> dict:
+        """Return a dict of this request that
+        :func:`crawlfw.utils.request.request_from_dict` turns back into an equal request
+        (Scrapy 2's ``Request.to_dict``).
+
+        The dict is JSON-serializable when ``meta``, ``cookies`` and ``cb_kwargs`` are:
+        ``callback``/``errback`` are the names of the spider's methods, ``body`` and the
+        header names and values are ``str`` (the bytes decoded as latin-1, losslessly),
+        ``_class`` names a subclass (see :mod:`crawlfw.utils.reqser`).
+
+        Args:
+            spider: the spider whose methods the callback and errback are (required when
+                the request has them).
+
+        Raises:
+            ValueError: the callback or errback is not a method of ``spider``.
+        """
+        from crawlfw.utils.reqser import request_to_dict
+
+        return request_to_dict(self, spider)
+
     def copy(self) -> Request:
         """Return a copy (headers, meta, cookies-dict reference, flags: see :meth:`replace`)."""
         return self.replace()
