@@ -195,3 +195,67 @@ def test_request_to_curl_round_trips_through_from_curl():
     back = Request.from_curl(request_to_curl(r))
     assert (back.url, back.method, back.body, back.headers[b"X-A"], back.cookies) == (
         r.url, "POST", b"a=1 b", b"1", {"s": "v"})
+
+
+STOP_SPIDER = '''
+import json
+
+import crawlfw
+from crawlfw import signals
+from crawlfw.exceptions import StopDownload
+
+
+class S(crawlfw.Spider):
+    name = "stop"
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider.on_headers, signals.headers_received)
+        crawler.signals.connect(spider.on_bytes, signals.bytes_received)
+        spider.seen = {"headers": [], "chunks": 0}
+        return spider
+
+    def on_headers(self, headers, body_length, request, spider):
+        self.seen["headers"].append([request.url.rsplit("/", 1)[1], body_length,
+                                     headers.get("Content-Type").decode()])
+        if request.url.endswith("/big-headers"):
+            raise StopDownload(fail=False)
+
+    def on_bytes(self, data, request, spider):
+        if request.url.endswith("/big-bytes"):
+            self.seen["chunks"] += 1
+            raise StopDownload()
+
+    def start_requests(self):
+        for path in ("big-headers", "big-bytes", "big-whole"):
+            yield crawlfw.Request(f"{self.base}/{path}", errback=self.failed)
+
+    def parse(self, response):
+        yield {"url": response.url.rsplit("/", 1)[1], "size": len(response.body),
+               "flags": response.flags}
+
+    def failed(self, failure):
+        response = failure.value.response
+        yield {"url": response.url.rsplit("/", 1)[1], "error": type(failure.value).__name__,
+               "partial": 0 < len(response.body) < 65536, "flags": response.flags,
+               "seen": self.seen}
+'''
+
+
+def test_stop_download_from_headers_received_and_bytes_received(echo, tmp_path):
+    (tmp_path / "spider.py").write_text(STOP_SPIDER)
+    run = run_measured("runspider", "spider.py", "-a", f"base={echo.url}", "-o", "out.jl",
+                       "-s", "LOG_LEVEL=INFO", cwd=tmp_path, timeout_s=90)
+    assert run.returncode == 0, run.stderr[-3000:]
+    items = {i["url"]: i for i in map(json.loads, (tmp_path / "out.jl").read_text().splitlines())}
+    # fail=False: the callback gets what was received (no body yet), flagged
+    assert items["big-headers"] == {"url": "big-headers", "size": 0,
+                                    "flags": ["download_stopped"]}
+    # fail=True: the errback gets StopDownload with the partial response
+    stopped = items["big-bytes"]
+    assert stopped["error"] == "StopDownload" and stopped["partial"]
+    assert stopped["flags"] == ["download_stopped"]
+    assert items["big-whole"] == {"url": "big-whole", "size": 65536, "flags": []}
+    assert sorted(stopped["seen"]["headers"])[0] == ["big-bytes", 65536, "text/plain"]
+    assert "Error caught on signal handler" not in run.stderr

@@ -60,15 +60,18 @@ class Request(object_ref):
         encoding: codec for a str url's query/body and str headers (default ``'utf-8'``).
         priority: scheduling priority (higher runs first), an int.
         dont_filter: True to bypass the duplicates filter.
-        errback: called with a failure if the request fails.
+        errback: called with a failure if the request fails (also without a
+            ``callback``).
         flags: list of str shown in logs (Scrapy >= 1.4 name).
         cb_kwargs: keyword arguments for the callback (Scrapy >= 1.7 name).
 
     Raises:
         TypeError: ``url`` is not a str; ``callback``/``errback`` not callable;
             ``priority`` not an int; ``body`` neither str nor bytes.
-        ValueError: ``url`` has no scheme (``"Missing scheme in request url: ..."``);
-            an ``errback`` without a ``callback`` (Scrapy 1.2 rule).
+        ValueError: ``url`` has no scheme (``"Missing scheme in request url: ..."``).
+
+    An ``errback`` without a ``callback`` is accepted (Scrapy 2; Scrapy 1.2 refused
+    it): the spider's ``parse`` is the callback.
     """
 
     #: The frontier lease this request was taken under (an int id given by a ``JOBDIR``
@@ -101,11 +104,8 @@ class Request(object_ref):
         self.priority = priority
         if callback is not None and not callable(callback):
             raise TypeError(f"Request callback must be a callable or None, got {callback!r}")
-        if errback is not None:
-            if not callable(errback):
-                raise TypeError(f"Request errback must be a callable or None, got {errback!r}")
-            if callback is None:
-                raise ValueError("Cannot use errback without a callback")
+        if errback is not None and not callable(errback):
+            raise TypeError(f"Request errback must be a callable or None, got {errback!r}")
         self.callback = callback
         self.errback = errback
         self.cookies = cookies or {}
