@@ -14,6 +14,8 @@ the item pipeline manager) collect the hook methods of their components into
 caller's thread.
 """
 
+import functools
+import inspect
 import logging
 import pprint
 from collections import defaultdict
@@ -21,7 +23,7 @@ from collections import defaultdict
 from crawlfw.exceptions import NotConfigured
 from crawlfw.utils.misc import create_instance, load_object
 
-__all__ = ["MiddlewareManager"]
+__all__ = ["MiddlewareManager", "component_method"]
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +42,9 @@ class MiddlewareManager:
     """
 
     component_name = 'foo middleware'
+    #: The crawl's stats collector (set by :meth:`from_settings` with a crawler), where
+    #: a component's result of the wrong type is counted.
+    stats = None
 
     def __init__(self, *middlewares):
         self.middlewares = middlewares
@@ -93,7 +98,9 @@ class MiddlewareManager:
                     {'componentname': cls.component_name,
                      'enabledlist': pprint.pformat(enabled)},
                     extra={'crawler': crawler})
-        return cls(*middlewares)
+        manager = cls(*middlewares)
+        manager.stats = getattr(crawler, 'stats', None)
+        return manager
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -102,9 +109,16 @@ class MiddlewareManager:
 
     def _add_middleware(self, mw):
         if hasattr(mw, 'open_spider'):
-            self.methods['open_spider'].append(mw.open_spider)
+            self.methods['open_spider'].append(component_method(mw, 'open_spider'))
         if hasattr(mw, 'close_spider'):
-            self.methods['close_spider'].insert(0, mw.close_spider)
+            self.methods['close_spider'].insert(0, component_method(mw, 'close_spider'))
+
+    def _count_invalid_output(self, method):
+        """Count a result of the wrong type from a component's ``method`` in the stat
+        ``invalid_output/<Component class>.<method name>`` (the caller raises the
+        ERROR that names it)."""
+        if self.stats is not None:
+            self.stats.inc_value(f"invalid_output/{_method_name(method)}")
 
     def _process_parallel(self, methodname, obj, *args):
         """Call every ``methodname`` hook with ``(obj, *args)``; return their results."""
@@ -146,6 +160,91 @@ class MiddlewareManager:
                              exc_info=True, extra={'spider': spider})
                 results.append(exc)
         return results
+
+
+def _takes_spider(method) -> bool:
+    """Whether ``method`` can be passed the ``spider`` argument: it has a parameter
+    named ``spider``, or ``*args``/``**kwargs``; True when its signature cannot be read."""
+    try:
+        params = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == "spider" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               for p in params)
+
+
+async def _as_async_iterable(items):
+    for item in items:
+        yield item
+
+
+def component_method(component, name: str, *, iterable_arg: str | None = None,
+                     collect: bool = True):
+    """Return ``component.<name>`` adapted, once, to how crawlfw calls it (Scrapy 2.13's
+    component conventions), decided by its signature when the component is loaded:
+
+    - a method without a ``spider`` parameter (``process_item(self, item)``) is
+      called without it (the ``spider=`` keyword, or the last positional argument, is
+      dropped);
+    - a coroutine method (``async def``) is run to completion on the calling thread's
+      event loop (:func:`crawlfw.utils._async.run_coroutine`): on the actor that runs
+      the component;
+    - an async generator method (``async def`` with ``yield``) is iterated as a plain
+      iterator; its ``iterable_arg`` argument (``result`` of
+      ``process_spider_output``) is handed to it as an async iterable, made from the
+      plain one when the first value is asked for (collected into a list first,
+      outside the event loop, unless ``collect`` is False: for start requests, which
+      may be endless, it is then stepped lazily and must not itself be async).
+
+    A method needing none of that is returned as it is: calling it costs nothing more.
+
+    Args:
+        component: the middleware, pipeline or extension instance.
+        name: the method's name.
+        iterable_arg: for async generator methods, the keyword argument holding the
+            iterable they consume.
+        collect: see above.
+
+    Returns:
+        A callable taking the arguments crawlfw passes (``spider`` included). It
+        keeps ``__self__`` (the component) and ``__name__`` for error messages.
+    """
+    from crawlfw.utils._async import iterate_async_generator, run_coroutine
+
+    method = getattr(component, name)
+    drop_spider = not _takes_spider(method)
+    is_coroutine = inspect.iscoroutinefunction(method)
+    is_async_gen = inspect.isasyncgenfunction(method)
+    if not (drop_spider or is_coroutine or is_async_gen):
+        return method
+
+    def call(args, kwargs):
+        if drop_spider:
+            if "spider" in kwargs:
+                del kwargs["spider"]
+            elif args:
+                args = args[:-1]
+        return method(*args, **kwargs)
+
+    if is_async_gen:
+        def adapted(*args, **kwargs):
+            def iterate():
+                if iterable_arg is not None and kwargs.get(iterable_arg) is not None:
+                    # collected here, outside the event loop: the plain iterable may
+                    # itself step an async callback on this thread's loop
+                    items = kwargs[iterable_arg]
+                    kwargs[iterable_arg] = _as_async_iterable(list(items) if collect else items)
+                yield from iterate_async_generator(call(args, kwargs))
+            return iterate()
+    elif is_coroutine:
+        def adapted(*args, **kwargs):
+            return run_coroutine(call(args, kwargs))
+    else:
+        def adapted(*args, **kwargs):
+            return call(args, kwargs)
+    functools.update_wrapper(adapted, method)
+    adapted.__self__ = component
+    return adapted
 
 
 def _method_name(method):

@@ -220,7 +220,12 @@ class SignalManager:
             *signals: the signals.
         """
         receivers = self._receivers
-        return Any in receivers or any(signal in receivers for signal in signals)
+        if Any in receivers:
+            return True
+        for signal in signals:
+            if signal in receivers:
+                return True
+        return False
 
     def send_catch_log(self, signal, **kwargs):
         """Send a signal to every connected receiver, catching and logging their errors.

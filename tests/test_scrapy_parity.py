@@ -604,3 +604,44 @@ class ShopSpider(CrawlSpider):
     namespace = {}
     exec(compile(source, "shop_spider.py", "exec"), namespace)
     assert namespace["ShopSpider"].name == "shop"
+
+
+# --------------------------------------------------------------------------------------
+# Scrapy 2 names (issue 17): items and loaders, requests, components
+# --------------------------------------------------------------------------------------
+
+#: Scrapy 2.19 public names crawlfw provides under the renamed module (Scrapy's module
+#: -> names), beyond Scrapy 1.2's.
+SCRAPY2_ITEMS_REQUESTS_COMPONENTS = {
+    "scrapy.http": ["JsonRequest"],
+    "scrapy.http.request.json_request": ["JsonRequest"],
+    "scrapy.exceptions": ["StopDownload"],
+    "scrapy.signals": ["headers_received", "bytes_received", "item_error",
+                       "request_reached_downloader", "request_left_downloader"],
+    "scrapy.utils.request": ["fingerprint", "RequestFingerprinter", "request_from_dict",
+                             "request_to_curl"],
+    "scrapy.utils.curl": ["curl_to_request_kwargs"],
+    "scrapy.contracts.default": ["CallbackKeywordArgumentsContract", "MetadataContract"],
+}
+
+
+@pytest.mark.parametrize("scrapy_module", sorted(SCRAPY2_ITEMS_REQUESTS_COMPONENTS))
+def test_scrapy2_names_items_requests_components(scrapy_module):
+    module = importlib.import_module(crawlfw_name(scrapy_module))
+    missing = [n for n in SCRAPY2_ITEMS_REQUESTS_COMPONENTS[scrapy_module]
+               if not hasattr(module, n)]
+    assert not missing, f"{crawlfw_name(scrapy_module)} lacks {missing} (Scrapy 2.19 has them)"
+
+
+def test_scrapy2_request_and_item_helpers():
+    from itemadapter import ItemAdapter
+    import itemloaders.processors
+
+    import crawlfw
+    import crawlfw.loader.processors as processors
+    from crawlfw.loader import ItemLoader
+
+    assert callable(crawlfw.Request.from_curl) and callable(crawlfw.Request.to_dict)
+    assert ItemAdapter.is_item(crawlfw.Item())
+    assert issubclass(ItemLoader, __import__("itemloaders").ItemLoader)
+    assert processors.TakeFirst is itemloaders.processors.TakeFirst

@@ -90,6 +90,7 @@ class EngineActor(CrawlActor):
         self.downloaders = {}  # slot key -> DownloaderActor ref (keys: flow.in_flight's)
         self.parked = {}  # fingerprint -> lease of a request a middleware parked
         self._idle_timer = None  # the recheck after DontCloseSpider
+        self._finish_reason = "finished"  # "start_error" once start() raised
         self.pipeline = None  # for add_items (user actors), from start_engine
         self.early_items = []  # add_items before start_engine
         self.blocked_slots = {}  # slot key -> reason (block_slot, from user actors)
@@ -165,6 +166,10 @@ class EngineActor(CrawlActor):
         self._after()
 
     def handle_start_requests_pulled(self, message):
+        if message.get("items"):  # items start() yielded, in the pipeline now
+            self.flow.items_added(message["items"])
+        if message.get("error"):
+            self._finish_reason = "start_error"
         self.flow.start_pulled(message["exhausted"])
         self._after()
 
@@ -198,7 +203,7 @@ class EngineActor(CrawlActor):
                 self.flow.idle_kept_open()
                 self._schedule_idle_recheck()
         elif decision is IDLE_CLOSE:
-            self._close("finished")
+            self._close(self._finish_reason)
         # IDLE_IGNORE: paused (checked again on resume); IDLE_WAIT: a handler raised
         # DontCloseSpider, the recheck timer runs
 

@@ -536,6 +536,11 @@ class StartRequestsPulled(TypedDict):
     """How many requests were sent to the scheduler (before the dupefilter)."""
     exhausted: bool
     """True once ``start_requests()`` is used up (or raised)."""
+    items: NotRequired[Count]
+    """Items ``start()`` yielded among them, sent to the Pipeline (Scrapy 2.13)."""
+    error: NotRequired[bool]
+    """True when ``start_requests()``/``start()`` raised: the crawl, once idle, closes
+    with ``start_error`` instead of ``finished``."""
 
 
 class ScrapeResponse(TypedDict):

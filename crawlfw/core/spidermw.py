@@ -74,7 +74,7 @@ from typing import Any
 
 from crawlfw.core.downloadermw import _InvalidOutput, _mw_name, _type_name
 from crawlfw.item import AnyItem, BaseItem
-from crawlfw.middleware import MiddlewareManager
+from crawlfw.middleware import MiddlewareManager, component_method
 from crawlfw.utils.conf import build_component_list
 
 __all__ = ["SpiderMiddlewareManager"]
@@ -115,13 +115,17 @@ class SpiderMiddlewareManager(MiddlewareManager):
     def _add_middleware(self, mw):
         super()._add_middleware(mw)
         if hasattr(mw, "process_spider_input"):
-            self.methods["process_spider_input"].append(mw.process_spider_input)
+            self.methods["process_spider_input"].append(component_method(mw, "process_spider_input"))
         if hasattr(mw, "process_spider_output"):
-            self.methods["process_spider_output"].insert(0, mw.process_spider_output)
+            self.methods["process_spider_output"].insert(
+                0, component_method(mw, "process_spider_output", iterable_arg="result"))
         if hasattr(mw, "process_spider_exception"):
-            self.methods["process_spider_exception"].insert(0, mw.process_spider_exception)
+            self.methods["process_spider_exception"].insert(
+                0, component_method(mw, "process_spider_exception"))
         if hasattr(mw, "process_start_requests"):
-            self.methods["process_start_requests"].insert(0, mw.process_start_requests)
+            self.methods["process_start_requests"].insert(
+                0, component_method(mw, "process_start_requests", iterable_arg="start_requests",
+                                    collect=False))
 
     def scrape_response(
         self,
@@ -173,6 +177,7 @@ class SpiderMiddlewareManager(MiddlewareManager):
             except Exception as exc:
                 return exc
             if result is not None:
+                self._count_invalid_output(method)
                 raise _InvalidOutput(
                     f"Middleware {_mw_name(method)}.process_spider_input must return None or raise an "
                     f"exception, got {_type_name(result)}"
@@ -186,6 +191,7 @@ class SpiderMiddlewareManager(MiddlewareManager):
             if result is None:
                 continue
             if not _isiterable(result):
+                self._count_invalid_output(method)
                 raise _InvalidOutput(
                     f"Middleware {_mw_name(method)}.process_spider_exception must return None or an "
                     f"iterable, got {_type_name(result)}"
@@ -197,6 +203,7 @@ class SpiderMiddlewareManager(MiddlewareManager):
         for method in self.methods["process_spider_output"]:
             result = method(response=response, result=result, spider=spider)
             if not _isiterable(result):
+                self._count_invalid_output(method)
                 raise _InvalidOutput(
                     f"Middleware {_mw_name(method)}.process_spider_output must return an iterable, got {_type_name(result)}"
                 )
@@ -220,6 +227,7 @@ class SpiderMiddlewareManager(MiddlewareManager):
         for method in self.methods["process_start_requests"]:
             result = method(start_requests=result, spider=spider)
             if not _isiterable(result):
+                self._count_invalid_output(method)
                 raise _InvalidOutput(
                     f"Middleware {_mw_name(method)}.process_start_requests must return an iterable, got {_type_name(result)}"
                 )
