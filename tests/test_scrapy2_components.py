@@ -273,3 +273,51 @@ def test_autothrottle_start_delay_applies_from_the_first_request(tmp_path):
     # the start delay, adjusted by the first response to (0.5 + latency) / 2, then
     # decreasing towards the latency: never the burst of 4 at once of before
     assert gaps[0] >= 0.2 and min(gaps) >= 0.05, gaps
+
+
+IDLE_SPIDER = '''
+import json
+import time
+
+import crawlfw
+from crawlfw import signals
+from crawlfw.exceptions import DontCloseSpider
+
+
+class S(crawlfw.Spider):
+    name = "idle"
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.fires = []
+        crawler.signals.connect(spider.on_idle, signals.spider_idle)
+        crawler.signals.connect(spider.on_closed, signals.spider_closed)
+        return spider
+
+    def start_requests(self):
+        yield crawlfw.Request(f"{self.base}/page/1/")
+
+    def on_idle(self, spider):
+        self.fires.append(time.monotonic())
+        if len(self.fires) == 1:  # more work, once
+            self.crawler.engine.crawl(crawlfw.Request(f"{self.base}/page/2/"), self)
+            raise DontCloseSpider
+
+    def on_closed(self, spider, reason):
+        with open("idle.json", "w") as f:
+            json.dump({"fires": len(self.fires), "close_after_s": time.monotonic() - self.fires[0],
+                       "reason": reason}, f)
+
+    def parse(self, response):
+        yield {"url": response.url}
+'''
+
+
+def test_spider_idle_once_per_idle_turn_and_no_close_delay(quotes, tmp_path):
+    run, items = _crawl(tmp_path, IDLE_SPIDER, quotes.url)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert sorted(i["url"] for i in items) == [f"{quotes.url}/page/1/", f"{quotes.url}/page/2/"]
+    idle = json.loads((tmp_path / "idle.json").read_text())
+    assert idle["fires"] == 2 and idle["reason"] == "finished"
+    assert idle["close_after_s"] < 4.0  # not the 5 s recheck of a DontCloseSpider

@@ -17,7 +17,11 @@ Idle detection: when no transfer, no response in the spider and no item in the p
 is outstanding, start requests are exhausted and credit is unused, the engine sends
 ``check_idle`` to the Scheduler; the answer counts only if nothing happened in between
 (``token``). Then ``spider_idle`` is fired; unless a handler raises ``DontCloseSpider``
-the check is made once more and the spider is closed with ``finish_reason = 'finished'``.
+the check is made once more and the spider is closed with ``finish_reason = 'finished'``
+(or ``'start_error'`` when ``start()`` raised). A ``DontCloseSpider`` keeps it open until
+new work makes it idle again (``spider_idle`` then fires again, once per idle turn) or,
+without new work, until the recheck :data:`IDLE_RECHECK_S` later; a ``spider_idle`` that
+nobody keeps open closes the spider at once.
 
 Downloader restarts (``downloader_failed`` from the Supervisor, after its backoff): the
 requests in flight in the dead downloader's slot are sent again to a new one, except a
@@ -198,6 +202,10 @@ class EngineActor(CrawlActor):
             self._after()
         elif decision is IDLE_SIGNAL:
             if self._fire_spider_idle():
+                self.flow.idle_released()
+                if self._idle_timer is not None:  # an earlier turn's recheck: not needed
+                    self._idle_timer.cancel()
+                    self._idle_timer = None
                 self._after()  # handlers may have scheduled requests: check once more
             else:
                 self.flow.idle_kept_open()
