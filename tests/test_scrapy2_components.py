@@ -321,3 +321,33 @@ def test_spider_idle_once_per_idle_turn_and_no_close_delay(quotes, tmp_path):
     idle = json.loads((tmp_path / "idle.json").read_text())
     assert idle["fires"] == 2 and idle["reason"] == "finished"
     assert idle["close_after_s"] < 4.0  # not the 5 s recheck of a DontCloseSpider
+
+
+WRONG_ONLY_SPIDER = '''
+import crawlfw
+
+
+class ListPipeline:
+    def process_item(self, item, spider):
+        return [item]  # a mistake: not an item
+
+
+class S(crawlfw.Spider):
+    name = "wrong_only"
+    custom_settings = {"ITEM_PIPELINES": {__name__ + ".ListPipeline": 100}}
+
+    def start_requests(self):
+        yield crawlfw.Request(f"{self.base}/page/1/")
+
+    def parse(self, response):
+        for q in response.css("div.quote")[:3]:
+            yield {"text": q.css("span.text::text").get()}
+'''
+
+
+def test_a_crawl_of_only_wrong_results_says_so_when_closing(quotes, tmp_path):
+    run, items = _crawl(tmp_path, WRONG_ONLY_SPIDER, quotes.url)
+    assert items == []
+    assert run.stderr.count("Item pipeline ListPipeline.process_item must return an item") == 3
+    assert ("Spider closed (finished): no item scraped; results of the wrong type from "
+            "ListPipeline.process_item (3)") in run.stderr
