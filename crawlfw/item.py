@@ -161,10 +161,13 @@ class AnyItem(metaclass=ABCMeta):
     ``itemadapter.is_item`` is.
 
     The answer is decided once per class (``abc`` caches it), so checking an object of a
-    class already seen costs one cache lookup; ``dict`` and :class:`BaseItem` are decided
-    without importing ``itemadapter`` (a large import when pydantic is installed). An
-    adapter registered in ``ItemAdapter.ADAPTER_CLASSES`` after a class was checked does
-    not change that class's answer: register adapters at import time.
+    class already seen costs one cache lookup. Until something imports ``itemadapter``
+    (a large import when pydantic is installed) it is decided without it: ``dict``,
+    :class:`BaseItem`, dataclasses, attrs classes and (when pydantic is imported)
+    pydantic models are items, other classes are not; once ``itemadapter`` is imported,
+    its ``ItemAdapter.is_item_class`` decides (adapters a project registers included).
+    A class checked before an adapter for it is registered keeps its answer: register
+    adapters at import time.
     """
 
     __slots__ = ()
@@ -179,9 +182,18 @@ class AnyItem(metaclass=ABCMeta):
             return True
         if klass.__module__ == "builtins":  # str, int, list, NoneType...: never items
             return NotImplemented
-        from itemadapter import ItemAdapter
-
-        return True if ItemAdapter.is_item_class(klass) else NotImplemented
+        adapter_module = sys.modules.get("itemadapter.adapter")
+        if adapter_module is not None and hasattr(adapter_module, "ItemAdapter"):
+            return True if adapter_module.ItemAdapter.is_item_class(klass) else NotImplemented
+        # itemadapter not imported (so no adapter of the project's either): its own rules
+        if hasattr(klass, "__dataclass_fields__") or hasattr(klass, "__attrs_attrs__"):
+            return True
+        for name in ("pydantic", "pydantic.v1"):
+            module = sys.modules.get(name)
+            model = getattr(module, "BaseModel", None) if module is not None else None
+            if isinstance(model, type) and issubclass(klass, model):
+                return True
+        return NotImplemented
 
 
 #: The item types checked first, by a plain ``isinstance``: ``dict``, :class:`BaseItem`,

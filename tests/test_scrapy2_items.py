@@ -189,8 +189,17 @@ import sys
 if "{first}" == "itemadapter":
     import itemadapter
 import crawlfw
+import dataclasses
+import re
 from crawlfw.item import is_item
-assert is_item({{}}) and is_item(crawlfw.Item())
+from crawlfw.utils.misc import arg_to_iter
+
+@dataclasses.dataclass
+class D:
+    x: int = 0
+
+assert is_item({{}}) and is_item(crawlfw.Item()) and is_item(D())
+assert arg_to_iter(re.compile("x")) == [re.compile("x")] and not is_item("x")
 assert ("itemadapter" in sys.modules) == ("{first}" == "itemadapter")
 from itemadapter import ItemAdapter
 
