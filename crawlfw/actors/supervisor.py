@@ -386,7 +386,7 @@ class Supervisor(CrawlActor):
 
     def _start_tree(self, tree):
         from crawlfw.actors.engine import EngineActor
-        from crawlfw.actors.exporter import ExporterActor, open_feed
+        from crawlfw.actors.exporter import ExporterActor, open_feeds, prepare_feeds
         from crawlfw.actors.pipeline import PipelineActor
         from crawlfw.actors.scheduler import SchedulerActor, frontier_of
         from crawlfw.actors.spider_runner import SpiderRunnerActor
@@ -407,8 +407,10 @@ class Supervisor(CrawlActor):
         try:
             feeds = dict(job.get("feeds", {}))
             if _feed_export_enabled(crawler.settings):  # one exporter per feed (FEEDS, FEED_URI)
-                for uri, options in feeds_from_settings(crawler.settings):
-                    writer = open_feed(crawler, uri, options, resume_states=feeds)
+                # every feed checked before any is opened (an overwrite feed is emptied)
+                writers = prepare_feeds(crawler, feeds_from_settings(crawler.settings), feeds)
+                open_feeds(crawler, writers)
+                for writer in writers:
                     feeds[writer.key] = writer.checkpoint(fsync=False)
                     tree.exporters.append(_start_exporter(tree, ExporterActor, writer, common))
             if durable:  # each feed's starting point is committed before any item comes

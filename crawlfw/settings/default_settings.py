@@ -181,7 +181,8 @@ FEED_URI_PARAMS = None  # a function to extend uri arguments
 FEED_FORMAT = 'jsonlines'
 FEED_STORE_EMPTY = True  # Scrapy >= 2.11 (1.2: False)
 FEED_EXPORT_ENCODING = None
-FEED_EXPORT_FIELDS = None
+FEED_EXPORT_FIELDS = None  # a list of names, or a dict {field: output name} (Scrapy 2.4)
+FEED_EXPORT_BATCH_ITEM_COUNT = 0  # Scrapy 2.3: items per feed file (0: one file)
 FEED_STORAGES = {}
 FEED_STORAGE_FTP_ACTIVE = False  # FTP active mode instead of passive
 FEED_STORAGE_S3_ACL = ''
@@ -231,6 +232,12 @@ ITEM_PROCESSOR = 'crawlfw.pipelines.ItemPipelineManager'
 
 ITEM_PIPELINES = {}
 ITEM_PIPELINES_BASE = {}
+
+# A file:// request produced from an http(s) response (a link, response.follow, a
+# CrawlSpider rule) is dropped with a WARNING (scraper/refused_local_url), as a browser
+# does; True restores Scrapy's behaviour (follow it). Start requests and requests made
+# from file:// responses are never affected. See docs/security.md.
+LOCAL_URLS_FROM_WEB_ENABLED = False
 
 LOG_ENABLED = True
 LOG_ENCODING = 'utf-8'

@@ -474,7 +474,13 @@ def test_feed_option_store_empty_default_true(tmp_path, store_empty, exists):
 
 
 @pytest.mark.parametrize("options, match", [
-    ({"batch_item_count": 2}, r"FEEDS\['o.data'\] has unsupported feed option\(s\) 'batch_item_count'"),
+    ({"bogus_option": 2}, r"FEEDS\['o.data'\] has unsupported feed option\(s\) 'bogus_option'"),
+    ({"format": "json", "batch_item_count": 2},
+     r"%\(batch_time\)s or %\(batch_id\)d must be in the feed URI \(o.data\)"),
+    ({"format": "json", "batch_item_count": -1}, r"batch_item_count must be a whole number"),
+    ({"format": "json", "postprocessing": ["no.such.Plugin"]},
+     r"FEEDS\['o.data'\] postprocessing: "),
+    ({"format": "json", "item_filter": "no.such.Filter"}, r"FEEDS\['o.data'\] item_filter: "),
     ({}, r"FEEDS\['o.data'\] has no 'format' and its file extension names none"),
     ({"format": "yaml"}, r"Unknown feed format: 'yaml' \(FEEDS\['o.data'\]\)"),
     ("json", r"FEEDS\['o.data'\] must be a dict of feed options"),
