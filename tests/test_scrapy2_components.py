@@ -272,7 +272,7 @@ def test_autothrottle_start_delay_applies_from_the_first_request(tmp_path):
     gaps = [b - a for a, b in zip(server.times, server.times[1:])]
     # the start delay, adjusted by the first response to (0.5 + latency) / 2, then
     # decreasing towards the latency: never the burst of 4 at once of before
-    assert gaps[0] >= 0.2 and min(gaps) >= 0.05, gaps
+    assert gaps[0] >= 0.2 and min(gaps) >= 0.04, gaps  # delays never go below the latency
 
 
 IDLE_SPIDER = '''
