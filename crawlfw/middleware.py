@@ -194,7 +194,10 @@ def component_method(component, name: str, *, iterable_arg: str | None = None,
       ``process_spider_output``) is handed to it as an async iterable, made from the
       plain one when the first value is asked for (collected into a list first,
       outside the event loop, unless ``collect`` is False: for start requests, which
-      may be endless, it is then stepped lazily and must not itself be async).
+      may be endless, it is then stepped lazily). When that iterable is itself the
+      output of an async generator (an ``async def`` callback or ``start()``, or an
+      async generator middleware before), that async generator is handed over as it
+      is: nothing is collected and the results stream.
 
     A method needing none of that is returned as it is: calling it costs nothing more.
 
@@ -209,7 +212,7 @@ def component_method(component, name: str, *, iterable_arg: str | None = None,
         A callable taking the arguments crawlfw passes (``spider`` included). It
         keeps ``__self__`` (the component) and ``__name__`` for error messages.
     """
-    from crawlfw.utils._async import iterate_async_generator, run_coroutine
+    from crawlfw.utils._async import async_source, iterate_async_generator, run_coroutine
 
     method = getattr(component, name)
     drop_spider = not _takes_spider(method)
@@ -228,6 +231,12 @@ def component_method(component, name: str, *, iterable_arg: str | None = None,
 
     if is_async_gen:
         def adapted(*args, **kwargs):
+            if iterable_arg is not None:
+                source = async_source(kwargs.get(iterable_arg))
+                if source is not None:  # an async generator's own output: no collecting
+                    kwargs[iterable_arg] = source
+                    return iterate_async_generator(call(args, kwargs))
+
             def iterate():
                 if iterable_arg is not None and kwargs.get(iterable_arg) is not None:
                     # collected here, outside the event loop: the plain iterable may

@@ -351,3 +351,52 @@ def test_a_crawl_of_only_wrong_results_says_so_when_closing(quotes, tmp_path):
     assert run.stderr.count("Item pipeline ListPipeline.process_item must return an item") == 3
     assert ("Spider closed (finished): no item scraped; results of the wrong type from "
             "ListPipeline.process_item (3)") in run.stderr
+
+
+ASYNC_CHAIN_SPIDER = '''
+import asyncio
+
+import crawlfw
+
+
+class TagStart:
+    """Scrapy 2.13's async start hook."""
+
+    async def process_start(self, start):
+        async for request in start:
+            request.meta["tagged"] = True
+            yield request
+
+
+class AsyncOutput:
+    async def process_spider_output(self, response, result, spider):
+        async for obj in result:
+            if isinstance(obj, dict):
+                obj["async_mw"] = True
+            yield obj
+
+
+class S(crawlfw.Spider):
+    name = "async_chain"
+    custom_settings = {"SPIDER_MIDDLEWARES": {__name__ + ".TagStart": 100,
+                                              __name__ + ".AsyncOutput": 543}}
+
+    async def start(self):
+        for n in (1, 2, 3):
+            await asyncio.sleep(0)
+            yield crawlfw.Request(f"{self.base}/page/{n}/")
+
+    async def parse(self, response):
+        for q in response.css("div.quote")[:2]:
+            await asyncio.sleep(0)
+            yield {"page": response.url, "tagged": response.meta.get("tagged", False)}
+'''
+
+
+def test_async_start_and_callback_through_async_middlewares(quotes, tmp_path):
+    run, items = _crawl(tmp_path, ASYNC_CHAIN_SPIDER, quotes.url)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "ERROR" not in run.stderr, run.stderr[-3000:]
+    assert len(items) == 6
+    assert all(i["tagged"] and i["async_mw"] for i in items)
+    assert sorted({i["page"] for i in items}) == [f"{quotes.url}/page/{n}/" for n in (1, 2, 3)]

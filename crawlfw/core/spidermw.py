@@ -69,6 +69,7 @@ spider middlewares in Scrapy 1.2: the caller calls the errback directly.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -94,6 +95,21 @@ def _iterate_spider_output(result: Any) -> Iterable:
     if isinstance(result, (Mapping, BaseItem, str, bytes, AnyItem)) or not _isiterable(result):
         return [result]
     return result
+
+
+def _process_start_hook(mw):
+    """``process_start_requests(start_requests, spider)`` running Scrapy 2.13's
+    ``async def process_start(self, start)`` of ``mw`` (an async generator taking the
+    start requests as an async iterable)."""
+    process_start = component_method(mw, "process_start", iterable_arg="start",
+                                      collect=False)
+
+    def process_start_requests(start_requests, spider=None):
+        return process_start(start=start_requests)
+
+    process_start_requests.__self__ = mw
+    process_start_requests.__name__ = "process_start"
+    return process_start_requests
 
 
 class SpiderMiddlewareManager(MiddlewareManager):
@@ -122,7 +138,10 @@ class SpiderMiddlewareManager(MiddlewareManager):
         if hasattr(mw, "process_spider_exception"):
             self.methods["process_spider_exception"].insert(
                 0, component_method(mw, "process_spider_exception"))
-        if hasattr(mw, "process_start_requests"):
+        if inspect.isasyncgenfunction(getattr(mw, "process_start", None)):
+            # Scrapy 2.13's hook, preferred as Scrapy does when a middleware has both
+            self.methods["process_start_requests"].insert(0, _process_start_hook(mw))
+        elif hasattr(mw, "process_start_requests"):
             self.methods["process_start_requests"].insert(
                 0, component_method(mw, "process_start_requests", iterable_arg="start_requests",
                                     collect=False))
