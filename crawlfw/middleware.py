@@ -162,15 +162,31 @@ class MiddlewareManager:
         return results
 
 
-def _takes_spider(method) -> bool:
+#: How many arguments crawlfw passes to each hook, ``spider`` (the last) included.
+_HOOK_ARITY = {
+    "open_spider": 1, "close_spider": 1, "process_item": 2, "process_request": 2,
+    "process_response": 3, "process_exception": 3, "process_spider_input": 2,
+    "process_spider_output": 3, "process_spider_exception": 3, "process_start_requests": 2,
+}
+
+
+def _takes_spider(method, name: str) -> bool:
     """Whether ``method`` can be passed the ``spider`` argument: it has a parameter
-    named ``spider``, or ``*args``/``**kwargs``; True when its signature cannot be read."""
+    named ``spider``, or ``*args``/``**kwargs``, or as many positional parameters as
+    the hook has arguments (Scrapy 1.2 pipelines may call it ``spider`` by another
+    name); True when its signature cannot be read."""
     try:
         params = inspect.signature(method).parameters.values()
     except (TypeError, ValueError):
         return True
-    return any(p.name == "spider" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-               for p in params)
+    positional = 0
+    for p in params:
+        if p.name == "spider" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            return True
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            positional += 1
+    arity = _HOOK_ARITY.get(name)
+    return arity is not None and positional >= arity
 
 
 async def _as_async_iterable(items):
@@ -215,7 +231,7 @@ def component_method(component, name: str, *, iterable_arg: str | None = None,
     from crawlfw.utils._async import async_source, iterate_async_generator, run_coroutine
 
     method = getattr(component, name)
-    drop_spider = not _takes_spider(method)
+    drop_spider = not _takes_spider(method, name)
     is_coroutine = inspect.iscoroutinefunction(method)
     is_async_gen = inspect.isasyncgenfunction(method)
     if not (drop_spider or is_coroutine or is_async_gen):

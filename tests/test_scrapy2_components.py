@@ -400,3 +400,29 @@ def test_async_start_and_callback_through_async_middlewares(quotes, tmp_path):
     assert len(items) == 6
     assert all(i["tagged"] and i["async_mw"] for i in items)
     assert sorted({i["page"] for i in items}) == [f"{quotes.url}/page/{n}/" for n in (1, 2, 3)]
+
+
+def test_component_signatures_are_read_once_and_old_names_kept():
+    """A Scrapy 1.2 pipeline calling ``spider`` by another name keeps getting it; a method
+    without it is called without it; async methods are awaited; a plain method is not
+    wrapped at all (nothing more per call)."""
+    from crawlfw.middleware import component_method
+
+    class P:
+        def process_item(self, item, sp):
+            return (item, sp)
+
+        def open_spider(self):
+            return "no spider"
+
+        async def close_spider(self, spider):
+            return f"awaited {spider}"
+
+        def process_request(self, request, spider):
+            return request
+
+    p = P()
+    assert component_method(p, "process_item")("i", "S") == ("i", "S")
+    assert component_method(p, "open_spider")("S") == "no spider"
+    assert component_method(p, "close_spider")("S") == "awaited S"
+    assert component_method(p, "process_request") == p.process_request  # not wrapped
