@@ -426,3 +426,27 @@ def test_component_signatures_are_read_once_and_old_names_kept():
     assert component_method(p, "open_spider")("S") == "no spider"
     assert component_method(p, "close_spider")("S") == "awaited S"
     assert component_method(p, "process_request") == p.process_request  # not wrapped
+
+
+def test_memory_frontier_start_queue_order():
+    """Start requests: first in, first out, before other requests of the same priority
+    (Scrapy 2.13); a higher priority still goes first; released ones go back there."""
+    from crawlfw.core.frontier import MemoryFrontier
+    from crawlfw.dupefilters import RFPDupeFilter
+    from crawlfw.http import Request
+    from crawlfw.squeues import LifoMemoryQueue
+
+    f = MemoryFrontier(RFPDupeFilter(), LifoMemoryQueue)
+    starts = [Request(f"http://s.example/{n}", meta={"is_start_request": True})
+              for n in range(1, 4)]
+    other = Request("http://o.example/1")
+    urgent = Request("http://o.example/urgent", priority=5)
+    for r in [other, *starts, urgent]:
+        assert f.push(r)
+    assert len(f) == 5
+    got = f.lease(2)
+    assert [r.url for r in got] == ["http://o.example/urgent", "http://s.example/1"]
+    f.release(got[1:])
+    assert [r.url for r in f.lease(10)] == ["http://s.example/2", "http://s.example/3",
+                                            "http://s.example/1", "http://o.example/1"]
+    assert len(f) == 0
