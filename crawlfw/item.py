@@ -153,7 +153,7 @@ class Item(DictItem, metaclass=ItemMeta):
 # --- any item type (itemadapter) ---------------------------------------------------------
 
 
-class AnyItem(metaclass=ABCMeta):
+class AnyItem(metaclass=ABCMeta):  # noqa: B024 - a type test: nothing to implement
     """``isinstance(obj, AnyItem)`` is True for every item type: what ``itemadapter``'s
     ``ItemAdapter`` adapts (``dict``, :class:`Item`, ``@dataclass`` and ``attrs``
     classes, pydantic models, and any adapter a project registers), plus Scrapy 1.2's

@@ -269,7 +269,7 @@ def test_autothrottle_start_delay_applies_from_the_first_request(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     assert len(items) == 4
     assert server.max_active == 1  # one at a time, not a first burst of 4
-    gaps = [b - a for a, b in zip(server.times, server.times[1:])]
+    gaps = [b - a for a, b in zip(server.times, server.times[1:], strict=False)]
     # the start delay, adjusted by the first response to (0.5 + latency) / 2, then
     # decreasing towards the latency: never the burst of 4 at once of before
     assert gaps[0] >= 0.2 and min(gaps) >= 0.04, gaps  # delays never go below the latency

@@ -634,8 +634,8 @@ def test_scrapy2_names_items_requests_components(scrapy_module):
 
 
 def test_scrapy2_request_and_item_helpers():
-    from itemadapter import ItemAdapter
     import itemloaders.processors
+    from itemadapter import ItemAdapter
 
     import crawlfw
     import crawlfw.loader.processors as processors
