@@ -65,6 +65,7 @@ __all__ = [
     "ResponseFailed",
     "ResponseHeadersTooLarge",
     "DownloadCancelled",
+    "StopDownload",
 ]
 
 
@@ -102,6 +103,27 @@ class CloseSpider(Exception):
     def __init__(self, reason: str = "cancelled"):
         super().__init__(reason)
         self.reason = reason
+
+
+class StopDownload(Exception):
+    """Raise from a ``headers_received`` or ``bytes_received`` signal handler to stop
+    downloading a response (Scrapy 2.2+).
+
+    Args:
+        fail: True (default): the request's errback is called with a failure whose
+            value is this exception, its ``response`` attribute set to the response
+            received so far; False: the callback is called with that response, flagged
+            ``"download_stopped"``.
+
+    Attributes:
+        fail (bool): as given.
+        response: the partial response, set by the downloader (None before).
+    """
+
+    def __init__(self, *, fail: bool = True):
+        super().__init__()
+        self.fail = fail
+        self.response = None
 
 
 # Items

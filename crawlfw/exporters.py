@@ -47,6 +47,7 @@ from collections.abc import Mapping
 from xml.sax.saxutils import XMLGenerator
 
 from crawlfw.exceptions import CrawlfwDeprecationWarning
+from crawlfw.item import AnyItem
 from crawlfw.utils.python import is_listlike, to_bytes, to_unicode
 from crawlfw.utils.serialize import CrawlfwJSONEncoder
 
@@ -109,6 +110,34 @@ def _declared_fields(item) -> Mapping | None:
     """Return an Item's ``fields`` mapping (name -> Field), or None for plain mappings."""
     fields = getattr(type(item), "fields", None)
     return fields if isinstance(fields, Mapping) else None
+
+
+_adapted_fields_cache: dict = {}
+
+
+def _as_mapping(item) -> tuple[Mapping, Mapping | None]:
+    """Return ``(mapping, declared)`` for any item type: a dict or an ``Item`` as it is
+    with its declared ``fields`` (None for a dict); any other type ``itemadapter``
+    adapts (dataclass, attrs, pydantic...) as an ``ItemAdapter`` with ``{field name:
+    field metadata}`` (the metadata of ``dataclasses.field(metadata=...)``,
+    ``attrs.field(metadata=...)`` or pydantic's ``Field(json_schema_extra=...)``: a
+    ``serializer`` there is applied as a ``Field``'s is), computed once per class.
+
+    Raises:
+        TypeError: ``item`` is of no item type ("No adapter found for objects of type").
+    """
+    if isinstance(item, Mapping):
+        return item, _declared_fields(item)
+    from itemadapter import ItemAdapter
+
+    adapter = ItemAdapter(item)
+    cls = type(item)
+    declared = _adapted_fields_cache.get(cls)
+    if declared is None:
+        declared = _adapted_fields_cache[cls] = {
+            name: adapter.get_field_meta(name) for name in adapter.field_names()
+        }
+    return adapter, declared
 
 
 def _non_closing(file):
@@ -273,7 +302,7 @@ class BaseItemExporter:
         """
         if include_empty is None:
             include_empty = self.export_empty_fields
-        declared = _declared_fields(item)
+        item, declared = _as_mapping(item)
         fields_to_export = self.fields_to_export
         if fields_to_export is None:
             if include_empty and declared is not None:
@@ -560,7 +589,7 @@ class CsvItemExporter(BaseItemExporter):
         if not self.include_headers_line:
             return
         if not self.fields_to_export:
-            declared = _declared_fields(item)
+            item, declared = _as_mapping(item)
             self.fields_to_export = list(declared.keys() if declared is not None else item.keys())
         if isinstance(self.fields_to_export, Mapping):
             names = self.fields_to_export.values()
@@ -668,6 +697,8 @@ class PythonItemExporter(BaseItemExporter):
             return self.export_item(value)
         if isinstance(value, Mapping):
             return dict(self._serialize_dict(value))
+        if isinstance(value, AnyItem):  # a dataclass, attrs or pydantic item
+            return self.export_item(value)
         if is_listlike(value):
             return [self._serialize_value(v) for v in value]
         if isinstance(value, (str, bytes)):

@@ -21,6 +21,7 @@ The rules (Scrapy 1.2 documentation, "Items"):
    ``copy()`` is shallow, ``deepcopy()`` is deep.
 """
 
+import sys
 from abc import ABCMeta
 from collections.abc import MutableMapping
 from copy import deepcopy
@@ -28,7 +29,7 @@ from pprint import pformat
 
 from crawlfw.utils.trackref import object_ref
 
-__all__ = ["BaseItem", "Field", "ItemMeta", "DictItem", "Item"]
+__all__ = ["AnyItem", "BaseItem", "Field", "ItemMeta", "DictItem", "Item", "ITEM_TYPES", "is_item"]
 
 
 class BaseItem(object_ref):
@@ -147,3 +148,169 @@ class Item(DictItem, metaclass=ItemMeta):
             name = Field()
             price = Field(serializer=str)
     """
+
+
+# --- any item type (itemadapter) ---------------------------------------------------------
+
+
+class AnyItem(metaclass=ABCMeta):  # noqa: B024 - a type test: nothing to implement
+    """``isinstance(obj, AnyItem)`` is True for every item type: what ``itemadapter``'s
+    ``ItemAdapter`` adapts (``dict``, :class:`Item`, ``@dataclass`` and ``attrs``
+    classes, pydantic models, and any adapter a project registers), plus Scrapy 1.2's
+    :class:`BaseItem`. Never instantiated: a test of types, as Scrapy 2's
+    ``itemadapter.is_item`` is.
+
+    The answer is decided once per class (``abc`` caches it), so checking an object of a
+    class already seen costs one cache lookup. Until something imports ``itemadapter``
+    (a large import when pydantic is installed) it is decided without it: ``dict``,
+    :class:`BaseItem`, dataclasses, attrs classes and (when pydantic is imported)
+    pydantic models are items, other classes are not; once ``itemadapter`` is imported,
+    its ``ItemAdapter.is_item_class`` decides (adapters a project registers included).
+    A class checked before an adapter for it is registered keeps its answer: register
+    adapters at import time.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("AnyItem is a type test (isinstance(obj, AnyItem)), not a class "
+                        "to instantiate")
+
+    @classmethod
+    def __subclasshook__(cls, klass):
+        if issubclass(klass, (dict, BaseItem)):
+            return True
+        if klass.__module__ == "builtins":  # str, int, list, NoneType...: never items
+            return NotImplemented
+        adapter_module = sys.modules.get("itemadapter.adapter")
+        if adapter_module is not None and hasattr(adapter_module, "ItemAdapter"):
+            return True if adapter_module.ItemAdapter.is_item_class(klass) else NotImplemented
+        # itemadapter not imported (so no adapter of the project's either): its own rules
+        if hasattr(klass, "__dataclass_fields__") or hasattr(klass, "__attrs_attrs__"):
+            return True
+        for name in ("pydantic", "pydantic.v1"):
+            module = sys.modules.get(name)
+            model = getattr(module, "BaseModel", None) if module is not None else None
+            if isinstance(model, type) and issubclass(klass, model):
+                return True
+        return NotImplemented
+
+
+#: The item types checked first, by a plain ``isinstance``: ``dict``, :class:`BaseItem`,
+#: then :class:`AnyItem` for the rest (its answer cached per class).
+ITEM_TYPES = (dict, BaseItem, AnyItem)
+
+
+def is_item(obj) -> bool:
+    """Return True when ``obj`` is an item of any type :class:`AnyItem` covers (a dict,
+    an :class:`Item`, a dataclass or attrs instance, a pydantic model...)."""
+    return isinstance(obj, ITEM_TYPES)
+
+
+def _item_adapter_class(adapter_module):
+    """Build the ``itemadapter`` adapter of crawlfw's :class:`DictItem` (so ``Item``):
+    field names are the declared ``fields``, field metadata the :class:`Field` dicts
+    (``serializer``, ``input_processor``...), as ``itemadapter.ScrapyItemAdapter`` does
+    for ``scrapy.Item`` (which it recognises by importing scrapy, so not ours)."""
+    from collections.abc import KeysView
+    from types import MappingProxyType
+
+    base = adapter_module.AdapterInterface
+
+    class CrawlfwItemAdapter(base):
+        """``itemadapter`` adapter for ``crawlfw.item.Item`` (any :class:`DictItem`)."""
+
+        @classmethod
+        def is_item(cls, item):
+            return isinstance(item, DictItem)
+
+        @classmethod
+        def is_item_class(cls, item_class):
+            return isinstance(item_class, type) and issubclass(item_class, DictItem)
+
+        @classmethod
+        def get_field_meta_from_class(cls, item_class, field_name):
+            return MappingProxyType(item_class.fields[field_name])
+
+        @classmethod
+        def get_field_names_from_class(cls, item_class):
+            return list(item_class.fields.keys())
+
+        def field_names(self):
+            return KeysView(self.item.fields)
+
+        def __getitem__(self, field_name):
+            return self.item[field_name]
+
+        def __setitem__(self, field_name, value):
+            self.item[field_name] = value
+
+        def __delitem__(self, field_name):
+            del self.item[field_name]
+
+        def __iter__(self):
+            return iter(self.item)
+
+        def __len__(self):
+            return len(self.item)
+
+    return CrawlfwItemAdapter
+
+
+def _register_item_adapter(adapter_module) -> None:
+    """Put crawlfw's Item adapter first in ``ItemAdapter.ADAPTER_CLASSES`` (once)."""
+    classes = adapter_module.ItemAdapter.ADAPTER_CLASSES
+    if any(getattr(c, "__name__", "") == "CrawlfwItemAdapter" for c in classes):
+        return
+    classes.appendleft(_item_adapter_class(adapter_module))
+
+
+class _ItemAdapterImportHook:
+    """A ``sys.meta_path`` finder that registers crawlfw's Item adapter right after
+    ``itemadapter.adapter`` is executed, whoever imports it first (a pipeline doing
+    ``from itemadapter import ItemAdapter``, crawlfw's loaders...), so that
+    ``ItemAdapter(crawlfw_item)`` always works without crawlfw importing ``itemadapter``
+    (and pydantic with it) in every process. Removes itself once done."""
+
+    _NAME = "itemadapter.adapter"
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self._NAME:
+            return None
+        import importlib.abc
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        if spec is None or spec.loader is None:
+            return None
+        loader = spec.loader
+        hook = self
+
+        class _Loader(importlib.abc.Loader):
+            def create_module(self, spec):
+                return loader.create_module(spec)
+
+            def exec_module(self, module):
+                loader.exec_module(module)
+                hook.remove()
+                _register_item_adapter(module)
+
+        spec.loader = _Loader()
+        return spec
+
+    def remove(self):
+        try:
+            sys.meta_path.remove(self)
+        except ValueError:
+            pass
+
+
+def _install_item_adapter() -> None:
+    module = sys.modules.get(_ItemAdapterImportHook._NAME)
+    if module is not None and hasattr(module, "ItemAdapter"):
+        _register_item_adapter(module)
+    elif not any(isinstance(f, _ItemAdapterImportHook) for f in sys.meta_path):
+        sys.meta_path.insert(0, _ItemAdapterImportHook())
+
+
+_install_item_adapter()

@@ -14,6 +14,8 @@ the item pipeline manager) collect the hook methods of their components into
 caller's thread.
 """
 
+import functools
+import inspect
 import logging
 import pprint
 from collections import defaultdict
@@ -21,7 +23,7 @@ from collections import defaultdict
 from crawlfw.exceptions import NotConfigured
 from crawlfw.utils.misc import create_instance, load_object
 
-__all__ = ["MiddlewareManager"]
+__all__ = ["MiddlewareManager", "component_method"]
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +42,9 @@ class MiddlewareManager:
     """
 
     component_name = 'foo middleware'
+    #: The crawl's stats collector (set by :meth:`from_settings` with a crawler), where
+    #: a component's result of the wrong type is counted.
+    stats = None
 
     def __init__(self, *middlewares):
         self.middlewares = middlewares
@@ -93,7 +98,9 @@ class MiddlewareManager:
                     {'componentname': cls.component_name,
                      'enabledlist': pprint.pformat(enabled)},
                     extra={'crawler': crawler})
-        return cls(*middlewares)
+        manager = cls(*middlewares)
+        manager.stats = getattr(crawler, 'stats', None)
+        return manager
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -102,9 +109,16 @@ class MiddlewareManager:
 
     def _add_middleware(self, mw):
         if hasattr(mw, 'open_spider'):
-            self.methods['open_spider'].append(mw.open_spider)
+            self.methods['open_spider'].append(component_method(mw, 'open_spider'))
         if hasattr(mw, 'close_spider'):
-            self.methods['close_spider'].insert(0, mw.close_spider)
+            self.methods['close_spider'].insert(0, component_method(mw, 'close_spider'))
+
+    def _count_invalid_output(self, method):
+        """Count a result of the wrong type from a component's ``method`` in the stat
+        ``invalid_output/<Component class>.<method name>`` (the caller raises the
+        ERROR that names it)."""
+        if self.stats is not None:
+            self.stats.inc_value(f"invalid_output/{_method_name(method)}")
 
     def _process_parallel(self, methodname, obj, *args):
         """Call every ``methodname`` hook with ``(obj, *args)``; return their results."""
@@ -146,6 +160,116 @@ class MiddlewareManager:
                              exc_info=True, extra={'spider': spider})
                 results.append(exc)
         return results
+
+
+#: How many arguments crawlfw passes to each hook, ``spider`` (the last) included.
+_HOOK_ARITY = {
+    "open_spider": 1, "close_spider": 1, "process_item": 2, "process_request": 2,
+    "process_response": 3, "process_exception": 3, "process_spider_input": 2,
+    "process_spider_output": 3, "process_spider_exception": 3, "process_start_requests": 2,
+}
+
+
+def _takes_spider(method, name: str) -> bool:
+    """Whether ``method`` can be passed the ``spider`` argument: it has a parameter
+    named ``spider``, or ``*args``/``**kwargs``, or as many positional parameters as
+    the hook has arguments (Scrapy 1.2 pipelines may call it ``spider`` by another
+    name); True when its signature cannot be read."""
+    try:
+        params = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    positional = 0
+    for p in params:
+        if p.name == "spider" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            return True
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            positional += 1
+    arity = _HOOK_ARITY.get(name)
+    return arity is not None and positional >= arity
+
+
+async def _as_async_iterable(items):
+    for item in items:
+        yield item
+
+
+def component_method(component, name: str, *, iterable_arg: str | None = None,
+                     collect: bool = True):
+    """Return ``component.<name>`` adapted, once, to how crawlfw calls it (Scrapy 2.13's
+    component conventions), decided by its signature when the component is loaded:
+
+    - a method without a ``spider`` parameter (``process_item(self, item)``) is
+      called without it (the ``spider=`` keyword, or the last positional argument, is
+      dropped);
+    - a coroutine method (``async def``) is run to completion on the calling thread's
+      event loop (:func:`crawlfw.utils._async.run_coroutine`): on the actor that runs
+      the component;
+    - an async generator method (``async def`` with ``yield``) is iterated as a plain
+      iterator; its ``iterable_arg`` argument (``result`` of
+      ``process_spider_output``) is handed to it as an async iterable, made from the
+      plain one when the first value is asked for (collected into a list first,
+      outside the event loop, unless ``collect`` is False: for start requests, which
+      may be endless, it is then stepped lazily). When that iterable is itself the
+      output of an async generator (an ``async def`` callback or ``start()``, or an
+      async generator middleware before), that async generator is handed over as it
+      is: nothing is collected and the results stream.
+
+    A method needing none of that is returned as it is: calling it costs nothing more.
+
+    Args:
+        component: the middleware, pipeline or extension instance.
+        name: the method's name.
+        iterable_arg: for async generator methods, the keyword argument holding the
+            iterable they consume.
+        collect: see above.
+
+    Returns:
+        A callable taking the arguments crawlfw passes (``spider`` included). It
+        keeps ``__self__`` (the component) and ``__name__`` for error messages.
+    """
+    from crawlfw.utils._async import async_source, iterate_async_generator, run_coroutine
+
+    method = getattr(component, name)
+    drop_spider = not _takes_spider(method, name)
+    is_coroutine = inspect.iscoroutinefunction(method)
+    is_async_gen = inspect.isasyncgenfunction(method)
+    if not (drop_spider or is_coroutine or is_async_gen):
+        return method
+
+    def call(args, kwargs):
+        if drop_spider:
+            if "spider" in kwargs:
+                del kwargs["spider"]
+            elif args:
+                args = args[:-1]
+        return method(*args, **kwargs)
+
+    if is_async_gen:
+        def adapted(*args, **kwargs):
+            if iterable_arg is not None:
+                source = async_source(kwargs.get(iterable_arg))
+                if source is not None:  # an async generator's own output: no collecting
+                    kwargs[iterable_arg] = source
+                    return iterate_async_generator(call(args, kwargs))
+
+            def iterate():
+                if iterable_arg is not None and kwargs.get(iterable_arg) is not None:
+                    # collected here, outside the event loop: the plain iterable may
+                    # itself step an async callback on this thread's loop
+                    items = kwargs[iterable_arg]
+                    kwargs[iterable_arg] = _as_async_iterable(list(items) if collect else items)
+                yield from iterate_async_generator(call(args, kwargs))
+            return iterate()
+    elif is_coroutine:
+        def adapted(*args, **kwargs):
+            return run_coroutine(call(args, kwargs))
+    else:
+        def adapted(*args, **kwargs):
+            return call(args, kwargs)
+    functools.update_wrapper(adapted, method)
+    adapted.__self__ = component
+    return adapted
 
 
 def _method_name(method):

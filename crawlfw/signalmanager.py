@@ -212,6 +212,21 @@ class SignalManager:
                 if receiver is not None:
                     yield receiver, entry.accepted
 
+    def has_receivers(self, *signals) -> bool:
+        """Return True when any of ``signals`` has a receiver connected (or a receiver
+        of every signal is): an O(1) test for senders that would do work to send.
+
+        Args:
+            *signals: the signals.
+        """
+        receivers = self._receivers
+        if Any in receivers:
+            return True
+        for signal in signals:
+            if signal in receivers:
+                return True
+        return False
+
     def send_catch_log(self, signal, **kwargs):
         """Send a signal to every connected receiver, catching and logging their errors.
 

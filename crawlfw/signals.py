@@ -20,6 +20,14 @@ response_received      response, request, spider
 response_downloaded    response, request, spider
 item_scraped           item, response, spider
 item_dropped           item, response, exception, spider
+item_error             item, response, spider, failure (an item pipeline raised
+                       another exception than DropItem; Scrapy 2)
+request_reached_downloader  request, spider (the request entered its download slot)
+request_left_downloader     request, spider (its download finished or failed)
+headers_received       headers, body_length (Content-Length or -1), request, spider
+                       (the response headers arrived; raise StopDownload to stop)
+bytes_received         data, request, spider (a chunk of the body arrived; raise
+                       StopDownload to stop)
 =====================  ============================================================
 
 Deprecated aliases kept from Scrapy: ``stats_spider_opened`` (= spider_opened),
@@ -40,6 +48,11 @@ __all__ = [
     "response_downloaded",
     "item_scraped",
     "item_dropped",
+    "item_error",
+    "request_reached_downloader",
+    "request_left_downloader",
+    "headers_received",
+    "bytes_received",
     "stats_spider_opened",
     "stats_spider_closing",
     "stats_spider_closed",
@@ -80,6 +93,11 @@ response_received = _Signal("response_received")
 response_downloaded = _Signal("response_downloaded")
 item_scraped = _Signal("item_scraped")
 item_dropped = _Signal("item_dropped")
+item_error = _Signal("item_error")
+request_reached_downloader = _Signal("request_reached_downloader")
+request_left_downloader = _Signal("request_left_downloader")
+headers_received = _Signal("headers_received")
+bytes_received = _Signal("bytes_received")
 
 # for backwards compatibility
 stats_spider_opened = spider_opened

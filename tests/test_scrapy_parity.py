@@ -607,7 +607,7 @@ class ShopSpider(CrawlSpider):
 
 
 # --------------------------------------------------------------------------------------
-# Scrapy 2 additions (issue 17): beyond Scrapy 1.2's 243 modules, so outside the tables
+# Scrapy 2 additions (issue 17: selectors, items and loaders, requests, components): beyond Scrapy 1.2's 243 modules, so outside the tables
 # above. Module -> names, or "module:Class" -> attributes of that class.
 # --------------------------------------------------------------------------------------
 
@@ -616,6 +616,16 @@ SCRAPY_2_PROVIDED = {
     "scrapy.selector.unified:Selector": ["jmespath", "drop", "get", "getall", "attrib"],
     "scrapy.selector.unified:SelectorList": ["jmespath", "drop", "get", "getall", "attrib"],
     "scrapy.http.response.text:TextResponse": ["json", "jmespath"],
+    "scrapy.http.request:Request": ["from_curl", "to_dict"],
+    "scrapy.http": ["JsonRequest"],
+    "scrapy.http.request.json_request": ["JsonRequest"],
+    "scrapy.exceptions": ["StopDownload"],
+    "scrapy.signals": ["headers_received", "bytes_received", "item_error",
+                       "request_reached_downloader", "request_left_downloader"],
+    "scrapy.utils.request": ["fingerprint", "RequestFingerprinter", "request_from_dict",
+                             "request_to_curl"],
+    "scrapy.utils.curl": ["curl_to_request_kwargs"],
+    "scrapy.contracts.default": ["CallbackKeywordArgumentsContract", "MetadataContract"],
 }
 
 
@@ -627,3 +637,17 @@ def test_scrapy_2_names(target):
         obj = getattr(obj, cls_name)
     missing = [name for name in SCRAPY_2_PROVIDED[target] if not hasattr(obj, name)]
     assert not missing, f"{crawlfw_name(target)} lacks {missing} (Scrapy 2.19 has them)"
+
+
+def test_scrapy2_request_and_item_helpers():
+    import itemloaders.processors
+    from itemadapter import ItemAdapter
+
+    import crawlfw
+    import crawlfw.loader.processors as processors
+    from crawlfw.loader import ItemLoader
+
+    assert callable(crawlfw.Request.from_curl) and callable(crawlfw.Request.to_dict)
+    assert ItemAdapter.is_item(crawlfw.Item())
+    assert issubclass(ItemLoader, __import__("itemloaders").ItemLoader)
+    assert processors.TakeFirst is itemloaders.processors.TakeFirst

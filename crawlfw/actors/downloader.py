@@ -16,9 +16,11 @@ import os
 import queue
 import time
 
+from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
 from crawlfw.core.curl import MultiDriver, driver_options
 from crawlfw.core.slot import DownloadSlot
+from crawlfw.exceptions import StopDownload
 
 __all__ = ["DownloaderActor"]
 
@@ -63,6 +65,38 @@ class _WakeupInbox(queue.Queue):
             os.close(self._write_fd)
 
 
+class _StreamSignals:
+    """The ``headers_received`` and ``bytes_received`` signals for the curl driver
+    (``MultiDriver.stream_signals``), sent on the downloader's thread; a handler raising
+    :class:`~crawlfw.exceptions.StopDownload` stops the transfer (not logged, as in
+    Scrapy)."""
+
+    __slots__ = ("_signals", "_send", "_spider")
+
+    def __init__(self, signal_manager, spider):
+        self._signals = signal_manager
+        self._send = signal_manager.send_catch_log
+        self._spider = spider
+
+    def wanted(self) -> bool:
+        return self._signals.has_receivers(signals.headers_received, signals.bytes_received)
+
+    def _stop(self, results):
+        for _, result in results:
+            if isinstance(result, StopDownload):
+                return result
+        return None
+
+    def headers_received(self, headers, body_length, request):
+        return self._stop(self._send(signals.headers_received, headers=headers,
+                                     body_length=body_length, request=request,
+                                     spider=self._spider, dont_log=StopDownload))
+
+    def bytes_received(self, data, request):
+        return self._stop(self._send(signals.bytes_received, data=data, request=request,
+                                     spider=self._spider, dont_log=StopDownload))
+
+
 class DownloaderActor(CrawlActor):
     """Args:
     crawler: the Crawler (``settings``, ``spider``).
@@ -78,6 +112,8 @@ class DownloaderActor(CrawlActor):
         settings = crawler.settings
         spider = crawler.spider
         self.spider = spider
+        self._signal_manager = crawler.signals
+        self._send_signal = crawler.signals.send_catch_log  # a no-op without receivers
         self.slot_key = slot
         self.engine = engine
         self._shared_slot = bool(settings.get("FRONTIER_URL"))
@@ -103,6 +139,7 @@ class DownloaderActor(CrawlActor):
 
     def on_start(self):
         self.driver = MultiDriver(**self.driver_options)
+        self.driver.stream_signals = _StreamSignals(self._signal_manager, self.spider)
 
     def on_stop(self):
         self._close()
@@ -122,7 +159,10 @@ class DownloaderActor(CrawlActor):
         self._inbox.close()
 
     def handle_fetch(self, message):
-        self.slot.enqueue(message["request"])
+        request = message["request"]
+        self.slot.enqueue(request)
+        self._send_signal(signals.request_reached_downloader, request=request,
+                          spider=self.spider)
         self.engine = message["reply_to"]
         self._start_ready(time.monotonic())
         self._queue_pump()
@@ -145,6 +185,8 @@ class DownloaderActor(CrawlActor):
         for result in results:
             request = result.request
             slot.transfer_done(request)
+            self._send_signal(signals.request_left_downloader, request=request,
+                              spider=self.spider)
             if result.error is None:
                 self.send(engine, {"type": "response_downloaded", "request": request,
                                    "response": result.response, "slot": self.slot_key})
@@ -168,6 +210,8 @@ class DownloaderActor(CrawlActor):
                 )
             except Exception as e:  # unsupported scheme, bad meta value: the request fails
                 self.slot.transfer_done(request)
+                self._send_signal(signals.request_left_downloader, request=request,
+                                  spider=self.spider)
                 self.send(self.engine, {"type": "download_failed", "request": request,
                                         "error": e, "slot": self.slot_key})
 

@@ -17,7 +17,11 @@ Idle detection: when no transfer, no response in the spider and no item in the p
 is outstanding, start requests are exhausted and credit is unused, the engine sends
 ``check_idle`` to the Scheduler; the answer counts only if nothing happened in between
 (``token``). Then ``spider_idle`` is fired; unless a handler raises ``DontCloseSpider``
-the check is made once more and the spider is closed with ``finish_reason = 'finished'``.
+the check is made once more and the spider is closed with ``finish_reason = 'finished'``
+(or ``'start_error'`` when ``start()`` raised). A ``DontCloseSpider`` keeps it open until
+new work makes it idle again (``spider_idle`` then fires again, once per idle turn) or,
+without new work, until the recheck :data:`IDLE_RECHECK_S` later; a ``spider_idle`` that
+nobody keeps open closes the spider at once.
 An answer with requests pending while nothing else is outstanding and nothing happened
 (the Scheduler cannot dispatch them) is asked again on the next event or after
 :data:`STUCK_RECHECK_S`, never at once; stuck for ``STALL_TIMEOUT`` seconds, the crawl
@@ -107,6 +111,7 @@ class EngineActor(CrawlActor):
         self.downloaders = {}  # slot key -> DownloaderActor ref (keys: flow.in_flight's)
         self.parked = {}  # fingerprint -> lease of a request a middleware parked
         self._idle_timer = None  # the recheck after DontCloseSpider
+        self._finish_reason = "finished"  # "start_error" once start() raised
         self.pipeline = None  # for add_items (user actors), from start_engine
         self.early_items = []  # add_items before start_engine
         self.blocked_slots = {}  # slot key -> reason (block_slot, from user actors)
@@ -184,6 +189,10 @@ class EngineActor(CrawlActor):
         self._after()
 
     def handle_start_requests_pulled(self, message):
+        if message.get("items"):  # items start() yielded, in the pipeline now
+            self.flow.items_added(message["items"])
+        if message.get("error"):
+            self._finish_reason = "start_error"
         self.flow.start_pulled(message["exhausted"])
         self._after()
 
@@ -224,12 +233,16 @@ class EngineActor(CrawlActor):
                 "stalled_s": round(time.monotonic() - self.flow.stuck_since, 1)})
         elif decision is IDLE_SIGNAL:
             if self._fire_spider_idle():
+                self.flow.idle_released()
+                if self._idle_timer is not None:  # an earlier turn's recheck: not needed
+                    self._idle_timer.cancel()
+                    self._idle_timer = None
                 self._after()  # handlers may have scheduled requests: check once more
             else:
                 self.flow.idle_kept_open()
                 self._schedule_idle_recheck()
         elif decision is IDLE_CLOSE:
-            self._close("finished")
+            self._close(self._finish_reason)
         # IDLE_IGNORE: paused (checked again on resume); IDLE_WAIT: a handler raised
         # DontCloseSpider, the recheck timer runs
 

@@ -86,7 +86,7 @@ else:  # NotRequired came in 3.11 (PEP 655); typing's TypedDict of 3.10 ignores 
 from pykka import ActorRef
 
 from crawlfw.http import Request, Response
-from crawlfw.item import BaseItem
+from crawlfw.item import AnyItem
 from crawlfw.utils.failure import Failure
 
 if TYPE_CHECKING:
@@ -186,8 +186,9 @@ class Rule:
 Message = dict[str, Any]
 """Any message: a dict with at least ``type`` (str)."""
 
-Item = dict | BaseItem
-"""A scraped item: a dict or a ``crawlfw.item.Item`` (``BaseItem``)."""
+Item = AnyItem
+"""A scraped item of any type ``itemadapter`` adapts: a dict, a ``crawlfw.item.Item``, a
+dataclass, attrs or pydantic instance (``crawlfw.item.AnyItem``)."""
 
 Count = Annotated[int, Rule(minimum=0)]
 """A number of things (requests, items, bytes): 0 or more."""
@@ -543,6 +544,11 @@ class StartRequestsPulled(TypedDict):
     """How many requests were sent to the scheduler (before the dupefilter)."""
     exhausted: bool
     """True once ``start_requests()`` is used up (or raised)."""
+    items: NotRequired[Count]
+    """Items ``start()`` yielded among them, sent to the Pipeline (Scrapy 2.13)."""
+    error: NotRequired[bool]
+    """True when ``start_requests()``/``start()`` raised: the crawl, once idle, closes
+    with ``start_error`` instead of ``finished``."""
 
 
 class ScrapeResponse(TypedDict):

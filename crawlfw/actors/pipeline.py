@@ -24,6 +24,7 @@ from crawlfw.exceptions import DropItem
 from crawlfw.logformatter import LogFormatter
 from crawlfw.pipelines import ItemPipelineManager
 from crawlfw.utils import _faults
+from crawlfw.utils.failure import Failure
 from crawlfw.utils.log import _debug_wanted, failure_to_exc_info, logformatter_adapter
 
 logger = logging.getLogger(__name__)
@@ -95,6 +96,8 @@ class PipelineActor(RestartableActor):
                     except Exception as e:
                         logger.error("Error processing %(item)s", {"item": item},
                                      exc_info=failure_to_exc_info(e), extra={"spider": spider})
+                        send_signal(signals.item_error, item=item, response=response,
+                                    spider=spider, failure=Failure(e))
                     else:
                         if log_scraped or _debug_wanted(logger):
                             logkws = logformatter.scraped(output, response, spider)

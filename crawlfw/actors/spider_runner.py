@@ -82,8 +82,13 @@ class SpiderRunnerActor(CrawlActor):
                                        "start": {"consumed": consumed, "exhausted": exhausted}})
         elif batch:
             self.send(self.scheduler, {"type": "enqueue_requests", "requests": batch})
-        self.send(self.engine, {"type": "start_requests_pulled", "count": len(batch),
-                                "exhausted": exhausted})
+        pulled = {"type": "start_requests_pulled", "count": len(batch), "exhausted": exhausted}
+        scraper = self.scraper
+        if scraper.start_items:
+            pulled["items"] = scraper.start_items
+        if exhausted and scraper.start_error:
+            pulled["error"] = True
+        self.send(self.engine, pulled)
 
     def handle_scrape_response(self, message):
         request, response = message["request"], message["response"]

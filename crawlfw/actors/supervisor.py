@@ -558,12 +558,35 @@ class Supervisor(CrawlActor):
                 pass
             try:
                 crawler.signals.send_catch_log(signals.spider_closed, spider=spider, reason=reason)
+                note = _wrong_type_note(crawler.stats.get_stats(spider))
                 crawler.stats.close_spider(spider, reason=reason)
-                logger.info("Spider closed (%(reason)s)", {"reason": reason},
-                            extra={"spider": spider})
+                if note:
+                    logger.warning("Spider closed (%(reason)s)%(note)s",
+                                   {"reason": reason, "note": note}, extra={"spider": spider})
+                else:
+                    logger.info("Spider closed (%(reason)s)", {"reason": reason},
+                                extra={"spider": spider})
                 crawler.signals.send_catch_log(signals.engine_stopped)
             finally:
                 crawler._crawl_finished(reason)
+
+
+def _wrong_type_note(stats) -> str:
+    """``""``, or, for a crawl that scraped no item while components returned results of
+    the wrong type (``invalid_output/<Component>.<method>`` stats), the text that says
+    so in its closing line: ``": no item scraped; results of the wrong type from
+    AsyncPipeline.process_item (3)"``."""
+    try:
+        if stats.get("item_scraped_count"):
+            return ""
+        wrong = {k[len("invalid_output/"):]: v for k, v in stats.items()
+                 if k.startswith("invalid_output/")}
+    except Exception:  # a custom stats collector's own shape
+        return ""
+    if not wrong:
+        return ""
+    listed = ", ".join(f"{name} ({count})" for name, count in sorted(wrong.items()))
+    return f": no item scraped; results of the wrong type from {listed}"
 
 
 def _start_exporter(tree, actor_class, writer, common):

@@ -13,6 +13,7 @@ With ``-v`` one ``>>> DEPTH LEVEL: n <<<`` section per level. Requests produced 
 level below ``--depth`` are followed with their own callbacks.
 """
 
+import json
 import logging
 import sys
 
@@ -23,7 +24,7 @@ from crawlfw.commands import ScrapyCommand, command, fail, load_spider, spider_a
 from crawlfw.commands._command import delegate
 from crawlfw.exceptions import UsageError
 from crawlfw.http import Request
-from crawlfw.item import BaseItem
+from crawlfw.item import ITEM_TYPES, BaseItem
 from crawlfw.utils import display
 from crawlfw.utils.spider import iterate_spider_output, spidercls_for_request
 
@@ -55,7 +56,7 @@ class _Results:
         else:
             items = self.items.get(lvl, [])
         print("# Scraped Items ", "-" * 60)
-        display.pprint([dict(x) for x in items], colorize=colour)
+        display.pprint([_item_dict(x) for x in items], colorize=colour)
 
     def print_requests(self, lvl=None, colour=True):
         if lvl is None:
@@ -81,10 +82,20 @@ class _Results:
                 self.print_requests(colour=colour)
 
 
-def _run_callback(response, cb):
+def _item_dict(item):
+    """A dict of ``item``'s fields: ``dict(item)`` for dicts and Items, else
+    ``ItemAdapter(item).asdict()`` (dataclass, attrs, pydantic items)."""
+    if isinstance(item, (BaseItem, dict)):
+        return dict(item)
+    from itemadapter import ItemAdapter
+
+    return ItemAdapter(item).asdict()
+
+
+def _run_callback(response, cb, cb_kwargs=None):
     items, requests = [], []
-    for x in iterate_spider_output(cb(response)):
-        if isinstance(x, (BaseItem, dict)):
+    for x in iterate_spider_output(cb(response, **(cb_kwargs or {}))):
+        if isinstance(x, ITEM_TYPES):
             items.append(x)
         elif isinstance(x, Request):
             requests.append(x)
@@ -103,11 +114,13 @@ def _callback_from_rules(spider, response):
     return None
 
 
-def _parsing_spidercls(spidercls, url, results, *, callback, rules, depth, pipelines):
-    """A subclass of ``spidercls`` whose only start request is ``url``, parsed by the
-    recording callback below (on the spider runner's thread)."""
+def _parsing_spidercls(spidercls, url, results, *, callback, rules, depth, pipelines,
+                       meta=None, cb_kwargs=None):
+    """A subclass of ``spidercls`` whose only start request is ``url`` (with ``meta``
+    and ``cb_kwargs``), parsed by the recording callback below (on the spider runner's
+    thread)."""
 
-    def parse_callback(spider, response):
+    def parse_callback(spider, response, **kwargs):
         if results.first_response is None:
             results.first_response = response
         cb = response.meta["_callback"]
@@ -129,7 +142,7 @@ def _parsing_spidercls(spidercls, url, results, *, callback, rules, depth, pipel
                              {"callback": cb, "spider": spider.name})
                 return None
         level = response.meta["_depth"]
-        items, requests = _run_callback(response, cb)
+        items, requests = _run_callback(response, cb, kwargs)
         results.add_items(level, items)
         results.add_requests(level, requests)
         output = list(items) if pipelines else []  # the crawl's item pipelines process them
@@ -137,12 +150,13 @@ def _parsing_spidercls(spidercls, url, results, *, callback, rules, depth, pipel
             for req in requests:
                 req.meta["_depth"] = level + 1
                 req.meta["_callback"] = req.callback
-                req.callback = lambda r, _spider=spider: parse_callback(_spider, r)
+                req.callback = lambda r, _spider=spider, **kw: parse_callback(_spider, r, **kw)
             output.extend(requests)
         return output
 
     def start_requests(self):
-        request = Request(url, callback=lambda r: parse_callback(self, r))
+        request = Request(url, callback=lambda r, **kw: parse_callback(self, r, **kw),
+                          meta=meta, cb_kwargs=cb_kwargs)
         request.meta["_depth"] = 1
         request.meta["_callback"] = callback
         return [request]
@@ -168,24 +182,49 @@ def _parsing_spidercls(spidercls, url, results, *, callback, rules, depth, pipel
 @argh.arg("-d", "--depth", type=int, metavar="DEPTH",
           help="maximum depth for parsing requests (default: 1)")
 @argh.arg("-v", "--verbose", help="print each depth level one by one")
+@argh.arg("-m", "--meta", metavar="JSON",
+          help="inject extra meta into the Request, e.g. -m '{\"foo\": \"bar\"}'")
+@argh.arg("--cbkwargs", metavar="JSON",
+          help="inject extra callback kwargs into the Request, e.g. --cbkwargs '{\"foo\": 1}'")
 @command(requires_project=True, help="Parse URL (using its spider) and print the results")
 def parse(url, *, settings=None, spider=None, spider_arg=None, pipelines=False, nolinks=False,
-          noitems=False, nocolour=False, rules=False, callback=None, depth=1, verbose=False):
+          noitems=False, nocolour=False, rules=False, callback=None, depth=1, verbose=False,
+          meta=None, cbkwargs=None):
     """Print the items and requests the spider's callback produces for ``url``.
 
     Exit status 1 when no spider handles the URL, the named spider does not exist or
-    nothing was downloaded; 2 for a bad URL or ``-a`` value.
+    nothing was downloaded; 2 for a bad URL, ``-a`` value, or ``--meta``/``--cbkwargs``
+    that is not a JSON object.
     """
     if not is_url(url):
         raise UsageError(f"Invalid URL: {url!r} (an absolute URL is needed)")
     run_parse(settings, url, spider=spider, spargs=spider_arguments(spider_arg),
               pipelines=pipelines, nolinks=nolinks, noitems=noitems, nocolour=nocolour,
-              rules=rules, callback=callback, depth=depth, verbose=verbose)
+              rules=rules, callback=callback, depth=depth, verbose=verbose,
+              meta=_json_object_option("--meta", meta),
+              cb_kwargs=_json_object_option("--cbkwargs", cbkwargs))
+
+
+def _json_object_option(option, text):
+    """``--meta``/``--cbkwargs``: a JSON object (dict), or None when not given.
+
+    Raises:
+        UsageError: ``text`` is not a JSON object.
+    """
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError as e:
+        raise UsageError(f"Invalid {option} value, pass a valid JSON object: {e}") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"Invalid {option} value, pass a valid JSON object, got {text!r}")
+    return value
 
 
 def run_parse(settings, url, *, spider=None, spargs=None, pipelines=False, nolinks=False,
               noitems=False, nocolour=False, rules=False, callback=None, depth=1,
-              verbose=False, process=None) -> None:
+              verbose=False, process=None, meta=None, cb_kwargs=None) -> None:
     """Crawl ``url`` with its spider and print what the callback produced, level by level.
 
     Args:
@@ -193,6 +232,8 @@ def run_parse(settings, url, *, spider=None, spargs=None, pipelines=False, nolin
         url: an absolute URL (str).
         spider: the spider's name (default: the project spider that handles ``url``).
         spargs: spider arguments (dict of str).
+        meta: extra ``meta`` of the first request (``--meta``), or None.
+        cb_kwargs: keyword arguments of the first callback (``--cbkwargs``), or None.
         process: the :class:`~crawlfw.crawler.CrawlerProcess` to crawl with (default: a
             new one for ``settings``).
         Other arguments: the ``parse`` command's options of the same names.
@@ -218,7 +259,8 @@ def run_parse(settings, url, *, spider=None, spargs=None, pipelines=False, nolin
         return
     results = _Results()
     parsing_cls = _parsing_spidercls(spidercls, url, results, callback=callback, rules=rules,
-                                     depth=depth, pipelines=pipelines)
+                                     depth=depth, pipelines=pipelines, meta=meta,
+                                     cb_kwargs=cb_kwargs)
     try:
         process.crawl(parsing_cls, **spargs)
     except Exception as e:
@@ -267,11 +309,17 @@ class Command(ScrapyCommand):
                           help="maximum depth for parsing requests [default: %default]")
         parser.add_option("-v", "--verbose", dest="verbose", action="store_true",
                           help="print each depth level one by one")
+        parser.add_option("-m", "--meta", dest="meta",
+                          help="inject extra meta into the Request (a JSON object)")
+        parser.add_option("--cbkwargs", dest="cbkwargs",
+                          help="inject extra callback kwargs into the Request (a JSON object)")
 
     def process_options(self, args, opts):
         ScrapyCommand.process_options(self, args, opts)
         try:
             opts.spargs = spider_arguments(opts.spargs)
+            opts.meta = _json_object_option("--meta", opts.meta)
+            opts.cbkwargs = _json_object_option("--cbkwargs", opts.cbkwargs)
         except UsageError as e:
             raise UsageError(str(e), print_help=False) from None
 
@@ -282,4 +330,4 @@ class Command(ScrapyCommand):
                  spargs=opts.spargs, pipelines=opts.pipelines, nolinks=opts.nolinks,
                  noitems=opts.noitems, nocolour=opts.nocolour, rules=opts.rules,
                  callback=opts.callback, depth=opts.depth, verbose=opts.verbose,
-                 process=self.crawler_process)
+                 process=self.crawler_process, meta=opts.meta, cb_kwargs=opts.cbkwargs)

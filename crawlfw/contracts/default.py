@@ -8,7 +8,7 @@ import json
 from crawlfw.contracts import Contract
 from crawlfw.exceptions import ContractFail
 from crawlfw.http import Request
-from crawlfw.item import BaseItem
+from crawlfw.item import ITEM_TYPES, BaseItem
 
 __all__ = [
     "UrlContract",
@@ -80,7 +80,8 @@ def _json_object(name, words):
 class ReturnsContract(Contract):
     """``@returns KIND [MIN [MAX]]``: the callback returns between MIN (default 1) and
     MAX (default unbounded) objects of KIND: ``request``/``requests`` (``Request``) or
-    ``item``/``items`` (an ``Item`` or a ``dict``).
+    ``item``/``items`` (an item of any type: ``dict``, ``Item``, dataclass, attrs,
+    pydantic...).
 
     Examples: ``@returns requests``, ``@returns items 1 10``, ``@returns request 0 0``.
 
@@ -95,8 +96,8 @@ class ReturnsContract(Contract):
     objects = {
         "request": Request,
         "requests": Request,
-        "item": (BaseItem, dict),
-        "items": (BaseItem, dict),
+        "item": ITEM_TYPES,
+        "items": ITEM_TYPES,
     }
 
     def __init__(self, *args, **kwargs):
@@ -146,7 +147,11 @@ class ScrapesContract(Contract):
 
     def post_process(self, output):
         for x in output:
-            if isinstance(x, (BaseItem, dict)):
+            if isinstance(x, ITEM_TYPES):
+                if not isinstance(x, (BaseItem, dict)):
+                    from itemadapter import ItemAdapter
+
+                    x = ItemAdapter(x)
                 for arg in self.args:
                     if arg not in x:
                         raise ContractFail(f"'{arg}' field is missing")

@@ -123,7 +123,8 @@ class Result(NamedTuple):
 class _Transfer:
     """Per-transfer state, reachable from the easy handle's callbacks."""
 
-    __slots__ = ("request", "url", "scheme", "chunks", "header_lines", "error", "maxsize", "dirty")
+    __slots__ = ("request", "url", "scheme", "chunks", "header_lines", "error", "maxsize", "dirty",
+                 "stopped")
 
     def __init__(self, request, url: str, scheme: str, maxsize: int):
         self.request = request
@@ -134,6 +135,7 @@ class _Transfer:
         self.error: DownloadError | None = None
         self.maxsize = maxsize
         self.dirty = True  # the handle needs reset() before reuse
+        self.stopped = None  # the StopDownload a stream signal handler raised
 
 
 #: ``DOWNLOADER_CLIENT_TLS_METHOD`` value -> ``CURLOPT_SSLVERSION`` (minimum | maximum).
@@ -276,6 +278,11 @@ class MultiDriver:
         self._wake_fd: int | None = None
         self._done: list[Result] = []
         self._closed = False
+        #: Set by the owner: an object with ``wanted() -> bool`` (checked once per
+        #: transfer), ``headers_received(headers, body_length, request)`` and
+        #: ``bytes_received(data, request)``, each returning a StopDownload to stop the
+        #: transfer or None (Scrapy 2's ``headers_received``/``bytes_received`` signals).
+        self.stream_signals = None
 
     # -- public API ---------------------------------------------------------------
 
@@ -539,6 +546,9 @@ class MultiDriver:
             setopt(pycurl.WRITEFUNCTION, _make_writer(xfer, maxsize, warnsize))
         else:
             setopt(pycurl.WRITEFUNCTION, xfer.chunks.append)
+        stream = self.stream_signals
+        if stream is not None and stream.wanted():
+            _stream_signals(setopt, xfer, stream, maxsize, warnsize)
 
         lines, proxy_auth = _header_lines(request.headers, bool(proxy) and xfer.scheme == "https")
         setopt(pycurl.HTTPHEADER, lines)
@@ -680,6 +690,9 @@ class MultiDriver:
         ip = getinfo(pycurl.PRIMARY_IP) or None
         response = None
         error = xfer.error
+        stopped = xfer.stopped
+        if stopped is not None:  # a signal handler raised StopDownload: code 23, no error
+            code, message, error = 0, "", None
         try:
             if error is None and code:
                 error = self._error_for(c, xfer, code, message)
@@ -700,6 +713,11 @@ class MultiDriver:
             body_len = sum(map(len, xfer.chunks))
         if response is not None:
             request.meta["download_latency"] = latency
+            if stopped is not None:
+                response.flags.append("download_stopped")
+                if stopped.fail:
+                    stopped.response = response
+                    response, error = None, stopped
         self._remove(c)
         return Result(request, response, error, latency, total, body_len, ip)
 
@@ -833,6 +851,46 @@ def _maxsize_error(xfer: _Transfer, size: int | None, *, expected: bool) -> Down
     # Logged once, as the download error ("Error downloading ..." or the errback's).
     logger.debug(message)
     return DownloadCancelled(message, xfer.url, 63)
+
+
+def _stream_signals(setopt, xfer: _Transfer, stream, maxsize: int, warnsize: int) -> None:
+    """Install header and write callbacks that report to ``stream`` (see
+    ``MultiDriver.stream_signals``): ``headers_received`` once the final header block
+    is complete (not after a ``1xx`` block), ``bytes_received`` per body chunk after it
+    is kept; a returned StopDownload aborts the transfer (returning 0 to curl) and is
+    kept in ``xfer.stopped``. Only installed while a handler is connected."""
+    request = xfer.request
+    lines = xfer.header_lines
+    write = _make_writer(xfer, maxsize, warnsize) if maxsize or warnsize else None
+    append = xfer.chunks.append
+
+    def on_header(line: bytes):
+        lines.append(line)
+        if (line == b"\r\n" or line == b"\n") and xfer.scheme in ("http", "https"):
+            status = next((x for x in reversed(lines) if x[:5] == b"HTTP/"), b"")
+            if status.split(b" ", 2)[1:2] and status.split(b" ", 2)[1][:1] == b"1":
+                return None  # 100 Continue and the like: the real headers follow
+            headers = Headers.from_raw_pairs(_parse_header_lines(lines))
+            stop = stream.headers_received(headers, _content_length(lines), request)
+            if stop is not None:
+                xfer.stopped = stop
+                return 0
+        return None
+
+    def on_data(data: bytes):
+        if write is not None:
+            if write(data) == 0:
+                return 0
+        else:
+            append(data)
+        stop = stream.bytes_received(data, request)
+        if stop is not None:
+            xfer.stopped = stop
+            return 0
+        return None
+
+    setopt(pycurl.HEADERFUNCTION, on_header)
+    setopt(pycurl.WRITEFUNCTION, on_data)
 
 
 def _make_writer(xfer: _Transfer, maxsize: int, warnsize: int):

@@ -47,7 +47,7 @@ from __future__ import annotations
 from typing import Any
 
 from crawlfw.http import Request, Response
-from crawlfw.middleware import MiddlewareManager
+from crawlfw.middleware import MiddlewareManager, component_method
 from crawlfw.utils.conf import build_component_list
 
 __all__ = ["DownloaderMiddlewareManager", "RequestParked"]
@@ -104,11 +104,11 @@ class DownloaderMiddlewareManager(MiddlewareManager):
     def _add_middleware(self, mw):
         super()._add_middleware(mw)
         if hasattr(mw, "process_request"):
-            self.methods["process_request"].append(mw.process_request)
+            self.methods["process_request"].append(component_method(mw, "process_request"))
         if hasattr(mw, "process_response"):
-            self.methods["process_response"].insert(0, mw.process_response)
+            self.methods["process_response"].insert(0, component_method(mw, "process_response"))
         if hasattr(mw, "process_exception"):
-            self.methods["process_exception"].insert(0, mw.process_exception)
+            self.methods["process_exception"].insert(0, component_method(mw, "process_exception"))
 
     def process_request(self, request, spider):
         """Run every ``process_request`` hook in order until one answers.
@@ -132,6 +132,7 @@ class DownloaderMiddlewareManager(MiddlewareManager):
             if result is None:
                 continue
             if not isinstance(result, (Response, Request)):
+                self._count_invalid_output(method)
                 raise _InvalidOutput(
                     f"Middleware {_mw_name(method)}.process_request must return None, Response or "
                     f"Request, got {_type_name(result)}"
@@ -164,6 +165,7 @@ class DownloaderMiddlewareManager(MiddlewareManager):
         for method in self.methods["process_response"]:
             response = method(request=request, response=response, spider=spider)
             if not isinstance(response, (Response, Request)):
+                self._count_invalid_output(method)
                 raise _InvalidOutput(
                     f"Middleware {_mw_name(method)}.process_response must return Response or Request, "
                     f"got {_type_name(response)}"
@@ -195,6 +197,7 @@ class DownloaderMiddlewareManager(MiddlewareManager):
             if result is None:
                 continue
             if not isinstance(result, (Response, Request)):
+                self._count_invalid_output(method)
                 raise _InvalidOutput(
                     f"Middleware {_mw_name(method)}.process_exception must return None, Response or "
                     f"Request, got {_type_name(result)}"

@@ -324,6 +324,13 @@ class FlowControl:
         :meth:`idle_rechecked`."""
         self.recheck_pending = True
 
+    def idle_released(self):
+        """``spider_idle`` fired and no handler raised ``DontCloseSpider``: a recheck
+        still pending from an earlier turn no longer holds the spider open, so the next
+        clean idle check closes it at once (Scrapy 2: one ``spider_idle`` per idle turn,
+        no close delay)."""
+        self.recheck_pending = False
+
     def idle_rechecked(self):
         """The recheck timer fired: the next clean idle check fires ``spider_idle`` again."""
         self.recheck_pending = False

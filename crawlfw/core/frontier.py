@@ -30,6 +30,7 @@ decides when a lease may be acked.
 
 from __future__ import annotations
 
+import collections
 import fcntl
 import json
 import logging
@@ -230,7 +231,10 @@ class MemoryFrontier(PushMany):
     """The in-memory frontier: a priority queue behind the dupefilter (no ``JOBDIR``).
 
     Higher ``Request.priority`` first; within one priority the order of ``mqclass``
-    (``SCHEDULER_MEMORY_QUEUE``: LIFO by default, as Scrapy 1.2).
+    (``SCHEDULER_MEMORY_QUEUE``: LIFO by default, as Scrapy 1.2). Start requests
+    (``meta['is_start_request']``, set by the Scraper) are kept apart, first in first
+    out, and go before the other requests of the same priority (Scrapy 2.13's start
+    queue, ``SCHEDULER_START_MEMORY_QUEUE``): ``start_urls`` are fetched in their order.
 
     Args:
         dupefilter: an object with ``request_seen(request) -> bool`` and
@@ -247,6 +251,7 @@ class MemoryFrontier(PushMany):
         self.stats = stats
         self.spider = None
         self.mqs = PriorityQueue(self._newmq)
+        self.sqs = PriorityQueue(_new_fifo)  # start requests
         self.meta = JobMeta(resumed=False)
 
     def _newmq(self, priority):
@@ -261,7 +266,11 @@ class MemoryFrontier(PushMany):
         if not request.dont_filter and self.df.request_seen(request):
             self.df.log(request, self.spider)
             return False
-        self.mqs.push(request, -request.priority)
+        meta = request._meta
+        if meta and meta.get("is_start_request"):
+            self.sqs.push(request, -request.priority)
+        else:
+            self.mqs.push(request, -request.priority)
         if self.stats is not None:
             self.stats.inc_value("scheduler/enqueued/memory", spider=self.spider)
             self.stats.inc_value("scheduler/enqueued", spider=self.spider)
@@ -269,16 +278,33 @@ class MemoryFrontier(PushMany):
 
     def lease(self, n: int) -> list:
         """Up to ``n`` requests, next first (their ``_lease`` stays None: not tracked)."""
-        out = _pop_up_to(self.mqs, n)
+        out = _pop_up_to(self.mqs, n) if not self.sqs else self._lease_with_start(n)
         if out and self.stats is not None:
             self.stats.inc_value("scheduler/dequeued/memory", len(out), spider=self.spider)
             self.stats.inc_value("scheduler/dequeued", len(out), spider=self.spider)
         return out
 
+    def _lease_with_start(self, n: int) -> list:
+        """:meth:`lease` while start requests are queued: the next of either queue,
+        a start request when its priority is at least the other's."""
+        out = []
+        mqs, sqs = self.mqs, self.sqs
+        while len(out) < n:
+            if sqs and (not mqs or sqs._prios[0] <= mqs._prios[0]):
+                obj = sqs.pop()
+            else:
+                obj = mqs.pop()
+            if obj is None:
+                break
+            out.append(obj)
+        return out
+
     def release(self, requests) -> None:
         """Queue leased requests again (the dupefilter is bypassed: it saw them)."""
         for request in requests:
-            self.mqs.push(request.replace(dont_filter=True), -request.priority)
+            meta = request._meta
+            queue = self.sqs if meta and meta.get("is_start_request") else self.mqs
+            queue.push(request.replace(dont_filter=True), -request.priority)
 
     def ack(self, lease_ids) -> None:
         """Nothing to do: memory leases are not tracked."""
@@ -291,12 +317,13 @@ class MemoryFrontier(PushMany):
 
     def close(self, reason: str) -> list:
         """Return the requests still queued (they are lost with the process)."""
-        left = self.lease(len(self.mqs))
+        left = self.lease(len(self.mqs) + len(self.sqs))
         self.mqs.close()
+        self.sqs.close()
         return left
 
     def __len__(self) -> int:
-        return len(self.mqs)
+        return len(self.mqs) + len(self.sqs)
 
 
 class SqliteFrontier(PushMany):
@@ -753,6 +780,25 @@ def _pop_up_to(queue, n: int) -> list:
             break
         out.append(obj)
     return out
+
+
+class _Fifo(collections.deque):
+    """A first-in, first-out deque with the queue interface the PriorityQueue needs."""
+
+    __slots__ = ()
+
+    def push(self, obj):
+        self.append(obj)
+
+    def pop(self):  # noqa: D102 - popleft, returning None when empty
+        return self.popleft() if self else None
+
+    def close(self):
+        self.clear()
+
+
+def _new_fifo(priority):
+    return _Fifo()
 
 
 class _Lifo(list):

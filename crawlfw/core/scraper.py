@@ -40,7 +40,7 @@ from crawlfw import signals
 from crawlfw.core.spidermw import SpiderMiddlewareManager
 from crawlfw.exceptions import CloseSpider, DownloadError, IgnoreRequest
 from crawlfw.http import Request, Response
-from crawlfw.item import BaseItem
+from crawlfw.item import ITEM_TYPES
 from crawlfw.utils.failure import Failure
 from crawlfw.utils.log import failure_to_exc_info
 from crawlfw.utils.spider import iterate_spider_output
@@ -75,7 +75,8 @@ class ScraperSink(Protocol):
 
     def items(self, items: list, response: Response | None,
               spider_error: tuple[BaseException, Request] | None) -> None:
-        """Take a batch of items (1 to :data:`OUTPUT_BATCH` ``BaseItem``/``dict``).
+        """Take a batch of items (1 to :data:`OUTPUT_BATCH`, of any item type: dict, ``Item``,
+        dataclass, attrs, pydantic: :data:`crawlfw.item.ITEM_TYPES`).
 
         Args:
             items: the items, in the order the spider yielded them.
@@ -121,6 +122,12 @@ class Scraper:
         self.start_skip = start_skip
         self.start_exhausted = start_exhausted
         self.start_requests: Iterator | None = None
+        #: True once ``start_requests()``/``start()`` raised: the crawl's finish reason
+        #: becomes ``start_error`` (Scrapy 2.13) instead of ``finished``.
+        self.start_error = False
+        #: Items the last :meth:`pull_start_requests` handed to the sink (Scrapy 2.13
+        #: accepts items from ``start()``).
+        self.start_items = 0
         self.done_leases: list = []  # leases whose callback finished since take_done_leases
         settings = getattr(crawler, "settings", None)
         self._local_guard = not (
@@ -149,12 +156,15 @@ class Scraper:
             logger.error("Error while obtaining start requests", exc_info=True,
                          extra={"spider": self.spider})
             self.start_requests = iter(())
+            self.start_error = True
 
     def pull_start_requests(self, count: int) -> tuple[list[Request], int, bool]:
         """Take up to ``count`` outputs of the start requests (opened first if
-        :meth:`open_start_requests` was not called). An output that is not a ``Request``
-        is logged ("start_requests must yield Request objects, got ...") and dropped; an
-        exception is logged ("Error while obtaining start requests") and ends them.
+        :meth:`open_start_requests` was not called). Items among them (Scrapy 2.13) go
+        to the sink at once (their count in :attr:`start_items`); any other output is
+        logged ("start_requests must yield Request objects or items, got ...") and
+        dropped; an exception is logged ("Error while obtaining start requests"), ends
+        them and sets :attr:`start_error`.
 
         Returns:
             ``(batch, consumed, exhausted)``: the Requests (not handed to the sink: the
@@ -164,6 +174,7 @@ class Scraper:
         if self.start_requests is None:
             self.open_start_requests()
         batch = []
+        items = []
         exhausted = False
         consumed = 0
         start_requests = self.start_requests
@@ -172,10 +183,14 @@ class Scraper:
                 request = next(start_requests)
                 consumed += 1
                 if isinstance(request, Request):
+                    request.meta["is_start_request"] = True  # first in, first out (2.13)
                     batch.append(request)
-                else:
+                elif isinstance(request, ITEM_TYPES):
+                    items.append(request)
+                elif request is not None:
                     logger.error(
-                        "start_requests must yield Request objects, got %(typename)r: %(value)r",
+                        "start_requests must yield Request objects or items, got "
+                        "%(typename)r: %(value)r",
                         {"typename": type(request).__name__, "value": request},
                         extra={"spider": self.spider},
                     )
@@ -185,6 +200,10 @@ class Scraper:
             logger.error("Error while obtaining start requests", exc_info=True,
                          extra={"spider": self.spider})
             exhausted = True
+            self.start_error = True
+        self.start_items = len(items)
+        if items:
+            self._items_sink(items, None, None)
         return batch, consumed, exhausted
 
     # --- responses and failures ---------------------------------------------------------
@@ -267,7 +286,7 @@ class Scraper:
                         n_requests += len(requests)
                         self._requests_sink(requests, True)
                         requests = []
-                elif isinstance(obj, (BaseItem, dict)):
+                elif isinstance(obj, ITEM_TYPES):  # dict, Item first; then any adaptable type
                     items.append(obj)
                     if len(items) >= OUTPUT_BATCH:
                         n_items += len(items)

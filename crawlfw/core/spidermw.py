@@ -69,12 +69,13 @@ spider middlewares in Scrapy 1.2: the caller calls the errback directly.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from crawlfw.core.downloadermw import _InvalidOutput, _mw_name, _type_name
-from crawlfw.item import BaseItem
-from crawlfw.middleware import MiddlewareManager
+from crawlfw.item import AnyItem, BaseItem
+from crawlfw.middleware import MiddlewareManager, component_method
 from crawlfw.utils.conf import build_component_list
 
 __all__ = ["SpiderMiddlewareManager"]
@@ -86,13 +87,29 @@ def _isiterable(obj: Any) -> bool:
 
 def _iterate_spider_output(result: Any) -> Iterable:
     """None -> []; a single object -> [object]; an iterable -> itself (Scrapy's
-    ``iterate_spider_output``/``arg_to_iter``). Mappings (dicts, items), ``str`` and
+    ``iterate_spider_output``/``arg_to_iter``). Mappings (dicts, items), items of any
+    type (:class:`~crawlfw.item.AnyItem`: a pydantic model is iterable), ``str`` and
     ``bytes`` count as single objects."""
     if result is None:
         return []
-    if isinstance(result, (Mapping, BaseItem, str, bytes)) or not _isiterable(result):
+    if isinstance(result, (Mapping, BaseItem, str, bytes, AnyItem)) or not _isiterable(result):
         return [result]
     return result
+
+
+def _process_start_hook(mw):
+    """``process_start_requests(start_requests, spider)`` running Scrapy 2.13's
+    ``async def process_start(self, start)`` of ``mw`` (an async generator taking the
+    start requests as an async iterable)."""
+    process_start = component_method(mw, "process_start", iterable_arg="start",
+                                      collect=False)
+
+    def process_start_requests(start_requests, spider=None):
+        return process_start(start=start_requests)
+
+    process_start_requests.__self__ = mw
+    process_start_requests.__name__ = "process_start"
+    return process_start_requests
 
 
 class SpiderMiddlewareManager(MiddlewareManager):
@@ -114,13 +131,20 @@ class SpiderMiddlewareManager(MiddlewareManager):
     def _add_middleware(self, mw):
         super()._add_middleware(mw)
         if hasattr(mw, "process_spider_input"):
-            self.methods["process_spider_input"].append(mw.process_spider_input)
+            self.methods["process_spider_input"].append(component_method(mw, "process_spider_input"))
         if hasattr(mw, "process_spider_output"):
-            self.methods["process_spider_output"].insert(0, mw.process_spider_output)
+            self.methods["process_spider_output"].insert(
+                0, component_method(mw, "process_spider_output", iterable_arg="result"))
         if hasattr(mw, "process_spider_exception"):
-            self.methods["process_spider_exception"].insert(0, mw.process_spider_exception)
-        if hasattr(mw, "process_start_requests"):
-            self.methods["process_start_requests"].insert(0, mw.process_start_requests)
+            self.methods["process_spider_exception"].insert(
+                0, component_method(mw, "process_spider_exception"))
+        if inspect.isasyncgenfunction(getattr(mw, "process_start", None)):
+            # Scrapy 2.13's hook, preferred as Scrapy does when a middleware has both
+            self.methods["process_start_requests"].insert(0, _process_start_hook(mw))
+        elif hasattr(mw, "process_start_requests"):
+            self.methods["process_start_requests"].insert(
+                0, component_method(mw, "process_start_requests", iterable_arg="start_requests",
+                                    collect=False))
 
     def scrape_response(
         self,
@@ -172,6 +196,7 @@ class SpiderMiddlewareManager(MiddlewareManager):
             except Exception as exc:
                 return exc
             if result is not None:
+                self._count_invalid_output(method)
                 raise _InvalidOutput(
                     f"Middleware {_mw_name(method)}.process_spider_input must return None or raise an "
                     f"exception, got {_type_name(result)}"
@@ -185,6 +210,7 @@ class SpiderMiddlewareManager(MiddlewareManager):
             if result is None:
                 continue
             if not _isiterable(result):
+                self._count_invalid_output(method)
                 raise _InvalidOutput(
                     f"Middleware {_mw_name(method)}.process_spider_exception must return None or an "
                     f"iterable, got {_type_name(result)}"
@@ -196,6 +222,7 @@ class SpiderMiddlewareManager(MiddlewareManager):
         for method in self.methods["process_spider_output"]:
             result = method(response=response, result=result, spider=spider)
             if not _isiterable(result):
+                self._count_invalid_output(method)
                 raise _InvalidOutput(
                     f"Middleware {_mw_name(method)}.process_spider_output must return an iterable, got {_type_name(result)}"
                 )
@@ -219,6 +246,7 @@ class SpiderMiddlewareManager(MiddlewareManager):
         for method in self.methods["process_start_requests"]:
             result = method(start_requests=result, spider=spider)
             if not _isiterable(result):
+                self._count_invalid_output(method)
                 raise _InvalidOutput(
                     f"Middleware {_mw_name(method)}.process_start_requests must return an iterable, got {_type_name(result)}"
                 )

@@ -4,7 +4,8 @@ Scrapy 1.2's algorithm (docs "AutoThrottle extension"): the target delay of a sl
 ``latency / AUTOTHROTTLE_TARGET_CONCURRENCY``; the new delay is the mean of the current
 delay and the target, never below the target, clamped to ``[DOWNLOAD_DELAY,
 AUTOTHROTTLE_MAX_DELAY]``; non-200 responses may only increase it. Slots start at
-``AUTOTHROTTLE_START_DELAY`` seconds.
+``AUTOTHROTTLE_START_DELAY`` seconds from their first request (``spider.download_delay``
+is set to it when the spider opens, as Scrapy 2 does).
 
 Runs on the Engine's thread (``response_downloaded``); it writes ``slot.delay_s``, which
 the slot's Downloader actor reads before starting each request (a float assignment).
@@ -49,6 +50,11 @@ class AutoThrottle:
         self.mindelay = self._min_delay(spider)
         self.maxdelay = self._max_delay(spider)
         self.startdelay = max(self.mindelay, self._start_delay(spider))
+        # Slots are made with the spider's download_delay: the first requests of a slot
+        # are then already AUTOTHROTTLE_START_DELAY apart, one at a time (a slot with a
+        # delay starts one request per delay), as in Scrapy 2, instead of a first burst
+        # of CONCURRENT_REQUESTS_PER_DOMAIN before the first response adjusts the delay.
+        spider.download_delay = self.startdelay
 
     def _min_delay(self, spider):
         s = self.crawler.settings

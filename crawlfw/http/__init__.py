@@ -2,13 +2,14 @@
 
 Classes:
     Headers: case-insensitive, multi-valued header fields (bytes).
-    Request, FormRequest, XmlRpcRequest: requests to make.
+    Request, FormRequest, JsonRequest, XmlRpcRequest: requests to make.
     Response, TextResponse, HtmlResponse, XmlResponse: downloaded responses.
 """
 
 from crawlfw.http.headers import Headers
 from crawlfw.http.request import Request
 from crawlfw.http.request.form import FormRequest
+from crawlfw.http.request.json_request import JsonRequest
 from crawlfw.http.request.rpc import XmlRpcRequest
 from crawlfw.http.response import Response
 from crawlfw.http.response.html import HtmlResponse
@@ -19,6 +20,7 @@ __all__ = [
     "Headers",
     "Request",
     "FormRequest",
+    "JsonRequest",
     "XmlRpcRequest",
     "Response",
     "TextResponse",

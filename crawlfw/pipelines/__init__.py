@@ -5,10 +5,18 @@ The item processor class is chosen by the ``ITEM_PROCESSOR`` setting.
 
 import logging
 
-from crawlfw.middleware import MiddlewareManager
+from crawlfw.item import ITEM_TYPES
+from crawlfw.middleware import MiddlewareManager, _method_name, component_method
 from crawlfw.utils.conf import build_component_list
 
-__all__ = ["ItemPipelineManager"]
+__all__ = ["ItemPipelineManager", "InvalidOutput"]
+
+
+class InvalidOutput(TypeError):
+    """An item pipeline's ``process_item`` returned something that is not an item
+    (the message names the pipeline); the item is not exported (logged as "Error
+    processing <item>", ``item_error`` sent, counted in ``invalid_output/<Pipeline>.
+    process_item``)."""
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +38,7 @@ class ItemPipelineManager(MiddlewareManager):
     def _add_middleware(self, pipe):
         super()._add_middleware(pipe)
         if hasattr(pipe, 'process_item'):
-            self.methods['process_item'].append(pipe.process_item)
+            self.methods['process_item'].append(component_method(pipe, 'process_item'))
 
     def process_item(self, item, spider):
         """Pass an item through every pipeline.
@@ -49,10 +57,17 @@ class ItemPipelineManager(MiddlewareManager):
         Raises:
             crawlfw.exceptions.DropItem: a pipeline dropped the item (later
                 pipelines are not called).
+            InvalidOutput: a pipeline returned something else than an item or None
+                (an ``async def process_item`` is awaited first).
             Exception: whatever a pipeline raised.
         """
         for method in self.methods['process_item']:
             item = method(item, spider)
+            if item is not None and not isinstance(item, ITEM_TYPES):
+                self._count_invalid_output(method)
+                raise InvalidOutput(
+                    f"Item pipeline {_method_name(method)} must return an item, None or "
+                    f"raise DropItem, got {type(item).__name__!r}")
             if item is None:
                 owner = getattr(method, '__self__', None)
                 name = type(owner).__name__ if owner is not None else repr(method)

@@ -419,8 +419,11 @@ class FilesPipeline(MediaPipeline):
     # --- overridable interface ---------------------------------------------------------
 
     def get_media_requests(self, item, info):
-        """One ``Request`` per URL in ``item[files_urls_field]`` (none when missing)."""
-        return [Request(x) for x in item.get(self.files_urls_field, [])]
+        """One ``Request`` per URL in ``item[files_urls_field]`` (none when missing; any
+        item type, read through ``itemadapter``)."""
+        from itemadapter import ItemAdapter
+
+        return [Request(x) for x in ItemAdapter(item).get(self.files_urls_field, [])]
 
     def file_downloaded(self, response, request, info):
         """Store ``response.body`` at :meth:`file_path`; return its MD5 hex digest."""
@@ -433,9 +436,14 @@ class FilesPipeline(MediaPipeline):
 
     def item_completed(self, results, item, info):
         """Set ``item[files_result_field]`` to the successful results (when the item is
-        a dict or declares that field); return the item."""
-        if isinstance(item, dict) or self.files_result_field in item.fields:
-            item[self.files_result_field] = [x for ok, x in results if ok]
+        a dict or declares that field: any item type, through ``itemadapter``); return the
+        item."""
+        from itemadapter import ItemAdapter
+
+        try:
+            ItemAdapter(item)[self.files_result_field] = [x for ok, x in results if ok]
+        except KeyError:  # an item class without that field
+            pass
         return item
 
     def file_path(self, request, response=None, info=None):

@@ -167,14 +167,22 @@ class ImagesPipeline(FilesPipeline):
         return image, buf
 
     def get_media_requests(self, item, info):
-        """One ``Request`` per URL in ``item[images_urls_field]`` (none when missing)."""
-        return [Request(x) for x in item.get(self.images_urls_field, [])]
+        """One ``Request`` per URL in ``item[images_urls_field]`` (none when missing; any
+        item type, read through ``itemadapter``)."""
+        from itemadapter import ItemAdapter
+
+        return [Request(x) for x in ItemAdapter(item).get(self.images_urls_field, [])]
 
     def item_completed(self, results, item, info):
         """Set ``item[images_result_field]`` to the successful results (when the item is
-        a dict or declares that field); return the item."""
-        if isinstance(item, dict) or self.images_result_field in item.fields:
-            item[self.images_result_field] = [x for ok, x in results if ok]
+        a dict or declares that field: any item type, through ``itemadapter``); return the
+        item."""
+        from itemadapter import ItemAdapter
+
+        try:
+            ItemAdapter(item)[self.images_result_field] = [x for ok, x in results if ok]
+        except KeyError:  # an item class without that field
+            pass
         return item
 
     def file_path(self, request, response=None, info=None):

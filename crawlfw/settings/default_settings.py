@@ -336,6 +336,8 @@ TELNETCONSOLE_ENABLED = False
 SPIDER_CONTRACTS = {}
 SPIDER_CONTRACTS_BASE = {
     'crawlfw.contracts.default.UrlContract': 1,
+    'crawlfw.contracts.default.CallbackKeywordArgumentsContract': 1,  # Scrapy 2
+    'crawlfw.contracts.default.MetadataContract': 1,  # Scrapy 2
     'crawlfw.contracts.default.ReturnsContract': 2,
     'crawlfw.contracts.default.ScrapesContract': 3,
 }

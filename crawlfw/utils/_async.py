@@ -11,8 +11,9 @@ would. No Twisted and no other loop is involved.
 
 import asyncio
 import threading
+import weakref
 
-__all__ = ["thread_loop", "run_coroutine", "iterate_async_generator"]
+__all__ = ["thread_loop", "run_coroutine", "iterate_async_generator", "async_source"]
 
 _local = threading.local()
 
@@ -72,8 +73,43 @@ def run_coroutine(coroutine):
     return thread_loop().run_until_complete(coroutine)
 
 
+#: plain generators made by :func:`iterate_async_generator` -> their async generator
+_SOURCES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def iterate_async_generator(agen):
     """Iterate an async generator synchronously, one ``__anext__`` at a time.
+
+    Each value is produced when the caller asks for it (``next()``), so a lazy consumer
+    (the spider runner pulling start requests) stays lazy. Leaving the loop early closes
+    the async generator (its ``finally`` blocks run). The generator returned is
+    remembered with ``agen`` (weakly): :func:`async_source` gives ``agen`` back, so
+    async code handed this generator can iterate ``agen`` itself instead of stepping
+    the running loop from inside it.
+
+    Args:
+        agen: an async generator (or any async iterator).
+
+    Returns:
+        A generator of the values ``agen`` yields; it raises whatever ``agen`` raises,
+        when the step that raises is asked for.
+    """
+    gen = _iterate(agen)
+    _SOURCES[gen] = agen
+    return gen
+
+
+def async_source(iterable):
+    """The async iterator a generator made by :func:`iterate_async_generator` steps, or
+    None for any other iterable (lists, plain generators...)."""
+    try:
+        return _SOURCES.get(iterable)
+    except TypeError:  # not weak-referenceable (a list, a tuple)
+        return None
+
+
+def _iterate(agen):
+    """The generator behind :func:`iterate_async_generator`.
 
     Each value is produced when the caller asks for it (``next()``), so a lazy consumer
     (the spider runner pulling start requests) stays lazy. Leaving the loop early closes

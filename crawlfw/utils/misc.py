@@ -30,10 +30,10 @@ def _iterable_single_values():
     global _single_values
     if _single_values is None:
         try:
-            from crawlfw.item import BaseItem
+            from crawlfw.item import AnyItem, BaseItem
         except ImportError:
             return _BASE_SINGLE_VALUES
-        _single_values = _BASE_SINGLE_VALUES + (BaseItem,)
+        _single_values = _BASE_SINGLE_VALUES + (BaseItem, AnyItem)
     return _single_values
 
 

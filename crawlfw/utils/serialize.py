@@ -12,6 +12,7 @@ value                                encoded as
 ``datetime.time``                    ``"HH:MM:SS"``
 ``decimal.Decimal``                  its ``str()`` (a JSON string, so no precision loss)
 an Item (``crawlfw.item.Item``)      ``dict(item)``
+a dataclass/attrs/pydantic item      ``ItemAdapter(item).asdict()`` (nested items too)
 ``crawlfw.http.Request``             ``"<Request GET http://...>"`` (class name, method, URL)
 ``crawlfw.http.Response``            ``"<HtmlResponse 200 http://...>"`` (class, status, URL)
 ===================================  =============================================
@@ -50,6 +51,17 @@ def _http_classes():
 def _is_item(obj) -> bool:
     """True for Scrapy-style Items: a Mapping whose class declares a ``fields`` mapping."""
     return isinstance(obj, Mapping) and isinstance(getattr(type(obj), "fields", None), Mapping)
+
+
+def _is_other_item(obj) -> bool:
+    """True for items of the other types ``itemadapter`` adapts (dataclass, attrs,
+    pydantic...); ``crawlfw.item`` is imported here, lazily (it is not needed to load
+    settings)."""
+    try:
+        from crawlfw.item import AnyItem
+    except ImportError:  # pragma: no cover - crawlfw.item is part of the package
+        return False
+    return isinstance(obj, AnyItem)
 
 
 class CrawlfwJSONEncoder(json.JSONEncoder):
@@ -93,6 +105,10 @@ class CrawlfwJSONEncoder(json.JSONEncoder):
             return str(o)
         if _is_item(o):
             return dict(o)
+        if _is_other_item(o):  # a dataclass, attrs or pydantic item
+            from itemadapter import ItemAdapter
+
+            return ItemAdapter(o).asdict()
         request_cls, response_cls = _http_classes()
         if request_cls is not None and isinstance(o, request_cls):
             return f"<{type(o).__name__} {o.method} {o.url}>"

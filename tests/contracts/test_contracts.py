@@ -343,8 +343,11 @@ def test_manager_rejects_non_contracts(bad):
 def test_default_settings_name_these_classes():
     from crawlfw.settings import default_settings
 
+    # @cb_kwargs and @meta are enabled by default, as in Scrapy 2 (issue 17)
     assert [load_object(p) for p in sorted(default_settings.SPIDER_CONTRACTS_BASE,
-                                           key=default_settings.SPIDER_CONTRACTS_BASE.get)] == DEFAULT
+                                           key=default_settings.SPIDER_CONTRACTS_BASE.get)] == [
+        UrlContract, CallbackKeywordArgumentsContract, MetadataContract, ReturnsContract,
+        ScrapesContract]
 
 
 # --- a real crawl, as ``crawlfw check`` runs it ----------------------------------------

@@ -200,6 +200,12 @@ def test_start_requests(events, expected, state):
     pytest.param(SIGNALLED + [("idle_kept_open",), ("idle_rechecked",), ("next_actions",),
                               ("idle_checked", 1, False)], IDLE_SIGNAL, {},
                  id="DontCloseSpider: the recheck fires spider_idle again"),
+    pytest.param(SIGNALLED + [("idle_kept_open",), ("crawl_requested",), ("next_actions",),
+                              ("idle_checked", 2, False), ("idle_released",),
+                              ("next_actions",), ("idle_checked", 2, False)], IDLE_CLOSE,
+                 {"recheck_pending": False},
+                 id="DontCloseSpider, new work, then a spider_idle nobody keeps open: close "
+                    "at once (no wait for the earlier turn's recheck)"),
     pytest.param(ASKED + [("pause",), ("idle_checked", 1, False)], IDLE_IGNORE,
                  {"idle_check_pending": False}, id="paused: the answer is ignored"),
 ])

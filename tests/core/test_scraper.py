@@ -435,9 +435,11 @@ def test_start_request_errors_are_logged(caplog):
     scraper.open_start_requests()
     assert scraper.pull_start_requests(10) == ([START[0]], 2, True)
     first, second = errors(caplog)
-    assert first.getMessage() == "start_requests must yield Request objects, got 'int': 42"
+    assert first.getMessage() == (
+        "start_requests must yield Request objects or items, got 'int': 42")
     assert second.getMessage() == "Error while obtaining start requests"
     assert str(second.exc_info[1]) == "start broke"
+    assert scraper.start_error  # the crawl closes with start_error (issue 17)
 
 
 def test_start_requests_raising_on_call_end_them(caplog):

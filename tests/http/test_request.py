@@ -118,9 +118,11 @@ def test_errback_must_be_callable(bad):
         Request("http://example.com", callback=cb, errback=bad)
 
 
-def test_errback_without_callback_is_refused():
-    with pytest.raises(ValueError, match="Cannot use errback without a callback"):
-        Request("http://example.com", errback=eb)
+def test_errback_without_callback_is_accepted():
+    # Scrapy 1.2 refused it; Scrapy 2 accepts it, the spider's parse being the callback
+    # (issue 17)
+    r = Request("http://example.com", errback=eb)
+    assert r.callback is None and r.errback is eb
 
 
 @pytest.mark.parametrize("bad", [1.5, "1", None])

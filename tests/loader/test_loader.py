@@ -540,7 +540,7 @@ def test_error_input_processor():
     message = str(excinfo.value)
     assert message.startswith("Error with input processor MapCompose: field='name'")
     assert "value=['marta', 'other']" in message
-    assert "Error in MapCompose with float value='marta'" in message
+    assert "Error in MapCompose with <class 'float'> value=['marta', 'other']" in message
 
 
 def test_error_output_processor():

@@ -69,21 +69,36 @@ def test_compose():
     proc = Compose(lambda v: v[0], str.upper)
     assert proc(["hello", "world"]) == "HELLO"
     assert Compose(lambda v: None, str.upper)(["x"]) is None  # stop_on_none
-    with pytest.raises(ValueError, match="Error in Compose with .*upper value=None"):
+    with pytest.raises(ValueError, match="Error in Compose with .*upper.* value=None"):
         Compose(lambda v: None, str.upper, stop_on_none=False)(["x"])
     assert Compose(lambda v: v, len)(["a", "b"]) == 2
 
 
+def test_processors_are_itemloaders_processors():
+    import itemloaders.processors
+
+    import crawlfw.loader.processors as ours
+
+    for name in ours.__all__:
+        assert getattr(ours, name) is getattr(itemloaders.processors, name)
+
+
 def test_processor_errors_keep_the_original_class_as_in_1_2():
     # Scrapy 1.2.3's test_compose and test_join: the original TypeError is what callers
-    # catch; crawlfw's error also names the function and the value, and stays a ValueError
-    with pytest.raises(TypeError, match="Error in Compose with .*upper value=None"):
+    # catch. The processors are itemloaders' now (issue 17), which raise a ValueError
+    # from it; a loader running them raises an error of the original class again.
+    from crawlfw.loader import ItemLoader
+
+    with pytest.raises(ValueError, match="Error in Compose with .*upper.* value=None") as excinfo:
         Compose(str.upper, stop_on_none=False)(None)
+    assert isinstance(excinfo.value.__cause__, TypeError)
     assert Compose(str.upper)(None) is None
-    with pytest.raises(TypeError, match="Error in MapCompose with .*upper value=None"):
+    with pytest.raises(ValueError, match="Error in MapCompose with .*upper.* value=\\[None\\]"):
         MapCompose(str.upper)([None])
+    with pytest.raises(TypeError, match="Error with processor MapCompose"):
+        ItemLoader(item={}).get_value([None], MapCompose(str.upper))
     with pytest.raises(KeyError) as excinfo:
-        MapCompose(lambda d: d["k"])([{}])
+        ItemLoader(item={}).add_value("x", [{}], MapCompose(lambda d: d["k"]))
     assert isinstance(excinfo.value, ValueError)
     filter_world = lambda x: None if x == "world" else x  # noqa: E731
     assert MapCompose(filter_world, str.upper)(["hello", "world", "this"]) == ["HELLO", "THIS"]
@@ -95,11 +110,11 @@ def test_processor_errors_keep_the_original_class_as_in_1_2():
     "proc, value, match",
     [
         (MapCompose(int), ["1", "x"],
-         r"Error in MapCompose with int value='x' error='ValueError: invalid literal"),
+         r"Error in MapCompose with <class 'int'> value=\['1', 'x'\] error='ValueError: invalid literal"),
         (MapCompose(str.upper, float), ["nan?"],
-         r"Error in MapCompose with float value='NAN\?' error='ValueError"),
+         r"Error in MapCompose with <class 'float'> value=\['nan\?'\] error='ValueError: .*'NAN\?'"),
         (Compose(lambda v: v[5]), ["a"],
-         r"Error in Compose with .*<lambda> value=\['a'\] error='IndexError: list index out of range'"),
+         r"Error in Compose with .*<lambda>.* value=\['a'\] error='IndexError: list index out of range'"),
     ],
 )
 def test_processor_errors_name_function_and_value(proc, value, match):

@@ -16,7 +16,8 @@ import crawlfw.selector
     [
         (crawlfw.selector, ["Selector", "SelectorList", "XPathSelector", "HtmlXPathSelector",
                             "XmlXPathSelector"]),
-        (crawlfw.item, ["BaseItem", "Field", "ItemMeta", "DictItem", "Item"]),
+        (crawlfw.item, ["BaseItem", "Field", "ItemMeta", "DictItem", "Item",
+                        "AnyItem", "ITEM_TYPES", "is_item"]),  # the last three: issue 17
         (crawlfw.loader, ["ItemLoader"]),
         (crawlfw.loader.processors, ["MapCompose", "Compose", "TakeFirst", "Identity",
                                      "SelectJmes", "Join"]),

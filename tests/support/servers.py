@@ -45,3 +45,55 @@ class StaticSiteServer:
         if self.httpd is not None:
             self.httpd.shutdown()
             self.httpd.server_close()
+
+
+class _EchoHandler(http.server.BaseHTTPRequestHandler):
+    """Answers every request with JSON describing it: ``{"method", "path", "headers":
+    {name: value}, "body"}`` (the body as text); ``/big`` paths get a 64 KiB
+    ``text/plain`` body of ``x`` sent in 8 KiB writes instead."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format, *args):  # noqa: A002
+        pass
+
+    def _answer(self):
+        import json
+
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        if self.path.startswith("/big"):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(64 * 1024))
+            self.end_headers()
+            for _ in range(8):
+                self.wfile.write(b"x" * 8192)
+                self.wfile.flush()
+            return
+        data = json.dumps({"method": self.command, "path": self.path,
+                           "headers": dict(self.headers.items()),
+                           "body": body.decode("latin-1")}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _answer  # noqa: N815
+
+
+class EchoServer(StaticSiteServer):
+    """An HTTP/1.1 server on 127.0.0.1 echoing each request as JSON (see
+    ``_EchoHandler``); ``start()``/``stop()``/``url`` as for :class:`StaticSiteServer`."""
+
+    def __init__(self):
+        super().__init__(Path("."))
+
+    def start(self) -> "EchoServer":
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _EchoHandler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        return self

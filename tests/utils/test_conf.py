@@ -180,7 +180,11 @@ def test_init_env(monkeypatch, project_tree):
     (proj / "crawlfw.cfg").write_text("[settings]\ndefault = myproj.settings\n"
                                       "other = otherproj.settings\n")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(proj / "noxdg"))
-    monkeypatch.delenv("CRAWLFW_SETTINGS_MODULE", raising=False)
+    # setenv first, so that monkeypatch restores the variable's absence afterwards
+    # (init_env sets it; left set, it leaked "otherproj.settings" into later tests'
+    # subprocesses)
+    monkeypatch.setenv("CRAWLFW_SETTINGS_MODULE", "unset")
+    monkeypatch.delenv("CRAWLFW_SETTINGS_MODULE")
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.chdir(deep)
     init_env()

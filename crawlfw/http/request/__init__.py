@@ -60,15 +60,18 @@ class Request(object_ref):
         encoding: codec for a str url's query/body and str headers (default ``'utf-8'``).
         priority: scheduling priority (higher runs first), an int.
         dont_filter: True to bypass the duplicates filter.
-        errback: called with a failure if the request fails.
+        errback: called with a failure if the request fails (also without a
+            ``callback``).
         flags: list of str shown in logs (Scrapy >= 1.4 name).
         cb_kwargs: keyword arguments for the callback (Scrapy >= 1.7 name).
 
     Raises:
         TypeError: ``url`` is not a str; ``callback``/``errback`` not callable;
             ``priority`` not an int; ``body`` neither str nor bytes.
-        ValueError: ``url`` has no scheme (``"Missing scheme in request url: ..."``);
-            an ``errback`` without a ``callback`` (Scrapy 1.2 rule).
+        ValueError: ``url`` has no scheme (``"Missing scheme in request url: ..."``).
+
+    An ``errback`` without a ``callback`` is accepted (Scrapy 2; Scrapy 1.2 refused
+    it): the spider's ``parse`` is the callback.
     """
 
     #: The frontier lease this request was taken under (an int id given by a ``JOBDIR``
@@ -101,11 +104,8 @@ class Request(object_ref):
         self.priority = priority
         if callback is not None and not callable(callback):
             raise TypeError(f"Request callback must be a callable or None, got {callback!r}")
-        if errback is not None:
-            if not callable(errback):
-                raise TypeError(f"Request errback must be a callable or None, got {errback!r}")
-            if callback is None:
-                raise ValueError("Cannot use errback without a callback")
+        if errback is not None and not callable(errback):
+            raise TypeError(f"Request errback must be a callable or None, got {errback!r}")
         self.callback = callback
         self.errback = errback
         self.cookies = cookies or {}
@@ -174,6 +174,52 @@ class Request(object_ref):
         return f"<{self.method} {self._url}>"
 
     __repr__ = __str__
+
+    @classmethod
+    def from_curl(cls, curl_command: str, ignore_unknown_options: bool = True, **kwargs):
+        """Build a request from a cURL command line (Scrapy 2's ``Request.from_curl``;
+        the options understood are listed in :mod:`crawlfw.utils.curl`).
+
+        Args:
+            curl_command: e.g. ``"curl 'https://example.com/api' -H 'Accept: text/html'
+                -d 'q=1'"``.
+            ignore_unknown_options: warn about (True) or refuse (False) other options.
+            **kwargs: request arguments that override the command's (``callback``,
+                ``method``, ``headers``...).
+
+        Returns:
+            A request of this class.
+
+        Raises:
+            ValueError: not a curl command, or an unknown option when
+                ``ignore_unknown_options`` is False.
+        """
+        from crawlfw.utils.curl import curl_to_request_kwargs
+
+        request_kwargs = curl_to_request_kwargs(curl_command, ignore_unknown_options)
+        request_kwargs.update(kwargs)
+        return cls(**request_kwargs)
+
+    def to_dict(self, *, spider=None) -> dict:
+        """Return a dict of this request that
+        :func:`crawlfw.utils.request.request_from_dict` turns back into an equal request
+        (Scrapy 2's ``Request.to_dict``).
+
+        The dict is JSON-serializable when ``meta``, ``cookies`` and ``cb_kwargs`` are:
+        ``callback``/``errback`` are the names of the spider's methods, ``body`` and the
+        header names and values are ``str`` (the bytes decoded as latin-1, losslessly),
+        ``_class`` names a subclass (see :mod:`crawlfw.utils.reqser`).
+
+        Args:
+            spider: the spider whose methods the callback and errback are (required when
+                the request has them).
+
+        Raises:
+            ValueError: the callback or errback is not a method of ``spider``.
+        """
+        from crawlfw.utils.reqser import request_to_dict
+
+        return request_to_dict(self, spider)
 
     def copy(self) -> Request:
         """Return a copy (headers, meta, cookies-dict reference, flags: see :meth:`replace`)."""
