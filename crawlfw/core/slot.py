@@ -164,6 +164,14 @@ class DownloadSlot:
         """True when nothing is queued and nothing is in flight."""
         return not self.queue and not self.inprogress
 
+    def free_at_s(self) -> float:
+        """The earliest time (``time.monotonic()`` seconds) the delay lets the next
+        request start: ``-inf`` without a delay or before any start. A slot idle past
+        this time holds nothing politeness needs, so a new slot may replace it."""
+        if not self.delay_s:
+            return float("-inf")
+        return self._last_start_s + self.delay_s * self._gap_factor
+
     # -- flow ---------------------------------------------------------------------
 
     def enqueue(self, request) -> None:
