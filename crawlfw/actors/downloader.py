@@ -1,26 +1,36 @@
-"""DownloaderActor: one per download slot (domain), driving one pycurl ``CurlMulti``.
+"""DownloaderActor: one of a small fixed pool (``DOWNLOADER_ACTORS``), each driving one
+pycurl ``CurlMulti`` for many download slots.
 
-Receives ``fetch`` from the Engine; queues the request in its
-:class:`crawlfw.core.slot.DownloadSlot` (``CONCURRENT_REQUESTS_PER_DOMAIN``,
-``DOWNLOAD_DELAY``) and starts transfers on its :class:`crawlfw.core.curl.MultiDriver`;
-sends ``response_downloaded`` / ``download_failed`` back to the Engine.
+The Supervisor starts the pool when the crawl starts (:class:`DownloaderPool`, permanent
+children of the crawl's tree) and the Engine sends each request to the downloader that
+serves its slot: always the same one for a slot key (a stable hash of the key,
+:meth:`DownloaderPool.index_of`), so a host's politeness is kept in one place. A
+downloader keeps its slots in a :class:`crawlfw.core.slots.SlotTable`
+(``CONCURRENT_REQUESTS_PER_DOMAIN``/``_PER_IP``, ``DOWNLOAD_DELAY``, AutoThrottle's delay,
+each slot's queue; idle slots evicted) and starts on its :class:`crawlfw.core.curl.MultiDriver`
+what the table says may start; it sends ``response_downloaded`` / ``download_failed`` back
+to the Engine.
 
-Only this actor's thread touches the CurlMulti. While transfers are in flight the actor
-tells itself ``pump``: one pump waits in curl (epoll) until a transfer finishes, a message
-arrives (the inbox writes a byte to a pipe the wait also watches) or curl's timer fires,
-so it never busy-polls; with nothing in flight no pump is queued and the thread sleeps in
-``queue.get()`` (an idle crawler uses ~0 % CPU).
+Only this actor's thread touches its CurlMulti. While transfers are in flight or requests
+wait for a delay the actor tells itself ``pump``: one pump waits in curl (epoll) until a
+transfer finishes, a message arrives (the inbox writes a byte to a pipe the wait also
+watches), curl's timer fires or a slot's delay passes, so it never busy-polls; with
+nothing to do no pump is queued and the thread sleeps in ``queue.get()`` (an idle crawler
+uses ~0 % CPU).
 """
 
 import os
 import queue
 import time
+import zlib
 
 from crawlfw.actors._base import CrawlActor
 from crawlfw.core.curl import MultiDriver, driver_options
 from crawlfw.core.slot import DownloadSlot
+from crawlfw.core.slots import SlotTable
+from crawlfw.utils import _faults
 
-__all__ = ["DownloaderActor"]
+__all__ = ["DownloaderActor", "DownloaderPool"]
 
 #: Longest single wait in curl, in seconds (curl's own timers are usually shorter).
 MAX_WAIT_S = 1.0
@@ -63,33 +73,92 @@ class _WakeupInbox(queue.Queue):
             os.close(self._write_fd)
 
 
+class DownloaderPool:
+    """The downloader actors of one crawl: ``DOWNLOADER_ACTORS`` of them, started by the
+    Supervisor at start-up and kept here (``CrawlTree.downloaders``): the one record of
+    them. The Engine reads it to send each request to the downloader of its slot, and
+    puts a restarted downloader in its dead predecessor's place when it re-sends the
+    requests that one had in flight (``downloader_failed``), so no request reaches the
+    new actor before those.
+
+    Args:
+        size: the number of downloaders (>= 1).
+
+    Attributes:
+        refs: ``[ActorRef]``, downloader ``i`` at index ``i`` (its child key ``str(i)``).
+        replacements: ``{i: ActorRef}`` restarted downloaders the Engine has not put in
+            place yet (the Supervisor stops them too if the crawl ends first).
+
+    Raises:
+        ValueError: ``size`` < 1.
+    """
+
+    def __init__(self, size: int):
+        if not isinstance(size, int) or size < 1:
+            raise ValueError(f"DOWNLOADER_ACTORS must be an int >= 1, got {size!r}")
+        self.refs = [None] * size
+        self.replacements = {}
+        self._one = size == 1
+
+    def index_of(self, slot: str) -> int:
+        """The number of the downloader serving ``slot`` (a slot key): CRC-32 of its
+        UTF-8 bytes modulo the pool size, stable across runs and processes."""
+        if self._one:
+            return 0
+        return zlib.crc32(slot.encode("utf-8", "surrogatepass")) % len(self.refs)
+
+    def ref_for(self, slot: str):
+        """The ``ActorRef`` of the downloader serving ``slot``."""
+        if self._one:
+            return self.refs[0]
+        return self.refs[zlib.crc32(slot.encode("utf-8", "surrogatepass")) % len(self.refs)]
+
+    def install(self, index: int, ref) -> None:
+        """Put ``ref`` (a restarted downloader) in place of downloader ``index``."""
+        self.refs[index] = ref
+        if self.replacements.get(index) is ref:
+            del self.replacements[index]
+
+    def all_refs(self) -> list:
+        """Every downloader ref to stop: those in place and the replacements."""
+        return [r for r in (*self.refs, *self.replacements.values()) if r is not None]
+
+    def __len__(self) -> int:
+        return len(self.refs)
+
+
 class DownloaderActor(CrawlActor):
     """Args:
-    crawler: the Crawler (``settings``, ``spider``).
-    slot: the download slot key this actor serves (usually the host name).
+    crawler: the Crawler (``settings``, ``spider``, ``stats``).
+    index: this downloader's number in the pool (its child key is ``str(index)``).
     engine: the Engine's ActorRef (default ``reply_to``).
     **kw: ``CrawlActor`` arguments.
     """
 
     role = "downloader"
 
-    def __init__(self, crawler, slot: str, engine, **kw):
-        super().__init__(settings=crawler.settings, key=slot, **kw)
+    def __init__(self, crawler, index: int, engine, **kw):
+        super().__init__(settings=crawler.settings, key=str(index), **kw)
         settings = crawler.settings
         spider = crawler.spider
         self.spider = spider
-        self.slot_key = slot
         self.engine = engine
         self._shared_slot = bool(settings.get("FRONTIER_URL"))
         if self._shared_slot:  # limits held across the workers of the crawl
             from crawlfw.core.redis_slot import SharedDownloadSlot
 
-            self.slot = SharedDownloadSlot.from_settings(settings, spider, slot=slot,
-                                                         stats=crawler.stats)
+            def new_slot(key):
+                return SharedDownloadSlot.from_settings(settings, spider, slot=key,
+                                                        stats=crawler.stats)
         else:
-            self.slot = DownloadSlot.from_settings(settings, spider)
-        # Shared with extensions (AutoThrottle) as crawler.engine.downloader.slots[key].
-        crawler.download_slots[slot] = self.slot
+            template = DownloadSlot.from_settings(settings, spider)
+            concurrency, delay_s = template.concurrency, template.delay_s
+            randomize = template.randomize_delay
+
+            def new_slot(key):
+                return DownloadSlot(concurrency, delay_s, randomize)
+        self.table = SlotTable(new_slot, scan_all=self._shared_slot)
+        self._keys = {}  # request in flight -> its slot key
         self.timeout_s = settings.getfloat("DOWNLOAD_TIMEOUT")
         self.maxsize = getattr(spider, "download_maxsize", settings.getint("DOWNLOAD_MAXSIZE"))
         self.warnsize = getattr(spider, "download_warnsize", settings.getint("DOWNLOAD_WARNSIZE"))
@@ -116,46 +185,58 @@ class DownloaderActor(CrawlActor):
             self.driver.abort_all()
             self.driver.close()
             self.driver = None
-        close = getattr(self.slot, "close", None)  # a shared slot gives its permits back
-        if close is not None:
-            close()
+        if self._shared_slot:  # shared slots give their permits back
+            for slot in self.table.slots.values():
+                slot.close()
         self._inbox.close()
 
     def handle_fetch(self, message):
-        self.slot.enqueue(message["request"])
+        _faults.hit("downloader.fetch")
+        now = time.monotonic()
+        self.table.enqueue(message["slot"], message["request"], now)
         self.engine = message["reply_to"]
-        self._start_ready(time.monotonic())
+        self._start_ready(now)
+        self._queue_pump()
+
+    def handle_set_slot_delay(self, message):
+        self.table.set_delay(message["slot"], message["delay_s"], time.monotonic())
         self._queue_pump()
 
     def handle_pump(self, message):
         self._pump_queued = False
         inbox = self._inbox
         inbox.drain()
-        slot = self.slot
+        table = self.table
         if inbox.empty():
             wait_s = MAX_WAIT_S
-            if slot.queued:
-                ready_in = slot.next_ready_in_s(time.monotonic())
-                if ready_in is not None:
-                    wait_s = min(wait_s, ready_in)
+            if table.queued:
+                ready_in = table.next_ready_in_s(time.monotonic())
+                if ready_in is not None and ready_in < wait_s:
+                    wait_s = ready_in
         else:
             wait_s = 0.0  # messages are waiting: only collect what is already done
         results = self.driver.perform(wait_s, inbox.wake_fd)
         engine = self.engine
+        now = time.monotonic()
+        keys = self._keys
+        send = self.send
         for result in results:
             request = result.request
-            slot.transfer_done(request)
+            key = keys.pop(request)
+            table.done(key, request, now)
             if result.error is None:
-                self.send(engine, {"type": "response_downloaded", "request": request,
-                                   "response": result.response, "slot": self.slot_key})
+                send(engine, {"type": "response_downloaded", "request": request,
+                              "response": result.response, "slot": key})
             else:
-                self.send(engine, {"type": "download_failed", "request": request,
-                                   "error": result.error, "slot": self.slot_key})
-        self._start_ready(time.monotonic())
+                send(engine, {"type": "download_failed", "request": request,
+                              "error": result.error, "slot": key})
+        self._start_ready(now)
+        table.evict_idle(now)
         self._queue_pump()
 
     def _start_ready(self, now_s: float) -> None:
-        for request in self.slot.pop_ready(now_s):
+        keys = self._keys
+        for key, request in self.table.pop_ready(now_s):
             try:
                 meta = request.meta
                 self.driver.add(
@@ -167,12 +248,14 @@ class DownloaderActor(CrawlActor):
                     bindaddress=meta.get("bindaddress"),
                 )
             except Exception as e:  # unsupported scheme, bad meta value: the request fails
-                self.slot.transfer_done(request)
+                self.table.done(key, request, now_s)
                 self.send(self.engine, {"type": "download_failed", "request": request,
-                                        "error": e, "slot": self.slot_key})
+                                        "error": e, "slot": key})
+            else:
+                keys[request] = key
 
     def _queue_pump(self) -> None:
-        if not self._pump_queued and (self.driver.active or self.slot.queued or (
-                self._shared_slot and self.slot.holding)):  # permits to give back
+        if not self._pump_queued and (self.driver.active or self.table.queued or (
+                self._shared_slot and any(s.holding for s in self.table.slots.values()))):
             self._pump_queued = True
             self.actor_ref.tell({"type": "pump"})

@@ -1,10 +1,11 @@
 """EngineActor: moves requests from the Scheduler through the downloader middlewares to
-the per-slot Downloaders, and responses on to the SpiderRunner; detects idleness and asks
-the Supervisor to close the spider.
+the Downloader serving each request's slot (one of the crawl's :class:`DownloaderPool`),
+and responses on to the SpiderRunner; detects idleness and asks the Supervisor to close
+the spider.
 
 The flow-control state and its decisions live in a plain object,
 :class:`crawlfw.core.flow.FlowControl` (``self.flow``); this actor turns each message into
-calls on it and its answers into messages, signals, middleware calls and Downloader starts.
+calls on it and its answers into messages, signals, middleware calls and fetches.
 
 Flow control is credit-based: the engine grants the Scheduler credit (``pull_requests``)
 for as many requests as it has free download capacity (``CONCURRENT_REQUESTS`` minus
@@ -19,12 +20,12 @@ is outstanding, start requests are exhausted and credit is unused, the engine se
 (``token``). Then ``spider_idle`` is fired; unless a handler raises ``DontCloseSpider``
 the check is made once more and the spider is closed with ``finish_reason = 'finished'``.
 
-Downloader restarts (``downloader_failed`` from the Supervisor, after its backoff): the
-requests in flight in the dead downloader's slot are sent again to a new one, except a
-request that was in flight in :data:`POISON_CRASHES` downloader deaths, which fails with
+Downloader restarts (``downloader_failed`` from the Supervisor, after its backoff, with
+the restarted actor): the engine puts the new actor in the pool and sends it again the
+requests that were in flight in the slots the dead one served, except a request that
+was in flight in :data:`POISON_CRASHES` downloader deaths, which fails with
 :class:`~crawlfw.exceptions.DownloaderCrashed` instead (crashes are counted per request
-fingerprint, only when a downloader dies). Idle downloaders are reaped on a timer
-(``DOWNLOADER_IDLE_TIMEOUT``) and started again on demand.
+fingerprint, only when a downloader dies).
 
 Pause (``pause_crawl``, from the control endpoint): no credit is granted and no idle
 check is made; requests the Scheduler still sends against credit granted before are
@@ -37,7 +38,6 @@ import threading
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
-from crawlfw.actors.downloader import DownloaderActor
 from crawlfw.core.downloadermw import DownloaderMiddlewareManager, RequestParked
 from crawlfw.core.flow import (
     DOWNLOAD,
@@ -69,6 +69,8 @@ class EngineActor(CrawlActor):
     crawler: the Crawler (settings, signals, stats, logformatter, spider).
     scheduler: the SchedulerActor's ref.
     spider_runner: the SpiderRunnerActor's ref.
+    downloaders: the crawl's :class:`~crawlfw.actors.downloader.DownloaderPool` (the
+        Supervisor fills it with the downloaders it starts).
     **kw: ``CrawlActor`` arguments (``crawl_id``, ``supervisor``).
     """
 
@@ -78,7 +80,7 @@ class EngineActor(CrawlActor):
         ("response_downloaded", "response_scraped", "items_processed", "requests_dequeued")
     )
 
-    def __init__(self, crawler, scheduler, spider_runner, **kw):
+    def __init__(self, crawler, scheduler, spider_runner, downloaders, **kw):
         super().__init__(settings=crawler.settings, **kw)
         self.crawler = crawler
         self.spider = crawler.spider
@@ -87,14 +89,12 @@ class EngineActor(CrawlActor):
         settings = crawler.settings
         self.flow = FlowControl(settings.getint("CONCURRENT_REQUESTS"),
                                 settings.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE"))
-        self.downloaders = {}  # slot key -> DownloaderActor ref (keys: flow.in_flight's)
+        self.pool = downloaders
         self.parked = {}  # fingerprint -> lease of a request a middleware parked
         self._idle_timer = None  # the recheck after DontCloseSpider
         self.pipeline = None  # for add_items (user actors), from start_engine
         self.early_items = []  # add_items before start_engine
         self.blocked_slots = {}  # slot key -> reason (block_slot, from user actors)
-        self.reap_after_s = settings.getfloat("DOWNLOADER_IDLE_TIMEOUT", 60.0)
-        self._reap_timer = None
         # Built on the caller's (supervisor's) thread, before spider_opened is sent.
         self.mw = DownloaderMiddlewareManager.from_crawler(crawler)
         self.logformatter = crawler.logformatter
@@ -109,10 +109,6 @@ class EngineActor(CrawlActor):
         self.flush_held()
         if self._idle_timer is not None:
             self._idle_timer.cancel()
-        if self._reap_timer is not None:
-            self._reap_timer.cancel()
-        for ref in self.downloaders.values():  # normally stopped by the supervisor already
-            ref.stop(block=False)
         if self.mw is not None:
             self.mw.close_spider(self.spider)
 
@@ -122,15 +118,17 @@ class EngineActor(CrawlActor):
         self.spider_runner = message["spider_runner"]
         self.pipeline = message.get("pipeline")
         self.flow.start()
+        facade = self.crawler.engine
+        if facade is not None and hasattr(facade, "downloader"):  # AUTOTHROTTLE_DEBUG reads it
+            facade.downloader.in_flight = self.flow.in_flight
         if self.early_items and self.pipeline is not None:
             items, self.early_items = self.early_items, []
             self.handle_add_items({"type": "add_items", "items": items})
-        if self.reap_after_s > 0:
-            self._arm_reaper()
         self._after()
 
     def on_undelivered(self, ref, message):
-        if message["type"] == "fetch":  # its downloader died: re-sent on downloader_failed
+        if message["type"] in ("fetch", "set_slot_delay"):  # its downloader died: the
+            # fetch is re-sent on downloader_failed
             return
         super().on_undelivered(ref, message)
 
@@ -224,21 +222,26 @@ class EngineActor(CrawlActor):
         self._close(message["reason"])
 
     def handle_downloader_failed(self, message):
-        slot = message["slot"]
-        self.downloaders.pop(slot, None)
-        resend, poisoned = self.flow.downloader_died(slot)
+        index = int(message["slot"])
+        pool = self.pool
+        ref = message.get("ref")
+        if ref is not None:
+            pool.install(index, ref)
+        flow = self.flow
+        slots = [key for key in flow.in_flight if pool.index_of(key) == index]
+        resend, poisoned = flow.downloader_died(slots)
         if resend or poisoned:
             logger.warning(
-                "Downloader for %(slot)s failed; re-sending its %(n)d requests",
-                {"slot": slot, "n": len(resend) + len(poisoned)},
+                "Downloader %(index)d failed; re-sending its %(n)d requests",
+                {"index": index, "n": len(resend) + len(poisoned)},
                 extra={"spider": self.spider},
             )
             for request in resend:
                 self._fetch(request)
             for request, n in poisoned:
                 error = DownloaderCrashed(
-                    f"{request} was being downloaded when the downloader of {slot} died, "
-                    f"{n} times: not sent again")
+                    f"{request} was being downloaded when the downloader of "
+                    f"{slot_key(request)} died, {n} times: not sent again")
                 logger.error("Poison request: %(error)s", {"error": error},
                              extra={"spider": self.spider})
                 self.crawler.stats.inc_value("supervisor/poison_requests")
@@ -263,28 +266,6 @@ class EngineActor(CrawlActor):
             self.blocked_slots[slot] = message["reason"]
             logger.info("Download slot %(slot)s blocked: %(reason)s",
                         {"slot": slot, "reason": message["reason"]}, extra={"spider": self.spider})
-
-    def handle_reap_downloaders(self, message):
-        """Stop the downloaders idle since the last tick (started again on demand)."""
-        self._reap_timer = None
-        if self.flow.closing:
-            return
-        for key in self.flow.reaper_tick():
-            ref = self.downloaders.pop(key, None)
-            self.crawler.download_slots.pop(key, None)
-            if ref is not None:
-                self.crawler.stats.inc_value("downloader/reaped")
-                ref.stop(block=False)
-                logger.debug("Idle downloader of %(slot)s stopped", {"slot": key},
-                             extra={"spider": self.spider})
-                if self.supervisor is not None:
-                    self.send(self.supervisor, {"type": "child_stopped",
-                                                "crawl_id": self.crawl_id,
-                                                "role": "downloader", "key": key})
-        self._arm_reaper()
-
-    def _arm_reaper(self):
-        self._reap_timer = self._tell_later({"type": "reap_downloaders"}, self.reap_after_s)
 
     def handle_get_status(self, message):
         return self.flow.status()
@@ -316,18 +297,9 @@ class EngineActor(CrawlActor):
             self._process_exception(request, IgnoreRequest(
                 f"download slot {key} is blocked: {self.blocked_slots[key]}"))
             return
-        ref = self.downloaders.get(key)
-        if ref is None:
-            ref = DownloaderActor.start(
-                self.crawler, key, self.actor_ref, crawl_id=self.crawl_id, supervisor=self.supervisor
-            )
-            self.downloaders[key] = ref
-            self.flow.slot_opened(key)
-            if self.supervisor is not None:
-                self.send(self.supervisor, {"type": "child_started", "crawl_id": self.crawl_id,
-                                            "role": "downloader", "key": key, "ref": ref})
         self.flow.transfer_started(key, request)
-        self.send(ref, {"type": "fetch", "request": request, "reply_to": self.actor_ref})
+        self.send(self.pool.ref_for(key), {"type": "fetch", "request": request, "slot": key,
+                                           "reply_to": self.actor_ref})
 
     def _process_response(self, request, response):
         try:

@@ -121,11 +121,11 @@ DOWNLOADER = 'crawlfw.actors.downloader.DownloaderActor'
 # that version): 'TLSv1.0', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3' (CURLOPT_SSLVERSION).
 DOWNLOADER_CLIENT_TLS_METHOD = 'TLS'
 
-# A download slot's Downloader actor (a thread) that had nothing to do for this many
-# seconds is stopped, and started again when a request for its slot comes (Scrapy 1.2
-# reaps idle slots every 60 s). It is checked every DOWNLOADER_IDLE_TIMEOUT seconds, so a
-# slot goes after one to two periods of idleness. 0 keeps every downloader.
-DOWNLOADER_IDLE_TIMEOUT = 60  # seconds
+# Downloader actors of a crawl: a fixed pool started with the crawl, each a thread
+# driving one pycurl CurlMulti for many download slots (a host's slot is always served by
+# the same one). The GIL lets one Python thread run at a time, so more actors mostly add
+# thread switches; see docs/broad-crawls.md for the measurements behind the default.
+DOWNLOADER_ACTORS = 1
 
 DOWNLOADER_MIDDLEWARES = {}
 
