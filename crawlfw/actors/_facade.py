@@ -232,6 +232,16 @@ class _DownloaderView:
         #: ``FlowControl.in_flight``; read it on the engine's thread, as signal handlers
         #: of ``response_downloaded`` run there).
         self.in_flight = {}
+        #: the engine's ``IpCache`` with ``CONCURRENT_REQUESTS_PER_IP``, else None
+        self.ip_cache = None
+
+    def slot_key(self, request) -> str:
+        """The key of ``request``'s download slot as the engine computes it (by IP with
+        ``CONCURRENT_REQUESTS_PER_IP`` once the host's address is known); call it on the
+        engine's thread (``response_downloaded`` handlers run there)."""
+        from crawlfw.core.slot import slot_key
+
+        return slot_key(request, self.ip_cache)
 
     def in_flight_of(self, slot: str) -> int:
         """Requests in flight in ``slot`` (read on the engine's thread)."""

@@ -151,14 +151,19 @@ class DownloaderActor(CrawlActor):
                 return SharedDownloadSlot.from_settings(settings, spider, slot=key,
                                                         stats=crawler.stats)
         else:
-            template = DownloadSlot.from_settings(settings, spider)
-            concurrency, delay_s = template.concurrency, template.delay_s
-            randomize = template.randomize_delay
+            template = []  # read when the first slot is made: after spider_opened,
+            # whose handlers may set spider.download_delay (AutoThrottle does, as Scrapy's)
 
             def new_slot(key):
-                return DownloadSlot(concurrency, delay_s, randomize)
+                if not template:
+                    first = DownloadSlot.from_settings(settings, spider)
+                    template[:] = first.concurrency, first.delay_s, first.randomize_delay
+                    return first
+                return DownloadSlot(*template)
         self.table = SlotTable(new_slot, scan_all=self._shared_slot)
         self._keys = {}  # request in flight -> its slot key
+        # CONCURRENT_REQUESTS_PER_IP: tell the engine the address each response came from
+        self._send_ip = bool(settings.getint("CONCURRENT_REQUESTS_PER_IP"))
         self.timeout_s = settings.getfloat("DOWNLOAD_TIMEOUT")
         self.maxsize = getattr(spider, "download_maxsize", settings.getint("DOWNLOAD_MAXSIZE"))
         self.warnsize = getattr(spider, "download_warnsize", settings.getint("DOWNLOAD_WARNSIZE"))
@@ -220,13 +225,17 @@ class DownloaderActor(CrawlActor):
         now = time.monotonic()
         keys = self._keys
         send = self.send
+        send_ip = self._send_ip
         for result in results:
             request = result.request
             key = keys.pop(request)
             table.done(key, request, now)
             if result.error is None:
-                send(engine, {"type": "response_downloaded", "request": request,
-                              "response": result.response, "slot": key})
+                message = {"type": "response_downloaded", "request": request,
+                           "response": result.response, "slot": key}
+                if send_ip and result.remote_ip:
+                    message["ip"] = result.remote_ip
+                send(engine, message)
             else:
                 send(engine, {"type": "download_failed", "request": request,
                               "error": result.error, "slot": key})

@@ -49,7 +49,7 @@ from crawlfw.core.flow import (
     POISON_CRASHES,
     FlowControl,
 )
-from crawlfw.core.slot import slot_key
+from crawlfw.core.slot import IpCache, slot_key
 from crawlfw.exceptions import DontCloseSpider, DownloaderCrashed, IgnoreRequest
 from crawlfw.http import Request, Response
 from crawlfw.logformatter import LogFormatter
@@ -90,6 +90,10 @@ class EngineActor(CrawlActor):
         self.flow = FlowControl(settings.getint("CONCURRENT_REQUESTS"),
                                 settings.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE"))
         self.pool = downloaders
+        # CONCURRENT_REQUESTS_PER_IP: host name -> IP its last response came from, so
+        # later requests are keyed by IP (as Scrapy's dnscache does); DNSCACHE_SIZE names.
+        self.ip_cache = IpCache(settings.getint("DNSCACHE_SIZE", 10000)) \
+            if settings.getint("CONCURRENT_REQUESTS_PER_IP") else None
         self.parked = {}  # fingerprint -> lease of a request a middleware parked
         self._idle_timer = None  # the recheck after DontCloseSpider
         self.pipeline = None  # for add_items (user actors), from start_engine
@@ -119,8 +123,9 @@ class EngineActor(CrawlActor):
         self.pipeline = message.get("pipeline")
         self.flow.start()
         facade = self.crawler.engine
-        if facade is not None and hasattr(facade, "downloader"):  # AUTOTHROTTLE_DEBUG reads it
+        if facade is not None and hasattr(facade, "downloader"):  # AutoThrottle reads them
             facade.downloader.in_flight = self.flow.in_flight
+            facade.downloader.ip_cache = self.ip_cache
         if self.early_items and self.pipeline is not None:
             items, self.early_items = self.early_items, []
             self.handle_add_items({"type": "add_items", "items": items})
@@ -148,6 +153,8 @@ class EngineActor(CrawlActor):
         if not flow.transfer_done(message["slot"], request) and flow.closing:
             return  # requeued when the spider started closing
         response = message["response"]
+        if self.ip_cache is not None and "ip" in message:
+            self.ip_cache.learn(request, message["ip"])
         self.crawler.signals.send_catch_log(
             signals.response_downloaded, response=response, request=request, spider=self.spider
         )
@@ -292,7 +299,7 @@ class EngineActor(CrawlActor):
             self._schedule(result, request)
 
     def _fetch(self, request):
-        key = slot_key(request)
+        key = slot_key(request, self.ip_cache)
         if self.blocked_slots and key in self.blocked_slots:
             self._process_exception(request, IgnoreRequest(
                 f"download slot {key} is blocked: {self.blocked_slots[key]}"))

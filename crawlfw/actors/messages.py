@@ -507,7 +507,10 @@ class ResponseDownloaded(TypedDict):
     response: Response
     """The ``crawlfw.http.Response`` (its ``request`` set)."""
     slot: str
-    """The download slot of the downloader."""
+    """The request's download slot key (as in its ``fetch``)."""
+    ip: NotRequired[str]
+    """With ``CONCURRENT_REQUESTS_PER_IP``: the IP address curl connected to, so the
+    engine keys the host's later requests by it."""
 
 
 class DownloadFailed(TypedDict):

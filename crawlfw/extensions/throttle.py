@@ -55,6 +55,8 @@ class AutoThrottle:
         self.mindelay = self._min_delay(spider)
         self.maxdelay = self._max_delay(spider)
         self.startdelay = max(self.mindelay, self._start_delay(spider))
+        # As Scrapy's: new slots start with the start delay (read when a slot is made).
+        spider.download_delay = self.startdelay
 
     def _min_delay(self, spider):
         s = self.crawler.settings
@@ -70,7 +72,8 @@ class AutoThrottle:
         latency = request.meta.get("download_latency")
         if latency is None:
             return
-        key = slot_key(request)
+        engine = self.crawler.engine
+        key = engine.downloader.slot_key(request) if engine is not None else slot_key(request)
         delays = self._delays
         olddelay = delays.pop(key, None)
         first = olddelay is None
@@ -81,7 +84,6 @@ class AutoThrottle:
         if len(delays) > DELAY_MEMORY:
             delays.popitem(last=False)
         if first or newdelay != olddelay:
-            engine = self.crawler.engine
             if engine is not None:
                 engine.downloader.set_slot_delay(key, newdelay)
         if self.debug:
