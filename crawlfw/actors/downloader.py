@@ -83,9 +83,14 @@ class DownloaderPool:
 
     Args:
         size: the number of downloaders (>= 1).
+        share_dns: with more than one downloader, give them one DNS cache (a
+            ``pycurl.CurlShare`` with ``LOCK_DATA_DNS``; pycurl locks it across threads),
+            so a host name is resolved once per crawl, not once per downloader.
 
     Attributes:
         refs: ``[ActorRef]``, downloader ``i`` at index ``i`` (its child key ``str(i)``).
+        share: the shared ``pycurl.CurlShare``, or None (one downloader: its multi
+            handle's own DNS cache serves every transfer already).
         replacements: ``{i: ActorRef}`` restarted downloaders the Engine has not put in
             place yet (the Supervisor stops them too if the crawl ends first).
 
@@ -93,12 +98,18 @@ class DownloaderPool:
         ValueError: ``size`` < 1.
     """
 
-    def __init__(self, size: int):
+    def __init__(self, size: int, share_dns: bool = True):
         if not isinstance(size, int) or size < 1:
             raise ValueError(f"DOWNLOADER_ACTORS must be an int >= 1, got {size!r}")
         self.refs = [None] * size
         self.replacements = {}
         self._one = size == 1
+        self.share = None
+        if size > 1 and share_dns:
+            import pycurl
+
+            self.share = pycurl.CurlShare()
+            self.share.setopt(pycurl.SH_SHARE, pycurl.LOCK_DATA_DNS)
 
     def index_of(self, slot: str) -> int:
         """The number of the downloader serving ``slot`` (a slot key): CRC-32 of its
@@ -132,12 +143,13 @@ class DownloaderActor(CrawlActor):
     crawler: the Crawler (``settings``, ``spider``, ``stats``).
     index: this downloader's number in the pool (its child key is ``str(index)``).
     engine: the Engine's ActorRef (default ``reply_to``).
+    share: a ``pycurl.CurlShare`` for its transfers (the pool's DNS cache), or None.
     **kw: ``CrawlActor`` arguments.
     """
 
     role = "downloader"
 
-    def __init__(self, crawler, index: int, engine, **kw):
+    def __init__(self, crawler, index: int, engine, share=None, **kw):
         super().__init__(settings=crawler.settings, key=str(index), **kw)
         settings = crawler.settings
         spider = crawler.spider
@@ -168,6 +180,8 @@ class DownloaderActor(CrawlActor):
         self.maxsize = getattr(spider, "download_maxsize", settings.getint("DOWNLOAD_MAXSIZE"))
         self.warnsize = getattr(spider, "download_warnsize", settings.getint("DOWNLOAD_WARNSIZE"))
         self.driver_options = driver_options(settings)  # CURL_MAXCONNECTS, DNSCACHE_ENABLED...
+        if share is not None:
+            self.driver_options["share"] = share
         self.driver = None
         self._pump_queued = False
 

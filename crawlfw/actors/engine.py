@@ -60,6 +60,9 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["EngineActor", "IDLE_RECHECK_S", "POISON_CRASHES"]
 
+#: Host names whose address the engine keeps for ``CONCURRENT_REQUESTS_PER_IP`` slot keys.
+IP_CACHE_SIZE = 10_000
+
 #: Seconds between ``spider_idle`` signals while a handler keeps the spider open.
 IDLE_RECHECK_S = 5.0
 
@@ -91,8 +94,8 @@ class EngineActor(CrawlActor):
                                 settings.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE"))
         self.pool = downloaders
         # CONCURRENT_REQUESTS_PER_IP: host name -> IP its last response came from, so
-        # later requests are keyed by IP (as Scrapy's dnscache does); DNSCACHE_SIZE names.
-        self.ip_cache = IpCache(settings.getint("DNSCACHE_SIZE", 10000)) \
+        # later requests are keyed by IP (as Scrapy's dnscache does).
+        self.ip_cache = IpCache(IP_CACHE_SIZE) \
             if settings.getint("CONCURRENT_REQUESTS_PER_IP") else None
         self.parked = {}  # fingerprint -> lease of a request a middleware parked
         self._idle_timer = None  # the recheck after DontCloseSpider

@@ -406,7 +406,8 @@ class Supervisor(CrawlActor):
         common = {"crawl_id": tree.crawl_id, "supervisor": self.actor_ref}
         user_actors = _user_actor_classes(crawler.settings)  # refused before anything starts
         try:
-            pool = DownloaderPool(crawler.settings.getint("DOWNLOADER_ACTORS", 1))
+            pool = DownloaderPool(crawler.settings.getint("DOWNLOADER_ACTORS", 1),
+                                  share_dns=crawler.settings.getbool("DNSCACHE_ENABLED", True))
         except ValueError as e:
             raise CrawlStartError(str(e)) from None
         # The frontier first: a JOBDIR job's metadata tells how to resume the feeds and
@@ -443,7 +444,7 @@ class Supervisor(CrawlActor):
         for index in range(len(pool)):  # permanent: restarted, the engine re-sends
             specs[("downloader", str(index))] = ChildSpec(
                 "downloader", lambda index=index: DownloaderActor.start(
-                    crawler, index, tree.engine, **common),
+                    crawler, index, tree.engine, share=pool.share, **common),
                 PERMANENT, STOP_TIMEOUT_S, key=str(index))
         pipeline = tree.restartable[("pipeline", "")] = ChildRef("pipeline")
         kept = {}  # the crawl's ItemPipelineManager: opened once, kept across restarts

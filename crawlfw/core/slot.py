@@ -61,8 +61,8 @@ def slot_key(request, ip_cache: Mapping[str, str] | None = None) -> str:
 class IpCache(dict):
     """Host name -> the IP address its responses came from, for ``slot_key`` under
     ``CONCURRENT_REQUESTS_PER_IP`` (Scrapy's ``dnscache`` plays this part): host names
-    on one address then share one slot. At most ``size`` names (``DNSCACHE_SIZE``); the
-    oldest learned goes first.
+    on one address then share one slot. At most ``size`` names; the oldest learned goes
+    first.
 
     Args:
         size: the most names kept (>= 1).

@@ -92,7 +92,7 @@ DEPTH_STATS_VERBOSE = False  # per-depth request counts in stats
 DEPTH_PRIORITY = 0
 
 DNSCACHE_ENABLED = True  # libcurl's DNS cache (60 s per answer); False: CURLOPT_DNS_CACHE_TIMEOUT 0
-DNSCACHE_SIZE = 10000  # no effect: libcurl's cache has no size bound
+DNSCACHE_SIZE = 10000  # no effect: libcurl's cache has no size bound (answers expire after 60 s)
 DNS_TIMEOUT = 60  # no effect: resolution counts towards DOWNLOAD_TIMEOUT (curl's connect timeout)
 
 DOWNLOAD_DELAY = 0  # seconds
@@ -336,8 +336,10 @@ SPIDER_CONTRACTS_BASE = {
 # pause/resume/stop/schedule and shell --attach (see crawlfw.control).
 CONTROL_ENDPOINT = True
 
-# Size of libcurl's connection cache per CurlMulti (CURLMOPT_MAXCONNECTS).
-CURL_MAXCONNECTS = 100
+# Idle keep-alive connections kept open, across all hosts, per downloader actor's CurlMulti
+# (CURLMOPT_MAXCONNECTS). 0: CONCURRENT_REQUESTS shared among the DOWNLOADER_ACTORS, so a
+# broad crawl closes idle connections to hosts it is done with instead of hoarding them.
+CURL_MAXCONNECTS = 0
 
 # Where actor messages are checked against their JSON Schemas
 # (crawlfw/conf/schemas/<type>.json):
