@@ -19,6 +19,7 @@ nothing to do no pump is queued and the thread sleeps in ``queue.get()`` (an idl
 uses ~0 % CPU).
 """
 
+import logging
 import os
 import queue
 import time
@@ -28,12 +29,20 @@ from crawlfw.actors._base import CrawlActor
 from crawlfw.core.curl import MultiDriver, driver_options
 from crawlfw.core.slot import DownloadSlot
 from crawlfw.core.slots import SlotTable
+from crawlfw.exceptions import ConnectError
 from crawlfw.utils import _faults
+from crawlfw.utils._fds import fds_exhausted
 
 __all__ = ["DownloaderActor", "DownloaderPool"]
 
+logger = logging.getLogger(__name__)
+
 #: Longest single wait in curl, in seconds (curl's own timers are usually shorter).
 MAX_WAIT_S = 1.0
+
+#: Seconds a request waits before it is tried again when its connection found the
+#: process out of file descriptors (``EMFILE``/``ENFILE``).
+FD_RETRY_S = 0.5
 
 
 class _WakeupInbox(queue.Queue):
@@ -104,6 +113,7 @@ class DownloaderPool:
         self.refs = [None] * size
         self.replacements = {}
         self._one = size == 1
+        self.concurrency = None  # the crawl's effective CONCURRENT_REQUESTS (Supervisor)
         self.share = None
         if size > 1 and share_dns:
             import pycurl
@@ -144,17 +154,22 @@ class DownloaderActor(CrawlActor):
     index: this downloader's number in the pool (its child key is ``str(index)``).
     engine: the Engine's ActorRef (default ``reply_to``).
     share: a ``pycurl.CurlShare`` for its transfers (the pool's DNS cache), or None.
+    concurrency: the crawl's effective ``CONCURRENT_REQUESTS`` (lowered to fit the open
+        file limit), or None for the setting; sizes the connection cache.
     **kw: ``CrawlActor`` arguments.
     """
 
     role = "downloader"
 
-    def __init__(self, crawler, index: int, engine, share=None, **kw):
+    def __init__(self, crawler, index: int, engine, share=None, concurrency=None, **kw):
         super().__init__(settings=crawler.settings, key=str(index), **kw)
         settings = crawler.settings
         spider = crawler.spider
         self.spider = spider
+        self.stats = crawler.stats
         self.engine = engine
+        self._deferred = []  # (due, slot key, request): out of fds, tried again at due
+        self._warned_fds = False
         self._shared_slot = bool(settings.get("FRONTIER_URL"))
         if self._shared_slot:  # limits held across the workers of the crawl
             from crawlfw.core.redis_slot import SharedDownloadSlot
@@ -179,7 +194,8 @@ class DownloaderActor(CrawlActor):
         self.timeout_s = settings.getfloat("DOWNLOAD_TIMEOUT")
         self.maxsize = getattr(spider, "download_maxsize", settings.getint("DOWNLOAD_MAXSIZE"))
         self.warnsize = getattr(spider, "download_warnsize", settings.getint("DOWNLOAD_WARNSIZE"))
-        self.driver_options = driver_options(settings)  # CURL_MAXCONNECTS, DNSCACHE_ENABLED...
+        # CURL_MAXCONNECTS, DNSCACHE_ENABLED...
+        self.driver_options = driver_options(settings, concurrency)
         if share is not None:
             self.driver_options["share"] = share
         self.driver = None
@@ -234,6 +250,8 @@ class DownloaderActor(CrawlActor):
                     wait_s = ready_in
         else:
             wait_s = 0.0  # messages are waiting: only collect what is already done
+        if self._deferred:
+            wait_s = min(wait_s, max(0.0, self._deferred[0][0] - time.monotonic()))
         results = self.driver.perform(wait_s, inbox.wake_fd)
         engine = self.engine
         now = time.monotonic()
@@ -250,12 +268,40 @@ class DownloaderActor(CrawlActor):
                 if send_ip and result.remote_ip:
                     message["ip"] = result.remote_ip
                 send(engine, message)
+            elif type(result.error) is ConnectError and fds_exhausted():
+                self._out_of_fds(key, request, result.error, now)
             else:
                 send(engine, {"type": "download_failed", "request": request,
                               "error": result.error, "slot": key})
+        if self._deferred and self._deferred[0][0] <= now:
+            self._retry_deferred(now)
         self._start_ready(now)
         table.evict_idle(now)
         self._queue_pump()
+
+    def _out_of_fds(self, key, request, error, now_s):
+        """The connection of ``request`` failed for want of file descriptors: a
+        transient condition, the request waits :data:`FD_RETRY_S` and is tried again
+        (counted in ``downloader/exception_type_count/builtins.OSError``)."""
+        self.stats.inc_value("downloader/exception_type_count/builtins.OSError",
+                             spider=self.spider)
+        if not self._warned_fds:
+            self._warned_fds = True
+            logger.warning("Out of file descriptors (EMFILE/ENFILE) while connecting for "
+                           "%(request)s: it and any other such request are tried again "
+                           "after %(delay).1f s (%(error)s)",
+                           {"request": request, "delay": FD_RETRY_S, "error": error},
+                           extra={"spider": self.spider})
+        self._deferred.append((now_s + FD_RETRY_S, key, request))
+
+    def _retry_deferred(self, now_s):
+        deferred = self._deferred
+        i = 0
+        while i < len(deferred) and deferred[i][0] <= now_s:
+            _, key, request = deferred[i]
+            self.table.enqueue(key, request, now_s)
+            i += 1
+        del deferred[:i]
 
     def _start_ready(self, now_s: float) -> None:
         keys = self._keys
@@ -278,7 +324,8 @@ class DownloaderActor(CrawlActor):
                 keys[request] = key
 
     def _queue_pump(self) -> None:
-        if not self._pump_queued and (self.driver.active or self.table.queued or (
-                self._shared_slot and any(s.holding for s in self.table.slots.values()))):
+        if not self._pump_queued and (
+                self.driver.active or self.table.queued or self._deferred or (
+                    self._shared_slot and any(s.holding for s in self.table.slots.values()))):
             self._pump_queued = True
             self.actor_ref.tell({"type": "pump"})

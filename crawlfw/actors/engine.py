@@ -74,6 +74,8 @@ class EngineActor(CrawlActor):
     spider_runner: the SpiderRunnerActor's ref.
     downloaders: the crawl's :class:`~crawlfw.actors.downloader.DownloaderPool` (the
         Supervisor fills it with the downloaders it starts).
+    max_concurrency: transfers in flight at most; default ``CONCURRENT_REQUESTS`` (the
+        Supervisor passes less when the open file limit cannot hold that many).
     **kw: ``CrawlActor`` arguments (``crawl_id``, ``supervisor``).
     """
 
@@ -83,14 +85,17 @@ class EngineActor(CrawlActor):
         ("response_downloaded", "response_scraped", "items_processed", "requests_dequeued")
     )
 
-    def __init__(self, crawler, scheduler, spider_runner, downloaders, **kw):
+    def __init__(self, crawler, scheduler, spider_runner, downloaders,
+                 max_concurrency: int | None = None, **kw):
         super().__init__(settings=crawler.settings, **kw)
         self.crawler = crawler
         self.spider = crawler.spider
         self.scheduler = scheduler
         self.spider_runner = spider_runner
         settings = crawler.settings
-        self.flow = FlowControl(settings.getint("CONCURRENT_REQUESTS"),
+        if max_concurrency is None:
+            max_concurrency = settings.getint("CONCURRENT_REQUESTS")
+        self.flow = FlowControl(max_concurrency,
                                 settings.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE"))
         self.pool = downloaders
         # CONCURRENT_REQUESTS_PER_IP: host name -> IP its last response came from, so

@@ -59,6 +59,7 @@ from crawlfw.core._reasons import is_failure_reason, register_failure_reason
 from crawlfw.core._supervision import PERMANENT, ChildSpec, RestartIntensity
 from crawlfw.core.slot import slot_key
 from crawlfw.exceptions import CrawlStartError
+from crawlfw.utils._fds import fit_concurrency
 from crawlfw.utils._hooks import contain_dupefilter
 from crawlfw.utils.misc import load_object
 
@@ -410,6 +411,9 @@ class Supervisor(CrawlActor):
                                   share_dns=crawler.settings.getbool("DNSCACHE_ENABLED", True))
         except ValueError as e:
             raise CrawlStartError(str(e)) from None
+        # File descriptors: the soft limit raised to the hard one; a concurrency that
+        # does not fit is lowered (one WARNING).
+        pool.concurrency = fit_concurrency(crawler.settings)
         # The frontier first: a JOBDIR job's metadata tells how to resume the feeds and
         # the start requests.
         scheduler = load_object(crawler.settings["SCHEDULER"]).from_crawler(crawler)
@@ -440,11 +444,13 @@ class Supervisor(CrawlActor):
         specs["scheduler"] = ChildSpec(
             "scheduler", lambda: SchedulerActor.start(crawler, scheduler, **common))
         specs["engine"] = ChildSpec(
-            "engine", lambda: EngineActor.start(crawler, tree.scheduler, None, pool, **common))
+            "engine", lambda: EngineActor.start(crawler, tree.scheduler, None, pool,
+                                                max_concurrency=pool.concurrency, **common))
         for index in range(len(pool)):  # permanent: restarted, the engine re-sends
             specs[("downloader", str(index))] = ChildSpec(
                 "downloader", lambda index=index: DownloaderActor.start(
-                    crawler, index, tree.engine, share=pool.share, **common),
+                    crawler, index, tree.engine, share=pool.share,
+                    concurrency=pool.concurrency, **common),
                 PERMANENT, STOP_TIMEOUT_S, key=str(index))
         pipeline = tree.restartable[("pipeline", "")] = ChildRef("pipeline")
         kept = {}  # the crawl's ItemPipelineManager: opened once, kept across restarts

@@ -154,7 +154,7 @@ def ssl_version(tls_method: str) -> int:
         ) from None
 
 
-def driver_options(settings) -> dict:
+def driver_options(settings, concurrency: int | None = None) -> dict:
     """The :class:`MultiDriver` keyword arguments the settings give.
 
     ``CURL_MAXCONNECTS`` -> ``maxconnects`` (0, the default: ``CONCURRENT_REQUESTS``
@@ -169,6 +169,8 @@ def driver_options(settings) -> dict:
 
     Args:
         settings: a :class:`~crawlfw.settings.Settings`.
+        concurrency: the crawl's effective ``CONCURRENT_REQUESTS`` when it was lowered
+            to fit the open file limit (None: the setting).
 
     Returns:
         dict of keyword arguments.
@@ -181,7 +183,9 @@ def driver_options(settings) -> dict:
     maxconnects = settings.getint("CURL_MAXCONNECTS", 0)
     if maxconnects <= 0:
         downloaders = max(1, settings.getint("DOWNLOADER_ACTORS", 1))
-        maxconnects = max(1, -(-settings.getint("CONCURRENT_REQUESTS", 16) // downloaders))
+        if concurrency is None:
+            concurrency = settings.getint("CONCURRENT_REQUESTS", 16)
+        maxconnects = max(1, -(-concurrency // downloaders))
     return {
         "maxconnects": maxconnects,
         "dns_cache_timeout_s": 60 if settings.getbool("DNSCACHE_ENABLED", True) else 0,

@@ -69,14 +69,16 @@ def _limit_fds(limit):
     return preexec
 
 
-def run_broad(tmp_path, site, hosts, *settings, env=None, nofile=None, timeout_s=600):
-    """Run the broad spider over ``hosts`` hosts; returns ``(returncode, stderr, urls,
-    sampler)``."""
+def run_broad(tmp_path, site, hosts, *settings, args=(), env=None, nofile=None,
+              timeout_s=600):
+    """Run the broad spider over ``hosts`` hosts with ``settings`` (``NAME=value``) and
+    more command-line ``args``, its open file limit set to ``nofile`` (soft and hard);
+    returns ``(returncode, stderr, urls, sampler)``."""
     feed = tmp_path / "items.jl"
     args = [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(SPIDER),
             "-a", f"hosts={hosts}", "-a", f"port={site.port}", "-o", str(feed),
             "-s", "LOG_LEVEL=INFO", "-s", "COOKIES_ENABLED=0", "-s", "RETRY_ENABLED=0",
-            *(x for s in settings for x in ("-s", s))]
+            *(x for s in settings for x in ("-s", s)), *args]
     err_path = tmp_path / "stderr.txt"
     with open(err_path, "wb") as err:
         process = subprocess.Popen(args, cwd=str(tmp_path), env=crawlfw_env(env),
@@ -135,3 +137,33 @@ def test_killed_downloader_restarts_and_serves_its_hosts_again(site, tmp_path):
         r"Crawled \(200\) <GET http://(site\d+\.localhost):\d+/", after)}
     own = {h for h in served if zlib.crc32(h.encode()) % 2 == index}
     assert len(own) >= 5, f"the restarted downloader served {sorted(own)} after its restart"
+
+
+def test_concurrency_that_does_not_fit_the_fd_limit_is_lowered(site, tmp_path):
+    hosts = 300
+    code, stderr, urls, sampler = run_broad(
+        tmp_path, site, hosts, "CONCURRENT_REQUESTS=200", nofile=256)
+    assert code == 0, stderr[-3000:]
+    assert sorted(urls) == expected_urls(site, hosts)
+    lines = [line for line in stderr.splitlines() if "needs about" in line]
+    assert len(lines) == 1
+    assert lines[0].endswith(
+        "WARNING: CONCURRENT_REQUESTS = 200 needs about 670 open files, but the limit "
+        "(RLIMIT_NOFILE, ulimit -n) is 256: crawling with 62 concurrent requests instead "
+        "(raise the hard limit to go faster)")
+    assert sampler.max_fds <= 256
+
+
+def test_out_of_fds_during_transfers_is_transient(site, tmp_path):
+    # The spider takes every free fd for 1.5 s as the crawl starts: the connections
+    # made meanwhile fail with EMFILE; their requests wait and are tried again (retries
+    # are off: a failed request would be lost), no actor dies.
+    hosts = 50
+    code, stderr, urls, _ = run_broad(
+        tmp_path, site, hosts, "CONCURRENT_REQUESTS=8", args=("-a", "hog_s=1.5"), nofile=256)
+    assert code == 0, stderr[-3000:]
+    assert sorted(urls) == expected_urls(site, hosts)
+    assert "Out of file descriptors (EMFILE/ENFILE) while connecting for" in stderr
+    count = re.search(r"'downloader/exception_type_count/builtins.OSError': (\d+)", stderr)
+    assert count and int(count.group(1)) >= 1, stderr[-3000:]
+    assert "_failed" not in stderr
