@@ -8,7 +8,8 @@ to 0.5x-1.5x when ``randomize_delay`` (``RANDOMIZE_DOWNLOAD_DELAY``).
 
 Unlike Scrapy's slot, :class:`DownloadSlot` never reads a clock: every decision takes
 the current time as an argument (``now_s``, a ``time.monotonic()`` value), so it is
-plain logic testable without sleeping. The Downloader actor owns one slot.
+plain logic testable without sleeping. A downloader actor keeps the slots it serves in a
+:class:`crawlfw.core.slots.SlotTable`.
 
 Request meta keys read here:
 
