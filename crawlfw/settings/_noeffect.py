@@ -23,6 +23,8 @@ SETTINGS_WITHOUT_EFFECT = {
                    "timeout covers it)",
     "DOWNLOADER": "downloads are made by crawlfw.actors.downloader.DownloaderActor, a "
                   "pool of DOWNLOADER_ACTORS actors serving every download slot",
+    "DOWNLOADER_IDLE_TIMEOUT": "the downloaders are a fixed pool (DOWNLOADER_ACTORS) and "
+                               "an idle download slot is evicted once its delay has passed",
     "DOWNLOAD_HANDLERS": "every scheme is fetched by libcurl (crawlfw.core.curl); only "
                          "None, which disables a scheme, is honoured",
     "MEMDEBUG_NOTIFY": "no memory debugging report is mailed (Scrapy 1.2 did not send one "
