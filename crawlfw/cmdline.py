@@ -86,6 +86,30 @@ def _print_commands(settings, in_project: bool, functions) -> None:
     print('Use "crawlfw <command> -h" to see more info about a command')
 
 
+_OUTPUT_OPTIONS = frozenset({"-o", "-O", "--output", "--overwrite-output"})
+
+
+def _join_output_values(argv: list) -> list:
+    """``-o -:jl`` / ``-O -:jl`` (Scrapy 2: standard output, JSON Lines) as
+    ``--output=-:jl``: argparse would take a value that starts with ``-`` for an
+    option."""
+    joined = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            joined += argv[i:]
+            break
+        if arg in _OUTPUT_OPTIONS and i + 1 < len(argv) and argv[i + 1].startswith("-:"):
+            long = "--overwrite-output" if arg in ("-O", "--overwrite-output") else "--output"
+            joined.append(f"{long}={argv[i + 1]}")
+            i += 2
+            continue
+        joined.append(arg)
+        i += 1
+    return joined
+
+
 def execute(argv=None) -> None:
     """Run the ``crawlfw`` command line.
 
@@ -148,6 +172,7 @@ def execute(argv=None) -> None:
     # 7000, for ~15 MiB more peak memory). A threshold someone else set is kept.
     if gc.get_threshold()[0] == _DEFAULT_GC_THRESHOLD0:
         gc.set_threshold(_CRAWL_GC_THRESHOLD0, *gc.get_threshold()[1:])
+    argv = _join_output_values(argv)
     try:
         parser.dispatch(argv=argv)
     except argh.CommandError as e:

@@ -98,6 +98,9 @@ class Crawler:
         self._failed_feeds = []
         self._crawl_id = None
         self._finished = threading.Event()
+        #: Set once the crawl is asked to stop (^C, stop()): a Redis frontier that cannot
+        #: be reached then stops retrying (crawlfw.core.redis_frontier.RedisLink).
+        self._stop_requested = threading.Event()
 
     @property
     def spiders(self):
@@ -120,12 +123,15 @@ class Crawler:
 
         Raises:
             AssertionError: the crawler is already crawling.
-            CrawlStartError: a feed's storage cannot be opened.
+            CrawlStartError: a feed's storage cannot be opened; with ``FRONTIER_URL``,
+                the Redis cannot be used (:func:`check_frontier`).
         """
         assert not self.crawling, "Crawling already taking place"
         self.crawling = True
         try:
             self.spider = self._create_spider(*args, **kwargs)
+            if self.settings.get("FRONTIER_URL"):
+                check_frontier(self)
             own = supervisor is None
             if own:
                 supervisor = Supervisor.start(self.settings)
@@ -150,6 +156,7 @@ class Crawler:
 
     def stop(self, reason: str = "shutdown") -> None:
         """Ask the engine to close the spider (graceful: the feed is still stored)."""
+        self._stop_requested.set()
         if self.crawling and self.engine is not None:
             self.engine.close_spider(self.spider, reason)
 
@@ -218,6 +225,8 @@ class CrawlerRunner:
 
     def stop(self, reason: str = "shutdown") -> None:
         """Gracefully close every running crawl (``stop_crawl`` to the Supervisor)."""
+        for crawler in list(self._crawlers):  # (a Redis frontier's retries end now)
+            crawler._stop_requested.set()
         if self._supervisor is None or not self._supervisor.is_alive():
             return
         try:
@@ -391,6 +400,35 @@ class CrawlerProcess(CrawlerRunner):
             endpoint, self._endpoint = self._endpoint, None
             if endpoint is not None:
                 endpoint.close()
+
+
+def check_frontier(crawler) -> None:
+    """Before a crawl with ``FRONTIER_URL`` starts: check that the Redis can be used
+    (:func:`crawlfw.core.redis_frontier.check_server`: the URL, a server that speaks
+    Redis, the password, ``maxmemory-policy noeviction``), waiting up to
+    ``FRONTIER_RETRY_TIMEOUT`` while it cannot be reached (a stop request ends the wait).
+
+    Raises:
+        CrawlStartError: the Redis cannot be used; the message is one line naming the
+            URL (password hidden) and the cause. The crawl is then finished with
+            ``start_failed: ...`` (``engine_stopped`` fired), as a start the Supervisor
+            refuses.
+    """
+    from crawlfw.core.frontier import FrontierError
+    from crawlfw.core.redis_frontier import check_server, redis_link
+
+    try:
+        check_server(crawler.settings["FRONTIER_URL"],
+                     crawler.settings.getfloat("FRONTIER_RETRY_TIMEOUT", 300.0),
+                     link=redis_link(crawler), spider=crawler.spider)
+    except FrontierError as e:
+        error = f"shared frontier: {e}"
+        # Ended as a start the Supervisor refuses: join() and wait() return.
+        try:
+            crawler.signals.send_catch_log(signals.engine_stopped)
+        finally:
+            crawler._crawl_finished(f"start_failed: {error}")
+        raise CrawlStartError(error) from None
 
 
 def exit_now(status: int) -> None:

@@ -26,8 +26,9 @@ The tree (Scrapy 1.2's public exceptions first, then crawlfw's download errors):
         ├── TLSError                 curl 35, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90,
         │                            91, 98, 101
         ├── ResponseFailed           curl 8, 16, 18, 61, 92, 95 (malformed or truncated
-        │                            response), 100 and 56 "Too large response headers"
-        │                            ("Response headers too large")
+        │   │                        response)
+        │   └── ResponseHeadersTooLarge curl 100 and 56 "Too large response headers"
+        │                            ("Response headers too large"; never retried)
         └── DownloadCancelled        the transfer was aborted (max size, shutdown) curl 23, 42, 63
 
 Other curl codes give a plain ``DownloadError``; the one table is
@@ -62,6 +63,7 @@ __all__ = [
     "ConnectionLostError",
     "TLSError",
     "ResponseFailed",
+    "ResponseHeadersTooLarge",
     "DownloadCancelled",
 ]
 
@@ -205,6 +207,13 @@ class TLSError(DownloadError):
 
 class ResponseFailed(DownloadError):
     """The server sent a malformed or truncated response (curl 8, 18, 61, 92)."""
+
+
+class ResponseHeadersTooLarge(ResponseFailed):
+    """The response's headers are over libcurl's limits (curl 100: one header over
+    100 KiB or more than 5,000 headers; curl 56 "Too large response headers": over
+    300 KiB in all). The server would send the same headers again, so the
+    ``RetryMiddleware`` does not retry it."""
 
 
 class DownloadCancelled(DownloadError):

@@ -604,3 +604,26 @@ class ShopSpider(CrawlSpider):
     namespace = {}
     exec(compile(source, "shop_spider.py", "exec"), namespace)
     assert namespace["ShopSpider"].name == "shop"
+
+
+# --------------------------------------------------------------------------------------
+# Scrapy 2 additions (issue 17): beyond Scrapy 1.2's 243 modules, so outside the tables
+# above. Module -> names, or "module:Class" -> attributes of that class.
+# --------------------------------------------------------------------------------------
+
+SCRAPY_2_PROVIDED = {
+    "scrapy.__main__": [],  # python -m crawlfw
+    "scrapy.selector.unified:Selector": ["jmespath", "drop", "get", "getall", "attrib"],
+    "scrapy.selector.unified:SelectorList": ["jmespath", "drop", "get", "getall", "attrib"],
+    "scrapy.http.response.text:TextResponse": ["json", "jmespath"],
+}
+
+
+@pytest.mark.parametrize("target", sorted(SCRAPY_2_PROVIDED))
+def test_scrapy_2_names(target):
+    module_name, _, cls_name = target.partition(":")
+    obj = importlib.import_module(crawlfw_name(module_name))
+    if cls_name:
+        obj = getattr(obj, cls_name)
+    missing = [name for name in SCRAPY_2_PROVIDED[target] if not hasattr(obj, name)]
+    assert not missing, f"{crawlfw_name(target)} lacks {missing} (Scrapy 2.19 has them)"

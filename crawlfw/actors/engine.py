@@ -19,6 +19,10 @@ is outstanding, start requests are exhausted and credit is unused, the engine se
 ``check_idle`` to the Scheduler; the answer counts only if nothing happened in between
 (``token``). Then ``spider_idle`` is fired; unless a handler raises ``DontCloseSpider``
 the check is made once more and the spider is closed with ``finish_reason = 'finished'``.
+An answer with requests pending while nothing else is outstanding and nothing happened
+(the Scheduler cannot dispatch them) is asked again on the next event or after
+:data:`STUCK_RECHECK_S`, never at once; stuck for ``STALL_TIMEOUT`` seconds, the crawl
+is reported by the Scheduler and ends ``stalled`` (see :mod:`crawlfw.core.flow`).
 
 Downloader restarts (``downloader_failed`` from the Supervisor, after its backoff, with
 the restarted actor): the engine puts the new actor in the pool and sends it again the
@@ -35,6 +39,7 @@ Scheduler if the spider closes meanwhile. Transfers in flight finish.
 
 import logging
 import threading
+import time
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
@@ -45,6 +50,8 @@ from crawlfw.core.flow import (
     IDLE_BUSY,
     IDLE_CLOSE,
     IDLE_SIGNAL,
+    IDLE_STALLED,
+    IDLE_STUCK,
     NO_ACTIONS,
     POISON_CRASHES,
     FlowControl,
@@ -58,13 +65,17 @@ from crawlfw.utils.request import request_fingerprint
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["EngineActor", "IDLE_RECHECK_S", "POISON_CRASHES"]
+__all__ = ["EngineActor", "IDLE_RECHECK_S", "POISON_CRASHES", "STUCK_RECHECK_S"]
 
 #: Host names whose address the engine keeps for ``CONCURRENT_REQUESTS_PER_IP`` slot keys.
 IP_CACHE_SIZE = 10_000
 
 #: Seconds between ``spider_idle`` signals while a handler keeps the spider open.
 IDLE_RECHECK_S = 5.0
+
+#: Seconds before asking the Scheduler again when it holds requests it cannot dispatch
+#: and nothing else happens (the next event asks sooner).
+STUCK_RECHECK_S = 1.0
 
 
 class EngineActor(CrawlActor):
@@ -95,8 +106,14 @@ class EngineActor(CrawlActor):
         settings = crawler.settings
         if max_concurrency is None:
             max_concurrency = settings.getint("CONCURRENT_REQUESTS")
+        # A shared frontier paces its own answers (at its tick) and waits on other
+        # workers' leases: no stall timeout there.
+        self.shared_frontier = bool(settings.get("FRONTIER_URL"))
         self.flow = FlowControl(max_concurrency,
-                                settings.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE"))
+                                settings.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE"),
+                                stall_timeout_s=0.0 if self.shared_frontier
+                                else settings.getfloat("STALL_TIMEOUT", 300.0))
+        self._stuck_timer = None  # the recheck while the scheduler's requests are stuck
         self.pool = downloaders
         # CONCURRENT_REQUESTS_PER_IP: host name -> IP its last response came from, so
         # later requests are keyed by IP (as Scrapy's dnscache does).
@@ -121,6 +138,8 @@ class EngineActor(CrawlActor):
         self.flush_held()
         if self._idle_timer is not None:
             self._idle_timer.cancel()
+        if self._stuck_timer is not None:
+            self._stuck_timer.cancel()
         if self.mw is not None:
             self.mw.close_spider(self.spider)
 
@@ -201,9 +220,21 @@ class EngineActor(CrawlActor):
         self._after()
 
     def handle_idle_checked(self, message):
-        decision = self.flow.idle_checked(message["token"], message["pending"])
+        decision = self.flow.idle_checked(message["token"], message["pending"],
+                                          time.monotonic())
         if decision is IDLE_BUSY:
             self._after()
+        elif decision is IDLE_STUCK:
+            if self.shared_frontier:
+                self._after()  # the shared scheduler answers at its next tick
+            elif self._stuck_timer is None:  # the next event asks sooner
+                self._stuck_timer = self._tell_later({"type": "recheck_idle", "stuck": True},
+                                                     STUCK_RECHECK_S)
+        elif decision is IDLE_STALLED:
+            # The Scheduler says what it holds and stops the crawl (stalled).
+            self.send(self.scheduler, {
+                "type": "check_idle", "token": message["token"], "reply_to": self.actor_ref,
+                "stalled_s": round(time.monotonic() - self.flow.stuck_since, 1)})
         elif decision is IDLE_SIGNAL:
             if self._fire_spider_idle():
                 self._after()  # handlers may have scheduled requests: check once more
@@ -216,6 +247,10 @@ class EngineActor(CrawlActor):
         # DontCloseSpider, the recheck timer runs
 
     def handle_recheck_idle(self, message):
+        if message.get("stuck"):
+            self._stuck_timer = None
+            self._after()
+            return
         self._idle_timer = None
         self.flow.idle_rechecked()
         self._after()

@@ -1,9 +1,12 @@
 """ExporterActor: writes the items that left the pipeline to one feed (``FEED_URI``,
 ``FEED_FORMAT``) through :mod:`crawlfw.core.feeds`; stores the feed when stopped.
 
-The feed is opened when the actor is built, on the Supervisor's thread: a bad ``FEED_*``
-setting or a storage that cannot be opened (``-o /proc/nope/items.jl``) refuses the
-crawl's start with a :class:`~crawlfw.exceptions.CrawlStartError`. A write that fails with an ``OSError``
+The feeds are opened before the actors are built, on the Supervisor's thread, all of
+them prepared (:func:`prepare_feeds`: configuration checked, nothing touched) before any
+is opened (:func:`open_feeds`): a bad ``FEED_*`` setting or ``FEEDS`` option, or a
+storage that cannot be opened (``-o /proc/nope/items.jl``) refuses the crawl's start
+with a :class:`~crawlfw.exceptions.CrawlStartError`, and no other feed's file was
+emptied for it. A write that fails with an ``OSError``
 (disk full) or a feed that cannot be stored at the end is a failed feed: the stat
 ``feedexport/failed_count`` counts it and the crawl closes with ``feed_failed``
 (a failure reason: exit status 1).
@@ -22,7 +25,7 @@ import logging
 
 from crawlfw.actors._childref import RestartableActor
 from crawlfw.actors.pipeline import forward_checkpoint
-from crawlfw.core.feeds import FeedWriter
+from crawlfw.core.feeds import FeedResumeError, FeedWriter
 from crawlfw.exceptions import CrawlStartError, NotConfigured
 from crawlfw.utils import _faults
 
@@ -31,36 +34,93 @@ logger = logging.getLogger(__name__)
 __all__ = ["ExporterActor"]
 
 
-def open_feed(crawler, uri=None, options=None, resume_states=None) -> FeedWriter:
-    """Build and open one feed of the crawl on the caller's thread, so that a bad setting
-    or a storage that cannot be opened refuses the crawl's start.
+def _start_error(crawler, uri, e, doing):
+    """A :class:`CrawlStartError` naming the feed ``uri`` (None: ``FEED_URI``) and ``e``."""
+    name = uri or crawler.settings.get("FEED_URI")
+    if isinstance(e, (OSError, NotConfigured)):
+        return CrawlStartError(f"Cannot open the feed {name}: {e}")
+    # an exporter's or storage's own code failed to start
+    logger.error("Error %(doing)s the feed %(name)s", {"doing": doing, "name": name},
+                 exc_info=True)
+    return CrawlStartError(f"Cannot open the feed {name}: {type(e).__name__}: {e}")
+
+
+def prepare_feeds(crawler, feeds, resume_states=None) -> list:
+    """Build and prepare every feed of the crawl, touching no file: each one's
+    configuration is checked (options, format, storage, URI parameters, a local file's
+    directory) before any feed is opened, so that a refused feed costs no other feed's
+    earlier output.
 
     Args:
         crawler: the Crawler.
-        uri, options: one ``FEEDS`` entry; None: ``FEED_URI`` (see
-            :class:`~crawlfw.core.feeds.FeedWriter`).
+        feeds: ``[(uri, options), ...]`` (:func:`crawlfw.core.feeds.feeds_from_settings`;
+            ``uri`` None: ``FEED_URI``).
         resume_states: ``{feed key: state}`` committed by an earlier run of this
             ``JOBDIR`` job, or None (see :meth:`crawlfw.core.feeds.FeedWriter.open`).
+
+    Returns:
+        list of prepared :class:`~crawlfw.core.feeds.FeedWriter`, in ``feeds`` order.
+
+    Raises:
+        CrawlStartError: one line naming the first feed at fault and what is wrong with
+            it; an exporter or storage class (user code) raising anything else is named
+            with its exception type, and its traceback is logged.
+    """
+    writers = []
+    for uri, options in feeds:
+        try:
+            writer = FeedWriter.from_crawler(crawler, uri, options)
+            state = (resume_states or {}).get(writer.key)
+            writer.prepare(resume=state)
+            writer.check_resume(state)
+        except FeedResumeError as e:  # one line: the message says how to go on
+            raise CrawlStartError(str(e)) from e
+        except Exception as e:
+            raise _start_error(crawler, uri, e, "preparing") from e
+        writers.append(writer)
+    return writers
+
+
+def open_feeds(crawler, writers) -> None:
+    """Open prepared feeds (:func:`prepare_feeds`): those that empty a file
+    (``overwrite``) last, so that another feed failing to open empties none; on a
+    failure the feeds already opened are discarded (a file one created removed, one
+    it appended to cut back).
+
+    Raises:
+        CrawlStartError: as :func:`prepare_feeds`.
+    """
+    opened = []
+    try:
+        for writer in sorted(writers, key=lambda w: bool(w.overwrite)):  # stable
+            try:
+                writer.open()
+            except Exception as e:
+                raise _start_error(crawler, writer.urifmt, e, "opening") from e
+            opened.append(writer)
+    except CrawlStartError:
+        for writer in opened:
+            try:
+                writer.discard()
+            except OSError:
+                logger.error("Error discarding the feed %(name)s", {"name": writer.name},
+                             exc_info=True)
+        raise
+
+
+def open_feed(crawler, uri=None, options=None, resume_states=None) -> FeedWriter:
+    """Build, prepare and open one feed on the caller's thread (see
+    :func:`prepare_feeds`, :func:`open_feeds`).
 
     Returns:
         FeedWriter: opened.
 
     Raises:
-        CrawlStartError: one line naming the feed and what is wrong with it; an
-            exporter or storage class (user code) raising anything else is named with
-            its exception type, and its traceback is logged.
+        CrawlStartError: as :func:`prepare_feeds`.
     """
-    try:
-        writer = FeedWriter.from_crawler(crawler, uri, options)
-        writer.open(resume=(resume_states or {}).get(writer.key))
-    except (OSError, NotConfigured) as e:
-        name = uri or crawler.settings.get("FEED_URI")
-        raise CrawlStartError(f"Cannot open the feed {name}: {e}") from e
-    except Exception as e:  # an exporter's or storage's own code failed to start
-        name = uri or crawler.settings.get("FEED_URI")
-        logger.error("Error opening the feed %(name)s", {"name": name}, exc_info=True)
-        raise CrawlStartError(f"Cannot open the feed {name}: {type(e).__name__}: {e}") from e
-    return writer
+    writers = prepare_feeds(crawler, [(uri, options)], resume_states)
+    open_feeds(crawler, writers)
+    return writers[0]
 
 
 class ExporterActor(RestartableActor):
@@ -128,8 +188,20 @@ class ExporterActor(RestartableActor):
 
     def handle_checkpoint(self, message):
         """Make the feed durable up to here and pass the checkpoint on, with this feed's
-        state (None for storages that cannot resume: stdout, FTP, S3)."""
-        message["feeds"][self.writer.key] = self.writer.checkpoint(fsync=self.fsync)
+        state (None for storages that cannot resume: stdout, FTP, S3). A feed that
+        failed (a write error, its file deleted or replaced: checked here) stops the
+        checkpoint: the leases whose items it lost are not acked, and the crawl closes
+        with ``feed_failed``."""
+        if self.failed:  # its items are not all in the feed: nothing may be acked
+            return
+        try:
+            message["feeds"][self.writer.key] = self.writer.checkpoint(fsync=self.fsync)
+        except OSError as e:  # disk full, or the file deleted or replaced meanwhile
+            logger.error("Feed %(feed)s failed: %(error)s; closing the crawl (feed_failed)",
+                         {"feed": self.writer.name, "error": e},
+                         extra={"spider": self.crawler.spider})
+            self._feed_failed()
+            return
         forward_checkpoint(self, message, message["next"])
 
     def prepare_restart(self) -> bool:
@@ -141,9 +213,14 @@ class ExporterActor(RestartableActor):
         if not self._rewindable:
             logger.error(
                 "Exporter of feed %(feed)s cannot be restarted: it died while writing a "
-                "batch, and a %(scheme)s feed cannot be cut back to where the batch began "
-                "(only a local file's can); closing the crawl (exporter_failed)",
-                {"feed": self.writer.name, "scheme": self.writer.scheme or "file"},
+                "batch, and %(what)s cannot be cut back to where the batch began "
+                "(only a local file's can%(unless)s); closing the crawl (exporter_failed)",
+                {"feed": self.writer.name,
+                 "what": (f"a {self.writer.scheme or 'file'} feed"
+                          if self.writer.not_rewindable_because is None
+                          else f"a feed with {self.writer.not_rewindable_because}"),
+                 "unless": ("" if self.writer.not_rewindable_because is None
+                            else ", without batch_item_count or postprocessing")},
                 extra={"spider": self.crawler.spider})
             return False
         self.writer.rewind(self._mark)

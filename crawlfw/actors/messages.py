@@ -49,7 +49,7 @@ Who sends what (see ARCHITECTURE.md for the picture)::
     Supervisor -> Engine     : start_engine, close_spider, downloader_failed
     Supervisor -> Engine     : crawl (forwarded from another thread or process)
     crawler.engine.crawl -> Engine : crawl (checked against its schema first)
-    timer      -> Engine     : recheck_idle
+    timer      -> Engine     : recheck_idle (also ``stuck``: a stuck crawl's recheck)
     timer      -> Scheduler  : frontier_tick (FRONTIER_URL)
     Downloader -> itself     : pump
     AutoThrottle (Engine's thread) -> Downloader : set_slot_delay
@@ -57,7 +57,7 @@ Who sends what (see ARCHITECTURE.md for the picture)::
     Supervisor -> Scheduler  : start_checkpoints (JOBDIR)
     Scheduler  -> SpiderRunner -> Pipeline -> Exporter(s) : checkpoint (JOBDIR)
     Exporter (or Pipeline) -> Scheduler : checkpoint_reached (JOBDIR)
-    Scheduler  -> Supervisor : stop_crawl (the frontier failed)
+    Scheduler  -> Supervisor : stop_crawl (the frontier failed; stalled: STALL_TIMEOUT)
     Scheduler  -> Engine     : requests_dequeued, idle_checked
     Engine     -> Downloader : fetch
     Downloader -> Engine     : response_downloaded, download_failed
@@ -301,9 +301,13 @@ class Crawl(TypedDict):
 
 
 class RecheckIdle(TypedDict):
-    """Timer -> Engine: fire ``spider_idle`` again after a handler raised DontCloseSpider."""
+    """Timer -> Engine: fire ``spider_idle`` again after a handler raised DontCloseSpider,
+    or (``stuck``) ask the Scheduler again after it held requests it could not dispatch."""
 
     type: Literal["recheck_idle"]
+    stuck: NotRequired[bool]
+    """True: the recheck of a stuck crawl (see ``STALL_TIMEOUT``), not a ``spider_idle``
+    one."""
 
 
 class FrontierTick(TypedDict):
@@ -448,6 +452,10 @@ class CheckIdle(TypedDict):
     """The engine's idle-check number, echoed in ``idle_checked``."""
     reply_to: ActorRef
     """The Engine's ``pykka.ActorRef``."""
+    stalled_s: NotRequired[Annotated[float, Rule(minimum=0)]]
+    """Set when the crawl has been stuck this many seconds (requests pending, none
+    dispatched, nothing in flight), past ``STALL_TIMEOUT``: the Scheduler logs what it
+    holds and stops the crawl with ``stalled``."""
 
 
 class RequestsDequeued(TypedDict):

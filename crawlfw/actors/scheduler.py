@@ -12,6 +12,11 @@ message travels SpiderRunner -> Pipeline -> each Exporter (each adding what it m
 durable) and comes back as ``checkpoint_reached``, on which the frontier acks the leases
 whose work is now durable and commits, with the feeds' lengths, in one transaction.
 
+A ``check_idle`` carrying ``stalled_s`` (the engine found the crawl stuck past
+``STALL_TIMEOUT``: requests pending, none dispatched, nothing in flight) makes it log
+what the frontier holds (``describe_pending``: counts, the oldest pending request and
+who holds its lease) and tell the Supervisor ``stop_crawl`` with ``stalled``.
+
 With a shared frontier (``FRONTIER_URL``, several workers) a timer tells it
 ``frontier_tick`` every :data:`TICK_S` seconds: it renews its leases (the heartbeat,
 three times per ``FRONTIER_LEASE_TIMEOUT``), leases requests other workers pushed while
@@ -32,6 +37,7 @@ import time
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
 from crawlfw.core.frontier import FrontierError, PushMany
+from crawlfw.core.redis_frontier import FrontierStopping
 from crawlfw.utils import _faults
 
 logger = logging.getLogger(__name__)
@@ -197,10 +203,35 @@ class SchedulerActor(CrawlActor):
             self._answer_idle_check(first=True)
             return
         self._maybe_checkpoint()
+        if "stalled_s" in message and not self.failed:
+            self._stalled(message["stalled_s"])
         self.send(
             message["reply_to"],
             {"type": "idle_checked", "token": message["token"], "pending": len(self.frontier)},
         )
+
+    def _stalled(self, stalled_s):
+        """The crawl has been stuck ``stalled_s`` seconds (``STALL_TIMEOUT``): log what
+        the frontier holds and stop the crawl with ``stalled`` (a failure)."""
+        describe = getattr(self.frontier, "describe_pending", None)
+        try:
+            held = describe() if describe is not None else {}
+        except _FRONTIER_ERRORS as e:
+            held = {"error": f"{type(e).__name__}: {e}"}
+        logger.error(
+            "Crawl stalled: %(pending)d requests pending in the frontier (%(detail)s), "
+            "none dispatched, nothing in flight and nothing happening for %(s).1f s "
+            "(STALL_TIMEOUT); oldest pending request: %(oldest)s; closing the crawl "
+            "(stalled)",
+            {"pending": len(self.frontier), "s": stalled_s,
+             "detail": ", ".join(f"{k} {v}" for k, v in held.items() if k != "oldest")
+             or "no detail",
+             "oldest": held.get("oldest", "unknown")},
+            extra={"spider": self.spider})
+        self.crawler.stats.set_value("frontier/stalled_s", stalled_s, spider=self.spider)
+        if self.supervisor is not None:
+            self.send(self.supervisor, {"type": "stop_crawl", "crawl_id": self.crawl_id,
+                                        "reason": "stalled"})
 
     def handle_start_checkpoints(self, message):
         """The Supervisor names the SpiderRunner, where checkpoints start."""
@@ -236,6 +267,10 @@ class SchedulerActor(CrawlActor):
         """Shared frontier: renew leases, poll for requests, answer a held idle check."""
         self._ticker.pending = False
         if self.failed:
+            return
+        failure = getattr(getattr(self.frontier, "link", None), "failure", None)
+        if failure is not None:  # met by a download slot (a permanent Redis fault)
+            self._fail(failure)
             return
         now = time.monotonic()
         try:
@@ -364,6 +399,11 @@ class SchedulerActor(CrawlActor):
             return
         self.failed = True
         where = getattr(self.frontier, "path", "the frontier")
+        if isinstance(error, FrontierStopping):  # the crawl is stopping already
+            logger.warning("%(error)s: this worker's open leases were not given back; "
+                           "they expire after FRONTIER_LEASE_TIMEOUT and are crawled "
+                           "again", {"error": error}, extra={"spider": self.spider})
+            return
         logger.error("Frontier failed: %(error)s (%(where)s): closing the crawl",
                      {"error": f"{type(error).__name__}: {error}", "where": where},
                      extra={"spider": self.spider})

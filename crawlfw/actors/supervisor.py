@@ -57,6 +57,7 @@ from crawlfw.actors._childref import ChildRef
 from crawlfw.actors._facade import EngineFacade
 from crawlfw.core._reasons import is_failure_reason, register_failure_reason
 from crawlfw.core._supervision import PERMANENT, ChildSpec, RestartIntensity
+from crawlfw.core.frontier import FrontierError
 from crawlfw.core.slot import slot_key
 from crawlfw.exceptions import CrawlStartError
 from crawlfw.utils._fds import fit_concurrency
@@ -186,6 +187,9 @@ class Supervisor(CrawlActor):
             if tree is None:
                 continue
             stopping.append(crawl_id)
+            stop_requested = getattr(tree.crawler, "_stop_requested", None)
+            if stop_requested is not None:  # a Redis frontier's retries end now
+                stop_requested.set()
             if tree.engine is not None and tree.engine.is_alive():
                 self.send(tree.engine, {"type": "close_spider", "reason": message["reason"]})
             else:
@@ -395,7 +399,7 @@ class Supervisor(CrawlActor):
     def _start_tree(self, tree):
         from crawlfw.actors.downloader import DownloaderActor, DownloaderPool
         from crawlfw.actors.engine import EngineActor
-        from crawlfw.actors.exporter import ExporterActor, open_feed
+        from crawlfw.actors.exporter import ExporterActor, open_feeds, prepare_feeds
         from crawlfw.actors.pipeline import PipelineActor
         from crawlfw.actors.scheduler import SchedulerActor, frontier_of
         from crawlfw.actors.spider_runner import SpiderRunnerActor
@@ -416,7 +420,10 @@ class Supervisor(CrawlActor):
         pool.concurrency = fit_concurrency(crawler.settings)
         # The frontier first: a JOBDIR job's metadata tells how to resume the feeds and
         # the start requests.
-        scheduler = load_object(crawler.settings["SCHEDULER"]).from_crawler(crawler)
+        try:  # a JOBDIR that is locked, damaged or inconsistent: refused in one line
+            scheduler = load_object(crawler.settings["SCHEDULER"]).from_crawler(crawler)
+        except FrontierError as e:
+            raise CrawlStartError(str(e)) from e
         contain_dupefilter(getattr(scheduler, "df", None), crawler)  # user code: contained
         tree.frontier = frontier = frontier_of(scheduler)
         durable = bool(getattr(frontier, "durable", False))
@@ -424,8 +431,10 @@ class Supervisor(CrawlActor):
         try:
             feeds = dict(job.get("feeds", {}))
             if _feed_export_enabled(crawler.settings):  # one exporter per feed (FEEDS, FEED_URI)
-                for uri, options in feeds_from_settings(crawler.settings):
-                    writer = open_feed(crawler, uri, options, resume_states=feeds)
+                # every feed checked before any is opened (an overwrite feed is emptied)
+                writers = prepare_feeds(crawler, feeds_from_settings(crawler.settings), feeds)
+                open_feeds(crawler, writers)
+                for writer in writers:
                     feeds[writer.key] = writer.checkpoint(fsync=False)
                     tree.exporters.append(_start_exporter(tree, ExporterActor, writer, common))
             if durable:  # each feed's starting point is committed before any item comes
@@ -567,6 +576,8 @@ class Supervisor(CrawlActor):
             if crawler._failed_feeds and not is_failure_reason(reason):
                 reason = tree.closing = "feed_failed"  # a feed could not be written or stored
             _stop(tree.scheduler, timeout_of("scheduler"))
+            if crawler.stats.get_value("frontier/error") and not is_failure_reason(reason):
+                reason = tree.closing = "frontier_failed"  # its last commit failed
         finally:
             try:
                 self.actor_ref.tell({"type": "crawl_stopped", "crawl_id": tree.crawl_id})

@@ -5,10 +5,21 @@ sharing the frontier named by ``FRONTIER_URL``, their items merged into the one 
 Each worker is the same command run as a child process (``python -m crawlfw.cmdline``)
 with ``FRONTIER_WORKER=<base>-<i>`` (``<base>``: ``FRONTIER_WORKER`` or the host name)
 and its own JSON Lines part file, ``<part dir>/<worker id>.jl``, whose committed length
-is kept in the shared frontier with the worker's acks. A worker that exits with a
-non-zero status (killed, crashed) is started again under the same id, at most
-:data:`MAX_RESTARTS` times: it cuts its part back to what it committed and goes on, so no
-item is lost or written twice. When every worker has finished, the parent writes the
+is kept in the shared frontier with the worker's acks. Before any worker starts, the
+parent checks the Redis (:func:`crawlfw.core.redis_frontier.check_server`): a malformed
+URL, a wrong password, a server that does not speak Redis or an evicting
+``maxmemory-policy`` end the command at once, in one line, exit status 1.
+
+A worker that crashed (killed by a signal, or gone without reporting how its crawl
+ended) is started again under the same id, at most :data:`MAX_RESTARTS` times, with
+``FRONTIER_JOIN_ONLY`` (it must find the crawl in Redis): it cuts its part back to what
+it committed and goes on, so no item is lost or written twice. A worker that stopped on
+purpose (its crawl ended with a failure reason such as ``frontier_failed``, or its start
+was refused) reports its reason through the file named by ``CRAWLFW_WORKER_REPORT`` and
+is not restarted: the parent stops the other workers and exits with status 1, naming
+that reason. Parts left by an earlier run make every worker join only, so a Redis that
+lost the crawl (restarted without persistence, flushed) is refused instead of crawled
+again from the start. When every worker has finished, the parent writes the
 items of all parts, in worker order, to the feed of ``-o`` (any format and storage, by
 :class:`crawlfw.core.feeds.FeedWriter`) and removes the parts. Interrupted (^C), it
 leaves the parts in place: the same command resumes the crawl and its parts.
@@ -20,10 +31,12 @@ import json
 import logging
 import re
 import shutil
+import os
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,7 +44,10 @@ from crawlfw.exceptions import UsageError
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["run_workers"]
+__all__ = ["run_workers", "report_to_parent"]
+
+#: The environment variable naming the file where a worker reports how its crawl ended.
+REPORT_ENV = "CRAWLFW_WORKER_REPORT"
 
 #: Times one worker is started again after a failure, before the parent gives up on it.
 MAX_RESTARTS = 5
@@ -40,7 +56,31 @@ MAX_RESTARTS = 5
 _POLL_S = 0.2
 
 #: Settings the parent sets for each worker itself.
-_OWN = ("FEED_URI", "FEED_FORMAT", "FEEDS", "FRONTIER_WORKER")
+_OWN = ("FEED_URI", "FEED_FORMAT", "FEEDS", "FRONTIER_WORKER", "FRONTIER_JOIN_ONLY")
+
+
+def report_to_parent(reason: str) -> None:
+    """In a worker started by ``--workers``: write how its crawl ended (``reason``: a
+    finish reason, or ``start_failed: ...``) to the file named by
+    :data:`REPORT_ENV`, so the parent does not restart a worker that stopped on
+    purpose. Nothing happens outside a ``--workers`` worker."""
+    path = os.environ.get(REPORT_ENV)
+    if not path:
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"finish_reason": reason}, f)
+    except OSError:
+        pass  # (the parent then takes the exit for a crash)
+
+
+def _read_report(path: Path):
+    """The finish reason a worker reported, or None (none: it crashed)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f).get("finish_reason")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def run_workers(settings, workers: int, command: list, spargs: dict, spidercls) -> None:
@@ -57,7 +97,8 @@ def run_workers(settings, workers: int, command: list, spargs: dict, spidercls) 
 
     Raises:
         UsageError: ``FRONTIER_URL`` is not set, or ``workers`` < 1.
-        SystemExit: status 1 when a worker did not finish (the parts are kept).
+        SystemExit: status 1 when the Redis cannot be used, or a worker did not finish
+            (the parts are kept).
     """
     if not settings.get("FRONTIER_URL"):
         raise UsageError("--workers needs a shared frontier: set FRONTIER_URL "
@@ -68,6 +109,21 @@ def run_workers(settings, workers: int, command: list, spargs: dict, spidercls) 
 
     configure_logging(settings)
     from crawlfw.core.feeds import feeds_from_settings
+    from crawlfw.core.frontier import FrontierError
+    from crawlfw.core.redis_frontier import RedisLink, check_server
+
+    link = RedisLink()  # ^C while waiting for the Redis ends the wait
+    old = {sig: signal.signal(sig, lambda *_: link.stopping.set())
+           for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        check_server(settings["FRONTIER_URL"],
+                     settings.getfloat("FRONTIER_RETRY_TIMEOUT", 300.0), link=link)
+    except FrontierError as e:
+        logger.error("Crawl could not start: shared frontier: %(error)s", {"error": e})
+        sys.exit(1)
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
 
     feeds = feeds_from_settings(settings)  # -o, -O, FEEDS: merged into each at the end
     output = (feeds[0][0] or settings.get("FEED_URI")) if feeds else None
@@ -85,8 +141,17 @@ def run_workers(settings, workers: int, command: list, spargs: dict, spidercls) 
     if settings.getpriority("LOG_FORMAT") != _cmdline_priority():  # lines name the worker
         log_format = settings["LOG_FORMAT"].replace("[%(name)s]", "[{wid}] [%(name)s]", 1)
 
-    def start(wid):
+    reports = Path(tempfile.mkdtemp(prefix="crawlfw-workers-"))
+    # Parts of an earlier run: the crawl has a history, so it must be found in Redis.
+    join_only = parts is not None and any(p.stat().st_size for p in parts.glob("*.jl"))
+
+    def start(wid, join_only):
         own = ["-s", f"FRONTIER_WORKER={wid}"]
+        if join_only or settings.getbool("FRONTIER_JOIN_ONLY"):
+            own += ["-s", "FRONTIER_JOIN_ONLY=True"]
+        report = reports / f"{wid}.json"
+        report.unlink(missing_ok=True)
+        env = {**os.environ, REPORT_ENV: str(report)}
         if parts is not None:
             part = str(parts / f"{wid}.jl").replace("%", "%%")
             own += ["-s", f"FEED_URI={part}", "-s", "FEED_FORMAT=jsonlines"]
@@ -94,7 +159,7 @@ def run_workers(settings, workers: int, command: list, spargs: dict, spidercls) 
             own += ["-s", f"LOG_FORMAT={log_format.replace('{wid}', wid)}"]
         # A session of its own: a ^C reaches the parent, which passes it on once; a
         # worker whose parent dies stops as on ^C (Linux), so no orphan keeps its id.
-        return subprocess.Popen([*args, *own], start_new_session=True,
+        return subprocess.Popen([*args, *own], start_new_session=True, env=env,
                                 preexec_fn=_stop_with_parent)
 
     if parts is not None:
@@ -102,9 +167,10 @@ def run_workers(settings, workers: int, command: list, spargs: dict, spidercls) 
     logger.info("Starting %(n)d workers (%(ids)s) on %(url)s%(parts)s",
                 {"n": workers, "ids": ", ".join(ids), "url": settings["FRONTIER_URL"],
                  "parts": f"; their items in {parts}/" if parts else ""})
-    procs = {wid: start(wid) for wid in ids}
+    procs = {wid: start(wid, join_only) for wid in ids}
     restarts = dict.fromkeys(ids, 0)
     codes = {}
+    reasons = {}  # worker id -> the failure it stopped on, on purpose
     interrupted = []
 
     def on_signal(signum, frame):
@@ -121,25 +187,39 @@ def run_workers(settings, workers: int, command: list, spargs: dict, spidercls) 
                 if wid in codes or proc.poll() is None:
                     continue
                 code = proc.returncode
-                if code != 0 and not interrupted and restarts[wid] < MAX_RESTARTS:
+                reason = _read_report(reports / f"{wid}.json")
+                if code != 0 and reason is not None and not interrupted and not reasons:
+                    # Stopped on purpose (frontier_failed, a refused start...): the same
+                    # would happen again, so the crawl ends here.
+                    reasons[wid] = reason
+                    logger.error("Worker %(id)s stopped: %(reason)s (exit status %(code)s); "
+                                 "not restarted: stopping the other workers",
+                                 {"id": wid, "reason": reason, "code": code})
+                    for other, p in procs.items():
+                        if other not in codes and other != wid and p.poll() is None:
+                            p.send_signal(signal.SIGINT)
+                elif (code != 0 and reason is None and not interrupted and not reasons
+                        and restarts[wid] < MAX_RESTARTS):
                     restarts[wid] += 1
                     logger.warning("Worker %(id)s exited with status %(code)s: starting it "
                                    "again (restart %(n)d of %(max)d; it resumes its part)",
                                    {"id": wid, "code": code, "n": restarts[wid],
                                     "max": MAX_RESTARTS})
-                    procs[wid] = start(wid)
+                    procs[wid] = start(wid, True)  # it ran: the crawl must be in Redis
                     continue
                 codes[wid] = code
     finally:
         for s, handler in old.items():
             signal.signal(s, handler)
+        shutil.rmtree(reports, ignore_errors=True)
     failed = {wid: code for wid, code in codes.items() if code != 0}
-    if failed or interrupted:
+    if failed or interrupted or reasons:
         where = f"; the items so far are in {parts}/" if parts else ""
+        why = "".join(f"; {w}: {r}" for w, r in reasons.items())
         logger.error("Workers stopped before the crawl finished (exit status: %(codes)s)"
-                     "%(where)s: run the same command again to resume",
+                     "%(why)s%(where)s: run the same command again to resume",
                      {"codes": ", ".join(f"{w} {c}" for w, c in codes.items()),
-                      "where": where})
+                      "why": why, "where": where})
         sys.exit(1)
     if parts is not None:
         _merge(settings, spidercls, spargs, parts, ids, feeds)

@@ -9,6 +9,7 @@ import argh
 
 from crawlfw.commands import ScrapyCommand, command, feed_options, spider_arguments
 from crawlfw.commands._command import delegate
+from crawlfw.core._reasons import is_failure_reason
 from crawlfw.exceptions import CrawlStartError, UsageError
 from crawlfw.utils.spider import iter_spider_classes
 
@@ -102,12 +103,16 @@ def run_crawl(settings, spidercls, spargs, process=None) -> None:
 
     if process is None:
         process = CrawlerProcess(settings)
+    from crawlfw.commands._workers import report_to_parent
+
     try:
         process.crawl(spidercls, **spargs)
     except Exception as e:
         process.shutdown()
         logging.getLogger(__name__).error("Crawl could not start: %s", e,
                                           exc_info=not isinstance(e, CrawlStartError))
+        if isinstance(e, CrawlStartError):  # refused on purpose: not a crash
+            report_to_parent(f"start_failed: {e}")
         sys.exit(1)
     process.start()
     if getattr(process, "forced_signal", None):  # a second ^C: 130 for SIGINT
@@ -115,6 +120,9 @@ def run_crawl(settings, spidercls, spargs, process=None) -> None:
 
         # unclean on purpose: no waiting for actor or pool threads at interpreter exit
         exit_now(128 + process.forced_signal)
+    reasons = [c.finish_reason for c in process.crawlers if c.finish_reason is not None]
+    if reasons:
+        report_to_parent(next((r for r in reasons if is_failure_reason(r)), reasons[0]))
     if any(crawler.failed for crawler in process.crawlers):
         sys.exit(1)
 

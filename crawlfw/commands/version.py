@@ -21,6 +21,8 @@ RUNTIME_LIBRARIES = [
     ("ptpython", "ptpython"),
     ("rich", "rich"),
     ("redis", "redis"),
+    ("publicsuffixlist", "publicsuffixlist"),
+    ("jmespath", "jmespath"),
 ]
 
 #: Libraries used when installed: decompression, image pipeline, S3 feeds and media.

@@ -21,10 +21,11 @@ ConnectError          7 (other errno), 15 (``FTP_CANT_GET_HOST``),
                       (``QUIC_CONNECT_ERROR``), 97 (``PROXY``: proxy handshake)
 ConnectionLostError   52 (``GOT_NOTHING``), 55 (``SEND_ERROR``), 56 (``RECV_ERROR``)
 TLSError              35, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90, 91, 98, 101
-ResponseFailed        100 (``TOO_LARGE``: a response header over 100 KiB, or over
-                      5000 headers) and 56 whose text is "Too large response
+ResponseHeaders-      100 (``TOO_LARGE``: a response header over 100 KiB, or over
+TooLarge              5000 headers) and 56 whose text is "Too large response
                       headers" (over 300 KiB in all), labelled "Response headers
-                      too large"; 8 (``WEIRD_SERVER_REPLY``), 16 (``HTTP2``), 18
+                      too large" (a ``ResponseFailed`` never retried)
+ResponseFailed        8 (``WEIRD_SERVER_REPLY``), 16 (``HTTP2``), 18
                       (``PARTIAL_FILE``: body shorter than Content-Length), 61
                       (``BAD_CONTENT_ENCODING``), 92 (``HTTP2_STREAM``), 95
                       (``HTTP3``)
@@ -50,6 +51,7 @@ from crawlfw.exceptions import (
     DownloadError,
     DownloadTimeoutError,
     ResponseFailed,
+    ResponseHeadersTooLarge,
     TLSError,
 )
 
@@ -79,7 +81,7 @@ CURL_CODE_TABLE: tuple[tuple[type[DownloadError], str, frozenset[int]], ...] = (
 )
 
 #: Label of the header-size errors (code 100, and 56 with a header text).
-_HEADERS_TOO_LARGE = (ResponseFailed, "Response headers too large")
+_HEADERS_TOO_LARGE = (ResponseHeadersTooLarge, "Response headers too large")
 
 #: Texts for codes pycurl has no name for, used when curl left its error buffer empty
 #: (libcurl's ``curl_easy_strerror`` wording, with the limits of ``lib/http.c``).

@@ -6,13 +6,14 @@ __all__ = ["FAILURE_REASONS", "is_failure_reason", "register_failure_reason"]
 #: ``finish_reason`` values that mean the crawl failed (the command exits with status 1):
 #: ``<role>_failed`` when an actor of that role died (the Supervisor's reason), a feed
 #: that could not be written (``feed_failed``), the durable frontier (``frontier_failed``)
-#: and a crawl that could not start (``start_failed: <error>``). Every other reason is a
+#: a crawl that could not start (``start_failed: <error>``) and one stuck with requests
+#: it could not dispatch for ``STALL_TIMEOUT`` (``stalled``). Every other reason is a
 #: normal end: ``finished``, ``shutdown`` (^C), ``cancelled``, ``closespider_*`` and any
 #: reason a spider gives ``CloseSpider``.
 FAILURE_REASONS = frozenset({
     "supervisor_failed", "engine_failed", "scheduler_failed", "downloader_failed",
     "spider_runner_failed", "pipeline_failed", "exporter_failed", "custom_failed",
-    "feed_failed", "frontier_failed", "start_failed",
+    "feed_failed", "frontier_failed", "start_failed", "stalled",
 })
 
 _registered = set()  # "<role>_failed" of user actors' own roles (ACTORS)

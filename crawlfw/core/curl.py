@@ -60,7 +60,17 @@ _RW = selectors.EVENT_READ | selectors.EVENT_WRITE
 # Longest single sleep in the selector; perform() loops, so an infinite wait_s works.
 _MAX_SELECT_S = 3600.0
 
-_PROTOCOLS = pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS | pycurl.PROTO_FTP | pycurl.PROTO_FILE
+# CURLOPT_PROTOCOLS per transfer: only the request's own scheme (a URL of another
+# scheme can never be fetched by a transfer made for this one). CURLOPT_REDIR_PROTOCOLS:
+# http and https only, should redirects ever be followed by curl (they are not:
+# FOLLOWLOCATION is off, RedirectMiddleware follows them). See docs/security.md.
+_SCHEME_PROTOCOLS = {
+    "http": pycurl.PROTO_HTTP,
+    "https": pycurl.PROTO_HTTPS,
+    "ftp": pycurl.PROTO_FTP,
+    "file": pycurl.PROTO_FILE,
+}
+_REDIR_PROTOCOLS = pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS
 
 # Request headers curl would add on its own unless told not to ("Name:" with no
 # value removes an internal header): lower-case name -> suppressing line.
@@ -506,7 +516,9 @@ class MultiDriver:
         setopt(pycurl.HTTP_VERSION, pycurl.CURL_HTTP_VERSION_1_1)
         setopt(pycurl.PATH_AS_IS, 1)  # send the path as given: no dot-segment squashing
         setopt(pycurl.PROXY, "")  # no proxy, and ignore http_proxy & co.
-        setopt(pycurl.PROTOCOLS, _PROTOCOLS)
+        setopt(pycurl.PROTOCOLS, pycurl.PROTO_HTTP)  # set per transfer to its scheme
+        setopt(pycurl.REDIR_PROTOCOLS, _REDIR_PROTOCOLS)
+        setopt(pycurl.FOLLOWLOCATION, 0)
         setopt(pycurl.SSL_VERIFYPEER, self._verify)
         setopt(pycurl.SSL_VERIFYHOST, self._verify_host)
         setopt(pycurl.PROXY_SSL_VERIFYPEER, self._verify)
@@ -528,6 +540,7 @@ class MultiDriver:
         """Per-transfer options. Returns True when the handle needs a reset before reuse."""
         request = xfer.request
         setopt = c.setopt
+        setopt(pycurl.PROTOCOLS, _SCHEME_PROTOCOLS[xfer.scheme])
         try:
             setopt(pycurl.URL, xfer.url)
         except UnicodeEncodeError:
@@ -835,7 +848,8 @@ def _maxsize_error(xfer: _Transfer, size: int | None, *, expected: bool) -> Down
             f"Cancelling download of {xfer.url}: received more bytes than "
             f"download max size ({xfer.maxsize})."
         )
-    logger.error(message)
+    # Logged once, as the download error ("Error downloading ..." or the errback's).
+    logger.debug(message)
     return DownloadCancelled(message, xfer.url, 63)
 
 

@@ -29,7 +29,12 @@ Settings used (Scrapy 1.2 names and meanings):
 ``FEED_EXPORTERS`` / ``FEED_EXPORTERS_BASE``
     format -> exporter class (path). A None value removes a base entry.
 ``FEED_EXPORT_FIELDS``
-    the fields to export, in order (list or comma-separated string); None: all.
+    the fields to export, in order (list or comma-separated string), or a dict
+    ``{item field: output name}`` (Scrapy 2.4); None: all.
+``FEED_EXPORT_BATCH_ITEM_COUNT``
+    (Scrapy 2.3) start a new file every this many items (0, the default: one file); the
+    URI must then hold ``%(batch_id)d`` (1, 2, ...) or ``%(batch_time)s`` (the UTC time
+    the batch began, ``2026-11-25T16-02-36.123456+00-00``).
 ``FEED_EXPORT_ENCODING``
     the output encoding; None: UTF-8, with JSON escaped to ASCII.
 ``FEED_STORE_EMPTY``
@@ -46,19 +51,31 @@ Settings used (Scrapy 1.2 names and meanings):
     (``FEED_EXPORT_FIELDS``), ``store_empty`` (``FEED_STORE_EMPTY``), ``overwrite``
     (False: a local file is appended to, as Scrapy 1.2 does; True: replaced),
     ``indent`` (None; JSON only: indents each item), ``item_export_kwargs`` (more
-    keyword arguments for the exporter), ``uri_params`` (``FEED_URI_PARAMS``).
+    keyword arguments for the exporter), ``uri_params`` (``FEED_URI_PARAMS``), and
+    Scrapy 2's ``batch_item_count`` (``FEED_EXPORT_BATCH_ITEM_COUNT``),
+    ``postprocessing`` (plug-ins, :mod:`crawlfw.extensions.postprocessing`, with their
+    options), ``item_filter`` (a class built with the feed's options, whose
+    ``accepts(item)`` picks the items; default
+    :class:`crawlfw.extensions.feedexport.ItemFilter`) and ``item_classes``. A feed
+    with batches or post-processing cannot be cut back: refused with ``JOBDIR`` or
+    ``FRONTIER_URL``. Unknown options are refused, unless the feed has plug-ins or an
+    item filter (which may read their own).
     ``FEED_URI``, when set, is one more feed with the ``FEED_*`` options
     (:func:`feeds_from_settings`).
 
 :func:`feed_settings_from_cli` turns the ``-o FILE`` / ``-t FORMAT`` options of the
-``crawl`` and ``runspider`` commands into ``FEED_URI`` / ``FEED_FORMAT``.
+``crawl`` and ``runspider`` commands (also Scrapy 2's ``-o URI:FORMAT``) into
+``FEED_URI`` / ``FEED_FORMAT``.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import re
 import sys
+import time
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from urllib.parse import urlparse
@@ -67,7 +84,7 @@ from crawlfw.exceptions import NotConfigured, UsageError
 from crawlfw.utils.misc import create_instance, load_object
 from crawlfw.utils.python import without_none_values
 
-__all__ = ["FeedWriter", "feed_settings_from_cli", "feeds_from_settings", "uri_scheme"]
+__all__ = ["FeedReplacedError", "FeedResumeError", "FeedWriter", "feed_settings_from_cli", "feeds_from_settings", "uri_scheme"]
 
 logger = logging.getLogger(__name__)
 
@@ -187,9 +204,7 @@ class FeedWriter:
         self.store_empty = (settings.getbool("FEED_STORE_EMPTY")
                             if options.get("store_empty") is None
                             else bool(options["store_empty"]))
-        fields = options.get("fields")
-        self.export_fields = (settings.getlist("FEED_EXPORT_FIELDS") if fields is None
-                              else list(fields)) or None
+        self.export_fields = _export_fields(options.get("fields"), settings)
         self.export_encoding = (options.get("encoding")
                                 or settings.get("FEED_EXPORT_ENCODING") or None)
         self.overwrite = bool(options.get("overwrite", False))
@@ -231,9 +246,12 @@ class FeedWriter:
         self.exporter = None
         self.file = None
         self._export = self._start_and_export
+        self._configure_scrapy2(options, settings, where)
         self._state = "new"
+        self._resume = None  # the JOBDIR state prepare() accepted
         self._started = False
         self._resumable = False  # a local file: checkpoint() can give its state
+        self._identity = None  # (st_dev, st_ino) of a local file, checked at commits
 
     @property
     def key(self) -> str:
@@ -279,6 +297,65 @@ class FeedWriter:
                 is not a valid ``%``-template.
             OSError: the storage could not be opened (directory not creatable...).
         """
+        if self._state == "new":
+            self.prepare(spider, resume)
+        elif self._state != "prepared":
+            raise RuntimeError(f"FeedWriter for {self.urifmt!r} is already {self._state}")
+        resume = self._resume
+        self.storage = self._make_storage(self.uri)
+        self._resumable = (hasattr(self.storage, "path") and _is_file_storage(self.storage)
+                           and self.not_rewindable_because is None)
+        if resume and self._resumable:
+            problem = _resume_problem(self.storage.path, resume["offset"], self.uri)
+            if problem is None:
+                _cut_back(self.storage.path, resume["offset"], self.uri)
+            elif not self.settings.getbool("FEED_RESTART_BROKEN"):
+                raise FeedResumeError(problem)
+            else:
+                resume = None
+                aside = None
+                if os.path.exists(self.storage.path):
+                    aside = f"{self.storage.path}.broken-{int(time.time())}"
+                    os.replace(self.storage.path, aside)
+                logger.warning("%(problem)s; starting the feed anew (FEED_RESTART_BROKEN)%(kept)s",
+                               {"problem": problem,
+                                "kept": f"; the old file is kept as {aside}" if aside else ""})
+        raw = self.storage.open(self.spider)
+        self._identity = _file_identity(raw) if self._resumable else None
+        self.file = self._postprocessed(raw)
+        try:
+            self.exporter = self._make_exporter()
+            if resume and self._resumable and resume.get("started"):
+                self._resume_document(resume.get("items", 0), resume.get("fields"))
+        except BaseException:
+            self._discard()
+            raise
+        self._state = "open"
+        return _redact_uri(self.uri)
+
+    def prepare(self, spider=None, resume=None) -> str:
+        """Resolve the feed URI and check that its target can be written, touching
+        nothing: no file is created, opened or emptied. :meth:`open` then opens it.
+
+        The crawl prepares every feed before it opens any, so that a feed refused for
+        its configuration (a URI parameter the spider lacks, a local path under a file
+        or a directory it may not write) never costs another feed's earlier output
+        (an ``overwrite`` feed is emptied when opened).
+
+        Args:
+            spider, resume: as :meth:`open` (which, called after this, ignores its own).
+
+        Returns:
+            str: the resolved URI (password redacted).
+
+        Raises:
+            RuntimeError: the writer was already prepared or opened.
+            ValueError: no spider was given.
+            NotConfigured: the URI names a parameter the spider does not have, or is not
+                a valid ``%``-template.
+            OSError: a local feed file could not be created or written (a directory or
+                a file in its place, no write permission).
+        """
         if self._state != "new":
             raise RuntimeError(f"FeedWriter for {self.urifmt!r} is already {self._state}")
         if spider is not None:
@@ -291,20 +368,190 @@ class FeedWriter:
         else:
             resume = None
             self.uri = self._resolve_uri()
-        self.storage = self._make_storage(self.uri)
-        self._resumable = hasattr(self.storage, "path") and _is_file_storage(self.storage)
-        if resume and self._resumable:
-            _cut_back(self.storage.path, resume["offset"], self.uri)
-        self.file = self.storage.open(self.spider)
-        try:
-            self.exporter = self._make_exporter()
-            if resume and self._resumable and resume.get("started"):
-                self._resume_document(resume.get("items", 0), resume.get("fields"))
-        except BaseException:
-            self._discard()
-            raise
-        self._state = "open"
+        storage = self._make_storage(self.uri)
+        if _is_file_storage(storage):
+            _check_writable(storage.path)
+        self._resume = resume
+        self._state = "prepared"
         return _redact_uri(self.uri)
+
+    def discard(self) -> None:
+        """Give up an opened feed without storing it: the storage's ``discard`` undoes
+        its ``open`` (a local file it created is removed, one it appended to cut back to
+        its size before); a feed not opened yet is left as is.
+
+        Raises:
+            OSError: the local file cannot be removed or cut back.
+        """
+        if self._state == "open":
+            self._state = "closed"
+            self._discard()
+
+    # Scrapy 2 feed options: batches, post-processing, item filters
+
+    def _configure_scrapy2(self, options, settings, where) -> None:
+        """Read ``batch_item_count`` (``FEED_EXPORT_BATCH_ITEM_COUNT``),
+        ``postprocessing`` and ``item_filter``/``item_classes``; install the
+        :meth:`export_item` that applies them (a feed without them keeps the plain one).
+
+        Raises:
+            NotConfigured: a bad value; a batch URI without ``%(batch_id)d`` or
+                ``%(batch_time)s``; batches or post-processing with ``JOBDIR`` or a
+                shared frontier (``FRONTIER_URL``), which they cannot resume exactly
+                once; an item filter that cannot be loaded or built.
+        """
+        if where == "FEED_FORMAT":  # the FEED_URI feed
+            where = "FEED_URI"
+        self.batch_id = 1
+        self._batch_errors = []
+        self._target = None  # the storage's file under a PostProcessingManager
+        count = options.get("batch_item_count")
+        if count is None:
+            count = settings.get("FEED_EXPORT_BATCH_ITEM_COUNT", 0) or 0
+            origin = "FEED_EXPORT_BATCH_ITEM_COUNT"
+        else:
+            origin = f"{where} batch_item_count"
+        if isinstance(count, str) and count.strip().isdigit():
+            count = int(count)
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise NotConfigured(f"{origin} must be a whole number >= 0 (0: no batches), "
+                                f"got {count!r}")
+        self.batch_item_count = count
+        if count and not re.search(r"%\(batch_time\)s|%\(batch_id\)", self.urifmt):
+            raise NotConfigured(
+                f"%(batch_time)s or %(batch_id)d must be in the feed URI "
+                f"({_redact_uri(self.urifmt)}) if FEED_EXPORT_BATCH_ITEM_COUNT setting or "
+                f"FEEDS.batch_item_count is specified and greater than 0"
+            )
+        plugins = options.get("postprocessing") or []
+        if isinstance(plugins, (str, type)) or not isinstance(plugins, (list, tuple)):
+            raise NotConfigured(f"{where} postprocessing must be a list of plug-in classes "
+                                f"or import paths, got {plugins!r}")
+        try:
+            self.postprocessing = [load_object(p) if isinstance(p, str) else p
+                                   for p in plugins]
+        except (ImportError, NameError, ValueError, TypeError) as e:
+            raise NotConfigured(f"{where} postprocessing: {e}") from e
+        features = [name for name, used in (("batch_item_count", count),
+                                            ("postprocessing", plugins)) if used]
+        #: why a local file feed cannot be cut back (restart, JOBDIR resume), or None
+        self.not_rewindable_because = " and ".join(features) or None
+        if features and (settings.get("JOBDIR") or settings.get("FRONTIER_URL")):
+            raise NotConfigured(
+                f"{where}: {' and '.join(features)} cannot be used with "
+                f"{'JOBDIR' if settings.get('JOBDIR') else 'a shared frontier (FRONTIER_URL)'}: "
+                f"a resumed job could not cut such a feed back to its last commit, so "
+                f"items would be written twice or lost; remove the option or run "
+                f"without JOBDIR"
+            )
+        self.item_filter = None
+        if options.get("item_filter") is not None or options.get("item_classes"):
+            try:
+                from crawlfw.extensions.feedexport import ItemFilter
+
+                filter_cls = options.get("item_filter") or ItemFilter
+                if isinstance(filter_cls, str):
+                    filter_cls = load_object(filter_cls)
+                self.item_filter = filter_cls(options)
+            except (ImportError, NameError, ValueError, TypeError) as e:
+                raise NotConfigured(f"{where} item_filter: {e}") from e
+            if not callable(getattr(self.item_filter, "accepts", None)):
+                raise NotConfigured(f"{where} item_filter {filter_cls!r} has no accepts(item)")
+        if self.item_filter is not None or count:
+            self.export_item = self._export_item_scrapy2
+
+    def _export_item_scrapy2(self, item):
+        """:meth:`export_item` for a feed with an item filter or batches: an item the
+        filter refuses is skipped; a batch that is full is stored and the next one
+        begins (its file opened by its first item)."""
+        if self.item_filter is not None and not self.item_filter.accepts(item):
+            return
+        self._export(item)
+        self.itemcount += 1
+        if self.batch_item_count and self.itemcount >= self.batch_item_count:
+            self._next_batch()
+
+    def _next_batch(self) -> None:
+        """Store the full batch and make the next one current (its URI resolved now:
+        ``%(batch_time)s`` is its start)."""
+        result = self._store_current()
+        if result["error"]:
+            self._batch_errors.append(result["error"])
+        self.batch_id += 1
+        self.uri = self._resolve_uri()
+        self.storage = self.file = self.exporter = self._target = None
+        self.itemcount = 0
+        self._started = False
+        self._export = self._start_and_export
+
+    def _open_batch_file(self) -> None:
+        """Open the current batch's file (a batch after the first)."""
+        self.storage = self._make_storage(self.uri)
+        self.file = self._postprocessed(self.storage.open(self.spider))
+        self.exporter = self._make_exporter()
+
+    def _postprocessed(self, file):
+        """``file`` under a :class:`~crawlfw.extensions.postprocessing.PostProcessingManager`
+        when the feed has ``postprocessing``, else ``file``."""
+        if not self.postprocessing:
+            return file
+        from crawlfw.extensions.postprocessing import PostProcessingManager
+
+        self._target = file
+        return PostProcessingManager(self.postprocessing, file, self.options)
+
+    @property
+    def _raw_file(self):
+        """The storage's own file (under the post-processing, if any)."""
+        return self._target if self._target is not None else self.file
+
+    def _finished_file(self):
+        """The file to hand to the storage: the post-processing closed (its last bytes
+        written) first."""
+        if self._target is not None:
+            self.file.close()
+            return self._target
+        return self.file
+
+    def check_resume(self, resume) -> None:
+        """Check, writing nothing, that :meth:`open` can resume this feed from
+        ``resume`` (a state of :meth:`checkpoint` committed by an earlier run of the
+        job): a local file at least as long as its committed length. Call it for every
+        feed of a job before opening any, so a refused resume leaves all of them as
+        they are.
+
+        Raises:
+            FeedResumeError: the file is missing or shorter than committed, and
+                ``FEED_RESTART_BROKEN`` is False (the message names the file, both
+                lengths and how to go on).
+        """
+        if (not resume or resume.get("format") != self.format or not resume.get("uri")
+                or self.settings.getbool("FEED_RESTART_BROKEN")):
+            return
+        storage = self._make_storage(resume["uri"])
+        if hasattr(storage, "path") and _is_file_storage(storage):
+            problem = _resume_problem(storage.path, resume["offset"], resume["uri"])
+            if problem is not None:
+                raise FeedResumeError(problem)
+
+    def check_identity(self) -> None:
+        """Check that the feed's path still names the file this writer writes (a
+        local file deleted, moved or replaced during the crawl would lose its items).
+
+        Raises:
+            FeedReplacedError: it does not (the message names the file).
+        """
+        if self._identity is None:
+            return
+        try:
+            now = _file_identity(self.storage.path)
+        except FileNotFoundError:
+            now = None
+        if now != self._identity:
+            what = "deleted or moved" if now is None else "replaced by another file"
+            raise FeedReplacedError(
+                f"Feed {_redact_uri(self.uri)}: the file {self.storage.path} was {what} "
+                f"during the crawl; the items written to it are not in it")
 
     def _make_exporter(self):
         kwargs = dict(self.item_export_kwargs)
@@ -391,6 +638,8 @@ class FeedWriter:
 
         Raises:
             OSError: the file cannot be written (disk full...).
+            FeedReplacedError: the file was deleted, moved or replaced during the crawl
+                (its ``st_dev``/``st_ino`` changed: :meth:`check_identity`).
         """
         if self._state != "open" or not self._resumable:
             return None
@@ -401,6 +650,7 @@ class FeedWriter:
         self.file.flush()
         if fsync:
             os.fsync(self.file.fileno())
+        self.check_identity()
         document_fields = getattr(self.exporter, "document_fields", None)
         return {
             "uri": self.uri,
@@ -427,6 +677,8 @@ class FeedWriter:
     def _start_and_export(self, item):
         if self._state != "open":
             raise RuntimeError(f"FeedWriter for {self.urifmt!r} is not open ({self._state})")
+        if self.file is None:  # the next batch's file, opened by its first item
+            self._open_batch_file()
         self.exporter.start_exporting()
         self._started = True
         self._export = self.exporter.export_item
@@ -436,6 +688,8 @@ class FeedWriter:
         """Finish the document and store it, unless it is empty and ``FEED_STORE_EMPTY``
         is False; log the outcome.
 
+        A local file deleted or replaced during the crawl is not stored: one ERROR line
+        naming it (:meth:`check_identity`), and the result's ``error`` set.
         Storage errors are logged (with traceback), not raised: ``"Error storing
         %(format)s feed (%(itemcount)d items) in: %(uri)s"``, followed by the local path
         where the data was kept when there is one (the temporary file of an FTP or S3
@@ -452,6 +706,14 @@ class FeedWriter:
         if self._state != "open":
             raise RuntimeError(f"FeedWriter for {self.urifmt!r} is not open ({self._state})")
         self._state = "closed"
+        result = self._store_current()
+        if self._batch_errors and not result["error"]:
+            result["error"] = self._batch_errors[0]
+        return result
+
+    def _store_current(self) -> dict:
+        """Finish and store the current file (the feed's, or its current batch's);
+        see :meth:`close`."""
         result = {
             "uri": _redact_uri(self.uri),
             "format": self.format,
@@ -462,6 +724,8 @@ class FeedWriter:
         }
         log_args = {"format": self.format, "itemcount": self.itemcount, "uri": result["uri"]}
         extra = {"spider": self.spider}
+        if self.file is None:  # a batch after the first that got no item: no file
+            return result
         if not self.itemcount and not self.store_empty:
             self._discard()
             logger.debug("Not storing empty %(format)s feed in: %(uri)s (FEED_STORE_EMPTY "
@@ -471,10 +735,16 @@ class FeedWriter:
             if not self._started:
                 self.exporter.start_exporting()
             self.exporter.finish_exporting()
-            self.storage.store(self.file)
+            self.check_identity()
+            self.storage.store(self._finished_file())
+        except FeedReplacedError as e:  # nothing to store: the file is gone
+            result["error"] = f"{type(e).__name__}: {e}"
+            logger.error("Error storing %(format)s feed (%(itemcount)d items): %(error)s",
+                         {**log_args, "error": e}, extra=extra)
+            self._finished_file().close()
         except Exception as e:
             result["error"] = f"{type(e).__name__}: {e}"
-            result["local_path"] = _local_path_of(self.file)
+            result["local_path"] = _local_path_of(self._raw_file)
             msg = "Error storing %(format)s feed (%(itemcount)d items) in: %(uri)s"
             if result["local_path"]:
                 log_args["local_path"] = result["local_path"]
@@ -504,11 +774,18 @@ class FeedWriter:
         return create_instance(self._storage_cls, self.settings, self.crawler, uri, **kwargs)
 
     def _discard(self):
+        if self._target is not None:  # the plug-ins' last bytes go into a file dropped
+            try:
+                self.file.close()
+            except Exception:
+                logger.debug("Error closing the post-processing of %(uri)s",
+                             {"uri": self.name}, exc_info=True)
+        file = self._raw_file
         discard = getattr(self.storage, "discard", None)
         if discard is not None:
-            discard(self.file)
-        elif self.file not in (sys.stdout, getattr(sys.stdout, "buffer", None)):
-            self.file.close()
+            discard(file)
+        elif file not in (sys.stdout, getattr(sys.stdout, "buffer", None)):
+            file.close()
 
     def _uri_params(self) -> Mapping:
         spider = self.spider
@@ -525,6 +802,8 @@ class FeedWriter:
         from crawlfw.core.redis_frontier import worker_id
 
         params["worker"] = worker_id(self.settings)  # FRONTIER_WORKER or <host>-<pid>
+        params["batch_id"] = self.batch_id  # Scrapy 2.3: the batch's number, from 1
+        params["batch_time"] = datetime.now(timezone.utc).isoformat().replace(":", "-")
         if self._uripar is not None:
             returned = self._uripar(params, spider)
             if returned is not None:
@@ -548,27 +827,68 @@ class FeedWriter:
             ) from None
 
 
+def _check_writable(path: str) -> None:
+    """Raise ``OSError`` when the local feed file ``path`` could not be opened for
+    writing, without creating, opening or changing anything."""
+    target = os.path.abspath(path)
+    if os.path.isdir(target):
+        raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+    if os.path.exists(target):
+        if not os.access(target, os.W_OK):
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return
+    parent = os.path.dirname(target)
+    while not os.path.exists(parent):  # the storage creates the missing directories
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise NotADirectoryError(errno.ENOTDIR, "Not a directory", parent)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise PermissionError(errno.EACCES, "Permission denied", parent)
+
+
 def _is_file_storage(storage) -> bool:
     from crawlfw.extensions.feedexport import FileFeedStorage
 
     return isinstance(storage, FileFeedStorage)
 
 
-def _cut_back(path: str, offset: int, uri: str) -> None:
-    """Truncate the feed file at ``path`` to ``offset`` bytes, its committed length."""
+class FeedResumeError(Exception):
+    """A ``JOBDIR`` job's feed cannot be resumed: its file is missing or shorter than
+    the length the job committed (changed outside the crawl)."""
+
+
+class FeedReplacedError(OSError):
+    """A local feed file was deleted, moved or replaced while the crawl wrote it."""
+
+
+def _file_identity(file) -> tuple:
+    """``(st_dev, st_ino)`` of an open file or a path."""
+    st = os.fstat(file.fileno()) if hasattr(file, "fileno") else os.stat(file)
+    return st.st_dev, st.st_ino
+
+
+def _resume_problem(path: str, offset: int, uri: str) -> str | None:
+    """Why the feed file at ``path`` cannot be resumed at ``offset`` (its committed
+    length), or None when it can."""
     try:
         size = os.path.getsize(path)
-    except OSError:
+    except FileNotFoundError:
         size = None
-    if size is None or size < offset:
-        logger.error(
-            "Feed %(uri)s is %(size)s bytes long, shorter than the %(offset)d bytes "
-            "committed by the earlier run of this job: it was changed outside the crawl, "
-            "and items written before are missing from it",
-            {"uri": _redact_uri(uri), "size": "missing, 0" if size is None else size,
-             "offset": offset},
-        )
-        return
+    if size is not None and size >= offset:
+        return None
+    if size is None and offset == 0:
+        return None  # nothing was committed to it
+    state = "missing" if size is None else f"{size} bytes long"
+    return (f"Feed {_redact_uri(uri)} is {state}, but this job committed {offset} bytes "
+            f"of it: it was changed outside the crawl and resuming would write a broken "
+            f"document; restore the file, or set FEED_RESTART_BROKEN = True to start the "
+            f"feed anew (its old file kept aside)")
+
+
+def _cut_back(path: str, offset: int, uri: str) -> None:
+    """Truncate the feed file at ``path`` to ``offset`` bytes, its committed length
+    (checked first with :func:`_resume_problem`)."""
+    size = os.path.getsize(path) if os.path.exists(path) else 0
     if size > offset:
         os.truncate(path, offset)
         logger.info("Feed %(uri)s cut back to its committed length (%(offset)d bytes; "
@@ -579,8 +899,29 @@ def _cut_back(path: str, offset: int, uri: str) -> None:
 #: The options of a ``FEEDS`` entry this writer understands (Scrapy 2's names).
 FEED_OPTIONS = frozenset(
     {"format", "encoding", "fields", "store_empty", "overwrite", "indent",
-     "item_export_kwargs", "uri_params"}
+     "item_export_kwargs", "uri_params", "batch_item_count", "postprocessing",
+     "item_filter", "item_classes",
+     # the options of crawlfw.extensions.postprocessing's plug-ins
+     "gzip_compresslevel", "gzip_mtime", "gzip_filename", "bz2_compresslevel",
+     "lzma_format", "lzma_check", "lzma_preset", "lzma_filters"}
 )
+
+
+def _export_fields(fields, settings):
+    """The ``fields_to_export`` of a feed: its ``fields`` option, else
+    ``FEED_EXPORT_FIELDS``; a list of names, or a dict ``{item field: output name}``
+    (Scrapy 2.4) kept as is; None (all fields) when empty."""
+    if fields is None:
+        fields = settings.get("FEED_EXPORT_FIELDS")
+        if isinstance(fields, str) and fields.lstrip().startswith("{"):
+            fields = settings.getdict("FEED_EXPORT_FIELDS")  # -s FEED_EXPORT_FIELDS='{...}'
+        elif not isinstance(fields, Mapping):
+            fields = settings.getlist("FEED_EXPORT_FIELDS")
+    if isinstance(fields, Mapping):
+        return dict(fields) or None
+    if isinstance(fields, str):
+        fields = [f.strip() for f in fields.split(",")]
+    return list(fields) or None
 
 
 def _check_feed_options(uri, options, exporters, where) -> dict:
@@ -591,7 +932,8 @@ def _check_feed_options(uri, options, exporters, where) -> dict:
         raise NotConfigured(f"{where} must be a dict of feed options, got {options!r}")
     options = dict(options)
     unknown = sorted(set(options) - FEED_OPTIONS)
-    if unknown:
+    if unknown and not (options.get("postprocessing") or options.get("item_filter")):
+        # (plug-ins and item filters may read options of their own)
         raise NotConfigured(
             f"{where} has unsupported feed option(s) {', '.join(map(repr, unknown))}; "
             f"supported: {', '.join(sorted(FEED_OPTIONS))}"
@@ -653,6 +995,16 @@ def feeds_from_settings(settings) -> list:
     return result
 
 
+def _split_cli_format(output: str, valid) -> tuple[str, str | None]:
+    """Split Scrapy 2's ``-o URI:FORMAT`` (``-o -:jl``, ``-o out.txt:jsonlines``) into
+    ``(URI, FORMAT)``; ``(output, None)`` when what follows the last ``:`` is not a
+    format of ``valid`` (``C:\\x.json``, ``ftp://u:p@host/x.jl``, ``stdout:``)."""
+    uri, sep, fmt = output.rpartition(":")
+    if sep and uri and fmt in valid:
+        return uri, fmt
+    return output, None
+
+
 def feed_settings_from_cli(output, output_format=None, settings=None) -> dict:
     """Turn ``-o FILE`` / ``-t FORMAT`` command-line options into feed settings, as the
     ``crawl`` and ``runspider`` commands of Scrapy 1.2 do.
@@ -660,6 +1012,8 @@ def feed_settings_from_cli(output, output_format=None, settings=None) -> dict:
     Without ``-t`` the format is the file extension (``.json`` -> ``json``, ``.csv``,
     ``.xml``, ``.pickle``, ``.marshal``; ``.jl`` and ``.jsonl`` -> ``jsonlines``;
     case-insensitive). ``-o -`` writes to the standard output (``stdout:``) and needs
+    ``-t``. As in Scrapy 2, the format may instead follow the URI after a colon:
+    ``-o -:jl`` (standard output, JSON Lines), ``-o out.txt:jsonlines``; it wins over
     ``-t``.
 
     Args:
@@ -680,6 +1034,9 @@ def feed_settings_from_cli(output, output_format=None, settings=None) -> dict:
         return {}
     settings = _as_settings(settings)
     valid = sorted(_components(settings, "FEED_EXPORTERS"))
+    output, suffix_format = _split_cli_format(output, valid)
+    if suffix_format:
+        output_format = suffix_format
     uri = "stdout:" if output == "-" else output
     if output_format:
         fmt = output_format.lower()

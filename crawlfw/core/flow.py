@@ -19,7 +19,10 @@ the current *activity* token, which every event meaning work bumps; an answer wh
 is stale, or that reports pending requests, counts for nothing. The first clean answer
 fires ``spider_idle``; the next one, with nothing happened in between, closes the spider
 (``finished``). A ``spider_idle`` handler raising ``DontCloseSpider`` keeps it open until
-a recheck timer (the actor's) clears the signal and checks again.
+a recheck timer (the actor's) clears the signal and checks again. An answer that finds
+requests pending though nothing is outstanding and nothing happened is *stuck*: the
+actor asks again on the next event or after a pause, never at once, and a stretch stuck
+for ``stall_timeout_s`` ends the crawl (``stalled``).
 
 Pause: no credit, no start-request pull and no idle check; requests the Scheduler still
 sends against credit granted before are held, and handed back on resume (or on close).
@@ -46,6 +49,8 @@ __all__ = [
     "IDLE_CLOSE",
     "IDLE_IGNORE",
     "IDLE_SIGNAL",
+    "IDLE_STALLED",
+    "IDLE_STUCK",
     "IDLE_WAIT",
 ]
 
@@ -74,6 +79,13 @@ IDLE_SIGNAL = "signal"
 IDLE_CLOSE = "close"
 #: Idle again, but a handler kept the spider open: wait for the recheck timer.
 IDLE_WAIT = "wait"
+#: Nothing outstanding and nothing happened, yet the Scheduler holds requests it did not
+#: dispatch: ask again on the next event or after a pause (the actor's timer), never at
+#: once (that would ping-pong check_idle/idle_checked at full CPU).
+IDLE_STUCK = "stuck"
+#: Stuck for ``stall_timeout_s`` with nothing happening: report it and end the crawl
+#: (``stalled``). Returned once.
+IDLE_STALLED = "stalled"
 
 
 class FlowControl:
@@ -86,6 +98,9 @@ class FlowControl:
             while the bodies of the responses in the spider add up to more.
         poison_crashes: downloader deaths a request may be in flight for before it is a
             poison request (:data:`POISON_CRASHES`).
+        stall_timeout_s: seconds a crawl may be stuck (requests pending, none
+            dispatched, nothing outstanding, nothing happening) before
+            :meth:`idle_checked` says :data:`IDLE_STALLED` (``STALL_TIMEOUT``); 0: never.
 
     State (read by the actor, changed only through the event methods):
         in_flight: ``{slot key: set of Request}`` sent to the downloader serving that
@@ -106,10 +121,13 @@ class FlowControl:
         idle_signal_token: ``activity`` when ``spider_idle`` was last fired, else None.
         recheck_pending: a handler raised ``DontCloseSpider``; the recheck timer runs.
         crashes: ``{request fingerprint: downloader deaths it was in flight for}``.
+        stuck_token, stuck_since: the token of the first :data:`IDLE_STUCK` answer of
+            the current stuck stretch and when it came (None when not stuck).
+        stalled: :data:`IDLE_STALLED` was returned.
     """
 
     def __init__(self, max_concurrency: int, max_active_size: int,
-                 poison_crashes: int = POISON_CRASHES):
+                 poison_crashes: int = POISON_CRASHES, stall_timeout_s: float = 0.0):
         self.max_concurrency = max(1, max_concurrency)
         self.max_active_size = max_active_size
         self.poison_crashes = poison_crashes
@@ -130,6 +148,10 @@ class FlowControl:
         self.idle_signal_token = None
         self.recheck_pending = False
         self.crashes = {}
+        self.stall_timeout_s = stall_timeout_s
+        self.stuck_token = None
+        self.stuck_since = None
+        self.stalled = False
 
     # --- what to send -------------------------------------------------------------------
 
@@ -258,13 +280,22 @@ class FlowControl:
         """A request was sent to the Scheduler from outside (``crawl``): work to wait for."""
         self.activity += 1
 
-    def idle_checked(self, token: int, pending: bool) -> str:
+    def idle_checked(self, token: int, pending: bool, now: float | None = None) -> str:
         """The Scheduler answered ``check_idle`` sent with ``token``; ``pending``: it
         still holds requests.
 
+        Args:
+            token: the answer's token.
+            pending: requests the Scheduler holds.
+            now: a monotonic time in seconds, for the stall timeout (None: not timed).
+
         Returns:
             :data:`IDLE_IGNORE` (paused), :data:`IDLE_BUSY` (not idle: call
-            :meth:`next_actions`), :data:`IDLE_SIGNAL` (fire ``spider_idle``, then call
+            :meth:`next_actions`), :data:`IDLE_STUCK` (requests pending, none
+            dispatched, nothing else outstanding or happened since the check was sent:
+            call :meth:`next_actions` on the next event or after a pause, not at once),
+            :data:`IDLE_STALLED` (stuck for ``stall_timeout_s`` seconds: end the crawl;
+            once), :data:`IDLE_SIGNAL` (fire ``spider_idle``, then call
             :meth:`idle_kept_open` if a handler raised ``DontCloseSpider``, else
             :meth:`next_actions`), :data:`IDLE_CLOSE` (close the spider, ``finished``)
             or :data:`IDLE_WAIT` (kept open: wait for the recheck timer).
@@ -272,8 +303,16 @@ class FlowControl:
         self.idle_check_pending = False
         if self.paused:
             return IDLE_IGNORE
-        if token != self.activity or pending or not self.looks_idle():
+        if token != self.activity or not self.looks_idle():
             return IDLE_BUSY
+        if pending:
+            if self.stuck_token != token:  # stuck since this token: nothing happened
+                self.stuck_token, self.stuck_since = token, now
+            elif (self.stall_timeout_s > 0 and now is not None and self.stuck_since is not None
+                  and now - self.stuck_since >= self.stall_timeout_s and not self.stalled):
+                self.stalled = True
+                return IDLE_STALLED
+            return IDLE_STUCK
         if self.idle_signal_token == self.activity:
             return IDLE_WAIT if self.recheck_pending else IDLE_CLOSE
         self.idle_signal_token = self.activity

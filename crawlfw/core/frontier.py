@@ -30,11 +30,14 @@ decides when a lease may be acked.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
 import pickle
 import sqlite3
+import time
+import uuid
 
 from crawlfw.core.pqueue import PriorityQueue
 from crawlfw.dupefilters import RFPDupeFilter
@@ -43,11 +46,23 @@ from crawlfw.utils.reqser import request_from_dict, request_to_dict
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FrontierError", "JobMeta", "MemoryFrontier", "SqliteFrontier", "FRONTIER_FILE",
-           "read_job_meta"]
+__all__ = ["FrontierError", "JobLocked", "JobLock", "JobMeta", "MemoryFrontier",
+           "SqliteFrontier", "FRONTIER_FILE", "JOB_FILE", "LOCK_FILE", "read_job_meta"]
 
 #: The frontier's file inside ``JOBDIR``.
 FRONTIER_FILE = "frontier.sqlite"
+
+#: The job's record inside ``JOBDIR``: ``{"job": id, "generation": n}``, rewritten
+#: (atomically) after each commit of the frontier; a frontier older than it is refused.
+JOB_FILE = "job.json"
+
+#: How to start a job over on purpose, said by every refusal of a JOBDIR's history.
+START_OVER = ("to start over on purpose, remove the JOBDIR (or use a new one) and move "
+              "the job's feeds away")
+
+#: The lock file inside ``JOBDIR``: one crawl at a time holds it (``flock``), and writes
+#: its process id into it.
+LOCK_FILE = "crawl.lock"
 
 #: Most fingerprints kept in memory to answer repeated links without SQLite (about
 #: 130 bytes each; the set is emptied when full, so memory stays bounded).
@@ -77,6 +92,76 @@ _FIFO_NEXT = "SELECT id, data FROM requests WHERE leased = 0 ORDER BY priority D
 class FrontierError(Exception):
     """The frontier cannot be used: its file is not a frontier, is of another version,
     or the disk failed. The message names the file."""
+
+
+class JobLocked(FrontierError):
+    """Another crawl (this process or another one) holds the ``JOBDIR``'s lock."""
+
+
+class JobLock:
+    """The exclusive lock of one ``JOBDIR``: at most one crawl uses a job directory.
+
+    An OS file lock (``flock(LOCK_EX | LOCK_NB)``, POSIX/BSD advisory locking) on
+    ``<JOBDIR>/crawl.lock``, held as long as the crawl runs. The kernel releases it when
+    the holder's file is closed or its process dies, so a ``kill -9`` never leaves a stale
+    lock. The holder writes its process id (and command line) into the file so a refused
+    crawl can name it; the file itself is left in place (removing it would let a third
+    crawl lock a new file while the second still holds the old one).
+
+    Args:
+        jobdir: the ``JOBDIR`` (must exist).
+    """
+
+    def __init__(self, jobdir: str):
+        self.jobdir = jobdir
+        self.path = os.path.join(jobdir, LOCK_FILE)
+        self._fd = None
+
+    def acquire(self) -> None:
+        """Take the lock without waiting.
+
+        Raises:
+            JobLocked: another crawl holds it; the message names the ``JOBDIR`` and the
+                owner's process id as it wrote it.
+            FrontierError: the lock file cannot be created or locked (an ``OSError``).
+        """
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as e:
+            raise FrontierError(f"Cannot create the lock file {self.path}: {e}") from e
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                owner = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip() or "unknown"
+            finally:
+                os.close(fd)
+            raise JobLocked(
+                f"JOBDIR {self.jobdir} is in use by another crawl ({owner}): one crawl at "
+                f"a time per JOBDIR; stop it first, or use another JOBDIR") from None
+        except OSError as e:
+            os.close(fd)
+            raise FrontierError(f"Cannot lock {self.path}: {e}") from e
+        try:
+            owner = f"pid {os.getpid()}"
+            try:
+                with open(f"/proc/{os.getpid()}/cmdline", "rb") as f:
+                    cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+                if cmd:
+                    owner += f": {cmd[:300]}"
+            except OSError:
+                pass
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, (owner + "\n").encode(), 0)
+        except OSError:  # the lock is what counts; the owner's name is a courtesy
+            pass
+        self._fd = fd
+
+    def release(self) -> None:
+        """Give the lock back (closing the file releases it); idempotent."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
 
 
 class JobMeta(dict):
@@ -231,6 +316,16 @@ class SqliteFrontier(PushMany):
     ``request_fingerprint`` is used); any other dupefilter is asked
     ``request_seen`` as usual and keeps its own state.
 
+    A job knows its history: each commit raises a generation number (``meta``
+    ``generation``), and once committed it is written with the job's id to
+    ``<JOBDIR>/job.json`` (:data:`JOB_FILE`, replaced atomically). A frontier that is
+    missing, of another job, or older than that record (a lost ``-wal`` file, a restored
+    backup, a deleted file) is refused before anything is written, rather than silently
+    starting a new job whose items would repeat the committed ones. The write-ahead log
+    is checkpointed into the main file (``PRAGMA wal_checkpoint(TRUNCATE)``) at a run's
+    first commit, at a clean close and every ``wal_checkpoint_s`` seconds, so
+    ``frontier.sqlite`` alone is a consistent (if older) job.
+
     Args:
         jobdir: the ``JOBDIR`` (created if missing).
         dupefilter: the crawl's dupefilter.
@@ -240,14 +335,20 @@ class SqliteFrontier(PushMany):
             ``synchronous=FULL``), surviving a power loss; False: a commit survives the
             process dying (``kill -9``) but not the machine (``synchronous=NORMAL``).
         stats: the crawl's stats collector, or None.
+        wal_checkpoint_s: most seconds between two checkpoints of the write-ahead log
+            into the main file (``FRONTIER_WAL_CHECKPOINT_INTERVAL``).
 
     Raises:
-        FrontierError: the file is not a frontier or is of another version.
+        JobLocked: another crawl uses the ``JOBDIR``.
+        FrontierError: the file is not a frontier or is of another version, or the
+            ``JOBDIR``'s history says its frontier is missing or older than what the job
+            committed (the message names the file and says how to start over).
     """
 
     durable = True
 
-    def __init__(self, jobdir, dupefilter, *, lifo=True, fsync=True, stats=None):
+    def __init__(self, jobdir, dupefilter, *, lifo=True, fsync=True, stats=None,
+                 wal_checkpoint_s=30.0):
         self.jobdir = jobdir
         self.path = os.path.join(jobdir, FRONTIER_FILE)
         self.df = dupefilter
@@ -259,11 +360,33 @@ class SqliteFrontier(PushMany):
         self._transient = PriorityQueue(lambda priority: _Lifo())
         self._seen_cache = set()  # fingerprints known to be in ``seen`` (bounded)
         self._leased = 0
+        self.job_path = os.path.join(jobdir, JOB_FILE)
+        self.wal_checkpoint_s = wal_checkpoint_s
+        self._last_wal_checkpoint = time.monotonic()
+        self._wal_checkpointed = False  # not yet in this run
         os.makedirs(jobdir, exist_ok=True)
+        # The lock before anything else in the JOBDIR (or any feed) is opened.
+        self.lock = JobLock(jobdir)
+        self.lock.acquire()
+        try:
+            self._open(lifo, fsync)
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def _open(self, lifo, fsync):
+        record = self._read_job_record()
         existed = os.path.exists(self.path)
+        if record is not None and not existed:
+            raise FrontierError(
+                f"JOBDIR {self.jobdir}: {FRONTIER_FILE} is missing, but this job has "
+                f"committed work ({JOB_FILE}: generation {record['generation']}); resuming "
+                f"would start a new job and repeat its items: refused; {START_OVER}")
         try:
             self.conn = sqlite3.connect(self.path, check_same_thread=False,
                                         isolation_level="DEFERRED")
+            if record is not None:  # checked before anything is written
+                self._check_history(record)
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
             self.conn.executescript(_SCHEMA)
@@ -279,6 +402,10 @@ class SqliteFrontier(PushMany):
                     f"{self.path} is a frontier of version {version}; this crawlfw reads "
                     f"version {SCHEMA_VERSION}: use a new JOBDIR"
                 )
+            self.generation = self.meta.get("generation", 0)
+            if "job" not in self.meta:  # a new job (or one of an older crawlfw)
+                self.meta["job"] = uuid.uuid4().hex
+                self._write_meta({"job": self.meta["job"]})
             # Leases are never durable: rows leased by a run that died are queued again.
             self.recovered = self.conn.execute(
                 "UPDATE requests SET leased = 0 WHERE leased = 1").rowcount
@@ -289,6 +416,68 @@ class SqliteFrontier(PushMany):
         except sqlite3.DatabaseError as e:
             raise FrontierError(f"Cannot open the frontier {self.path}: {e}") from e
         self.meta["resumed"] = existed
+
+    def _read_job_record(self) -> dict | None:
+        """The job's record (:data:`JOB_FILE`), or None when there is none (a new job,
+        or a frontier copied alone, which is consistent by itself).
+
+        Raises:
+            FrontierError: the record exists but cannot be read.
+        """
+        try:
+            with open(self.job_path, encoding="utf-8") as f:
+                record = json.load(f)
+            if not isinstance(record.get("job"), str) or not isinstance(
+                    record.get("generation"), int):
+                raise ValueError("no job id and generation")
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, AttributeError) as e:
+            raise FrontierError(
+                f"JOBDIR {self.jobdir}: cannot read the job's record {self.job_path} "
+                f"({e}); if {FRONTIER_FILE} is the job to resume, remove {JOB_FILE}; "
+                f"{START_OVER}") from e
+        return record
+
+    def _check_history(self, record: dict) -> None:
+        """Refuse a frontier that is not the job ``record`` describes, or is older than
+        its last commit. Reads only (nothing is written before this passes)."""
+        conn = self.conn
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+                        ).fetchone() is None:
+            meta = {}
+        else:
+            meta = {k: json.loads(v) for k, v in conn.execute(
+                "SELECT key, value FROM meta WHERE key IN ('job', 'generation')")}
+        generation = meta.get("generation", 0)
+        if meta.get("job") not in (None, record["job"]):
+            problem = (f"{FRONTIER_FILE} belongs to another job ({meta['job']}, not "
+                       f"{record['job']} of {JOB_FILE})")
+        elif generation < record["generation"]:
+            problem = (f"{FRONTIER_FILE} is older than what this job committed (commit "
+                       f"{generation}, {JOB_FILE} says {record['generation']}): its "
+                       f"write-ahead log ({FRONTIER_FILE}-wal) was lost, or it was "
+                       f"restored from an older copy")
+        else:
+            return
+        conn.close()
+        raise FrontierError(
+            f"JOBDIR {self.jobdir}: {problem}; resuming would repeat or lose committed "
+            f"work: refused; {START_OVER}")
+
+    def _write_job_record(self) -> None:
+        """Replace :data:`JOB_FILE` with this job's id and last committed generation
+        (a new file renamed over the old: never half written)."""
+        tmp = self.job_path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"job": self.meta["job"], "generation": self.generation}, f)
+        os.replace(tmp, self.job_path)
+
+    def _checkpoint_wal(self) -> None:
+        """Move the write-ahead log into the main file and empty it."""
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self._last_wal_checkpoint = time.monotonic()
+        self._wal_checkpointed = True
 
     # --- the queue ----------------------------------------------------------------------
 
@@ -372,6 +561,8 @@ class SqliteFrontier(PushMany):
         """
         out = _pop_up_to(self._transient, n)
         want = n - len(out)
+        if _faults.holding("frontier.lease_none"):  # fault injection: a stuck frontier
+            want = 0
         if want > 0 and self._queued:
             rows = self.conn.execute(self._next_sql, (want,)).fetchall()
             if rows:
@@ -417,11 +608,22 @@ class SqliteFrontier(PushMany):
         Raises:
             sqlite3.Error: the disk failed; nothing of this transaction is durable.
         """
-        if meta:
-            self.set_meta(meta)
+        self.generation += 1
+        self.set_meta({**meta, "generation": self.generation} if meta
+                      else {"generation": self.generation})
         _faults.hit("frontier.in_commit")
-        self.conn.commit()
+        try:
+            self.conn.commit()
+        except BaseException:
+            self.generation -= 1
+            raise
         _faults.hit("frontier.after_commit")
+        self._write_job_record()
+        # The first commit of a run too: the main file then always holds the job (its
+        # id, its feeds' starting lengths), never only the log.
+        if (not self._wal_checkpointed
+                or time.monotonic() - self._last_wal_checkpoint >= self.wal_checkpoint_s):
+            self._checkpoint_wal()
 
     def close(self, reason: str) -> list:
         """Commit what is pending (a clean stop keeps acked work) and close the file.
@@ -431,13 +633,41 @@ class SqliteFrontier(PushMany):
         """
         left = _pop_up_to(self._transient, len(self._transient))
         try:
-            self.conn.commit()
+            if reason != "start_failed":  # a refused start commits nothing
+                _faults.hit("frontier.in_close")
+                self.commit()
+            self._checkpoint_wal()  # frontier.sqlite alone is the whole job
         finally:
-            self.conn.close()
+            try:
+                self.conn.close()
+            finally:
+                self.lock.release()
         return left
 
     def __len__(self) -> int:
         return self._queued + len(self._transient)
+
+    def describe_pending(self) -> dict:
+        """What the frontier holds, for a stalled crawl's report (reads only).
+
+        Returns:
+            dict: ``{'queued': int, 'leased': int, 'in memory': int, 'oldest': str}``:
+            counts as this object keeps them, and the oldest stored request with who
+            holds its lease (this crawl, named by its pid, or nobody).
+        """
+        out = {"queued": self._queued, "leased": self._leased,
+               "in memory": len(self._transient)}
+        row = self.conn.execute(
+            "SELECT id, leased, data FROM requests ORDER BY id LIMIT 1").fetchone()
+        if row is None:
+            out["oldest"] = "none stored (the counts disagree with the file)"
+        else:
+            data = pickle.loads(row[2])
+            holder = (f"leased by this crawl (pid {os.getpid()}), not in flight" if row[1]
+                      else "queued, leased by nobody")
+            out["oldest"] = (f"<{data.get('method', 'GET')} {data.get('url')}> "
+                             f"(row {row[0]}, {holder})")
+        return out
 
     # --- metadata -----------------------------------------------------------------------
 

@@ -37,11 +37,16 @@ spider method) is refused with an ERROR naming it, unless it belongs to the craw
 machinery (``transient_ok``: robots.txt, ``crawler.engine.download``), which stays in
 this worker's memory.
 
-A lost connection (Redis restarting) is retried with exponential backoff for
-``FRONTIER_RETRY_TIMEOUT`` seconds, saying so in the log; only then does the frontier
-fail. A script whose reply was lost is safe to run again: pushes go through the
-dupefilter, acks and releases check the owner, and leases taken by a lost call are not
-renewed, so they expire and go back to the queue.
+A lost connection (Redis restarting, ``LOADING``) is retried with exponential backoff
+until Redis has been unreachable for ``FRONTIER_RETRY_TIMEOUT`` seconds, counted once
+for the whole crawl (:class:`RedisLink`), saying so in the log; only then does the
+frontier fail; a stop request ends the retrying at once. Faults that waiting will not
+mend (authentication, a server that does not speak Redis, the crawl's keys gone) fail at
+once (:class:`FrontierPermanentError`), and :func:`check_server` refuses, before a crawl
+starts, a malformed URL and a Redis that evicts keys (``maxmemory-policy``). A script
+whose reply was lost is safe to run again: pushes go through the dupefilter, acks and
+releases check the owner, and leases taken by a lost call are not renewed, so they
+expire and go back to the queue.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ import json
 import logging
 import os
 import socket
+import threading
 import time
 from collections import deque
 
@@ -60,7 +66,9 @@ from crawlfw.utils.reqser import request_from_dict, request_to_dict
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["RedisFrontier", "Scripts", "worker_id", "frontier_key", "call_with_retry"]
+__all__ = ["RedisFrontier", "Scripts", "worker_id", "frontier_key", "call_with_retry",
+           "check_server", "RedisLink", "redis_link", "FrontierPermanentError",
+           "FrontierStopping"]
 
 #: Seconds between two tries of a failed Redis call: the first, and the most.
 RETRY_FIRST_S = 0.1
@@ -96,12 +104,22 @@ local function now_ms()
 end
 """.replace("EXPIRE_BATCH", str(EXPIRE_BATCH))
 
+# The head of the scripts that change a running crawl: its `created` mark must still be
+# in `meta` (KEYS[META]); a Redis that lost the crawl (flushed, restarted without
+# persistence, keys evicted) answers an error the client words (call_with_retry),
+# instead of the script recreating part of a crawl.
+_GUARD = """
+if redis.call('HEXISTS', KEYS[META], 'created') == 0 then
+  return redis.error_reply('CRAWLFW_LOST its mark (' .. KEYS[META] .. ' created) is gone')
+end
+"""
+
 # KEYS: queue, requests, scores, seen, meta, start. ARGV: worker, lifo (0/1),
 # start consumed (-1: not start requests), start exhausted (0/1), claim ms,
 # then (fingerprint or '', priority, json) per request.
 # Returns 1/0 per request (0: seen before), or {-1} when another worker holds the
 # start requests' claim.
-_PUSH = """
+_PUSH = _GUARD.replace("META", "5") + """
 local worker = ARGV[1]
 local lifo = ARGV[2] == '1'
 local consumed = tonumber(ARGV[3])
@@ -134,9 +152,9 @@ end
 return out
 """.replace("PRIO_UNIT", str(_PRIO_UNIT))
 
-# KEYS: queue, requests, scores, leases, owners. ARGV: worker, n, lease ms.
+# KEYS: queue, requests, scores, leases, owners, meta. ARGV: worker, n, lease ms.
 # Returns {expired, id1, json1, id2, json2, ...}.
-_LEASE = _EXPIRE + """
+_LEASE = _EXPIRE + _GUARD.replace("META", "6") + """
 local now = now_ms()
 local out = {expire(now)}
 local ids = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)
@@ -144,21 +162,22 @@ local deadline = now + tonumber(ARGV[3])
 for _, id in ipairs(ids) do
   redis.call('ZREM', KEYS[1], id)
   local data = redis.call('HGET', KEYS[2], id)
-  if data then
-    redis.call('ZADD', KEYS[4], deadline, id)
-    redis.call('HSET', KEYS[5], id, ARGV[1])
-    out[#out + 1] = id
-    out[#out + 1] = data
+  if not data then
+    return redis.error_reply('CRAWLFW_LOST queued request ' .. id .. ' has no data in ' .. KEYS[2])
   end
+  redis.call('ZADD', KEYS[4], deadline, id)
+  redis.call('HSET', KEYS[5], id, ARGV[1])
+  out[#out + 1] = id
+  out[#out + 1] = data
 end
 return out
 """
 
-# KEYS: queue, requests, scores, leases, owners, worker meta. ARGV: worker, number of
+# KEYS: queue, requests, scores, leases, owners, worker meta, meta. ARGV: worker, number of
 # meta fields, (field, json) pairs, then lease ids. A lease of this worker is forgotten;
 # one that expired and waits in the queue again is taken out of it (its work is done);
 # one another worker leased since is left to it. Returns {acked, lost}.
-_COMMIT = """
+_COMMIT = _GUARD.replace("META", "7") + """
 local worker = ARGV[1]
 local nmeta = tonumber(ARGV[2])
 for i = 3, 2 + 2 * nmeta, 2 do
@@ -187,9 +206,14 @@ local n = 0
 for i = 2, #ARGV do
   local id = ARGV[i]
   if redis.call('HGET', KEYS[4], id) == ARGV[1] then
+    local score = redis.call('HGET', KEYS[2], id)
+    if not score then
+      return redis.error_reply('CRAWLFW_LOST leased request ' .. id ..
+                               ' has no queue order in ' .. KEYS[2])
+    end
     redis.call('ZREM', KEYS[3], id)
     redis.call('HDEL', KEYS[4], id)
-    redis.call('ZADD', KEYS[1], redis.call('HGET', KEYS[2], id), id)
+    redis.call('ZADD', KEYS[1], score, id)
     n = n + 1
   end
 end
@@ -228,11 +252,22 @@ return {redis.call('ZCARD', KEYS[1]), redis.call('ZCARD', KEYS[4]),
         redis.call('HEXISTS', KEYS[6], 'created')}
 """
 
-# KEYS: meta, start. ARGV: worker, claim ms. Marks the crawl as created (the mark
-# tells a Redis that lost its data from a finished crawl). Returns {start_exhausted (0/1), start_consumed, claimed (0/1)}.
+# KEYS: meta, start, then the crawl's other keys (queue, requests, seen, leases,
+# workers, figures, this worker's record). ARGV: worker, claim ms, join only (0/1).
+# Marks the crawl as created (the mark tells a Redis that lost its data from a finished
+# crawl), unless it has no mark and must not get one: {-1, 0, 0} with join only (the
+# caller knows the crawl has a history), {-2, 0, 0, key} when another of its keys
+# exists (a crawl partly lost: evicted, or flushed while workers ran).
+# Returns {start_exhausted (0/1), start_consumed, claimed (0/1)}.
 _CLAIM_START = """
 local t = redis.call('TIME')
-redis.call('HSETNX', KEYS[1], 'created', t[1])
+if redis.call('HEXISTS', KEYS[1], 'created') == 0 then
+  if ARGV[3] == '1' then return {-1, 0, 0} end
+  for i = 1, #KEYS do
+    if i ~= 2 and redis.call('EXISTS', KEYS[i]) == 1 then return {-2, 0, 0, KEYS[i]} end
+  end
+  redis.call('HSET', KEYS[1], 'created', t[1])
+end
 local consumed = tonumber(redis.call('HGET', KEYS[1], 'start_consumed') or '0')
 if redis.call('HEXISTS', KEYS[1], 'start_exhausted') == 1 then return {1, consumed, 0} end
 local owner = redis.call('GET', KEYS[2])
@@ -249,9 +284,14 @@ local n = 0
 for i = 1, #owners, 2 do
   if owners[i + 1] == ARGV[1] then
     local id = owners[i]
+    local score = redis.call('HGET', KEYS[2], id)
+    if not score then
+      return redis.error_reply('CRAWLFW_LOST leased request ' .. id ..
+                               ' has no queue order in ' .. KEYS[2])
+    end
     redis.call('ZREM', KEYS[3], id)
     redis.call('HDEL', KEYS[4], id)
-    redis.call('ZADD', KEYS[1], redis.call('HGET', KEYS[2], id), id)
+    redis.call('ZADD', KEYS[1], score, id)
     n = n + 1
   end
 end
@@ -340,37 +380,125 @@ class Scripts:
             self.conn = None
 
 
-def call_with_retry(fn, url: str, retry_timeout_s: float, *, spider=None, stats=None):
+class FrontierPermanentError(FrontierError):
+    """A fault of the shared frontier that waiting will not mend, so it is not retried:
+    a wrong or missing password (``WRONGPASS``, ``NOAUTH``), a server that does not
+    speak Redis, a malformed ``FRONTIER_URL``, a Redis that evicts keys
+    (``maxmemory-policy`` other than ``noeviction``), or the crawl's keys gone from
+    Redis. The message names the URL (password hidden) and the cause, in one line."""
+
+
+class FrontierStopping(FrontierError):
+    """A Redis call failed while the crawl is stopping (^C, ``stop_crawl``): not
+    retried, so the stop is not held up by an unreachable Redis."""
+
+
+class RedisLink:
+    """The health of one crawl's link to its Redis, shared by every thread that calls it
+    (the frontier's scheduler thread, each downloader's shared slot), so that the retry
+    budget, ``FRONTIER_RETRY_TIMEOUT``, is one for the whole crawl: a call made after
+    another one gave up (the close path, a slot) is tried once, not for a new period,
+    and a stop request (``stopping`` set) ends every retry wait at once.
+
+    Args:
+        stopping: a ``threading.Event`` set when the crawl is asked to stop (the
+            Crawler's), or None for one of its own.
+
+    Attributes:
+        stopping (threading.Event): set: failed calls are no longer retried.
+        down_since (float | None): ``time.monotonic()`` when a call first failed to
+            reach Redis since the last call that did, else None.
+        failure (FrontierPermanentError | None): a permanent fault met by a thread that
+            cannot end the crawl itself (a download slot); the scheduler fails the
+            crawl with it at its next tick.
+    """
+
+    def __init__(self, stopping=None):
+        self.stopping = stopping if stopping is not None else threading.Event()
+        self.down_since = None
+        self.failure = None
+        self._lock = threading.Lock()
+
+    def down(self, now: float) -> tuple:
+        """Note a failed call at ``now``; returns ``(down_since, first)``: ``first``
+        True when this call is the one that found the link down (it logs it)."""
+        with self._lock:
+            if self.down_since is None:
+                self.down_since = now
+                return now, True
+            return self.down_since, False
+
+    def up(self):
+        """Note a call that reached Redis; returns since when it was down (monotonic
+        s), or None if it was not."""
+        if self.down_since is None:  # (the common case: no lock)
+            return None
+        with self._lock:
+            since, self.down_since = self.down_since, None
+            return since
+
+
+def redis_link(crawler) -> RedisLink:
+    """The :class:`RedisLink` of ``crawler``'s crawl (made on first use, kept on the
+    crawler; its ``stopping`` is the crawler's stop request), or a new one when
+    ``crawler`` is None."""
+    if crawler is None:
+        return RedisLink()
+    link = getattr(crawler, "_redis_link", None)
+    if link is None:
+        link = crawler._redis_link = RedisLink(getattr(crawler, "_stop_requested", None))
+    return link
+
+
+#: Where a failing Redis call's reply says the crawl's keys are gone (see _LOST).
+_LOST_MARK = "CRAWLFW_LOST"
+
+
+def call_with_retry(fn, url: str, retry_timeout_s: float, *, spider=None, stats=None,
+                    link=None):
     """``fn()`` (one Redis call), retrying a lost connection with exponential backoff
-    (:data:`RETRY_FIRST_S` to :data:`RETRY_MAX_S`) for ``retry_timeout_s`` seconds; logs
-    a WARNING when the connection is lost ("Redis frontier <url> unreachable") and
-    when it is back ("reachable again"), and counts ``frontier/redis_retries``.
+    (:data:`RETRY_FIRST_S` to :data:`RETRY_MAX_S`) until Redis has been unreachable for
+    ``retry_timeout_s`` seconds, counted from the first failed call of ``link`` (the
+    whole crawl), not of this call; logs a WARNING when the connection is lost ("Redis
+    frontier <url> unreachable") and when it is back ("reachable again"), and counts
+    ``frontier/redis_retries``.
+
+    Transient, retried: connection refused or reset, timeouts, ``LOADING`` (a Redis
+    loading its data after a restart), too many clients. Permanent, raised at once as
+    :class:`FrontierPermanentError`: authentication (``WRONGPASS``, ``NOAUTH``), an
+    answer that is not RESP (not a Redis server), ``NOPERM``, the crawl's keys gone.
 
     Args:
         fn: the call, without arguments.
         url: the Redis URL (for messages; its password is hidden).
-        retry_timeout_s: seconds to keep trying.
+        retry_timeout_s: seconds Redis may stay unreachable.
         spider: for the log records.
         stats: the stats collector, or None.
+        link: the crawl's :class:`RedisLink` (None: this call alone).
 
     Returns:
         What ``fn`` returned.
 
     Raises:
-        FrontierError: unreachable for ``retry_timeout_s``, or an error answer
+        FrontierPermanentError: a fault that waiting will not mend (see above).
+        FrontierStopping: Redis cannot be reached and the crawl is stopping.
+        FrontierError: unreachable for ``retry_timeout_s``, or another error answer
             (``redis.ResponseError``: out of memory, a read-only replica...).
     """
     import redis
 
+    if link is None:
+        link = RedisLink()
     delay = RETRY_FIRST_S
-    since = None
     while True:
         try:
             result = fn()
+        except _permanent_errors() as e:
+            raise FrontierPermanentError(_permanent_message(url, e)) from e
         except (redis.ConnectionError, redis.TimeoutError) as e:
             now = time.monotonic()
-            if since is None:
-                since = now
+            since, first = link.down(now)
+            if first:
                 logger.warning(
                     "Redis frontier %(url)s unreachable (%(error)s): retrying with backoff "
                     "for up to %(timeout).0f s",
@@ -378,19 +506,182 @@ def call_with_retry(fn, url: str, retry_timeout_s: float, *, spider=None, stats=
                      "timeout": retry_timeout_s}, extra={"spider": spider})
                 if stats is not None:
                     stats.inc_value("frontier/redis_retries", spider=spider)
+            if link.stopping.is_set():
+                raise FrontierStopping(f"Redis at {_redact(url)} unreachable while the crawl "
+                                       f"stops: {type(e).__name__}: {e}") from e
             if now - since >= retry_timeout_s:
                 raise FrontierError(f"Redis at {_redact(url)} unreachable for "
-                                    f"{now - since:.0f} s: {type(e).__name__}: {e}") from e
-            time.sleep(delay)
+                                    f"{now - since:.0f} s (FRONTIER_RETRY_TIMEOUT): "
+                                    f"{type(e).__name__}: {e}") from e
+            if link.stopping.wait(min(delay, since + retry_timeout_s - now)):
+                raise FrontierStopping(f"Redis at {_redact(url)} unreachable while the crawl "
+                                       f"stops: {type(e).__name__}: {e}") from e
             delay = min(delay * 2, RETRY_MAX_S)
             continue
         except redis.RedisError as e:
+            if _LOST_MARK in str(e):
+                raise FrontierPermanentError(_lost_message(url, str(e))) from e
+            if "unauthenticated" in str(e):  # a long command sent before AUTH
+                raise FrontierPermanentError(_permanent_message(
+                    url, redis.AuthenticationError(f"Authentication required ({e})"))) from e
             raise FrontierError(f"Redis at {_redact(url)}: {type(e).__name__}: {e}") from e
+        since = link.up()
         if since is not None:
             logger.warning("Redis frontier %(url)s reachable again after %(s).1f s",
                            {"url": _redact(url), "s": time.monotonic() - since},
                            extra={"spider": spider})
         return result
+
+
+def _permanent_errors() -> tuple:
+    import redis.exceptions as e
+
+    return (e.AuthenticationError, e.AuthenticationWrongNumberOfArgsError,
+            e.NoPermissionError, e.InvalidResponse)
+
+
+def _permanent_message(url: str, error) -> str:
+    import redis.exceptions as e
+
+    if isinstance(error, (e.AuthenticationError, e.AuthenticationWrongNumberOfArgsError)):
+        return (f"Redis at {_redact(url)} refused the connection: {error} (authentication: "
+                f"check the password in FRONTIER_URL, redis://:PASSWORD@host:port/db)")
+    if isinstance(error, e.NoPermissionError):
+        return (f"Redis at {_redact(url)} refused a command: {error} (the ACL user of "
+                f"FRONTIER_URL needs the crawl's keys and EVAL/EVALSHA)")
+    return f"the server at {_redact(url)} does not speak Redis: {error}"
+
+
+def _lost_message(url: str, error: str) -> str:
+    detail = error.split(_LOST_MARK, 1)[-1].strip(" :")
+    return (f"the crawl's keys are gone from Redis at {_redact(url)} ({detail}): evicted "
+            f"(maxmemory-policy other than noeviction), flushed, deleted, or Redis "
+            f"restarted without persistence (appendonly yes); the crawl cannot tell what "
+            f"is left to do")
+
+
+#: Seconds the start-time check waits for a server's first answer.
+PROBE_TIMEOUT_S = 5.0
+
+
+def check_server(url: str, retry_timeout_s: float, *, link=None, spider=None) -> dict:
+    """Check, before a crawl starts, that ``url`` names a Redis the shared frontier can
+    use; wait for it (up to ``retry_timeout_s``) while it cannot be reached.
+
+    In order: the URL parses (``redis://``, ``rediss://``, ``unix://``); the server
+    answers ``PING`` in RESP (a raw probe for ``redis://``/``unix://``: an HTTP server
+    on the port is told apart from a Redis that is down); authentication passes; the
+    ``maxmemory-policy`` (``CONFIG GET``, else ``INFO memory``) is ``noeviction``: an
+    evicting Redis would silently drop the crawl's queue, leases or fingerprints when
+    full. When neither command is allowed, a WARNING says the policy could not be
+    checked and the crawl goes on.
+
+    Args:
+        url: ``FRONTIER_URL``.
+        retry_timeout_s: ``FRONTIER_RETRY_TIMEOUT``.
+        link: the crawl's :class:`RedisLink` (``stopping`` ends the wait), or None.
+        spider: for the log records.
+
+    Returns:
+        dict: ``{'maxmemory_policy': str | None}`` (None: could not be checked).
+
+    Raises:
+        FrontierPermanentError: a malformed URL, not a Redis server, authentication
+            failed, or an evicting ``maxmemory-policy``.
+        FrontierStopping: the crawl was asked to stop while Redis could not be reached.
+        FrontierError: Redis stayed unreachable for ``retry_timeout_s``.
+    """
+    import redis
+
+    shown = _redact(url)
+    try:
+        options = redis.connection.parse_url(url)
+        client = redis.Redis.from_url(url, socket_timeout=PROBE_TIMEOUT_S,
+                                      socket_connect_timeout=PROBE_TIMEOUT_S, protocol=2)
+    except (ValueError, TypeError) as e:
+        raise FrontierPermanentError(
+            f"FRONTIER_URL {shown!r} is not a Redis URL: {e} (expected "
+            f"redis://[:password@]host[:port][/db], rediss://... or unix:///path)") from e
+    link = link if link is not None else RedisLink()
+    try:
+        if not url.startswith("rediss:"):
+            target = options.get("path") or (options.get("host", "localhost"),
+                                             int(options.get("port", 6379)))
+            call_with_retry(lambda: _probe(target), url, retry_timeout_s, spider=spider,
+                            link=link)
+        call_with_retry(client.ping, url, retry_timeout_s, spider=spider, link=link)
+        policy = _eviction_policy(client)
+    finally:
+        client.close()
+    if policy is None:
+        logger.warning(
+            "Could not check the maxmemory-policy of Redis at %(url)s (CONFIG and INFO "
+            "are not allowed): the crawl goes on, but a Redis that evicts keys when full "
+            "loses the crawl's queue; it must run with maxmemory-policy noeviction",
+            {"url": shown}, extra={"spider": spider})
+    elif policy != "noeviction":
+        raise FrontierPermanentError(
+            f"Redis at {shown} has maxmemory-policy {policy}: when full it evicts keys, "
+            f"which would silently drop the crawl's queued requests, leases and seen "
+            f"fingerprints; the shared frontier needs maxmemory-policy noeviction (CONFIG "
+            f"SET maxmemory-policy noeviction, or in redis.conf)")
+    return {"maxmemory_policy": policy}
+
+
+def _probe(target) -> None:
+    """Send a RESP ``PING`` to ``target`` (``(host, port)`` or a Unix socket path) and
+    read the first bytes of the answer.
+
+    Raises:
+        redis.ConnectionError: refused, reset or timed out (transient).
+        redis.InvalidResponse: the answer is not RESP (not a Redis server).
+    """
+    import redis
+
+    family = socket.AF_UNIX if isinstance(target, str) else None
+    try:
+        if family is None:
+            sock = socket.create_connection(target, timeout=PROBE_TIMEOUT_S)
+        else:
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            sock.settimeout(PROBE_TIMEOUT_S)
+            sock.connect(target)
+    except OSError as e:
+        raise redis.ConnectionError(f"cannot connect to {target}: {e}") from e
+    try:
+        sock.sendall(b"*1\r\n$4\r\nPING\r\n")
+        answer = sock.recv(128)
+    except socket.timeout as e:
+        raise redis.TimeoutError(f"no answer to PING within {PROBE_TIMEOUT_S:.0f} s") from e
+    except OSError as e:
+        raise redis.ConnectionError(f"connection to {target} lost: {e}") from e
+    finally:
+        sock.close()
+    if not answer:
+        raise redis.InvalidResponse("it closed the connection without answering PING")
+    if answer[:1] not in b"+-:$*%_,#!=(|>~":
+        first = answer.split(b"\n", 1)[0][:60].decode("latin-1").strip()
+        raise redis.InvalidResponse(f"it answered PING with {first!r}")
+
+
+def _eviction_policy(client):
+    """The server's ``maxmemory-policy`` from ``CONFIG GET``, else from ``INFO
+    memory``; None when neither is allowed (renamed away, ACL)."""
+    import redis
+
+    try:
+        value = client.config_get("maxmemory-policy").get("maxmemory-policy")
+        if value:
+            return value.decode() if isinstance(value, bytes) else value
+    except redis.ResponseError:
+        pass
+    try:
+        value = client.info("memory").get("maxmemory_policy")
+        if value:
+            return value.decode() if isinstance(value, bytes) else str(value)
+    except redis.ResponseError:
+        pass
+    return None
 
 
 class RedisFrontier:
@@ -418,17 +709,23 @@ class RedisFrontier:
             this many pages are crawled twice (``FRONTIER_MAX_OPEN_LEASES``).
         stats: the crawl's stats collector, or None.
         client: a ``redis.Redis`` to use instead of one made from ``url`` (tests).
+        link: the crawl's :class:`RedisLink` (one retry budget for the crawl, and its
+            stop request), or None for one of its own.
+        join_only: only join a crawl Redis holds; never create one
+            (``FRONTIER_JOIN_ONLY``).
 
     Raises:
-        FrontierError: the URL is not a Redis URL, or the server cannot be reached
-            within ``retry_timeout_s``.
+        FrontierPermanentError: the URL is not a Redis URL, authentication failed, or
+            the crawl's keys are gone from Redis while it has history (see :meth:`open`).
+        FrontierError: the server cannot be reached within ``retry_timeout_s``.
     """
 
     durable = True
     shared = True
 
     def __init__(self, url, key, dupefilter, *, worker, lifo=True, lease_timeout_s=60.0,
-                 retry_timeout_s=300.0, prefetch=0, max_open=0, stats=None, client=None):
+                 retry_timeout_s=300.0, prefetch=0, max_open=0, stats=None, client=None,
+                 link=None, join_only=False):
         import redis
 
         self.url = url
@@ -442,6 +739,8 @@ class RedisFrontier:
         self.retry_timeout_s = retry_timeout_s
         self.stats = stats
         self.spider = None
+        self.link = link if link is not None else RedisLink()
+        self.join_only = bool(join_only)
         self._fingerprint = (
             dupefilter.request_fingerprint if isinstance(dupefilter, RFPDupeFilter) else None
         )
@@ -458,19 +757,22 @@ class RedisFrontier:
             self.client = client or redis.Redis.from_url(
                 url, socket_timeout=30, socket_connect_timeout=5, protocol=2)
         except ValueError as e:
-            raise FrontierError(f"FRONTIER_URL {_redact(url)!r} is not a Redis URL: {e}") from e
+            raise FrontierPermanentError(
+                f"FRONTIER_URL {_redact(url)!r} is not a Redis URL: {e}") from e
         k = self._k
         self.keys = {
             "push": [k("queue"), k("requests"), k("scores"), k("seen"), k("meta"), k("start")],
-            "lease": [k("queue"), k("requests"), k("scores"), k("leases"), k("owners")],
+            "lease": [k("queue"), k("requests"), k("scores"), k("leases"), k("owners"),
+                      k("meta")],
             "commit": [k("queue"), k("requests"), k("scores"), k("leases"), k("owners"),
-                       k(f"worker:{worker}")],
+                       k(f"worker:{worker}"), k("meta")],
             "release": [k("queue"), k("scores"), k("leases"), k("owners")],
             "recover": [k("queue"), k("scores"), k("leases"), k("owners")],
             "renew": [k("leases"), k("owners"), k("workers"), k("start")],
             "status": [k("queue"), k("requests"), k("scores"), k("leases"), k("owners"),
                        k("meta"), k("start")],
-            "claim": [k("meta"), k("start")],
+            "claim": [k("meta"), k("start"), k("queue"), k("requests"), k("seen"),
+                      k("leases"), k("workers"), k("figures"), k(f"worker:{worker}")],
             "unclaim": [k("start")],
         }
         self.scripts = Scripts(self.client, {
@@ -495,18 +797,34 @@ class RedisFrontier:
         """
         run, keys = self.scripts.run, self.keys[name]
         result = call_with_retry(lambda: run(name, keys, args), self.url,
-                                 self.retry_timeout_s, spider=self.spider, stats=self.stats)
+                                 self.retry_timeout_s, spider=self.spider, stats=self.stats,
+                                 link=self.link)
         self._inc("frontier/redis_calls")
         return result
 
     def _read_meta(self) -> JobMeta:
-        exhausted, consumed, claimed = self._call("claim", [self.worker, self.lease_ms])
+        reply = self._call("claim", [self.worker, self.lease_ms, 1 if self.join_only else 0])
+        exhausted, consumed, claimed = reply[:3]
+        if exhausted == -1:
+            raise FrontierPermanentError(
+                f"Redis at {_redact(self.url)} holds no crawl under key {self.key}, but "
+                f"this worker only joins one (FRONTIER_JOIN_ONLY: it ran before, or the "
+                f"--workers parts show items): was Redis restarted without persistence or "
+                f"flushed? Refusing to crawl again from the start; to start over on "
+                f"purpose, remove the parts (or the feeds) of the earlier run")
+        if exhausted == -2:
+            key = reply[3].decode() if isinstance(reply[3], bytes) else reply[3]
+            raise FrontierPermanentError(
+                f"the crawl {self.key} in Redis at {_redact(self.url)} is incomplete: its "
+                f"created mark is gone but {key} remains (keys evicted by a "
+                f"maxmemory-policy, or flushed while workers ran); refusing to start a new "
+                f"crawl over it; to start over on purpose, delete the crawl's keys "
+                f"(redis-cli --scan --pattern '{self.key}*' | xargs redis-cli del)")
         self.start_owner = bool(claimed)
         meta = JobMeta(start_requests=int(consumed), start_exhausted=not claimed)
-        try:
-            stored = self.client.hgetall(self._k(f"worker:{self.worker}"))
-        except self._redis_error as e:
-            raise FrontierError(f"Redis at {_redact(self.url)}: {e}") from e
+        stored = call_with_retry(lambda: self.client.hgetall(self._k(f"worker:{self.worker}")),
+                                 self.url, self.retry_timeout_s, spider=self.spider,
+                                 stats=self.stats, link=self.link)
         for field, value in stored.items():
             meta[field.decode()] = json.loads(value)
         meta["resumed"] = bool(stored)
@@ -755,15 +1073,14 @@ class RedisFrontier:
             'start_exhausted': bool, 'start_owner': str}``.
 
         Raises:
-            FrontierError: Redis failed, or the crawl's data is gone from it (a Redis
-                restarted without persistence): finishing would lose requests.
+            FrontierError: Redis failed.
+            FrontierPermanentError: the crawl's data is gone from it (flushed, evicted,
+                a Redis restarted without persistence): finishing would lose requests.
         """
         queued, leased, exhausted, owner, expired, exists = self._call("status", [])
         if not exists:
-            raise FrontierError(
-                f"the crawl's data is gone from Redis at {_redact(self.url)} (key "
-                f"{self.key}): was Redis restarted without persistence (appendonly yes), "
-                f"or were the keys deleted? The crawl cannot tell what is left to do")
+            raise FrontierPermanentError(_lost_message(
+                self.url, f"its mark ({self.key}:meta created) is gone"))
         self._note_expired(expired)
         self.queued = int(queued)
         return {"queued": int(queued), "leased": int(leased), "own_leases": len(self.leased),
@@ -802,7 +1119,7 @@ class RedisFrontier:
 
         _, figures, beats, (sec, usec) = call_with_retry(
             publish_and_read, self.url, self.retry_timeout_s, spider=self.spider,
-            stats=self.stats)
+            stats=self.stats, link=self.link)
         self._inc("frontier/redis_calls")
         now_ms = sec * 1000 + usec / 1000
         shared = self.status()

@@ -24,12 +24,22 @@ big crawl spread over the cluster's nodes)::
 from __future__ import annotations
 
 import itertools
+import logging
 import time
 
-from crawlfw.core.redis_frontier import Scripts, call_with_retry, worker_id
+from crawlfw.core.frontier import FrontierError
+from crawlfw.core.redis_frontier import (
+    FrontierPermanentError,
+    Scripts,
+    call_with_retry,
+    redis_link,
+    worker_id,
+)
 from crawlfw.core.slot import DownloadSlot
 
 __all__ = ["SharedDownloadSlot"]
+
+logger = logging.getLogger(__name__)
 
 #: Seconds between two asks for a permit while the slot is full in other workers: the
 #: first wait, doubled after each refusal up to the second.
@@ -39,6 +49,12 @@ POLL_MAX_S = 1.0
 #: Seconds a worker keeps the permit of an ended transfer for its next request of the
 #: slot (no delay only) before it gives it back to the others.
 HOLD_S = 0.25
+
+#: Seconds a slot waits before asking Redis again once a call failed for good (the crawl
+#: stops, or Redis stayed unreachable for FRONTIER_RETRY_TIMEOUT: the scheduler, which
+#: calls Redis too, then fails the crawl); the downloader meanwhile waits on its inbox,
+#: where its stop arrives.
+FAILED_WAIT_S = 1.0
 
 # KEYS: permits, next. ARGV: want, limit, delay ms, permit ms, number of tokens to
 # give back, those tokens, then `want` new tokens. Gives the permits of ended transfers
@@ -93,15 +109,21 @@ class SharedDownloadSlot(DownloadSlot):
         *args, **kw: :class:`~crawlfw.core.slot.DownloadSlot` arguments.
         stats: the crawl's stats collector (counts ``frontier/redis_calls``), or None.
         spider: the spider (for log records and stats).
+        link: the crawl's :class:`~crawlfw.core.redis_frontier.RedisLink` (default:
+            the one of ``spider.crawler``): one retry budget for the crawl; once a
+            call failed for good (the crawl stops, or Redis stayed unreachable for the
+            budget) :meth:`pop_ready` starts nothing and asks again after
+            :data:`FAILED_WAIT_S`; the scheduler's own calls fail the crawl.
 
-    Raises:
-        crawlfw.core.frontier.FrontierError: (from :meth:`pop_ready` and
-            :meth:`transfer_done`) Redis failed for good.
+    A fault waiting will not mend (authentication, ``NOPERM`` on the slot's keys) is
+    noted on the link (``link.failure``): the scheduler, at its next tick, fails the
+    crawl with it (``frontier_failed``), in one line.
     """
 
     def __init__(self, client, url, key, worker, permit_timeout_s, retry_timeout_s,
-                 *args, stats=None, spider=None, **kw):
+                 *args, stats=None, spider=None, link=None, **kw):
         super().__init__(*args, **kw)
+        self.link = link if link is not None else redis_link(getattr(spider, "crawler", None))
         self.stats = stats
         self.spider = spider
         self.client = client
@@ -148,7 +170,7 @@ class SharedDownloadSlot(DownloadSlot):
 
     def _call(self, fn):
         result = call_with_retry(fn, self.url, self.retry_timeout_s, spider=self.spider,
-                                 stats=self.stats)
+                                 stats=self.stats, link=self.link)
         if self.stats is not None:
             self.stats.inc_value("frontier/redis_calls", spider=self.spider)
         return result
@@ -162,8 +184,13 @@ class SharedDownloadSlot(DownloadSlot):
         if (self.permits or free) and now_s - self._renewed_s >= self.permit_ms / 3000:
             self._renewed_s = now_s
             tokens = [*self.permits.values(), *(t for t, _ in free)]
-            self._call(lambda: self.scripts.run("renew", self.keys[:1],
-                                                [self.permit_ms, *tokens]))
+            try:
+                self._call(lambda: self.scripts.run("renew", self.keys[:1],
+                                                    [self.permit_ms, *tokens]))
+            except FrontierPermanentError as e:
+                self.link.failure = e  # the scheduler fails the crawl with it
+            except FrontierError:
+                pass  # (not renewed: they expire; the crawl stops)
         queue = self.queue
         want = min(len(queue), self.concurrency - len(self.inprogress))
         started = []
@@ -185,9 +212,21 @@ class SharedDownloadSlot(DownloadSlot):
             delay_ms = max(1, int(self.delay_s * factor * 1000))
         tokens = [f"{self.worker}:{next(_tokens)}" for _ in range(want)]
         self._given_back = []
-        granted, wait_ms = self._call(lambda: self.scripts.run(
-            "acquire", self.keys, [want, self.concurrency, delay_ms, self.permit_ms,
-                                   len(back), *back, *tokens]))
+        try:
+            granted, wait_ms = self._call(lambda: self.scripts.run(
+                "acquire", self.keys, [want, self.concurrency, delay_ms, self.permit_ms,
+                                       len(back), *back, *tokens]))
+        except FrontierError as e:
+            if isinstance(e, FrontierPermanentError):
+                self.link.failure = e  # the scheduler fails the crawl with it
+            # Unreachable past the budget, or the crawl stops: nothing more starts (the
+            # permits to give back expire in Redis). The scheduler's own calls fail the
+            # crawl (frontier_failed); meanwhile the downloader waits on its inbox (its
+            # stop), not on Redis.
+            logger.debug("Download slot %(slot)s: no permit: %(error)s",
+                         {"slot": self.keys[0], "error": e}, extra={"spider": self.spider})
+            self._wait_until_s = now_s + FAILED_WAIT_S
+            return started
         if not want:
             return started
         if not granted:
@@ -264,7 +303,7 @@ class SharedDownloadSlot(DownloadSlot):
         self._free.clear()
         self._given_back = []
         try:
-            if tokens:
+            if tokens and self.link.down_since is None:  # (down: they expire anyway)
                 self.client.zrem(self.keys[0], *tokens)
         except Exception:  # they expire anyway
             pass

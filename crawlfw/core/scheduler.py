@@ -42,13 +42,16 @@ class Scheduler:
             (``FRONTIER_FSYNC``).
         frontier: a frontier object to use instead of one built from ``jobdir``
             (the shared :class:`~crawlfw.core.redis_frontier.RedisFrontier`).
+        wal_checkpoint_s: with a ``JOBDIR``, most seconds between two checkpoints of
+            SQLite's write-ahead log into ``frontier.sqlite``
+            (``FRONTIER_WAL_CHECKPOINT_INTERVAL``).
 
     Raises:
         crawlfw.core.frontier.FrontierError: the ``JOBDIR``'s frontier cannot be opened.
     """
 
     def __init__(self, dupefilter, jobdir=None, dqclass=None, mqclass=None, logunser=False,
-                 stats=None, fsync=True, frontier=None, **kw):
+                 stats=None, fsync=True, frontier=None, wal_checkpoint_s=30.0, **kw):
         self.df = dupefilter
         self.logunser = logunser
         self.stats = stats
@@ -58,7 +61,8 @@ class Scheduler:
         elif jobdir:
             dqname = getattr(dqclass, "__name__", "") if dqclass else ""
             self.frontier = SqliteFrontier(jobdir, dupefilter, lifo="Fifo" not in dqname,
-                                           fsync=fsync, stats=stats)
+                                           fsync=fsync, stats=stats,
+                                           wal_checkpoint_s=wal_checkpoint_s)
         else:
             mqclass = mqclass or load_object("crawlfw.squeues.LifoMemoryQueue")
             self.frontier = MemoryFrontier(dupefilter, mqclass, stats=stats)
@@ -83,6 +87,7 @@ class Scheduler:
             logunser=settings.getbool("LOG_UNSERIALIZABLE_REQUESTS"),
             stats=crawler.stats,
             fsync=settings.getbool("FRONTIER_FSYNC", True),
+            wal_checkpoint_s=settings.getfloat("FRONTIER_WAL_CHECKPOINT_INTERVAL", 30.0),
         )
 
     def has_pending_requests(self) -> bool:
@@ -167,13 +172,23 @@ def max_open_leases(settings) -> int:
 def _redis_frontier(crawler, dupefilter):
     """The shared frontier named by ``FRONTIER_URL`` (``FRONTIER_KEY``,
     ``FRONTIER_WORKER``, ``FRONTIER_LEASE_TIMEOUT``, ``FRONTIER_RETRY_TIMEOUT``)."""
-    from crawlfw.core.redis_frontier import RedisFrontier, frontier_key, worker_id
+    from crawlfw.core.frontier import FrontierError
+    from crawlfw.exceptions import CrawlStartError
 
     settings = crawler.settings
     if settings.get("JOBDIR"):
         logger.warning("FRONTIER_URL is set: the crawl's frontier is in Redis, not in "
                        "JOBDIR %(jobdir)s", {"jobdir": settings["JOBDIR"]})
     dqname = getattr(load_object(settings["SCHEDULER_DISK_QUEUE"]), "__name__", "")
+    try:
+        return _open_redis_frontier(crawler, settings, dupefilter, dqname)
+    except FrontierError as e:  # one line, as any crawl refused at its start
+        raise CrawlStartError(f"shared frontier: {e}") from None
+
+
+def _open_redis_frontier(crawler, settings, dupefilter, dqname):
+    from crawlfw.core.redis_frontier import RedisFrontier, frontier_key, redis_link, worker_id
+
     return RedisFrontier(
         settings["FRONTIER_URL"], frontier_key(settings, crawler.spider.name), dupefilter,
         worker=worker_id(settings), lifo="Fifo" not in dqname,
@@ -182,4 +197,6 @@ def _redis_frontier(crawler, dupefilter):
         prefetch=settings.getint("CONCURRENT_REQUESTS"),
         max_open=max_open_leases(settings),
         stats=crawler.stats,
+        link=redis_link(crawler),
+        join_only=settings.getbool("FRONTIER_JOIN_ONLY"),
     )

@@ -18,6 +18,14 @@ requests never holds them all. With a durable frontier (``JOBDIR``) the Scraper
 remembers the lease of every request whose callback has finished
 (:meth:`Scraper.take_done_leases`) and snapshots ``spider.state``
 (:meth:`Scraper.spider_state_snapshot`) for checkpoints.
+
+A web page cannot open local files (beyond Scrapy, as a browser): a ``file:`` request
+produced from an ``http``/``https`` response (a link followed, ``response.follow``, a
+CrawlSpider rule, an errback of an http(s) request) is dropped with a WARNING ("Ignoring
+request <GET file:///...> from <200 http://...>: a web page cannot open local files")
+and counted in ``scraper/refused_local_url``. Start requests and requests made from a
+``file:`` (or ``ftp:``) response are not affected. ``LOCAL_URLS_FROM_WEB_ENABLED = True``
+restores Scrapy's behaviour (follow them). See docs/security.md.
 """
 
 from __future__ import annotations
@@ -43,6 +51,11 @@ __all__ = ["OUTPUT_BATCH", "Scraper", "ScraperSink", "report_spider_error"]
 
 #: Most requests (and most items) of one callback handed to a sink in one call.
 OUTPUT_BATCH = 256
+
+#: URL prefixes of local schemes a web page may not produce requests for (Request URLs
+#: have a lower-case scheme).
+_LOCAL_PREFIXES = ("file:",)
+_WEB_PREFIXES = ("http:", "https:")
 
 
 class ScraperSink(Protocol):
@@ -109,6 +122,10 @@ class Scraper:
         self.start_exhausted = start_exhausted
         self.start_requests: Iterator | None = None
         self.done_leases: list = []  # leases whose callback finished since take_done_leases
+        settings = getattr(crawler, "settings", None)
+        self._local_guard = not (
+            settings is not None and settings.getbool("LOCAL_URLS_FROM_WEB_ENABLED")
+        )
 
     # --- start requests -----------------------------------------------------------------
 
@@ -237,9 +254,14 @@ class Scraper:
         requests, items = [], []
         n_requests = n_items = 0
         error = None
+        source = response if response is not None else request
+        from_web = self._local_guard and source.url.startswith(_WEB_PREFIXES)
         try:
             for obj in output:
                 if isinstance(obj, Request):
+                    if from_web and obj.url.startswith(_LOCAL_PREFIXES):
+                        self._refuse_local(obj, source)
+                        continue
                     requests.append(obj)
                     if len(requests) >= OUTPUT_BATCH:
                         n_requests += len(requests)
@@ -276,6 +298,17 @@ class Scraper:
         if request._lease is not None:
             self.done_leases.append(request._lease)
         return n_items, n_requests
+
+    def _refuse_local(self, request, source):
+        logger.warning(
+            "Ignoring request %(request)s from %(source)s: a web page cannot open local "
+            "files (set LOCAL_URLS_FROM_WEB_ENABLED = True to allow it)",
+            {"request": request, "source": source},
+            extra={"spider": self.spider},
+        )
+        stats = getattr(self.crawler, "stats", None)
+        if stats is not None:
+            stats.inc_value("scraper/refused_local_url", spider=self.spider)
 
     # --- errors -------------------------------------------------------------------------
 

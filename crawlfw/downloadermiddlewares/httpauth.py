@@ -1,21 +1,29 @@
 """HTTP Basic authentication from the spider's ``http_user``/``http_pass`` attributes."""
 
+import logging
+
 from w3lib.http import basic_auth_header
 
 from crawlfw import signals
 from crawlfw.utils.httpobj import urlparse_cached
-from crawlfw.utils.url import url_is_from_any_domain
 
 __all__ = ["HttpAuthMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+_UNSET = object()
 
 
 class HttpAuthMiddleware:
     """Add an ``Authorization: Basic ...`` header (RFC 7617) to requests.
 
-    Enabled for a spider that sets ``http_user`` and/or ``http_pass``. As in Scrapy 1.2
-    the header is sent to every domain; set the spider attribute ``http_auth_domain``
-    (a later Scrapy name) to a domain to restrict it to that domain and its
-    subdomains. A request that already has an ``Authorization`` header keeps it.
+    Enabled for a spider that sets ``http_user`` and/or ``http_pass``. The header only
+    goes to ``spider.http_auth_domain`` and its subdomains (Scrapy 2.5's rule). A spider
+    that does not set ``http_auth_domain`` gets the host of its first request as the
+    domain, with one WARNING saying so (Scrapy 1.2 sent the credentials everywhere,
+    Scrapy 2.19 logs an error and still does); ``http_auth_domain = None`` sends them to
+    every host, explicitly. A request that already has an ``Authorization`` header keeps
+    it.
     """
 
     auth = None
@@ -40,13 +48,29 @@ class HttpAuthMiddleware:
         pwd = getattr(spider, "http_pass", "")
         if usr or pwd:
             self.auth = basic_auth_header(usr, pwd)
-            self.domain = getattr(spider, "http_auth_domain", None)
+            self.domain = getattr(spider, "http_auth_domain", _UNSET)
 
     def process_request(self, request, spider):
         if self._opened_spider is not spider:
             self.spider_opened(spider)
         if not self.auth or b"Authorization" in request.headers:
             return
-        if self.domain and not url_is_from_any_domain(urlparse_cached(request), [self.domain]):
-            return
+        if self.domain is _UNSET:
+            host = urlparse_cached(request).hostname
+            if not host:  # file:// and the like: no host to bind the credentials to
+                return
+            self.domain = host
+            logger.warning(
+                "http_user/http_pass are set but http_auth_domain is not: sending them only "
+                "to %(domain)r, the host of the first request (set http_auth_domain to the "
+                "domain that should receive them, or to None for every domain)",
+                {"domain": self.domain},
+                extra={"spider": spider},
+            )
+        if self.domain:
+            # the host, whatever the port (url_is_from_any_domain compares the netloc)
+            host = (urlparse_cached(request).hostname or "").lower()
+            domain = self.domain.lower()
+            if host != domain and not host.endswith("." + domain):
+                return
         request.headers[b"Authorization"] = self.auth

@@ -22,6 +22,14 @@ class HttpProxyMiddleware:
     ``HTTPPROXY_AUTH_ENCODING`` (default latin-1). The downloader reads
     ``meta['proxy']`` and sends the header to the proxy only.
 
+    Credentials never outlive their proxy (Scrapy 2.8+'s rule): the proxy a
+    ``Proxy-Authorization`` header was made for is kept in ``meta['_auth_proxy']``; when
+    a request comes back (retry, redirect) with ``meta['proxy']`` removed, set to None or
+    pointing to another proxy, the header is dropped, so it never reaches the origin
+    server or another proxy. A proxy taken from the environment is marked with
+    ``meta['_scheme_proxy']``, so that a redirect to another scheme drops it and this
+    middleware picks that scheme's proxy (see ``RedirectMiddleware``).
+
     Scrapy 1.2 disabled this middleware when the environment had no proxies, so
     credentials in ``meta['proxy']`` were ignored; here (as in Scrapy >= 1.4) it stays
     enabled unless ``HTTPPROXY_ENABLED`` is false, and handles such credentials.
@@ -59,14 +67,25 @@ class HttpProxyMiddleware:
         return creds, proxy_url
 
     def process_request(self, request, spider):
-        if "proxy" in request.meta:
-            if request.meta["proxy"] is None:
+        meta = request.meta
+        if "proxy" in meta:
+            proxy = meta["proxy"]
+            if proxy is None:
+                self._drop_proxy_auth(request)
                 return
-            creds, proxy_url = self._get_proxy(request.meta["proxy"], "http")
-            request.meta["proxy"] = proxy_url
+            creds, proxy_url = self._get_proxy(proxy, "http")
+            meta["proxy"] = proxy_url
             if creds:
                 request.headers[b"Proxy-Authorization"] = b"Basic " + creds
+                meta["_auth_proxy"] = proxy_url
+            elif "_auth_proxy" in meta:
+                if meta["_auth_proxy"] != proxy_url:  # the proxy changed: not its creds
+                    self._drop_proxy_auth(request)
+            elif b"Proxy-Authorization" in request.headers:
+                meta["_auth_proxy"] = proxy_url  # set by the user for this proxy
             return
+        if "_auth_proxy" in meta:  # the proxy was removed: its credentials go too
+            self._drop_proxy_auth(request)
         if not self.proxies:
             return
         parsed = urlparse_cached(request)
@@ -76,6 +95,13 @@ class HttpProxyMiddleware:
             return
         if scheme in self.proxies:
             creds, proxy = self.proxies[scheme]
-            request.meta["proxy"] = proxy
+            meta["proxy"] = proxy
+            meta["_scheme_proxy"] = True
             if creds:
                 request.headers[b"Proxy-Authorization"] = b"Basic " + creds
+                meta["_auth_proxy"] = proxy
+
+    @staticmethod
+    def _drop_proxy_auth(request) -> None:
+        request.headers.pop(b"Proxy-Authorization", None)
+        request.meta.pop("_auth_proxy", None)

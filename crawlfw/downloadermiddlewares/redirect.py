@@ -1,19 +1,40 @@
 """Follow HTTP redirects (``RedirectMiddleware``) and ``<meta http-equiv="refresh">``
-(``MetaRefreshMiddleware``), with Scrapy 1.2's rules.
+(``MetaRefreshMiddleware``), with Scrapy 1.2's bookkeeping and later Scrapy's safety rules.
 
-HTTP redirects (RFC 7231 §6.4, RFC 7538 for 308):
+HTTP redirects (RFC 9110 §15.4, the Fetch standard's "HTTP-redirect fetch" §4.4):
 
-* 301, 307, 308 and any redirect of a HEAD request keep the method and body;
-* 302 and 303 become a GET without body (``Content-Type``/``Content-Length`` removed),
-  as browsers do (RFC 7231 §6.4.3 allows it for 302).
+* a 301 or 302 of a ``POST``, and a 303 of anything but ``GET``/``HEAD``, become a
+  ``GET`` without body; the request-body headers (every ``Content-*`` header) go with
+  the body (Fetch standard, Scrapy 2.14+; Scrapy 1.2 turned any 302/303 into a GET and
+  kept the method on 301);
+* any other redirect (307, 308, a 302 of a ``PUT``...) keeps the method and body.
 
 ``Location`` (latin-1 decoded, percent-encoded as UTF-8 with w3lib's
 ``safe_url_string``) is resolved against the request URL; a response without
 ``Location`` or with another status is returned unchanged.
 
-Later-Scrapy safety rules, included: the ``Cookie`` header is dropped when the redirect
-leaves the original host (the cookies middleware recomputes it for the new one), and
-the ``Authorization`` header when it changes host or scheme.
+What a hostile site cannot do with a redirect (see docs/security.md):
+
+* **leave the web**: only ``http`` and ``https`` targets are followed, for 3xx and meta
+  refresh alike (Scrapy 2.19's rule). A redirect to ``file:``, ``ftp:``, ``data:``...
+  is not followed: one WARNING names the page and the target ("Ignoring redirect
+  (302) from <GET page> to a non-http(s) URL: target"), ``redirect/refused_scheme``
+  counts it, and the response goes on unchanged, as in Scrapy (a 3xx is then dropped
+  by ``HttpErrorMiddleware``; a page with a meta refresh reaches its callback);
+* **take credentials to another origin** (scheme, host, port; RFC 6454): the
+  ``Cookie`` and ``Authorization`` headers are dropped (the cookies middleware adds the
+  jar's cookies for the new URL again), and ``Request.cookies`` is never carried over
+  (those cookies were stored for the first request's host only). When the request's
+  proxy came from the environment (``meta['_scheme_proxy']``, set by
+  ``HttpProxyMiddleware``) and the scheme changes, the proxy, its
+  ``Proxy-Authorization`` header and the marker are dropped, so that the proxy
+  middleware picks the new scheme's proxy;
+* **leave allowed_domains**: a target outside the spider's ``allowed_domains`` is dropped
+  as Scrapy 2.19's downloader-side ``OffsiteMiddleware`` does (DEBUG "Filtered offsite
+  request to 'host': <GET url>" once per host, ``offsite/domains`` and
+  ``offsite/filtered`` stats), unless the request has ``dont_filter`` or
+  ``meta['allow_offsite']``. The check is made here, on redirect targets only, so
+  ordinary requests (already filtered by the spider middleware) pay nothing.
 
 Not redirected: ``meta['dont_redirect']``; statuses the spider handles itself
 (``spider.handle_httpstatus_list``, ``meta['handle_httpstatus_list']``,
@@ -27,7 +48,7 @@ request inherits ``dont_filter`` and gets ``priority + REDIRECT_PRIORITY_ADJUST`
 """
 
 import logging
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from w3lib.url import safe_url_string
 
@@ -40,12 +61,28 @@ __all__ = ["BaseRedirectMiddleware", "RedirectMiddleware", "MetaRefreshMiddlewar
 
 logger = logging.getLogger(__name__)
 
+#: Schemes a redirect or a meta refresh may lead to.
+WEB_SCHEMES = frozenset({"http", "https"})
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(parsed) -> tuple:
+    """``(scheme, host, port)`` of a parsed URL, the port defaulted (RFC 6454 §4)."""
+    scheme = parsed.scheme.lower()
+    try:
+        port = parsed.port
+    except ValueError:
+        port = None
+    return scheme, (parsed.hostname or ""), port or _DEFAULT_PORTS.get(scheme)
+
 
 class BaseRedirectMiddleware:
-    """Common redirect bookkeeping: limits, meta keys, priority, logging.
+    """Common redirect bookkeeping: limits, meta keys, priority, logging, safety checks.
 
     Args:
         settings: the crawler's settings.
+        stats: the crawler's stats collector (None outside a crawl: nothing counted).
 
     Raises:
         NotConfigured: the setting named by ``enabled_setting`` is false.
@@ -53,15 +90,62 @@ class BaseRedirectMiddleware:
 
     enabled_setting = "REDIRECT_ENABLED"
 
-    def __init__(self, settings):
+    def __init__(self, settings, stats=None):
         if not settings.getbool(self.enabled_setting):
             raise NotConfigured
         self.max_redirect_times = settings.getint("REDIRECT_MAX_TIMES")
         self.priority_adjust = settings.getint("REDIRECT_PRIORITY_ADJUST")
+        self.stats = stats
+        self._offsite = None  # a spider-side OffsiteMiddleware, built on first use
 
     @classmethod
     def from_crawler(cls, crawler):
-        return cls(crawler.settings)
+        return cls(crawler.settings, getattr(crawler, "stats", None))
+
+    def _refuse_scheme(self, url: str, request, spider, reason) -> bool:
+        """True (after a WARNING and the stat) unless ``url`` is an http(s) URL."""
+        scheme = urlsplit(url).scheme.lower()
+        if scheme in WEB_SCHEMES:
+            return False
+        logger.warning(
+            "Ignoring redirect (%(reason)s) from %(request)s to a non-http(s) URL: "
+            "%(target)s",
+            {"reason": reason, "request": request, "target": url},
+            extra={"spider": spider},
+        )
+        if self.stats is not None:
+            self.stats.inc_value("redirect/refused_scheme", spider=spider)
+        return True
+
+    def _check_offsite(self, redirected, spider) -> None:
+        """Raise IgnoreRequest when ``redirected`` leaves ``spider.allowed_domains``
+        (Scrapy 2.19's downloader-side offsite filter: log line and stats)."""
+        if redirected.dont_filter or redirected.meta.get("allow_offsite"):
+            return
+        if not getattr(spider, "allowed_domains", None):
+            return
+        offsite = self._offsite
+        if offsite is None:
+            from crawlfw.spidermiddlewares.offsite import OffsiteMiddleware
+
+            offsite = self._offsite = OffsiteMiddleware(self.stats)
+        if offsite._regex_spider is not spider:
+            offsite.spider_opened(spider)
+        if offsite.should_follow(redirected, spider):
+            return
+        domain = urlparse_cached(redirected).hostname
+        if domain and domain not in offsite.domains_seen:
+            offsite.domains_seen.add(domain)
+            logger.debug(
+                "Filtered offsite request to %(domain)r: %(request)s",
+                {"domain": domain, "request": redirected},
+                extra={"spider": spider},
+            )
+            if self.stats is not None:
+                self.stats.inc_value("offsite/domains", spider=spider)
+        if self.stats is not None:
+            self.stats.inc_value("offsite/filtered", spider=spider)
+        raise IgnoreRequest(f"offsite redirect filtered: {redirected.url}")
 
     def _redirect(self, redirected, request, spider, reason):
         """Finish ``redirected`` (meta, priority, dont_filter) or drop it at the limit.
@@ -70,7 +154,8 @@ class BaseRedirectMiddleware:
             ``redirected``.
 
         Raises:
-            IgnoreRequest: ``REDIRECT_MAX_TIMES`` (or ``meta['redirect_ttl']``) reached.
+            IgnoreRequest: ``REDIRECT_MAX_TIMES`` (or ``meta['redirect_ttl']``) reached,
+                or the target is outside ``allowed_domains``.
         """
         ttl = request.meta.setdefault("redirect_ttl", self.max_redirect_times)
         redirects = request.meta.get("redirect_times", 0) + 1
@@ -83,6 +168,7 @@ class BaseRedirectMiddleware:
             ]
             redirected.dont_filter = request.dont_filter
             redirected.priority = request.priority + self.priority_adjust
+            self._check_offsite(redirected, spider)
             logger.debug(
                 "Redirecting (%(reason)s) to %(redirected)s from %(request)s",
                 {"reason": reason, "redirected": redirected, "request": request},
@@ -97,19 +183,28 @@ class BaseRedirectMiddleware:
         raise IgnoreRequest("max redirections reached")
 
     def _build_redirect_request(self, request, redirect_url, **kwargs):
-        redirected = request.replace(url=redirect_url, **kwargs)
+        # Request.cookies are not carried: they were stored for the first URL's host only
+        redirected = request.replace(url=redirect_url, cookies=None, **kwargs)
         source = urlparse_cached(request)
         target = urlparse_cached(redirected)
-        if source.hostname != target.hostname:
-            redirected.headers.pop(b"Cookie", None)
-        if source.hostname != target.hostname or source.scheme != target.scheme:
-            redirected.headers.pop(b"Authorization", None)
+        headers = redirected.headers
+        if _origin(source) != _origin(target):
+            headers.pop(b"Cookie", None)
+            headers.pop(b"Authorization", None)
+        if source.scheme != target.scheme and redirected.meta.get("_scheme_proxy"):
+            # the environment's proxy for the old scheme: let HttpProxyMiddleware pick
+            # the new scheme's (and its credentials)
+            redirected.meta.pop("_scheme_proxy", None)
+            redirected.meta.pop("proxy", None)
+            redirected.meta.pop("_auth_proxy", None)
+            headers.pop(b"Proxy-Authorization", None)
         return redirected
 
     def _redirect_request_using_get(self, request, redirect_url):
         redirected = self._build_redirect_request(request, redirect_url, method="GET", body="")
-        redirected.headers.pop(b"Content-Type", None)
-        redirected.headers.pop(b"Content-Length", None)
+        headers = redirected.headers
+        for name in [k for k in headers if k.lower().startswith(b"content-")]:
+            del headers[name]
         return redirected
 
 
@@ -132,10 +227,15 @@ class RedirectMiddleware(BaseRedirectMiddleware):
         # header values are latin-1 on the wire; non-ASCII becomes percent-encoded UTF-8
         location = safe_url_string(response.headers[b"Location"].decode("latin-1"))
         redirected_url = urljoin(request.url, location)
-        if response.status in (301, 307, 308) or request.method == "HEAD":
-            redirected = self._build_redirect_request(request, redirected_url)
-        else:
+        if self._refuse_scheme(redirected_url, request, spider, response.status):
+            return response
+        method = request.method
+        if (response.status in (301, 302) and method == "POST") or (
+            response.status == 303 and method not in ("GET", "HEAD")
+        ):
             redirected = self._redirect_request_using_get(request, redirected_url)
+        else:
+            redirected = self._build_redirect_request(request, redirected_url)
         return self._redirect(redirected, request, spider, response.status)
 
 
@@ -152,8 +252,8 @@ class MetaRefreshMiddleware(BaseRedirectMiddleware):
 
     enabled_setting = "METAREFRESH_ENABLED"
 
-    def __init__(self, settings):
-        super().__init__(settings)
+    def __init__(self, settings, stats=None):
+        super().__init__(settings, stats)
         self._maxdelay = settings.getint(
             "REDIRECT_MAX_METAREFRESH_DELAY", settings.getint("METAREFRESH_MAXDELAY")
         )
@@ -167,6 +267,8 @@ class MetaRefreshMiddleware(BaseRedirectMiddleware):
             return response
         interval, url = get_meta_refresh(response)
         if url and interval < self._maxdelay:
+            if self._refuse_scheme(url, request, spider, "meta refresh"):
+                return response
             redirected = self._redirect_request_using_get(request, url)
             return self._redirect(redirected, request, spider, "meta refresh")
         return response

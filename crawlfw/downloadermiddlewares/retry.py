@@ -3,7 +3,9 @@
 A request is retried when its download raised one of
 :attr:`RetryMiddleware.EXCEPTIONS_TO_RETRY` (a timeout, DNS or connection error, a
 truncated or malformed response) or when the response status is in
-``RETRY_HTTP_CODES``. Failed pages are rescheduled with a lower priority
+``RETRY_HTTP_CODES``, unless it is one of
+:attr:`RetryMiddleware.EXCEPTIONS_NOT_RETRIED` (a failure that would repeat: response
+headers over libcurl's limits, a body cancelled at ``DOWNLOAD_MAXSIZE``). Failed pages are rescheduled with a lower priority
 (``RETRY_PRIORITY_ADJUST``), so they are re-tried after the other pending requests.
 
 Settings: ``RETRY_ENABLED``, ``RETRY_TIMES`` (retries, not counting the first
@@ -22,9 +24,11 @@ from crawlfw.exceptions import (
     ConnectionLostError,
     ConnectionRefusedError,
     DNSLookupError,
+    DownloadCancelled,
     DownloadTimeoutError,
     NotConfigured,
     ResponseFailed,
+    ResponseHeadersTooLarge,
 )
 from crawlfw.utils.python import global_object_name
 from crawlfw.utils.response import response_status_message
@@ -58,6 +62,11 @@ class RetryMiddleware:
         IOError,
     )
 
+    #: Download errors that would happen again, never retried even when they are
+    #: among :attr:`EXCEPTIONS_TO_RETRY`: headers over libcurl's limits, a body
+    #: cancelled at ``DOWNLOAD_MAXSIZE`` (the same server sends the same response).
+    EXCEPTIONS_NOT_RETRIED = (ResponseHeadersTooLarge, DownloadCancelled)
+
     def __init__(self, settings):
         if not settings.getbool("RETRY_ENABLED"):
             raise NotConfigured
@@ -81,6 +90,8 @@ class RetryMiddleware:
         return response
 
     def process_exception(self, request, exception, spider):
+        if isinstance(exception, self.EXCEPTIONS_NOT_RETRIED):
+            return None
         if isinstance(exception, self.EXCEPTIONS_TO_RETRY) and not request.meta.get(
             "dont_retry", False
         ):

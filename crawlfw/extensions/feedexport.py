@@ -46,9 +46,43 @@ __all__ = [
     "FTPFeedStorage",
     "S3FeedStorage",
     "FeedExporter",
+    "ItemFilter",
 ]
 
 logger = logging.getLogger(__name__)
+
+
+class ItemFilter:
+    """Decides which items a feed exports (Scrapy 2.6's ``ItemFilter``, the default of
+    the ``item_filter`` feed option).
+
+    A feed's ``item_filter`` option names a class (or its import path) built once per
+    feed as ``cls(feed_options)``; its ``accepts(item)`` is asked for every item, and
+    an item it refuses is not written to that feed (nor counted in its items). This
+    default accepts the items that are instances of a class of the feed's
+    ``item_classes`` option (classes or import paths), and every item when the option
+    is not given.
+
+    Args:
+        feed_options: the feed's options dict (None: no options).
+
+    Raises:
+        ImportError, NameError, ValueError: an ``item_classes`` path cannot be loaded.
+    """
+
+    def __init__(self, feed_options: dict | None) -> None:
+        from crawlfw.utils.misc import load_object
+
+        self.feed_options = feed_options
+        classes = (feed_options or {}).get("item_classes") or ()
+        self.item_classes = tuple(load_object(c) if isinstance(c, str) else c
+                                  for c in classes)
+
+    def accepts(self, item) -> bool:
+        """True if ``item`` goes to the feed."""
+        if self.item_classes:
+            return isinstance(item, self.item_classes)
+        return True
 
 
 @runtime_checkable

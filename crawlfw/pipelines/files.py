@@ -20,6 +20,7 @@ Stats: ``file_count``, ``file_status_count/<downloaded|uptodate|cached>``.
 
 import hashlib
 import logging
+import mimetypes
 import os
 import os.path
 import time
@@ -210,6 +211,15 @@ class S3FilesStore:
                 raise TypeError(f'Header "{key}" is not supported by botocore') from None
             extra[kwarg] = value
         return extra
+
+
+def _safe_extension(url: str) -> str:
+    """The URL's extension if ``mimetypes`` knows it, else its guess for the URL, else ''."""
+    media_ext = os.path.splitext(url)[1]
+    if media_ext in mimetypes.types_map:
+        return media_ext
+    media_type = mimetypes.guess_type(url)[0]
+    return (mimetypes.guess_extension(media_type) or "") if media_type else ""
 
 
 class FilesPipeline(MediaPipeline):
@@ -429,8 +439,12 @@ class FilesPipeline(MediaPipeline):
         return item
 
     def file_path(self, request, response=None, info=None):
-        """Return the store path of a request's file: ``full/<SHA1 hex of the URL><ext>``,
-        ``ext`` being the URL's extension (``os.path.splitext``), as Scrapy 1.2.
+        """Return the store path of a request's file: ``full/<SHA1 hex of the URL><ext>``.
+
+        ``ext`` is the URL's extension (``os.path.splitext``) only if ``mimetypes`` knows
+        it (``mimetypes.types_map``); otherwise the extension ``mimetypes`` guesses for
+        the URL's type, or none (Scrapy 2's rule: no URL can make the path too long,
+        absolute, or climb out of the store; Scrapy 1.2 kept any extension).
 
         Passing a URL instead of a request, or overriding the deprecated ``file_key``,
         still works with a ``CrawlfwDeprecationWarning``.
@@ -440,8 +454,7 @@ class FilesPipeline(MediaPipeline):
             _warn_deprecated("FilesPipeline.file_key(url)")
             return self.file_key(url)
         media_guid = hashlib.sha1(to_bytes(url)).hexdigest()
-        media_ext = os.path.splitext(url)[1]
-        return f"full/{media_guid}{media_ext}"
+        return f"full/{media_guid}{_safe_extension(url)}"
 
     def file_key(self, url):
         """Deprecated: use ``file_path(request, response=None, info=None)``."""

@@ -17,10 +17,29 @@ Rules, from the Scrapy 1.2 "Selectors" documentation:
 * EXSLT namespaces are registered: ``re`` (regular expressions: ``re:test()``,
   ``re:match()``, ``re:replace()``) and ``set`` (``set:difference()``,
   ``set:intersection()``, ``set:distinct()``, ...).
+
+Later Scrapy (2.19, parsel 1.12) additions, with their semantics:
+
+* ``type='json'``: the text is parsed with :func:`json.loads` and queried with
+  :meth:`Selector.jmespath` (JMESPath, https://jmespath.org/specification.html);
+  ``get()`` gives the JSON value itself. ``type='text'``: plain text; ``xpath()`` and
+  ``css()`` parse it as HTML first. The selector of a ``TextResponse`` that is neither
+  an ``HtmlResponse`` nor an ``XmlResponse`` (``application/json`` is one) takes its type
+  from the body: ``'json'`` for a JSON object or array, ``'xml'`` after an XML
+  declaration, else ``'html'``.
+* ``Selector(body=b'...', encoding='utf-8')``: bytes instead of ``text``.
+* The XPath function ``has-class("a", "b", ...)``: true when the context node's
+  ``class`` attribute holds every one of the classes (split on ASCII whitespace, HTML
+  Standard "classes").
+* :meth:`Selector.drop` / :meth:`SelectorList.drop`: remove the matched nodes from the
+  document.
 """
 
 from __future__ import annotations
 
+import json
+import re as _re
+import weakref
 from re import Pattern
 from typing import Any, SupportsIndex, overload
 
@@ -30,36 +49,94 @@ from crawlfw.selector import _lxml
 from crawlfw.selector._regex import extract_regex
 from crawlfw.selector.csstranslator import GenericTranslator, HTMLTranslator
 
-__all__ = ["Selector", "SelectorList"]
+__all__ = [
+    "Selector",
+    "SelectorList",
+    "CannotRemoveElementWithoutRoot",
+    "CannotRemoveElementWithoutParent",
+    "CannotDropElementWithoutParent",
+]
+
+_WeakRef = weakref.ref
+_NOT_SET = object()
+
+
+class CannotRemoveElementWithoutRoot(Exception):
+    """:meth:`Selector.drop` on a selector that wraps no element (a text or attribute
+    value, a JSON value): there is no node to remove. (parsel's exception.)"""
+
+
+class CannotRemoveElementWithoutParent(Exception):
+    """Base of :class:`CannotDropElementWithoutParent`. (parsel's exception.)"""
+
+
+class CannotDropElementWithoutParent(CannotRemoveElementWithoutParent):
+    """:meth:`Selector.drop` on the root element of a document. (parsel's exception.)"""
 
 _ElementBase = etree._Element
 _XPathError = etree.XPathError
 
 _TRANSLATORS = {"html": HTMLTranslator(), "xml": GenericTranslator()}
 _TOSTRING_METHODS = {"html": "html", "xml": "xml"}
+_TYPES = ("html", "xml", "json", "text")
+_XML_DECLARATION = _re.compile(r"[\s\ufeff]*<\?xml\s")
 
-_xml_response_class = None
-
-
-def _is_xml_response(response):
-    # crawlfw.http imports crawlfw.selector lazily; import it lazily here too so that
-    # neither module needs the other at import time.
-    global _xml_response_class
-    if _xml_response_class is None:
-        try:
-            from crawlfw.http import XmlResponse
-        except ImportError:  # pragma: no cover - crawlfw.http always ships with crawlfw
-            return False
-        _xml_response_class = XmlResponse
-    return isinstance(response, _xml_response_class)
+_response_classes = None
 
 
 def _st(response, st):
+    """The selector type for ``response`` and the ``type`` argument ``st``; None when
+    it must be detected from the text (a TextResponse neither HTML nor XML)."""
     if st is None:
-        return "xml" if response is not None and _is_xml_response(response) else "html"
-    if st not in _TRANSLATORS:
-        raise ValueError(f"Invalid selector type: {st!r} (expected 'html' or 'xml')")
+        if response is None:
+            return "html"
+        global _response_classes
+        if _response_classes is None:
+            # crawlfw.http imports crawlfw.selector lazily; import it lazily here too so
+            # that neither module needs the other at import time.
+            from crawlfw.http import HtmlResponse, XmlResponse
+
+            _response_classes = (HtmlResponse, XmlResponse)
+        html_cls, xml_cls = _response_classes
+        if isinstance(response, html_cls):
+            return "html"
+        if isinstance(response, xml_cls):
+            return "xml"
+        return None
+    if st not in _TYPES:
+        raise ValueError(
+            f"Invalid selector type: {st!r} (expected 'html', 'xml', 'json' or 'text')")
     return st
+
+
+def _load_json_or_none(text):
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def _detect_type(text):
+    """``'json'`` (with the value) for a JSON object or array, else ``'xml'`` after an
+    XML declaration, else ``'html'`` (parsel 1.12's detection)."""
+    head = text.lstrip()[:1]
+    if head == "{" or head == "[":
+        data = _load_json_or_none(text)
+        if isinstance(data, (dict, list)):
+            return "json", data
+    return ("xml" if _XML_DECLARATION.match(text) else "html"), None
+
+
+def _jmespath_search(query, data, kwargs):
+    global _jmespath
+    if _jmespath is None:
+        import jmespath
+
+        _jmespath = jmespath
+    return _jmespath.search(query, data, **kwargs)
+
+
+_jmespath = None
 
 
 def _default_namespaces():
@@ -109,6 +186,24 @@ class SelectorList(list["Selector"]):
         out = self.__class__()
         for x in self:
             out.extend(x.xpath(query, namespaces=namespaces, **kwargs))
+        return out
+
+    def jmespath(self, query: str, **kwargs: Any) -> SelectorList:
+        """Call :meth:`Selector.jmespath` on each member.
+
+        Args:
+            query: a JMESPath expression.
+            **kwargs: passed to ``jmespath.search`` (e.g. ``options=``).
+
+        Returns:
+            SelectorList: every member's results, in order.
+
+        Raises:
+            jmespath.exceptions.JMESPathError: (a ``ValueError``) ``query`` is invalid.
+        """
+        out = self.__class__()
+        for x in self:
+            out.extend(x.jmespath(query, **kwargs))
         return out
 
     def css(self, query: str) -> SelectorList:
@@ -168,36 +263,61 @@ class SelectorList(list["Selector"]):
             return x.attrib
         return {}
 
+    def drop(self) -> None:
+        """Call :meth:`Selector.drop` on each member: remove the matched nodes from
+        their document.
+
+        Raises:
+            CannotRemoveElementWithoutRoot, CannotDropElementWithoutParent: see
+                :meth:`Selector.drop` (members before the failing one are removed).
+        """
+        for x in self:
+            x.drop()
+
 
 class Selector:
-    """A node of a parsed HTML/XML document (or an XPath result) to select from.
+    """A node of a parsed HTML/XML document, a JSON value, or a query result to select
+    from.
 
     Args:
         response: an ``HtmlResponse``/``XmlResponse``/``TextResponse`` to parse
             (its ``.text``, already decoded with the response's encoding).
         text: a document as ``str`` (``bytes`` are taken as UTF-8); cannot be combined
             with ``response``.
-        type: ``'html'`` or ``'xml'``; None infers it (``'xml'`` for an
-            ``XmlResponse``, else ``'html'``).
+        type: ``'html'``, ``'xml'``, ``'json'`` or ``'text'``; None infers it:
+            ``'xml'`` for an ``XmlResponse``, ``'html'`` for an ``HtmlResponse`` and for
+            ``text``/``body``; for another ``TextResponse`` from its text (``'json'``
+            for a JSON object or array, ``'xml'`` after an XML declaration, else
+            ``'html'``); for ``root``, ``'html'`` for an lxml element, else ``'json'``.
         namespaces: extra ``{prefix: uri}`` registered for every query.
-        root: an existing lxml element (or XPath result value) to wrap instead of
-            parsing.
+        root: an existing lxml element (or XPath result value, or JSON value) to wrap
+            instead of parsing.
         base_url: the document URL recorded in the tree; defaults to ``response.url``.
+        body: the document as ``bytes``/``bytearray`` in ``encoding``, used when
+            neither ``response`` nor ``text`` is given (Scrapy 2 / parsel 1.8+).
+        encoding: the encoding of ``body`` (default ``'utf-8'``); bytes it cannot
+            decode become U+FFFD.
 
     Attributes:
         response: the response given, else None.
-        type: ``'html'`` or ``'xml'``.
-        root: the wrapped lxml element, or a ``str``/``float``/``bool`` XPath result.
+        type: ``'html'``, ``'xml'``, ``'json'`` or ``'text'``.
+        root: the wrapped lxml element, a ``str``/``float``/``bool`` XPath result, the
+            text (``'text'``), or the JSON value (``'json'``; None for text that is not
+            JSON).
         namespaces: ``{prefix: uri}`` in effect (``re`` and ``set`` pre-registered).
 
     Raises:
         ValueError: both ``response`` and ``text`` were given, none of ``response``,
-            ``text``, ``root`` was, or ``type`` is not ``'html'``/``'xml'``.
-        TypeError: ``response`` has no decoded ``.text`` (not a ``TextResponse``), or
-            ``text`` is not ``str``/``bytes``.
+            ``text``, ``body``, ``root`` was, ``type`` is not one of the four, or
+            ``root`` is an lxml element and ``type`` is ``'json'``/``'text'``.
+        TypeError: ``response`` has no decoded ``.text`` (not a ``TextResponse``),
+            ``text`` is not ``str``/``bytes``, or ``body`` not ``bytes``/``bytearray``.
+        LookupError: ``encoding`` is not a known codec.
     """
 
-    __slots__ = ["response", "type", "root", "namespaces", "_expr", "__weakref__"]
+    # _response: the response, a weakref.ref to it (the selector a TextResponse caches,
+    # see response_selector()), or None.
+    __slots__ = ["_response", "type", "root", "namespaces", "_expr", "__weakref__"]
 
     _default_type = None
     selectorlist_cls = SelectorList
@@ -208,16 +328,18 @@ class Selector:
         text=None,
         type=None,
         namespaces=None,
-        root=None,
+        root=_NOT_SET,
         base_url=None,
         _root=None,
         _expr=None,
+        body=b"",
+        encoding="utf-8",
     ):
         if response is not None and text is not None:
             raise ValueError(f"{self.__class__.__name__}.__init__() received both response and text")
         st = _st(response, type or self._default_type)
-        if root is None:
-            root = _root
+        if root is _NOT_SET and _root is not None:
+            root = _root  # Scrapy 1.2's name of the argument
         if response is not None:
             try:
                 text = response.text
@@ -228,15 +350,33 @@ class Selector:
                 ) from None
             if base_url is None:
                 base_url = response.url
+        elif text is None and body:
+            if not isinstance(body, (bytes, bytearray)):
+                raise TypeError(
+                    f"body argument should be of type bytes or bytearray, got {body.__class__.__name__}")
+            text = bytes(body).decode(encoding, "replace")
         if text is not None:
             if isinstance(text, bytes):
                 text = text.decode("utf-8", "replace")
             elif not isinstance(text, str):
                 raise TypeError(f"text argument should be of type str, got {text.__class__.__name__}")
-            root = _lxml.create_root_node(text, st, base_url=base_url)
-        elif root is None:
-            raise ValueError(f"{self.__class__.__name__} needs a response, text or root argument")
-        self.response = response
+            if st is None:
+                st, root = _detect_type(text)
+            elif st == "json":
+                root = _load_json_or_none(text)
+            elif st == "text":
+                root = text
+            if st == "html" or st == "xml":
+                root = _lxml.create_root_node(text, st, base_url=base_url)
+        elif root is _NOT_SET:
+            raise ValueError(f"{self.__class__.__name__} needs a response, text or root argument (or body)")
+        elif isinstance(root, _ElementBase):
+            if st == "json" or st == "text":
+                raise ValueError(f"{self.__class__.__name__} got an lxml element as root "
+                                 f"and {st!r} as type")
+        elif type is None and self._default_type is None:
+            st = "json"  # a value, as parsel: Selector(root={"a": 1})
+        self._response = response
         self.type = st
         self.root = root
         ns = _default_namespaces()
@@ -248,23 +388,40 @@ class Selector:
     def __getstate__(self):
         raise TypeError("can't pickle Selector objects")
 
-    def _wrap(self, results, query):
-        """Wrap XPath results in selectors sharing this one's type and namespaces."""
+    @property
+    def response(self):
+        """The response this selector was built from, or None (a selector built from
+        ``text`` or ``root``, or a query result). The selector that
+        ``TextResponse.selector`` caches refers back to its response weakly: it gives
+        None once the response is gone (see :func:`response_selector`)."""
+        r = self._response
+        if type(r) is _WeakRef:
+            return r()
+        return r
+
+    @response.setter
+    def response(self, value):
+        self._response = value
+
+    def _wrap(self, results, query, st=None):
+        """Wrap XPath results in selectors sharing this one's namespaces and type (or
+        ``st``)."""
         cls = self.__class__
+        if st is None:
+            st = self.type
         if cls.__init__ is not Selector.__init__:
             # A subclass with its own constructor gets it called, as parsel does.
             return self.selectorlist_cls(
-                cls(root=x, _expr=query, namespaces=self.namespaces, type=self.type)
+                cls(root=x, _expr=query, namespaces=self.namespaces, type=st)
                 for x in results
             )
         new = object.__new__
-        st = self.type
         ns = self.namespaces
         out = self.selectorlist_cls()
         append = out.append
         for x in results:
             s = new(cls)
-            s.response = None
+            s._response = None
             s.type = st
             s.root = x
             s.namespaces = ns  # shared; register_namespace() copies before writing
@@ -288,12 +445,23 @@ class Selector:
             selector wraps a text or attribute value.
 
         Raises:
-            ValueError: ``query`` does not compile or cannot be evaluated; the message
-                names the expression.
+            ValueError: ``query`` does not compile or cannot be evaluated (the message
+                names the expression), ``has-class()`` got no or non-string arguments,
+                or this is a ``'json'`` selector.
         """
         root = self.root
+        st = None
         if not isinstance(root, _ElementBase):
-            return self.selectorlist_cls()
+            if self.type == "text":
+                # parsel: a text selector is queried as the HTML it may hold
+                st = "html"
+                root = _lxml.create_root_node(root if isinstance(root, str) else "", st)
+            elif self.type == "json":
+                raise ValueError("Cannot use xpath on a Selector of type 'json'")
+            elif isinstance(root, str) and query.strip() == ".":
+                return self._wrap([root], query)
+            else:
+                return self.selectorlist_cls()
         nsp = self.namespaces
         if namespaces:
             nsp = dict(nsp)
@@ -306,7 +474,7 @@ class Selector:
             raise ValueError(f"XPath error: {exc} in {query}") from exc
         if type(result) is not list:
             result = [result]
-        return self._wrap(result, query)
+        return self._wrap(result, query, st)
 
     def css(self, query: str) -> SelectorList:
         """Select with a CSS selector (translated to XPath through cssselect).
@@ -322,15 +490,72 @@ class Selector:
 
         Raises:
             ValueError: ``query`` is not valid CSS or uses an unsupported selector or
-                pseudo-element; the message names the expression.
+                pseudo-element (the message names the expression), or this is a
+                ``'json'`` selector.
         """
         return self.xpath(self._css2xpath(query))
 
     def _css2xpath(self, query):
+        translator = _TRANSLATORS.get(self.type)
+        if translator is None:
+            if self.type == "json":
+                raise ValueError("Cannot use css on a Selector of type 'json'")
+            translator = _TRANSLATORS["html"]  # 'text': queried as HTML
         try:
-            return _TRANSLATORS[self.type].css_to_xpath(query)
+            return translator.css_to_xpath(query)
         except Exception as exc:  # cssselect's SelectorError tree, plus TypeError
             raise ValueError(f"CSS error: {exc} in {query!r}") from exc
+
+    def jmespath(self, query: str, **kwargs: Any) -> SelectorList:
+        """Select from JSON with a JMESPath expression (https://jmespath.org/).
+
+        The data is this selector's JSON value (``type='json'``), or the JSON that its
+        text holds: a text or attribute result (``response.css('script::text')``), a
+        ``'text'`` selector, or an element's own text (``response.css('script')``);
+        text that is not JSON is queried as null.
+
+        Args:
+            query: the expression, e.g. ``'items[].name'``.
+            **kwargs: passed to ``jmespath.search``, e.g. ``options=jmespath.Options()``.
+
+        Returns:
+            SelectorList: one selector per result; a list result is flattened one
+            level; null gives an empty list. A string result is a ``'text'`` selector
+            (``get()`` gives the string; ``css()``/``xpath()`` query it as HTML), any
+            other a ``'json'`` selector (``get()`` gives the value).
+
+        Raises:
+            jmespath.exceptions.JMESPathError: (a ``ValueError``) ``query`` is invalid.
+        """
+        root = self.root
+        if isinstance(root, str):
+            data = _load_json_or_none(root)
+        elif self.type == "json":
+            data = root
+        elif isinstance(root, _ElementBase):
+            data = _load_json_or_none(root.text)
+        else:
+            data = None
+        result = _jmespath_search(query, data, kwargs)
+        if result is None:
+            result = []
+        elif type(result) is not list:
+            result = [result]
+        cls = self.__class__
+        out = self.selectorlist_cls()
+        for x in result:
+            st = "text" if isinstance(x, str) else "json"
+            if cls.__init__ is not Selector.__init__:
+                out.append(cls(root=x, _expr=query, type=st))
+                continue
+            s = object.__new__(cls)
+            s._response = None
+            s.type = st
+            s.root = x
+            s.namespaces = _default_namespaces()
+            s._expr = query
+            out.append(s)
+        return out
 
     def re(self, regex: str | Pattern[str], replace_entities: bool = True) -> list[str]:
         """Apply a regular expression to :meth:`extract`'s result.
@@ -360,10 +585,13 @@ class Selector:
         Returns:
             str: an element as markup (HTML or XML serialization, without its tail);
             a text or attribute value as is; ``'1'``/``'0'`` for a boolean result;
-            ``str()`` of a number.
+            ``str()`` of a number. A ``'json'`` selector gives its JSON value itself
+            (any type), as parsel does.
         """
         root = self.root
         if type(root) is str:
+            return root
+        if self.type == "json":
             return root
         try:
             return etree.tostring(
@@ -418,11 +646,70 @@ class Selector:
                 attrib[an.split("}", 1)[1]] = attrib.pop(an)
         etree.cleanup_namespaces(root)
 
+    def drop(self) -> None:
+        """Remove this node from its document (parsel's ``drop()``).
+
+        An HTML element goes with its subtree; its tail text stays where it was (joined
+        to the previous sibling or the parent), as ``lxml.html``'s ``drop_tree()``
+        does. XML elements likewise.
+
+        Raises:
+            CannotRemoveElementWithoutRoot: this selector wraps no element (a text or
+                attribute value such as ``li::text``, a number, a JSON value).
+            CannotDropElementWithoutParent: the element is its document's root.
+        """
+        root = self.root
+        try:
+            parent = root.getparent()
+        except AttributeError:
+            raise CannotRemoveElementWithoutRoot(
+                "The node you're trying to drop has no root, are you trying to drop a "
+                "pseudo-element? Try to use 'li' as a selector instead of 'li::text' or "
+                "'//li' instead of '//li/text()', for example."
+            ) from None
+        if parent is None:
+            raise CannotDropElementWithoutParent(
+                "The node you're trying to remove has no parent, are you trying to "
+                "remove a root element?")
+        tail = root.tail
+        if tail:
+            previous = root.getprevious()
+            if previous is not None:
+                previous.tail = (previous.tail or "") + tail
+            else:
+                parent.text = (parent.text or "") + tail
+        parent.remove(root)
+
     def __bool__(self):
         return bool(self.extract())
 
     def __str__(self):
-        data = repr(self.extract()[:40])
+        data = repr(str(self.extract())[:40])
         return f"<{type(self).__name__} xpath={self._expr!r} data={data}>"
 
     __repr__ = __str__
+
+
+def response_selector(response) -> Selector:
+    """Build the :class:`Selector` that ``TextResponse.selector`` caches.
+
+    It is ``Selector(response=response)`` except that its ``response`` attribute refers
+    to the response weakly, so that the pair is not a reference cycle: a response and
+    its parsed document (lxml's tree, ~10 times the page's size in C memory) are freed
+    as soon as the last reference to the response goes, not at the next run of
+    Python's cyclic garbage collector. Under a crawl's load, trees waiting for the
+    collector doubled the heap in use and fragmented malloc's arenas, so RSS kept
+    climbing (issue 23: 3 MB per 10,000 pages, flat at 60 MB with this).
+
+    Args:
+        response: a ``TextResponse`` (``HtmlResponse``, ``XmlResponse``).
+
+    Returns:
+        Selector: over the response's text; ``.response`` is the response while it lives.
+
+    Raises:
+        TypeError: ``response`` has no decoded ``.text``.
+    """
+    sel = Selector(response=response)
+    sel._response = _WeakRef(response)
+    return sel

@@ -180,8 +180,13 @@ FEED_URI = None
 FEED_URI_PARAMS = None  # a function to extend uri arguments
 FEED_FORMAT = 'jsonlines'
 FEED_STORE_EMPTY = True  # Scrapy >= 2.11 (1.2: False)
+# A JOBDIR job's local feed found missing or shorter than the job committed is refused
+# at resume (exit 1); True: start that feed anew instead (the old file kept aside as
+# <file>.broken-<unix time>; the items committed before are not in the new one).
+FEED_RESTART_BROKEN = False
 FEED_EXPORT_ENCODING = None
-FEED_EXPORT_FIELDS = None
+FEED_EXPORT_FIELDS = None  # a list of names, or a dict {field: output name} (Scrapy 2.4)
+FEED_EXPORT_BATCH_ITEM_COUNT = 0  # Scrapy 2.3: items per feed file (0: one file)
 FEED_STORAGES = {}
 FEED_STORAGE_FTP_ACTIVE = False  # FTP active mode instead of passive
 FEED_STORAGE_S3_ACL = ''
@@ -231,6 +236,12 @@ ITEM_PROCESSOR = 'crawlfw.pipelines.ItemPipelineManager'
 
 ITEM_PIPELINES = {}
 ITEM_PIPELINES_BASE = {}
+
+# A file:// request produced from an http(s) response (a link, response.follow, a
+# CrawlSpider rule) is dropped with a WARNING (scraper/refused_local_url), as a browser
+# does; True restores Scrapy's behaviour (follow it). Start requests and requests made
+# from file:// responses are never affected. See docs/security.md.
+LOCAL_URLS_FROM_WEB_ENABLED = False
 
 LOG_ENABLED = True
 LOG_ENCODING = 'utf-8'
@@ -371,13 +382,29 @@ SUPERVISOR_RESTART_WINDOW = 60  # seconds
 # the process dying (kill -9, OOM), at less I/O.
 FRONTIER_CHECKPOINT_INTERVAL = 1.0  # seconds
 FRONTIER_FSYNC = True
+# The frontier's write-ahead log (frontier.sqlite-wal) is moved into frontier.sqlite at
+# a clean close and at least every FRONTIER_WAL_CHECKPOINT_INTERVAL seconds, so a copy
+# of frontier.sqlite alone is a consistent (if older) job. JOBDIR/job.json records the
+# job's last commit: a frontier older than it (a lost -wal file, a restored backup) or
+# missing is refused at start instead of silently starting a new job.
+FRONTIER_WAL_CHECKPOINT_INTERVAL = 30.0  # seconds
+# A crawl whose scheduler holds requests it cannot dispatch, with nothing in flight and
+# nothing happening for STALL_TIMEOUT seconds, logs what is stuck (counts, the oldest
+# pending request, who holds its lease) and ends with finish_reason 'stalled' (exit
+# status 1) instead of hanging; 0 never ends it. Not used with a FRONTIER_URL (workers
+# wait for each other's leases).
+STALL_TIMEOUT = 300.0  # seconds
 
 # One crawl across many processes and machines (crawlfw.core.redis_frontier): every
 # worker with the same FRONTIER_URL ('redis://host:port/db') and FRONTIER_KEY (default:
 # 'crawlfw:<spider name>') shares one frontier. A worker's lease not renewed within
 # FRONTIER_LEASE_TIMEOUT seconds goes back to the queue (the worker died); a lost
 # connection is retried for FRONTIER_RETRY_TIMEOUT seconds. FRONTIER_WORKER names this
-# worker (default '<hostname>-<pid>'; FEED_URI's %(worker)s).
+# worker (default '<hostname>-<pid>'; FEED_URI's %(worker)s). FRONTIER_JOIN_ONLY = True
+# makes a worker join a crawl Redis already holds and refuse to start a new one (the
+# --workers parent sets it for a worker it restarts, or when parts of an earlier run
+# exist), so a Redis that lost the crawl is never crawled again from the start.
+FRONTIER_JOIN_ONLY = False
 FRONTIER_KEY = None
 FRONTIER_LEASE_TIMEOUT = 60  # seconds
 # Most open leases (in flight, leased ahead, finished but not yet committed) one worker

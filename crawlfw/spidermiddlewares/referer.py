@@ -9,7 +9,9 @@ the response's ``Referrer-Policy`` header, or the ``REFERRER_POLICY`` setting. A
 is a name (``'no-referrer'``, ``'no-referrer-when-downgrade'``, ``'same-origin'``,
 ``'origin'``, ``'strict-origin'``, ``'origin-when-cross-origin'``,
 ``'strict-origin-when-cross-origin'``, ``'unsafe-url'``, ``'scrapy-default'``,
-``'legacy'``), or a :class:`ReferrerPolicy` subclass or its import path. Except for
+``'legacy'``), or a :class:`ReferrerPolicy` subclass or its import path (import paths
+only from the setting and the meta key: a ``Referrer-Policy`` header is matched against
+the W3C names only, never imported). Except for
 ``legacy``, the URL sent is stripped of user info and fragment (W3C §8.4), and
 ``file:``/``data:``-like responses never leak a referrer.
 
@@ -210,21 +212,33 @@ _POLICIES = {
     )
 }
 _POLICIES[""] = NoReferrerWhenDowngradePolicy  # W3C: the empty string is the default
+# What a Referrer-Policy header may name: the W3C policy tokens (§3), nothing else.
+_HEADER_POLICIES = {
+    name: cls for name, cls in _POLICIES.items()
+    if name and name not in ("legacy", "scrapy-default")
+}
 
 
-def _policy_class(value):
-    """A policy class from a name, a class or an import path; None if unknown."""
+def _policy_class(value, allow_import: bool = True):
+    """A policy class from a name, a class or (``allow_import``) an import path; None if
+    unknown.
+
+    ``allow_import`` is False for the ``Referrer-Policy`` response header: a value from
+    the network is matched against the W3C policy names only and never imported
+    (Scrapy 2.19's rule; see docs/security.md).
+    """
     if isinstance(value, type) and issubclass(value, ReferrerPolicy):
         return value
     if isinstance(value, bytes):
         value = to_unicode(value, encoding="latin-1")
     if not isinstance(value, str):
         return None
+    known = _POLICIES if allow_import else _HEADER_POLICIES
     # a header may list several policies: the last one the client knows wins (W3C §4.1)
     for token in reversed([t.strip().lower() for t in value.split(",")]):
-        if token in _POLICIES:
-            return _POLICIES[token]
-    if "." in value:
+        if token in known:
+            return known[token]
+    if allow_import and "." in value:
         try:
             cls = load_object(value)
         except (ImportError, NameError, ValueError):
@@ -263,7 +277,7 @@ class RefererMiddleware:
         cls = _policy_class(meta_value) if meta_value else None
         if cls is None and response is not None:
             header = response.headers.get(b"Referrer-Policy")
-            cls = _policy_class(header) if header else None
+            cls = _policy_class(header, False) if header else None
         return (cls or self.default_policy)()
 
     def process_spider_output(self, response, result, spider):
@@ -298,7 +312,7 @@ class RefererMiddleware:
                 if cls is None:
                     if not header_checked:
                         header = response.headers.get(b"Referrer-Policy")
-                        header_cls = _policy_class(header) if header else None
+                        header_cls = _policy_class(header, False) if header else None
                         header_checked = True
                     cls = header_cls
                 headers = r.headers

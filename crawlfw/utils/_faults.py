@@ -7,6 +7,8 @@ starts; the ``n``-th time the code reaches :func:`hit` with that name:
 - no mode: the process ends at once with exit status 75, as a ``kill -9`` would end it
   (no ``finally``, no flush, no ``atexit``);
 - ``eio``: ``OSError(EIO)`` is raised there, and at every pass after it (a failing disk);
+- ``hold``: :func:`holding` is True from that pass on (a part that stops working
+  without failing, e.g. a frontier that hands out no requests);
 - ``raise`` (or ``raise:k``): :class:`InjectedFault` (a ``RuntimeError``) is raised
   there, at that pass and the ``k - 1`` passes after it (``k`` = 1 by default), then the
   point is spent: an actor's handler that raises it dies (``on_failure``), so the
@@ -18,8 +20,11 @@ test.
 Points (see ARCHITECTURE.md, "Lose nothing" and "Supervision"):
 
 - ``frontier.after_lease``: requests leased (the lease is in the open transaction);
+- ``frontier.lease_none``: (``hold``) the durable frontier leases nothing from the
+  file any more, its requests still counted as pending (a stuck crawl);
 - ``frontier.in_commit``: acks, pushes and metadata written, ``COMMIT`` not yet run;
 - ``frontier.after_commit``: just after a ``COMMIT``;
+- ``frontier.in_close``: the frontier closing, its last commit not yet run;
 - ``feed.mid_batch``: half of an Exporter's batch written, then half an item's line,
   flushed to the feed file;
 - ``feed.before_commit``: the feed flushed for a checkpoint, the frontier not committed;
@@ -34,7 +39,7 @@ Points (see ARCHITECTURE.md, "Lose nothing" and "Supervision"):
 import errno
 import os
 
-__all__ = ["hit", "armed", "fatal_next", "InjectedFault", "EXIT_STATUS"]
+__all__ = ["hit", "armed", "fatal_next", "holding", "InjectedFault", "EXIT_STATUS"]
 
 #: The exit status of a process ended by an injected fault.
 EXIT_STATUS = 75
@@ -55,6 +60,8 @@ def _parse(spec: str):
             modes[name] = ("eio", 0)
         elif mode == "raise":
             modes[name] = ("raise", int(times or 1))
+        elif mode == "hold":
+            modes[name] = ("hold", 0)
     return points, modes
 
 
@@ -96,3 +103,12 @@ def armed(name: str) -> bool:
     """True when ``name`` is a fault point of this process (for points that must prepare
     the damage before calling :func:`hit`, like a half-written feed line)."""
     return bool(_POINTS) and name in _POINTS
+
+
+def holding(name: str) -> bool:
+    """Count one pass through the ``hold`` point ``name``; True from its chosen pass on
+    (False, at the cost of one truth test, when no fault is set)."""
+    if not _POINTS or name not in _POINTS:
+        return False
+    _POINTS[name] -= 1
+    return _POINTS[name] <= 0

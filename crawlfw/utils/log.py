@@ -175,8 +175,25 @@ def log_crawlfw_info(settings):
     """Log "crawlfw <version> started (bot: <BOT_NAME>)" and the overridden settings (INFO)."""
     logger.info("crawlfw %(version)s started (bot: %(bot)s)",
                 {'version': crawlfw.__version__, 'bot': settings['BOT_NAME']})
-    d = dict(overridden_settings(settings))
+    d = {name: _hide_password(value) for name, value in overridden_settings(settings)}
     logger.info("Overridden settings: %(settings)r", {'settings': d})
+
+
+def _hide_password(value):
+    """``value`` with the password of a URL in it replaced by ``***``
+    (``redis://:secret@host`` -> ``redis://:***@host``); other values unchanged."""
+    if not isinstance(value, str) or "@" not in value or "://" not in value:
+        return value
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(value)
+        if parts.password is None:
+            return value
+    except ValueError:
+        return value
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
 
 
 #: Scrapy's name for :func:`log_crawlfw_info`.

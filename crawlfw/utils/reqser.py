@@ -9,7 +9,10 @@ so that ``json.dumps(request_to_dict(r))`` works:
   latin-1 in the same way;
 * ``callback``/``errback`` are spider method names (str) or None;
 * ``_class`` is the dotted path of the request class when it is not
-  :class:`~crawlfw.http.Request` (e.g. ``crawlfw.http.FormRequest``).
+  :class:`~crawlfw.http.Request` (e.g. ``crawlfw.http.FormRequest``); on the way back
+  it is accepted only if it names a ``Request`` subclass already defined in the
+  process, looked up without importing or calling anything (a ``JOBDIR`` or Redis
+  frontier must not be able to name code).
 
 ``meta``, ``cookies`` and ``cb_kwargs`` are stored as they are: they are JSON-able
 only if the spider put JSON-able values in them.
@@ -23,7 +26,6 @@ reads both forms.
 
 import inspect
 
-from crawlfw.utils.misc import load_object
 
 #: The value :func:`request_from_dict` assumes for a key a compact dict leaves out.
 _DEFAULTS = {
@@ -141,7 +143,7 @@ def request_from_dict(d, spider=None):
         return _request_class()(d['url'], callback=cb, method=d.get('method', 'GET'),
                                 priority=d.get('priority', 0),
                                 dont_filter=d.get('dont_filter', False))
-    request_cls = load_object(d['_class']) if d.get('_class') else _request_class()
+    request_cls = _named_request_class(d['_class']) if d.get('_class') else _request_class()
     eb = d.get('errback')
     eb = _get_method(spider, eb) if eb and spider is not None else None
     headers = d.get('headers') or {}
@@ -163,6 +165,36 @@ def request_from_dict(d, spider=None):
     if d.get('cb_kwargs'):
         kwargs['cb_kwargs'] = d['cb_kwargs']
     return request_cls(**kwargs)
+
+
+def _named_request_class(path):
+    """The Request subclass whose ``module.QualName`` is ``path``, found among the
+    classes already defined (``Request.__subclasses__()``, recursively).
+
+    Nothing is imported or called: a JOBDIR or a Redis frontier someone else can write
+    to cannot make the crawler import a module or call an arbitrary object
+    (docs/security.md).
+
+    Raises:
+        ValueError: ``path`` is not a string naming a loaded Request subclass.
+    """
+    base = _request_class()
+    if isinstance(path, str):
+        if path == f'{base.__module__}.{base.__name__}':
+            return base
+        todo = list(base.__subclasses__())
+        seen = set()
+        while todo:
+            cls = todo.pop()
+            if cls in seen:
+                continue
+            seen.add(cls)
+            if f'{cls.__module__}.{cls.__qualname__}' == path or (
+                    f'{cls.__module__}.{cls.__name__}' == path):
+                return cls
+            todo.extend(cls.__subclasses__())
+    raise ValueError(f"Serialized request names {path!r} as its class, which is not a "
+                     f"Request subclass defined in this process: refused")
 
 
 def _text(value):
@@ -199,8 +231,16 @@ def _find_method(obj, func):
 
 
 def _get_method(obj, name):
+    """The bound method ``name`` of ``obj`` (only what :func:`_find_method` can name).
+
+    Raises:
+        ValueError: ``obj`` has no such attribute, or it is not a method bound to ``obj``.
+    """
     name = str(name)
     try:
-        return getattr(obj, name)
+        method = getattr(obj, name)
     except AttributeError:
         raise ValueError(f"Method {name!r} not found in: {obj!r}") from None
+    if not (inspect.ismethod(method) and method.__self__ is obj):
+        raise ValueError(f"{name!r} is not an instance method of: {obj!r}")
+    return method

@@ -162,3 +162,44 @@ def test_bench_workers_smoke(tmp_path):
     assert single["redis_calls_per_page"] == 0 and single["redis_cpu_s"] == 0
     assert one["redis_calls_per_page"] > 0 and two["redis_calls_per_page"] > 0
     assert "calls/page" in table and "2 workers" in table
+
+
+def test_bench_longrun_smoke(tmp_path):
+    """bench_longrun.py end to end at 600 pages, 1 and 10 queries: every page crawled
+    once (dont_filter chains), RSS sampled every 100 pages, a slope computed."""
+    out = subprocess.run(
+        [sys.executable, str(BENCH / "bench_longrun.py"), "--pages", "600",
+         "--sample-every", "100", "--chains", "4", "--keep", str(tmp_path), "--json"],
+        capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stdout + out.stderr
+    table, last = out.stdout.rstrip().rsplit("\n", 1)
+    result = json.loads(last)
+    assert result["warmup"] == 120
+    assert [(r["framework"], r["queries"]) for r in result["runs"]] == [
+        ("crawlfw", 1), ("crawlfw", 10)]
+    for run in result["runs"]:
+        assert run["returncode"] == 0 and not run["timed_out"] and run["pages"] == 600
+        assert [p for p, _ in run["samples"]] == [0, *range(100, 700, 100), 600]
+        assert all(rss > 10e6 for _, rss in run["samples"])
+        assert run["slope"] is not None and run["rss_end_mb"] > 0
+        feed = tmp_path / f"crawlfw-q{run['queries']}.jl"
+        items = [json.loads(line) for line in feed.read_text().splitlines()]
+        assert sorted(item["i"] for item in items) == list(range(1, 601))
+        assert all(item["title"] == f"Page {item['i']}" for item in items)
+    assert "MB/10k pages" in table
+
+
+def test_bench_longrun_slope_and_options():
+    import bench_longrun
+
+    line = [(p, 50_000_000 + 30 * p, 0.0) for p in range(0, 50_001, 1000)]
+    figures = bench_longrun.analyse(line, warmup=10_000)
+    assert figures["slope"] == pytest.approx(0.3)  # 30 bytes/page = 0.3 MB per 10,000
+    assert figures["slope_first_half"] == pytest.approx(0.3)
+    assert figures["rss_warm_mb"] == pytest.approx(50.3)
+    out = subprocess.run([sys.executable, str(BENCH / "bench_longrun.py"), "--pages", "100"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "at least twice --sample-every" in out.stderr
+    out = subprocess.run([sys.executable, str(BENCH / "bench_longrun.py"), "--queries", "11"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "each must be 1-10" in out.stderr

@@ -107,9 +107,9 @@ def test_feeds_setting_on_the_command_line(crawlfw, tmp_path, site):
 
 
 def test_unknown_feed_option_is_named(crawlfw, tmp_path, site):
-    custom = {"FEEDS": {"z.jl": {"format": "jsonlines", "batch_item_count": 10}}}
+    custom = {"FEEDS": {"z.jl": {"format": "jsonlines", "batch_itme_count": 10}}}
     result = crawlfw("runspider", spider_file(tmp_path, custom), "-a", f"base_url={site.url}")
-    assert "FEEDS['z.jl'] has unsupported feed option(s) 'batch_item_count'" in result.stderr
+    assert "FEEDS['z.jl'] has unsupported feed option(s) 'batch_itme_count'" in result.stderr
     assert not (tmp_path / "z.jl").exists()
 
 
@@ -134,3 +134,34 @@ def test_empty_crawl_still_writes_its_feed(crawlfw, tmp_path, site, name, conten
     assert result.returncode == 0, result.stderr
     assert (tmp_path / name).read_text() == content
     assert "Stored" in result.stderr and "(0 items)" in result.stderr
+
+
+@pytest.mark.parametrize("refused, message", [
+    ({"z.jl": {"format": "jsonlines", "no_such_option": 10}},
+     "has unsupported feed option(s) 'no_such_option'"),
+    ({"z.jl": {"format": "yaml"}}, "Unknown feed format: 'yaml'"),
+    ({"z-%(nope)s.jl": {"format": "jsonlines"}}, "uses %(nope)s"),
+    ({"blocker/z.jl": {"format": "jsonlines"}}, "Not a directory"),
+])
+@pytest.mark.parametrize("overwrite_first", [True, False])
+def test_a_refused_feed_destroys_no_earlier_output(crawlfw, tmp_path, site, refused, message,
+                                                   overwrite_first):
+    """Issue 17: every feed is checked before any is opened; an overwrite feed is emptied
+    only when the crawl really starts."""
+    out = tmp_path / "out"
+    out.mkdir()
+    old = b'[\n{"text": "kept from an earlier run", "n": 1}\n]'
+    (out / "items.json").write_bytes(old)
+    (out / "log.jl").write_bytes(b'{"earlier": 1}\n')
+    (tmp_path / "blocker").write_text("a file where a directory should be")
+    feeds = {"out/items.json": {"format": "json", "overwrite": True},
+             "out/log.jl": {"format": "jsonlines"}}
+    feeds = {**feeds, **refused} if overwrite_first else {**refused, **feeds}
+    result = crawlfw("runspider", spider_file(tmp_path, {"FEEDS": feeds}),
+                     "-a", f"base_url={site.url}")
+    assert result.returncode == 1, result.stderr
+    assert message in result.stderr
+    assert (out / "items.json").read_bytes() == old
+    assert (out / "log.jl").read_bytes() == b'{"earlier": 1}\n'
+    assert sorted(p.name for p in out.iterdir()) == ["items.json", "log.jl"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".jl") == []

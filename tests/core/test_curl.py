@@ -27,6 +27,7 @@ from crawlfw.exceptions import (
     DownloadTimeoutError,
     NotSupported,
     ResponseFailed,
+    ResponseHeadersTooLarge,
     TLSError,
 )
 from crawlfw.http import HtmlResponse, Request, Response, TextResponse
@@ -594,14 +595,15 @@ def test_connection_closed_without_response(driver, server):
 ])
 def test_too_large_response_headers_are_named(driver, server, route, detail):
     result = fetch_one(driver, Request(f"{server.url}/{route}"))
-    assert type(result.error) is ResponseFailed
+    assert type(result.error) is ResponseHeadersTooLarge  # a ResponseFailed never retried
     assert str(result.error).startswith(
         f"Response headers too large: {server.url}/{route} ({detail}")
     assert "unknown error" not in str(result.error)
 
 
 def test_maxsize_with_content_length_cancels(driver, server, caplog):
-    with caplog.at_level(logging.ERROR, logger="crawlfw.core.curl"):
+    # At DEBUG: the ERROR line is the download error's ("Error downloading ..."), once.
+    with caplog.at_level(logging.DEBUG, logger="crawlfw.core.curl"):
         result = fetch_one(driver, Request(f"{server.url}/bytes/100000"), maxsize_bytes=1000)
     assert isinstance(result.error, DownloadCancelled)
     assert "expected response size (100000)" in str(result.error)

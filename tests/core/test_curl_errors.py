@@ -16,6 +16,7 @@ from crawlfw.exceptions import (
     DownloadError,
     DownloadTimeoutError,
     ResponseFailed,
+    ResponseHeadersTooLarge,
     TLSError,
 )
 
@@ -42,7 +43,7 @@ URL = "http://example.com/page"
         (8, 0, ResponseFailed, "Response failed"),
         (18, 0, ResponseFailed, "Response failed"),
         (61, 0, ResponseFailed, "Response failed"),
-        (100, 0, ResponseFailed, "Response headers too large"),
+        (100, 0, ResponseHeadersTooLarge, "Response headers too large"),
         (23, 0, DownloadCancelled, "Download cancelled"),
         (42, 0, DownloadCancelled, "Download cancelled"),
         (63, 0, DownloadCancelled, "Download cancelled"),
@@ -88,7 +89,7 @@ def test_empty_message_uses_the_code_name():
 
 def test_too_large_response_headers_on_code_56():
     exc = exception_for(56, "Too large response headers: 350073 > 307200", URL)
-    assert type(exc) is ResponseFailed
+    assert type(exc) is ResponseHeadersTooLarge and isinstance(exc, ResponseFailed)
     assert str(exc) == (f"Response headers too large: {URL} (curl 56: Too large response "
                         "headers: 350073 > 307200)")
     assert type(exception_for(56, "Connection reset by peer", URL)) is ConnectionLostError

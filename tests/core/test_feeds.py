@@ -419,7 +419,8 @@ class BrokenUploadStorage(BlockingFeedStorage):
 def test_exported_names():
     import crawlfw.core.feeds as module
 
-    assert sorted(module.__all__) == ["FeedWriter", "feed_settings_from_cli",
+    assert sorted(module.__all__) == ["FeedReplacedError", "FeedResumeError", "FeedWriter",
+                                      "feed_settings_from_cli",
                                       "feeds_from_settings", "uri_scheme"]
 
 
@@ -474,7 +475,13 @@ def test_feed_option_store_empty_default_true(tmp_path, store_empty, exists):
 
 
 @pytest.mark.parametrize("options, match", [
-    ({"batch_item_count": 2}, r"FEEDS\['o.data'\] has unsupported feed option\(s\) 'batch_item_count'"),
+    ({"bogus_option": 2}, r"FEEDS\['o.data'\] has unsupported feed option\(s\) 'bogus_option'"),
+    ({"format": "json", "batch_item_count": 2},
+     r"%\(batch_time\)s or %\(batch_id\)d must be in the feed URI \(o.data\)"),
+    ({"format": "json", "batch_item_count": -1}, r"batch_item_count must be a whole number"),
+    ({"format": "json", "postprocessing": ["no.such.Plugin"]},
+     r"FEEDS\['o.data'\] postprocessing: "),
+    ({"format": "json", "item_filter": "no.such.Filter"}, r"FEEDS\['o.data'\] item_filter: "),
     ({}, r"FEEDS\['o.data'\] has no 'format' and its file extension names none"),
     ({"format": "yaml"}, r"Unknown feed format: 'yaml' \(FEEDS\['o.data'\]\)"),
     ("json", r"FEEDS\['o.data'\] must be a dict of feed options"),
@@ -535,3 +542,53 @@ def test_a_stdout_feed_cannot_be_rewound():
     assert not writer.rewindable
     with pytest.raises(RuntimeError, match="The feed stdout: cannot be cut back"):
         writer.rewind((0, 0, False))
+
+
+# A JOBDIR feed's file is watched (issue 23)
+
+
+def test_a_feed_file_replaced_during_the_crawl_is_an_error_not_stored(tmp_path, caplog):
+    from crawlfw.core.feeds import FeedReplacedError
+
+    path = tmp_path / "items.jl"
+    writer = FeedWriter({"FEED_URI": str(path)}, FeedSpider())
+    writer.open()
+    writer.export_item({"a": 1})
+    assert writer.checkpoint(fsync=False)["items"] == 1
+    path.rename(tmp_path / "moved.jl")
+    path.write_text("another file\n")
+    with pytest.raises(FeedReplacedError, match="was replaced by another file during the crawl"):
+        writer.checkpoint(fsync=False)
+    with caplog.at_level(logging.INFO):
+        result = writer.close()
+    assert not result["stored"] and "replaced by another file" in result["error"]
+    assert not any(r.getMessage().startswith("Stored") for r in caplog.records)
+    assert path.read_text() == "another file\n"
+
+
+def test_resume_of_a_shortened_feed_is_refused_or_started_anew(tmp_path):
+    from crawlfw.core.feeds import FeedResumeError
+
+    path = tmp_path / "items.json"
+    writer = FeedWriter({"FEED_URI": str(path), "FEED_FORMAT": "json"}, FeedSpider())
+    writer.open()
+    writer.export_item({"a": 1})
+    writer.export_item({"a": 2})
+    state = writer.checkpoint(fsync=False)
+    writer.file.close()
+    path.write_bytes(path.read_bytes()[:5])
+    again = FeedWriter({"FEED_URI": str(path), "FEED_FORMAT": "json"}, FeedSpider())
+    with pytest.raises(FeedResumeError, match=r"is 5 bytes long, but this job committed"):
+        again.check_resume(state)
+    with pytest.raises(FeedResumeError):
+        again.open(resume=state)
+    assert path.read_bytes() == b'[\n{"a"'[:5]  # nothing written
+    anew = FeedWriter({"FEED_URI": str(path), "FEED_FORMAT": "json",
+                       "FEED_RESTART_BROKEN": True}, FeedSpider())
+    anew.check_resume(state)  # allowed
+    anew.open(resume=state)
+    anew.export_item({"a": 3})
+    anew.close()
+    assert json.loads(path.read_text()) == [{"a": 3}]
+    [kept] = tmp_path.glob("items.json.broken-*")
+    assert kept.read_bytes() == b'[\n{"a"'[:5]

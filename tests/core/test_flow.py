@@ -13,6 +13,8 @@ from crawlfw.core.flow import (
     IDLE_CLOSE,
     IDLE_IGNORE,
     IDLE_SIGNAL,
+    IDLE_STALLED,
+    IDLE_STUCK,
     IDLE_WAIT,
     NO_ACTIONS,
     POISON_CRASHES,
@@ -168,8 +170,16 @@ def test_start_requests(events, expected, state):
     pytest.param(ASKED + [("crawl_requested",), ("idle_checked", 1, False), ("next_actions",)],
                  (0, 0, 2), {"idle_check_pending": True},
                  id="after a stale answer, checked again with the new token"),
-    pytest.param(ASKED + [("idle_checked", 1, True)], IDLE_BUSY, {"idle_signal_token": None},
-                 id="the Scheduler has requests pending: not idle"),
+    # Issue 23: requests pending with nothing else outstanding was IDLE_BUSY, which the
+    # engine answered with another check at once (a check_idle/idle_checked ping-pong
+    # at full CPU); it is now IDLE_STUCK: asked again on the next event or a timer.
+    pytest.param(ASKED + [("idle_checked", 1, True)], IDLE_STUCK,
+                 {"idle_signal_token": None, "stuck_token": 1, "idle_check_pending": False},
+                 id="the Scheduler has requests pending, nothing else: stuck, not idle"),
+    pytest.param(ASKED + [("idle_checked", 1, True)] + [("next_actions",)], (0, 0, 1),
+                 {"idle_check_pending": True}, id="stuck: the recheck asks with the token"),
+    pytest.param(ASKED + [("sent_to_spider",), ("idle_checked", 1, True)], IDLE_BUSY,
+                 {"stuck_token": None}, id="pending with work outstanding: busy, not stuck"),
     pytest.param(ASKED + [("sent_to_spider",), ("idle_checked", 1, False)], IDLE_BUSY,
                  {"idle_signal_token": None}, id="work outstanding at the answer: not idle"),
     pytest.param(SIGNALLED, IDLE_SIGNAL, {"idle_signal_token": 1, "idle_check_pending": False},
@@ -303,3 +313,29 @@ def test_status():
         "in_pipeline": 0, "start_requests_exhausted": False, "credit": 1, "paused": True,
         "held": 1,
     }
+
+
+@pytest.mark.parametrize("events, expected, state", [
+    pytest.param(ASKED + [("idle_checked", 1, True, 100.0), ("next_actions",),
+                          ("idle_checked", 1, True, 109.0)], IDLE_STUCK,
+                 {"stuck_since": 100.0, "stalled": False}, id="stuck less than the timeout"),
+    pytest.param(ASKED + [("idle_checked", 1, True, 100.0), ("next_actions",),
+                          ("idle_checked", 1, True, 110.0)], IDLE_STALLED,
+                 {"stalled": True}, id="stuck for the timeout: stalled"),
+    pytest.param(ASKED + [("idle_checked", 1, True, 100.0), ("next_actions",),
+                          ("idle_checked", 1, True, 110.0), ("next_actions",),
+                          ("idle_checked", 1, True, 120.0)], IDLE_STUCK,
+                 {"stalled": True}, id="stalled is said once"),
+    pytest.param(ASKED + [("idle_checked", 1, True, 100.0), ("crawl_requested",),
+                          ("next_actions",), ("idle_checked", 2, True, 110.0)], IDLE_STUCK,
+                 {"stuck_token": 2, "stuck_since": 110.0, "stalled": False},
+                 id="an event starts the stuck stretch again"),
+])
+def test_stall_timeout(events, expected, state):
+    check(events, expected, state, stall_timeout_s=10.0)
+
+
+def test_no_stall_timeout_never_stalls():
+    flow, result = play(ASKED + [("idle_checked", 1, True, 0.0), ("next_actions",),
+                                 ("idle_checked", 1, True, 1e9)])
+    assert result == IDLE_STUCK and not flow.stalled

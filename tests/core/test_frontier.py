@@ -13,6 +13,7 @@ import pytest
 import crawlfw
 from crawlfw.core.frontier import (
     FrontierError,
+    JobLocked,
     MemoryFrontier,
     SqliteFrontier,
     read_job_meta,
@@ -244,3 +245,65 @@ def test_a_raising_fingerprint_of_a_custom_dupefilter_is_contained(tmp_path, spi
     assert f.push(R("good")) and not f.push(R("good"))
     assert "Error in Broken.request_fingerprint(<GET http://127.0.0.1/bad>)" in caplog.text
     assert spider.crawler.stats.get_value("hook_errors/dupefilter") == 1
+
+
+def test_one_frontier_per_jobdir_at_a_time(tmp_path, spider):
+    """The JOBDIR's flock also holds within one process (two crawls under one
+    Supervisor); closing the frontier gives it back."""
+    first = sqlite(tmp_path, spider)
+    with pytest.raises(JobLocked, match=f"JOBDIR {tmp_path} is in use by another crawl "
+                                        f"\\(pid {os.getpid()}"):
+        SqliteFrontier(str(tmp_path), RFPDupeFilter())
+    first.close("finished")
+    sqlite(tmp_path, spider).close("finished")
+
+
+def test_commits_raise_the_generation_in_the_job_record(tmp_path, spider):
+    import json
+
+    f = sqlite(tmp_path, spider)
+    f.push(R("a"))
+    f.commit()
+    f.commit({"note": 1})
+    record = json.loads((tmp_path / "job.json").read_text())
+    assert record == {"job": f.meta["job"], "generation": 2}
+    f.close("finished")  # a last commit
+    assert json.loads((tmp_path / "job.json").read_text())["generation"] == 3
+    again = sqlite(tmp_path, spider)
+    assert again.generation == 3 and again.meta["job"] == record["job"]
+
+
+def test_wal_is_checkpointed_at_the_interval_and_at_close(tmp_path, spider):
+    wal = tmp_path / "frontier.sqlite-wal"
+    f = sqlite(tmp_path, spider, wal_checkpoint_s=3600)
+    f.commit()  # a run's first commit is checkpointed: the main file holds the job
+    assert wal.stat().st_size == 0
+    f.push(R("a"))
+    f.commit()
+    assert wal.stat().st_size > 0  # not yet: the interval has not passed
+    f.close("finished")
+    assert wal.stat().st_size == 0 if wal.exists() else True
+    f = sqlite(tmp_path, spider, wal_checkpoint_s=0)
+    f.push(R("b"))
+    f.commit()
+    assert wal.stat().st_size == 0
+    f.close("finished")
+
+
+def test_an_older_copy_of_the_frontier_is_refused(tmp_path, spider):
+    import shutil
+
+    f = sqlite(tmp_path, spider)
+    f.push(R("a"))
+    f.close("finished")
+    shutil.copy(tmp_path / "frontier.sqlite", tmp_path / "backup")
+    f = sqlite(tmp_path, spider)
+    f.push(R("b"))
+    f.close("finished")
+    shutil.copy(tmp_path / "backup", tmp_path / "frontier.sqlite")
+    with pytest.raises(FrontierError, match="older than what this job committed"):
+        SqliteFrontier(str(tmp_path), RFPDupeFilter())
+    os.unlink(tmp_path / "job.json")  # the frontier alone is a consistent job
+    f = sqlite(tmp_path, spider)
+    assert urls(f.lease(5)) == ["a"]
+    f.close("finished")

@@ -286,3 +286,120 @@ def test_feed_uri_worker_placeholder(tmp_path, spider):
     default.open()
     assert default.uri == str(tmp_path / f"{worker_id()}.jl")
     default.close()
+
+
+def _refused_ping():
+    """A real Redis call to a port where nothing listens (connection refused)."""
+    import redis
+
+    from tests.support.redisserver import free_port
+
+    client = redis.Redis.from_url(f"redis://127.0.0.1:{free_port()}/0",
+                                  socket_connect_timeout=1, protocol=2)
+    return client.ping
+
+
+def test_the_retry_budget_is_one_for_the_whole_crawl():
+    """FRONTIER_RETRY_TIMEOUT counts from the crawl's first failed call: a call made
+    after another gave up (the close path, a download slot) is not retried for a new
+    period; a stop request ends the waiting at once."""
+    from crawlfw.core.redis_frontier import FrontierStopping, RedisLink, call_with_retry
+
+    link = RedisLink()
+    ping = _refused_ping()
+    start = time.monotonic()
+    with pytest.raises(FrontierError, match="unreachable for 1 s"):
+        call_with_retry(ping, "redis://127.0.0.1/0", 0.8, link=link)
+    assert 0.8 <= time.monotonic() - start < 5
+    start = time.monotonic()
+    with pytest.raises(FrontierError, match="unreachable"):
+        call_with_retry(ping, "redis://127.0.0.1/0", 0.8, link=link)
+    assert time.monotonic() - start < 0.5  # tried once: the budget is spent
+    link = RedisLink()
+    threading.Timer(0.3, link.stopping.set).start()
+    start = time.monotonic()
+    with pytest.raises(FrontierStopping, match="while the crawl stops"):
+        call_with_retry(ping, "redis://127.0.0.1/0", 300, link=link)
+    assert time.monotonic() - start < 3
+
+
+def test_loading_is_transient(caplog):
+    """``LOADING`` (a Redis loading its data after a restart) is waited for, not a
+    failure (the reply of a loading server; a real one is loaded in milliseconds)."""
+    import redis
+
+    from crawlfw.core.redis_frontier import call_with_retry
+
+    answers = [redis.exceptions.BusyLoadingError("Redis is loading the dataset in memory")] * 2
+
+    def call():
+        if answers:
+            raise answers.pop()
+        return b"PONG"
+
+    with caplog.at_level(logging.WARNING):
+        assert call_with_retry(call, "redis://127.0.0.1/0", 10) == b"PONG"
+    assert "unreachable (BusyLoadingError" in caplog.text and "reachable again" in caplog.text
+
+
+def test_an_authentication_error_is_not_retried(tmp_path):
+    import redis
+
+    from crawlfw.core.redis_frontier import FrontierPermanentError, RedisLink, call_with_retry
+    from tests.support.redisserver import RedisServer, require_redis
+
+    require_redis()
+    server = RedisServer(tmp_path / "r", args=("--requirepass", "pw")).start()
+    try:
+        client = redis.Redis.from_url(server.url.replace("//", "//:bad@"), protocol=2)
+        start = time.monotonic()
+        with pytest.raises(FrontierPermanentError,
+                           match=r"redis://:\*\*\*@.*refused the connection"):
+            call_with_retry(client.ping, server.url.replace("//", "//:bad@"), 300,
+                            link=RedisLink())
+        assert time.monotonic() - start < 2
+    finally:
+        server.stop()
+
+
+def test_a_runner_whose_frontier_is_refused_ends_the_crawl(tmp_path):
+    """``CrawlerRunner.crawl`` with an unusable ``FRONTIER_URL`` raises
+    ``CrawlStartError`` and the crawl is finished (``start_failed``), so ``join()``
+    returns instead of waiting for ever."""
+    from crawlfw.crawler import CrawlerRunner
+    from crawlfw.exceptions import CrawlStartError
+
+    runner = CrawlerRunner({"FRONTIER_URL": "redis:/x"})
+    with pytest.raises(CrawlStartError, match="FRONTIER_URL 'redis:/x' is not a Redis URL"):
+        runner.crawl(Spider)
+    assert runner.join(timeout_s=5)
+    [crawler] = runner.crawlers
+    assert crawler.finish_reason.startswith("start_failed: shared frontier: ")
+    assert crawler.failed
+    runner.shutdown()
+
+
+def test_join_only_never_creates_a_crawl(make):
+    """``FRONTIER_JOIN_ONLY``: a worker joins a crawl Redis holds and refuses an empty
+    Redis instead of starting the crawl anew."""
+    from crawlfw.core.redis_frontier import FrontierPermanentError
+
+    with pytest.raises(FrontierPermanentError, match=r"holds no crawl under key \{t\}"):
+        make("b", join_only=True)
+    a = make("a")
+    a.push(R("1"))
+    b = make("b", join_only=True)  # the crawl exists now
+    assert urls(b.lease(1)) == ["1"]
+
+
+def test_a_crawl_without_its_mark_but_with_other_keys_is_refused(make):
+    from crawlfw.core.redis_frontier import FrontierPermanentError
+
+    a = make("a")
+    a.push(R("1"))
+    a.client.delete("{t}:meta")  # as an eviction drops one key
+    with pytest.raises(FrontierPermanentError, match=r"the crawl \{t\} in Redis at .* is "
+                                                     r"incomplete: its created mark is gone"):
+        make("b")
+    with pytest.raises(FrontierError, match="gone from Redis"):
+        a.push(R("2"))  # a running worker's next change fails too

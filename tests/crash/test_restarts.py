@@ -158,3 +158,20 @@ def test_stdout_feed_exporter_death_is_fatal_with_a_clear_line(site, tmp_path):
     assert "'finish_reason': 'exporter_failed'" in log
     assert "Restarting exporter" not in log
     assert out.count("\n") >= 2 * ITEMS_PER_PAGE  # the two batches before it were written
+
+
+@pytest.mark.parametrize("option", ['"batch_item_count": 7', '"postprocessing": '
+                                    '["crawlfw.extensions.postprocessing.GzipPlugin"]'])
+def test_batched_or_postprocessed_feed_exporter_death_is_fatal(site, tmp_path, option):
+    """A feed of batches or post-processed cannot be cut back: its exporter dying
+    mid-batch ends the crawl, said in one line (issue 17)."""
+    feeds = '{"out-%(batch_id)d.jl": {"format": "jsonlines", ' + option + '}}'
+    code, log, out = crawl(site, tmp_path, "-s", f"FEEDS={feeds}",
+                           faults="exporter.items:3:raise")
+    assert code == 1, log[-3000:]
+    name = option.split('"')[1]
+    assert ("Exporter of feed out-%(batch_id)d.jl cannot be restarted: it died while "
+            f"writing a batch, and a feed with {name} cannot be cut back to where the "
+            "batch began (only a local file's can, without batch_item_count or "
+            "postprocessing); closing the crawl (exporter_failed)") in log, log[-3000:]
+    assert "'finish_reason': 'exporter_failed'" in log

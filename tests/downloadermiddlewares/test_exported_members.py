@@ -9,8 +9,10 @@ EXPORTS = {
     "crawlfw.core.spidermw": ["SpiderMiddlewareManager"],
     "crawlfw.http.cookies": [
         "CookieJar",
+        "PublicSuffixCookiePolicy",
         "WrappedRequest",
         "WrappedResponse",
+        "is_public_suffix",
         "potential_domain_matches",
     ],
     "crawlfw.utils.gz": ["gunzip", "is_gzipped", "DecompressionMaxSizeExceeded"],

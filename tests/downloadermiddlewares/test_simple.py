@@ -94,7 +94,7 @@ class DomainAuthSpider(AuthSpider):
     "spidercls, url, headers, expected",
     [
         (AuthSpider, "http://example.com/", {}, b"Basic Zm9vOmJhcg=="),
-        (AuthSpider, "http://other.org/", {}, b"Basic Zm9vOmJhcg=="),  # 1.2: every domain
+        (AuthSpider, "http://other.org/", {}, b"Basic Zm9vOmJhcg=="),  # the first host (issue 22)
         (AuthSpider, "http://example.com/", {"Authorization": "Digest x"}, b"Digest x"),
         (DomainAuthSpider, "http://sub.example.com/", {}, b"Basic Zm9vOmJhcg=="),
         (DomainAuthSpider, "http://other.org/", {}, None),

@@ -322,5 +322,5 @@ def test_exported_names():
 
     assert sorted(module.__all__) == sorted([
         "IFeedStorage", "BlockingFeedStorage", "StdoutFeedStorage", "FileFeedStorage",
-        "FTPFeedStorage", "S3FeedStorage", "FeedExporter",
+        "FTPFeedStorage", "S3FeedStorage", "FeedExporter", "ItemFilter",
     ])

@@ -92,7 +92,8 @@ def test_response_attribute_and_base_url():
         ({"text": "<p/>", "response": HtmlResponse("http://e.com/", body=b"")}, ValueError,
          "received both response and text"),
         ({}, ValueError, "needs a response, text or root"),
-        ({"text": "<p/>", "type": "json"}, ValueError, "Invalid selector type: 'json'"),
+        # 'json' and 'text' are types since Scrapy 2 (issue 17)
+        ({"text": "<p/>", "type": "yaml"}, ValueError, "Invalid selector type: 'yaml'"),
         ({"text": 42}, TypeError, "text argument should be of type str, got int"),
         ({"response": Response("http://e.com/", body=b"\x00\x01")}, TypeError,
          "needs a TextResponse"),

@@ -28,6 +28,8 @@ class LocalFTPServer:
     Attributes:
         url: ``ftp://USER:PASS@127.0.0.1:PORT`` (no trailing slash), set by ``start()``.
         port: the port, set by ``start()``.
+        connections: the client address of every control connection accepted, in order
+            (tests that the crawler must not contact the server assert it stays empty).
     """
 
     def __init__(self, root: Path, user: str = "feeduser", password: str = "feed:pass"):
@@ -39,13 +41,20 @@ class LocalFTPServer:
         self._server = None
         self._thread = None
         self._stop = threading.Event()
+        self.connections = []
 
     def start(self) -> "LocalFTPServer":
         from urllib.parse import quote
 
         authorizer = DummyAuthorizer()
         authorizer.add_user(self.user, self.password, str(self.root), perm="elradfmwMT")
-        handler = type("Handler", (FTPHandler,), {"authorizer": authorizer})
+        connections = self.connections
+
+        def on_connect(handler_self):
+            connections.append(handler_self.remote_ip)
+
+        handler = type("Handler", (FTPHandler,),
+                       {"authorizer": authorizer, "on_connect": on_connect})
         # Active-mode data connections come from 127.0.0.1: the client's own address.
         handler.permit_foreign_addresses = False
         self._server = FTPServer(("127.0.0.1", 0), handler)

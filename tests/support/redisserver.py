@@ -27,18 +27,23 @@ class RedisServer:
         dir: the working directory (the append-only file lives there).
         appendonly: keep the data in an append-only file (fsync every second), so a
             restarted server has it back.
+        args: more ``redis-server`` options, e.g. ``("--requirepass", "secret")``,
+            ``("--maxmemory-policy", "allkeys-lru")``.
+        password: the password the tests connect with (``url`` carries it).
 
     Attributes:
         url: ``redis://127.0.0.1:PORT/0``.
         port: the TCP port.
     """
 
-    def __init__(self, dir, appendonly: bool = False):
+    def __init__(self, dir, appendonly: bool = False, args=(), password=None):
         self.dir = Path(dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.appendonly = appendonly
+        self.args = tuple(args)
         self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
+        auth = f":{password}@" if password else ""
+        self.url = f"redis://{auth}127.0.0.1:{self.port}/0"
         self.proc = None
 
     def start(self, timeout_s: float = 10.0) -> "RedisServer":
@@ -48,20 +53,27 @@ class RedisServer:
             raise FileNotFoundError("redis-server is not installed")
         cmd = [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
                "--dir", str(self.dir), "--appendonly", "yes" if self.appendonly else "no",
-               "--appendfsync", "everysec", "--protected-mode", "no"]
+               "--appendfsync", "everysec", "--protected-mode", "no", *self.args]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout_s
         while True:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
                     s.sendall(b"PING\r\n")
-                    if s.recv(64).startswith(b"+PONG"):
+                    if s.recv(64).startswith((b"+PONG", b"-NOAUTH")):
                         return self
             except OSError:
                 pass
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"redis-server did not start on port {self.port}")
             time.sleep(0.05)
+
+    def kill(self) -> None:
+        """Kill the server (SIGKILL: gone at once, the port refuses connections)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.proc = None
 
     def stop(self) -> None:
         """Stop the server (SIGTERM: with ``appendonly`` its data is on disk)."""

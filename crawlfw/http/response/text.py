@@ -19,8 +19,9 @@ Encoding labels are mapped with w3lib's ``resolve_encoding`` (WHATWG's label tab
 
 from __future__ import annotations
 
+import json as _json
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from w3lib.encoding import (
     html_body_declared_encoding,
@@ -176,14 +177,55 @@ class TextResponse(Response):
         """A :class:`crawlfw.selector.Selector` over this response, built once on first use."""
         sel = self._cached_selector
         if sel is None:
-            from crawlfw.selector import Selector
+            from crawlfw.selector.unified import response_selector
 
-            sel = self._cached_selector = Selector(response=self)
+            # The selector refers back to this response weakly: no reference cycle, so
+            # the response and its lxml tree are freed by reference counting.
+            sel = self._cached_selector = response_selector(self)
         return sel
 
     def xpath(self, query: str, **kwargs) -> SelectorList:
         """Shortcut for ``self.selector.xpath(query, **kwargs)``; returns a SelectorList."""
         return self.selector.xpath(query, **kwargs)
+
+    def jmespath(self, query: str, **kwargs) -> SelectorList:
+        """Shortcut for ``self.selector.jmespath(query, **kwargs)`` (Scrapy 2.19): select
+        from a JSON body with a JMESPath expression (https://jmespath.org/).
+
+        The selector of a JSON body is a ``'json'`` one when the response is a plain
+        ``TextResponse`` (what ``application/json`` gives) and the body is a JSON object
+        or array; see :meth:`crawlfw.selector.Selector.jmespath`.
+
+        Returns:
+            SelectorList: the results.
+
+        Raises:
+            jmespath.exceptions.JMESPathError: (a ``ValueError``) ``query`` is invalid.
+        """
+        return self.selector.jmespath(query, **kwargs)
+
+    def json(self) -> Any:
+        """The body parsed as JSON (RFC 8259), parsed once and cached (Scrapy 2.19).
+
+        The bytes are decoded as JSON text is: UTF-8, UTF-16 or UTF-32 (detected by
+        :func:`json.loads`); a body that is none of those is decoded with
+        :attr:`encoding` instead.
+
+        Returns:
+            The value: ``dict``, ``list``, ``str``, ``int``, ``float``, ``bool`` or None.
+            The same object on every call (changes to it are seen by later calls).
+
+        Raises:
+            json.JSONDecodeError: (a ``ValueError``) the body is not JSON.
+        """
+        data = getattr(self, "_cached_decoded_json", _NOT_SET)
+        if data is _NOT_SET:
+            try:
+                data = _json.loads(self.body)
+            except UnicodeDecodeError:
+                data = _json.loads(self.text)
+            self._cached_decoded_json = data
+        return data
 
     def css(self, query: str) -> SelectorList:
         """Shortcut for ``self.selector.css(query)``; returns a SelectorList."""
