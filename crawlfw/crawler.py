@@ -94,8 +94,6 @@ class Crawler:
         self.spider = None
         self.engine = None
         self.finish_reason = None
-        #: download slot key -> DownloadSlot, registered by each Downloader actor
-        self.download_slots = {}
         #: URIs of feeds that failed (Exporter actors append; the crawl ends feed_failed)
         self._failed_feeds = []
         self._crawl_id = None

@@ -258,7 +258,7 @@ def test_garbage_gets_an_error_reply_and_the_crawl_finishes(live):
     oversized = b'{"type": "get_status", "x": "' + b"a" * 70000 + b'"}\n'
     replies = _ask_raw(crawl.socket, b"\xff\xfe\x00garbage\n" + b"not json\n" + b"[1, 2]\n"
                        + b'{"type": "no_such_type"}\n'
-                       + b'{"type": "fetch", "request": "x", "reply_to": null}\n'
+                       + b'{"type": "fetch", "request": "x", "slot": "a", "reply_to": null}\n'
                        + b'{"type": "pause_crawl"}\n'
                        + b'{"type": "start_crawl", "crawler": {}}\n'
                        + oversized + b'{"type": "get_status"}\n', lines=9)

@@ -50,13 +50,15 @@ class EngineFacade:
         crawler: the Crawler.
         ref: the crawl's EngineActor ref.
         supervisor: the Supervisor ref, or None to message the engine directly.
+        downloaders: the crawl's ``DownloaderPool`` (``crawler.engine.downloader``), or
+            None.
     """
 
-    def __init__(self, crawler, ref, supervisor=None):
+    def __init__(self, crawler, ref, supervisor=None, downloaders=None):
         self.crawler = crawler
         self.ref = ref
         self.supervisor = supervisor
-        self.downloader = _DownloaderView(crawler.download_slots)
+        self.downloader = _DownloaderView(downloaders)
         self._check = validation_mode(crawler.settings) != "off"
 
     @property
@@ -213,9 +215,50 @@ class EngineFacade:
 
 
 class _DownloaderView:
-    """``crawler.engine.downloader``: read access to the download slots, as Scrapy's
-    extensions use it (``slots[key].delay_s``; AutoThrottle adjusts it)."""
+    """``crawler.engine.downloader``: what extensions may do to the download slots.
 
-    def __init__(self, slots):
-        self.slots = slots
+    The slots live in the downloader actors' threads (each in a
+    :class:`crawlfw.core.slots.SlotTable`), so they are changed by message to the
+    downloader serving the slot, never written from another thread: AutoThrottle calls
+    :meth:`set_slot_delay` where Scrapy's writes ``slots[key].delay``.
+
+    Args:
+        pool: the crawl's ``DownloaderPool``, or None (no downloaders: calls do nothing).
+    """
+
+    def __init__(self, pool):
+        self.pool = pool
+        #: ``{slot key: requests in flight}`` as the engine counts them (its
+        #: ``FlowControl.in_flight``; read it on the engine's thread, as signal handlers
+        #: of ``response_downloaded`` run there).
+        self.in_flight = {}
+        #: the engine's ``IpCache`` with ``CONCURRENT_REQUESTS_PER_IP``, else None
+        self.ip_cache = None
+
+    def slot_key(self, request) -> str:
+        """The key of ``request``'s download slot as the engine computes it (by IP with
+        ``CONCURRENT_REQUESTS_PER_IP`` once the host's address is known); call it on the
+        engine's thread (``response_downloaded`` handlers run there)."""
+        from crawlfw.core.slot import slot_key
+
+        return slot_key(request, self.ip_cache)
+
+    def in_flight_of(self, slot: str) -> int:
+        """Requests in flight in ``slot`` (read on the engine's thread)."""
+        return len(self.in_flight.get(slot, ()))
+
+    def set_slot_delay(self, slot: str, delay_s: float) -> None:
+        """Tell the downloader serving ``slot`` (a slot key) to space the starts of that
+        slot's requests by ``delay_s`` seconds from now on (randomized as
+        ``RANDOMIZE_DOWNLOAD_DELAY`` says). A dead downloader misses it (its
+        replacement starts from ``DOWNLOAD_DELAY``)."""
+        if self.pool is None:
+            return
+        ref = self.pool.ref_for(slot)
+        if ref is None:
+            return
+        try:
+            ref.tell({"type": "set_slot_delay", "slot": slot, "delay_s": float(delay_s)})
+        except pykka.ActorDeadError:
+            pass
 

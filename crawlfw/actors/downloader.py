@@ -1,31 +1,49 @@
-"""DownloaderActor: one per download slot (domain), driving one pycurl ``CurlMulti``.
+"""DownloaderActor: one of a small fixed pool (``DOWNLOADER_ACTORS``), each driving one
+pycurl ``CurlMulti`` for many download slots.
 
-Receives ``fetch`` from the Engine; queues the request in its
-:class:`crawlfw.core.slot.DownloadSlot` (``CONCURRENT_REQUESTS_PER_DOMAIN``,
-``DOWNLOAD_DELAY``) and starts transfers on its :class:`crawlfw.core.curl.MultiDriver`;
-sends ``response_downloaded`` / ``download_failed`` back to the Engine.
+The Supervisor starts the pool when the crawl starts (:class:`DownloaderPool`, permanent
+children of the crawl's tree) and the Engine sends each request to the downloader that
+serves its slot: always the same one for a slot key (a stable hash of the key,
+:meth:`DownloaderPool.index_of`), so a host's politeness is kept in one place. A
+downloader keeps its slots in a :class:`crawlfw.core.slots.SlotTable`
+(``CONCURRENT_REQUESTS_PER_DOMAIN``/``_PER_IP``, ``DOWNLOAD_DELAY``, AutoThrottle's delay,
+each slot's queue; idle slots evicted) and starts on its :class:`crawlfw.core.curl.MultiDriver`
+what the table says may start; it sends ``response_downloaded`` / ``download_failed`` back
+to the Engine.
 
-Only this actor's thread touches the CurlMulti. While transfers are in flight the actor
-tells itself ``pump``: one pump waits in curl (epoll) until a transfer finishes, a message
-arrives (the inbox writes a byte to a pipe the wait also watches) or curl's timer fires,
-so it never busy-polls; with nothing in flight no pump is queued and the thread sleeps in
-``queue.get()`` (an idle crawler uses ~0 % CPU).
+Only this actor's thread touches its CurlMulti. While transfers are in flight or requests
+wait for a delay the actor tells itself ``pump``: one pump waits in curl (epoll) until a
+transfer finishes, a message arrives (the inbox writes a byte to a pipe the wait also
+watches), curl's timer fires or a slot's delay passes, so it never busy-polls; with
+nothing to do no pump is queued and the thread sleeps in ``queue.get()`` (an idle crawler
+uses ~0 % CPU).
 """
 
+import logging
 import os
 import queue
 import time
+import zlib
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
 from crawlfw.core.curl import MultiDriver, driver_options
 from crawlfw.core.slot import DownloadSlot
-from crawlfw.exceptions import StopDownload
+from crawlfw.core.slots import SlotTable
+from crawlfw.exceptions import ConnectError, StopDownload
+from crawlfw.utils import _faults
+from crawlfw.utils._fds import fds_exhausted
 
-__all__ = ["DownloaderActor"]
+__all__ = ["DownloaderActor", "DownloaderPool"]
+
+logger = logging.getLogger(__name__)
 
 #: Longest single wait in curl, in seconds (curl's own timers are usually shorter).
 MAX_WAIT_S = 1.0
+
+#: Seconds a request waits before it is tried again when its connection found the
+#: process out of file descriptors (``EMFILE``/``ENFILE``).
+FD_RETRY_S = 0.5
 
 
 class _WakeupInbox(queue.Queue):
@@ -97,39 +115,124 @@ class _StreamSignals:
                                      spider=self._spider, dont_log=StopDownload))
 
 
+class DownloaderPool:
+    """The downloader actors of one crawl: ``DOWNLOADER_ACTORS`` of them, started by the
+    Supervisor at start-up and kept here (``CrawlTree.downloaders``): the one record of
+    them. The Engine reads it to send each request to the downloader of its slot, and
+    puts a restarted downloader in its dead predecessor's place when it re-sends the
+    requests that one had in flight (``downloader_failed``), so no request reaches the
+    new actor before those.
+
+    Args:
+        size: the number of downloaders (>= 1).
+        share_dns: with more than one downloader, give them one DNS cache (a
+            ``pycurl.CurlShare`` with ``LOCK_DATA_DNS``; pycurl locks it across threads),
+            so a host name is resolved once per crawl, not once per downloader.
+
+    Attributes:
+        refs: ``[ActorRef]``, downloader ``i`` at index ``i`` (its child key ``str(i)``).
+        share: the shared ``pycurl.CurlShare``, or None (one downloader: its multi
+            handle's own DNS cache serves every transfer already).
+        replacements: ``{i: ActorRef}`` restarted downloaders the Engine has not put in
+            place yet (the Supervisor stops them too if the crawl ends first).
+
+    Raises:
+        ValueError: ``size`` < 1.
+    """
+
+    def __init__(self, size: int, share_dns: bool = True):
+        if not isinstance(size, int) or size < 1:
+            raise ValueError(f"DOWNLOADER_ACTORS must be an int >= 1, got {size!r}")
+        self.refs = [None] * size
+        self.replacements = {}
+        self._one = size == 1
+        self.concurrency = None  # the crawl's effective CONCURRENT_REQUESTS (Supervisor)
+        self.share = None
+        if size > 1 and share_dns:
+            import pycurl
+
+            self.share = pycurl.CurlShare()
+            self.share.setopt(pycurl.SH_SHARE, pycurl.LOCK_DATA_DNS)
+
+    def index_of(self, slot: str) -> int:
+        """The number of the downloader serving ``slot`` (a slot key): CRC-32 of its
+        UTF-8 bytes modulo the pool size, stable across runs and processes."""
+        if self._one:
+            return 0
+        return zlib.crc32(slot.encode("utf-8", "surrogatepass")) % len(self.refs)
+
+    def ref_for(self, slot: str):
+        """The ``ActorRef`` of the downloader serving ``slot``."""
+        if self._one:
+            return self.refs[0]
+        return self.refs[zlib.crc32(slot.encode("utf-8", "surrogatepass")) % len(self.refs)]
+
+    def install(self, index: int, ref) -> None:
+        """Put ``ref`` (a restarted downloader) in place of downloader ``index``."""
+        self.refs[index] = ref
+        if self.replacements.get(index) is ref:
+            del self.replacements[index]
+
+    def all_refs(self) -> list:
+        """Every downloader ref to stop: those in place and the replacements."""
+        return [r for r in (*self.refs, *self.replacements.values()) if r is not None]
+
+    def __len__(self) -> int:
+        return len(self.refs)
+
+
 class DownloaderActor(CrawlActor):
     """Args:
-    crawler: the Crawler (``settings``, ``spider``).
-    slot: the download slot key this actor serves (usually the host name).
+    crawler: the Crawler (``settings``, ``spider``, ``stats``).
+    index: this downloader's number in the pool (its child key is ``str(index)``).
     engine: the Engine's ActorRef (default ``reply_to``).
+    share: a ``pycurl.CurlShare`` for its transfers (the pool's DNS cache), or None.
+    concurrency: the crawl's effective ``CONCURRENT_REQUESTS`` (lowered to fit the open
+        file limit), or None for the setting; sizes the connection cache.
     **kw: ``CrawlActor`` arguments.
     """
 
     role = "downloader"
 
-    def __init__(self, crawler, slot: str, engine, **kw):
-        super().__init__(settings=crawler.settings, key=slot, **kw)
+    def __init__(self, crawler, index: int, engine, share=None, concurrency=None, **kw):
+        super().__init__(settings=crawler.settings, key=str(index), **kw)
         settings = crawler.settings
         spider = crawler.spider
         self.spider = spider
         self._signal_manager = crawler.signals
         self._send_signal = crawler.signals.send_catch_log  # a no-op without receivers
-        self.slot_key = slot
+        self.stats = crawler.stats
         self.engine = engine
+        self._deferred = []  # (due, slot key, request): out of fds, tried again at due
+        self._warned_fds = False
         self._shared_slot = bool(settings.get("FRONTIER_URL"))
         if self._shared_slot:  # limits held across the workers of the crawl
             from crawlfw.core.redis_slot import SharedDownloadSlot
 
-            self.slot = SharedDownloadSlot.from_settings(settings, spider, slot=slot,
-                                                         stats=crawler.stats)
+            def new_slot(key):
+                return SharedDownloadSlot.from_settings(settings, spider, slot=key,
+                                                        stats=crawler.stats)
         else:
-            self.slot = DownloadSlot.from_settings(settings, spider)
-        # Shared with extensions (AutoThrottle) as crawler.engine.downloader.slots[key].
-        crawler.download_slots[slot] = self.slot
+            template = []  # read when the first slot is made: after spider_opened,
+            # whose handlers may set spider.download_delay (AutoThrottle does, as Scrapy's)
+
+            def new_slot(key):
+                if not template:
+                    first = DownloadSlot.from_settings(settings, spider)
+                    template[:] = first.concurrency, first.delay_s, first.randomize_delay
+                    return first
+                return DownloadSlot(*template)
+        self.table = SlotTable(new_slot, scan_all=self._shared_slot)
+        self._keys = {}  # request in flight -> its slot key
+        # CONCURRENT_REQUESTS_PER_IP: tell the engine the address each response came from
+        self._send_ip = bool(settings.getint("CONCURRENT_REQUESTS_PER_IP"))
         self.timeout_s = settings.getfloat("DOWNLOAD_TIMEOUT")
         self.maxsize = getattr(spider, "download_maxsize", settings.getint("DOWNLOAD_MAXSIZE"))
         self.warnsize = getattr(spider, "download_warnsize", settings.getint("DOWNLOAD_WARNSIZE"))
-        self.driver_options = driver_options(settings)  # CURL_MAXCONNECTS, DNSCACHE_ENABLED...
+        # CURL_MAXCONNECTS, DNSCACHE_ENABLED...
+        self.driver_options = driver_options(settings, concurrency)
+        if share is not None:
+            self.driver_options["share"] = share
         self.driver = None
         self._pump_queued = False
 
@@ -153,51 +256,97 @@ class DownloaderActor(CrawlActor):
             self.driver.abort_all()
             self.driver.close()
             self.driver = None
-        close = getattr(self.slot, "close", None)  # a shared slot gives its permits back
-        if close is not None:
-            close()
+        if self._shared_slot:  # shared slots give their permits back
+            for slot in self.table.slots.values():
+                slot.close()
         self._inbox.close()
 
     def handle_fetch(self, message):
+        _faults.hit("downloader.fetch")
+        now = time.monotonic()
         request = message["request"]
-        self.slot.enqueue(request)
+        self.table.enqueue(message["slot"], request, now)
         self._send_signal(signals.request_reached_downloader, request=request,
                           spider=self.spider)
         self.engine = message["reply_to"]
-        self._start_ready(time.monotonic())
+        self._start_ready(now)
+        self._queue_pump()
+
+    def handle_set_slot_delay(self, message):
+        self.table.set_delay(message["slot"], message["delay_s"], time.monotonic())
         self._queue_pump()
 
     def handle_pump(self, message):
         self._pump_queued = False
         inbox = self._inbox
         inbox.drain()
-        slot = self.slot
+        table = self.table
         if inbox.empty():
             wait_s = MAX_WAIT_S
-            if slot.queued:
-                ready_in = slot.next_ready_in_s(time.monotonic())
-                if ready_in is not None:
-                    wait_s = min(wait_s, ready_in)
+            if table.queued:
+                ready_in = table.next_ready_in_s(time.monotonic())
+                if ready_in is not None and ready_in < wait_s:
+                    wait_s = ready_in
         else:
             wait_s = 0.0  # messages are waiting: only collect what is already done
+        if self._deferred:
+            wait_s = min(wait_s, max(0.0, self._deferred[0][0] - time.monotonic()))
         results = self.driver.perform(wait_s, inbox.wake_fd)
         engine = self.engine
+        now = time.monotonic()
+        keys = self._keys
+        send = self.send
+        send_ip = self._send_ip
         for result in results:
             request = result.request
-            slot.transfer_done(request)
+            key = keys.pop(request)
+            table.done(key, request, now)
             self._send_signal(signals.request_left_downloader, request=request,
                               spider=self.spider)
             if result.error is None:
-                self.send(engine, {"type": "response_downloaded", "request": request,
-                                   "response": result.response, "slot": self.slot_key})
+                message = {"type": "response_downloaded", "request": request,
+                           "response": result.response, "slot": key}
+                if send_ip and result.remote_ip:
+                    message["ip"] = result.remote_ip
+                send(engine, message)
+            elif type(result.error) is ConnectError and fds_exhausted():
+                self._out_of_fds(key, request, result.error, now)
             else:
-                self.send(engine, {"type": "download_failed", "request": request,
-                                   "error": result.error, "slot": self.slot_key})
-        self._start_ready(time.monotonic())
+                send(engine, {"type": "download_failed", "request": request,
+                              "error": result.error, "slot": key})
+        if self._deferred and self._deferred[0][0] <= now:
+            self._retry_deferred(now)
+        self._start_ready(now)
+        table.evict_idle(now)
         self._queue_pump()
 
+    def _out_of_fds(self, key, request, error, now_s):
+        """The connection of ``request`` failed for want of file descriptors: a
+        transient condition, the request waits :data:`FD_RETRY_S` and is tried again
+        (counted in ``downloader/exception_type_count/builtins.OSError``)."""
+        self.stats.inc_value("downloader/exception_type_count/builtins.OSError",
+                             spider=self.spider)
+        if not self._warned_fds:
+            self._warned_fds = True
+            logger.warning("Out of file descriptors (EMFILE/ENFILE) while connecting for "
+                           "%(request)s: it and any other such request are tried again "
+                           "after %(delay).1f s (%(error)s)",
+                           {"request": request, "delay": FD_RETRY_S, "error": error},
+                           extra={"spider": self.spider})
+        self._deferred.append((now_s + FD_RETRY_S, key, request))
+
+    def _retry_deferred(self, now_s):
+        deferred = self._deferred
+        i = 0
+        while i < len(deferred) and deferred[i][0] <= now_s:
+            _, key, request = deferred[i]
+            self.table.enqueue(key, request, now_s)
+            i += 1
+        del deferred[:i]
+
     def _start_ready(self, now_s: float) -> None:
-        for request in self.slot.pop_ready(now_s):
+        keys = self._keys
+        for key, request in self.table.pop_ready(now_s):
             try:
                 meta = request.meta
                 self.driver.add(
@@ -209,14 +358,17 @@ class DownloaderActor(CrawlActor):
                     bindaddress=meta.get("bindaddress"),
                 )
             except Exception as e:  # unsupported scheme, bad meta value: the request fails
-                self.slot.transfer_done(request)
+                self.table.done(key, request, now_s)
                 self._send_signal(signals.request_left_downloader, request=request,
                                   spider=self.spider)
                 self.send(self.engine, {"type": "download_failed", "request": request,
-                                        "error": e, "slot": self.slot_key})
+                                        "error": e, "slot": key})
+            else:
+                keys[request] = key
 
     def _queue_pump(self) -> None:
-        if not self._pump_queued and (self.driver.active or self.slot.queued or (
-                self._shared_slot and self.slot.holding)):  # permits to give back
+        if not self._pump_queued and (
+                self.driver.active or self.table.queued or self._deferred or (
+                    self._shared_slot and any(s.holding for s in self.table.slots.values()))):
             self._pump_queued = True
             self.actor_ref.tell({"type": "pump"})

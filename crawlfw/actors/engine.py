@@ -1,10 +1,11 @@
 """EngineActor: moves requests from the Scheduler through the downloader middlewares to
-the per-slot Downloaders, and responses on to the SpiderRunner; detects idleness and asks
-the Supervisor to close the spider.
+the Downloader serving each request's slot (one of the crawl's :class:`DownloaderPool`),
+and responses on to the SpiderRunner; detects idleness and asks the Supervisor to close
+the spider.
 
 The flow-control state and its decisions live in a plain object,
 :class:`crawlfw.core.flow.FlowControl` (``self.flow``); this actor turns each message into
-calls on it and its answers into messages, signals, middleware calls and Downloader starts.
+calls on it and its answers into messages, signals, middleware calls and fetches.
 
 Flow control is credit-based: the engine grants the Scheduler credit (``pull_requests``)
 for as many requests as it has free download capacity (``CONCURRENT_REQUESTS`` minus
@@ -27,12 +28,12 @@ An answer with requests pending while nothing else is outstanding and nothing ha
 :data:`STUCK_RECHECK_S`, never at once; stuck for ``STALL_TIMEOUT`` seconds, the crawl
 is reported by the Scheduler and ends ``stalled`` (see :mod:`crawlfw.core.flow`).
 
-Downloader restarts (``downloader_failed`` from the Supervisor, after its backoff): the
-requests in flight in the dead downloader's slot are sent again to a new one, except a
-request that was in flight in :data:`POISON_CRASHES` downloader deaths, which fails with
+Downloader restarts (``downloader_failed`` from the Supervisor, after its backoff, with
+the restarted actor): the engine puts the new actor in the pool and sends it again the
+requests that were in flight in the slots the dead one served, except a request that
+was in flight in :data:`POISON_CRASHES` downloader deaths, which fails with
 :class:`~crawlfw.exceptions.DownloaderCrashed` instead (crashes are counted per request
-fingerprint, only when a downloader dies). Idle downloaders are reaped on a timer
-(``DOWNLOADER_IDLE_TIMEOUT``) and started again on demand.
+fingerprint, only when a downloader dies).
 
 Pause (``pause_crawl``, from the control endpoint): no credit is granted and no idle
 check is made; requests the Scheduler still sends against credit granted before are
@@ -46,7 +47,6 @@ import time
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
-from crawlfw.actors.downloader import DownloaderActor
 from crawlfw.core.downloadermw import DownloaderMiddlewareManager, RequestParked
 from crawlfw.core.flow import (
     DOWNLOAD,
@@ -60,7 +60,7 @@ from crawlfw.core.flow import (
     POISON_CRASHES,
     FlowControl,
 )
-from crawlfw.core.slot import slot_key
+from crawlfw.core.slot import IpCache, slot_key
 from crawlfw.exceptions import DontCloseSpider, DownloaderCrashed, IgnoreRequest
 from crawlfw.http import Request, Response
 from crawlfw.logformatter import LogFormatter
@@ -70,6 +70,9 @@ from crawlfw.utils.request import request_fingerprint
 logger = logging.getLogger(__name__)
 
 __all__ = ["EngineActor", "IDLE_RECHECK_S", "POISON_CRASHES", "STUCK_RECHECK_S"]
+
+#: Host names whose address the engine keeps for ``CONCURRENT_REQUESTS_PER_IP`` slot keys.
+IP_CACHE_SIZE = 10_000
 
 #: Seconds between ``spider_idle`` signals while a handler keeps the spider open.
 IDLE_RECHECK_S = 5.0
@@ -84,6 +87,10 @@ class EngineActor(CrawlActor):
     crawler: the Crawler (settings, signals, stats, logformatter, spider).
     scheduler: the SchedulerActor's ref.
     spider_runner: the SpiderRunnerActor's ref.
+    downloaders: the crawl's :class:`~crawlfw.actors.downloader.DownloaderPool` (the
+        Supervisor fills it with the downloaders it starts).
+    max_concurrency: transfers in flight at most; default ``CONCURRENT_REQUESTS`` (the
+        Supervisor passes less when the open file limit cannot hold that many).
     **kw: ``CrawlActor`` arguments (``crawl_id``, ``supervisor``).
     """
 
@@ -93,30 +100,35 @@ class EngineActor(CrawlActor):
         ("response_downloaded", "response_scraped", "items_processed", "requests_dequeued")
     )
 
-    def __init__(self, crawler, scheduler, spider_runner, **kw):
+    def __init__(self, crawler, scheduler, spider_runner, downloaders,
+                 max_concurrency: int | None = None, **kw):
         super().__init__(settings=crawler.settings, **kw)
         self.crawler = crawler
         self.spider = crawler.spider
         self.scheduler = scheduler
         self.spider_runner = spider_runner
         settings = crawler.settings
+        if max_concurrency is None:
+            max_concurrency = settings.getint("CONCURRENT_REQUESTS")
         # A shared frontier paces its own answers (at its tick) and waits on other
         # workers' leases: no stall timeout there.
         self.shared_frontier = bool(settings.get("FRONTIER_URL"))
-        self.flow = FlowControl(settings.getint("CONCURRENT_REQUESTS"),
+        self.flow = FlowControl(max_concurrency,
                                 settings.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE"),
                                 stall_timeout_s=0.0 if self.shared_frontier
                                 else settings.getfloat("STALL_TIMEOUT", 300.0))
         self._stuck_timer = None  # the recheck while the scheduler's requests are stuck
-        self.downloaders = {}  # slot key -> DownloaderActor ref (keys: flow.in_flight's)
+        self.pool = downloaders
+        # CONCURRENT_REQUESTS_PER_IP: host name -> IP its last response came from, so
+        # later requests are keyed by IP (as Scrapy's dnscache does).
+        self.ip_cache = IpCache(IP_CACHE_SIZE) \
+            if settings.getint("CONCURRENT_REQUESTS_PER_IP") else None
         self.parked = {}  # fingerprint -> lease of a request a middleware parked
         self._idle_timer = None  # the recheck after DontCloseSpider
         self._finish_reason = "finished"  # "start_error" once start() raised
         self.pipeline = None  # for add_items (user actors), from start_engine
         self.early_items = []  # add_items before start_engine
         self.blocked_slots = {}  # slot key -> reason (block_slot, from user actors)
-        self.reap_after_s = settings.getfloat("DOWNLOADER_IDLE_TIMEOUT", 60.0)
-        self._reap_timer = None
         # Built on the caller's (supervisor's) thread, before spider_opened is sent.
         self.mw = DownloaderMiddlewareManager.from_crawler(crawler)
         self.logformatter = crawler.logformatter
@@ -133,10 +145,6 @@ class EngineActor(CrawlActor):
             self._idle_timer.cancel()
         if self._stuck_timer is not None:
             self._stuck_timer.cancel()
-        if self._reap_timer is not None:
-            self._reap_timer.cancel()
-        for ref in self.downloaders.values():  # normally stopped by the supervisor already
-            ref.stop(block=False)
         if self.mw is not None:
             self.mw.close_spider(self.spider)
 
@@ -146,15 +154,18 @@ class EngineActor(CrawlActor):
         self.spider_runner = message["spider_runner"]
         self.pipeline = message.get("pipeline")
         self.flow.start()
+        facade = self.crawler.engine
+        if facade is not None and hasattr(facade, "downloader"):  # AutoThrottle reads them
+            facade.downloader.in_flight = self.flow.in_flight
+            facade.downloader.ip_cache = self.ip_cache
         if self.early_items and self.pipeline is not None:
             items, self.early_items = self.early_items, []
             self.handle_add_items({"type": "add_items", "items": items})
-        if self.reap_after_s > 0:
-            self._arm_reaper()
         self._after()
 
     def on_undelivered(self, ref, message):
-        if message["type"] == "fetch":  # its downloader died: re-sent on downloader_failed
+        if message["type"] in ("fetch", "set_slot_delay"):  # its downloader died: the
+            # fetch is re-sent on downloader_failed
             return
         super().on_undelivered(ref, message)
 
@@ -174,6 +185,8 @@ class EngineActor(CrawlActor):
         if not flow.transfer_done(message["slot"], request) and flow.closing:
             return  # requeued when the spider started closing
         response = message["response"]
+        if self.ip_cache is not None and "ip" in message:
+            self.ip_cache.learn(request, message["ip"])
         self.crawler.signals.send_catch_log(
             signals.response_downloaded, response=response, request=request, spider=self.spider
         )
@@ -272,21 +285,26 @@ class EngineActor(CrawlActor):
         self._close(message["reason"])
 
     def handle_downloader_failed(self, message):
-        slot = message["slot"]
-        self.downloaders.pop(slot, None)
-        resend, poisoned = self.flow.downloader_died(slot)
+        index = int(message["slot"])
+        pool = self.pool
+        ref = message.get("ref")
+        if ref is not None:
+            pool.install(index, ref)
+        flow = self.flow
+        slots = [key for key in flow.in_flight if pool.index_of(key) == index]
+        resend, poisoned = flow.downloader_died(slots)
         if resend or poisoned:
             logger.warning(
-                "Downloader for %(slot)s failed; re-sending its %(n)d requests",
-                {"slot": slot, "n": len(resend) + len(poisoned)},
+                "Downloader %(index)d failed; re-sending its %(n)d requests",
+                {"index": index, "n": len(resend) + len(poisoned)},
                 extra={"spider": self.spider},
             )
             for request in resend:
                 self._fetch(request)
             for request, n in poisoned:
                 error = DownloaderCrashed(
-                    f"{request} was being downloaded when the downloader of {slot} died, "
-                    f"{n} times: not sent again")
+                    f"{request} was being downloaded when the downloader of "
+                    f"{slot_key(request)} died, {n} times: not sent again")
                 logger.error("Poison request: %(error)s", {"error": error},
                              extra={"spider": self.spider})
                 self.crawler.stats.inc_value("supervisor/poison_requests")
@@ -311,28 +329,6 @@ class EngineActor(CrawlActor):
             self.blocked_slots[slot] = message["reason"]
             logger.info("Download slot %(slot)s blocked: %(reason)s",
                         {"slot": slot, "reason": message["reason"]}, extra={"spider": self.spider})
-
-    def handle_reap_downloaders(self, message):
-        """Stop the downloaders idle since the last tick (started again on demand)."""
-        self._reap_timer = None
-        if self.flow.closing:
-            return
-        for key in self.flow.reaper_tick():
-            ref = self.downloaders.pop(key, None)
-            self.crawler.download_slots.pop(key, None)
-            if ref is not None:
-                self.crawler.stats.inc_value("downloader/reaped")
-                ref.stop(block=False)
-                logger.debug("Idle downloader of %(slot)s stopped", {"slot": key},
-                             extra={"spider": self.spider})
-                if self.supervisor is not None:
-                    self.send(self.supervisor, {"type": "child_stopped",
-                                                "crawl_id": self.crawl_id,
-                                                "role": "downloader", "key": key})
-        self._arm_reaper()
-
-    def _arm_reaper(self):
-        self._reap_timer = self._tell_later({"type": "reap_downloaders"}, self.reap_after_s)
 
     def handle_get_status(self, message):
         return self.flow.status()
@@ -359,23 +355,14 @@ class EngineActor(CrawlActor):
             self._schedule(result, request)
 
     def _fetch(self, request):
-        key = slot_key(request)
+        key = slot_key(request, self.ip_cache)
         if self.blocked_slots and key in self.blocked_slots:
             self._process_exception(request, IgnoreRequest(
                 f"download slot {key} is blocked: {self.blocked_slots[key]}"))
             return
-        ref = self.downloaders.get(key)
-        if ref is None:
-            ref = DownloaderActor.start(
-                self.crawler, key, self.actor_ref, crawl_id=self.crawl_id, supervisor=self.supervisor
-            )
-            self.downloaders[key] = ref
-            self.flow.slot_opened(key)
-            if self.supervisor is not None:
-                self.send(self.supervisor, {"type": "child_started", "crawl_id": self.crawl_id,
-                                            "role": "downloader", "key": key, "ref": ref})
         self.flow.transfer_started(key, request)
-        self.send(ref, {"type": "fetch", "request": request, "reply_to": self.actor_ref})
+        self.send(self.pool.ref_for(key), {"type": "fetch", "request": request, "slot": key,
+                                           "reply_to": self.actor_ref})
 
     def _process_response(self, request, response):
         try:

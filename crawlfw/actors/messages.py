@@ -38,10 +38,9 @@ Who sends what (see ARCHITECTURE.md for the picture)::
     outside    -> Engine     : get_status (crawler.engine, the control endpoint)
     endpoint   -> outside    : status_reported, command_accepted, response_fetched,
                               control_error (replies on the control socket)
-    any child  -> Supervisor : actor_failed, child_started, child_stopped
+    any child  -> Supervisor : actor_failed
     timer      -> Supervisor : restart_child (a backoff is over)
     stopping thread -> Supervisor : crawl_stopped
-    timer      -> Engine     : reap_downloaders
     user actor -> Engine     : crawl, add_items, block_slot, close_spider
     signal relay -> user actor : item_scraped, item_dropped, response_received,
                               response_downloaded, request_scheduled, request_dropped,
@@ -53,6 +52,7 @@ Who sends what (see ARCHITECTURE.md for the picture)::
     timer      -> Engine     : recheck_idle (also ``stuck``: a stuck crawl's recheck)
     timer      -> Scheduler  : frontier_tick (FRONTIER_URL)
     Downloader -> itself     : pump
+    AutoThrottle (Engine's thread) -> Downloader : set_slot_delay
     Engine     -> Scheduler  : enqueue_requests, release_requests, pull_requests, check_idle
     Supervisor -> Scheduler  : start_checkpoints (JOBDIR)
     Scheduler  -> SpiderRunner -> Pipeline -> Exporter(s) : checkpoint (JOBDIR)
@@ -98,7 +98,6 @@ __all__ = [
     "StopCrawl",
     "GetStatus",
     "ActorFailed",
-    "ChildStarted",
     "SpiderClosing",
     "StartEngine",
     "Crawl",
@@ -116,6 +115,7 @@ __all__ = [
     "RequestsDequeued",
     "IdleChecked",
     "Fetch",
+    "SetSlotDelay",
     "ResponseDownloaded",
     "DownloadFailed",
     "PullStartRequests",
@@ -145,10 +145,8 @@ __all__ = [
     "StartTaken",
     "Rule",
     "Item",
-    "ChildStopped",
     "RestartChild",
     "CrawlStopped",
-    "ReapDownloaders",
     "AddItems",
     "BlockSlot",
     "ItemScraped",
@@ -256,23 +254,12 @@ class ActorFailed(TypedDict):
     """The child's ``role``: ``engine``, ``scheduler``, ``downloader``, ``spider_runner``,
     ``pipeline``, ``exporter``, or a user actor's role (``custom`` by default)."""
     key: str
-    """Distinguishes children of one role: the download slot for downloaders, else ``""``."""
+    """Distinguishes children of one role: the downloader's number in the pool (``"0"``,
+    ``"1"``...) for downloaders, else ``""``."""
     error: str
     """``"ExceptionType: message"`` of the failure (the traceback is logged by the child)."""
 
 
-class ChildStarted(TypedDict):
-    """Engine -> Supervisor: a child was started on demand (a downloader for a new slot)."""
-
-    type: Literal["child_started"]
-    crawl_id: str
-    """The crawl the child belongs to."""
-    role: Annotated[str, Rule(minLength=1)]
-    """The child's role (``downloader``)."""
-    key: str
-    """Distinguishes children of one role: the download slot for downloaders."""
-    ref: ActorRef
-    """The child's ``pykka.ActorRef``."""
 
 
 class SpiderClosing(TypedDict):
@@ -340,11 +327,15 @@ class CloseSpider(TypedDict):
 
 
 class DownloaderFailed(TypedDict):
-    """Supervisor -> Engine: the downloader of ``slot`` died; re-queue its requests."""
+    """Supervisor -> Engine: downloader ``slot`` of the pool died and ``ref`` replaces it;
+    the engine puts ``ref`` in its place and re-sends the requests that were in flight
+    in the slots it serves."""
 
     type: Literal["downloader_failed"]
     slot: str
-    """The download slot (host) whose downloader died."""
+    """The number of the downloader in the pool (``"0"``, ``"1"``...), its child key."""
+    ref: NotRequired[ActorRef]
+    """The restarted downloader (absent: a downloader's death reported without one)."""
 
 
 # --- Scheduler --------------------------------------------------------------------------
@@ -492,13 +483,28 @@ class IdleChecked(TypedDict):
 
 
 class Fetch(TypedDict):
-    """Engine -> Downloader (of ``request``'s slot): transfer ``request`` with curl."""
+    """Engine -> Downloader (the one of the pool serving ``slot``): transfer ``request``
+    with curl when the slot's politeness allows."""
 
     type: Literal["fetch"]
     request: Request
     """The ``crawlfw.http.Request``, after the downloader middlewares."""
+    slot: str
+    """The request's download slot key (``crawlfw.core.slot.slot_key``; by IP with
+    ``CONCURRENT_REQUESTS_PER_IP``)."""
     reply_to: ActorRef
     """The Engine's ``pykka.ActorRef``."""
+
+
+class SetSlotDelay(TypedDict):
+    """AutoThrottle (on the Engine's thread) -> Downloader (the one serving ``slot``): the
+    slot's new delay between request starts."""
+
+    type: Literal["set_slot_delay"]
+    slot: str
+    """The download slot key."""
+    delay_s: Annotated[float, Rule(minimum=0)]
+    """Seconds between two starts in that slot (randomized if ``RANDOMIZE_DOWNLOAD_DELAY``)."""
 
 
 class ResponseDownloaded(TypedDict):
@@ -510,7 +516,10 @@ class ResponseDownloaded(TypedDict):
     response: Response
     """The ``crawlfw.http.Response`` (its ``request`` set)."""
     slot: str
-    """The download slot of the downloader."""
+    """The request's download slot key (as in its ``fetch``)."""
+    ip: NotRequired[str]
+    """With ``CONCURRENT_REQUESTS_PER_IP``: the IP address curl connected to, so the
+    engine keys the host's later requests by it."""
 
 
 class DownloadFailed(TypedDict):
@@ -846,7 +855,7 @@ class CrawlTreeStatus(TypedDict):
     started_at: float
     """When the Supervisor started the tree, seconds since the epoch."""
     downloaders: list[str]
-    """Download slots with a live downloader actor, sorted."""
+    """The keys of the crawl's downloader actors (``"0"``, ``"1"``...), sorted."""
     stats: dict[str, Any]
     """``crawler.stats.get_stats()`` (Python values)."""
 
@@ -887,17 +896,6 @@ class EngineStatus(TypedDict):
 # --- Supervision and user actors --------------------------------------------------------
 
 
-class ChildStopped(TypedDict):
-    """Engine -> Supervisor: a child started on demand was stopped (an idle downloader
-    reaped)."""
-
-    type: Literal["child_stopped"]
-    crawl_id: CrawlId
-    """The crawl the child belonged to."""
-    role: Annotated[str, Rule(minLength=1)]
-    """The child's role (``downloader``)."""
-    key: str
-    """Distinguishes children of one role: the download slot of a downloader."""
 
 
 class RestartChild(TypedDict):
@@ -909,7 +907,7 @@ class RestartChild(TypedDict):
     role: Annotated[str, Rule(minLength=1)]
     """The child's role (``downloader`` or a user actor's)."""
     key: str
-    """The download slot of a downloader, the class path of a user actor."""
+    """The downloader's number in the pool, the class path of a user actor."""
 
 
 class CrawlStopped(TypedDict):
@@ -921,11 +919,6 @@ class CrawlStopped(TypedDict):
     """The crawl whose tree stopped."""
 
 
-class ReapDownloaders(TypedDict):
-    """Timer -> Engine: stop the downloaders idle since the last tick
-    (``DOWNLOADER_IDLE_TIMEOUT``)."""
-
-    type: Literal["reap_downloaders"]
 
 
 class AddItems(TypedDict):
@@ -1025,7 +1018,6 @@ MESSAGE_TYPES: dict[str, type] = {
         StopCrawl,
         GetStatus,
         ActorFailed,
-        ChildStarted,
         SpiderClosing,
         StartEngine,
         Crawl,
@@ -1043,6 +1035,7 @@ MESSAGE_TYPES: dict[str, type] = {
         RequestsDequeued,
         IdleChecked,
         Fetch,
+        SetSlotDelay,
         Pump,
         ResponseDownloaded,
         DownloadFailed,
@@ -1062,10 +1055,8 @@ MESSAGE_TYPES: dict[str, type] = {
         CommandAccepted,
         ResponseFetched,
         ControlError,
-        ChildStopped,
         RestartChild,
         CrawlStopped,
-        ReapDownloaders,
         AddItems,
         BlockSlot,
         ItemScraped,

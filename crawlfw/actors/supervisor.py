@@ -7,8 +7,9 @@ Tree of one crawl (started by ``start_crawl``)::
     ├── ExporterActor      (one per feed: FEEDS entries, FEED_URI)
     ├── SchedulerActor
     ├── EngineActor
-    │     └── DownloaderActor × slots (started on demand by the engine, reported
-    │                                 to the supervisor with ``child_started``)
+    ├── DownloaderActor × DOWNLOADER_ACTORS (a fixed pool, each serving many download
+    │                                        slots; the engine sends each request to
+    │                                        the one serving its slot)
     ├── PipelineActor
     ├── SpiderRunnerActor
     └── UserActor × ACTORS entries (crawlfw.actors.UserActor)
@@ -24,7 +25,9 @@ dump, "Spider closed (reason)", ``engine_stopped``, and the crawl's ``finished``
 Every child has a :class:`~crawlfw.core._supervision.ChildSpec` (role, factory, restart
 policy, shutdown timeout), kept in ``CrawlTree.specs``. Downloaders, the pipeline, the
 exporters and user actors (``ACTORS``) are ``permanent``: one that dies is restarted (a
-downloader by the engine, which re-sends its in-flight requests; the pipeline and the
+downloader by this actor, which hands the new one to the engine with
+``downloader_failed``: the engine puts it in the pool and re-sends the requests that were
+in flight in its slots; the pipeline and the
 exporters behind a :class:`~crawlfw.actors._childref.ChildRef` that keeps what was sent
 to them, the message they died on first; a user actor behind a ChildRef too, its inbox
 kept, the message it died on dropped, also after a failed ``on_start``) within the crawl's
@@ -57,6 +60,7 @@ from crawlfw.core._supervision import PERMANENT, ChildSpec, RestartIntensity
 from crawlfw.core.frontier import FrontierError
 from crawlfw.core.slot import slot_key
 from crawlfw.exceptions import CrawlStartError
+from crawlfw.utils._fds import fit_concurrency
 from crawlfw.utils._hooks import contain_dupefilter
 from crawlfw.utils.misc import load_object
 
@@ -82,7 +86,7 @@ class CrawlTree:
         self.pipeline = None
         self.exporters = []
         self.frontier = None
-        self.downloaders = {}  # slot -> ref
+        self.downloaders = None  # DownloaderPool: the downloader actors, the one record
         self.user_actors = {}  # class path -> ref (ACTORS), in start order
         self.specs = {}  # role, or (role, key) for user actors -> ChildSpec
         self.restartable = {}  # (role, key) -> ChildRef: the pipeline, each exporter
@@ -250,22 +254,14 @@ class Supervisor(CrawlActor):
                 "spider": tree.crawler.spider.name,
                 "closing": tree.closing,
                 "started_at": tree.started_at,
-                "downloaders": sorted(tree.downloaders),
+                "downloaders": [str(i) for i, ref in enumerate(
+                    tree.downloaders.refs if tree.downloaders is not None else ())
+                    if ref is not None],
                 "stats": tree.crawler.stats.get_stats(),
             }
         return {"crawls": crawls}
 
     # --- events from children -----------------------------------------------------------
-
-    def handle_child_started(self, message):
-        tree = self.crawls.get(message["crawl_id"])
-        if tree is not None and message["role"] == "downloader":
-            tree.downloaders[message["key"]] = message["ref"]
-
-    def handle_child_stopped(self, message):
-        tree = self.crawls.get(message["crawl_id"])
-        if tree is not None and message["role"] == "downloader":
-            tree.downloaders.pop(message["key"], None)
 
     def handle_spider_closing(self, message):
         tree = self.crawls.get(message["crawl_id"])
@@ -288,8 +284,6 @@ class Supervisor(CrawlActor):
         spec = tree.spec_of(role, key)
         reason = f"{role}_failed"
         if spec is not None and spec.restart == PERMANENT:
-            if role == "downloader":
-                tree.downloaders.pop(key, None)
             delay_s = tree.intensity.restart(time.monotonic())
             if delay_s is None:
                 _log_exhausted(tree, role, key, reason)
@@ -360,8 +354,22 @@ class Supervisor(CrawlActor):
             return
         if tree is None or tree.closing:
             return
-        if role == "downloader":  # the engine starts it again on demand and re-sends
-            self.send(tree.engine, {"type": "downloader_failed", "slot": key})
+        if role == "downloader":
+            self._restart_downloader(tree, key)
+
+    def _restart_downloader(self, tree, key):
+        """Start a new downloader ``key`` and hand it to the engine (``downloader_failed``),
+        which puts it in the pool and re-sends what the dead one had in flight."""
+        try:
+            ref = tree.specs[("downloader", key)].factory()
+        except Exception as e:
+            logger.error("Could not restart downloader (%(key)s) of crawl %(id)s: %(error)s",
+                         {"key": key, "id": tree.crawl_id, "error": f"{type(e).__name__}: {e}"},
+                         exc_info=True)
+            self._fail(tree, "downloader_failed")
+            return
+        tree.downloaders.replacements[int(key)] = ref
+        self.send(tree.engine, {"type": "downloader_failed", "slot": key, "ref": ref})
 
     def _restart_later(self, tree, message, delay_s):
         ref = self.actor_ref
@@ -389,6 +397,7 @@ class Supervisor(CrawlActor):
     # --- the tree -----------------------------------------------------------------------
 
     def _start_tree(self, tree):
+        from crawlfw.actors.downloader import DownloaderActor, DownloaderPool
         from crawlfw.actors.engine import EngineActor
         from crawlfw.actors.exporter import ExporterActor, open_feeds, prepare_feeds
         from crawlfw.actors.pipeline import PipelineActor
@@ -401,6 +410,14 @@ class Supervisor(CrawlActor):
         spider = crawler.spider
         common = {"crawl_id": tree.crawl_id, "supervisor": self.actor_ref}
         user_actors = _user_actor_classes(crawler.settings)  # refused before anything starts
+        try:
+            pool = DownloaderPool(crawler.settings.getint("DOWNLOADER_ACTORS", 1),
+                                  share_dns=crawler.settings.getbool("DNSCACHE_ENABLED", True))
+        except ValueError as e:
+            raise CrawlStartError(str(e)) from None
+        # File descriptors: the soft limit raised to the hard one; a concurrency that
+        # does not fit is lowered (one WARNING).
+        pool.concurrency = fit_concurrency(crawler.settings)
         # The frontier first: a JOBDIR job's metadata tells how to resume the feeds and
         # the start requests.
         try:  # a JOBDIR that is locked, damaged or inconsistent: refused in one line
@@ -436,7 +453,14 @@ class Supervisor(CrawlActor):
         specs["scheduler"] = ChildSpec(
             "scheduler", lambda: SchedulerActor.start(crawler, scheduler, **common))
         specs["engine"] = ChildSpec(
-            "engine", lambda: EngineActor.start(crawler, tree.scheduler, None, **common))
+            "engine", lambda: EngineActor.start(crawler, tree.scheduler, None, pool,
+                                                max_concurrency=pool.concurrency, **common))
+        for index in range(len(pool)):  # permanent: restarted, the engine re-sends
+            specs[("downloader", str(index))] = ChildSpec(
+                "downloader", lambda index=index: DownloaderActor.start(
+                    crawler, index, tree.engine, share=pool.share,
+                    concurrency=pool.concurrency, **common),
+                PERMANENT, STOP_TIMEOUT_S, key=str(index))
         pipeline = tree.restartable[("pipeline", "")] = ChildRef("pipeline")
         kept = {}  # the crawl's ItemPipelineManager: opened once, kept across restarts
 
@@ -453,9 +477,11 @@ class Supervisor(CrawlActor):
             crawler, tree.scheduler, tree.pipeline, tree.engine, durable=durable,
             start_skip=job.get("start_requests", 0),
             start_exhausted=job.get("start_exhausted", False), **common))
-        specs["downloader"] = ChildSpec("downloader", None, PERMANENT)  # started by the engine
+        tree.downloaders = pool
         tree.scheduler = specs["scheduler"].factory()
         tree.engine = specs["engine"].factory()
+        for index in range(len(pool)):
+            pool.refs[index] = specs[("downloader", str(index))].factory()
         specs["pipeline"].factory()  # attaches the actor to its ChildRef
         tree.pipeline = pipeline
         tree.spider_runner = specs["spider_runner"].factory()
@@ -465,7 +491,7 @@ class Supervisor(CrawlActor):
             self.send(tree.scheduler, {"type": "start_checkpoints",
                                        "spider_runner": tree.spider_runner})
         # spider_opened handlers (CloseSpider's timeout...) may use crawler.engine at once.
-        crawler.engine = EngineFacade(crawler, tree.engine, self.actor_ref)
+        crawler.engine = EngineFacade(crawler, tree.engine, self.actor_ref, pool)
         crawler.stats.open_spider(spider)
         crawler.signals.send_catch_log(signals.spider_opened, spider=spider)
         crawler.signals.send_catch_log(signals.engine_started)
@@ -531,7 +557,8 @@ class Supervisor(CrawlActor):
             # closing go back to a live scheduler, and requests the scheduler can no
             # longer hand to the stopped engine stay queued (SchedulerActor.on_undelivered).
             for role, ref in [*(("custom", r) for r in tree.user_actors.values()),
-                              *(("downloader", r) for r in tree.downloaders.values()),
+                              *(("downloader", r) for r in (
+                                  tree.downloaders.all_refs() if tree.downloaders else ())),
                               ("spider_runner", tree.spider_runner), ("engine", tree.engine)]:
                 _stop(ref, timeout_of(role))
             # Item-carrying actors get all the time they need by default (their specs'

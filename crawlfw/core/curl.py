@@ -166,10 +166,13 @@ def ssl_version(tls_method: str) -> int:
         ) from None
 
 
-def driver_options(settings) -> dict:
+def driver_options(settings, concurrency: int | None = None) -> dict:
     """The :class:`MultiDriver` keyword arguments the settings give.
 
-    ``CURL_MAXCONNECTS`` -> ``maxconnects``; ``DNSCACHE_ENABLED`` False ->
+    ``CURL_MAXCONNECTS`` -> ``maxconnects`` (0, the default: ``CONCURRENT_REQUESTS``
+    shared among the ``DOWNLOADER_ACTORS``, so the idle keep-alive connections kept
+    across all hosts are bounded by the concurrency asked for, not by the hosts seen);
+    ``DNSCACHE_ENABLED`` False ->
     ``dns_cache_timeout_s=0`` (no caching: every transfer resolves the host name again;
     True keeps libcurl's cache, 60 s per answer); ``DOWNLOADER_CLIENT_TLS_METHOD`` ->
     ``tls_method``; the schemes of ``DOWNLOAD_HANDLERS`` (+ ``_BASE``) not set to None
@@ -178,6 +181,8 @@ def driver_options(settings) -> dict:
 
     Args:
         settings: a :class:`~crawlfw.settings.Settings`.
+        concurrency: the crawl's effective ``CONCURRENT_REQUESTS`` when it was lowered
+            to fit the open file limit (None: the setting).
 
     Returns:
         dict of keyword arguments.
@@ -187,8 +192,14 @@ def driver_options(settings) -> dict:
     """
     tls_method = settings.get("DOWNLOADER_CLIENT_TLS_METHOD", "TLS")
     ssl_version(tls_method)  # checked here, on the caller's thread
+    maxconnects = settings.getint("CURL_MAXCONNECTS", 0)
+    if maxconnects <= 0:
+        downloaders = max(1, settings.getint("DOWNLOADER_ACTORS", 1))
+        if concurrency is None:
+            concurrency = settings.getint("CONCURRENT_REQUESTS", 16)
+        maxconnects = max(1, -(-concurrency // downloaders))
     return {
-        "maxconnects": settings.getint("CURL_MAXCONNECTS", 100),
+        "maxconnects": maxconnects,
         "dns_cache_timeout_s": 60 if settings.getbool("DNSCACHE_ENABLED", True) else 0,
         "tls_method": tls_method,
         "schemes": frozenset(
@@ -232,6 +243,9 @@ class MultiDriver:
             ``'TLSv1.3'``.
         schemes: the URL schemes to accept, a subset of :data:`SUPPORTED_SCHEMES` (the
             others are refused with ``NotSupported``).
+        share: a ``pycurl.CurlShare`` every transfer uses (``CURLOPT_SHARE``), e.g. one
+            sharing the DNS cache (``LOCK_DATA_DNS``) among the drivers of a crawl's
+            downloaders; None: this driver's multi handle keeps its own.
 
     Raises:
         ValueError: an argument is out of range, or ``tls_method`` is none of those.
@@ -247,6 +261,7 @@ class MultiDriver:
         buffer_size_bytes: int = 64 * 1024,
         tls_method: str = "TLS",
         schemes=SUPPORTED_SCHEMES,
+        share=None,
     ):
         if maxconnects < 1:
             raise ValueError(f"MultiDriver maxconnects must be >= 1, got {maxconnects!r}")
@@ -265,6 +280,7 @@ class MultiDriver:
         self._buffer_size = int(buffer_size_bytes)
         self._ssl_version = ssl_version(tls_method)
         self._schemes = frozenset(schemes) & SUPPORTED_SCHEMES
+        self._share = share
 
         self._multi = pycurl.CurlMulti()
         self._multi.setopt(pycurl.M_SOCKETFUNCTION, self._on_socket)
@@ -517,6 +533,8 @@ class MultiDriver:
         setopt(pycurl.DNS_CACHE_TIMEOUT, self._dns_cache_timeout_s)
         setopt(pycurl.SSLVERSION, self._ssl_version)
         setopt(pycurl.BUFFERSIZE, self._buffer_size)
+        if self._share is not None:
+            setopt(pycurl.SHARE, self._share)
         if self._user_agent:
             setopt(pycurl.USERAGENT, self._user_agent)
         else:

@@ -27,12 +27,13 @@ for ``stall_timeout_s`` ends the crawl (``stalled``).
 Pause: no credit, no start-request pull and no idle check; requests the Scheduler still
 sends against credit granted before are held, and handed back on resume (or on close).
 
-Downloader deaths: the requests in flight in the dead downloader's slot are sent again,
-except one that has now been in flight in :data:`POISON_CRASHES` deaths (counted per
-request fingerprint), which is a poison request and must fail instead.
+Downloader deaths: the requests in flight in the slots the dead downloader served are
+sent again, except one that has now been in flight in :data:`POISON_CRASHES` deaths
+(counted per request fingerprint), which is a poison request and must fail instead.
 
-Reaper: at each tick, a slot with nothing in flight is marked; a slot still marked at the
-next tick (no request sent to it in between) is reaped.
+The requests in flight are counted here, per slot, and nowhere else in the engine: a
+slot's entry exists while it has something in flight, so the table follows the hosts
+being downloaded now, not every host seen.
 """
 
 from crawlfw.utils.request import request_fingerprint
@@ -102,8 +103,8 @@ class FlowControl:
             :meth:`idle_checked` says :data:`IDLE_STALLED` (``STALL_TIMEOUT``); 0: never.
 
     State (read by the actor, changed only through the event methods):
-        in_flight: ``{slot key: set of Request}`` sent to that slot's downloader, one
-            entry per running downloader (:meth:`slot_opened`).
+        in_flight: ``{slot key: set of Request}`` sent to the downloader serving that
+            slot and not answered yet; a slot with nothing in flight has no entry.
         downloading: transfers in flight in all slots.
         credit: requests the Scheduler was granted and has not sent yet.
         in_spider: responses and failures sent to the spider, not yet scraped.
@@ -120,7 +121,6 @@ class FlowControl:
         idle_signal_token: ``activity`` when ``spider_idle`` was last fired, else None.
         recheck_pending: a handler raised ``DontCloseSpider``; the recheck timer runs.
         crashes: ``{request fingerprint: downloader deaths it was in flight for}``.
-        reap_marks: slots that had nothing in flight at the last reaper tick.
         stuck_token, stuck_since: the token of the first :data:`IDLE_STUCK` answer of
             the current stuck stretch and when it came (None when not stuck).
         stalled: :data:`IDLE_STALLED` was returned.
@@ -148,7 +148,6 @@ class FlowControl:
         self.idle_signal_token = None
         self.recheck_pending = False
         self.crashes = {}
-        self.reap_marks = set()
         self.stall_timeout_s = stall_timeout_s
         self.stuck_token = None
         self.stuck_since = None
@@ -220,20 +219,18 @@ class FlowControl:
             return HOLD
         return DOWNLOAD
 
-    def slot_opened(self, slot: str):
-        """A downloader was started for ``slot`` (it has nothing in flight yet)."""
-        self.in_flight[slot] = set()
-        self.reap_marks.discard(slot)
-
     def transfer_started(self, slot: str, request):
-        """``request`` was sent to the downloader of ``slot`` (opened before)."""
-        self.in_flight[slot].add(request)
-        if self.reap_marks:
-            self.reap_marks.discard(slot)
+        """``request`` was sent to the downloader serving ``slot``."""
+        requests = self.in_flight.get(slot)
+        if requests is None:
+            self.in_flight[slot] = {request}
+        else:
+            requests.add(request)
         self.downloading += 1
 
     def transfer_done(self, slot: str, request) -> bool:
-        """The downloader of ``slot`` answered for ``request`` (a response or a failure).
+        """The downloader serving ``slot`` answered for ``request`` (a response or a
+        failure).
 
         Returns:
             False when ``request`` was not in flight (abandoned by :meth:`close`, or its
@@ -243,6 +240,8 @@ class FlowControl:
         in_flight = self.in_flight.get(slot)
         if in_flight is not None and request in in_flight:
             in_flight.discard(request)
+            if not in_flight:
+                del self.in_flight[slot]
             self.downloading -= 1
             return True
         return False
@@ -372,56 +371,39 @@ class FlowControl:
         abandoned = [r for requests in self.in_flight.values() for r in requests]
         abandoned += self.held
         self.held = []
-        if abandoned:
-            for requests in self.in_flight.values():
-                requests.clear()
-            self.downloading = 0
+        self.in_flight.clear()
+        self.downloading = 0
         return abandoned
 
-    def downloader_died(self, slot: str):
-        """The downloader of ``slot`` died and is gone (``downloader_failed``).
+    def downloader_died(self, slots):
+        """The downloader serving ``slots`` died and is gone (``downloader_failed``).
 
-        Each request it had in flight counts one more crash for its fingerprint.
+        Args:
+            slots: the keys of the slots it served that have requests in flight (an
+                iterable of str; one str is one key).
+
+        Each request in flight there counts one more crash for its fingerprint.
 
         Returns:
-            ``(resend, poisoned)``: the requests to send to a new downloader, and
+            ``(resend, poisoned)``: the requests to send to its replacement, and
             ``(request, crashes)`` pairs for those in flight in ``poison_crashes``
             deaths or more, which must fail (``DownloaderCrashed``) instead.
         """
-        self.reap_marks.discard(slot)
-        requests = self.in_flight.pop(slot, ())
-        self.downloading -= len(requests)
+        if isinstance(slots, str):
+            slots = (slots,)
         resend, poisoned = [], []
         crashes = self.crashes
-        for request in requests:
-            fp = request_fingerprint(request)
-            n = crashes[fp] = crashes.get(fp, 0) + 1
-            if n < self.poison_crashes:
-                resend.append(request)
-            else:
-                poisoned.append((request, n))
+        for slot in list(slots):
+            requests = self.in_flight.pop(slot, ())
+            self.downloading -= len(requests)
+            for request in requests:
+                fp = request_fingerprint(request)
+                n = crashes[fp] = crashes.get(fp, 0) + 1
+                if n < self.poison_crashes:
+                    resend.append(request)
+                else:
+                    poisoned.append((request, n))
         return resend, poisoned
-
-    def reaper_tick(self) -> list:
-        """The reaper timer fired: mark the slots with nothing in flight; reap those
-        marked at the previous tick with no request sent to them since.
-
-        Returns:
-            the slot keys whose downloaders are to stop (forgotten here: a later
-            request opens the slot again).
-        """
-        marks = self.reap_marks
-        reaped = []
-        for slot, requests in list(self.in_flight.items()):
-            if requests:
-                marks.discard(slot)
-            elif slot not in marks:
-                marks.add(slot)
-            else:
-                marks.discard(slot)
-                del self.in_flight[slot]
-                reaped.append(slot)
-        return reaped
 
     def status(self) -> dict:
         """The figures of ``get_status`` (``EngineStatus``): ``running``, ``closing``,

@@ -8,7 +8,8 @@ to 0.5x-1.5x when ``randomize_delay`` (``RANDOMIZE_DOWNLOAD_DELAY``).
 
 Unlike Scrapy's slot, :class:`DownloadSlot` never reads a clock: every decision takes
 the current time as an argument (``now_s``, a ``time.monotonic()`` value), so it is
-plain logic testable without sleeping. The Downloader actor owns one slot.
+plain logic testable without sleeping. A downloader actor keeps the slots it serves in a
+:class:`crawlfw.core.slots.SlotTable`.
 
 Request meta keys read here:
 
@@ -27,7 +28,7 @@ from urllib.parse import urlsplit
 
 from crawlfw.exceptions import CrawlfwDeprecationWarning
 
-__all__ = ["DownloadSlot", "slot_key", "DOWNLOAD_SLOT"]
+__all__ = ["DownloadSlot", "IpCache", "slot_key", "DOWNLOAD_SLOT"]
 
 #: The request meta key that overrides the slot key (Scrapy's ``Downloader.DOWNLOAD_SLOT``).
 DOWNLOAD_SLOT = "download_slot"
@@ -39,10 +40,10 @@ def slot_key(request, ip_cache: Mapping[str, str] | None = None) -> str:
     Args:
         request: a :class:`crawlfw.http.Request`.
         ip_cache: only when ``CONCURRENT_REQUESTS_PER_IP`` is non-zero: a mapping of
-            host name -> IP address already resolved (e.g. filled from
-            :attr:`crawlfw.core.curl.Result.remote_ip`). A host found there is keyed by
-            its IP, so host names sharing an IP share a slot; a host not yet resolved
-            keeps its name, as with Scrapy 1.2's ``dnscache``.
+            host name -> IP address already resolved (the engine's :class:`IpCache`,
+            filled from :attr:`crawlfw.core.curl.Result.remote_ip`). A host found there
+            is keyed by its IP, so host names sharing an IP share a slot; a host not yet
+            resolved keeps its name, as with Scrapy's ``dnscache``.
 
     Returns:
         ``request.meta['download_slot']`` when set, else the URL's host name in
@@ -56,6 +57,37 @@ def slot_key(request, ip_cache: Mapping[str, str] | None = None) -> str:
     if ip_cache is not None:
         key = ip_cache.get(key, key)
     return key
+
+
+class IpCache(dict):
+    """Host name -> the IP address its responses came from, for ``slot_key`` under
+    ``CONCURRENT_REQUESTS_PER_IP`` (Scrapy's ``dnscache`` plays this part): host names
+    on one address then share one slot. At most ``size`` names; the oldest learned goes
+    first.
+
+    Args:
+        size: the most names kept (>= 1).
+    """
+
+    def __init__(self, size: int):
+        super().__init__()
+        self.size = max(1, int(size))
+
+    def learn(self, request, ip: str | None) -> None:
+        """Remember that ``request``'s host answered from ``ip`` (the address curl
+        connected to). Nothing is learned through a proxy (``meta['proxy']``: the
+        address is the proxy's) or without an address."""
+        if not ip or request.meta.get("proxy"):
+            return
+        host = urlsplit(request.url).hostname
+        if not host:
+            return
+        if host not in self:
+            if len(self) >= self.size:
+                del self[next(iter(self))]
+            self[host] = ip
+        elif self[host] != ip:
+            self[host] = ip
 
 
 class DownloadSlot:
@@ -163,6 +195,14 @@ class DownloadSlot:
     def is_idle(self) -> bool:
         """True when nothing is queued and nothing is in flight."""
         return not self.queue and not self.inprogress
+
+    def free_at_s(self) -> float:
+        """The earliest time (``time.monotonic()`` seconds) the delay lets the next
+        request start: ``-inf`` without a delay or before any start. A slot idle past
+        this time holds nothing politeness needs, so a new slot may replace it."""
+        if not self.delay_s:
+            return float("-inf")
+        return self._last_start_s + self.delay_s * self._gap_factor
 
     # -- flow ---------------------------------------------------------------------
 

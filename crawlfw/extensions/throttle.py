@@ -7,13 +7,19 @@ AUTOTHROTTLE_MAX_DELAY]``; non-200 responses may only increase it. Slots start a
 ``AUTOTHROTTLE_START_DELAY`` seconds from their first request (``spider.download_delay``
 is set to it when the spider opens, as Scrapy 2 does).
 
-Runs on the Engine's thread (``response_downloaded``); it writes ``slot.delay_s``, which
-the slot's Downloader actor reads before starting each request (a float assignment).
+Runs on the Engine's thread (``response_downloaded``). It keeps each slot's delay itself
+(the last :data:`~crawlfw.core.slots.DELAY_MEMORY` slots it adjusted) and tells the
+downloader serving the slot its new delay (``crawler.engine.downloader.set_slot_delay``,
+a ``set_slot_delay`` message, only when it changes): the slot belongs to that actor's
+thread, which applies it before its next start there.
 """
 
 import logging
+from collections import OrderedDict
 
 from crawlfw import signals
+from crawlfw.core.slot import slot_key
+from crawlfw.core.slots import DELAY_MEMORY
 from crawlfw.exceptions import NotConfigured
 
 logger = logging.getLogger(__name__)
@@ -38,7 +44,7 @@ class AutoThrottle:
                 "AUTOTHROTTLE_TARGET_CONCURRENCY must be positive, "
                 f"got {self.target_concurrency!r}"
             )
-        self._started = set()
+        self._delays = OrderedDict()  # slot key -> its delay (s), least recently used first
         crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self._response_downloaded, signal=signals.response_downloaded)
 
@@ -67,37 +73,42 @@ class AutoThrottle:
         return self.crawler.settings.getfloat("AUTOTHROTTLE_START_DELAY")
 
     def _response_downloaded(self, response, request, spider):
-        key = request.meta.get("download_slot")
-        if key is None:
-            from crawlfw.core.slot import slot_key
-
-            key = slot_key(request)
-        slot = self.crawler.download_slots.get(key)
         latency = request.meta.get("download_latency")
-        if latency is None or slot is None:
+        if latency is None:
             return
-        if key not in self._started:
-            self._started.add(key)
-            slot.delay_s = self.startdelay
-        olddelay = slot.delay_s
-        self._adjust_delay(slot, latency, response)
+        engine = self.crawler.engine
+        key = engine.downloader.slot_key(request) if engine is not None else slot_key(request)
+        delays = self._delays
+        olddelay = delays.pop(key, None)
+        first = olddelay is None
+        if first:
+            olddelay = self.startdelay
+        newdelay = self._adjust_delay(olddelay, latency, response)
+        delays[key] = newdelay
+        if len(delays) > DELAY_MEMORY:
+            delays.popitem(last=False)
+        if first or newdelay != olddelay:
+            if engine is not None:
+                engine.downloader.set_slot_delay(key, newdelay)
         if self.debug:
-            diff = slot.delay_s - olddelay
+            diff = newdelay - olddelay
             size = len(response.body)
-            conc = slot.in_flight
+            conc = self.crawler.engine.downloader.in_flight_of(key)
             logger.info(
                 "slot: %(slot)s | conc:%(concurrency)2d | delay:%(delay)5d ms (%(delaydiff)+d) | "
                 "latency:%(latency)5d ms | size:%(size)6d bytes",
-                {"slot": key, "concurrency": conc, "delay": slot.delay_s * 1000,
+                {"slot": key, "concurrency": conc, "delay": newdelay * 1000,
                  "delaydiff": diff * 1000, "latency": latency * 1000, "size": size},
                 extra={"spider": spider},
             )
 
-    def _adjust_delay(self, slot, latency, response):
+    def _adjust_delay(self, delay_s, latency, response) -> float:
+        """Scrapy's rule: the new delay of a slot whose delay is ``delay_s`` after a
+        response of ``latency`` seconds."""
         target_delay = latency / self.target_concurrency
-        new_delay = (slot.delay_s + target_delay) / 2.0
+        new_delay = (delay_s + target_delay) / 2.0
         new_delay = max(target_delay, new_delay)
         new_delay = min(max(self.mindelay, new_delay), self.maxdelay)
-        if response.status != 200 and new_delay <= slot.delay_s:
-            return
-        slot.delay_s = new_delay
+        if response.status != 200 and new_delay <= delay_s:
+            return delay_s
+        return new_delay

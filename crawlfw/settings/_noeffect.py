@@ -17,12 +17,14 @@ logger = logging.getLogger(__name__)
 #: Setting name -> why it has no effect in crawlfw.
 SETTINGS_WITHOUT_EFFECT = {
     "CONCURRENT_ITEMS": "the item pipeline actor processes items one at a time, in order",
-    "DNSCACHE_SIZE": "libcurl's DNS cache (one per downloader) has no size bound; "
-                     "DNSCACHE_ENABLED=False turns it off",
+    "DNSCACHE_SIZE": "libcurl's DNS cache has no size bound (its answers expire after "
+                     "60 s); DNSCACHE_ENABLED=False turns it off",
     "DNS_TIMEOUT": "name resolution counts towards DOWNLOAD_TIMEOUT (libcurl's connect "
                    "timeout covers it)",
-    "DOWNLOADER": "downloads are made by crawlfw.actors.downloader.DownloaderActor, one "
-                  "actor per download slot",
+    "DOWNLOADER": "downloads are made by crawlfw.actors.downloader.DownloaderActor, a "
+                  "pool of DOWNLOADER_ACTORS actors serving every download slot",
+    "DOWNLOADER_IDLE_TIMEOUT": "the downloaders are a fixed pool (DOWNLOADER_ACTORS) and "
+                               "an idle download slot is evicted once its delay has passed",
     "DOWNLOAD_HANDLERS": "every scheme is fetched by libcurl (crawlfw.core.curl); only "
                          "None, which disables a scheme, is honoured",
     "MEMDEBUG_NOTIFY": "no memory debugging report is mailed (Scrapy 1.2 did not send one "

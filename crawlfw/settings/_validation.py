@@ -19,7 +19,7 @@ __all__ = ["NUMBER_SETTINGS", "setting_types", "check_settings"]
 #: Settings with an integer default that are read as floats (seconds).
 NUMBER_SETTINGS = frozenset({
     "CLOSESPIDER_TIMEOUT", "DNS_TIMEOUT", "DOWNLOAD_DELAY", "DOWNLOAD_TIMEOUT",
-    "DOWNLOADER_IDLE_TIMEOUT", "SUPERVISOR_RESTART_WINDOW",
+    "SUPERVISOR_RESTART_WINDOW",
 })
 
 _SOURCES = {

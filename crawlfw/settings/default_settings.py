@@ -92,7 +92,7 @@ DEPTH_STATS_VERBOSE = False  # per-depth request counts in stats
 DEPTH_PRIORITY = 0
 
 DNSCACHE_ENABLED = True  # libcurl's DNS cache (60 s per answer); False: CURLOPT_DNS_CACHE_TIMEOUT 0
-DNSCACHE_SIZE = 10000  # no effect: libcurl's cache has no size bound
+DNSCACHE_SIZE = 10000  # no effect: libcurl's cache has no size bound (answers expire after 60 s)
 DNS_TIMEOUT = 60  # no effect: resolution counts towards DOWNLOAD_TIMEOUT (curl's connect timeout)
 
 DOWNLOAD_DELAY = 0  # seconds
@@ -121,11 +121,11 @@ DOWNLOADER = 'crawlfw.actors.downloader.DownloaderActor'
 # that version): 'TLSv1.0', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3' (CURLOPT_SSLVERSION).
 DOWNLOADER_CLIENT_TLS_METHOD = 'TLS'
 
-# A download slot's Downloader actor (a thread) that had nothing to do for this many
-# seconds is stopped, and started again when a request for its slot comes (Scrapy 1.2
-# reaps idle slots every 60 s). It is checked every DOWNLOADER_IDLE_TIMEOUT seconds, so a
-# slot goes after one to two periods of idleness. 0 keeps every downloader.
-DOWNLOADER_IDLE_TIMEOUT = 60  # seconds
+# Downloader actors of a crawl: a fixed pool started with the crawl, each a thread
+# driving one pycurl CurlMulti for many download slots (a host's slot is always served by
+# the same one). The GIL lets one Python thread run at a time, so more actors mostly add
+# thread switches; see docs/broad-crawls.md for the measurements behind the default.
+DOWNLOADER_ACTORS = 1
 
 DOWNLOADER_MIDDLEWARES = {}
 
@@ -349,8 +349,10 @@ SPIDER_CONTRACTS_BASE = {
 # pause/resume/stop/schedule and shell --attach (see crawlfw.control).
 CONTROL_ENDPOINT = True
 
-# Size of libcurl's connection cache per CurlMulti (CURLMOPT_MAXCONNECTS).
-CURL_MAXCONNECTS = 100
+# Idle keep-alive connections kept open, across all hosts, per downloader actor's CurlMulti
+# (CURLMOPT_MAXCONNECTS). 0: CONCURRENT_REQUESTS shared among the DOWNLOADER_ACTORS, so a
+# broad crawl closes idle connections to hosts it is done with instead of hoarding them.
+CURL_MAXCONNECTS = 0
 
 # Where actor messages are checked against their JSON Schemas
 # (crawlfw/conf/schemas/<type>.json):

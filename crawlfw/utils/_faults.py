@@ -32,6 +32,8 @@ Points (see ARCHITECTURE.md, "Lose nothing" and "Supervision"):
   batch (counted per batch);
 - ``exporter.items``: an Exporter actor got an ``export_items`` batch, nothing of it
   written yet (counted per batch).
+- ``downloader.fetch``: a Downloader actor got a ``fetch`` (counted per request over
+  every downloader of the process), nothing of it queued yet.
 """
 
 import errno

@@ -960,8 +960,11 @@ def test_driver_options_from_settings():
     from crawlfw.settings import Settings
 
     options = driver_options(Settings())
-    assert options == {"maxconnects": 100, "dns_cache_timeout_s": 60, "tls_method": "TLS",
+    # the connection cache is sized from CONCURRENT_REQUESTS (16), among the downloaders
+    assert options == {"maxconnects": 16, "dns_cache_timeout_s": 60, "tls_method": "TLS",
                        "schemes": frozenset(SUPPORTED_SCHEMES | {"s3"})}
+    assert driver_options(Settings({"CONCURRENT_REQUESTS": 100, "DOWNLOADER_ACTORS": 3}))[
+        "maxconnects"] == 34
     options = driver_options(Settings({
         "DNSCACHE_ENABLED": False, "DOWNLOADER_CLIENT_TLS_METHOD": "TLSv1.2",
         "DOWNLOAD_HANDLERS": {"ftp": None, "file": None}, "CURL_MAXCONNECTS": 7}))

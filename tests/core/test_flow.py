@@ -29,8 +29,8 @@ A1_AGAIN = Request("http://a.example/1")  # another object, the same fingerprint
 
 
 def opened(slot, *requests):
-    """A downloader started for ``slot``, then ``requests`` sent to it."""
-    return [("slot_opened", slot)] + [("transfer_started", slot, r) for r in requests]
+    """``requests`` sent to the downloader serving ``slot``."""
+    return [("transfer_started", slot, r) for r in requests]
 
 
 def sent(slot, *requests):
@@ -241,11 +241,11 @@ def test_pause(events, expected, state):
     pytest.param(BEGIN + [("close", "finished")], [],
                  {"closing": "finished", "downloading": 0}, id="nothing to give back"),
     pytest.param(FETCHING + [("close", "shutdown")], {A1, A2},
-                 {"closing": "shutdown", "downloading": 0, "in_flight": {"a": set()}},
+                 {"closing": "shutdown", "downloading": 0, "in_flight": {}},
                  id="in-flight requests given back, downloading zeroed"),
     pytest.param(FETCHING + [("dequeued", [B1])] + opened("b", B1)
                  + [("pause",), ("dequeued", [A3]), ("close", "shutdown")], {A1, A2, A3, B1},
-                 {"downloading": 0, "held": [], "in_flight": {"a": set(), "b": set()}},
+                 {"downloading": 0, "held": [], "in_flight": {}},
                  id="every slot and the held requests given back"),
     pytest.param(FETCHING + [("close", "shutdown"), ("close", "finished")], None,
                  {"closing": "shutdown"}, id="a second close: nothing"),
@@ -295,30 +295,21 @@ def test_downloader_died(events, poison_crashes, resend, poisoned, state):
 
 
 @pytest.mark.parametrize("events, expected, state", [
-    pytest.param(opened("a") + [("reaper_tick",)], [], {"reap_marks": {"a"}},
-                 id="idle at one tick: marked"),
-    pytest.param(opened("a") + [("reaper_tick",), ("reaper_tick",)], ["a"],
-                 {"reap_marks": set(), "in_flight": {}}, id="idle for two ticks: reaped"),
-    pytest.param(opened("a", A1) + [("reaper_tick",), ("reaper_tick",)], [],
-                 {"reap_marks": set(), "in_flight": {"a": {A1}}},
-                 id="in flight at both ticks: kept"),
-    pytest.param(opened("a") + [("reaper_tick",)] + sent("a", A1)
-                 + [("transfer_done", "a", A1), ("reaper_tick",)], [],
-                 {"reap_marks": {"a"}}, id="traffic between the ticks: kept, marked again"),
-    pytest.param(opened("a") + [("reaper_tick",)] + sent("a", A1)
-                 + [("transfer_done", "a", A1), ("reaper_tick",), ("reaper_tick",)], ["a"],
-                 {}, id="then idle for two ticks: reaped"),
-    pytest.param(opened("a") + opened("b", B1) + [("reaper_tick",), ("reaper_tick",)], ["a"],
-                 {"in_flight": {"b": {B1}}}, id="only the idle slot"),
-    pytest.param(opened("a") + [("reaper_tick",), ("reaper_tick",)] + opened("a")
-                 + [("reaper_tick",)], [], {"reap_marks": {"a"}},
-                 id="opened again after reaping: a new start"),
-    pytest.param(opened("a") + [("reaper_tick",), ("downloader_died", "a")] + opened("a")
-                 + [("reaper_tick",)], [], {"reap_marks": {"a"}},
-                 id="restarted after a death: a new start"),
+    pytest.param(opened("a", A1), None, {"in_flight": {"a": {A1}}}, id="a slot's first request"),
+    pytest.param(opened("a", A1) + [("transfer_done", "a", A1)], True, {"in_flight": {}},
+                 id="nothing in flight: the slot's entry goes"),
+    pytest.param(opened("a", A1, A2) + [("transfer_done", "a", A1)], True,
+                 {"in_flight": {"a": {A2}}}, id="something in flight: kept"),
 ])
-def test_reaper(events, expected, state):
+def test_in_flight_follows_the_slots_downloading_now(events, expected, state):
     check(events, expected, state)
+
+
+def test_downloader_died_serving_several_slots():
+    flow, _ = play(BEGIN + [("dequeued", [A1, B1])] + opened("a", A1) + opened("b", B1))
+    resend, poisoned = flow.downloader_died(["a", "b", "c"])
+    assert (set(resend), poisoned) == ({A1, B1}, [])
+    assert (flow.in_flight, flow.downloading) == ({}, 0)
 
 
 def test_status():

@@ -27,7 +27,8 @@ def test_twisted_only_settings_removed():
 
 def test_crawlfw_settings():
     assert ds.MESSAGE_VALIDATION == "boundary"
-    assert ds.CURL_MAXCONNECTS == 100
+    assert ds.CURL_MAXCONNECTS == 0  # sized from CONCURRENT_REQUESTS
+    assert ds.DOWNLOADER_ACTORS == 1
     assert ds.SUPERVISOR_MAX_RESTARTS == 3
     assert ds.SUPERVISOR_RESTART_WINDOW == 60
 

@@ -1,0 +1,304 @@
+"""Benchmark: a broad crawl, N hosts x P pages, crawlfw (and Scrapy side by side).
+
+One nginx (``/usr/sbin/nginx`` or on ``PATH``, run as a non-daemon on a free loopback
+port with a generated config, one worker) answers for every host name with the same small
+site: ``/`` links to ``/p/1``, ``/p/<n>`` to ``/p/<n+1>``, up to ``P`` pages. Host names
+are ``site<i>.localhost``: curl resolves ``*.localhost`` to the loopback address itself;
+Scrapy (Twisted, getaddrinfo) cannot, so its run gets a ``DNS_RESOLVER`` that answers
+``*.localhost`` with ``127.0.0.1`` without a lookup (neither side pays for DNS here).
+
+Each crawler runs as a subprocess that starts at every host's ``/`` and follows the
+links, one item ``{url}`` per page in a JSON Lines feed, with the settings of Scrapy's
+"Broad crawls" guide: ``CONCURRENT_REQUESTS=100`` (``--concurrency``), cookies, retries
+and redirects off, ``DOWNLOAD_TIMEOUT=15``, ``DEPTH_PRIORITY=1`` with FIFO queues
+(breadth-first), ``LOG_LEVEL=INFO``; Scrapy also ``DownloaderAwarePriorityQueue``,
+``REACTOR_THREADPOOL_MAXSIZE=20``, telnet off.
+
+Measured per crawler: ``pages``/``complete`` (every page exactly once), ``wall s`` and
+``pages/s`` (start-up included), ``CPU s/1k`` (user + system CPU seconds of the crawler
+process per 1,000 pages, from ``os.wait4``), and, sampled from ``/proc/<pid>`` every
+20 ms, ``threads`` and ``fds`` (peak), and ``RSS`` (peak, ``ru_maxrss``, MiB).
+
+Usage::
+
+    python benchmarks/bench_broad.py [--hosts 2000] [--pages 2] [--concurrency 100]
+        [--actors 1,2] [--scrapy-python /path/to/venv/bin/python] [--nofile N] [--json]
+"""
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+_NGINX_CONF = """\
+worker_processes 1;
+worker_rlimit_nofile 65536;
+daemon off;
+pid {root}/nginx.pid;
+error_log {root}/error.log warn;
+events {{ worker_connections 16384; }}
+http {{
+    access_log off;
+    tcp_nodelay on;
+    keepalive_timeout 60s;
+    types {{ text/html html; }}
+    default_type text/html;
+    client_body_temp_path {root}/tmp;
+    proxy_temp_path {root}/tmp;
+    fastcgi_temp_path {root}/tmp;
+    uwsgi_temp_path {root}/tmp;
+    scgi_temp_path {root}/tmp;
+    server {{
+        listen 127.0.0.1:{port} reuseport backlog=4096;
+        server_name _;
+        root {root}/site;
+        location / {{ try_files $uri $uri.html $uri/index.html =404; }}
+    }}
+}}
+"""
+
+CRAWLFW_SPIDER = """\
+import crawlfw
+
+
+class BroadSpider(crawlfw.Spider):
+    name = "broad"
+
+    def start_requests(self):
+        for i in range(int(self.hosts)):
+            yield crawlfw.Request(f"http://site{i}.localhost:{self.port}/")
+
+    def parse(self, response):
+        yield {"url": response.url}
+        for href in response.css("a::attr(href)").getall():
+            yield response.follow(href)
+"""
+
+SCRAPY_SPIDER = """\
+import scrapy
+from scrapy.resolver import CachingThreadedResolver
+from twisted.internet import defer
+
+
+class LocalhostResolver(CachingThreadedResolver):
+    \"\"\"*.localhost -> 127.0.0.1 without a lookup (as curl does).\"\"\"
+
+    def getHostByName(self, name, timeout=()):
+        if name == "localhost" or name.endswith(".localhost"):
+            return defer.succeed("127.0.0.1")
+        return super().getHostByName(name, timeout)
+
+
+class BroadSpider(scrapy.Spider):
+    name = "broad"
+
+    async def start(self):
+        for i in range(int(self.hosts)):
+            yield scrapy.Request(f"http://site{i}.localhost:{self.port}/")
+
+    def parse(self, response):
+        yield {"url": response.url}
+        for href in response.css("a::attr(href)").getall():
+            yield response.follow(href)
+"""
+
+BROAD = {"COOKIES_ENABLED": "False", "RETRY_ENABLED": "False", "REDIRECT_ENABLED": "False",
+         "DOWNLOAD_TIMEOUT": "15", "DEPTH_PRIORITY": "1", "LOG_LEVEL": "INFO"}
+SCRAPY_ONLY = {
+    "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.DownloaderAwarePriorityQueue",
+    "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
+    "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+    "REACTOR_THREADPOOL_MAXSIZE": "20", "TELNETCONSOLE_ENABLED": "False",
+    "REMOTE_CONTROL_ENABLED": "False",
+    "DNS_RESOLVER": "spider.LocalhostResolver",
+}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Nginx:
+    """nginx serving ``pages`` pages for any host name, on a free loopback port."""
+
+    def __init__(self, pages: int):
+        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+        if not os.path.exists(nginx):
+            raise SystemExit("bench_broad.py needs nginx (/usr/sbin/nginx or on PATH)")
+        self._tmp = tempfile.TemporaryDirectory(prefix="crawlfw-bench-broad-")
+        root = Path(self._tmp.name)
+        root.chmod(0o755)
+        site = root / "site"
+        (site / "p").mkdir(parents=True)
+        (root / "tmp").mkdir()
+        for n in range(pages):
+            link = f'<a href="/p/{n + 1}">next</a>' if n + 1 < pages else ""
+            body = f"<html><head><title>page {n}</title></head><body>{link}</body></html>"
+            (site / ("index.html" if n == 0 else f"p/{n}.html")).write_text(body)
+        for path in (root, site, site / "p", *site.rglob("*")):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        self.port = _free_port()
+        (root / "nginx.conf").write_text(_NGINX_CONF.format(root=root, port=self.port))
+        self.proc = subprocess.Popen([nginx, "-c", str(root / "nginx.conf"), "-p", str(root),
+                                      "-e", str(root / "error.log")],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     start_new_session=True)
+        deadline = time.monotonic() + 30
+        while True:
+            if self.proc.poll() is not None:
+                raise SystemExit("nginx exited: " + self.proc.stderr.read().decode())
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise SystemExit("nginx did not listen within 30 s") from None
+                time.sleep(0.05)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.proc.stderr.close()
+        self._tmp.cleanup()
+
+
+class Sampler(threading.Thread):
+    """Peak threads and open fds of process ``pid``, sampled every 20 ms."""
+
+    def __init__(self, pid):
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.threads = 0
+        self.fds = 0
+        self.done = threading.Event()
+        self.start()
+
+    def run(self):
+        status, fd_dir = f"/proc/{self.pid}/status", f"/proc/{self.pid}/fd"
+        while not self.done.wait(0.02):
+            try:
+                with open(status) as f:
+                    text = f.read()
+                fds = len(os.listdir(fd_dir))
+            except OSError:
+                return
+            m = re.search(r"^Threads:\s+(\d+)", text, re.M)
+            if m:
+                self.threads = max(self.threads, int(m.group(1)))
+            self.fds = max(self.fds, fds)
+
+
+def run_one(label, argv, cwd, env, feed, expected, nofile=None):
+    """Run one crawler; returns its figures."""
+    def limit():
+        if nofile:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+    err = open(Path(cwd) / f"{label}.log", "wb")
+    start = time.monotonic()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err,
+                            preexec_fn=limit)
+    sampler = Sampler(proc.pid)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - start
+    sampler.done.set()
+    sampler.join()
+    err.close()
+    urls = []
+    if feed.exists():
+        urls = [json.loads(line)["url"] for line in feed.read_text().splitlines() if line]
+    cpu = usage.ru_utime + usage.ru_stime
+    pages = len(urls)
+    return {
+        "crawler": label, "exit": os.waitstatus_to_exitcode(status), "pages": pages,
+        "complete": len(set(urls)) == pages == len(expected) and set(urls) == expected,
+        "wall_s": round(wall, 2), "pages_per_s": round(pages / wall, 1) if wall else 0,
+        "cpu_s": round(cpu, 2), "cpu_s_per_1k": round(cpu * 1000 / pages, 3) if pages else None,
+        "threads": sampler.threads, "fds": sampler.fds,
+        "rss_mib": round(usage.ru_maxrss / 1024, 1),
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hosts", type=int, default=2000)
+    parser.add_argument("--pages", type=int, default=2)
+    parser.add_argument("--concurrency", type=int, default=100)
+    parser.add_argument("--actors", default="1", help="DOWNLOADER_ACTORS values, e.g. 1,2,4")
+    parser.add_argument("--scrapy-python", help="a python with Scrapy installed")
+    parser.add_argument("--nofile", type=int, help="RLIMIT_NOFILE of the crawler processes")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--keep", help="keep the runs' logs and feeds in this directory")
+    args = parser.parse_args(argv)
+    server = Nginx(args.pages)
+    expected = {f"http://site{i}.localhost:{server.port}/" + ("" if n == 0 else f"p/{n}")
+                for i in range(args.hosts) for n in range(args.pages)}
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="crawlfw-bench-broad-run-") as tmp:
+            tmp = Path(args.keep or tmp)
+            tmp.mkdir(parents=True, exist_ok=True)
+            common = {**BROAD, "CONCURRENT_REQUESTS": str(args.concurrency)}
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+                p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)}
+            for actors in args.actors.split(","):
+                run_dir = tmp / f"crawlfw-{actors}"
+                run_dir.mkdir()
+                (run_dir / "spider.py").write_text(CRAWLFW_SPIDER)
+                feed = run_dir / "items.jl"
+                settings = {**common, "DOWNLOADER_ACTORS": actors, "CONTROL_ENDPOINT": "False"}
+                argv_ = [sys.executable, "-m", "crawlfw.cmdline", "runspider", "spider.py",
+                         "-a", f"hosts={args.hosts}", "-a", f"port={server.port}",
+                         "-o", str(feed),
+                         *(x for k, v in settings.items() for x in ("-s", f"{k}={v}"))]
+                rows.append(run_one(f"crawlfw (DOWNLOADER_ACTORS={actors})", argv_, run_dir,
+                                    env, feed, expected, args.nofile))
+            if args.scrapy_python:
+                run_dir = tmp / "scrapy"
+                run_dir.mkdir()
+                (run_dir / "spider.py").write_text(SCRAPY_SPIDER)
+                feed = run_dir / "items.jl"
+                settings = {**common, **SCRAPY_ONLY}
+                argv_ = [args.scrapy_python, "-m", "scrapy", "runspider", "spider.py",
+                         "-a", f"hosts={args.hosts}", "-a", f"port={server.port}",
+                         "-o", str(feed),
+                         *(x for k, v in settings.items() for x in ("-s", f"{k}={v}"))]
+                scrapy_env = {**os.environ, "PYTHONPATH": str(run_dir)}
+                rows.append(run_one("scrapy", argv_, run_dir, scrapy_env, feed, expected,
+                                    args.nofile))
+    finally:
+        server.stop()
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return
+    print(f"{args.hosts} hosts x {args.pages} pages, CONCURRENT_REQUESTS={args.concurrency}"
+          + (f", RLIMIT_NOFILE={args.nofile}" if args.nofile else ""))
+    head = ("crawler", "exit", "pages", "complete", "wall_s", "pages_per_s", "cpu_s_per_1k",
+            "threads", "fds", "rss_mib")
+    print(textwrap.dedent("  ".join(f"{h:>14}" for h in head)))
+    for row in rows:
+        print("  ".join(f"{str(row[h]):>14}" for h in head))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""A broad crawl for tests: ``-a hosts=N -a port=P`` starts at ``site<i>.localhost`` for
+``i < N`` and follows every link; one item ``{"url"}`` per page.
+
+``-a hog_s=S``: at its first response the spider takes every free file descriptor and
+gives them back ``S`` seconds later (something else in the process using them up), so
+the connections made meanwhile meet ``EMFILE``."""
+
+import os
+import threading
+
+import crawlfw
+
+
+class BroadSpider(crawlfw.Spider):
+    name = "broad"
+    hogged = False
+
+    def start_requests(self):
+        for i in range(int(self.hosts)):
+            yield crawlfw.Request(f"http://site{i}.localhost:{self.port}/")
+
+    def parse(self, response):
+        if float(getattr(self, "hog_s", 0) or 0) and not self.hogged:
+            self.hogged = True
+            self._hog(float(self.hog_s))
+        yield {"url": response.url}
+        for href in response.css("a::attr(href)").getall():
+            yield response.follow(href)
+
+    @staticmethod
+    def _hog(seconds):
+        # glibc loads libgcc_s (a file) when a thread first exits: have one exit now,
+        # or a thread ending while every fd is taken aborts the process.
+        t = threading.Thread(target=lambda: None)
+        t.start()
+        t.join()
+        held = []
+        try:
+            while True:
+                held.append(os.open(os.devnull, os.O_RDONLY))
+        except OSError:
+            pass
+
+        def give_back():
+            for fd in held:
+                os.close(fd)
+        threading.Timer(seconds, give_back).start()

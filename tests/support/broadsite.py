@@ -1,0 +1,75 @@
+"""One local HTTP server answering for many host names, for broad-crawl tests.
+
+Any ``Host`` gets the same small site of ``pages`` pages: ``/`` links to ``/p/1``,
+``/p/<n>`` to ``/p/<n+1>`` up to ``pages - 1``. Host names such as ``site7.localhost``
+need no lookup: curl resolves ``*.localhost`` to the loopback address by itself. Each
+answer closes its connection when ``keepalive`` is False (a broad crawl seldom asks one
+host twice in a row), so the server holds no idle connection.
+"""
+
+import http.server
+import threading
+
+
+class BroadSite:
+    """Args:
+    pages: pages per host (>= 1).
+    keepalive: keep connections open between requests (HTTP/1.1 default).
+
+    Attributes:
+        port: the TCP port on 127.0.0.1.
+        served: requests answered so far.
+    """
+
+    def __init__(self, pages: int = 2, keepalive: bool = False):
+        self.pages = pages
+        self.served = 0
+        site = self
+        lock = threading.Lock()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):  # noqa: N802
+                path = self.path
+                n = 0 if path == "/" else int(path.rsplit("/", 1)[1]) if path.startswith(
+                    "/p/") and path.rsplit("/", 1)[1].isdigit() else -1
+                if not 0 <= n < site.pages:
+                    body, status = b"not found", 404
+                else:
+                    link = f'<a href="/p/{n + 1}">next</a>' if n + 1 < site.pages else ""
+                    body = (f"<html><head><title>page {n}</title></head><body>{link}"
+                            "</body></html>").encode()
+                    status = 200
+                with lock:
+                    site.served += 1
+                self.send_response(status)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                if not keepalive:
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
+                self.end_headers()
+                self.wfile.write(body)
+
+        class Server(http.server.ThreadingHTTPServer):
+            daemon_threads = True
+            request_queue_size = 1024
+
+        self._server = Server(("127.0.0.1", 0), Handler)
+        self.port = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True,
+                                        name="broad-site")
+        self._thread.start()
+
+    def url(self, host: int) -> str:
+        """The start URL of host number ``host``: ``http://site<host>.localhost:<port>/``."""
+        return f"http://site{host}.localhost:{self.port}/"
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(5)
