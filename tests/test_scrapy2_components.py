@@ -104,6 +104,44 @@ def test_start_items_and_order(quotes, tmp_path):
     assert _stat(run.stderr, "finish_reason") == "'finished'"
 
 
+ORDER_SPIDER = '''
+import crawlfw
+
+
+class S(crawlfw.Spider):
+    name = "start_order"
+    custom_settings = {"DOWNLOAD_DELAY": 0.05, "RANDOMIZE_DOWNLOAD_DELAY": False}
+
+    def start_requests(self):
+        for n in range(1, 6):
+            yield crawlfw.Request(f"{self.base}/slow/{n}")
+
+    def parse(self, response):
+        yield {"url": response.url}
+'''
+
+
+@pytest.mark.parametrize("frontier", ["jobdir", "redis"])
+def test_start_requests_in_order_with_a_durable_frontier(tmp_path, request, frontier):
+    """start_urls u1..u5 with DOWNLOAD_DELAY are fetched u1..u5 with a JOBDIR (SQLite)
+    and with a FRONTIER_URL (Redis) frontier too (they are LIFO for other requests)."""
+    from tests.support.countserver import CountingServer
+
+    if frontier == "jobdir":
+        args = ("-s", f"JOBDIR={tmp_path / 'job'}")
+    else:
+        redis = request.getfixturevalue("redis_server")
+        args = ("-s", f"FRONTIER_URL={redis.url}")
+    server = CountingServer(hold_s=0.01)
+    try:
+        run, items = _crawl(tmp_path, ORDER_SPIDER, server.url, *args)
+    finally:
+        server.stop()
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert len(items) == 5
+    assert server.paths == [f"/slow/{n}" for n in range(1, 6)]
+
+
 def test_exception_in_start_ends_with_start_error(quotes, tmp_path):
     run, items = _crawl(tmp_path, START_SPIDER, quotes.url, "-a", "fail=yes")
     assert "Error while obtaining start requests" in run.stderr
