@@ -440,6 +440,48 @@ def test_async_start_and_callback_through_async_middlewares(quotes, tmp_path):
     assert sorted({i["page"] for i in items}) == [f"{quotes.url}/page/{n}/" for n in (1, 2, 3)]
 
 
+STREAM_SPIDER = '''
+import crawlfw
+
+
+class Plain:
+    def process_spider_output(self, response, result, spider):
+        for obj in result:
+            yield obj
+
+
+class AsyncAfterPlain:
+    async def process_spider_output(self, response, result, spider):
+        async for obj in result:
+            obj["produced_then"] = response.meta["produced"]
+            yield obj
+
+
+class S(crawlfw.Spider):
+    name = "stream"
+    custom_settings = {"SPIDER_MIDDLEWARES": {__name__ + ".Plain": 600,
+                                              __name__ + ".AsyncAfterPlain": 500}}
+
+    def start_requests(self):
+        yield crawlfw.Request(f"{self.base}/page/1/")
+
+    def parse(self, response):
+        for i, q in enumerate(response.css("div.quote")[:3]):
+            response.meta["produced"] = i + 1
+            yield {"i": i}
+'''
+
+
+def test_async_generator_output_after_a_plain_middleware_streams(quotes, tmp_path):
+    """Scrapy 2.13: an async generator ``process_spider_output`` placed after a plain one
+    gets each result as it is produced (not once the callback has produced them all)."""
+    run, items = _crawl(tmp_path, STREAM_SPIDER, quotes.url)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "ERROR" not in run.stderr, run.stderr[-3000:]
+    assert items == [{"i": 0, "produced_then": 1}, {"i": 1, "produced_then": 2},
+                     {"i": 2, "produced_then": 3}]
+
+
 def test_component_signatures_are_read_once_and_old_names_kept():
     """A Scrapy 1.2 pipeline calling ``spider`` by another name keeps getting it; a method
     without it is called without it; async methods are awaited; a plain method is not
