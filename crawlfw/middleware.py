@@ -189,13 +189,7 @@ def _takes_spider(method, name: str) -> bool:
     return arity is not None and positional >= arity
 
 
-async def _as_async_iterable(items):
-    for item in items:
-        yield item
-
-
-def component_method(component, name: str, *, iterable_arg: str | None = None,
-                     collect: bool = True):
+def component_method(component, name: str, *, iterable_arg: str | None = None):
     """Return ``component.<name>`` adapted, once, to how crawlfw calls it (Scrapy 2.13's
     component conventions), decided by its signature when the component is loaded:
 
@@ -207,13 +201,14 @@ def component_method(component, name: str, *, iterable_arg: str | None = None,
       the component;
     - an async generator method (``async def`` with ``yield``) is iterated as a plain
       iterator; its ``iterable_arg`` argument (``result`` of
-      ``process_spider_output``) is handed to it as an async iterable, made from the
-      plain one when the first value is asked for (collected into a list first,
-      outside the event loop, unless ``collect`` is False: for start requests, which
-      may be endless, it is then stepped lazily). When that iterable is itself the
-      output of an async generator (an ``async def`` callback or ``start()``, or an
-      async generator middleware before), that async generator is handed over as it
-      is: nothing is collected and the results stream.
+      ``process_spider_output``, ``start`` of ``process_start``) is handed to it as an
+      async iterable. When that iterable is the output of an async generator (an
+      ``async def`` callback or ``start()``, or an async generator middleware before),
+      that async generator is handed over as it is; when it is a plain one (a plain
+      callback or middleware before), it is stepped one value at a time, as the async
+      generator asks, outside the event loop (:func:`crawlfw.utils._async.iterate_fed`).
+      Either way nothing is collected: the results stream (Scrapy 2.13), and endless
+      start requests stay lazy.
 
     A method needing none of that is returned as it is: calling it costs nothing more.
 
@@ -222,13 +217,17 @@ def component_method(component, name: str, *, iterable_arg: str | None = None,
         name: the method's name.
         iterable_arg: for async generator methods, the keyword argument holding the
             iterable they consume.
-        collect: see above.
 
     Returns:
         A callable taking the arguments crawlfw passes (``spider`` included). It
         keeps ``__self__`` (the component) and ``__name__`` for error messages.
     """
-    from crawlfw.utils._async import async_source, iterate_async_generator, run_coroutine
+    from crawlfw.utils._async import (
+        async_source,
+        iterate_async_generator,
+        iterate_fed,
+        run_coroutine,
+    )
 
     method = getattr(component, name)
     drop_spider = not _takes_spider(method, name)
@@ -252,15 +251,14 @@ def component_method(component, name: str, *, iterable_arg: str | None = None,
                 if source is not None:  # an async generator's own output: no collecting
                     kwargs[iterable_arg] = source
                     return iterate_async_generator(call(args, kwargs))
-
-            def iterate():
-                if iterable_arg is not None and kwargs.get(iterable_arg) is not None:
-                    # collected here, outside the event loop: the plain iterable may
-                    # itself step an async callback on this thread's loop
-                    items = kwargs[iterable_arg]
-                    kwargs[iterable_arg] = _as_async_iterable(list(items) if collect else items)
-                yield from iterate_async_generator(call(args, kwargs))
-            return iterate()
+                if kwargs.get(iterable_arg) is not None:
+                    # a plain iterable: stepped outside the event loop, as asked for (it
+                    # may itself step an async callback on this thread's loop)
+                    def make(fed):
+                        kwargs[iterable_arg] = fed
+                        return call(args, kwargs)
+                    return iterate_fed(make, kwargs[iterable_arg])
+            return iterate_async_generator(call(args, kwargs))
     elif is_coroutine:
         def adapted(*args, **kwargs):
             return run_coroutine(call(args, kwargs))

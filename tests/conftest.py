@@ -12,17 +12,39 @@ os.environ.setdefault("CRAWLFW_VALIDATE_MESSAGES", "all")
 from tests.support.servers import StaticSiteServer  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+#: The site copies: ``$CRAWLFW_SHARED_SITES`` if set, else ``../shared/sites`` beside the
+#: repository.
 SITES_DIR = Path(os.environ.get("CRAWLFW_SHARED_SITES", REPO_ROOT.parent / "shared" / "sites"))
+#: How to point the tests at the copies, said by every skip (and failure) for want of them.
+SITES_HINT = ("set CRAWLFW_SHARED_SITES to the directory that holds the site copies "
+              "(quotes.toscrape.com/, ...)")
+SITES_SKIP = "shared site copies not found at"
 
 
 @pytest.fixture(scope="session")
 def sites_dir() -> Path:
-    """Path of ``../shared/sites``; skips the test where it is absent (never under CI=true)."""
+    """Path of the site copies (:data:`SITES_DIR`); skips the test where it is absent,
+    saying where it looked and how to point it elsewhere; under ``CI=true`` the test
+    fails instead (CI must run them all)."""
     if not SITES_DIR.is_dir():
+        where = ("CRAWLFW_SHARED_SITES" if "CRAWLFW_SHARED_SITES" in os.environ
+                 else "../shared/sites beside the repository")
         if os.environ.get("CI") == "true":
-            pytest.fail(f"{SITES_DIR} is missing but CI=true: the shared site copies are required")
-        pytest.skip(f"shared site copies not found at {SITES_DIR}")
+            pytest.fail(f"{SITES_DIR} ({where}) is missing but CI=true: the shared site "
+                        f"copies are required; {SITES_HINT}")
+        pytest.skip(f"{SITES_SKIP} {SITES_DIR} ({where}): {SITES_HINT}")
     return SITES_DIR
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Say in one line, at the end of the run, how many tests skipped for want of the
+    site copies and how to run them (a skip is otherwise only a count)."""
+    skipped = [r for r in terminalreporter.stats.get("skipped", ())
+               if isinstance(r.longrepr, tuple) and SITES_SKIP in str(r.longrepr[2])]
+    if skipped:
+        terminalreporter.write_line(
+            f"{len(skipped)} tests skipped: {SITES_SKIP} {SITES_DIR}; {SITES_HINT}, "
+            f"or run with CI=true to make them fail instead", yellow=True)
 
 
 @pytest.fixture(scope="session")

@@ -104,6 +104,44 @@ def test_start_items_and_order(quotes, tmp_path):
     assert _stat(run.stderr, "finish_reason") == "'finished'"
 
 
+ORDER_SPIDER = '''
+import crawlfw
+
+
+class S(crawlfw.Spider):
+    name = "start_order"
+    custom_settings = {"DOWNLOAD_DELAY": 0.05, "RANDOMIZE_DOWNLOAD_DELAY": False}
+
+    def start_requests(self):
+        for n in range(1, 6):
+            yield crawlfw.Request(f"{self.base}/slow/{n}")
+
+    def parse(self, response):
+        yield {"url": response.url}
+'''
+
+
+@pytest.mark.parametrize("frontier", ["jobdir", "redis"])
+def test_start_requests_in_order_with_a_durable_frontier(tmp_path, request, frontier):
+    """start_urls u1..u5 with DOWNLOAD_DELAY are fetched u1..u5 with a JOBDIR (SQLite)
+    and with a FRONTIER_URL (Redis) frontier too (they are LIFO for other requests)."""
+    from tests.support.countserver import CountingServer
+
+    if frontier == "jobdir":
+        args = ("-s", f"JOBDIR={tmp_path / 'job'}")
+    else:
+        redis = request.getfixturevalue("redis_server")
+        args = ("-s", f"FRONTIER_URL={redis.url}")
+    server = CountingServer(hold_s=0.01)
+    try:
+        run, items = _crawl(tmp_path, ORDER_SPIDER, server.url, *args)
+    finally:
+        server.stop()
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert len(items) == 5
+    assert server.paths == [f"/slow/{n}" for n in range(1, 6)]
+
+
 def test_exception_in_start_ends_with_start_error(quotes, tmp_path):
     run, items = _crawl(tmp_path, START_SPIDER, quotes.url, "-a", "fail=yes")
     assert "Error while obtaining start requests" in run.stderr
@@ -400,6 +438,48 @@ def test_async_start_and_callback_through_async_middlewares(quotes, tmp_path):
     assert len(items) == 6
     assert all(i["tagged"] and i["async_mw"] for i in items)
     assert sorted({i["page"] for i in items}) == [f"{quotes.url}/page/{n}/" for n in (1, 2, 3)]
+
+
+STREAM_SPIDER = '''
+import crawlfw
+
+
+class Plain:
+    def process_spider_output(self, response, result, spider):
+        for obj in result:
+            yield obj
+
+
+class AsyncAfterPlain:
+    async def process_spider_output(self, response, result, spider):
+        async for obj in result:
+            obj["produced_then"] = response.meta["produced"]
+            yield obj
+
+
+class S(crawlfw.Spider):
+    name = "stream"
+    custom_settings = {"SPIDER_MIDDLEWARES": {__name__ + ".Plain": 600,
+                                              __name__ + ".AsyncAfterPlain": 500}}
+
+    def start_requests(self):
+        yield crawlfw.Request(f"{self.base}/page/1/")
+
+    def parse(self, response):
+        for i, q in enumerate(response.css("div.quote")[:3]):
+            response.meta["produced"] = i + 1
+            yield {"i": i}
+'''
+
+
+def test_async_generator_output_after_a_plain_middleware_streams(quotes, tmp_path):
+    """Scrapy 2.13: an async generator ``process_spider_output`` placed after a plain one
+    gets each result as it is produced (not once the callback has produced them all)."""
+    run, items = _crawl(tmp_path, STREAM_SPIDER, quotes.url)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "ERROR" not in run.stderr, run.stderr[-3000:]
+    assert items == [{"i": 0, "produced_then": 1}, {"i": 1, "produced_then": 2},
+                     {"i": 2, "produced_then": 3}]
 
 
 def test_component_signatures_are_read_once_and_old_names_kept():

@@ -7,7 +7,12 @@ from crawlfw.actors._childref import RestartableActor
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["UserActor", "EVENTS"]
+__all__ = ["UserActor", "EVENTS", "IDLE_BARRIER"]
+
+#: What the signal relay of a user actor's ``spider_idle`` event returns once it told
+#: the actor the event and an ``idle_barrier`` after it: the Engine, which fired the
+#: signal, then waits for that many ``idle_barrier_passed`` before it may close.
+IDLE_BARRIER = object()
 
 #: The crawl events a :class:`UserActor` can subscribe to (its ``events``), each the
 #: name of a crawl signal, with the signal's arguments (``spider`` aside) as the
@@ -98,6 +103,12 @@ class UserActor(RestartableActor):
         downloaded from now on fails with ``IgnoreRequest`` naming ``reason`` (its
         errback runs, or it is counted in ``downloader/exception_type_count``)."""
         self.send(self.engine, {"type": "block_slot", "slot": slot, "reason": reason})
+
+    def handle_idle_barrier(self, message) -> None:
+        """Tell the Engine that this actor handled the ``spider_idle`` event told before
+        this message (what its handler sent reached the Engine first), so that the crawl
+        does not close before the requests and items it added are processed."""
+        self.send(message["reply_to"], {"type": "idle_barrier_passed"})
 
     def close_spider(self, reason: str) -> None:
         """Close the crawl gracefully with ``finish_reason`` ``reason``."""

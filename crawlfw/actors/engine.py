@@ -22,7 +22,10 @@ the check is made once more and the spider is closed with ``finish_reason = 'fin
 (or ``'start_error'`` when ``start()`` raised). A ``DontCloseSpider`` keeps it open until
 new work makes it idle again (``spider_idle`` then fires again, once per idle turn) or,
 without new work, until the recheck :data:`IDLE_RECHECK_S` later; a ``spider_idle`` that
-nobody keeps open closes the spider at once.
+nobody keeps open closes the spider at once. User actors subscribed to ``spider_idle``
+get the event as a message: the engine makes no idle check until each has answered the
+``idle_barrier`` told after it, so the requests and items they add then (``crawl``,
+``add_items``, which reach the engine before the answer) are processed before the close.
 An answer with requests pending while nothing else is outstanding and nothing happened
 (the Scheduler cannot dispatch them) is asked again on the next event or after
 :data:`STUCK_RECHECK_S`, never at once; stuck for ``STALL_TIMEOUT`` seconds, the crawl
@@ -47,6 +50,7 @@ import time
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
+from crawlfw.actors._user import IDLE_BARRIER
 from crawlfw.core.downloadermw import DownloaderMiddlewareManager, RequestParked
 from crawlfw.core.flow import (
     DOWNLOAD,
@@ -433,13 +437,23 @@ class EngineActor(CrawlActor):
                                        "reply_to": self.actor_ref})
 
     def _fire_spider_idle(self) -> bool:
-        """Send ``spider_idle``; True when no handler raised DontCloseSpider."""
+        """Send ``spider_idle``; True when no handler raised DontCloseSpider. User
+        actors told the event (their relays answer ``IDLE_BARRIER``) hold the idle check
+        until each answers ``idle_barrier_passed``."""
         results = self.crawler.signals.send_catch_log(
             signals.spider_idle, spider=self.spider, dont_log=DontCloseSpider
         )
+        barriers = sum(1 for _, x in results if x is IDLE_BARRIER)
+        if barriers:
+            self.flow.idle_barriers_sent(barriers)
         return not any(
             isinstance(getattr(x, "value", x), DontCloseSpider) for _, x in results
         )
+
+    def handle_idle_barrier_passed(self, message):
+        """A user actor handled ``spider_idle``; what it added came before this."""
+        self.flow.idle_barrier_passed()
+        self._after()
 
     def _schedule_idle_recheck(self):
         self._idle_timer = self._tell_later({"type": "recheck_idle"}, IDLE_RECHECK_S)

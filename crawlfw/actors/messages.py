@@ -41,10 +41,12 @@ Who sends what (see ARCHITECTURE.md for the picture)::
     any child  -> Supervisor : actor_failed
     timer      -> Supervisor : restart_child (a backoff is over)
     stopping thread -> Supervisor : crawl_stopped
-    user actor -> Engine     : crawl, add_items, block_slot, close_spider
+    user actor -> Engine     : crawl, add_items, block_slot, close_spider,
+                              idle_barrier_passed
     signal relay -> user actor : item_scraped, item_dropped, response_received,
                               response_downloaded, request_scheduled, request_dropped,
-                              spider_idle, spider_error, spider_opened (crawlfw.actors.EVENTS)
+                              spider_idle, spider_error, spider_opened (crawlfw.actors.EVENTS),
+                              idle_barrier (after spider_idle)
     Engine     -> Supervisor : spider_closing
     Supervisor -> Engine     : start_engine, close_spider, downloader_failed
     Supervisor -> Engine     : crawl (forwarded from another thread or process)
@@ -995,6 +997,24 @@ class SpiderIdle(TypedDict):
     type: Literal["spider_idle"]
 
 
+class IdleBarrier(TypedDict):
+    """Signal relay -> user actor, right after its ``spider_idle`` event: answer
+    ``idle_barrier_passed`` to ``reply_to`` (the base class does). The inbox is first in
+    first out, so the answer follows what the actor's ``spider_idle`` handler sent (its
+    ``crawl``/``add_items``), and the engine does not close the spider before it."""
+
+    type: Literal["idle_barrier"]
+    reply_to: ActorRef
+    """The Engine."""
+
+
+class IdleBarrierPassed(TypedDict):
+    """User actor -> Engine: it has handled the ``spider_idle`` event before the
+    ``idle_barrier`` this answers (whatever it sent then reached the Engine first)."""
+
+    type: Literal["idle_barrier_passed"]
+
+
 class SpiderOpened(TypedDict):
     """Crawl event -> user actor: the spider was opened."""
 
@@ -1065,6 +1085,8 @@ MESSAGE_TYPES: dict[str, type] = {
         RequestScheduled,
         RequestDropped,
         SpiderIdle,
+        IdleBarrier,
+        IdleBarrierPassed,
         SpiderOpened,
         SpiderError,
     )

@@ -55,6 +55,7 @@ from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
 from crawlfw.actors._childref import ChildRef
 from crawlfw.actors._facade import EngineFacade
+from crawlfw.actors._user import IDLE_BARRIER
 from crawlfw.core._reasons import is_failure_reason, register_failure_reason
 from crawlfw.core._supervision import PERMANENT, ChildSpec, RestartIntensity
 from crawlfw.core.frontier import FrontierError
@@ -651,7 +652,12 @@ def _log_restarting(tree, role, key, delay_s):
 
 
 class _EventRelay:
-    """A signal receiver telling a user actor ``{"type": event, **signal arguments}``."""
+    """A signal receiver telling a user actor ``{"type": event, **signal arguments}``.
+
+    For ``spider_idle`` it also tells an ``idle_barrier`` after the event and returns
+    :data:`~crawlfw.actors._user.IDLE_BARRIER`: the Engine (which fired the signal, on
+    its thread) then does not close the spider before the actor answered, so what the
+    actor's handler added is processed first (docs/actors.md)."""
 
     def __init__(self, tree, path, event):
         self.tree = tree
@@ -670,8 +676,12 @@ class _EventRelay:
             kwargs["slot"] = slot_key(kwargs["request"])
         try:
             ref.tell({"type": self.event, **kwargs})
+            if self.event == "spider_idle":  # the engine waits for its answer
+                ref.tell({"type": "idle_barrier", "reply_to": self.tree.engine})
+                return IDLE_BARRIER
         except pykka.ActorDeadError:
             pass  # dead, restarting: the event is lost
+        return None
 
 
 def _user_actor_classes(settings):

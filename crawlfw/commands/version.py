@@ -23,6 +23,8 @@ RUNTIME_LIBRARIES = [
     ("redis", "redis"),
     ("publicsuffixlist", "publicsuffixlist"),
     ("jmespath", "jmespath"),
+    ("itemadapter", "itemadapter"),
+    ("itemloaders", "itemloaders"),
 ]
 
 #: Libraries used when installed: decompression, image pipeline, S3 feeds and media.

@@ -120,6 +120,8 @@ class FlowControl:
         idle_check_pending: a ``check_idle`` is unanswered.
         idle_signal_token: ``activity`` when ``spider_idle`` was last fired, else None.
         recheck_pending: a handler raised ``DontCloseSpider``; the recheck timer runs.
+        idle_barriers: user actors told ``spider_idle`` that have not answered yet (no
+            idle check until they have).
         crashes: ``{request fingerprint: downloader deaths it was in flight for}``.
         stuck_token, stuck_since: the token of the first :data:`IDLE_STUCK` answer of
             the current stuck stretch and when it came (None when not stuck).
@@ -147,6 +149,7 @@ class FlowControl:
         self.idle_check_pending = False
         self.idle_signal_token = None
         self.recheck_pending = False
+        self.idle_barriers = 0
         self.crashes = {}
         self.stall_timeout_s = stall_timeout_s
         self.stuck_token = None
@@ -195,6 +198,7 @@ class FlowControl:
             and self.in_spider == 0
             and self.in_pipeline == 0
             and self.credit > 0
+            and not self.idle_barriers
         )
 
     # --- events -------------------------------------------------------------------------
@@ -317,6 +321,17 @@ class FlowControl:
             return IDLE_WAIT if self.recheck_pending else IDLE_CLOSE
         self.idle_signal_token = self.activity
         return IDLE_SIGNAL
+
+    def idle_barriers_sent(self, count: int):
+        """``spider_idle`` was told to ``count`` user actors: not idle until each
+        answered (:meth:`idle_barrier_passed`), so what they add is waited for."""
+        self.idle_barriers += count
+
+    def idle_barrier_passed(self):
+        """A user actor answered its ``idle_barrier``; what it added before was counted
+        already (``crawl_requested``, ``items_added``: new activity)."""
+        if self.idle_barriers > 0:
+            self.idle_barriers -= 1
 
     def idle_kept_open(self):
         """A ``spider_idle`` handler raised ``DontCloseSpider``: no close until

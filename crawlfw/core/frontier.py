@@ -77,17 +77,33 @@ CREATE TABLE IF NOT EXISTS requests (
     id INTEGER PRIMARY KEY,
     priority INTEGER NOT NULL,
     leased INTEGER NOT NULL DEFAULT 0,
-    data BLOB NOT NULL
+    data BLOB NOT NULL,
+    start_seq INTEGER NOT NULL DEFAULT 4611686018427387904
 );
 CREATE TABLE IF NOT EXISTS seen (fp BLOB PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
-# One index per queue order, so that taking the next requests walks an index.
-_LIFO_INDEX = "CREATE INDEX IF NOT EXISTS requests_lifo ON requests (leased, priority, id)"
-_FIFO_INDEX = "CREATE INDEX IF NOT EXISTS requests_fifo ON requests (leased, priority DESC, id)"
-_LIFO_NEXT = "SELECT id, data FROM requests WHERE leased = 0 ORDER BY priority DESC, id DESC LIMIT ?"
-_FIFO_NEXT = "SELECT id, data FROM requests WHERE leased = 0 ORDER BY priority DESC, id ASC LIMIT ?"
+#: ``start_seq`` of a request that is not a start request: after every start request of
+#: its priority. A start request's ``start_seq`` is its row id (rows are inserted in
+#: increasing ids), so start requests go first in first out, before the other requests
+#: of their priority (Scrapy 2.13's start queue), whatever the order of the others.
+NOT_START = 1 << 62
+
+# One index per queue order, so that taking the next requests walks an index. (The
+# indexes of crawlfw < 0.3, without start_seq, are dropped: _OLD_INDEXES.)
+_LIFO_INDEX = ("CREATE INDEX IF NOT EXISTS requests_next_lifo ON requests "
+               "(leased, priority DESC, start_seq, id DESC)")
+_FIFO_INDEX = ("CREATE INDEX IF NOT EXISTS requests_next_fifo ON requests "
+               "(leased, priority DESC, start_seq, id)")
+_OLD_INDEXES = ("DROP INDEX IF EXISTS requests_lifo; DROP INDEX IF EXISTS requests_fifo;")
+_LIFO_NEXT = ("SELECT id, data FROM requests WHERE leased = 0 "
+              "ORDER BY priority DESC, start_seq, id DESC LIMIT ?")
+_FIFO_NEXT = ("SELECT id, data FROM requests WHERE leased = 0 "
+              "ORDER BY priority DESC, start_seq, id LIMIT ?")
+_PUSH = "INSERT INTO requests (priority, data) VALUES (?, ?)"
+_PUSH_START = ("INSERT INTO requests (priority, data, start_seq) VALUES "
+               "(?, ?, (SELECT IFNULL(MAX(id), 0) + 1 FROM requests))")
 
 
 class FrontierError(Exception):
@@ -357,7 +373,10 @@ class SqliteFrontier(PushMany):
         jobdir: the ``JOBDIR`` (created if missing).
         dupefilter: the crawl's dupefilter.
         lifo: True for depth-first order within a priority (Scrapy 1.2's default
-            ``PickleLifoDiskQueue``), False for breadth-first (FIFO queues).
+            ``PickleLifoDiskQueue``), False for breadth-first (FIFO queues). Either
+            way, start requests (``meta['is_start_request']``) go first in first out,
+            before the other requests of their priority (Scrapy 2.13's start queue;
+            the ``start_seq`` column, durable: a resumed job keeps their order).
         fsync: True: every commit is on the disk before it returns (SQLite
             ``synchronous=FULL``), surviving a power loss; False: a commit survives the
             process dying (``kill -9``) but not the machine (``synchronous=NORMAL``).
@@ -417,6 +436,7 @@ class SqliteFrontier(PushMany):
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
             self.conn.executescript(_SCHEMA)
+            self._add_start_seq()
             self.conn.execute(_LIFO_INDEX if lifo else _FIFO_INDEX)
             self._next_sql = _LIFO_NEXT if lifo else _FIFO_NEXT
             self.meta = self._read_meta()
@@ -465,6 +485,16 @@ class SqliteFrontier(PushMany):
                 f"({e}); if {FRONTIER_FILE} is the job to resume, remove {JOB_FILE}; "
                 f"{START_OVER}") from e
         return record
+
+    def _add_start_seq(self) -> None:
+        """Give a frontier written by crawlfw < 0.3 (no ``start_seq`` column) the
+        column: its queued rows become non-start requests (``NOT_START``; adding a
+        column with a constant default rewrites no row), and its old indexes go."""
+        columns = {row[1] for row in self.conn.execute("PRAGMA table_info(requests)")}
+        if "start_seq" not in columns:
+            self.conn.execute("ALTER TABLE requests ADD COLUMN start_seq INTEGER NOT NULL "
+                              f"DEFAULT {NOT_START}")
+            self.conn.executescript(_OLD_INDEXES)
 
     def _check_history(self, record: dict) -> None:
         """Refuse a frontier that is not the job ``record`` describes, or is older than
@@ -551,7 +581,8 @@ class SqliteFrontier(PushMany):
             )
             self._inc("frontier/refused")
             return False
-        self.conn.execute("INSERT INTO requests (priority, data) VALUES (?, ?)",
+        meta = request._meta
+        self.conn.execute(_PUSH_START if meta and meta.get("is_start_request") else _PUSH,
                           (request.priority, data))
         self._queued += 1
         self._inc("scheduler/enqueued/disk")

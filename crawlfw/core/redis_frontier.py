@@ -78,8 +78,12 @@ RETRY_MAX_S = 5.0
 EXPIRE_BATCH = 1000
 
 # The queue order of a request: -priority * 2**40, then its id (FIFO) or -id (LIFO);
-# ZRANGE takes the lowest first. Priorities beyond +-4095 share the extreme order (the
-# sum stays below 2**53, exact in Lua's doubles).
+# ZRANGE takes the lowest first. A start request (meta['is_start_request']) is
+# -priority * 2**40 - 2**39 + id: first in first out, before the other requests of its
+# priority, after those of higher priorities (Scrapy 2.13's start queue); ids stay below
+# 2**39. Priorities beyond +-4095 share the extreme order (the sum stays below 2**53,
+# exact in Lua's doubles). Orders written by crawlfw < 0.3 (no start requests apart)
+# are orders of the same kind: such a crawl is read as it is.
 _PRIO_UNIT = 1 << 40
 _PRIO_MAX = 4095
 
@@ -116,7 +120,7 @@ end
 
 # KEYS: queue, requests, scores, seen, meta, start. ARGV: worker, lifo (0/1),
 # start consumed (-1: not start requests), start exhausted (0/1), claim ms,
-# then (fingerprint or '', priority, json) per request.
+# then (fingerprint or '', priority, json, start request 0/1) per request.
 # Returns 1/0 per request (0: seen before), or {-1} when another worker holds the
 # start requests' claim.
 _PUSH = _GUARD.replace("META", "5") + """
@@ -128,12 +132,17 @@ if consumed >= 0 then
   if owner and owner ~= worker then return {-1} end
 end
 local out = {}
-for i = 6, #ARGV, 3 do
+for i = 6, #ARGV, 4 do
   local ok = 1
   if ARGV[i] ~= '' then ok = redis.call('SADD', KEYS[4], ARGV[i]) end
   if ok == 1 then
     local id = redis.call('HINCRBY', KEYS[5], 'seq', 1)
-    local score = -tonumber(ARGV[i + 1]) * PRIO_UNIT + (lifo and -id or id)
+    local score = -tonumber(ARGV[i + 1]) * PRIO_UNIT
+    if ARGV[i + 3] == '1' then
+      score = score - START_UNIT + id
+    else
+      score = score + (lifo and -id or id)
+    end
     redis.call('ZADD', KEYS[1], score, id)
     redis.call('HSET', KEYS[2], id, ARGV[i + 2])
     redis.call('HSET', KEYS[3], id, score)
@@ -150,7 +159,7 @@ if consumed >= 0 then
   end
 end
 return out
-""".replace("PRIO_UNIT", str(_PRIO_UNIT))
+""".replace("PRIO_UNIT", str(_PRIO_UNIT)).replace("START_UNIT", str(_PRIO_UNIT // 2))
 
 # KEYS: queue, requests, scores, leases, owners, meta. ARGV: worker, n, lease ms.
 # Returns {expired, id1, json1, id2, json2, ...}.
@@ -918,7 +927,9 @@ class RedisFrontier:
                     cache.clear()
                 cache.add(fp)
                 fp = bytes.fromhex(fp)
-            args += (fp, max(-_PRIO_MAX, min(_PRIO_MAX, request.priority)), data)
+            meta = request._meta
+            args += (fp, max(-_PRIO_MAX, min(_PRIO_MAX, request.priority)), data,
+                     1 if meta and meta.get("is_start_request") else 0)
             sent.append(i)
         if not sent and start is None:
             return results

@@ -101,8 +101,7 @@ def _process_start_hook(mw):
     """``process_start_requests(start_requests, spider)`` running Scrapy 2.13's
     ``async def process_start(self, start)`` of ``mw`` (an async generator taking the
     start requests as an async iterable)."""
-    process_start = component_method(mw, "process_start", iterable_arg="start",
-                                      collect=False)
+    process_start = component_method(mw, "process_start", iterable_arg="start")
 
     def process_start_requests(start_requests, spider=None):
         return process_start(start=start_requests)
@@ -143,8 +142,7 @@ class SpiderMiddlewareManager(MiddlewareManager):
             self.methods["process_start_requests"].insert(0, _process_start_hook(mw))
         elif hasattr(mw, "process_start_requests"):
             self.methods["process_start_requests"].insert(
-                0, component_method(mw, "process_start_requests", iterable_arg="start_requests",
-                                    collect=False))
+                0, component_method(mw, "process_start_requests", iterable_arg="start_requests"))
 
     def scrape_response(
         self,

@@ -13,7 +13,8 @@ import asyncio
 import threading
 import weakref
 
-__all__ = ["thread_loop", "run_coroutine", "iterate_async_generator", "async_source"]
+__all__ = ["thread_loop", "run_coroutine", "iterate_async_generator", "async_source",
+           "iterate_fed"]
 
 _local = threading.local()
 
@@ -135,4 +136,93 @@ def _iterate(agen):
     finally:
         aclose = getattr(agen, "aclose", None)
         if aclose is not None and getattr(agen, "ag_frame", True) is not None:  # not finished
+            run_coroutine(aclose())
+
+
+_END = object()  # the plain iterable of a fed async generator is exhausted
+
+
+class _Fed:
+    """The async iterator an async generator is handed when its input is a plain iterable
+    (see :func:`iterate_fed`): each ``__anext__`` asks the synchronous driver, which
+    steps the plain iterable outside the event loop and answers."""
+
+    __slots__ = ("need", "answer")
+
+    def __init__(self):
+        self.need = None  # set by the driver before it runs the loop: "I want a value"
+        self.answer = None  # the future the driver resolves with that value
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        if self.need is None or self.need.done():
+            raise RuntimeError("an async iterable made from a plain one is read by one "
+                               "consumer at a time, inside the async generator it was given to")
+        self.answer = answer = asyncio.get_running_loop().create_future()
+        self.need.set_result(None)
+        value = await answer
+        if value is _END:
+            raise StopAsyncIteration
+        return value
+
+
+async def _anext(agen):
+    return await agen.__anext__()
+
+
+def iterate_fed(make_agen, iterable):
+    """Iterate synchronously an async generator that consumes a plain ``iterable`` as an
+    async iterable, streaming: each value it yields is produced as soon as it is, and
+    each value it asks for is taken from ``iterable`` only then.
+
+    ``iterable`` is stepped here, outside the event loop (between two runs of the loop),
+    never from inside it: it may itself step async code on this thread's loop (an
+    ``async def`` callback under a plain middleware, made by
+    :func:`iterate_async_generator`). Scrapy 2.13 streams the same way (an async
+    generator ``process_spider_output`` after a plain one gets results as they come).
+
+    Args:
+        make_agen: ``make_agen(async_iterable) -> async generator``; called when the
+            first value is asked for.
+        iterable: the plain iterable the async generator consumes.
+
+    Returns:
+        A generator of the values the async generator yields. It raises what the async
+        generator raises (an exception of ``iterable`` is raised inside the async
+        generator, at its ``async for``). Closing it early closes the async generator.
+        (It is not an :func:`async_source`: the async generator needs this driver.)
+    """
+    fed = _Fed()
+    items = iter(iterable)
+    loop = thread_loop()
+    agen = make_agen(fed)
+    step = None
+    try:
+        while True:
+            step = loop.create_task(_anext(agen))
+            while True:
+                fed.need = loop.create_future()
+                loop.run_until_complete(
+                    asyncio.wait((step, fed.need), return_when=asyncio.FIRST_COMPLETED))
+                if step.done():
+                    break
+                try:  # it asks for its next input: taken here, the loop not running
+                    value = next(items, _END)
+                except Exception as exc:
+                    fed.answer.set_exception(exc)
+                else:
+                    fed.answer.set_result(value)
+            try:
+                value = step.result()
+            except StopAsyncIteration:
+                return
+            yield value
+    finally:
+        if step is not None and not step.done():  # left while it waited for input
+            step.cancel()
+            loop.run_until_complete(asyncio.wait((step,)))
+        aclose = getattr(agen, "aclose", None)
+        if aclose is not None and getattr(agen, "ag_frame", True) is not None:
             run_coroutine(aclose())

@@ -76,4 +76,4 @@ def test_a_burst_of_enqueue_messages_is_pushed_in_one_round_trip(crawler, later)
                                         for i in range(3)])
     # 41 messages in at most two pushes (the first may go alone, before the others
     # arrive); each push has 5 arguments, then 3 per request.
-    assert len(pushes) <= 2 and sum((n - 5) // 3 for n in pushes) == 121, pushes
+    assert len(pushes) <= 2 and sum((n - 5) // 4 for n in pushes) == 121, pushes

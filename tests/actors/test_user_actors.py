@@ -65,6 +65,35 @@ def test_user_actor_sends_requests_and_items_and_gets_events(server):
     assert "/page/7" in server.paths
 
 
+class IdleFeeder(UserActor):
+    """On its first ``spider_idle`` adds an item and schedules a request (Scrapy's
+    "schedule more work when idle" pattern, from an actor)."""
+
+    events = ("spider_idle",)
+    turns = []
+
+    def handle_spider_idle(self, message):
+        IdleFeeder.turns.append(len(IdleFeeder.turns) + 1)
+        if len(IdleFeeder.turns) == 1:
+            self.add_items([{"from": "idle"}])
+            self.crawl(crawlfw.Request(self.crawler.settings["FEEDER_URL"]))
+
+
+def test_what_an_actor_adds_on_spider_idle_is_processed_before_the_close(server, caplog):
+    """docs/actors.md: the crawl does not close before items (and requests) an actor
+    adds are processed, also when it adds them from its ``spider_idle`` handler."""
+    IdleFeeder.turns = []
+    result = run_crawl(ListSpider, {"ACTORS": {f"{__name__}.IdleFeeder": 10},
+                                    "FEEDER_URL": f"{server.url}/page/9"},
+                       urls=[f"{server.url}/page/1"])
+    assert result.finish_reason == "finished"
+    assert "dropped" not in caplog.text
+    assert sorted(map(str, result.items)) == sorted(map(str, [
+        {"url": f"{server.url}/page/1"}, {"from": "idle"}, {"url": f"{server.url}/page/9"}]))
+    assert server.paths == ["/page/1", "/page/9"]
+    assert IdleFeeder.turns == [1, 2]  # idle again once that work was done, then closed
+
+
 class Flaky(UserActor):
     """Raises on the first item_scraped event of the test, then counts the rest."""
 

@@ -112,7 +112,8 @@ BUILTIN = {
     "list": ("", "List available spiders", True, set()),
     "parse": ("[options] <url>", "Parse URL (using its spider) and print the results", True,
               {"--spider", "-a", "--pipelines", "--nolinks", "--noitems", "--nocolour", "-r",
-               "--rules", "-c", "--callback", "-d", "--depth", "-v", "--verbose"}),
+               "--rules", "-c", "--callback", "-d", "--depth", "-v", "--verbose",
+               "--cbkwargs", "-m", "--meta"}),  # Scrapy 2 (issue 17)
     "runspider": ("[options] <spider_file>",
                   "Run a self-contained spider (without creating a project)", False,
                   {"-a", "-o", "--output", "-O", "--overwrite-output", "-t", "--output-format"}),

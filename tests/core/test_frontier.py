@@ -307,3 +307,57 @@ def test_an_older_copy_of_the_frontier_is_refused(tmp_path, spider):
     f = sqlite(tmp_path, spider)
     assert urls(f.lease(5)) == ["a"]
     f.close("finished")
+
+
+def S(path, **kw):  # noqa: N802 - a start request, as the Scraper marks it
+    return R(path, meta={"is_start_request": True}, **kw)
+
+
+@pytest.mark.parametrize("lifo", [True, False])
+def test_sqlite_start_requests_first_in_first_out_and_resumed_in_order(tmp_path, spider,
+                                                                         lifo):
+    """Scrapy 2.13's start queue with a JOBDIR: start requests in the order given, before
+    the other requests of their priority, after higher priorities, also after a resume."""
+    f = sqlite(tmp_path, spider, lifo=lifo)
+    f.push(R("x"))
+    for path in "12345":
+        f.push(S(path))
+    f.push(R("y"))
+    f.push(S("6", priority=1))
+    f.push(R("z", priority=2))
+    done = f.lease(2)
+    assert urls(done) == ["z", "6"]
+    leased = f.lease(2)
+    assert urls(leased) == ["1", "2"]
+    f.release(leased[1:])  # "2" goes back to its place
+    f.ack([r._lease for r in done + leased[:1]])
+    f.close("shutdown")
+    f = sqlite(tmp_path, spider, lifo=lifo)  # resumed: the order is durable
+    f.push(S("7"))
+    assert urls(f.lease(10)) == ["2", "3", "4", "5", "7"] + (["y", "x"] if lifo
+                                                              else ["x", "y"])
+    f.close("finished")
+
+
+def test_sqlite_frontier_of_an_older_crawlfw_is_read(tmp_path, spider):
+    """A JOBDIR written before start requests were kept apart (no ``start_seq`` column)
+    is resumed: its queued requests in their old order, new start requests first."""
+    import sqlite3
+
+    f = sqlite(tmp_path, spider)
+    for path in "abc":
+        f.push(R(path))
+    f.close("shutdown")
+    conn = sqlite3.connect(tmp_path / "frontier.sqlite")  # back to the old layout
+    conn.executescript(
+        "DROP INDEX requests_next_lifo; ALTER TABLE requests DROP COLUMN start_seq;"
+        "CREATE INDEX requests_lifo ON requests (leased, priority, id);")
+    conn.close()
+    f = sqlite(tmp_path, spider)
+    f.push(S("1"))
+    f.push(S("2"))
+    assert urls(f.lease(10)) == ["1", "2", "c", "b", "a"]
+    indexes = {r[0] for r in f.conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'requests'")}
+    assert indexes == {"requests_next_lifo"}
+    f.close("finished")

@@ -8,7 +8,12 @@ import pytest
 
 import crawlfw
 from crawlfw.http import HtmlResponse, Request
-from crawlfw.utils._async import iterate_async_generator, run_coroutine, thread_loop
+from crawlfw.utils._async import (
+    iterate_async_generator,
+    iterate_fed,
+    run_coroutine,
+    thread_loop,
+)
 from crawlfw.utils.spider import iterate_spider_output
 from tests.support.crawl import run_crawl
 from tests.support.servers import StaticSiteServer
@@ -56,6 +61,65 @@ def test_async_generator_error_raises_when_reached():
     assert next(it) == {"ok": 1}
     with pytest.raises(KeyError, match="boom"):
         next(it)
+
+
+def _tenfold(log):
+    async def agen(source):
+        async for x in source:
+            log.append(("got", x))
+            yield x * 10
+    return agen
+
+
+def test_iterate_fed_streams_a_plain_iterable_stepped_outside_the_loop():
+    """An async generator over a plain iterable that itself steps async code on this
+    thread's loop (an async callback under a plain middleware): each value goes through
+    as it is produced, the plain one stepped between two runs of the loop."""
+    log = []
+
+    async def callback():
+        for i in range(3):
+            await asyncio.sleep(0)
+            log.append(("made", i))
+            yield i
+
+    plain = (x + 1 for x in iterate_async_generator(callback()))
+    for value in iterate_fed(_tenfold(log), plain):
+        log.append(("out", value))
+    assert log == [("made", 0), ("got", 1), ("out", 10), ("made", 1), ("got", 2),
+                   ("out", 20), ("made", 2), ("got", 3), ("out", 30)]
+
+
+def test_iterate_fed_raises_after_the_values_before_and_closes_early():
+    def failing():
+        yield 1
+        raise ValueError("boom")
+
+    got = []
+    with pytest.raises(ValueError, match="boom"):
+        for value in iterate_fed(_tenfold([]), failing()):
+            got.append(value)
+    assert got == [10]  # what came before the error is kept
+
+    closed = []
+
+    async def agen(source):
+        try:
+            async for x in source:
+                yield x
+        finally:
+            closed.append(True)
+
+    def endless():
+        n = 0
+        while True:
+            n += 1
+            yield n
+
+    gen = iterate_fed(agen, endless())  # lazy: endless start requests are fine
+    assert [next(gen), next(gen)] == [1, 2]
+    gen.close()
+    assert closed == [True]
 
 
 def test_each_thread_has_its_own_loop():
