@@ -509,8 +509,9 @@ def test_component_signatures_are_read_once_and_old_names_kept():
 
 
 def test_memory_frontier_start_queue_order():
-    """Start requests: first in, first out, before other requests of the same priority
-    (Scrapy 2.13); a higher priority still goes first; released ones go back there."""
+    """Start requests: first in, first out, after other requests of the same priority
+    (Scrapy 2.13: a priority's regular queue is popped before its start queue); a higher
+    priority still goes first; released ones go back there."""
     from crawlfw.core.frontier import MemoryFrontier
     from crawlfw.dupefilters import RFPDupeFilter
     from crawlfw.http import Request
@@ -524,9 +525,10 @@ def test_memory_frontier_start_queue_order():
     for r in [other, *starts, urgent]:
         assert f.push(r)
     assert len(f) == 5
-    got = f.lease(2)
-    assert [r.url for r in got] == ["http://o.example/urgent", "http://s.example/1"]
-    f.release(got[1:])
+    got = f.lease(3)
+    assert [r.url for r in got] == ["http://o.example/urgent", "http://o.example/1",
+                                    "http://s.example/1"]
+    f.release(got[2:])
     assert [r.url for r in f.lease(10)] == ["http://s.example/2", "http://s.example/3",
-                                            "http://s.example/1", "http://o.example/1"]
+                                            "http://s.example/1"]
     assert len(f) == 0

@@ -78,17 +78,19 @@ CREATE TABLE IF NOT EXISTS requests (
     priority INTEGER NOT NULL,
     leased INTEGER NOT NULL DEFAULT 0,
     data BLOB NOT NULL,
-    start_seq INTEGER NOT NULL DEFAULT 4611686018427387904
+    start_seq INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS seen (fp BLOB PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
-#: ``start_seq`` of a request that is not a start request: after every start request of
+#: ``start_seq`` of a request that is not a start request: before every start request of
 #: its priority. A start request's ``start_seq`` is its row id (rows are inserted in
-#: increasing ids), so start requests go first in first out, before the other requests
-#: of their priority (Scrapy 2.13's start queue), whatever the order of the others.
-NOT_START = 1 << 62
+#: increasing ids, from 1), so start requests go first in first out, after the other
+#: requests of their priority and before those of lower priorities, whatever the order
+#: of the others (Scrapy 2.13's start queues: ``ScrapyPriorityQueue.pop`` takes a
+#: priority's regular queue before its start queue).
+NOT_START = 0
 
 # One index per queue order, so that taking the next requests walks an index. (The
 # indexes of crawlfw < 0.3, without start_seq, are dropped: _OLD_INDEXES.)
@@ -249,7 +251,7 @@ class MemoryFrontier(PushMany):
     Higher ``Request.priority`` first; within one priority the order of ``mqclass``
     (``SCHEDULER_MEMORY_QUEUE``: LIFO by default, as Scrapy 1.2). Start requests
     (``meta['is_start_request']``, set by the Scraper) are kept apart, first in first
-    out, and go before the other requests of the same priority (Scrapy 2.13's start
+    out, and go after the other requests of the same priority (Scrapy 2.13's start
     queue, ``SCHEDULER_START_MEMORY_QUEUE``): ``start_urls`` are fetched in their order.
 
     Args:
@@ -302,11 +304,12 @@ class MemoryFrontier(PushMany):
 
     def _lease_with_start(self, n: int) -> list:
         """:meth:`lease` while start requests are queued: the next of either queue,
-        a start request when its priority is at least the other's."""
+        a start request only when its priority is higher than the other's (Scrapy
+        2.13: a priority's regular requests go before its start requests)."""
         out = []
         mqs, sqs = self.mqs, self.sqs
         while len(out) < n:
-            if sqs and (not mqs or sqs._prios[0] <= mqs._prios[0]):
+            if sqs and (not mqs or sqs._prios[0] < mqs._prios[0]):
                 obj = sqs.pop()
             else:
                 obj = mqs.pop()
@@ -375,7 +378,7 @@ class SqliteFrontier(PushMany):
         lifo: True for depth-first order within a priority (Scrapy 1.2's default
             ``PickleLifoDiskQueue``), False for breadth-first (FIFO queues). Either
             way, start requests (``meta['is_start_request']``) go first in first out,
-            before the other requests of their priority (Scrapy 2.13's start queue;
+            after the other requests of their priority (Scrapy 2.13's start queue;
             the ``start_seq`` column, durable: a resumed job keeps their order).
         fsync: True: every commit is on the disk before it returns (SQLite
             ``synchronous=FULL``), surviving a power loss; False: a commit survives the

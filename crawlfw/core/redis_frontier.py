@@ -79,9 +79,9 @@ EXPIRE_BATCH = 1000
 
 # The queue order of a request: -priority * 2**40, then its id (FIFO) or -id (LIFO);
 # ZRANGE takes the lowest first. A start request (meta['is_start_request']) is
-# -priority * 2**40 - 2**39 + id: first in first out, before the other requests of its
-# priority, after those of higher priorities (Scrapy 2.13's start queue); ids stay below
-# 2**39. Priorities beyond +-4095 share the extreme order (the sum stays below 2**53,
+# -priority * 2**40 + 2**38 + id: first in first out, after the other requests of its
+# priority, before those of lower priorities (Scrapy 2.13's start queues: a priority's
+# regular requests go first); ids stay below 2**38. Priorities beyond +-4095 share the extreme order (the sum stays below 2**53,
 # exact in Lua's doubles). Orders written by crawlfw < 0.3 (no start requests apart)
 # are orders of the same kind: such a crawl is read as it is.
 _PRIO_UNIT = 1 << 40
@@ -139,7 +139,7 @@ for i = 6, #ARGV, 4 do
     local id = redis.call('HINCRBY', KEYS[5], 'seq', 1)
     local score = -tonumber(ARGV[i + 1]) * PRIO_UNIT
     if ARGV[i + 3] == '1' then
-      score = score - START_UNIT + id
+      score = score + START_UNIT + id
     else
       score = score + (lifo and -id or id)
     end
@@ -159,7 +159,7 @@ if consumed >= 0 then
   end
 end
 return out
-""".replace("PRIO_UNIT", str(_PRIO_UNIT)).replace("START_UNIT", str(_PRIO_UNIT // 2))
+""".replace("PRIO_UNIT", str(_PRIO_UNIT)).replace("START_UNIT", str(_PRIO_UNIT // 4))
 
 # KEYS: queue, requests, scores, leases, owners, meta. ARGV: worker, n, lease ms.
 # Returns {expired, id1, json1, id2, json2, ...}.

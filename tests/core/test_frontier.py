@@ -316,8 +316,8 @@ def S(path, **kw):  # noqa: N802 - a start request, as the Scraper marks it
 @pytest.mark.parametrize("lifo", [True, False])
 def test_sqlite_start_requests_first_in_first_out_and_resumed_in_order(tmp_path, spider,
                                                                          lifo):
-    """Scrapy 2.13's start queue with a JOBDIR: start requests in the order given, before
-    the other requests of their priority, after higher priorities, also after a resume."""
+    """Scrapy 2.13's start queue with a JOBDIR: start requests in the order given, after
+    the other requests of their priority, before lower priorities, also after a resume."""
     f = sqlite(tmp_path, spider, lifo=lifo)
     f.push(R("x"))
     for path in "12345":
@@ -325,8 +325,8 @@ def test_sqlite_start_requests_first_in_first_out_and_resumed_in_order(tmp_path,
     f.push(R("y"))
     f.push(S("6", priority=1))
     f.push(R("z", priority=2))
-    done = f.lease(2)
-    assert urls(done) == ["z", "6"]
+    done = f.lease(4)
+    assert urls(done) == ["z", "6"] + (["y", "x"] if lifo else ["x", "y"])
     leased = f.lease(2)
     assert urls(leased) == ["1", "2"]
     f.release(leased[1:])  # "2" goes back to its place
@@ -334,14 +334,14 @@ def test_sqlite_start_requests_first_in_first_out_and_resumed_in_order(tmp_path,
     f.close("shutdown")
     f = sqlite(tmp_path, spider, lifo=lifo)  # resumed: the order is durable
     f.push(S("7"))
-    assert urls(f.lease(10)) == ["2", "3", "4", "5", "7"] + (["y", "x"] if lifo
-                                                              else ["x", "y"])
+    f.push(R("w"))
+    assert urls(f.lease(10)) == ["w", "2", "3", "4", "5", "7"]
     f.close("finished")
 
 
 def test_sqlite_frontier_of_an_older_crawlfw_is_read(tmp_path, spider):
     """A JOBDIR written before start requests were kept apart (no ``start_seq`` column)
-    is resumed: its queued requests in their old order, new start requests first."""
+    is resumed: its queued requests in their old order, new start requests after them."""
     import sqlite3
 
     f = sqlite(tmp_path, spider)
@@ -356,7 +356,7 @@ def test_sqlite_frontier_of_an_older_crawlfw_is_read(tmp_path, spider):
     f = sqlite(tmp_path, spider)
     f.push(S("1"))
     f.push(S("2"))
-    assert urls(f.lease(10)) == ["1", "2", "c", "b", "a"]
+    assert urls(f.lease(10)) == ["c", "b", "a", "1", "2"]
     indexes = {r[0] for r in f.conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'requests'")}
     assert indexes == {"requests_next_lifo"}

@@ -406,16 +406,17 @@ def test_a_crawl_without_its_mark_but_with_other_keys_is_refused(make):
 
 
 @pytest.mark.parametrize("lifo", [True, False])
-def test_start_requests_first_in_first_out_before_their_priority(make, lifo):
+def test_start_requests_first_in_first_out_after_the_others_of_their_priority(make, lifo):
     """Scrapy 2.13's start queue on a shared frontier: start requests in the order
-    given, before the other requests of their priority, after higher priorities; a
+    given, after the other requests of their priority, before lower priorities; a
     released one goes back to its place."""
     f = make(lifo=lifo)
     start = [R(str(n), meta={"is_start_request": True}) for n in range(1, 6)]
     f.push_many([R("x"), *start, R("y"), R("6", meta={"is_start_request": True},
                                               priority=1), R("z", priority=2)])
     assert urls(f.lease(2)) == ["z", "6"]
-    leased = f.lease(2)
-    assert urls(leased) == ["1", "2"]
-    f.release(leased[1:])
-    assert urls(f.lease(10)) == ["2", "3", "4", "5"] + (["y", "x"] if lifo else ["x", "y"])
+    leased = f.lease(4)
+    assert urls(leased) == (["y", "x"] if lifo else ["x", "y"]) + ["1", "2"]
+    f.release(leased[3:])
+    f.push_many([R("w", priority=-1)])
+    assert urls(f.lease(10)) == ["2", "3", "4", "5", "w"]
