@@ -22,7 +22,7 @@ class BroadSpider(crawlfw.Spider):
 
     def start_requests(self):
         for i in range(int(self.hosts)):
-            yield crawlfw.Request(f"http://site{i}.localhost:{self.port}/")
+            yield crawlfw.Request(f"http://site{i}.{getattr(self, 'domain', 'localhost')}:{self.port}/")
 
     robots_mw = None
     robots_max = 0
