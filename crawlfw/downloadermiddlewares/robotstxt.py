@@ -25,8 +25,15 @@ Design (no Deferreds: Scrapy 1.2 made ``process_request`` wait on a Deferred):
    error (errback; logged at ERROR, stat ``robotstxt/exception_count/<type>``)
    everything is allowed too, as in Scrapy. Either way the parked requests are
    re-issued with ``crawler.engine.crawl(request.replace(dont_filter=True), spider)``
-   (``dont_filter`` because the duplicate filter has already seen them) and go
-   through step 1.
+   (``dont_filter`` because the duplicate filter has already seen them), each
+   carrying its answer (checked against the new parser when released), so it is
+   allowed or dropped as in step 1 even if the parser has been evicted meanwhile.
+
+Memory (broad crawls): the parsers are kept in an LRU of at most
+``ROBOTSTXT_CACHE_SIZE`` hosts (default 5000; 0 or less: unbounded). A host whose
+parser was evicted is treated as unknown again: its next request parks and its
+robots.txt is fetched again. The parked lists are separate from the cache, so
+eviction never drops a parked request; they hold only hosts with a fetch in flight.
 
 Threads: ``process_request`` runs on the engine's thread and the robots.txt callback
 on the spider runner's, so the parser cache and the parked lists are guarded by a
@@ -36,6 +43,7 @@ lock; the engine's ``crawl`` is thread-safe.
 import functools
 import logging
 import threading
+from collections import OrderedDict
 
 from protego import Protego
 
@@ -50,6 +58,7 @@ __all__ = ["RobotsTxtMiddleware"]
 logger = logging.getLogger(__name__)
 
 _NETLOC_META = "_robotstxt_netloc"
+_DECIDED_META = "_robotstxt_allowed"  # a released request: its robots.txt answer (bool)
 
 
 class RobotsTxtMiddleware:
@@ -71,7 +80,9 @@ class RobotsTxtMiddleware:
         self.crawler = crawler
         self._default_useragent = crawler.settings.get("USER_AGENT") or "crawlfw"
         self._robotstxt_useragent = crawler.settings.get("ROBOTSTXT_USER_AGENT")
-        self._parsers = {}  # netloc -> Protego, or None meaning "allow all"
+        # netloc -> Protego, or None meaning "allow all"; least recently used first
+        self._parsers = OrderedDict()
+        self._cache_size = crawler.settings.getint("ROBOTSTXT_CACHE_SIZE", 5000)
         self._parked = {}  # netloc -> [Request] waiting for that netloc's robots.txt
         self._lock = threading.Lock()
 
@@ -83,16 +94,23 @@ class RobotsTxtMiddleware:
         self.crawler.stats.inc_value(key, spider=spider)
 
     def process_request(self, request, spider):
-        if request.meta.get("dont_obey_robotstxt"):
+        meta = request.meta
+        if meta.get("dont_obey_robotstxt"):
             return None
+        if _DECIDED_META in meta:  # released from parking, already checked
+            if meta.pop(_DECIDED_META):
+                return None
+            self._forbidden(request, spider)
         parsed = urlparse_cached(request)
         if parsed.scheme not in ("http", "https"):
             return None
         netloc = parsed.netloc
         with self._lock:
             known = netloc in self._parsers
-            parser = self._parsers.get(netloc)
-            if not known:
+            if known:
+                parser = self._parsers[netloc]
+                self._parsers.move_to_end(netloc)
+            else:
                 first = netloc not in self._parked
                 self._parked.setdefault(netloc, []).append(request)
         if known:
@@ -114,6 +132,9 @@ class RobotsTxtMiddleware:
     def _check(self, request, parser, spider):
         if parser is None or parser.can_fetch(request.url, self._useragent(request, spider)):
             return
+        self._forbidden(request, spider)
+
+    def _forbidden(self, request, spider):
         logger.debug(
             "Forbidden by robots.txt: %(request)s",
             {"request": request},
@@ -189,7 +210,18 @@ class RobotsTxtMiddleware:
 
     def _release(self, netloc, parser, spider):
         with self._lock:
-            self._parsers[netloc] = parser
+            parsers = self._parsers
+            parsers[netloc] = parser
+            parsers.move_to_end(netloc)
+            if 0 < self._cache_size < len(parsers):
+                parsers.popitem(last=False)  # the least recently used host
             parked = self._parked.pop(netloc, [])
         for request in parked:
-            self.crawler.engine.crawl(request.replace(dont_filter=True), spider)
+            # Decided now, against this parser: the re-issued request carries the
+            # answer, so it never depends on the parser still being cached when it comes
+            # back (a cache smaller than the hosts in flight would otherwise thrash).
+            allowed = parser is None or parser.can_fetch(
+                request.url, self._useragent(request, spider))
+            meta = dict(request.meta)
+            meta[_DECIDED_META] = allowed
+            self.crawler.engine.crawl(request.replace(dont_filter=True, meta=meta), spider)

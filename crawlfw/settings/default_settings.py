@@ -296,6 +296,7 @@ RETRY_PRIORITY_ADJUST = -1
 
 ROBOTSTXT_OBEY = False
 ROBOTSTXT_USER_AGENT = None  # None: the User-Agent header / USER_AGENT
+ROBOTSTXT_CACHE_SIZE = 5000  # crawlfw: robots.txt parsers kept (LRU, hosts); 0: unbounded
 
 SCHEDULER = 'crawlfw.core.scheduler.Scheduler'
 SCHEDULER_DISK_QUEUE = 'crawlfw.squeues.PickleLifoDiskQueue'

@@ -167,3 +167,19 @@ def test_out_of_fds_during_transfers_is_transient(site, tmp_path):
     count = re.search(r"'downloader/exception_type_count/builtins.OSError': (\d+)", stderr)
     assert count and int(count.group(1)) >= 1, stderr[-3000:]
     assert "_failed" not in stderr
+
+
+def test_robots_txt_parsers_are_bounded(site, tmp_path):
+    # 300 hosts, at most 20 robots.txt parsers kept: hosts evicted before their second
+    # page fetch robots.txt again, every page is still crawled once.
+    hosts = 300
+    code, stderr, urls, _ = run_broad(
+        tmp_path, site, hosts, "CONCURRENT_REQUESTS=50", "ROBOTSTXT_OBEY=1",
+        "ROBOTSTXT_CACHE_SIZE=20", timeout_s=300)
+    assert code == 0, stderr[-3000:]
+    assert len(urls) == len(set(urls)), "a page was crawled twice"
+    assert sorted(urls) == expected_urls(site, hosts)
+    cached = re.findall(r"robots.txt parsers cached: (\d+)", stderr)
+    assert cached and 5 <= int(cached[-1]) <= 20, stderr[-3000:]
+    fetched = int(re.search(r"'robotstxt/request_count': (\d+)", stderr).group(1))
+    assert fetched >= hosts

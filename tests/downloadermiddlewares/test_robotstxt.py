@@ -139,6 +139,68 @@ def test_park_fetch_once_release(setup):
         mw.process_request(Request("https://other.org/x"), spider)
 
 
+def _release_all(crawler, spider, mw, body=b"User-agent: *\nDisallow: /private"):
+    robots = [r for r in crawler.engine.crawled if r.meta.get("dont_obey_robotstxt")]
+    crawler.engine.crawled = []
+    for r in robots:
+        r.callback(robots_response(r, body))
+    return robots
+
+
+def test_parser_cache_is_an_lru(setup):
+    crawler, spider, mw = setup({"ROBOTSTXT_CACHE_SIZE": 2})
+    a, b, c = (f"http://{h}.example/" for h in "abc")
+    for url in (a, b):
+        with pytest.raises(RequestParked):
+            mw.process_request(Request(url), spider)
+    _release_all(crawler, spider, mw)
+    assert mw.process_request(Request(a + "x"), spider) is None  # a is now most recent
+    with pytest.raises(RequestParked):
+        mw.process_request(Request(c), spider)
+    _release_all(crawler, spider, mw)
+    assert list(mw._parsers) == ["a.example", "c.example"]  # b, least recent, evicted
+    assert mw.process_request(Request(a + "y"), spider) is None  # a kept: no refetch
+    # an evicted host parks again and its robots.txt is fetched again; still obeyed
+    with pytest.raises(RequestParked):
+        mw.process_request(Request(b + "private/1"), spider)
+    with pytest.raises(RequestParked):
+        mw.process_request(Request(b + "public"), spider)
+    robots = _release_all(crawler, spider, mw)
+    assert [r.url for r in robots] == ["http://b.example/robots.txt"]
+    assert crawler.stats.get_value("robotstxt/request_count") == 4
+    reissued = crawler.engine.crawled
+    assert [r.url for r in reissued] == [b + "private/1", b + "public"]
+    with pytest.raises(IgnoreRequest):
+        mw.process_request(reissued[0], spider)
+    assert mw.process_request(reissued[1], spider) is None
+    assert len(mw._parsers) == 2
+
+
+def test_parked_requests_survive_eviction(setup):
+    # Size 1: while x's robots.txt is in flight, y's arrives and fills the cache; x's
+    # parked requests are released when x's arrives, whatever was evicted meanwhile.
+    crawler, spider, mw = setup({"ROBOTSTXT_CACHE_SIZE": 1})
+    for url in ("http://x.example/1", "http://y.example/1", "http://x.example/2"):
+        with pytest.raises(RequestParked):
+            mw.process_request(Request(url), spider)
+    rx, ry = crawler.engine.crawled
+    crawler.engine.crawled = []
+    ry.callback(robots_response(ry, b""))
+    rx.callback(robots_response(rx, b""))
+    assert [r.url for r in crawler.engine.crawled] == [
+        "http://y.example/1", "http://x.example/1", "http://x.example/2"]
+    assert list(mw._parsers) == ["x.example"]
+
+
+def test_parser_cache_unbounded_when_zero(setup):
+    crawler, spider, mw = setup({"ROBOTSTXT_CACHE_SIZE": 0})
+    for i in range(50):
+        with pytest.raises(RequestParked):
+            mw.process_request(Request(f"http://h{i}.example/"), spider)
+    _release_all(crawler, spider, mw)
+    assert len(mw._parsers) == 50
+
+
 def test_forbidden_is_logged(setup, caplog):
     crawler, spider, mw = setup()
     with pytest.raises(RequestParked):
