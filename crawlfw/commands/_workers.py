@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import shutil
-import os
 import signal
 import socket
 import subprocess

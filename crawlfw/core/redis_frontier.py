@@ -660,7 +660,7 @@ def _probe(target) -> None:
     try:
         sock.sendall(b"*1\r\n$4\r\nPING\r\n")
         answer = sock.recv(128)
-    except socket.timeout as e:
+    except TimeoutError as e:
         raise redis.TimeoutError(f"no answer to PING within {PROBE_TIMEOUT_S:.0f} s") from e
     except OSError as e:
         raise redis.ConnectionError(f"connection to {target} lost: {e}") from e

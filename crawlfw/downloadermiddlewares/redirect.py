@@ -133,18 +133,7 @@ class BaseRedirectMiddleware:
             offsite.spider_opened(spider)
         if offsite.should_follow(redirected, spider):
             return
-        domain = urlparse_cached(redirected).hostname
-        if domain and domain not in offsite.domains_seen:
-            offsite.domains_seen.add(domain)
-            logger.debug(
-                "Filtered offsite request to %(domain)r: %(request)s",
-                {"domain": domain, "request": redirected},
-                extra={"spider": spider},
-            )
-            if self.stats is not None:
-                self.stats.inc_value("offsite/domains", spider=spider)
-        if self.stats is not None:
-            self.stats.inc_value("offsite/filtered", spider=spider)
+        offsite.report_filtered(redirected, spider)
         raise IgnoreRequest(f"offsite redirect filtered: {redirected.url}")
 
     def _redirect(self, redirected, request, spider, reason):

@@ -222,6 +222,19 @@ def _safe_extension(url: str) -> str:
     return (mimetypes.guess_extension(media_type) or "") if media_type else ""
 
 
+def _set_results(item, field: str, results):
+    """Set ``item[field]`` to the successful ``results`` (``[(ok, info), ...]``) of a media
+    pipeline, through ``itemadapter`` (any item type; an item class that does not declare
+    ``field`` is left as is); return ``item``."""
+    from itemadapter import ItemAdapter
+
+    try:
+        ItemAdapter(item)[field] = [x for ok, x in results if ok]
+    except KeyError:  # an item class without that field
+        pass
+    return item
+
+
 class FilesPipeline(MediaPipeline):
     """Download the files of ``item['file_urls']`` into a store (see the module
     docstring).
@@ -438,13 +451,7 @@ class FilesPipeline(MediaPipeline):
         """Set ``item[files_result_field]`` to the successful results (when the item is
         a dict or declares that field: any item type, through ``itemadapter``); return the
         item."""
-        from itemadapter import ItemAdapter
-
-        try:
-            ItemAdapter(item)[self.files_result_field] = [x for ok, x in results if ok]
-        except KeyError:  # an item class without that field
-            pass
-        return item
+        return _set_results(item, self.files_result_field, results)
 
     def file_path(self, request, response=None, info=None):
         """Return the store path of a request's file: ``full/<SHA1 hex of the URL><ext>``.

@@ -25,7 +25,13 @@ from io import BytesIO
 
 from crawlfw.exceptions import DropItem, NotConfigured
 from crawlfw.http import Request
-from crawlfw.pipelines.files import FileException, FilesPipeline, _url_of, _warn_deprecated
+from crawlfw.pipelines.files import (
+    FileException,
+    FilesPipeline,
+    _set_results,
+    _url_of,
+    _warn_deprecated,
+)
 from crawlfw.settings import Settings
 from crawlfw.utils.misc import md5sum
 from crawlfw.utils.python import to_bytes
@@ -177,13 +183,7 @@ class ImagesPipeline(FilesPipeline):
         """Set ``item[images_result_field]`` to the successful results (when the item is
         a dict or declares that field: any item type, through ``itemadapter``); return the
         item."""
-        from itemadapter import ItemAdapter
-
-        try:
-            ItemAdapter(item)[self.images_result_field] = [x for ok, x in results if ok]
-        except KeyError:  # an item class without that field
-            pass
-        return item
+        return _set_results(item, self.images_result_field, results)
 
     def file_path(self, request, response=None, info=None):
         """``full/<SHA1 hex of the URL>.jpg``. Overriding the deprecated ``file_key`` or

@@ -70,18 +70,27 @@ class OffsiteMiddleware:
                 if x.dont_filter or self.should_follow(x, spider):
                     yield x
                 else:
-                    domain = urlparse_cached(x).hostname
-                    if domain and domain not in self.domains_seen:
-                        self.domains_seen.add(domain)
-                        logger.debug(
-                            "Filtered offsite request to %(domain)r: %(request)s",
-                            {"domain": domain, "request": x},
-                            extra={"spider": spider},
-                        )
-                        self.stats.inc_value("offsite/domains", spider=spider)
-                    self.stats.inc_value("offsite/filtered", spider=spider)
+                    self.report_filtered(x, spider)
             else:
                 yield x
+
+    def report_filtered(self, request, spider) -> None:
+        """Log and count ``request`` as dropped for leaving ``allowed_domains``: Scrapy's
+        "Filtered offsite request to 'domain': <request>" DEBUG line once per domain and
+        the ``offsite/domains`` stat with it, and ``offsite/filtered`` for every request.
+        Also used by the redirect middleware for offsite redirect targets."""
+        domain = urlparse_cached(request).hostname
+        if domain and domain not in self.domains_seen:
+            self.domains_seen.add(domain)
+            logger.debug(
+                "Filtered offsite request to %(domain)r: %(request)s",
+                {"domain": domain, "request": request},
+                extra={"spider": spider},
+            )
+            if self.stats is not None:
+                self.stats.inc_value("offsite/domains", spider=spider)
+        if self.stats is not None:
+            self.stats.inc_value("offsite/filtered", spider=spider)
 
     def should_follow(self, request, spider) -> bool:
         """Whether ``request``'s host matches the spider's allowed domains."""

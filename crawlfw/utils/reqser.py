@@ -26,7 +26,6 @@ reads both forms.
 
 import inspect
 
-
 #: The value :func:`request_from_dict` assumes for a key a compact dict leaves out.
 _DEFAULTS = {
     'callback': None, 'errback': None, 'method': 'GET', 'headers': {}, 'body': '',

@@ -149,7 +149,7 @@ def test_randomized_delay_is_seeded_and_within_half_to_one_and_a_half():
         return times
     first = starts(7)
     assert first == starts(7)
-    gaps = [b - a for a, b in zip(first, first[1:])]
+    gaps = [b - a for a, b in zip(first, first[1:], strict=False)]
     assert all(0.5 <= g <= 1.5 for g in gaps), gaps
     assert len(set(gaps)) > 1
 

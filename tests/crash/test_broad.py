@@ -132,7 +132,7 @@ def test_killed_downloader_restarts_and_serves_its_hosts_again(site, tmp_path):
     assert died, stderr[-3000:]
     index = int(died.group(1))
     assert "'supervisor/restarts/downloader': 1" in stderr
-    after = stderr[stderr.index("Downloader %d failed; re-sending" % index):]
+    after = stderr[stderr.index(f"Downloader {index} failed; re-sending"):]
     served = {m.group(1) for m in re.finditer(
         r"Crawled \(200\) <GET http://(site\d+\.localhost):\d+/", after)}
     own = {h for h in served if zlib.crc32(h.encode()) % 2 == index}
