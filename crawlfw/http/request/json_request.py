@@ -32,13 +32,8 @@ class JsonRequest(Request):
         dumps_kwargs = copy.deepcopy(dumps_kwargs) if dumps_kwargs is not None else {}
         dumps_kwargs.setdefault("sort_keys", True)
         self._dumps_kwargs = dumps_kwargs
-        data = kwargs.pop("data", None)
-        if data is not None:
-            if kwargs.get("body") is not None:
-                warnings.warn("Both body and data passed. data will be ignored", stacklevel=2)
-            else:
-                kwargs["body"] = self._dumps(data)
-                kwargs.setdefault("method", "POST")
+        if self._body_from_data(kwargs):
+            kwargs.setdefault("method", "POST")
         super().__init__(*args, **kwargs)
         self.headers.setdefault(b"Content-Type", b"application/json")
         self.headers.setdefault(b"Accept", b"application/json, text/javascript, */*; q=0.01")
@@ -51,15 +46,22 @@ class JsonRequest(Request):
     def replace(self, *args, **kwargs):
         """As :meth:`Request.replace`, also taking ``data`` (a new JSON body) and
         ``dumps_kwargs``."""
-        data = kwargs.pop("data", None)
-        if data is not None:
-            if kwargs.get("body") is not None:
-                warnings.warn("Both body and data passed. data will be ignored", stacklevel=2)
-            else:
-                kwargs["body"] = self._dumps(data)
+        self._body_from_data(kwargs)
         if issubclass(kwargs.get("cls", type(self)), JsonRequest):
             kwargs.setdefault("dumps_kwargs", self._dumps_kwargs)
         return super().replace(*args, **kwargs)
+
+    def _body_from_data(self, kwargs: dict) -> bool:
+        """Pop ``data`` from ``kwargs`` and make it the JSON ``body`` (a ``body`` also
+        given wins, with a warning, as in Scrapy); True when ``data`` became the body."""
+        data = kwargs.pop("data", None)
+        if data is None:
+            return False
+        if kwargs.get("body") is not None:
+            warnings.warn("Both body and data passed. data will be ignored", stacklevel=3)
+            return False
+        kwargs["body"] = self._dumps(data)
+        return True
 
     def _dumps(self, data) -> str:
         return json.dumps(data, **self._dumps_kwargs)
