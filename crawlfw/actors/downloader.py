@@ -277,7 +277,8 @@ class DownloaderActor(CrawlActor):
         _faults.hit("downloader.fetch")
         now = time.monotonic()
         request = message["request"]
-        self.table.enqueue(message["slot"], request, now)
+        key = request.meta["download_slot"] = message["slot"]  # as Scrapy's downloader does
+        self.table.enqueue(key, request, now)
         self._send_signal(signals.request_reached_downloader, request=request,
                           spider=self.spider)
         self.engine = message["reply_to"]
@@ -287,6 +288,23 @@ class DownloaderActor(CrawlActor):
     def handle_set_slot_delay(self, message):
         self.table.set_delay(message["slot"], message["delay_s"], time.monotonic())
         self._queue_pump()
+
+    def handle_get_slots(self, message):
+        """Answer an ``ask`` of ``get_slots`` (``crawler.engine.downloader.slots``) with
+        a :class:`~crawlfw.actors.messages.SlotsReport`: every slot held, or the keys
+        asked (a key not held is reported as the slot it would get now, except for the
+        shared slots of a ``FRONTIER_URL`` crawl, whose limits live in Redis)."""
+        table = self.table
+        keys = message.get("keys")
+        if keys is None:
+            chosen = list(table.slots.items())
+        else:
+            chosen = [(key, table.peek(key, make=not self._shared_slot)) for key in keys]
+        return {"slots": {key: {"delay_s": slot.delay_s, "concurrency": slot.concurrency,
+                                "randomize_delay": slot.randomize_delay,
+                                "queue": list(slot.queue),
+                                "transferring": list(slot.inprogress)}
+                          for key, slot in chosen if slot is not None}}
 
     def handle_pump(self, message):
         self._pump_queued = False
