@@ -170,13 +170,17 @@ def test_dns_timeout_fails_an_unanswered_lookup_as_dns_lookup_error(tmp_path, si
     assert elapsed < 100
 
 
-def test_a_negative_dns_timeout_refuses_the_crawl_in_one_line(tmp_path):
+@pytest.mark.parametrize("setting, error", [
+    ("DNS_TIMEOUT=-1",
+     "DNS_TIMEOUT must be a number of seconds >= 0 (0: no limit of its own), got '-1'"),
+    ("DNSCACHE_SIZE=0", "DNSCACHE_SIZE must be an int >= 1, got 0"),
+])
+def test_a_bad_dns_setting_refuses_the_crawl_in_one_line(tmp_path, setting, error):
     (tmp_path / "dns_spider.py").write_text(textwrap.dedent(_SPIDER))
     result = subprocess.run(
         [sys.executable, "-m", "crawlfw.cmdline", "runspider", "dns_spider.py", "-a", "port=1",
-         "-s", "DNS_TIMEOUT=-1"], cwd=str(tmp_path), env=crawlfw_env(),
+         "-s", setting], cwd=str(tmp_path), env=crawlfw_env(),
         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=90)
     assert result.returncode == 1
-    assert ("Crawl could not start: DNS_TIMEOUT must be a number of seconds >= 0 (0: no "
-            "limit of its own), got '-1'") in result.stderr
+    assert f"Crawl could not start: {error}" in result.stderr
     assert "Traceback" not in result.stderr
