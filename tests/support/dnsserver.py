@@ -15,6 +15,7 @@ loopback. It needs root (``unshare -m``); :func:`namespaces_available` says whet
 this machine allows it.
 """
 
+import os
 import random
 import shlex
 import shutil
@@ -50,7 +51,7 @@ class LocalDNS:
         self.answers = {name.lower(): value for name, value in answers.items()}
         self.queries: dict[str, int] = {}
         self._lock = threading.Lock()
-        rng = random.Random()  # a free address, not a test input: any is fine
+        rng = random.Random(os.getpid())  # seeded; another process picks another
         last_error = None
         for _ in range(20):
             host = f"127.53.{rng.randrange(1, 255)}.{rng.randrange(1, 255)}"
