@@ -14,6 +14,19 @@ and redirects off, ``DOWNLOAD_TIMEOUT=15``, ``DEPTH_PRIORITY=1`` with FIFO queue
 (breadth-first), ``LOG_LEVEL=INFO``; Scrapy also ``DownloaderAwarePriorityQueue``,
 ``REACTOR_THREADPOOL_MAXSIZE=20``, telnet off.
 
+``--etc-hosts`` (root only): names through the system resolver instead. Hosts are
+``site<i>.<run>.bench.test`` (``<run>`` unique to the run), each with one
+``127.0.0.1 <name>  # crawlfw-bench-broad <run>`` line appended to ``/etc/hosts``; a
+copy of the file as it was is kept in ``/etc/hosts.bench_broad.bak`` first, and at the
+end (in a ``finally``) exactly those lines are taken out again, the rest of the file
+untouched (written in place: ``/etc/hosts`` is often a bind mount). libcurl then
+resolves every name with ``getaddrinfo`` on its threaded resolver; peak threads show
+what that costs. libcurl (8.x) asks for the IPv6 address apart, which ``/etc/hosts``
+does not give, so glibc would ask the machine's name server for it: the crawler runs in
+a mount namespace of its own (``unshare -m``) whose ``/etc/resolv.conf`` names a
+loopback address where no server listens, so those queries fail at once and none
+leaves the machine (``/etc/hosts`` is the same file there).
+
 Measured per crawler: ``pages``/``complete`` (every page exactly once), ``wall s`` and
 ``pages/s`` (start-up included), ``CPU s/1k`` (user + system CPU seconds of the crawler
 process per 1,000 pages, from ``os.wait4``), and, sampled from ``/proc/<pid>`` every
@@ -23,6 +36,7 @@ Usage::
 
     python benchmarks/bench_broad.py [--hosts 2000] [--pages 2] [--concurrency 100]
         [--actors 1,2] [--scrapy-python /path/to/venv/bin/python] [--nofile N] [--json]
+        [--etc-hosts] [--set NAME=VALUE ...]
 """
 
 import argparse
@@ -78,8 +92,9 @@ class BroadSpider(crawlfw.Spider):
     name = "broad"
 
     def start_requests(self):
+        domain = getattr(self, "domain", "localhost")
         for i in range(int(self.hosts)):
-            yield crawlfw.Request(f"http://site{i}.localhost:{self.port}/")
+            yield crawlfw.Request(f"http://site{i}.{domain}:{self.port}/")
 
     def parse(self, response):
         yield {"url": response.url}
@@ -106,8 +121,9 @@ class BroadSpider(scrapy.Spider):
     name = "broad"
 
     async def start(self):
+        domain = getattr(self, "domain", "localhost")
         for i in range(int(self.hosts)):
-            yield scrapy.Request(f"http://site{i}.localhost:{self.port}/")
+            yield scrapy.Request(f"http://site{i}.{domain}:{self.port}/")
 
     def parse(self, response):
         yield {"url": response.url}
@@ -125,6 +141,77 @@ SCRAPY_ONLY = {
     "REMOTE_CONTROL_ENABLED": "False",
     "DNS_RESOLVER": "spider.LocalhostResolver",
 }
+
+
+HOSTS_FILE = "/etc/hosts"
+HOSTS_TAG = "# crawlfw-bench-broad"
+
+
+def hosts_lines(names, run: str) -> list[str]:
+    """The ``/etc/hosts`` lines (no newline) naming ``names`` as 127.0.0.1, each tagged
+    with ``run`` so they are told apart from every other line."""
+    return [f"127.0.0.1 {name}  {HOSTS_TAG} {run}" for name in names]
+
+
+def add_hosts_lines(path, lines, backup=None) -> None:
+    """Append ``lines`` to the hosts file ``path``, after copying it to ``backup`` (a
+    path, or None for no copy). Nothing else in the file changes.
+
+    Raises:
+        ValueError: a line of ``lines`` is already in the file (it could not be told
+            apart from the existing one when removed).
+        OSError: the file cannot be read or written.
+    """
+    path = Path(path)
+    text = path.read_text()
+    present = set(text.splitlines())
+    clash = next((line for line in lines if line in present), None)
+    if clash is not None:
+        raise ValueError(f"{path} already holds the line {clash!r}")
+    if backup is not None:
+        shutil.copyfile(path, backup)
+    with open(path, "a") as f:
+        if text and not text.endswith("\n"):
+            f.write("\n")
+        f.write("".join(line + "\n" for line in lines))
+
+
+def remove_hosts_lines(path, lines) -> int:
+    """Take exactly ``lines`` (those :func:`add_hosts_lines` added) out of the hosts file
+    ``path``, each once, keeping every other line byte for byte and in order; the file
+    is rewritten in place (``/etc/hosts`` may be a bind mount, which a rename cannot
+    replace). Returns the number of lines removed.
+
+    Raises:
+        OSError: the file cannot be read or written.
+    """
+    path = Path(path)
+    wanted = set(lines)
+    with open(path, "r+") as f:
+        text = f.read()
+        kept, removed = [], 0
+        for line in text.splitlines(keepends=True):
+            if line.rstrip("\n") in wanted:
+                wanted.discard(line.rstrip("\n"))
+                removed += 1
+            else:
+                kept.append(line)
+        if removed:
+            f.seek(0)
+            f.write("".join(kept))
+            f.truncate()
+    return removed
+
+
+NO_DNS = "127.53.0.53"  # a loopback address where no name server listens
+
+
+def in_resolver_namespace(argv, resolv_conf) -> list:
+    """``argv`` run in a new mount namespace whose ``/etc/resolv.conf`` is
+    ``resolv_conf`` (root only); the process keeps its pid (``unshare`` and ``sh``
+    exec it), so it is sampled and reaped as itself."""
+    return ["unshare", "-m", "sh", "-c", 'mount --bind "$0" /etc/resolv.conf && exec "$@"',
+            str(resolv_conf), *map(str, argv)]
 
 
 def _free_port() -> int:
@@ -249,16 +336,43 @@ def main(argv=None):
     parser.add_argument("--nofile", type=int, help="RLIMIT_NOFILE of the crawler processes")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--keep", help="keep the runs' logs and feeds in this directory")
+    parser.add_argument("--etc-hosts", action="store_true",
+                        help="names through the system resolver: one /etc/hosts line per "
+                             "host, removed at the end (root only)")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="one more crawlfw setting (e.g. DNSCACHE_ENABLED=False)")
     args = parser.parse_args(argv)
+    domain, added = "localhost", []
+    if args.etc_hosts:
+        if os.geteuid() != 0:
+            raise SystemExit("--etc-hosts needs root: it adds lines to /etc/hosts")
+        run = f"r{os.getpid()}x{int(time.time())}"
+        domain = f"{run}.bench.test"
+        added = hosts_lines((f"site{i}.{domain}" for i in range(args.hosts)), run)
     server = Nginx(args.pages)
-    expected = {f"http://site{i}.localhost:{server.port}/" + ("" if n == 0 else f"p/{n}")
+    expected = {f"http://site{i}.{domain}:{server.port}/" + ("" if n == 0 else f"p/{n}")
                 for i in range(args.hosts) for n in range(args.pages)}
     rows = []
     try:
+        if added:
+            # SIGTERM too goes through the finally below that takes the lines out
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+            try:
+                add_hosts_lines(HOSTS_FILE, added, backup=HOSTS_FILE + ".bench_broad.bak")
+            except ValueError:
+                added = []  # refused before writing anything: nothing to take out
+                raise
         with tempfile.TemporaryDirectory(prefix="crawlfw-bench-broad-run-") as tmp:
             tmp = Path(args.keep or tmp)
             tmp.mkdir(parents=True, exist_ok=True)
             common = {**BROAD, "CONCURRENT_REQUESTS": str(args.concurrency)}
+            wrap = list
+            if added:  # lookups past /etc/hosts stay on the loopback (see the docstring)
+                resolv_conf = tmp / "resolv.conf"
+                resolv_conf.write_text(f"nameserver {NO_DNS}\noptions timeout:1 attempts:1\n")
+
+                def wrap(argv_):
+                    return in_resolver_namespace(argv_, resolv_conf)
             env = {**os.environ, "PYTHONPATH": os.pathsep.join(
                 p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)}
             for actors in args.actors.split(","):
@@ -266,13 +380,14 @@ def main(argv=None):
                 run_dir.mkdir()
                 (run_dir / "spider.py").write_text(CRAWLFW_SPIDER)
                 feed = run_dir / "items.jl"
-                settings = {**common, "DOWNLOADER_ACTORS": actors, "CONTROL_ENDPOINT": "False"}
+                settings = {**common, "DOWNLOADER_ACTORS": actors, "CONTROL_ENDPOINT": "False",
+                            **dict(x.split("=", 1) for x in args.set)}
                 argv_ = [sys.executable, "-m", "crawlfw.cmdline", "runspider", "spider.py",
                          "-a", f"hosts={args.hosts}", "-a", f"port={server.port}",
-                         "-o", str(feed),
+                         "-a", f"domain={domain}", "-o", str(feed),
                          *(x for k, v in settings.items() for x in ("-s", f"{k}={v}"))]
-                rows.append(run_one(f"crawlfw (DOWNLOADER_ACTORS={actors})", argv_, run_dir,
-                                    env, feed, expected, args.nofile))
+                rows.append(run_one(f"crawlfw (DOWNLOADER_ACTORS={actors})", wrap(argv_),
+                                    run_dir, env, feed, expected, args.nofile))
             if args.scrapy_python:
                 run_dir = tmp / "scrapy"
                 run_dir.mkdir()
@@ -281,18 +396,24 @@ def main(argv=None):
                 settings = {**common, **SCRAPY_ONLY}
                 argv_ = [args.scrapy_python, "-m", "scrapy", "runspider", "spider.py",
                          "-a", f"hosts={args.hosts}", "-a", f"port={server.port}",
-                         "-o", str(feed),
+                         "-a", f"domain={domain}", "-o", str(feed),
                          *(x for k, v in settings.items() for x in ("-s", f"{k}={v}"))]
                 scrapy_env = {**os.environ, "PYTHONPATH": str(run_dir)}
-                rows.append(run_one("scrapy", argv_, run_dir, scrapy_env, feed, expected,
+                rows.append(run_one("scrapy", wrap(argv_), run_dir, scrapy_env, feed, expected,
                                     args.nofile))
     finally:
         server.stop()
+        if added:
+            removed = remove_hosts_lines(HOSTS_FILE, added)
+            print(f"/etc/hosts: {removed} of the {len(added)} lines added removed (a copy of "
+                  f"the file as it was: {HOSTS_FILE}.bench_broad.bak)", file=sys.stderr)
     if args.json:
         print(json.dumps(rows, indent=2))
         return
     print(f"{args.hosts} hosts x {args.pages} pages, CONCURRENT_REQUESTS={args.concurrency}"
-          + (f", RLIMIT_NOFILE={args.nofile}" if args.nofile else ""))
+          + (f", RLIMIT_NOFILE={args.nofile}" if args.nofile else "")
+          + (", names in /etc/hosts (system resolver)" if added else "")
+          + "".join(f", {x}" for x in args.set))
     head = ("crawler", "exit", "pages", "complete", "wall_s", "pages_per_s", "cpu_s_per_1k",
             "threads", "fds", "rss_mib")
     print(textwrap.dedent("  ".join(f"{h:>14}" for h in head)))

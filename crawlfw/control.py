@@ -27,6 +27,7 @@ left by a killed process is detected (nobody accepts on it) and removed by the n
 import atexit
 import base64
 import datetime
+import errno
 import json
 import logging
 import os
@@ -53,6 +54,7 @@ from crawlfw.core.control import (
 )
 from crawlfw.exceptions import InvalidMessage
 from crawlfw.extensions._periodic import PeriodicCall
+from crawlfw.utils._fds import out_of_fds, retry_when_out_of_fds
 from crawlfw.utils.rates import RateWindow
 
 logger = logging.getLogger(__name__)
@@ -235,7 +237,9 @@ class ControlEndpoint:
         """
         directory = private_dir(runtime_dir() if self.directory is None else self.directory)
         self.path = directory / f"{os.getpid()}{SOCKET_SUFFIX}"
-        self._sock = bind_socket(self.path)
+        self._sock = retry_when_out_of_fds(lambda: bind_socket(self.path),
+                                           f"control endpoint {self.path}",
+                                           on_retry=self._count_fd_retry)
         self._sock.settimeout(None)
         atexit.register(self.close)
         threading.Thread(target=self._accept_loop, name="crawlfw-control", daemon=True).start()
@@ -272,16 +276,38 @@ class ControlEndpoint:
 
     # --- connections --------------------------------------------------------------------
 
+    def _count_fd_retry(self):
+        """Count a retry for want of file descriptors in each running crawl's stats."""
+        for crawler in list(self.runner.crawlers):
+            stats = getattr(crawler, "stats", None)
+            if crawler.crawling and stats is not None:
+                stats.inc_value("control/emfile_retries")
+
     def _accept_loop(self):
+        backoff_s = 0.0  # > 0 while the process is out of file descriptors
         while not self._closed.is_set():
             try:
                 conn, _ = self._sock.accept()
-            except OSError:
+            except OSError as e:
                 if self._closed.is_set():
                     return
+                if out_of_fds(e):  # transient: the client waits in the listen backlog
+                    if not backoff_s:
+                        logger.warning(
+                            "Control endpoint %(path)s: out of file descriptors (%(errno)s) "
+                            "accepting a connection: trying again",
+                            {"path": self.path, "errno": errno.errorcode[e.errno]})
+                    self._count_fd_retry()
+                    backoff_s = min(2.0, backoff_s * 2 or 0.05)
+                    self._closed.wait(backoff_s)
+                    continue
                 logger.warning("Control endpoint: accept failed", exc_info=True)
                 time.sleep(0.1)
                 continue
+            if backoff_s:
+                backoff_s = 0.0
+                logger.info("Control endpoint %(path)s: accepting connections again",
+                            {"path": self.path})
             if not self._slots.acquire(blocking=False):
                 self._reply_and_close(conn, "too many control connections; try again")
                 continue

@@ -355,7 +355,7 @@ NOT_PROVIDED = {
     "scrapy.contrib.linkextractors.regex": "deprecated alias of scrapy.linkextractors.regex",
     "scrapy.resolver": (
         "Twisted's threaded DNS resolver with a cache; curl resolves names and keeps its own "
-        "DNS cache (DNSCACHE_ENABLED, DNS_TIMEOUT)"),
+        "DNS cache (DNSCACHE_ENABLED, DNSCACHE_SIZE, DNS_TIMEOUT)"),
     "scrapy.utils.benchserver": (
         "Twisted web server for `bench`; the bench command runs its own local link server"),
     "scrapy.utils.defer": "Deferred helpers; crawlfw has no Deferreds",

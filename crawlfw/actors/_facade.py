@@ -9,8 +9,10 @@ Supervisor builds one for each crawl it starts: the imports point one way,
 
 import concurrent.futures
 import logging
+import random
 import threading
 import time
+from collections.abc import Mapping
 
 import pykka
 
@@ -20,7 +22,7 @@ from crawlfw.http import Response
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["EngineFacade"]
+__all__ = ["EngineFacade", "SlotState", "SlotsView"]
 
 #: Seconds between checks that the engine is still open while ``download()`` waits.
 _DOWNLOAD_POLL_S = 1.0
@@ -214,13 +216,174 @@ class EngineFacade:
             logger.debug("engine already stopped; %s ignored", message["type"])
 
 
+#: Seconds ``crawler.engine.downloader.slots`` waits for a downloader's answer.
+SLOTS_TIMEOUT_S = 5.0
+
+
+class SlotState:
+    """One download slot as its downloader reported it: ``crawler.engine.downloader.
+    slots[key]``, Scrapy's ``scrapy.core.downloader.Slot`` read-only, but for ``delay``.
+
+    A snapshot taken when it was looked up (its figures do not change afterwards);
+    setting :attr:`delay` sends ``set_slot_delay`` to the downloader serving the slot
+    (applied there from its next start, as Scrapy's AutoThrottle's change is) and
+    updates this snapshot.
+
+    Attributes:
+        key: the slot key (the host name, its IP address with
+            ``CONCURRENT_REQUESTS_PER_IP``, or ``meta['download_slot']``).
+        delay: seconds between two request starts (settable).
+        concurrency: the most transfers at once.
+        randomize_delay: whether each gap is drawn from 0.5 to 1.5 times the delay.
+        queue: the requests waiting, oldest first (a tuple of ``Request``; Scrapy's is a
+            deque of ``(request, deferred)`` pairs).
+        transferring: the requests in flight (a frozenset).
+        active: the requests queued or in flight (a frozenset).
+    """
+
+    __slots__ = ("key", "concurrency", "randomize_delay", "queue", "transferring", "active",
+                 "_delay", "_owner")
+
+    def __init__(self, owner, key: str, state: dict):
+        set_ = object.__setattr__
+        set_(self, "_owner", owner)
+        set_(self, "key", key)
+        set_(self, "_delay", float(state["delay_s"]))
+        set_(self, "concurrency", state["concurrency"])
+        set_(self, "randomize_delay", state["randomize_delay"])
+        set_(self, "queue", tuple(state["queue"]))
+        set_(self, "transferring", frozenset(state["transferring"]))
+        set_(self, "active", frozenset(self.queue) | self.transferring)
+
+    @property
+    def delay(self) -> float:
+        """Seconds between two request starts in this slot."""
+        return self._delay
+
+    @delay.setter
+    def delay(self, value) -> None:
+        try:
+            delay_s = float(value)
+        except (TypeError, ValueError):
+            delay_s = float("nan")
+        if not delay_s >= 0:
+            raise ValueError(f"download slot {self.key!r}: delay must be a number of "
+                             f"seconds >= 0, got {value!r}")
+        self._owner.set_slot_delay(self.key, delay_s)
+        object.__setattr__(self, "_delay", delay_s)
+
+    def __setattr__(self, name, value):
+        if name == "delay":
+            return object.__setattr__(self, name, value)  # the property's setter
+        raise AttributeError(
+            f"download slot {self.key!r}: {name!r} cannot be set: "
+            f"crawler.engine.downloader.slots holds snapshots; only .delay is sent to the "
+            f"downloader serving the slot")
+
+    def free_transfer_slots(self) -> int:
+        """``concurrency`` minus the transfers in flight (Scrapy's method)."""
+        return self.concurrency - len(self.transferring)
+
+    def download_delay(self) -> float:
+        """The delay drawn as the next gap would be (0.5 to 1.5 times :attr:`delay`
+        with ``randomize_delay``), Scrapy's method."""
+        if self.randomize_delay:
+            return random.uniform(0.5 * self._delay, 1.5 * self._delay)  # noqa: S311
+        return self._delay
+
+    def __repr__(self) -> str:
+        return (f"<SlotState {self.key!r} concurrency={self.concurrency} "
+                f"delay={self._delay:.2f} active={len(self.active)} "
+                f"transferring={len(self.transferring)} queue={len(self.queue)}>")
+
+
+class SlotsView(Mapping):
+    """``crawler.engine.downloader.slots``: the crawl's download slots, a read-only
+    ``Mapping`` of slot key -> :class:`SlotState`, asked of the downloader actors that
+    hold them (a ``get_slots`` message; each answers from its ``SlotTable``).
+
+    ``view[key]`` and ``view.get(key)`` ask the one downloader serving ``key`` and
+    always find the slot (crawlfw evicts an idle slot once its delay has passed, where
+    Scrapy keeps it 60 s: the downloader then reports the slot it would make now, with
+    the delay last set for it), so an AutoThrottle-like ``response_downloaded`` handler
+    works as in Scrapy. ``len(view)``, ``iter(view)``, ``key in view``, ``items()`` ask
+    every downloader and see the slots held now. Each lookup is a round trip to a
+    downloader (microseconds to a few milliseconds): read it from signal handlers and
+    extensions, not per request in a hot loop.
+
+    Not on a downloader's own thread (a ``request_reached_downloader``,
+    ``headers_received`` or ``bytes_received`` handler): it would wait for itself, so
+    that raises ``RuntimeError``. A downloader that is dead or does not answer within
+    :data:`SLOTS_TIMEOUT_S` counts as holding no slot.
+
+    Args:
+        owner: the :class:`_DownloaderView` (its pool, its ``set_slot_delay``).
+    """
+
+    def __init__(self, owner):
+        self._owner = owner
+
+    def _ask(self, ref, message) -> dict:
+        if threading.current_thread().name.startswith("DownloaderActor-"):
+            raise RuntimeError(
+                "crawler.engine.downloader.slots cannot be read on a downloader's thread "
+                "(a request_reached_downloader, headers_received or bytes_received "
+                "handler): read it from a response_downloaded or response_received one")
+        try:
+            return ref.ask(message, timeout=SLOTS_TIMEOUT_S)["slots"]
+        except (pykka.ActorDeadError, pykka.Timeout, KeyError, TypeError):
+            return {}
+
+    def _everything(self) -> dict:
+        pool = self._owner.pool
+        states = {}
+        if pool is not None:
+            for ref in list(pool.refs):
+                if ref is not None:
+                    states.update(self._ask(ref, {"type": "get_slots"}))
+        return states
+
+    def __getitem__(self, key: str) -> SlotState:
+        pool = self._owner.pool
+        ref = pool.ref_for(key) if pool is not None and isinstance(key, str) else None
+        if ref is None:
+            raise KeyError(key)
+        state = self._ask(ref, {"type": "get_slots", "keys": [key]}).get(key)
+        if state is None:
+            raise KeyError(key)
+        return SlotState(self._owner, key, state)
+
+    def __contains__(self, key) -> bool:
+        return key in self._everything()
+
+    def __iter__(self):
+        return iter(list(self._everything()))
+
+    def __len__(self) -> int:
+        return len(self._everything())
+
+    def items(self):
+        """``[(key, SlotState)]`` of every slot held now, from one round of asks."""
+        return [(key, SlotState(self._owner, key, state))
+                for key, state in self._everything().items()]
+
+    def values(self):
+        """``[SlotState]`` of every slot held now."""
+        return [state for _, state in self.items()]
+
+    def __repr__(self) -> str:
+        return f"<SlotsView of {len(self._owner.pool or ())} downloader(s)>"
+
+
 class _DownloaderView:
     """``crawler.engine.downloader``: what extensions may do to the download slots.
 
     The slots live in the downloader actors' threads (each in a
     :class:`crawlfw.core.slots.SlotTable`), so they are changed by message to the
     downloader serving the slot, never written from another thread: AutoThrottle calls
-    :meth:`set_slot_delay` where Scrapy's writes ``slots[key].delay``.
+    :meth:`set_slot_delay` where Scrapy's writes ``slots[key].delay``; a user's
+    extension written for Scrapy reads :attr:`slots` (snapshots asked of the
+    downloaders) and may set ``slots[key].delay``, which sends the same message.
 
     Args:
         pool: the crawl's ``DownloaderPool``, or None (no downloaders: calls do nothing).
@@ -234,6 +397,12 @@ class _DownloaderView:
         self.in_flight = {}
         #: the engine's ``IpCache`` with ``CONCURRENT_REQUESTS_PER_IP``, else None
         self.ip_cache = None
+
+    @property
+    def slots(self) -> SlotsView:
+        """Scrapy's ``downloader.slots``: a read-only :class:`SlotsView` of the crawl's
+        download slots, ``{slot key: SlotState}`` (snapshots; ``.delay`` settable)."""
+        return SlotsView(self)
 
     def slot_key(self, request) -> str:
         """The key of ``request``'s download slot as the engine computes it (by IP with

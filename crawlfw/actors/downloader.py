@@ -27,7 +27,7 @@ import zlib
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
-from crawlfw.core.curl import MultiDriver, driver_options
+from crawlfw.core.curl import DnsCacheBudget, MultiDriver, driver_options
 from crawlfw.core.slot import DownloadSlot
 from crawlfw.core.slots import SlotTable
 from crawlfw.exceptions import ConnectError, StopDownload
@@ -125,9 +125,12 @@ class DownloaderPool:
 
     Args:
         size: the number of downloaders (>= 1).
-        share_dns: with more than one downloader, give them one DNS cache (a
-            ``pycurl.CurlShare`` with ``LOCK_DATA_DNS``; pycurl locks it across threads),
-            so a host name is resolved once per crawl, not once per downloader.
+        share_dns: ``DNSCACHE_ENABLED``: with more than one downloader, give them one
+            DNS cache (a ``pycurl.CurlShare`` with ``LOCK_DATA_DNS``; pycurl locks it
+            across threads), so a host name is resolved once per crawl, not once per
+            downloader.
+        dns_cache_size: ``DNSCACHE_SIZE``, the most host names that cache holds (a
+            :class:`~crawlfw.core.curl.DnsCacheBudget` shared by the downloaders).
 
     Attributes:
         refs: ``[ActorRef]``, downloader ``i`` at index ``i`` (its child key ``str(i)``).
@@ -135,14 +138,18 @@ class DownloaderPool:
             handle's own DNS cache serves every transfer already).
         replacements: ``{i: ActorRef}`` restarted downloaders the Engine has not put in
             place yet (the Supervisor stops them too if the crawl ends first).
+        dns_budget: the :class:`~crawlfw.core.curl.DnsCacheBudget` of ``DNSCACHE_SIZE``,
+            or None (``DNSCACHE_ENABLED`` off).
 
     Raises:
-        ValueError: ``size`` < 1.
+        ValueError: ``size`` < 1, or ``dns_cache_size`` < 1 (the message names the
+            setting).
     """
 
-    def __init__(self, size: int, share_dns: bool = True):
+    def __init__(self, size: int, share_dns: bool = True, dns_cache_size: int = 10000):
         if not isinstance(size, int) or size < 1:
             raise ValueError(f"DOWNLOADER_ACTORS must be an int >= 1, got {size!r}")
+        self.dns_budget = DnsCacheBudget(dns_cache_size) if share_dns else None
         self.refs = [None] * size
         self.replacements = {}
         self._one = size == 1
@@ -187,6 +194,8 @@ class DownloaderActor(CrawlActor):
     index: this downloader's number in the pool (its child key is ``str(index)``).
     engine: the Engine's ActorRef (default ``reply_to``).
     share: a ``pycurl.CurlShare`` for its transfers (the pool's DNS cache), or None.
+    dns_budget: the pool's :class:`~crawlfw.core.curl.DnsCacheBudget` (``DNSCACHE_SIZE``),
+        or None.
     concurrency: the crawl's effective ``CONCURRENT_REQUESTS`` (lowered to fit the open
         file limit), or None for the setting; sizes the connection cache.
     **kw: ``CrawlActor`` arguments.
@@ -194,7 +203,8 @@ class DownloaderActor(CrawlActor):
 
     role = "downloader"
 
-    def __init__(self, crawler, index: int, engine, share=None, concurrency=None, **kw):
+    def __init__(self, crawler, index: int, engine, share=None, concurrency=None,
+                 dns_budget=None, **kw):
         super().__init__(settings=crawler.settings, key=str(index), **kw)
         settings = crawler.settings
         spider = crawler.spider
@@ -233,6 +243,8 @@ class DownloaderActor(CrawlActor):
         self.driver_options = driver_options(settings, concurrency)
         if share is not None:
             self.driver_options["share"] = share
+        if dns_budget is not None:
+            self.driver_options["dns_cache_budget"] = dns_budget
         self.driver = None
         self._pump_queued = False
 
@@ -265,7 +277,8 @@ class DownloaderActor(CrawlActor):
         _faults.hit("downloader.fetch")
         now = time.monotonic()
         request = message["request"]
-        self.table.enqueue(message["slot"], request, now)
+        key = request.meta["download_slot"] = message["slot"]  # as Scrapy's downloader does
+        self.table.enqueue(key, request, now)
         self._send_signal(signals.request_reached_downloader, request=request,
                           spider=self.spider)
         self.engine = message["reply_to"]
@@ -275,6 +288,23 @@ class DownloaderActor(CrawlActor):
     def handle_set_slot_delay(self, message):
         self.table.set_delay(message["slot"], message["delay_s"], time.monotonic())
         self._queue_pump()
+
+    def handle_get_slots(self, message):
+        """Answer an ``ask`` of ``get_slots`` (``crawler.engine.downloader.slots``) with
+        a :class:`~crawlfw.actors.messages.SlotsReport`: every slot held, or the keys
+        asked (a key not held is reported as the slot it would get now, except for the
+        shared slots of a ``FRONTIER_URL`` crawl, whose limits live in Redis)."""
+        table = self.table
+        keys = message.get("keys")
+        if keys is None:
+            chosen = list(table.slots.items())
+        else:
+            chosen = [(key, table.peek(key, make=not self._shared_slot)) for key in keys]
+        return {"slots": {key: {"delay_s": slot.delay_s, "concurrency": slot.concurrency,
+                                "randomize_delay": slot.randomize_delay,
+                                "queue": list(slot.queue),
+                                "transferring": list(slot.inprogress)}
+                          for key, slot in chosen if slot is not None}}
 
     def handle_pump(self, message):
         self._pump_queued = False

@@ -118,6 +118,9 @@ __all__ = [
     "IdleChecked",
     "Fetch",
     "SetSlotDelay",
+    "GetSlots",
+    "SlotState",
+    "SlotsReport",
     "ResponseDownloaded",
     "DownloadFailed",
     "PullStartRequests",
@@ -507,6 +510,39 @@ class SetSlotDelay(TypedDict):
     """The download slot key."""
     delay_s: Annotated[float, Rule(minimum=0)]
     """Seconds between two starts in that slot (randomized if ``RANDOMIZE_DOWNLOAD_DELAY``)."""
+
+
+class GetSlots(TypedDict):
+    """Outside (``crawler.engine.downloader.slots``, on any thread but a downloader's) ->
+    Downloader: report the download slots it serves now; answered with
+    :class:`SlotsReport`."""
+
+    type: Literal["get_slots"]
+    keys: NotRequired[list[str]]
+    """Only these slot keys (those the downloader does not hold are left out); absent:
+    every slot it holds."""
+
+
+class SlotState(TypedDict):
+    """One download slot in :class:`SlotsReport`: Scrapy's ``Slot`` attributes."""
+
+    delay_s: Annotated[float, Rule(minimum=0)]
+    """Seconds between two request starts (``DOWNLOAD_DELAY``, AutoThrottle's)."""
+    concurrency: Annotated[int, Rule(minimum=1)]
+    """The most transfers at once (``CONCURRENT_REQUESTS_PER_DOMAIN``/``_PER_IP``)."""
+    randomize_delay: bool
+    """Whether each gap is drawn from 0.5 to 1.5 times the delay."""
+    queue: list[Request]
+    """The requests waiting in the slot, oldest first."""
+    transferring: list[Request]
+    """The requests in flight (started, not finished), in start order."""
+
+
+class SlotsReport(TypedDict):
+    """Downloader -> outside: the answer to ``get_slots``."""
+
+    slots: dict[str, SlotState]
+    """Slot key -> its state, for the slots asked about that the downloader holds."""
 
 
 class ResponseDownloaded(TypedDict):
@@ -1056,6 +1092,7 @@ MESSAGE_TYPES: dict[str, type] = {
         IdleChecked,
         Fetch,
         SetSlotDelay,
+        GetSlots,
         Pump,
         ResponseDownloaded,
         DownloadFailed,
@@ -1098,6 +1135,7 @@ REPLY_TYPES: dict[str, tuple[type, ...]] = {
     "start_crawl": (StartCrawlReply, StartRefused, MessageRejected),
     "stop_crawl": (StopCrawlReply, MessageRejected),
     "get_status": (SupervisorStatus, EngineStatus),
+    "get_slots": (SlotsReport,),
 }
 """Message ``type`` -> the TypedDicts an ``ask`` of it can be answered with. (The
 control-endpoint commands, answered on the socket, are in :data:`MESSAGE_TYPES`:

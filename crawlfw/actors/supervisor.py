@@ -404,6 +404,7 @@ class Supervisor(CrawlActor):
         from crawlfw.actors.pipeline import PipelineActor
         from crawlfw.actors.scheduler import SchedulerActor, frontier_of
         from crawlfw.actors.spider_runner import SpiderRunnerActor
+        from crawlfw.core.curl import driver_options
         from crawlfw.core.feeds import feeds_from_settings
         from crawlfw.pipelines import ItemPipelineManager
 
@@ -412,8 +413,10 @@ class Supervisor(CrawlActor):
         common = {"crawl_id": tree.crawl_id, "supervisor": self.actor_ref}
         user_actors = _user_actor_classes(crawler.settings)  # refused before anything starts
         try:
+            driver_options(crawler.settings)  # DNS_TIMEOUT, the TLS method: one line
             pool = DownloaderPool(crawler.settings.getint("DOWNLOADER_ACTORS", 1),
-                                  share_dns=crawler.settings.getbool("DNSCACHE_ENABLED", True))
+                                  share_dns=crawler.settings.getbool("DNSCACHE_ENABLED", True),
+                                  dns_cache_size=crawler.settings.getint("DNSCACHE_SIZE", 10000))
         except ValueError as e:
             raise CrawlStartError(str(e)) from None
         # File descriptors: the soft limit raised to the hard one; a concurrency that
@@ -460,7 +463,7 @@ class Supervisor(CrawlActor):
             specs[("downloader", str(index))] = ChildSpec(
                 "downloader", lambda index=index: DownloaderActor.start(
                     crawler, index, tree.engine, share=pool.share,
-                    concurrency=pool.concurrency, **common),
+                    dns_budget=pool.dns_budget, concurrency=pool.concurrency, **common),
                 PERMANENT, STOP_TIMEOUT_S, key=str(index))
         pipeline = tree.restartable[("pipeline", "")] = ChildRef("pipeline")
         kept = {}  # the crawl's ItemPipelineManager: opened once, kept across restarts

@@ -30,20 +30,30 @@ Typical use (what the Downloader actor does)::
 
 from __future__ import annotations
 
+import collections
+import functools
 import logging
 import math
 import selectors
 import time
+from array import array
 from typing import Any, NamedTuple
+from urllib.parse import urlsplit
 
 import pycurl
 
 from crawlfw.core._curl_errors import exception_for
-from crawlfw.exceptions import DownloadCancelled, DownloadError, NotSupported, ResponseFailed
+from crawlfw.exceptions import (
+    DNSLookupError,
+    DownloadCancelled,
+    DownloadError,
+    NotSupported,
+    ResponseFailed,
+)
 from crawlfw.http import Headers
 from crawlfw.responsetypes import responsetypes
 
-__all__ = ["MultiDriver", "Result", "SUPPORTED_SCHEMES"]
+__all__ = ["DnsCacheBudget", "MultiDriver", "Result", "SUPPORTED_SCHEMES"]
 
 logger = logging.getLogger(__name__)
 
@@ -124,7 +134,7 @@ class _Transfer:
     """Per-transfer state, reachable from the easy handle's callbacks."""
 
     __slots__ = ("request", "url", "scheme", "chunks", "header_lines", "error", "maxsize", "dirty",
-                 "stopped")
+                 "stopped", "resolve_no")
 
     def __init__(self, request, url: str, scheme: str, maxsize: int):
         self.request = request
@@ -136,6 +146,7 @@ class _Transfer:
         self.maxsize = maxsize
         self.dirty = True  # the handle needs reset() before reuse
         self.stopped = None  # the StopDownload a stream signal handler raised
+        self.resolve_no = 0  # the number of its name lookup (MultiDriver._on_resolver_start)
 
 
 #: ``DOWNLOADER_CLIENT_TLS_METHOD`` value -> ``CURLOPT_SSLVERSION`` (minimum | maximum).
@@ -174,7 +185,9 @@ def driver_options(settings, concurrency: int | None = None) -> dict:
     across all hosts are bounded by the concurrency asked for, not by the hosts seen);
     ``DNSCACHE_ENABLED`` False ->
     ``dns_cache_timeout_s=0`` (no caching: every transfer resolves the host name again;
-    True keeps libcurl's cache, 60 s per answer); ``DOWNLOADER_CLIENT_TLS_METHOD`` ->
+    True keeps libcurl's cache, 60 s per answer, bounded to ``DNSCACHE_SIZE`` names by a
+    :class:`DnsCacheBudget` the caller makes: it is shared by a crawl's downloaders);
+    ``DNS_TIMEOUT`` -> ``dns_timeout_s``; ``DOWNLOADER_CLIENT_TLS_METHOD`` ->
     ``tls_method``; the schemes of ``DOWNLOAD_HANDLERS`` (+ ``_BASE``) not set to None
     -> ``schemes`` (``DOWNLOAD_HANDLERS = {'ftp': None}`` refuses ftp:// requests with
     ``NotSupported``, as in Scrapy).
@@ -188,10 +201,15 @@ def driver_options(settings, concurrency: int | None = None) -> dict:
         dict of keyword arguments.
 
     Raises:
-        ValueError: ``DOWNLOADER_CLIENT_TLS_METHOD`` is not a known method.
+        ValueError: ``DOWNLOADER_CLIENT_TLS_METHOD`` is not a known method, or
+            ``DNS_TIMEOUT`` is negative.
     """
     tls_method = settings.get("DOWNLOADER_CLIENT_TLS_METHOD", "TLS")
     ssl_version(tls_method)  # checked here, on the caller's thread
+    dns_timeout_s = settings.getfloat("DNS_TIMEOUT", 60)
+    if not dns_timeout_s >= 0:
+        raise ValueError(f"DNS_TIMEOUT must be a number of seconds >= 0 (0: no limit of "
+                         f"its own), got {settings.get('DNS_TIMEOUT')!r}")
     maxconnects = settings.getint("CURL_MAXCONNECTS", 0)
     if maxconnects <= 0:
         downloaders = max(1, settings.getint("DOWNLOADER_ACTORS", 1))
@@ -201,12 +219,92 @@ def driver_options(settings, concurrency: int | None = None) -> dict:
     return {
         "maxconnects": maxconnects,
         "dns_cache_timeout_s": 60 if settings.getbool("DNSCACHE_ENABLED", True) else 0,
+        "dns_timeout_s": dns_timeout_s,
         "tls_method": tls_method,
         "schemes": frozenset(
             scheme for scheme, handler in dict(settings.getwithbase("DOWNLOAD_HANDLERS")).items()
             if handler is not None
         ),
     }
+
+
+
+class DnsCacheBudget:
+    """How long libcurl may keep DNS answers so that its cache holds at most ``size``
+    host names: ``DNSCACHE_SIZE``, Scrapy's bound on its resolver cache, honoured
+    through the one knob libcurl's cache has, its expiry (``CURLOPT_DNS_CACHE_TIMEOUT``,
+    whole seconds; libcurl has no size option).
+
+    libcurl drops, each time a transfer ends, every answer older than that transfer's
+    cache timeout, so its cache holds the names resolved within the last timeout
+    seconds. The budget keeps the start times of the last ``size`` lookups (a ring of
+    ``size`` floats, 8 bytes each); once it has seen ``size`` of them, the timeout is the
+    whole seconds since the oldest of those (at most ``max_timeout_s``): the answers
+    younger than that are fewer than ``size`` (plus the lookups in flight), and the
+    oldest answers go first, as Scrapy's cache drops its oldest entry. A crawl that
+    resolves fewer than ``size`` names per ``max_timeout_s`` keeps the full timeout. A
+    rate above ``size`` names a second gives 0: no answer is kept past its transfer.
+
+    One budget serves all the downloaders of a crawl (their ``CurlShare`` holds one
+    cache); it is updated from their threads without a lock, so under contention an
+    update may be lost, which only makes the bound approximate by a lookup or two.
+
+    Args:
+        size: ``DNSCACHE_SIZE``, the most names to keep (int >= 1).
+        max_timeout_s: the longest an answer is kept (whole seconds >= 0; 60, as
+            ``DNSCACHE_ENABLED`` keeps them).
+
+    Attributes:
+        timeout_s: the cache timeout (s) new transfers get.
+        bounding: True once ``size`` lookups were seen: from then on every transfer is
+            given ``timeout_s`` (before, the driver's own timeout stands).
+
+    Raises:
+        ValueError: ``size`` is not an int >= 1 (the message names ``DNSCACHE_SIZE``).
+    """
+
+    __slots__ = ("size", "max_timeout_s", "timeout_s", "bounding", "_starts", "_next")
+
+    def __init__(self, size: int, max_timeout_s: int = 60):
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(f"DNSCACHE_SIZE must be an int >= 1, got {size!r}")
+        self.size = size
+        self.max_timeout_s = max(0, int(max_timeout_s))
+        self.timeout_s = self.max_timeout_s
+        self.bounding = False
+        self._starts = array("d")
+        self._next = 0  # the ring's oldest start, once full
+
+    def started(self, now_s: float) -> int:
+        """Record a name lookup that starts now.
+
+        Args:
+            now_s: ``time.monotonic()`` seconds.
+
+        Returns:
+            int: the cache timeout (s) new transfers should get (:attr:`timeout_s`).
+        """
+        starts = self._starts
+        if len(starts) < self.size:
+            starts.append(now_s)
+            if len(starts) < self.size:
+                return self.timeout_s
+            self.bounding = True
+            oldest = starts[0]
+        else:
+            i = self._next
+            starts[i] = now_s
+            i += 1
+            if i == self.size:
+                i = 0
+            self._next = i
+            oldest = starts[i]
+        self.timeout_s = min(self.max_timeout_s, max(0, int(now_s - oldest)))
+        return self.timeout_s
+
+    def __repr__(self) -> str:
+        return (f"<DnsCacheBudget size={self.size} timeout_s={self.timeout_s} "
+                f"bounding={self.bounding}>")
 
 
 class MultiDriver:
@@ -232,6 +330,18 @@ class MultiDriver:
             (None: send no User-Agent, like Scrapy's handler).
         dns_cache_timeout_s: seconds a resolved host name is cached
             (``CURLOPT_DNS_CACHE_TIMEOUT``).
+        dns_cache_budget: a :class:`DnsCacheBudget` that lowers that timeout so the
+            cache holds at most its ``size`` names (``DNSCACHE_SIZE``), or None.
+        dns_timeout_s: seconds a host name may take to resolve (``DNS_TIMEOUT``, as
+            Scrapy's resolver waits): a transfer whose lookup has not answered by then
+            ends with a :class:`~crawlfw.exceptions.DNSLookupError`. libcurl has no
+            timeout of the lookup alone (``CURLOPT_CONNECTTIMEOUT`` also covers the TCP
+            and TLS handshakes, which Scrapy bounds by ``DOWNLOAD_TIMEOUT`` only), so the
+            driver notes when each lookup starts (``CURLOPT_RESOLVER_START_FUNCTION``,
+            called for real lookups only, not for cached answers) and ends the
+            transfer if its ``NAMELOOKUP_TIME`` is still 0 at the deadline. 0 or
+            ``math.inf``: no limit but the transfer's own timeout, which also covers
+            the lookup (a lookup cut by it is a ``DownloadTimeoutError``, as in Scrapy).
         verify_tls: verify TLS certificates and host names (off by default, as
             Scrapy 1.2 does not verify).
         buffer_size_bytes: receive buffer per transfer (``CURLOPT_BUFFERSIZE``);
@@ -257,6 +367,8 @@ class MultiDriver:
         maxconnects: int = 100,
         user_agent: str | bytes | None = None,
         dns_cache_timeout_s: float = 60,
+        dns_cache_budget: DnsCacheBudget | None = None,
+        dns_timeout_s: float = 60,
         verify_tls: bool = False,
         buffer_size_bytes: int = 64 * 1024,
         tls_method: str = "TLS",
@@ -273,8 +385,19 @@ class MultiDriver:
             raise ValueError(
                 f"MultiDriver buffer_size_bytes must be in 1024..10485760, got {buffer_size_bytes!r}"
             )
+        if not dns_timeout_s >= 0:
+            raise ValueError(f"MultiDriver dns_timeout_s must be >= 0 (DNS_TIMEOUT), "
+                             f"got {dns_timeout_s!r}")
         self._user_agent = user_agent
         self._dns_cache_timeout_s = int(dns_cache_timeout_s)
+        # DNSCACHE_SIZE: only while answers are cached at all
+        self._dns_budget = dns_cache_budget if self._dns_cache_timeout_s else None
+        self._dns_timeout_s = (float(dns_timeout_s) if 0 < dns_timeout_s < math.inf
+                               else 0.0)
+        #: (deadline, handle, lookup number) per lookup started, deadlines in order
+        self._resolving: collections.deque = collections.deque()
+        self._lookups = 0  # lookups started (numbers the entries of _resolving)
+        self._watch_lookups = bool(self._dns_timeout_s or self._dns_budget is not None)
         self._verify = 1 if verify_tls else 0
         self._verify_host = 2 if verify_tls else 0
         self._buffer_size = int(buffer_size_bytes)
@@ -387,6 +510,9 @@ class MultiDriver:
             c = pycurl.Curl()
             self._set_base_options(c)
         xfer = _Transfer(request, url, scheme, maxsize_bytes)
+        budget = self._dns_budget
+        if budget is not None and budget.bounding:
+            c.setopt(pycurl.DNS_CACHE_TIMEOUT, budget.timeout_s)
         try:
             dirty = self._set_request_options(
                 c, xfer, timeout_s, maxsize_bytes, warnsize_bytes, proxy, bindaddress
@@ -443,12 +569,15 @@ class MultiDriver:
         deadline = monotonic() + wait_s
         woken = False
         first = True
+        resolving = self._resolving
         while True:
             timer = self._timer_deadline
             if timer is not None and monotonic() >= timer:
                 self._timer_deadline = None
                 action(pycurl.SOCKET_TIMEOUT, 0)
                 self._read_info()
+            if resolving and resolving[0][0] <= monotonic():
+                self._expire_lookups(monotonic())
             if done or woken:
                 break
             now = monotonic()
@@ -461,6 +590,8 @@ class MultiDriver:
             timer = self._timer_deadline
             if timer is not None and timer - now < timeout:
                 timeout = max(timer - now, 0.0)
+            if resolving and resolving[0][0] - now < timeout:
+                timeout = max(resolving[0][0] - now, 0.0)
             if timeout > _MAX_SELECT_S:
                 timeout = _MAX_SELECT_S
             events = select(timeout)
@@ -535,6 +666,8 @@ class MultiDriver:
         setopt(pycurl.BUFFERSIZE, self._buffer_size)
         if self._share is not None:
             setopt(pycurl.SHARE, self._share)
+        if self._watch_lookups:
+            setopt(pycurl.RESOLVER_START_FUNCTION, functools.partial(self._on_resolver_start, c))
         if self._user_agent:
             setopt(pycurl.USERAGENT, self._user_agent)
         else:
@@ -657,6 +790,41 @@ class MultiDriver:
         except Exception:
             logger.exception("curl timer callback failed (timeout_ms=%r)", timeout_ms)
 
+    def _on_resolver_start(self, c: pycurl.Curl) -> int:
+        """CURLOPT_RESOLVER_START_FUNCTION: a real lookup (no cached answer) starts for
+        ``c``'s transfer: note its ``DNS_TIMEOUT`` deadline and tell the cache budget."""
+        try:
+            now = time.monotonic()
+            if self._dns_timeout_s:
+                xfer = self._transfers.get(c)
+                if xfer is not None:
+                    self._lookups += 1
+                    xfer.resolve_no = self._lookups
+                    self._resolving.append((now + self._dns_timeout_s, c, self._lookups))
+            if self._dns_budget is not None:
+                self._dns_budget.started(now)
+        except Exception:
+            logger.exception("curl resolver start callback failed")
+        return 0
+
+    def _expire_lookups(self, now: float) -> None:
+        """End, with a ``DNSLookupError``, each transfer whose lookup is past its
+        ``DNS_TIMEOUT`` deadline and still unanswered (its ``NAMELOOKUP_TIME`` 0)."""
+        resolving = self._resolving
+        transfers = self._transfers
+        while resolving and resolving[0][0] <= now:
+            _, c, number = resolving.popleft()
+            xfer = transfers.get(c)
+            if xfer is None or xfer.resolve_no != number:
+                continue  # finished, or the handle serves a later transfer now
+            if c.getinfo(pycurl.NAMELOOKUP_TIME) > 0:
+                continue  # answered in time
+            host = _host_of(xfer.url)
+            xfer.error = DNSLookupError(
+                f"DNS lookup failed: {xfer.url} (no answer for {host!r} within "
+                f"DNS_TIMEOUT, {self._dns_timeout_s:g} s)", xfer.url, pycurl.E_OPERATION_TIMEDOUT)
+            self._done.append(self._finish(c, pycurl.E_OPERATION_TIMEDOUT, ""))
+
     # -- driving ------------------------------------------------------------------------
 
     def _socket_action(self, fd: int, ev_bitmask: int) -> None:
@@ -773,6 +941,14 @@ class MultiDriver:
 
 
 # -- helpers --------------------------------------------------------------------------
+
+
+def _host_of(url: str) -> str:
+    """The host name of ``url`` (``''`` when it has none): what a lookup resolves."""
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
 
 
 def _header_lines(headers, separate_proxy_auth: bool) -> tuple[list[bytes], list[bytes]]:

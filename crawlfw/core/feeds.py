@@ -81,6 +81,7 @@ from datetime import datetime, timezone
 from urllib.parse import urlparse
 
 from crawlfw.exceptions import NotConfigured, UsageError
+from crawlfw.utils._fds import retry_when_out_of_fds
 from crawlfw.utils.misc import create_instance, load_object
 from crawlfw.utils.python import without_none_values
 
@@ -320,7 +321,7 @@ class FeedWriter:
                 logger.warning("%(problem)s; starting the feed anew (FEED_RESTART_BROKEN)%(kept)s",
                                {"problem": problem,
                                 "kept": f"; the old file is kept as {aside}" if aside else ""})
-        raw = self.storage.open(self.spider)
+        raw = self._open_storage()
         self._identity = _file_identity(raw) if self._resumable else None
         self.file = self._postprocessed(raw)
         try:
@@ -487,8 +488,22 @@ class FeedWriter:
     def _open_batch_file(self) -> None:
         """Open the current batch's file (a batch after the first)."""
         self.storage = self._make_storage(self.uri)
-        self.file = self._postprocessed(self.storage.open(self.spider))
+        self.file = self._postprocessed(self._open_storage())
         self.exporter = self._make_exporter()
+
+    def _open_storage(self):
+        """``self.storage.open(spider)``, tried again while the process is out of file
+        descriptors (``EMFILE``/``ENFILE``: a transient condition, not a failed feed),
+        each retry counted in ``feedexport/emfile_retries``; see
+        :func:`crawlfw.utils._fds.retry_when_out_of_fds`."""
+        crawler = self.crawler or getattr(self.spider, "crawler", None)
+        stats = getattr(crawler, "stats", None)
+
+        def count():
+            if stats is not None:
+                stats.inc_value("feedexport/emfile_retries")
+        return retry_when_out_of_fds(lambda: self.storage.open(self.spider),
+                                     f"feed {_redact_uri(self.uri)}", on_retry=count)
 
     def _postprocessed(self, file):
         """``file`` under a :class:`~crawlfw.extensions.postprocessing.PostProcessingManager`

@@ -254,6 +254,24 @@ class SlotTable:
         wait = self._idle[0][0] - now_s
         return wait if wait > 0 else 0.0
 
+    def peek(self, key: str, make: bool = True) -> DownloadSlot | None:
+        """Slot ``key`` as it is now, or, when the table does not hold it (evicted, or
+        never seen) and ``make`` is true, the slot :meth:`enqueue` would make for it now
+        (its remembered delay given), NOT stored: what ``crawler.engine.downloader.slots``
+        reports for a key asked by name. Read it; never change it.
+
+        Returns:
+            a :class:`~crawlfw.core.slot.DownloadSlot`, or None (not held, ``make`` false).
+        """
+        slot = self.slots.get(key)
+        if slot is not None or not make:
+            return slot
+        slot = self._new_slot(key)
+        delay = self._delays.get(key)
+        if delay is not None:
+            slot.delay_s = delay
+        return slot
+
     def in_flight_of(self, key: str) -> int:
         """Requests in flight in slot ``key`` (0 for a slot not in the table)."""
         slot = self.slots.get(key)

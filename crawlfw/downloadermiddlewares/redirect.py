@@ -174,6 +174,10 @@ class BaseRedirectMiddleware:
     def _build_redirect_request(self, request, redirect_url, **kwargs):
         # Request.cookies are not carried: they were stored for the first URL's host only
         redirected = request.replace(url=redirect_url, cookies=None, **kwargs)
+        # the target's own slot and latency, as Scrapy 2's RedirectMiddleware does (the
+        # downloader set download_slot to the source's slot)
+        redirected.meta.pop("download_slot", None)
+        redirected.meta.pop("download_latency", None)
         source = urlparse_cached(request)
         target = urlparse_cached(redirected)
         headers = redirected.headers

@@ -17,10 +17,6 @@ logger = logging.getLogger(__name__)
 #: Setting name -> why it has no effect in crawlfw.
 SETTINGS_WITHOUT_EFFECT = {
     "CONCURRENT_ITEMS": "the item pipeline actor processes items one at a time, in order",
-    "DNSCACHE_SIZE": "libcurl's DNS cache has no size bound (its answers expire after "
-                     "60 s); DNSCACHE_ENABLED=False turns it off",
-    "DNS_TIMEOUT": "name resolution counts towards DOWNLOAD_TIMEOUT (libcurl's connect "
-                   "timeout covers it)",
     "DOWNLOADER": "downloads are made by crawlfw.actors.downloader.DownloaderActor, a "
                   "pool of DOWNLOADER_ACTORS actors serving every download slot",
     "DOWNLOADER_IDLE_TIMEOUT": "the downloaders are a fixed pool (DOWNLOADER_ACTORS) and "

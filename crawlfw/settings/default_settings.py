@@ -25,12 +25,13 @@ downloaded with libcurl):
 * ``DOWNLOAD_HANDLERS_BASE`` maps every scheme to the curl transfer core
   (``crawlfw.core.curl.MultiDriver``); a scheme set to None in ``DOWNLOAD_HANDLERS``
   is refused (``NotSupported``), other handler classes have no effect;
-  ``DNSCACHE_ENABLED`` and ``DOWNLOADER_CLIENT_TLS_METHOD`` map to curl options
-  (``crawlfw.core.curl.driver_options``);
+  ``DNSCACHE_ENABLED``, ``DNSCACHE_SIZE``, ``DNS_TIMEOUT`` and
+  ``DOWNLOADER_CLIENT_TLS_METHOD`` map to curl options
+  (``crawlfw.core.curl.driver_options``, ``DnsCacheBudget``);
 * settings kept for Scrapy projects but without effect, each logged once as a warning
   when a user sets it (``crawlfw.settings._noeffect``): ``CONCURRENT_ITEMS``,
-  ``DNSCACHE_SIZE``, ``DNS_TIMEOUT``, ``DOWNLOADER``, ``DOWNLOAD_HANDLERS`` classes,
-  ``MEMDEBUG_NOTIFY``, ``SCHEDULER_PRIORITY_QUEUE``;
+  ``DOWNLOADER``, ``DOWNLOAD_HANDLERS`` classes, ``MEMDEBUG_NOTIFY``,
+  ``SCHEDULER_PRIORITY_QUEUE``;
 * crawlfw-only settings (``CONTROL_ENDPOINT``, ``CURL_MAXCONNECTS``, ``FRONTIER_*``,
   ``MESSAGE_VALIDATION``, ``PROGRESS``, ``SUPERVISOR_*``) are at the end.
 """
@@ -92,8 +93,8 @@ DEPTH_STATS_VERBOSE = False  # per-depth request counts in stats
 DEPTH_PRIORITY = 0
 
 DNSCACHE_ENABLED = True  # libcurl's DNS cache (60 s per answer); False: CURLOPT_DNS_CACHE_TIMEOUT 0
-DNSCACHE_SIZE = 10000  # no effect: libcurl's cache has no size bound (answers expire after 60 s)
-DNS_TIMEOUT = 60  # no effect: resolution counts towards DOWNLOAD_TIMEOUT (curl's connect timeout)
+DNSCACHE_SIZE = 10000  # host names libcurl's cache keeps at most (its expiry shortened to fit)
+DNS_TIMEOUT = 60  # seconds a lookup may take: then DNSLookupError (0: DOWNLOAD_TIMEOUT only)
 
 DOWNLOAD_DELAY = 0  # seconds
 

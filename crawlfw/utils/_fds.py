@@ -8,7 +8,9 @@ start the soft limit is raised to the hard one (:func:`raise_nofile_limit`); if 
 concurrency asked for still does not fit, :func:`fit_concurrency` lowers it, with one
 WARNING. A transfer that meets ``EMFILE``/``ENFILE`` anyway (something else took the
 descriptors) is put back in its slot and tried again (:func:`fds_exhausted` tells it
-apart from a real connection failure), never an actor's death.
+apart from a real connection failure), never an actor's death. So is a feed file opened
+or a control connection accepted then (:func:`retry_when_out_of_fds`, :func:`out_of_fds`):
+tried again after a short backoff, with a WARNING naming the file or socket.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ import errno
 import logging
 import math
 import socket
+import time
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["raise_nofile_limit", "fds_needed", "fit_concurrency", "fds_exhausted",
-           "RESERVED_FDS"]
+           "out_of_fds", "retry_when_out_of_fds", "FD_RETRY_DELAYS_S", "RESERVED_FDS"]
 
 #: Descriptors kept for the crawl's own files besides its transfers and connection caches.
 RESERVED_FDS = 64
@@ -116,3 +119,58 @@ def fds_exhausted() -> bool:
     except OSError as e:
         return e.errno in (errno.EMFILE, errno.ENFILE)
     return False
+
+
+#: Waits (s) between the tries of :func:`retry_when_out_of_fds`: doubling from 50 ms to
+#: 2 s, about 30 s in all, then the error is the caller's.
+FD_RETRY_DELAYS_S = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6) + (2.0,) * 13
+
+
+def out_of_fds(error: BaseException) -> bool:
+    """True when ``error`` is an ``OSError`` for want of file descriptors: ``EMFILE``
+    (this process's ``RLIMIT_NOFILE``) or ``ENFILE`` (the system's table), POSIX."""
+    return isinstance(error, OSError) and error.errno in (errno.EMFILE, errno.ENFILE)
+
+
+def retry_when_out_of_fds(call, what: str, on_retry=None, delays_s=FD_RETRY_DELAYS_S,
+                          sleep=time.sleep):
+    """Return ``call()``, trying it again while it fails for want of file descriptors
+    (:func:`out_of_fds`): a transient condition (something else in the process holds
+    them for now), not a reason to fail a feed or a control connection.
+
+    The first retry logs one WARNING naming ``what`` and the errno; a success after
+    retries logs INFO with their number. Any other exception, and the last out-of-fds
+    error once ``delays_s`` are used up, propagate unchanged.
+
+    Args:
+        call: a function of no argument (opens the file...).
+        what: what is opened, for the log lines, e.g. ``"feed file /tmp/items.jl"``.
+        on_retry: called with no argument before each retry (counts a stat), or None.
+        delays_s: the waits in seconds between tries (:data:`FD_RETRY_DELAYS_S`).
+        sleep: the function that waits (``time.sleep``; tests pass their own).
+
+    Returns:
+        what ``call()`` returned.
+    """
+    retries = 0
+    while True:
+        try:
+            result = call()
+        except OSError as e:
+            if not out_of_fds(e) or retries >= len(delays_s):
+                raise
+            if retries == 0:
+                logger.warning(
+                    "Out of file descriptors (%(errno)s) opening %(what)s: trying again "
+                    "(for up to %(total).0f s)",
+                    {"errno": errno.errorcode.get(e.errno, e.errno), "what": what,
+                     "total": sum(delays_s)})
+            if on_retry is not None:
+                on_retry()
+            sleep(delays_s[retries])
+            retries += 1
+            continue
+        if retries:
+            logger.info("Opened %(what)s after %(retries)d retries (out of file descriptors "
+                        "meanwhile)", {"what": what, "retries": retries})
+        return result

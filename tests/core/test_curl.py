@@ -961,8 +961,8 @@ def test_driver_options_from_settings():
 
     options = driver_options(Settings())
     # the connection cache is sized from CONCURRENT_REQUESTS (16), among the downloaders
-    assert options == {"maxconnects": 16, "dns_cache_timeout_s": 60, "tls_method": "TLS",
-                       "schemes": frozenset(SUPPORTED_SCHEMES | {"s3"})}
+    assert options == {"maxconnects": 16, "dns_cache_timeout_s": 60, "dns_timeout_s": 60.0,
+                       "tls_method": "TLS", "schemes": frozenset(SUPPORTED_SCHEMES | {"s3"})}
     assert driver_options(Settings({"CONCURRENT_REQUESTS": 100, "DOWNLOADER_ACTORS": 3}))[
         "maxconnects"] == 34
     options = driver_options(Settings({
@@ -973,3 +973,6 @@ def test_driver_options_from_settings():
     assert options["schemes"] == {"http", "https", "s3"}
     with pytest.raises(ValueError, match="DOWNLOADER_CLIENT_TLS_METHOD"):
         driver_options(Settings({"DOWNLOADER_CLIENT_TLS_METHOD": "TLSv9"}))
+    assert driver_options(Settings({"DNS_TIMEOUT": 2.5}))["dns_timeout_s"] == 2.5
+    with pytest.raises(ValueError, match="DNS_TIMEOUT must be a number of seconds >= 0"):
+        driver_options(Settings({"DNS_TIMEOUT": -1}))

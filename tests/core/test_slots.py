@@ -191,3 +191,16 @@ def test_delay_memory_is_bounded():
     for i in range(DELAY_MEMORY + 10):
         t.set_delay(f"h{i}", 1.0, 0.0)
     assert len(t._delays) == DELAY_MEMORY
+
+
+def test_peek_shows_a_held_slot_or_the_one_it_would_make_without_storing_it():
+    t = table()
+    request = Request("http://a/")
+    t.enqueue("a", request, 0.0)
+    assert t.peek("a") is t.slots["a"] and list(t.peek("a").queue) == [request]
+    t.set_delay("b", 2.5, 0.0)  # remembered for a slot not held
+    b = t.peek("b")
+    assert b.delay_s == 2.5 and not b.queue and not b.inprogress
+    assert t.peek("c").delay_s == t.peek("a").delay_s  # the template's
+    assert set(t.slots) == {"a"}  # nothing was stored
+    assert t.peek("b", make=False) is None

@@ -252,3 +252,15 @@ def test_real_redirect_chain_on_aegisub(site_server, spider):
     ]
     assert request.meta["redirect_reasons"] == [301, "meta refresh"]
     assert b"Aegisub" in result.body
+
+
+def test_a_redirect_gets_its_own_download_slot_and_latency(mw, spider):
+    # the downloader set download_slot to the source's slot (as Scrapy's does); the
+    # target is queued in its own, as Scrapy 2's RedirectMiddleware does
+    request = Request(URL, meta={"download_slot": "example.com", "download_latency": 0.2,
+                                 "depth": 1})
+    redirected = mw.process_response(
+        request, redirect_response(URL, 302, "http://other.example/"), spider)
+    assert "download_slot" not in redirected.meta and "download_latency" not in redirected.meta
+    assert redirected.meta["depth"] == 1
+    assert request.meta["download_slot"] == "example.com"  # the original is untouched

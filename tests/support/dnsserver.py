@@ -1,0 +1,148 @@
+"""A tiny DNS server on a loopback address, and a way to run a process whose system
+resolver asks it (and only it), for tests of name resolution through the system
+resolver (glibc's ``getaddrinfo``, as libcurl's threaded resolver calls it).
+
+:class:`LocalDNS` answers ``A`` queries for the names it was given with an address
+(``AAAA`` and unknown names: an empty answer), each after its own delay, and counts the
+queries per name. It listens on UDP port 53 (glibc asks no other port) of an address of
+``127.0.0.0/8`` of its own (``127.53.x.y``), so two tests never meet. Packets are
+parsed and built with ``dnslib``.
+
+:func:`resolver_argv` wraps a command so it runs in a new mount namespace where
+``/etc/resolv.conf`` names that server (and ``/etc/hosts`` is empty unless told
+otherwise): the rest of the machine keeps its resolver, and no query leaves the
+loopback. It needs root (``unshare -m``); :func:`namespaces_available` says whether
+this machine allows it.
+"""
+
+import os
+import random
+import shlex
+import shutil
+import socket
+import subprocess
+import threading
+from pathlib import Path
+
+from dnslib import QTYPE, RR, A, DNSRecord
+
+
+def namespaces_available() -> bool:
+    """True when ``unshare -m`` can bind-mount over ``/etc/resolv.conf`` here."""
+    if shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(
+        ["unshare", "-m", "sh", "-c", "mount --bind /dev/null /etc/resolv.conf"],
+        stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+    return probe.returncode == 0
+
+
+class LocalDNS:
+    """Args:
+    answers: ``{name: (address, delay_s)}``: the ``A`` answer for ``name`` (no
+        trailing dot, lower case) and the seconds to wait before sending it.
+
+    Attributes:
+        host: the loopback address it listens on (UDP port 53).
+        queries: ``{name: count}`` of ``A`` queries received per name.
+    """
+
+    def __init__(self, answers: dict):
+        self.answers = {name.lower(): value for name, value in answers.items()}
+        self.queries: dict[str, int] = {}
+        self._lock = threading.Lock()
+        rng = random.Random(os.getpid())  # seeded; another process picks another
+        last_error = None
+        for _ in range(20):
+            host = f"127.53.{rng.randrange(1, 255)}.{rng.randrange(1, 255)}"
+            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            try:
+                sock.bind((host, 53))
+            except OSError as e:
+                sock.close()
+                last_error = e
+                continue
+            break
+        else:
+            raise OSError(f"LocalDNS: no free 127.53.x.y:53 address: {last_error}")
+        self.host = host
+        self._sock = sock
+        self._timers: list[threading.Timer] = []
+        self._closed = False
+        self._thread = threading.Thread(target=self._serve, daemon=True, name="local-dns")
+        self._thread.start()
+
+    def count(self, name: str) -> int:
+        """``A`` queries received for ``name`` so far."""
+        with self._lock:
+            return self.queries.get(name.lower(), 0)
+
+    def _serve(self):
+        while True:
+            try:
+                data, peer = self._sock.recvfrom(4096)
+            except OSError:
+                return
+            try:
+                query = DNSRecord.parse(data)
+            except Exception:  # not DNS: ignore
+                continue
+            name = str(query.q.qname).rstrip(".").lower()
+            reply = query.reply()
+            delay = 0.0
+            if query.q.qtype == QTYPE.A:
+                with self._lock:
+                    self.queries[name] = self.queries.get(name, 0) + 1
+                if name in self.answers:
+                    address, delay = self.answers[name]
+                    reply.add_answer(RR(name, QTYPE.A, rdata=A(address), ttl=60))
+            elif self.answers.get(name):
+                delay = self.answers[name][1]
+            packet = reply.pack()
+            if delay > 0:
+                timer = threading.Timer(delay, self._send, (packet, peer))
+                timer.daemon = True
+                self._timers.append(timer)
+                timer.start()
+            else:
+                self._send(packet, peer)
+
+    def _send(self, packet, peer):
+        if not self._closed:
+            try:
+                self._sock.sendto(packet, peer)
+            except OSError:
+                pass
+
+    def resolv_conf(self, directory: Path, timeout_s: int = 30) -> Path:
+        """Write a ``resolv.conf`` naming this server in ``directory``; glibc waits
+        ``timeout_s`` for an answer, one attempt."""
+        path = Path(directory) / "resolv.conf"
+        path.write_text(f"nameserver {self.host}\noptions timeout:{timeout_s} attempts:1\n")
+        return path
+
+    def close(self):
+        self._closed = True
+        for timer in self._timers:
+            timer.cancel()
+        self._sock.close()
+        self._thread.join(5)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def resolver_argv(argv, resolv_conf: Path, hosts: Path | None = None) -> list[str]:
+    """``argv`` run in a new mount namespace where ``/etc/resolv.conf`` is
+    ``resolv_conf`` and ``/etc/hosts`` is ``hosts`` (None: one holding only
+    ``localhost``, written beside ``resolv_conf``)."""
+    if hosts is None:
+        hosts = Path(resolv_conf).with_name("hosts")
+        hosts.write_text("127.0.0.1 localhost\n")
+    script = (f"mount --bind {shlex.quote(str(resolv_conf))} /etc/resolv.conf && "
+              f"mount --bind {shlex.quote(str(hosts))} /etc/hosts && exec \"$@\"")
+    return ["unshare", "-m", "sh", "-c", script, "sh", *map(str, argv)]
+
