@@ -56,7 +56,7 @@ Settings used (Scrapy 1.2 names and meanings):
     ``postprocessing`` (plug-ins, :mod:`crawlfw.extensions.postprocessing`, with their
     options), ``item_filter`` (a class built with the feed's options, whose
     ``accepts(item)`` picks the items; default
-    :class:`crawlfw.extensions.feedexport.ItemFilter`) and ``item_classes``. A feed
+    :class:`crawlfw.core.feedplugins.ItemFilter`) and ``item_classes``. A feed
     with batches or post-processing cannot be cut back: refused with ``JOBDIR`` or
     ``FRONTIER_URL``. Unknown options are refused, unless the feed has plug-ins or an
     item filter (which may read their own).
@@ -80,6 +80,8 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from urllib.parse import urlparse
 
+from crawlfw.core.feedplugins import ItemFilter, PostProcessingManager
+from crawlfw.core.feedstorage import FileFeedStorage, _redact_uri
 from crawlfw.exceptions import NotConfigured, UsageError
 from crawlfw.utils.misc import create_instance, load_object
 from crawlfw.utils.python import without_none_values
@@ -123,19 +125,6 @@ def uri_scheme(uri: str) -> str:
     if len(scheme) == 1 and scheme.isalpha():
         return ""
     return scheme
-
-
-def _redact_uri(uri: str) -> str:
-    """Return ``uri`` with the password of its user-info replaced by ``***`` (for logs)."""
-    try:
-        u = urlparse(uri)
-        password = u.password
-    except ValueError:
-        return uri
-    if password is None:
-        return uri
-    host = u.netloc.rpartition("@")[2]
-    return u._replace(netloc=f"{u.username or ''}:***@{host}").geturl()
 
 
 def _local_path_of(file) -> str | None:
@@ -447,8 +436,6 @@ class FeedWriter:
         self.item_filter = None
         if options.get("item_filter") is not None or options.get("item_classes"):
             try:
-                from crawlfw.extensions.feedexport import ItemFilter
-
                 filter_cls = options.get("item_filter") or ItemFilter
                 if isinstance(filter_cls, str):
                     filter_cls = load_object(filter_cls)
@@ -495,8 +482,6 @@ class FeedWriter:
         when the feed has ``postprocessing``, else ``file``."""
         if not self.postprocessing:
             return file
-        from crawlfw.extensions.postprocessing import PostProcessingManager
-
         self._target = file
         return PostProcessingManager(self.postprocessing, file, self.options)
 
@@ -847,8 +832,6 @@ def _check_writable(path: str) -> None:
 
 
 def _is_file_storage(storage) -> bool:
-    from crawlfw.extensions.feedexport import FileFeedStorage
-
     return isinstance(storage, FileFeedStorage)
 
 
