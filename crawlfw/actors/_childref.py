@@ -30,6 +30,7 @@ that changed them.
 import logging
 import queue
 import threading
+from typing import Any
 
 import pykka
 from pykka import ActorDeadError
@@ -67,9 +68,9 @@ class ChildRef(pykka.ActorRef):
         self.restarts = 0
         self.failed = False
         self._lock = threading.Lock()
-        self._ref = None  # the current actor's pykka ActorRef
+        self._ref: Any = None  # the current actor's pykka ActorRef
         self._state = _DEAD
-        self._buffer = []  # Envelopes kept while restarting, in order
+        self._buffer: list[Envelope] = []  # Envelopes kept while restarting, in order
         self._failing = None  # the ActorRef of an actor that failed and will hand over
 
     # --- what ActorRef users read -----------------------------------------------------

@@ -67,7 +67,7 @@ def pykka_problems(envelope_class=None, ref_class=None, actor_class=None) -> lis
     ref_class = ref_class or pykka.ActorRef
     actor_class = actor_class or pykka.ThreadingActor
     problems = []
-    future = pykka.ThreadingFuture()
+    future: pykka.Future = pykka.ThreadingFuture()
     try:
         envelope = envelope_class("m", reply_to=future)
         plain = envelope_class("m")

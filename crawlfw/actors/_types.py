@@ -36,8 +36,8 @@ class CrawlerLike(Protocol):
     """The crawl's signal manager."""
     logformatter: LogFormatter
     """The crawl's ``LOG_FORMATTER`` instance."""
-    spider: Spider | None
-    """The crawl's spider, set before ``start_crawl`` is sent."""
+    spider: Spider
+    """The crawl's spider (set before ``start_crawl`` is sent)."""
     engine: Any
     """The ``crawlfw.actors._facade.EngineFacade`` once the crawl runs, else None."""
     _crawl_id: str | None

@@ -23,6 +23,7 @@ feed that cannot be cut back (standard output, FTP, S3) makes the death final
 
 import logging
 
+from crawlfw.actors import messages
 from crawlfw.actors._childref import RestartableActor
 from crawlfw.actors.pipeline import forward_checkpoint
 from crawlfw.core.feeds import FeedResumeError, FeedWriter
@@ -162,7 +163,7 @@ class ExporterActor(RestartableActor):
         if self.crawler.engine is not None:
             self.crawler.engine.close_spider(self.crawler.spider, "feed_failed")
 
-    def handle_export_items(self, message):
+    def handle_export_items(self, message: messages.ExportItems) -> None:
         if self.failed:  # the storage failed: the spider is closing, the items are lost
             self.crawler.stats.inc_value("feedexport/failed_items", len(message["items"]))
             return
@@ -186,7 +187,7 @@ class ExporterActor(RestartableActor):
                         self.crawler.stats.inc_value("feedexport/failed_items", len(items) - i - 1)
                     break
 
-    def handle_checkpoint(self, message):
+    def handle_checkpoint(self, message: messages.Checkpoint) -> None:
         """Make the feed durable up to here and pass the checkpoint on, with this feed's
         state (None for storages that cannot resume: stdout, FTP, S3). A feed that
         failed (a write error, its file deleted or replaced: checked here) stops the

@@ -18,6 +18,7 @@ whole batch: a replay after that point only reports and counts.
 import logging
 
 from crawlfw import signals
+from crawlfw.actors import messages
 from crawlfw.actors._childref import RestartableActor
 from crawlfw.core.scraper import report_spider_error
 from crawlfw.exceptions import DropItem
@@ -65,7 +66,7 @@ class PipelineActor(RestartableActor):
         if self.itemproc is not None:
             self.itemproc.close_spider(self.spider)
 
-    def handle_process_items(self, message):
+    def handle_process_items(self, message: messages.ProcessItems) -> None:
         response = message["response"]
         spider = self.spider
         send_signal = self.crawler.signals.send_catch_log
@@ -117,7 +118,7 @@ class PipelineActor(RestartableActor):
             report_spider_error(self.crawler, error, message["request"], response)
         self.send(self.engine, {"type": "items_processed", "count": len(message["items"])})
 
-    def handle_checkpoint(self, message):
+    def handle_checkpoint(self, message: messages.Checkpoint) -> None:
         """Pass a checkpoint on to the exporters (in a chain), after every item sent
         before it; without exporters it is reached here."""
         forward_checkpoint(self, message, self.exporters)

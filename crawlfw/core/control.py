@@ -267,7 +267,7 @@ def discover(directory: Path | None = None, timeout_s: float = 15.0,
         :mod:`crawlfw.control`).
     """
     directory = runtime_dir() if directory is None else Path(directory)
-    found = []
+    found: list[dict] = []
     try:
         entries = sorted(directory.iterdir())
     except OSError:

@@ -72,7 +72,7 @@ class PostProcessingManager(io.IOBase):
         self.file = file
         self.feed_options = feed_options
         classes = [load_object(p) if isinstance(p, str) else p for p in plugins]
-        self._chain = []  # the plug-ins, the one the exporter writes to first
+        self._chain: list[Any] = []  # the plug-ins, the one the exporter writes to first
         target = file
         for cls in reversed(classes):
             target = cls(target, feed_options)

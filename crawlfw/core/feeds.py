@@ -392,7 +392,7 @@ class FeedWriter:
         if where == "FEED_FORMAT":  # the FEED_URI feed
             where = "FEED_URI"
         self.batch_id = 1
-        self._batch_errors = []
+        self._batch_errors: list = []
         self._target = None  # the storage's file under a PostProcessingManager
         count = options.get("batch_item_count")
         if count is None:
@@ -445,7 +445,7 @@ class FeedWriter:
             if not callable(getattr(self.item_filter, "accepts", None)):
                 raise NotConfigured(f"{where} item_filter {filter_cls!r} has no accepts(item)")
         if self.item_filter is not None or count:
-            self.export_item = self._export_item_scrapy2
+            self.export_item = self._export_item_scrapy2  # type: ignore[method-assign]
 
     def _export_item_scrapy2(self, item):
         """:meth:`export_item` for a feed with an item filter or batches: an item the
@@ -971,7 +971,8 @@ def feeds_from_settings(settings) -> list:
         feeds = settings.getdict("FEEDS")  # also a JSON object string (-s FEEDS=...)
     except ValueError as e:
         raise NotConfigured(str(e)) from None
-    result = [(str(uri), options) for uri, options in feeds.items()]
+    result: list[tuple[str | None, dict | None]] = [
+        (str(uri), options) for uri, options in feeds.items()]
     feed_uri = settings.get("FEED_URI")
     if feed_uri and str(feed_uri) not in {uri for uri, _ in result}:
         result.append((None, None))
