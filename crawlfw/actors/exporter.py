@@ -171,9 +171,8 @@ class ExporterActor(RestartableActor):
         items = message["items"]
         if self._rewindable:
             self._mark = self.writer.mark()
-        _faults.hit("exporter.items")  # fault injection (restart tests) only
-        if _faults.armed("feed.mid_batch"):
-            self._tear(items)  # fault injection (crash and restart tests) only
+        _faults.hit("exporter.items")  # restart tests: a batch got, nothing written
+        _faults.hit("feed.mid_batch", _faults.half_written_batch, self.writer, items)
         for i, item in enumerate(items):
             try:
                 export_item(item)
@@ -230,14 +229,3 @@ class ExporterActor(RestartableActor):
                     {"feed": self.writer.name, "offset": self._mark[0], "items": self._mark[1]},
                     extra={"spider": self.crawler.spider})
         return True
-
-    def _tear(self, items):
-        """On the chosen pass, write half the batch and half an item's line, then die."""
-        if not _faults.fatal_next("feed.mid_batch"):
-            _faults.hit("feed.mid_batch")
-            return
-        for item in items[: len(items) // 2]:
-            self.writer.export_item(item)
-        self.writer.file.write(b'{"torn": "half a li')
-        self.writer.file.flush()
-        _faults.hit("feed.mid_batch")
