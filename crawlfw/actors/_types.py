@@ -42,8 +42,6 @@ class CrawlerLike(Protocol):
     """The ``crawlfw.actors._facade.EngineFacade`` once the crawl runs, else None."""
     _crawl_id: str | None
     """The id the Supervisor gave the crawl (None before ``start_crawl``)."""
-    _failed_feeds: list[str]
-    """URIs of the feeds whose storage failed (the crawl then ends ``feed_failed``)."""
 
     def _crawl_finished(self, reason: str) -> None:
         """Called by the Supervisor once the spider is closed with ``reason``."""

@@ -57,6 +57,7 @@ from crawlfw.actors._base import CrawlActor
 from crawlfw.actors._childref import ChildRef
 from crawlfw.actors._facade import EngineFacade
 from crawlfw.actors._user import IDLE_BARRIER
+from crawlfw.actors.exporter import FeedFailures
 from crawlfw.core._reasons import is_failure_reason, register_failure_reason
 from crawlfw.core._supervision import PERMANENT, ChildSpec, RestartIntensity
 from crawlfw.core.frontier import FrontierError
@@ -87,6 +88,7 @@ class CrawlTree:
         self.spider_runner = None
         self.pipeline = None
         self.exporters = []
+        self.failed_feeds = FeedFailures()  # feeds whose storage failed: ends feed_failed
         self.frontier = None
         self.downloaders = None  # DownloaderPool: the downloader actors, the one record
         self.user_actors = {}  # class path -> ref (ACTORS), in start order
@@ -548,7 +550,7 @@ class Supervisor(CrawlActor):
 
     def _stop_tree(self, tree, reason):
         """The stopping thread's work (see :meth:`_shutdown`). A feed that failed (its
-        Exporter recorded it in ``crawler._failed_feeds``) turns a normal ``reason``
+        Exporter recorded it in ``tree.failed_feeds``) turns a normal ``reason``
         into ``feed_failed``."""
         crawler = tree.crawler
         spider = crawler.spider
@@ -575,7 +577,7 @@ class Supervisor(CrawlActor):
             failed = [c.role for c in tree.restartable.values() if c.failed]
             if failed and not is_failure_reason(reason):  # it died while the tree stopped
                 reason = tree.closing = f"{failed[0]}_failed"
-            if crawler._failed_feeds and not is_failure_reason(reason):
+            if tree.failed_feeds and not is_failure_reason(reason):
                 reason = tree.closing = "feed_failed"  # a feed could not be written or stored
             _stop(tree.scheduler, timeout_of("scheduler"))
             if crawler.stats.get_value("frontier/error") and not is_failure_reason(reason):
@@ -624,8 +626,8 @@ def _start_exporter(tree, actor_class, writer, common):
     key = writer.name
     ref = tree.restartable[("exporter", key)] = ChildRef("exporter", key)
     spec = tree.specs[("exporter", key)] = ChildSpec(
-        "exporter", lambda: actor_class.start(tree.crawler, writer, child_ref=ref, key=key,
-                                              **common),
+        "exporter", lambda: actor_class.start(tree.crawler, writer, tree.failed_feeds,
+                                              child_ref=ref, key=key, **common),
         PERMANENT, shutdown_timeout_s=None, key=key)
     spec.factory()  # attaches the actor to ref
     return ref
