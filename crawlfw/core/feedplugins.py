@@ -12,6 +12,7 @@ The post-processing plug-ins themselves (gzip, bz2, LZMA) stay in
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable
 from typing import Any, BinaryIO
 
 from crawlfw.utils.misc import load_object
@@ -37,13 +38,13 @@ class ItemFilter:
         ImportError, NameError, ValueError: an ``item_classes`` path cannot be loaded.
     """
 
-    def __init__(self, feed_options: dict | None) -> None:
+    def __init__(self, feed_options: dict[str, Any] | None) -> None:
         self.feed_options = feed_options
         classes = (feed_options or {}).get("item_classes") or ()
         self.item_classes = tuple(load_object(c) if isinstance(c, str) else c
                                   for c in classes)
 
-    def accepts(self, item) -> bool:
+    def accepts(self, item: Any) -> bool:
         """True if ``item`` goes to the feed."""
         if self.item_classes:
             return isinstance(item, self.item_classes)
@@ -67,7 +68,8 @@ class PostProcessingManager(io.IOBase):
         Exception: whatever a plug-in's constructor raises for its options.
     """
 
-    def __init__(self, plugins, file: BinaryIO, feed_options: dict[str, Any]) -> None:
+    def __init__(self, plugins: Iterable[Any], file: BinaryIO,
+                 feed_options: dict[str, Any]) -> None:
         super().__init__()
         self.file = file
         self.feed_options = feed_options

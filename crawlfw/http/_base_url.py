@@ -2,9 +2,9 @@
 "document base URL").
 
 It lives in ``http/`` because :class:`~crawlfw.http.TextResponse` (``urljoin``,
-``follow``) and :class:`~crawlfw.http.FormRequest` need it, and ``http/`` imports nothing
-above it (``tests/test_layers.py``); its public path is Scrapy's
-:func:`crawlfw.utils.response.get_base_url`.
+``follow``) and :class:`~crawlfw.http.FormRequest` need it, while
+:mod:`crawlfw.utils.response`, its public path (Scrapy's ``get_base_url``), builds on
+``http/``: so the two import one way, with no circle (``tests/test_layers.py``).
 """
 
 from __future__ import annotations

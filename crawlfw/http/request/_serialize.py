@@ -2,9 +2,10 @@
 :meth:`crawlfw.http.Request.to_dict` needs (Scrapy 2.6 builds that dict in
 ``scrapy.http.request`` too).
 
-It lives in ``http/`` so that ``http/`` imports nothing above it
-(``tests/test_layers.py``); :mod:`crawlfw.utils.reqser` (the dict format, and the way
-back, :func:`~crawlfw.utils.reqser.request_from_dict`) names it. It imports no request
+It lives in ``http/`` so that ``http/`` never imports :mod:`crawlfw.utils.reqser`, which
+builds on ``http/`` (the dict format, and the way back,
+:func:`~crawlfw.utils.reqser.request_from_dict`) and names it: no import circle
+(``tests/test_layers.py``). It imports no request
 class: the base class is known by its path (:func:`_is_base`), so
 ``crawlfw.http.request`` may import this module without a circle.
 """
