@@ -94,8 +94,6 @@ class Crawler:
         self.spider = None
         self.engine = None
         self.finish_reason = None
-        #: URIs of feeds that failed (Exporter actors append; the crawl ends feed_failed)
-        self._failed_feeds = []
         self._crawl_id = None
         self._finished = threading.Event()
         #: Set once the crawl is asked to stop (^C, stop()): a Redis frontier that cannot

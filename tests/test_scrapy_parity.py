@@ -12,8 +12,8 @@ the Scrapy 1.2.0 wheel (its 243 modules: each is in exactly one table):
 - ``NOT_PROVIDED``: modules crawlfw does not offer, each with the reason (Twisted
   internals, Python 2 only, ...). ``NOT_PROVIDED_NAMES`` does the same for single names.
 
-Names another part of the tree is still adding are skipped (not failed) while missing,
-with the owner in the skip reason (``OWNERS``).
+A missing module or name fails its test; none is ever skipped (a regression of the
+compatibility surface must not pass unseen).
 """
 
 import importlib
@@ -400,41 +400,12 @@ NOT_PROVIDED_NAMES = {
     ("scrapy.utils.decorators", "inthread"): "returns a Deferred run in Twisted's thread pool",
 }
 
-# --------------------------------------------------------------------------------------
-# Parts still being written by others: missing names there are skipped, naming the owner
-# --------------------------------------------------------------------------------------
-
-_CLI = "the CLI developer"
-_SPIDERS = "the spiders developer"
-
-OWNERS = {
-    "crawlfw.shell": _CLI,
-    "crawlfw.templates": _CLI,
-    "crawlfw.utils.display": _CLI,
-    "crawlfw.utils.console": _CLI,
-    "crawlfw.utils.engine": _CLI,
-    "crawlfw.spiders.crawl": _SPIDERS,
-    "crawlfw.spiders.feed": _SPIDERS,
-    "crawlfw.spiders.sitemap": _SPIDERS,
-    "crawlfw.spiders.init": _SPIDERS,
-    "crawlfw.utils.sitemap": _SPIDERS,
-    "crawlfw.utils.iterators": _SPIDERS,
-    "crawlfw.contracts": _SPIDERS,
-}
-
 #: Number of modules in the Scrapy 1.2.0 wheel; every one is in exactly one table.
 SCRAPY_12_MODULE_COUNT = 243
 
 
 def crawlfw_name(scrapy_module: str) -> str:
     return "crawlfw" + scrapy_module[len("scrapy"):]
-
-
-def owner_of(module: str):
-    for prefix, owner in OWNERS.items():
-        if module == prefix or module.startswith(prefix + "."):
-            return owner
-    return None
 
 
 def fresh_import(module: str):
@@ -469,17 +440,17 @@ def test_not_provided_names_are_not_also_listed():
 @pytest.mark.parametrize("scrapy_module", sorted(PROVIDED))
 def test_module_has_public_names(scrapy_module):
     module_name = crawlfw_name(scrapy_module)
-    owner = owner_of(module_name)
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        if owner:
-            pytest.skip(f"{module_name} missing ({e}); being written by {owner}")
-        raise
+    module = importlib.import_module(module_name)  # ImportError: the module is missing
     missing = [name for name in PROVIDED[scrapy_module] if not hasattr(module, name)]
-    if missing and owner:
-        pytest.skip(f"{module_name} lacks {missing}; being written by {owner}")
     assert not missing, f"{module_name} lacks {missing} (Scrapy 1.2's {scrapy_module} has them)"
+
+
+def test_a_missing_name_fails_and_is_never_skipped(monkeypatch):
+    import crawlfw.spiders.crawl
+
+    monkeypatch.delattr(crawlfw.spiders.crawl, "Rule")
+    with pytest.raises(AssertionError, match=r"lacks \['Rule'\]"):  # not pytest.skip's Skipped
+        test_module_has_public_names("scrapy.spiders.crawl")
 
 
 @pytest.mark.parametrize("scrapy_module, name", sorted(NOT_PROVIDED_NAMES))
@@ -529,7 +500,6 @@ def test_deprecated_module_warns_and_gives_the_new_names(scrapy_module, restore_
     target, names = DEPRECATED[scrapy_module]
     module_name = crawlfw_name(scrapy_module)
     target_name = crawlfw_name(target) if target.startswith("scrapy") else target
-    owner = owner_of(target_name)
     with pytest.warns(CrawlfwDeprecationWarning) as record:
         module = fresh_import(module_name)
     # a parent alias (crawlfw.contrib.pipeline for ...pipeline.files) warns too
@@ -539,9 +509,7 @@ def test_deprecated_module_warns_and_gives_the_new_names(scrapy_module, restore_
     if names is None:
         names = PROVIDED[target]
     missing = [n for n in names if not hasattr(module, n)]
-    if missing and owner:
-        pytest.skip(f"{module_name} lacks {missing}; being written by {owner}")
-    assert not missing
+    assert not missing, f"{module_name} lacks {missing}"
     if target.startswith("scrapy"):
         new = importlib.import_module(target_name)
         for name in names:

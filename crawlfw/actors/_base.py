@@ -4,9 +4,12 @@ reporting unhandled failures to the Supervisor."""
 import functools
 import logging
 import sys
+from collections.abc import Mapping
+from typing import Any
 
 import pykka
 
+from crawlfw.actors import messages
 from crawlfw.actors._validation import validate_message, validation_mode
 from crawlfw.exceptions import InvalidMessage
 
@@ -60,10 +63,10 @@ class CrawlActor(pykka.ThreadingActor):
         mode = validation_mode(settings)
         self._check_sent = mode == "all"
         self._check_received = mode == "all" or (mode == "boundary" and self.boundary)
-        self._held = []  # (ref, message) sent while holding, not yet told
+        self._held: list[tuple[Any, Mapping[str, Any]]] = []  # (ref, message) sent while holding, not yet told
         self._holding = False
 
-    def send(self, ref, message: dict) -> None:
+    def send(self, ref: pykka.ActorRef, message: Mapping[str, Any]) -> None:
         """``tell`` ``message`` to ``ref``, checking it first when validation is ``'all'``.
 
         A message to an actor that has already stopped is logged and dropped.
@@ -78,14 +81,14 @@ class CrawlActor(pykka.ThreadingActor):
         else:
             self._tell(ref, message)
 
-    def _tell(self, ref, message: dict) -> None:
+    def _tell(self, ref: pykka.ActorRef, message: Mapping[str, Any]) -> None:
         """``ref.tell(message)``; a message to a stopped actor goes to :meth:`on_undelivered`."""
         try:
             ref.tell(message)
         except pykka.ActorDeadError:
             self.on_undelivered(ref, message)
 
-    def on_undelivered(self, ref, message: dict) -> None:
+    def on_undelivered(self, ref: pykka.ActorRef, message: Mapping[str, Any]) -> None:
         """Called (on this actor's thread) for a message whose receiver has stopped.
 
         This only happens during shutdown, when the Supervisor stops the tree in order.
@@ -97,7 +100,7 @@ class CrawlActor(pykka.ThreadingActor):
         else:
             logger.warning("%s: %r message dropped, its receiver has stopped", self, message["type"])
 
-    def on_receive(self, message):
+    def on_receive(self, message: messages.Message) -> Any:
         """Dispatch ``message`` to its ``handle_<type>`` method; return the reply.
 
         While a message of a type in :attr:`hold_types` is handled, what the handler
@@ -115,7 +118,8 @@ class CrawlActor(pykka.ThreadingActor):
             finally:
                 self._holding = False
                 if self._held and (
-                    len(self._held) >= self.max_held or self.actor_inbox.qsize() == 0
+                    len(self._held) >= self.max_held
+                    or self.actor_inbox.qsize() == 0  # type: ignore[attr-defined]  # a queue.Queue
                 ):
                     self.flush_held()
         if self._held:
@@ -128,7 +132,7 @@ class CrawlActor(pykka.ThreadingActor):
         for ref, message in held:
             self._tell(ref, message)
 
-    def _handle_message(self, message):
+    def _handle_message(self, message: messages.Message) -> Any:
         if self._check_received:
             try:
                 validate_message(message)

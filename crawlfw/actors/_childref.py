@@ -21,18 +21,22 @@ their way to a feed, so they are restarted differently:
   cut back) hands over nothing: the ref is dead, its queued asks fail with
   ``ActorDeadError`` and its tells are dropped with a warning; the Supervisor closes the
   crawl. So does :meth:`ChildRef.give_up` past the restart intensity.
+
+The pykka internals this takes (the inbox's ``Envelope``, the stop message) come through
+:mod:`crawlfw.actors._pykka`, which checks them at import and fails loudly on a pykka
+that changed them.
 """
 
 import logging
 import queue
 import threading
+from typing import Any
 
 import pykka
 from pykka import ActorDeadError
-from pykka._envelope import Envelope
-from pykka.messages import _ActorStop
 
 from crawlfw.actors._base import CrawlActor
+from crawlfw.actors._pykka import Envelope, is_stop
 
 logger = logging.getLogger(__name__)
 
@@ -64,9 +68,9 @@ class ChildRef(pykka.ActorRef):
         self.restarts = 0
         self.failed = False
         self._lock = threading.Lock()
-        self._ref = None  # the current actor's pykka ActorRef
+        self._ref: Any = None  # the current actor's pykka ActorRef
         self._state = _DEAD
-        self._buffer = []  # Envelopes kept while restarting, in order
+        self._buffer: list[Envelope] = []  # Envelopes kept while restarting, in order
         self._failing = None  # the ActorRef of an actor that failed and will hand over
 
     # --- what ActorRef users read -----------------------------------------------------
@@ -126,7 +130,7 @@ class ChildRef(pykka.ActorRef):
     def ask(self, message, *, block=True, timeout=None):
         """As ``ActorRef.ask``; an ask sent while restarting is answered by the
         replacement."""
-        future = pykka.ThreadingActor._create_future()
+        future = pykka.ThreadingFuture()
         try:
             self._put(Envelope(message, reply_to=future))
         except ActorDeadError:
@@ -215,7 +219,7 @@ class ChildRef(pykka.ActorRef):
         for envelope in envelopes:
             if envelope.reply_to is None:
                 told += 1
-            elif isinstance(envelope.message, _ActorStop):
+            elif is_stop(envelope.message):
                 envelope.reply_to.set(None)
             else:
                 envelope.reply_to.set_exception(exc_info=(

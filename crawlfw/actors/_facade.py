@@ -141,7 +141,7 @@ class EngineFacade:
             )
         if not self.running:
             raise DownloadCancelled(f"Download of {request.url} cancelled: the engine has stopped")
-        slot = concurrent.futures.Future()
+        slot: concurrent.futures.Future = concurrent.futures.Future()
 
         def deliver(response, **_cb_kwargs):
             if not slot.done():

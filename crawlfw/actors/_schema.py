@@ -81,7 +81,7 @@ def _first_paragraph(doc: str | None) -> str:
 def _field_docs(cls) -> dict[str, str]:
     """Field name -> the docstring under it in the class body (first paragraph, one line)."""
     source = textwrap.dedent(inspect.getsource(cls))
-    body = ast.parse(source).body[0].body
+    body = typing.cast(ast.ClassDef, ast.parse(source).body[0]).body
     docs = {}
     for node, after in zip(body, body[1:] + [None], strict=True):
         if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
@@ -148,7 +148,7 @@ def _schema_of_union(args) -> dict:
     if not all(_is_json(a) for a in others):
         # Python objects: one pyclass (a dict among them is a dict instance, not JSON)
         paths = [_class_path(a) for a in others]
-        schema = {"pyclass": paths[0] if len(paths) == 1 else paths}
+        schema: dict[str, typing.Any] = {"pyclass": paths[0] if len(paths) == 1 else paths}
         return {"anyOf": [{"type": "null"}, schema]} if nullable else schema
     if len(others) == 1:
         schema = _schema_of(others[0])

@@ -3,6 +3,7 @@ can subscribe to."""
 
 import logging
 
+from crawlfw.actors import messages
 from crawlfw.actors._childref import RestartableActor
 
 logger = logging.getLogger(__name__)
@@ -104,7 +105,7 @@ class UserActor(RestartableActor):
         errback runs, or it is counted in ``downloader/exception_type_count``)."""
         self.send(self.engine, {"type": "block_slot", "slot": slot, "reason": reason})
 
-    def handle_idle_barrier(self, message) -> None:
+    def handle_idle_barrier(self, message: messages.IdleBarrier) -> None:
         """Tell the Engine that this actor handled the ``spider_idle`` event told before
         this message (what its handler sent reached the Engine first), so that the crawl
         does not close before the requests and items it added are processed."""

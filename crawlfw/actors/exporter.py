@@ -23,6 +23,7 @@ feed that cannot be cut back (standard output, FTP, S3) makes the death final
 
 import logging
 
+from crawlfw.actors import messages
 from crawlfw.actors._childref import RestartableActor
 from crawlfw.actors.pipeline import forward_checkpoint
 from crawlfw.core.feeds import FeedResumeError, FeedWriter
@@ -123,27 +124,55 @@ def open_feed(crawler, uri=None, options=None, resume_states=None) -> FeedWriter
     return writers[0]
 
 
+class FeedFailures:
+    """The feeds of one crawl whose storage failed (a write ``OSError``, a failed store, a
+    file replaced under a checkpoint): recovery state the Supervisor keeps in the crawl's
+    tree and hands to each Exporter and its replacements, so a replacement knows its
+    feed failed and the crawl ends with ``feed_failed``.
+
+    Attributes:
+        uris (list[str]): the failed feeds' URI templates, in the order they failed.
+    """
+
+    __slots__ = ("uris",)
+
+    def __init__(self) -> None:
+        self.uris: list[str] = []
+
+    def add(self, uri: str) -> None:
+        """Record that the feed ``uri`` failed."""
+        self.uris.append(uri)
+
+    def __contains__(self, uri: object) -> bool:
+        return uri in self.uris
+
+    def __bool__(self) -> bool:
+        return bool(self.uris)
+
+
 class ExporterActor(RestartableActor):
     """Args:
-    crawler: the Crawler (settings, spider).
+    crawler: the Crawler (settings, spider, stats).
     writer: the feed's :class:`~crawlfw.core.feeds.FeedWriter`, already opened (by the
         Supervisor, on its thread, so that a feed that cannot be opened fails the
         crawl's start and a ``JOBDIR`` job knows the feed's state before any item); a
         replacement gets the writer of the actor it replaces.
+    failures: the crawl's :class:`FeedFailures` (None: a record of its own).
     **kw: ``RestartableActor`` arguments (``child_ref``, ``crawl_id``, ``supervisor``,
         ``key``).
     """
 
     role = "exporter"
 
-    def __init__(self, crawler, writer, **kw):
+    def __init__(self, crawler, writer, failures: FeedFailures | None = None, **kw):
         super().__init__(settings=crawler.settings, **kw)
         self.crawler = crawler
         self.writer = writer
         self.fsync = crawler.settings.getbool("FRONTIER_FSYNC", True)
-        self.failed = writer.urifmt in crawler._failed_feeds  # a predecessor's storage failed
+        self.failures = FeedFailures() if failures is None else failures
+        self.failed = writer.urifmt in self.failures  # a predecessor's storage failed
         self._rewindable = writer.rewindable
-        self._mark = None  # the feed's position at the start of the batch being written
+        self._mark: tuple | None = None  # the feed's position at the start of the batch being written
 
     def on_stop(self):
         if self.writer is not None:
@@ -153,16 +182,18 @@ class ExporterActor(RestartableActor):
             self.writer = None
 
     def _feed_failed(self):
-        """Count a failed feed and close the spider with ``feed_failed`` (once)."""
+        """Count a failed feed, record it in the crawl's :class:`FeedFailures` and ask
+        the Supervisor to close the crawl with ``feed_failed`` (once)."""
         if self.failed:
             return
         self.failed = True
         self.crawler.stats.inc_value("feedexport/failed_count")
-        self.crawler._failed_feeds.append(self.writer.urifmt if self.writer else "?")
-        if self.crawler.engine is not None:
-            self.crawler.engine.close_spider(self.crawler.spider, "feed_failed")
+        self.failures.add(self.writer.urifmt if self.writer else "?")
+        if self.supervisor is not None:
+            self.send(self.supervisor, {"type": "stop_crawl", "crawl_id": self.crawl_id,
+                                        "reason": "feed_failed"})
 
-    def handle_export_items(self, message):
+    def handle_export_items(self, message: messages.ExportItems) -> None:
         if self.failed:  # the storage failed: the spider is closing, the items are lost
             self.crawler.stats.inc_value("feedexport/failed_items", len(message["items"]))
             return
@@ -170,9 +201,8 @@ class ExporterActor(RestartableActor):
         items = message["items"]
         if self._rewindable:
             self._mark = self.writer.mark()
-        _faults.hit("exporter.items")  # fault injection (restart tests) only
-        if _faults.armed("feed.mid_batch"):
-            self._tear(items)  # fault injection (crash and restart tests) only
+        _faults.hit("exporter.items")  # restart tests: a batch got, nothing written
+        _faults.hit("feed.mid_batch", _faults.half_written_batch, self.writer, items)
         for i, item in enumerate(items):
             try:
                 export_item(item)
@@ -186,7 +216,7 @@ class ExporterActor(RestartableActor):
                         self.crawler.stats.inc_value("feedexport/failed_items", len(items) - i - 1)
                     break
 
-    def handle_checkpoint(self, message):
+    def handle_checkpoint(self, message: messages.Checkpoint) -> None:
         """Make the feed durable up to here and pass the checkpoint on, with this feed's
         state (None for storages that cannot resume: stdout, FTP, S3). A feed that
         failed (a write error, its file deleted or replaced: checked here) stops the
@@ -207,7 +237,7 @@ class ExporterActor(RestartableActor):
     def prepare_restart(self) -> bool:
         """Cut the feed back to where the batch being written began (on this dying
         actor's thread, the last to touch the writer before its replacement)."""
-        message = self._message
+        message, mark = self._message, self._mark
         if message is None or message.get("type") != "export_items" or self.failed:
             return True  # nothing half-written (a checkpoint only flushes)
         if not self._rewindable:
@@ -223,20 +253,11 @@ class ExporterActor(RestartableActor):
                             else ", without batch_item_count or postprocessing")},
                 extra={"spider": self.crawler.spider})
             return False
-        self.writer.rewind(self._mark)
+        if mark is None:  # died before the batch's first write
+            return True
+        self.writer.rewind(mark)
         logger.info("Feed %(feed)s cut back to %(offset)d bytes, %(items)d items: where the "
                     "batch its exporter died on began (its replacement writes the batch)",
-                    {"feed": self.writer.name, "offset": self._mark[0], "items": self._mark[1]},
+                    {"feed": self.writer.name, "offset": mark[0], "items": mark[1]},
                     extra={"spider": self.crawler.spider})
         return True
-
-    def _tear(self, items):
-        """On the chosen pass, write half the batch and half an item's line, then die."""
-        if not _faults.fatal_next("feed.mid_batch"):
-            _faults.hit("feed.mid_batch")
-            return
-        for item in items[: len(items) // 2]:
-            self.writer.export_item(item)
-        self.writer.file.write(b'{"torn": "half a li')
-        self.writer.file.flush()
-        _faults.hit("feed.mid_batch")

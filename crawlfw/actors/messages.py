@@ -77,7 +77,7 @@ file is what the generator writes.
 """
 
 import sys
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired, TypedDict
@@ -87,12 +87,10 @@ else:  # NotRequired came in 3.11 (PEP 655); typing's TypedDict of 3.10 ignores 
 
 from pykka import ActorRef
 
+from crawlfw.actors._types import CrawlerLike
 from crawlfw.http import Request, Response
 from crawlfw.item import AnyItem
 from crawlfw.utils.failure import Failure
-
-if TYPE_CHECKING:
-    import crawlfw.crawler  # noqa: F401  (named in a string annotation only)
 
 __all__ = [
     "Message",
@@ -221,7 +219,7 @@ class StartCrawl(TypedDict):
     """
 
     type: Literal["start_crawl"]
-    crawler: "crawlfw.crawler.Crawler"
+    crawler: Annotated[CrawlerLike, Rule(pyclass="crawlfw.crawler.Crawler")]
     """The ``crawlfw.crawler.Crawler`` whose spider was created (``crawler.spider`` set)."""
 
 

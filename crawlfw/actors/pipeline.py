@@ -18,6 +18,7 @@ whole batch: a replay after that point only reports and counts.
 import logging
 
 from crawlfw import signals
+from crawlfw.actors import messages
 from crawlfw.actors._childref import RestartableActor
 from crawlfw.core.scraper import report_spider_error
 from crawlfw.exceptions import DropItem
@@ -30,6 +31,27 @@ from crawlfw.utils.log import _debug_wanted, failure_to_exc_info, logformatter_a
 logger = logging.getLogger(__name__)
 
 __all__ = ["PipelineActor"]
+
+
+class _BatchProgress:
+    """How far the Pipeline actor got with one ``process_items`` message: what a
+    replacement needs to replay it if the actor dies on it (kept beside the actor, not
+    in the message).
+
+    Attributes:
+        message: the ``process_items`` message (by identity).
+        done (int): items ``[:done]`` went through the item pipelines.
+        passed (list): what they became, the ones that passed every pipeline.
+        exported (bool): ``passed`` was sent to the exporters.
+    """
+
+    __slots__ = ("message", "done", "passed", "exported")
+
+    def __init__(self, message, done: int, passed: list):
+        self.message = message
+        self.done = done
+        self.passed = passed
+        self.exported = False
 
 
 class PipelineActor(RestartableActor):
@@ -55,7 +77,7 @@ class PipelineActor(RestartableActor):
         self._open = not restart
         # Built on the caller's (supervisor's) thread, before spider_opened is sent.
         self.itemproc = ItemPipelineManager.from_crawler(crawler) if itemproc is None else itemproc
-        self._progress = None  # (message, items done, their survivors) of a failed batch
+        self._progress: _BatchProgress | None = None  # the batch being processed
 
     def on_start(self):
         if self._open:
@@ -65,59 +87,71 @@ class PipelineActor(RestartableActor):
         if self.itemproc is not None:
             self.itemproc.close_spider(self.spider)
 
-    def handle_process_items(self, message):
-        response = message["response"]
+    def handle_process_items(self, message: messages.ProcessItems) -> None:
+        if not message.get("exported"):
+            # A replay (this actor's predecessor died on this batch) starts at the item
+            # it died on, with the survivors of the ones before.
+            start = message.get("processed", 0)
+            progress = self._progress = _BatchProgress(
+                message, start, list(message["passed"]) if start else [])
+            half = len(message["items"]) // 2
+            self._process(progress, half)
+            if progress.done == half:
+                _faults.hit("pipeline.items")  # restart tests: half of a batch processed
+            self._process(progress, len(message["items"]))
+            if progress.passed:
+                for exporter in self.exporters:
+                    self.send(exporter, {"type": "export_items", "items": progress.passed})
+            progress.exported = True  # a replay from here on must not export again
+        error = message.get("spider_error")
+        if error is not None:  # the callback raised after yielding these items
+            report_spider_error(self.crawler, error, message["request"], message["response"])
+        self.send(self.engine, {"type": "items_processed", "count": len(message["items"])})
+        self._progress = None
+
+    def _process(self, progress: _BatchProgress, end: int) -> None:
+        """Run the items of ``progress.message`` from ``progress.done`` to ``end`` through
+        the item pipelines; the survivors go to ``progress.passed``. An exception that
+        escapes (a bug: an item pipeline's own errors are logged here) leaves
+        ``progress.done`` at the item it happened on, for :meth:`replay_of`."""
+        message = progress.message
+        items, response = message["items"], message["response"]
         spider = self.spider
         send_signal = self.crawler.signals.send_catch_log
         logformatter = self.crawler.logformatter
         process_item = self.itemproc.process_item
         # The default formatter logs "Scraped from" at DEBUG: skip it when DEBUG is off.
         log_scraped = type(logformatter) is not LogFormatter
-        items = message["items"]
-        if not message.get("exported"):
-            # A replay (this actor's predecessor died on this batch) starts at the item
-            # it died on, with the survivors of the ones before.
-            start = message.get("processed", 0)
-            passed = list(message["passed"]) if start else []
-            fault_at = len(items) // 2 if _faults.armed("pipeline.items") else -1
-            i = start
-            try:
-                for i in range(start, len(items)):
-                    item = items[i]
-                    if i == fault_at:
-                        _faults.hit("pipeline.items")  # restart tests only
-                    try:
-                        output = process_item(item, spider)
-                    except DropItem as e:
-                        logkws = logformatter.dropped(item, e, response, spider)
+        passed = progress.passed
+        i = progress.done
+        try:
+            for i in range(progress.done, end):
+                item = items[i]
+                try:
+                    output = process_item(item, spider)
+                except DropItem as e:
+                    logkws = logformatter.dropped(item, e, response, spider)
+                    logger.log(*logformatter_adapter(logkws), extra={"spider": spider})
+                    send_signal(signals.item_dropped, item=item, response=response,
+                                spider=spider, exception=e)
+                except Exception as e:
+                    logger.error("Error processing %(item)s", {"item": item},
+                                 exc_info=failure_to_exc_info(e), extra={"spider": spider})
+                    send_signal(signals.item_error, item=item, response=response,
+                                spider=spider, failure=Failure(e))
+                else:
+                    if log_scraped or _debug_wanted(logger):
+                        logkws = logformatter.scraped(output, response, spider)
                         logger.log(*logformatter_adapter(logkws), extra={"spider": spider})
-                        send_signal(signals.item_dropped, item=item, response=response,
-                                    spider=spider, exception=e)
-                    except Exception as e:
-                        logger.error("Error processing %(item)s", {"item": item},
-                                     exc_info=failure_to_exc_info(e), extra={"spider": spider})
-                        send_signal(signals.item_error, item=item, response=response,
-                                    spider=spider, failure=Failure(e))
-                    else:
-                        if log_scraped or _debug_wanted(logger):
-                            logkws = logformatter.scraped(output, response, spider)
-                            logger.log(*logformatter_adapter(logkws), extra={"spider": spider})
-                        send_signal(signals.item_scraped, item=output, response=response,
-                                    spider=spider)
-                        passed.append(output)  # the last statement of an item's turn
-            except BaseException:
-                self._progress = (message, i, passed)  # items[:i] done; passed: survivors
-                raise
-            if passed:
-                for exporter in self.exporters:
-                    self.send(exporter, {"type": "export_items", "items": passed})
-            message["exported"] = True  # a replay from here on must not export again
-        error = message.get("spider_error")
-        if error is not None:  # the callback raised after yielding these items
-            report_spider_error(self.crawler, error, message["request"], response)
-        self.send(self.engine, {"type": "items_processed", "count": len(message["items"])})
+                    send_signal(signals.item_scraped, item=output, response=response,
+                                spider=spider)
+                    passed.append(output)  # the last statement of an item's turn
+        except BaseException:
+            progress.done = i  # items[:i] done; a replay starts with item i
+            raise
+        progress.done = max(progress.done, end)
 
-    def handle_checkpoint(self, message):
+    def handle_checkpoint(self, message: messages.Checkpoint) -> None:
         """Pass a checkpoint on to the exporters (in a chain), after every item sent
         before it; without exporters it is reached here."""
         forward_checkpoint(self, message, self.exporters)
@@ -125,14 +159,18 @@ class PipelineActor(RestartableActor):
     def replay_of(self, message):
         """Replay a ``process_items`` from the item this actor died on (``processed``,
         with the survivors so far in ``passed``), or, once its items went to the
-        exporters (``exported``), only what came after."""
+        exporters, only what came after (``exported``). The received message is never
+        changed: the replay is a new one, built from :class:`_BatchProgress`."""
         if message.get("type") != "process_items" or message.get("exported"):
             return [message]
         progress, self._progress = self._progress, None
-        if progress is None or progress[0] is not message or not progress[1]:
+        if progress is None or progress.message is not message:
             return [message]
-        _, done, passed = progress
-        return [{**message, "processed": done, "passed": passed}]
+        if progress.exported:
+            return [{**message, "exported": True}]
+        if not progress.done:
+            return [message]
+        return [{**message, "processed": progress.done, "passed": progress.passed}]
 
 
 def forward_checkpoint(actor, message, chain):

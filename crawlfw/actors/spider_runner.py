@@ -16,6 +16,7 @@ import types
 
 import pykka
 
+from crawlfw.actors import messages
 from crawlfw.actors._base import CrawlActor
 from crawlfw.actors._validation import validate_message
 from crawlfw.core.scraper import OUTPUT_BATCH, Scraper, report_spider_error  # noqa: F401
@@ -75,7 +76,7 @@ class SpiderRunnerActor(CrawlActor):
 
     # --- messages -----------------------------------------------------------------------
 
-    def handle_pull_start_requests(self, message):
+    def handle_pull_start_requests(self, message: messages.PullStartRequests) -> None:
         batch, consumed, exhausted = self.scraper.pull_start_requests(message["count"])
         if self.durable:  # the count is committed with the requests it scheduled
             self.send(self.scheduler, {"type": "enqueue_requests", "requests": batch,
@@ -90,14 +91,14 @@ class SpiderRunnerActor(CrawlActor):
             pulled["error"] = True
         self.send(self.engine, pulled)
 
-    def handle_scrape_response(self, message):
+    def handle_scrape_response(self, message: messages.ScrapeResponse) -> None:
         request, response = message["request"], message["response"]
         n_items, n_requests = self.scraper.scrape_response(request, response)
         self.send(self.engine, {"type": "response_scraped", "request": request,
                                 "items": n_items, "requests": n_requests,
                                 "size": len(response.body)})
 
-    def handle_scrape_failure(self, message):
+    def handle_scrape_failure(self, message: messages.ScrapeFailure) -> None:
         request = message["request"]
         n_items, n_requests = self.scraper.scrape_failure(request, message["error"])
         self.send(self.engine, {"type": "response_scraped", "request": request,
@@ -152,7 +153,7 @@ class SpiderRunnerActor(CrawlActor):
 
     # --- checkpoints (durable frontier) -------------------------------------------------
 
-    def handle_checkpoint(self, message):
+    def handle_checkpoint(self, message: messages.Checkpoint) -> None:
         self._checkpoint(message["epoch"], message["reply_to"])
 
     def _checkpoint(self, epoch, reply_to):

@@ -52,10 +52,12 @@ import time
 import pykka
 
 from crawlfw import signals
+from crawlfw.actors import messages
 from crawlfw.actors._base import CrawlActor
 from crawlfw.actors._childref import ChildRef
 from crawlfw.actors._facade import EngineFacade
 from crawlfw.actors._user import IDLE_BARRIER
+from crawlfw.actors.exporter import FeedFailures
 from crawlfw.core._reasons import is_failure_reason, register_failure_reason
 from crawlfw.core._supervision import PERMANENT, ChildSpec, RestartIntensity
 from crawlfw.core.frontier import FrontierError
@@ -86,6 +88,7 @@ class CrawlTree:
         self.spider_runner = None
         self.pipeline = None
         self.exporters = []
+        self.failed_feeds = FeedFailures()  # feeds whose storage failed: ends feed_failed
         self.frontier = None
         self.downloaders = None  # DownloaderPool: the downloader actors, the one record
         self.user_actors = {}  # class path -> ref (ACTORS), in start order
@@ -146,7 +149,7 @@ class Supervisor(CrawlActor):
 
     # --- commands from the outside ------------------------------------------------------
 
-    def handle_start_crawl(self, message):
+    def handle_start_crawl(self, message: messages.StartCrawl) -> messages.StartCrawlReply | messages.StartRefused:
         crawler = message["crawler"]
         crawl_id = f"{crawler.spider.name}-{next(_ids)}"
         tree = self.crawls[crawl_id] = CrawlTree(crawl_id, crawler)
@@ -180,7 +183,7 @@ class Supervisor(CrawlActor):
             finally:
                 tree.crawler._crawl_finished(reason)
 
-    def handle_stop_crawl(self, message):
+    def handle_stop_crawl(self, message: messages.StopCrawl) -> messages.StopCrawlReply:
         ids = [message["crawl_id"]] if message["crawl_id"] else list(self.crawls)
         stopping = []
         for crawl_id in ids:
@@ -197,7 +200,7 @@ class Supervisor(CrawlActor):
                 self._shutdown(tree, message["reason"])
         return {"stopping": stopping}
 
-    def handle_crawl(self, message):
+    def handle_crawl(self, message: messages.Crawl) -> None:
         tree = self.crawls.get(message["crawl_id"])
         if tree is None or tree.engine is None or tree.closing:
             logger.debug("crawl %(id)s is not running; %(request)s dropped",
@@ -205,13 +208,13 @@ class Supervisor(CrawlActor):
             return
         self.send(tree.engine, message)
 
-    def handle_pause_crawl(self, message):
+    def handle_pause_crawl(self, message: messages.PauseCrawl) -> messages.CommandAccepted | messages.ControlError:
         return self._forward_control(message)
 
-    def handle_resume_crawl(self, message):
+    def handle_resume_crawl(self, message: messages.ResumeCrawl) -> messages.CommandAccepted | messages.ControlError:
         return self._forward_control(message)
 
-    def handle_schedule_request(self, message):
+    def handle_schedule_request(self, message: messages.ScheduleRequest) -> messages.CommandAccepted | messages.ControlError:
         from crawlfw.http import Request
 
         tree = self._running_tree(message["crawl_id"])
@@ -248,8 +251,8 @@ class Supervisor(CrawlActor):
         return {"type": "command_accepted", "command": message["type"],
                 "crawl_id": tree.crawl_id}
 
-    def handle_get_status(self, message):
-        crawls = {}
+    def handle_get_status(self, message: messages.GetStatus) -> messages.SupervisorStatus:
+        crawls: dict[str, messages.CrawlTreeStatus] = {}
         for crawl_id, tree in self.crawls.items():
             crawls[crawl_id] = {
                 "spider": tree.crawler.spider.name,
@@ -264,12 +267,12 @@ class Supervisor(CrawlActor):
 
     # --- events from children -----------------------------------------------------------
 
-    def handle_spider_closing(self, message):
+    def handle_spider_closing(self, message: messages.SpiderClosing) -> None:
         tree = self.crawls.get(message["crawl_id"])
         if tree is not None:
             self._shutdown(tree, message["reason"])
 
-    def handle_actor_failed(self, message):
+    def handle_actor_failed(self, message: messages.ActorFailed) -> None:
         tree = self.crawls.get(message["crawl_id"])
         role, key = message["role"], message["key"]
         logger.error(
@@ -291,8 +294,8 @@ class Supervisor(CrawlActor):
                 self._close(tree, reason)
                 return
             _log_restarting(tree, role, key, delay_s)
-            restart = {"type": "restart_child", "crawl_id": tree.crawl_id, "role": role,
-                       "key": key}
+            restart: messages.RestartChild = {"type": "restart_child", "crawl_id": tree.crawl_id,
+                                              "role": role, "key": key}
             if delay_s <= 0:
                 self.handle_restart_child(restart)
             else:
@@ -345,7 +348,7 @@ class Supervisor(CrawlActor):
         if not tree.closing:
             self._close(tree, reason)
 
-    def handle_restart_child(self, message):
+    def handle_restart_child(self, message: messages.RestartChild) -> None:
         """Restart a permanent child after its backoff (told by a timer, or called)."""
         tree = self.crawls.get(message["crawl_id"])
         role, key = message["role"], message["key"]
@@ -545,12 +548,12 @@ class Supervisor(CrawlActor):
         if wait:
             tree.stopper.join()
 
-    def handle_crawl_stopped(self, message):
+    def handle_crawl_stopped(self, message: messages.CrawlStopped) -> None:
         self.crawls.pop(message["crawl_id"], None)
 
     def _stop_tree(self, tree, reason):
         """The stopping thread's work (see :meth:`_shutdown`). A feed that failed (its
-        Exporter recorded it in ``crawler._failed_feeds``) turns a normal ``reason``
+        Exporter recorded it in ``tree.failed_feeds``) turns a normal ``reason``
         into ``feed_failed``."""
         crawler = tree.crawler
         spider = crawler.spider
@@ -577,7 +580,7 @@ class Supervisor(CrawlActor):
             failed = [c.role for c in tree.restartable.values() if c.failed]
             if failed and not is_failure_reason(reason):  # it died while the tree stopped
                 reason = tree.closing = f"{failed[0]}_failed"
-            if crawler._failed_feeds and not is_failure_reason(reason):
+            if tree.failed_feeds and not is_failure_reason(reason):
                 reason = tree.closing = "feed_failed"  # a feed could not be written or stored
             _stop(tree.scheduler, timeout_of("scheduler"))
             if crawler.stats.get_value("frontier/error") and not is_failure_reason(reason):
@@ -626,8 +629,8 @@ def _start_exporter(tree, actor_class, writer, common):
     key = writer.name
     ref = tree.restartable[("exporter", key)] = ChildRef("exporter", key)
     spec = tree.specs[("exporter", key)] = ChildSpec(
-        "exporter", lambda: actor_class.start(tree.crawler, writer, child_ref=ref, key=key,
-                                              **common),
+        "exporter", lambda: actor_class.start(tree.crawler, writer, tree.failed_feeds,
+                                              child_ref=ref, key=key, **common),
         PERMANENT, shutdown_timeout_s=None, key=key)
     spec.factory()  # attaches the actor to ref
     return ref
@@ -723,7 +726,7 @@ _OWN_ROLES = frozenset({"supervisor", "engine", "scheduler", "downloader", "spid
                         "pipeline", "exporter"})
 
 
-def _control_error(error: str) -> dict:
+def _control_error(error: str) -> messages.ControlError:
     return {"type": "control_error", "error": error}
 
 

@@ -21,7 +21,7 @@ import sys
 
 import argh
 
-from crawlfw.commands._command import CrawlfwCommand, ScrapyCommand
+from crawlfw.commands._command import CrawlfwCommand, ScrapyCommand, apply_global_options
 from crawlfw.exceptions import UsageError
 from crawlfw.utils.conf import arglist_to_dict
 
@@ -124,26 +124,6 @@ def command(*, requires_project=False, default_settings=None, help=None):  # noq
 
 def _usage_error_message(exc) -> str:
     return f"Usage error: {exc}"
-
-
-def apply_global_options(settings, *, set=(), loglevel=None, logfile=None, nolog=False):  # noqa: A002
-    """Apply ``-s``, ``-L``, ``--logfile`` and ``--nolog`` at ``'cmdline'`` priority.
-
-    Raises:
-        UsageError: a ``-s`` value is not ``NAME=VALUE``.
-    """
-    try:
-        settings.setdict(arglist_to_dict([*(set or ())]), priority="cmdline")
-    except ValueError:
-        raise UsageError("Invalid -s value, use -s NAME=VALUE") from None
-    if logfile:
-        settings.set("LOG_ENABLED", True, priority="cmdline")
-        settings.set("LOG_FILE", logfile, priority="cmdline")
-    if loglevel:
-        settings.set("LOG_ENABLED", True, priority="cmdline")
-        settings.set("LOG_LEVEL", loglevel, priority="cmdline")
-    if nolog:
-        settings.set("LOG_ENABLED", False, priority="cmdline")
 
 
 def spider_arguments(values) -> dict:

@@ -18,6 +18,7 @@ import os
 from optparse import OptionGroup
 
 from crawlfw.exceptions import UsageError
+from crawlfw.utils.conf import arglist_to_dict
 
 __all__ = ["ScrapyCommand", "CrawlfwCommand"]
 
@@ -115,8 +116,6 @@ class ScrapyCommand:
             UsageError: a ``-s`` value is not ``NAME=VALUE`` (``print_help`` False).
             OSError: the pid file cannot be written.
         """
-        from crawlfw.commands import apply_global_options
-
         try:
             apply_global_options(self.settings, set=getattr(opts, "set", None),
                                  loglevel=getattr(opts, "loglevel", None),
@@ -163,3 +162,23 @@ def delegate(cmd: ScrapyCommand, func, *args, **kwargs):
             cmd.exitcode = e.code or 0
             return None
         raise
+
+
+def apply_global_options(settings, *, set=(), loglevel=None, logfile=None, nolog=False):  # noqa: A002
+    """Apply ``-s``, ``-L``, ``--logfile`` and ``--nolog`` at ``'cmdline'`` priority.
+
+    Raises:
+        UsageError: a ``-s`` value is not ``NAME=VALUE``.
+    """
+    try:
+        settings.setdict(arglist_to_dict([*(set or ())]), priority="cmdline")
+    except ValueError:
+        raise UsageError("Invalid -s value, use -s NAME=VALUE") from None
+    if logfile:
+        settings.set("LOG_ENABLED", True, priority="cmdline")
+        settings.set("LOG_FILE", logfile, priority="cmdline")
+    if loglevel:
+        settings.set("LOG_ENABLED", True, priority="cmdline")
+        settings.set("LOG_LEVEL", loglevel, priority="cmdline")
+    if nolog:
+        settings.set("LOG_ENABLED", False, priority="cmdline")

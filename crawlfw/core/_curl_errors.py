@@ -124,6 +124,8 @@ def exception_for(curl_code: int, curl_message: str, url: str, os_errno: int = 0
     """
     text = (curl_message or _CODE_TEXTS.get(curl_code)
             or _CODE_NAMES.get(curl_code, "unknown error"))
+    cls: type[DownloadError]
+    label: str
     if curl_code == _CURLE_COULDNT_CONNECT and os_errno in _REFUSED_ERRNOS:
         cls, label = ConnectionRefusedError, "Connection refused"
     elif curl_code == 100 or (curl_code == 56 and text.startswith("Too large response headers")):

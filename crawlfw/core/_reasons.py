@@ -16,7 +16,7 @@ FAILURE_REASONS = frozenset({
     "feed_failed", "frontier_failed", "start_failed", "stalled",
 })
 
-_registered = set()  # "<role>_failed" of user actors' own roles (ACTORS)
+_registered: set[str] = set()  # "<role>_failed" of user actors' own roles (ACTORS)
 
 
 def register_failure_reason(reason: str) -> None:

@@ -11,6 +11,7 @@ growing backoff.
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["ChildSpec", "RestartIntensity", "PERMANENT", "TEMPORARY"]
 
@@ -38,7 +39,7 @@ class ChildSpec:
     """
 
     role: str
-    factory: Callable | None = None
+    factory: Callable[..., Any] | None = None
     restart: str = TEMPORARY
     shutdown_timeout_s: float | None = 60.0
     key: str = ""
@@ -68,7 +69,7 @@ class RestartIntensity:
         self.window_s = window_s
         self.backoff_s = backoff_s
         self.backoff_max_s = backoff_max_s
-        self._times = deque()  # monotonic seconds of the restarts within the window
+        self._times: deque[float] = deque()  # monotonic seconds of the restarts within the window
 
     def restart(self, now_s: float) -> float | None:
         """Record a child's death at ``now_s`` (monotonic seconds).
@@ -84,7 +85,7 @@ class RestartIntensity:
             times.popleft()
         if len(times) >= self.max_restarts:
             return None
-        delay = min(self.backoff_max_s, self.backoff_s * (2 ** len(times)))
+        delay: float = min(self.backoff_max_s, self.backoff_s * (2 ** len(times)))
         times.append(now_s)
         return delay
 

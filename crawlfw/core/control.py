@@ -20,7 +20,9 @@ import os
 import socket
 import stat
 import struct
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "MAX_MESSAGE_BYTES",
@@ -53,7 +55,7 @@ class ControlError(Exception):
     or an error reply from the endpoint (the message says which)."""
 
 
-def runtime_dir(environ=None) -> Path:
+def runtime_dir(environ: Mapping[str, str] | None = None) -> Path:
     """The per-user directory of control sockets.
 
     ``$XDG_RUNTIME_DIR/crawlfw`` when ``XDG_RUNTIME_DIR`` is set and absolute (XDG Base
@@ -155,7 +157,7 @@ def may_connect(peer_uid: int, own_uid: int | None = None) -> bool:
     return peer_uid in (own_uid, 0)
 
 
-def encode_line(message: dict) -> bytes:
+def encode_line(message: dict[str, Any]) -> bytes:
     """One message as a JSON line (compact, UTF-8, ``\\n``-terminated)."""
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False,
                       default=str).encode("utf-8") + b"\n"
@@ -220,11 +222,11 @@ class ControlClient:
         timeout_s: seconds for connecting and for each reply.
     """
 
-    def __init__(self, path, timeout_s: float = CLIENT_TIMEOUT_S):
+    def __init__(self, path: str | os.PathLike[str], timeout_s: float = CLIENT_TIMEOUT_S) -> None:
         self.path = Path(path)
         self.timeout_s = timeout_s
 
-    def ask(self, message: dict, timeout_s: float | None = None) -> dict:
+    def ask(self, message: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
         """Send ``message`` and return the reply dict.
 
         Raises:
@@ -255,7 +257,7 @@ class ControlClient:
 
 
 def discover(directory: Path | None = None, timeout_s: float = 15.0,
-             remove_stale: bool = True) -> list[dict]:
+             remove_stale: bool = True) -> list[dict[str, Any]]:
     """Ask every endpoint in ``directory`` for its status.
 
     Sockets nobody listens on (left by a killed process) are removed when
@@ -267,7 +269,7 @@ def discover(directory: Path | None = None, timeout_s: float = 15.0,
         :mod:`crawlfw.control`).
     """
     directory = runtime_dir() if directory is None else Path(directory)
-    found = []
+    found: list[dict[str, Any]] = []
     try:
         entries = sorted(directory.iterdir())
     except OSError:
@@ -292,7 +294,8 @@ def discover(directory: Path | None = None, timeout_s: float = 15.0,
     return found
 
 
-def find_crawl(endpoints: list[dict], target: str | None) -> tuple[dict, dict]:
+def find_crawl(endpoints: list[dict[str, Any]],
+               target: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
     """Pick one crawl by crawl id, spider name or pid among the ``discover()`` results.
 
     Args:

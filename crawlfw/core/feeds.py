@@ -56,7 +56,7 @@ Settings used (Scrapy 1.2 names and meanings):
     ``postprocessing`` (plug-ins, :mod:`crawlfw.extensions.postprocessing`, with their
     options), ``item_filter`` (a class built with the feed's options, whose
     ``accepts(item)`` picks the items; default
-    :class:`crawlfw.extensions.feedexport.ItemFilter`) and ``item_classes``. A feed
+    :class:`crawlfw.core.feedplugins.ItemFilter`) and ``item_classes``. A feed
     with batches or post-processing cannot be cut back: refused with ``JOBDIR`` or
     ``FRONTIER_URL``. Unknown options are refused, unless the feed has plug-ins or an
     item filter (which may read their own).
@@ -80,6 +80,8 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from urllib.parse import urlparse
 
+from crawlfw.core.feedplugins import ItemFilter, PostProcessingManager
+from crawlfw.core.feedstorage import FileFeedStorage, _redact_uri
 from crawlfw.exceptions import NotConfigured, UsageError
 from crawlfw.utils._fds import retry_when_out_of_fds
 from crawlfw.utils.misc import create_instance, load_object
@@ -124,19 +126,6 @@ def uri_scheme(uri: str) -> str:
     if len(scheme) == 1 and scheme.isalpha():
         return ""
     return scheme
-
-
-def _redact_uri(uri: str) -> str:
-    """Return ``uri`` with the password of its user-info replaced by ``***`` (for logs)."""
-    try:
-        u = urlparse(uri)
-        password = u.password
-    except ValueError:
-        return uri
-    if password is None:
-        return uri
-    host = u.netloc.rpartition("@")[2]
-    return u._replace(netloc=f"{u.username or ''}:***@{host}").geturl()
 
 
 def _local_path_of(file) -> str | None:
@@ -404,7 +393,7 @@ class FeedWriter:
         if where == "FEED_FORMAT":  # the FEED_URI feed
             where = "FEED_URI"
         self.batch_id = 1
-        self._batch_errors = []
+        self._batch_errors: list = []
         self._target = None  # the storage's file under a PostProcessingManager
         count = options.get("batch_item_count")
         if count is None:
@@ -448,8 +437,6 @@ class FeedWriter:
         self.item_filter = None
         if options.get("item_filter") is not None or options.get("item_classes"):
             try:
-                from crawlfw.extensions.feedexport import ItemFilter
-
                 filter_cls = options.get("item_filter") or ItemFilter
                 if isinstance(filter_cls, str):
                     filter_cls = load_object(filter_cls)
@@ -459,7 +446,7 @@ class FeedWriter:
             if not callable(getattr(self.item_filter, "accepts", None)):
                 raise NotConfigured(f"{where} item_filter {filter_cls!r} has no accepts(item)")
         if self.item_filter is not None or count:
-            self.export_item = self._export_item_scrapy2
+            self.export_item = self._export_item_scrapy2  # type: ignore[method-assign]
 
     def _export_item_scrapy2(self, item):
         """:meth:`export_item` for a feed with an item filter or batches: an item the
@@ -510,8 +497,6 @@ class FeedWriter:
         when the feed has ``postprocessing``, else ``file``."""
         if not self.postprocessing:
             return file
-        from crawlfw.extensions.postprocessing import PostProcessingManager
-
         self._target = file
         return PostProcessingManager(self.postprocessing, file, self.options)
 
@@ -862,8 +847,6 @@ def _check_writable(path: str) -> None:
 
 
 def _is_file_storage(storage) -> bool:
-    from crawlfw.extensions.feedexport import FileFeedStorage
-
     return isinstance(storage, FileFeedStorage)
 
 
@@ -1003,7 +986,8 @@ def feeds_from_settings(settings) -> list:
         feeds = settings.getdict("FEEDS")  # also a JSON object string (-s FEEDS=...)
     except ValueError as e:
         raise NotConfigured(str(e)) from None
-    result = [(str(uri), options) for uri, options in feeds.items()]
+    result: list[tuple[str | None, dict | None]] = [
+        (str(uri), options) for uri, options in feeds.items()]
     feed_uri = settings.get("FEED_URI")
     if feed_uri and str(feed_uri) not in {uri for uri, _ in result}:
         result.append((None, None))

@@ -34,7 +34,7 @@ import base64
 import logging
 import pickle
 from collections.abc import Iterator
-from typing import Protocol
+from typing import Protocol, cast
 
 from crawlfw import signals
 from crawlfw.core.spidermw import SpiderMiddlewareManager
@@ -177,7 +177,7 @@ class Scraper:
         items = []
         exhausted = False
         consumed = 0
-        start_requests = self.start_requests
+        start_requests = cast(Iterator, self.start_requests)  # opened above
         try:
             for _ in range(count):
                 request = next(start_requests)

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import bz2
 import gzip
-import io
 import lzma
 from typing import Any, BinaryIO
 
-from crawlfw.utils.misc import load_object
+from crawlfw.core.feedplugins import PostProcessingManager
 
 __all__ = ["Bz2Plugin", "GzipPlugin", "LZMAPlugin", "PostProcessingManager"]
 
@@ -107,55 +106,3 @@ class LZMAPlugin:
     def close(self) -> None:
         """Write the rest of the stream to ``file`` (left open)."""
         self._lzma.close()
-
-
-class PostProcessingManager(io.IOBase):
-    """The file an exporter writes to when a feed has ``postprocessing``: data goes
-    through each plug-in in the listed order, then into ``file``.
-
-    An :class:`io.IOBase`, so that exporters that wrap their file (CSV's text layer)
-    can use it.
-
-    Args:
-        plugins: plug-in classes or import paths, in the order data goes through them.
-        file: the feed's binary file (from its storage); never closed here.
-        feed_options: the feed's options, handed to every plug-in.
-
-    Raises:
-        ImportError, NameError, ValueError: a plug-in path cannot be loaded.
-        Exception: whatever a plug-in's constructor raises for its options.
-    """
-
-    def __init__(self, plugins, file: BinaryIO, feed_options: dict[str, Any]) -> None:
-        super().__init__()
-        self.file = file
-        self.feed_options = feed_options
-        classes = [load_object(p) if isinstance(p, str) else p for p in plugins]
-        self._chain = []  # the plug-ins, the one the exporter writes to first
-        target = file
-        for cls in reversed(classes):
-            target = cls(target, feed_options)
-            self._chain.insert(0, target)
-        self._head = target
-
-    def write(self, data: bytes) -> int:
-        """Pass ``data`` through the plug-ins; returns what the first one returns."""
-        return self._head.write(data)
-
-    def writable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        """The position in the feed's file (bytes written after processing)."""
-        return self.file.tell()
-
-    def close(self) -> None:
-        """Close every plug-in, the first first (each flushes into the next); ``file``
-        stays open for the storage to store."""
-        if self.closed:
-            return
-        try:
-            for plugin in self._chain:
-                plugin.close()
-        finally:
-            super().close()

@@ -81,28 +81,17 @@ _TOSTRING_METHODS = {"html": "html", "xml": "xml"}
 _TYPES = ("html", "xml", "json", "text")
 _XML_DECLARATION = _re.compile(r"[\s\ufeff]*<\?xml\s")
 
-_response_classes = None
-
-
 def _st(response, st):
     """The selector type for ``response`` and the ``type`` argument ``st``; None when
-    it must be detected from the text (a TextResponse neither HTML nor XML)."""
+    it must be detected from the text (a TextResponse neither HTML nor XML).
+
+    An :class:`~crawlfw.http.HtmlResponse` or :class:`~crawlfw.http.XmlResponse` says
+    its type in its class attribute ``_selector_type`` (``"html"``, ``"xml"``), so this
+    module imports nothing from :mod:`crawlfw.http`, which imports it."""
     if st is None:
         if response is None:
             return "html"
-        global _response_classes
-        if _response_classes is None:
-            # crawlfw.http imports crawlfw.selector lazily; import it lazily here too so
-            # that neither module needs the other at import time.
-            from crawlfw.http import HtmlResponse, XmlResponse
-
-            _response_classes = (HtmlResponse, XmlResponse)
-        html_cls, xml_cls = _response_classes
-        if isinstance(response, html_cls):
-            return "html"
-        if isinstance(response, xml_cls):
-            return "xml"
-        return None
+        return getattr(response, "_selector_type", None)
     if st not in _TYPES:
         raise ValueError(
             f"Invalid selector type: {st!r} (expected 'html', 'xml', 'json' or 'text')")

@@ -39,7 +39,8 @@ Points (see ARCHITECTURE.md, "Lose nothing" and "Supervision"):
 import errno
 import os
 
-__all__ = ["hit", "armed", "fatal_next", "holding", "InjectedFault", "EXIT_STATUS"]
+__all__ = ["hit", "armed", "fatal_next", "holding", "half_written_batch", "InjectedFault",
+           "EXIT_STATUS"]
 
 #: The exit status of a process ended by an injected fault.
 EXIT_STATUS = 75
@@ -68,15 +69,23 @@ def _parse(spec: str):
 _POINTS, _MODES = _parse(os.environ.get("CRAWLFW_FAULTS", ""))
 
 
-def hit(name: str) -> None:
+def hit(name: str, damage=None, *args) -> None:
     """Count one pass through fault point ``name``; on the chosen pass end the process,
     or raise (``eio``: ``OSError``; ``raise``: :class:`InjectedFault`).
+
+    Args:
+        name: the fault point.
+        damage: called as ``damage(*args)`` just before a pass that ends the process or
+            raises: what such a failure leaves behind (e.g. :func:`half_written_batch`).
+            Never called when no fault is set.
 
     Raises:
         OSError: the point is armed with ``eio`` and its pass has come.
         InjectedFault: the point is armed with ``raise`` and its pass has come.
     """
     if _POINTS and name in _POINTS:
+        if damage is not None and fatal_next(name):
+            damage(*args)
         _POINTS[name] -= 1
         if _POINTS[name] <= 0:
             mode = _MODES.get(name)
@@ -103,6 +112,16 @@ def armed(name: str) -> bool:
     """True when ``name`` is a fault point of this process (for points that must prepare
     the damage before calling :func:`hit`, like a half-written feed line)."""
     return bool(_POINTS) and name in _POINTS
+
+
+def half_written_batch(writer, items) -> None:
+    """The damage of ``feed.mid_batch``: write half of ``items`` to the feed of
+    ``writer`` (a :class:`crawlfw.core.feeds.FeedWriter`), then half an item's line, and
+    flush it to the file (a process ended there leaves a torn line)."""
+    for item in items[: len(items) // 2]:
+        writer.export_item(item)
+    writer.file.write(b'{"torn": "half a li')
+    writer.file.flush()
 
 
 def holding(name: str) -> bool:

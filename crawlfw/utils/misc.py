@@ -4,6 +4,7 @@ import hashlib
 import re
 from importlib import import_module
 from pkgutil import iter_modules
+from typing import Any
 
 from w3lib.html import replace_entities
 
@@ -54,7 +55,7 @@ def arg_to_iter(arg):
     return [arg]
 
 
-def load_object(path):
+def load_object(path: Any) -> Any:
     """Import and return an object from its full dotted path.
 
     Args:

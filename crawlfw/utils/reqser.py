@@ -26,99 +26,19 @@ reads both forms.
 
 import inspect
 
-#: The value :func:`request_from_dict` assumes for a key a compact dict leaves out.
-_DEFAULTS = {
-    'callback': None, 'errback': None, 'method': 'GET', 'headers': {}, 'body': '',
-    'cookies': {}, 'meta': {}, '_encoding': 'utf-8', 'priority': 0, 'dont_filter': False,
-    'flags': [], 'cb_kwargs': {},
-}
-
-#: The keys of a plain request's compact dict (no headers, body, meta, errback...).
-_PLAIN_KEYS = frozenset(('url', 'callback', 'method', 'priority', 'dont_filter'))
-
-_Request = None  # crawlfw.http.Request, imported on first use (crawlfw.http imports this)
-
-
-def _request_class():
-    global _Request
-    if _Request is None:
-        from crawlfw.http import Request
-
-        _Request = Request
-    return _Request
+from crawlfw.http.request import Request
+from crawlfw.http.request._serialize import (  # noqa: F401  (private names: old imports)
+    _BYTES_CODEC,
+    _DEFAULTS,
+    _PLAIN_KEYS,
+    _find_method,
+    _is_plain,
+    _text,
+    request_to_dict,
+)
 
 __all__ = ["request_to_dict", "request_from_dict"]
 
-_BYTES_CODEC = 'latin-1'
-
-
-def request_to_dict(request, spider=None, *, compact=False):
-    """Convert a Request into a JSON-able dict.
-
-    Args:
-        request: a :class:`~crawlfw.http.Request` (or subclass).
-        spider: the spider whose methods the callback/errback are; required when
-            the request has a callback or errback.
-        compact: leave out the keys whose value is the default (a plain GET request
-            becomes ``{'url': ..., 'callback': ...}``): smaller to store, faster to
-            read back.
-
-    Returns:
-        dict: see the module docstring for the keys.
-
-    Raises:
-        ValueError: the callback or errback is not a method of ``spider`` (the
-            message names the function and the spider).
-    """
-    cb = request.callback
-    if callable(cb):
-        cb = _find_method(spider, cb)
-    if compact and _is_plain(request):
-        d = {'url': request.url}
-        if cb is not None:
-            d['callback'] = cb
-        if request.method != 'GET':
-            d['method'] = request.method
-        if request.priority:
-            d['priority'] = request.priority
-        if request.dont_filter:
-            d['dont_filter'] = True
-        return d
-    eb = request.errback
-    if callable(eb):
-        eb = _find_method(spider, eb)
-    d = {
-        'url': request.url,
-        'callback': cb,
-        'errback': eb,
-        'method': request.method,
-        'headers': {
-            _text(name): [_text(v) for v in values]
-            for name, values in request.headers.items()
-        },
-        'body': _text(request.body),
-        'cookies': request.cookies,
-        'meta': request.meta,
-        '_encoding': request.encoding,
-        'priority': request.priority,
-        'dont_filter': request.dont_filter,
-        'flags': list(getattr(request, 'flags', None) or []),
-        'cb_kwargs': dict(getattr(request, 'cb_kwargs', None) or {}),
-    }
-    if type(request) is not _request_class():
-        d['_class'] = f'{type(request).__module__}.{type(request).__name__}'
-    if compact:
-        return {k: v for k, v in d.items() if k not in _DEFAULTS or v != _DEFAULTS[k]}
-    return d
-
-
-def _is_plain(request) -> bool:
-    """True for a :class:`~crawlfw.http.Request` with nothing but a URL, a callback, a
-    method, a priority and ``dont_filter`` (what most crawls queue)."""
-    return (type(request) is _request_class() and request.errback is None
-            and not request._meta and not request._cb_kwargs and not request.flags
-            and not request.headers and not request.body and not request.cookies
-            and request.encoding == 'utf-8')
 
 
 def request_from_dict(d, spider=None):
@@ -139,10 +59,10 @@ def request_from_dict(d, spider=None):
     cb = d.get('callback')
     cb = _get_method(spider, cb) if cb and spider is not None else None
     if len(d) <= len(_PLAIN_KEYS) and _PLAIN_KEYS.issuperset(d):  # a plain request
-        return _request_class()(d['url'], callback=cb, method=d.get('method', 'GET'),
+        return Request(d['url'], callback=cb, method=d.get('method', 'GET'),
                                 priority=d.get('priority', 0),
                                 dont_filter=d.get('dont_filter', False))
-    request_cls = _named_request_class(d['_class']) if d.get('_class') else _request_class()
+    request_cls = _named_request_class(d['_class']) if d.get('_class') else Request
     eb = d.get('errback')
     eb = _get_method(spider, eb) if eb and spider is not None else None
     headers = d.get('headers') or {}
@@ -177,7 +97,7 @@ def _named_request_class(path):
     Raises:
         ValueError: ``path`` is not a string naming a loaded Request subclass.
     """
-    base = _request_class()
+    base = Request
     if isinstance(path, str):
         if path == f'{base.__module__}.{base.__name__}':
             return base
@@ -196,12 +116,6 @@ def _named_request_class(path):
                      f"Request subclass defined in this process: refused")
 
 
-def _text(value):
-    if isinstance(value, bytes):
-        return value.decode(_BYTES_CODEC)
-    return str(value)
-
-
 def _bytes(value):
     if isinstance(value, bytes):
         return value
@@ -212,21 +126,6 @@ def _listify(values):
     if isinstance(values, (list, tuple)):
         return values
     return [values]
-
-
-def _find_method(obj, func):
-    """Name of ``func`` as a method of ``obj`` (private names mangled as Python does)."""
-    if obj is not None and inspect.ismethod(func) and func.__self__ is obj:
-        name = func.__func__.__name__
-        if getattr(obj, name, None) == func:
-            return name
-        # name mangling: __parse defined in class Foo is reachable as _Foo__parse
-        if name.startswith('__') and not name.endswith('__'):
-            for cls in type(obj).__mro__:
-                mangled = f"_{cls.__name__.lstrip('_')}{name}"
-                if getattr(obj, mangled, None) == func:
-                    return mangled
-    raise ValueError(f"Function {func!r} is not an instance method in: {obj!r}")
 
 
 def _get_method(obj, name):

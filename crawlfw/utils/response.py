@@ -11,6 +11,13 @@ from http import HTTPStatus
 
 from w3lib import html
 
+from crawlfw.http import HtmlResponse, Response, TextResponse
+from crawlfw.http._base_url import (  # noqa: F401  (_baseurl_cache: tests/utils)
+    SCAN_CHARS,
+    _baseurl_cache,
+    get_base_url,
+)
+
 # body_or_str (added for Scrapy 1.2 parity) is public too; __all__ is pinned by the
 # owner's tests/http/test_exported_members.py, which is to list it.
 __all__ = [
@@ -21,34 +28,7 @@ __all__ = [
     "open_in_browser",
 ]
 
-#: How much of a document's text (characters) is scanned for <base>/<meta refresh>, as
-#: in Scrapy; a tag starting before the limit is read to its end.
-_SCAN_CHARS = 4096
-
-_baseurl_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _metaref_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def get_base_url(response) -> str:
-    """Return the base URL of a text response, computed once per response.
-
-    The first ``<base href>`` in the first 4096 characters, resolved against the
-    response URL (WHATWG HTML, "document base URL"), else the response URL.
-
-    Args:
-        response: a :class:`~crawlfw.http.TextResponse`.
-
-    Returns:
-        Absolute URL (str).
-    """
-    try:
-        return _baseurl_cache[response]
-    except KeyError:
-        base = html.get_base_url(
-            response.text, response.url, response.encoding, max_scan=_SCAN_CHARS
-        )
-        _baseurl_cache[response] = base
-        return base
 
 
 def get_meta_refresh(response) -> tuple[float, str] | tuple[None, None]:
@@ -68,7 +48,7 @@ def get_meta_refresh(response) -> tuple[float, str] | tuple[None, None]:
         return _metaref_cache[response]
     except KeyError:
         result = html.get_meta_refresh(
-            response.text, response.url, response.encoding, max_scan=_SCAN_CHARS
+            response.text, response.url, response.encoding, max_scan=SCAN_CHARS
         )
         _metaref_cache[response] = result
         return result
@@ -128,8 +108,6 @@ def open_in_browser(response, _openfunc: Callable[[str], object] = webbrowser.op
     Raises:
         TypeError: a binary (non-text) response.
     """
-    from crawlfw.http import HtmlResponse, TextResponse
-
     body = response.body
     if isinstance(response, HtmlResponse):
         if b"<base" not in body:
@@ -161,8 +139,6 @@ def body_or_str(obj, unicode: bool = True):
         TypeError: ``obj`` is none of these types (the message names its type).
         UnicodeDecodeError: bytes to decode are not UTF-8.
     """
-    from crawlfw.http import Response, TextResponse
-
     if isinstance(obj, Response):
         if not unicode:
             return obj.body

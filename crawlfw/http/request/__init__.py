@@ -217,7 +217,7 @@ class Request(object_ref):
         Raises:
             ValueError: the callback or errback is not a method of ``spider``.
         """
-        from crawlfw.utils.reqser import request_to_dict
+        from crawlfw.http.request._serialize import request_to_dict
 
         return request_to_dict(self, spider)
 

@@ -15,9 +15,9 @@ from cssselect import HTMLTranslator
 from lxml import etree
 from w3lib.html import strip_html5_whitespace
 
+from crawlfw.http._base_url import get_base_url
 from crawlfw.http.request import Request
 from crawlfw.utils.python import is_listlike, to_bytes
-from crawlfw.utils.response import get_base_url
 
 __all__ = ["FormRequest"]
 

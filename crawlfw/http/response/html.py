@@ -11,3 +11,5 @@ __all__ = ["HtmlResponse"]
 
 class HtmlResponse(TextResponse):
     """A :class:`TextResponse` for HTML documents (``text/html``, XHTML)."""
+
+    _selector_type = "html"  # what crawlfw.selector parses it as (it imports no http class)

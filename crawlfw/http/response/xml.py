@@ -11,3 +11,5 @@ __all__ = ["XmlResponse"]
 
 class XmlResponse(TextResponse):
     """A :class:`TextResponse` for XML documents (``text/xml``, RSS, Atom...)."""
+
+    _selector_type = "xml"  # what crawlfw.selector parses it as (it imports no http class)
