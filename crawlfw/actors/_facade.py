@@ -13,6 +13,7 @@ import random
 import threading
 import time
 from collections.abc import Mapping
+from typing import Any
 
 import pykka
 
@@ -243,6 +244,14 @@ class SlotState:
 
     __slots__ = ("key", "concurrency", "randomize_delay", "queue", "transferring", "active",
                  "_delay", "_owner")
+    key: str
+    concurrency: int
+    randomize_delay: bool
+    queue: tuple
+    transferring: frozenset
+    active: frozenset
+    _delay: float
+    _owner: Any
 
     def __init__(self, owner, key: str, state: dict):
         set_ = object.__setattr__
