@@ -64,7 +64,7 @@ from crawlfw.core.flow import (
     POISON_CRASHES,
     FlowControl,
 )
-from crawlfw.core.slot import IpCache, slot_key
+from crawlfw.core.slot import DOWNLOAD_SLOT, IpCache, slot_key
 from crawlfw.exceptions import DontCloseSpider, DownloaderCrashed, IgnoreRequest
 from crawlfw.http import Request, Response
 from crawlfw.logformatter import LogFormatter
@@ -361,11 +361,14 @@ class EngineActor(CrawlActor):
             self._schedule(result, request)
 
     def _fetch(self, request):
-        if self.ip_cache is not None:
-            # CONCURRENT_REQUESTS_PER_IP: slots are per address, the frontier's delay
-            # per host name, so the downloader applies the address's delay too.
-            request._paced = False
-        key = slot_key(request, self.ip_cache)
+        key = request._host  # the frontier's host key: the slot key, parsed once
+        if key is None or self.ip_cache is not None or (
+                request._meta and DOWNLOAD_SLOT in request._meta):
+            if self.ip_cache is not None:
+                # CONCURRENT_REQUESTS_PER_IP: slots are per address, the frontier's
+                # delay per host name, so the downloader applies the address's delay too.
+                request._paced = False
+            key = slot_key(request, self.ip_cache)
         if self.blocked_slots and key in self.blocked_slots:
             self._process_exception(request, IgnoreRequest(
                 f"download slot {key} is blocked: {self.blocked_slots[key]}"))
