@@ -10,7 +10,12 @@ calls on it and its answers into messages, signals, middleware calls and fetches
 Flow control is credit-based: the engine grants the Scheduler credit (``pull_requests``)
 for as many requests as it has free download capacity (``CONCURRENT_REQUESTS`` minus
 transfers in flight, and none while responses waiting for the spider exceed
-``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` bytes). Start requests are pulled from the SpiderRunner
+``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` bytes). The Scheduler hands out only requests of hosts
+that may start now (its per-host queues), so a request never holds credit while it
+waits for its host. Each request the frontier handed out for a host (``request._host``)
+is reported once as it leaves the download stage, whatever the way (response, failure,
+``IgnoreRequest``, a middleware's answer, a replacement, a robots.txt park): counted per
+host in ``FlowControl.finished`` and sent with the next ``pull_requests``. Start requests are pulled from the SpiderRunner
 only while credit is unused, i.e. while the Scheduler is empty (Scrapy consumes start
 requests lazily in the same way).
 

@@ -6,6 +6,13 @@ and ``pull_requests`` (credit) from the Engine, and ``check_idle``; sends
 ``requests_dequeued`` and ``idle_checked`` to the Engine. Fires ``request_scheduled`` /
 ``request_dropped``.
 
+The frontier keeps one queue per host: it leases only requests of ready hosts (below
+their concurrency, past their delay), so credit the Engine granted may stay unused
+while every host with queued requests is busy. ``pull_requests`` carries the transfers
+that ended per host since the last one (``finished``) and AutoThrottle's new delays
+(``delays``), which make hosts ready again; when credit is left and a host waits only for
+its delay, the actor tells itself ``dispatch_due`` by a timer at that time.
+
 With a durable frontier (``JOBDIR``) it also drives checkpoints: every
 ``FRONTIER_CHECKPOINT_INTERVAL`` seconds it tells the SpiderRunner ``checkpoint``; the
 message travels SpiderRunner -> Pipeline -> each Exporter (each adding what it made
