@@ -537,6 +537,15 @@ class _ScrapySchedulerFrontier(FrontierBase):
     def push(self, request, *, transient_ok=True) -> bool:
         return self.scheduler.enqueue_request(request)
 
+    def next_ready_in_s(self, now_s=None):
+        """When the wrapped scheduler's own frontier (a
+        :class:`~crawlfw.core.scheduler.Scheduler` subclass calling ``super()``) has a
+        host ready by its delay; None for any other scheduler."""
+        inner = getattr(self.scheduler, "frontier", None)
+        if inner is None or not hasattr(inner, "next_ready_in_s"):
+            return None
+        return inner.next_ready_in_s(now_s)
+
     def lease(self, n, now_s=None):
         out = []
         while len(out) < n:
