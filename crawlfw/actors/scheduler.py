@@ -240,7 +240,14 @@ class SchedulerActor(CrawlActor):
             return
         self._maybe_checkpoint()
         if "stalled_s" in message and not self.failed:
-            self._stalled(message["stalled_s"])
+            wait_s = self.frontier.next_ready_in_s(time.monotonic()) if self.per_host else None
+            if wait_s is None or wait_s <= 0:  # none waits, or one is ready yet not leased
+                self._stalled(message["stalled_s"])
+            else:  # a host waits for its delay (one longer than STALL_TIMEOUT): not stuck
+                logger.info("No request dispatched for %(s).1f s: the next host is ready "
+                            "by its delay in %(wait).1f s", {"s": message["stalled_s"],
+                                                             "wait": wait_s},
+                            extra={"spider": self.spider})
         self.send(
             message["reply_to"],
             {"type": "idle_checked", "token": message["token"], "pending": len(self.frontier)},

@@ -248,3 +248,17 @@ def test_a_scrapy_style_scheduler_subclass_with_a_delay_does_not_stall():
     times = server.times
     assert times[-1] - times[0] < 3.0  # about 2 delays, not a stall
     assert all(b - a >= 0.25 for a, b in zip(times, times[1:], strict=False))
+
+
+def test_a_delay_longer_than_the_stall_timeout_is_not_a_stall():
+    """A host's next request waits in the frontier for its delay, nothing in flight: the
+    crawl looks stuck to the Engine, but the Scheduler knows a host becomes ready by its
+    delay and does not end the crawl ``stalled``."""
+    server = CountingServer(hold_s=0.0)
+    try:
+        result = run_crawl(ThreePagesSpider, {"DOWNLOAD_DELAY": 1.6, "STALL_TIMEOUT": 0.3,
+                                              "RANDOMIZE_DOWNLOAD_DELAY": False},
+                           timeout_s=30, start=server.url)
+    finally:
+        server.stop()
+    assert result.finish_reason == "finished" and len(result.items) == 3
