@@ -396,6 +396,11 @@ class SqliteFrontier(FrontierBase):
         stats: the crawl's stats collector, or None.
         wal_checkpoint_s: most seconds between two checkpoints of the write-ahead log
             into the main file (``FRONTIER_WAL_CHECKPOINT_INTERVAL``).
+        policy: the per-host politeness (:class:`~crawlfw.core.hostpolicy.HostPolicy`);
+            default: 8 at once per host, no delay.
+        rng: the random generator of randomized delays (tests pass a seeded one).
+        logunser: log the first request kept in memory because it cannot be stored
+            (``LOG_UNSERIALIZABLE_REQUESTS``).
 
     Raises:
         JobLocked: another crawl uses the ``JOBDIR``.
