@@ -10,7 +10,12 @@ calls on it and its answers into messages, signals, middleware calls and fetches
 Flow control is credit-based: the engine grants the Scheduler credit (``pull_requests``)
 for as many requests as it has free download capacity (``CONCURRENT_REQUESTS`` minus
 transfers in flight, and none while responses waiting for the spider exceed
-``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` bytes). Start requests are pulled from the SpiderRunner
+``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` bytes). The Scheduler hands out only requests of hosts
+that may start now (its per-host queues), so a request never holds credit while it
+waits for its host. Each request the frontier handed out for a host (``request._host``)
+is reported once as it leaves the download stage, whatever the way (response, failure,
+``IgnoreRequest``, a middleware's answer, a replacement, a robots.txt park): counted per
+host in ``FlowControl.finished`` and sent with the next ``pull_requests``. Start requests are pulled from the SpiderRunner
 only while credit is unused, i.e. while the Scheduler is empty (Scrapy consumes start
 requests lazily in the same way).
 
@@ -64,7 +69,7 @@ from crawlfw.core.flow import (
     POISON_CRASHES,
     FlowControl,
 )
-from crawlfw.core.slot import IpCache, slot_key
+from crawlfw.core.slot import DOWNLOAD_SLOT, IpCache, slot_key
 from crawlfw.exceptions import DontCloseSpider, DownloaderCrashed, IgnoreRequest
 from crawlfw.http import Request, Response
 from crawlfw.logformatter import LogFormatter
@@ -162,6 +167,7 @@ class EngineActor(CrawlActor):
         if facade is not None and hasattr(facade, "downloader"):  # AutoThrottle reads them
             facade.downloader.in_flight = self.flow.in_flight
             facade.downloader.ip_cache = self.ip_cache
+            facade.downloader.host_delays = self.flow.host_delays
         if self.early_items and self.pipeline is not None:
             items, self.early_items = self.early_items, []
             self.handle_add_items({"type": "add_items", "items": items})
@@ -345,6 +351,7 @@ class EngineActor(CrawlActor):
         except RequestParked:
             # A middleware keeps it and re-sends it later (robots.txt pending) as a new
             # request; with a durable frontier, that one replaces this lease.
+            self.flow.host_done(request)
             if request._lease is not None:
                 self.parked[request_fingerprint(request)] = request._lease
             return
@@ -359,7 +366,14 @@ class EngineActor(CrawlActor):
             self._schedule(result, request)
 
     def _fetch(self, request):
-        key = slot_key(request, self.ip_cache)
+        key = request._host  # the frontier's host key: the slot key, parsed once
+        if key is None or self.ip_cache is not None or (
+                request._meta and DOWNLOAD_SLOT in request._meta):
+            if self.ip_cache is not None:
+                # CONCURRENT_REQUESTS_PER_IP: slots are per address, the frontier's
+                # delay per host name, so the downloader applies the address's delay too.
+                request._paced = False
+            key = slot_key(request, self.ip_cache)
         if self.blocked_slots and key in self.blocked_slots:
             self._process_exception(request, IgnoreRequest(
                 f"download slot {key} is blocked: {self.blocked_slots[key]}"))
@@ -369,6 +383,7 @@ class EngineActor(CrawlActor):
                                            "reply_to": self.actor_ref})
 
     def _process_response(self, request, response):
+        self.flow.host_done(request)
         try:
             result = self.mw.process_response(request, response, self.spider)
         except Exception as e:
@@ -390,6 +405,7 @@ class EngineActor(CrawlActor):
                                        "response": response})
 
     def _process_exception(self, request, error):
+        self.flow.host_done(request)
         try:
             result = self.mw.process_exception(request, error, self.spider)
         except Exception as e:
@@ -409,6 +425,7 @@ class EngineActor(CrawlActor):
         """Schedule ``request``, which a middleware returned in place of ``replaces``
         (a redirect, a retry): with a durable frontier, in the same transaction as the
         ack of ``replaces``' lease."""
+        self.flow.host_done(replaces)
         message = {"type": "enqueue_requests", "requests": [request]}
         if replaces._lease is not None:
             message["done"] = [replaces._lease]
@@ -423,13 +440,20 @@ class EngineActor(CrawlActor):
 
     def _after(self):
         """Grant credit, pull start requests, or check for idleness after each message."""
-        actions = self.flow.next_actions()
+        flow = self.flow
+        actions = flow.next_actions()
         if actions is NO_ACTIONS:
+            if flow.reports_pending():  # the Scheduler holds credit: tell it at once
+                self.send(self.scheduler, flow.take_reports(
+                    {"type": "pull_requests", "count": 0, "reply_to": self.actor_ref}))
             return
         credit, start_count, idle_token = actions
         if credit:
-            self.send(self.scheduler, {"type": "pull_requests", "count": credit,
-                                       "reply_to": self.actor_ref})
+            self.send(self.scheduler, flow.take_reports(
+                {"type": "pull_requests", "count": credit, "reply_to": self.actor_ref}))
+        elif flow.reports_pending():
+            self.send(self.scheduler, flow.take_reports(
+                {"type": "pull_requests", "count": 0, "reply_to": self.actor_ref}))
         if start_count:
             self.send(self.spider_runner, {"type": "pull_start_requests", "count": start_count})
         if idle_token is not None:

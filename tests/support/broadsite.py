@@ -5,6 +5,11 @@ Any ``Host`` gets the same small site of ``pages`` pages: ``/`` links to ``/p/1`
 need no lookup: curl resolves ``*.localhost`` to the loopback address by itself. Each
 answer closes its connection when ``keepalive`` is False (a broad crawl seldom asks one
 host twice in a row), so the server holds no idle connection.
+
+For skewed mixes (one big host among many small ones): ``host_pages`` gives some host
+names another number of pages, ``links`` makes each page link to the next ``links``
+pages, and ``latency_s`` holds every answer that long (a slow site: a fixed latency per
+response, so politeness, not CPU, bounds the crawl).
 """
 
 import http.server
@@ -15,17 +20,25 @@ class BroadSite:
     """Args:
     pages: pages per host (>= 1).
     keepalive: keep connections open between requests (HTTP/1.1 default).
+    latency_s: seconds each answer is held before it is sent.
+    links: how many following pages each page links to (``/p/<n+1>`` ..).
+    fanout: instead, each page links to its ``fanout`` children of a tree
+        (``/p/<n * fanout + 1>`` .. ``/p/<n * fanout + fanout>``): a site whose every
+        page brings many new links.
+    host_pages: ``{host name: pages}`` for hosts with another number of pages.
 
     Attributes:
         port: the TCP port on 127.0.0.1.
         served: requests answered so far.
     """
 
-    def __init__(self, pages: int = 2, keepalive: bool = False):
+    def __init__(self, pages: int = 2, keepalive: bool = False, latency_s: float = 0.0,
+                 links: int = 1, host_pages: dict | None = None, fanout: int = 0):
         self.pages = pages
         self.served = 0
         site = self
         lock = threading.Lock()
+        stopping = self._stopping = threading.Event()
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -35,12 +48,21 @@ class BroadSite:
 
             def do_GET(self):  # noqa: N802
                 path = self.path
+                pages = site.pages
+                if host_pages:
+                    host = (self.headers.get("Host") or "").rsplit(":", 1)[0].lower()
+                    pages = host_pages.get(host, pages)
                 n = 0 if path == "/" else int(path.rsplit("/", 1)[1]) if path.startswith(
                     "/p/") and path.rsplit("/", 1)[1].isdigit() else -1
-                if not 0 <= n < site.pages:
+                if latency_s:
+                    stopping.wait(latency_s)  # a slow site
+                if not 0 <= n < pages:
                     body, status = b"not found", 404
                 else:
-                    link = f'<a href="/p/{n + 1}">next</a>' if n + 1 < site.pages else ""
+                    first, last = (n * fanout + 1, n * fanout + 1 + fanout) if fanout \
+                        else (n + 1, n + 1 + links)
+                    link = "".join(f'<a href="/p/{m}">next</a>'
+                                   for m in range(first, min(last, pages)))
                     body = (f"<html><head><title>page {n}</title></head><body>{link}"
                             "</body></html>").encode()
                     status = 200
@@ -70,6 +92,7 @@ class BroadSite:
         return f"http://site{host}.localhost:{self.port}/"
 
     def stop(self) -> None:
+        self._stopping.set()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(5)
