@@ -28,7 +28,7 @@ import logging
 import time
 
 from crawlfw.core.frontier import FrontierError
-from crawlfw.core.redis_frontier import (
+from crawlfw.core.redis_link import (
     FrontierPermanentError,
     Scripts,
     call_with_retry,
@@ -109,7 +109,7 @@ class SharedDownloadSlot(DownloadSlot):
         *args, **kw: :class:`~crawlfw.core.slot.DownloadSlot` arguments.
         stats: the crawl's stats collector (counts ``frontier/redis_calls``), or None.
         spider: the spider (for log records and stats).
-        link: the crawl's :class:`~crawlfw.core.redis_frontier.RedisLink` (default:
+        link: the crawl's :class:`~crawlfw.core.redis_link.RedisLink` (default:
             the one of ``spider.crawler``): one retry budget for the crawl; once a
             call failed for good (the crawl stops, or Redis stayed unreachable for the
             budget) :meth:`pop_ready` starts nothing and asks again after

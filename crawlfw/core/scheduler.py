@@ -187,7 +187,13 @@ def _redis_frontier(crawler, dupefilter):
 
 
 def _open_redis_frontier(crawler, settings, dupefilter, dqname):
-    from crawlfw.core.redis_frontier import RedisFrontier, frontier_key, redis_link, worker_id
+    from crawlfw.core.redis_frontier import RedisFrontier
+    from crawlfw.core.redis_link import frontier_key, redis_link, worker_id
+    from crawlfw.core.slot import DownloadSlot
+
+    def host_limits():  # the downloader slots' rule (read after spider_opened)
+        slot = DownloadSlot.from_settings(settings, crawler.spider)
+        return slot.concurrency, slot.delay_s, slot.randomize_delay
 
     return RedisFrontier(
         settings["FRONTIER_URL"], frontier_key(settings, crawler.spider.name), dupefilter,
@@ -199,4 +205,5 @@ def _open_redis_frontier(crawler, settings, dupefilter, dqname):
         stats=crawler.stats,
         link=redis_link(crawler),
         join_only=settings.getbool("FRONTIER_JOIN_ONLY"),
+        host_limits=host_limits,
     )

@@ -44,6 +44,9 @@ def make(redis_server, spider):
 
     def make(worker="w1", key="{t}", **kw):
         kw.setdefault("lease_timeout_s", 30.0)
+        # Per-host queues: these tests are about order and leases, on one host; they
+        # leave its concurrency unbounded (the per-host tests below set theirs).
+        kw.setdefault("host_limits", lambda: (1000, 0.0, False))
         f = RedisFrontier(redis_server.url, key, RFPDupeFilter(), worker=worker, **kw)
         f.open(spider)
         made.append(f)
