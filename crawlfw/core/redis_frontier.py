@@ -889,7 +889,7 @@ class RedisFrontier:
             room = max(0, self.max_open - len(self.leased))
             want = min(want, room)
             extra = min(extra, room - want)
-        if want > 0:
+        if want > 0 or self._finished or self._delays:  # (reports are not held back)
             concurrency, delay_ms, randomize = self.limits
             args = [self.worker, want, extra, self.lease_ms, concurrency, delay_ms,
                     1 if randomize else 0, self._rng.randint(1, 2147483646),

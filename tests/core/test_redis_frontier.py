@@ -423,3 +423,173 @@ def test_start_requests_first_in_first_out_after_the_others_of_their_priority(ma
     f.release(leased[3:])
     f.push_many([R("w", priority=-1)])
     assert urls(f.lease(10)) == ["2", "3", "4", "5", "w"]
+
+
+# --- per-host queues (issue 18) ------------------------------------------------------
+
+
+def H(host, path="", **kw):  # noqa: N802 - a request of a host, briefly
+    return crawlfw.Request(f"http://{host}/{path}", **kw)
+
+
+def hosts(requests):
+    return [r._host for r in requests]
+
+
+def per_host(conc, delay_s=0.0, randomize=False):
+    return {"host_limits": lambda: (conc, delay_s, randomize)}
+
+
+def crawl_keys(f):
+    return sorted(k.decode() for k in f.client.keys(f"{f.key}:*"))
+
+
+def test_a_busy_host_does_not_hold_the_others_back(make):
+    f = make(**per_host(2))
+    f.push_many([H("big", str(i)) for i in range(10)] + [H("s1"), H("s2"), H("s3")])
+    got = f.lease(10)
+    assert len(got) == 5 and sorted(hosts(got)) == ["big", "big", "s1", "s2", "s3"]
+    assert all(r._lease is not None for r in got)
+    assert f.lease(10) == []  # big is at its concurrency; the small hosts are empty
+    f.hosts_finished({"big": 1})
+    assert hosts(f.lease(10)) == ["big"]  # reported with the lease: one more may go
+    assert f.status()["queued"] == 7
+
+
+def test_hosts_of_one_priority_take_turns_and_a_higher_head_goes_first(make):
+    f = make(**per_host(100), lifo=False)
+    f.push_many([H("a", str(i)) for i in range(3)] + [H("b", str(i)) for i in range(3)])
+    f.push(H("c", "top", priority=5))
+    got = f.lease(7)
+    assert hosts(got)[0] == "c"
+    assert hosts(got)[1:] == ["a", "b", "a", "b", "a", "b"]  # ready longest first
+    assert urls(got[1::2]) == ["0", "1", "2"]  # FIFO within a host
+
+
+def test_concurrency_per_host_holds_across_two_workers(make):
+    a, b = make("a", **per_host(3)), make("b", **per_host(3))
+    a.push_many([H("h", str(i)) for i in range(10)])
+    assert len(a.lease(2)) == 2
+    assert len(b.lease(5)) == 1  # the host's third transfer, across workers
+    assert a.lease(5) == [] and b.lease(5) == []
+    a.hosts_finished({"h": 2})
+    a.lease(0)  # (a report travels with the next call, even one wanting nothing)
+    assert len(b.lease(5)) == 2
+    assert a.lease(5) == []
+    assert int(a.client.hget("{t}:inflight", "h")) == 3
+
+
+def test_a_count_beyond_what_was_leased_is_ignored(make):
+    a, b = make("a", **per_host(2)), make("b", **per_host(2))
+    a.push_many([H("h", str(i)) for i in range(4)])
+    assert len(b.lease(1)) == 1
+    a.hosts_finished({"h": 5, "other": 1})  # a has nothing in flight: nothing changes
+    assert len(a.lease(5)) == 1
+
+
+def test_delay_spaces_leases_of_a_host_across_workers(make):
+    a, b = make("a", **per_host(8, 0.4)), make("b", **per_host(8, 0.4))
+    a.push_many([H("slow", str(i)) for i in range(3)] + [H("other")])
+    got = a.lease(5)
+    assert sorted(hosts(got)) == ["other", "slow"]  # one start of slow per delay
+    assert b.lease(5) == []
+    wait = b.next_ready_in_s(time.monotonic())
+    assert wait is not None and 0.2 < wait <= 0.4
+    deadline = time.monotonic() + 5
+    while not (got := b.lease(5)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert hosts(got) == ["slow"]
+    assert b.next_ready_in_s(time.monotonic()) > 0.2  # its next start, 0.4 s on
+
+
+def test_randomized_delay_draws_from_half_to_one_and_a_half(make):
+    f = make(**per_host(8, 1.0, randomize=True), rng=__import__("random").Random(7))
+    for i in range(20):
+        f.push(H(f"h{i}"))
+    before = f.client.time()
+    assert len(f.lease(20)) == 20
+    now_ms = before[0] * 1000 + before[1] / 1000
+    gaps = [s - now_ms for _, s in f.client.zrange("{t}:next", 0, -1, withscores=True)]
+    assert len(gaps) == 20 and all(450 <= g <= 1550 for g in gaps)
+    assert max(gaps) - min(gaps) > 200  # drawn, not one factor for all
+
+
+def test_prefetch_takes_no_request_of_a_host_with_a_delay(make):
+    f = make(**per_host(8, 5.0), prefetch=4)
+    f.push_many([H("d1"), H("d2"), H("d3")])
+    assert len(f.lease(1)) == 1
+    assert len(f._prefetched) == 0 and f.status()["leased"] == 1
+
+
+def test_an_expired_lease_gives_its_hosts_count_back(make):
+    dead = make("dead", lease_timeout_s=0.3, **per_host(1))
+    live = make("live", **per_host(1))
+    dead.push_many([H("h", "1"), H("h", "2")])
+    assert len(dead.lease(2)) == 1  # the host's one transfer
+    assert live.lease(2) == []
+    time.sleep(0.4)
+    got = live.lease(2)
+    assert len(got) == 1  # the expired one is queued again; the host still takes one
+    assert int(live.client.hget("{t}:inflight", "h")) == 1
+    dead.hosts_finished({"h": 1})  # late: not its flight any more
+    dead.lease(0)
+    assert int(live.client.hget("{t}:inflight", "h")) == 1
+
+
+def test_release_and_commit_give_the_count_back(make):
+    a, b = make("a", **per_host(1)), make("b", **per_host(1))
+    a.push_many([H("h", "1"), H("h", "2"), H("g", "1")])
+    got = {r._host: r for r in a.lease(5)}
+    assert sorted(got) == ["g", "h"]
+    a.release([got["h"]])
+    (r, ) = b.lease(5)  # the host's count went back with the release
+    assert r._host == "h"
+    b.ack([r._lease])
+    b.commit()  # acked before its end was reported: the count goes back with the ack
+    assert len(a.lease(5)) == 1
+
+
+def test_hosts_with_nothing_keep_no_state(make):
+    f = make(**per_host(4, 0.2))
+    f.push_many([H(f"h{i}", str(j)) for i in range(20) for j in range(2)])
+    done = []
+    deadline = time.monotonic() + 10
+    while len(done) < 40 and time.monotonic() < deadline:
+        got = f.lease(40)
+        counts = {}
+        for r in got:
+            counts[r._host] = counts.get(r._host, 0) + 1
+        f.hosts_finished(counts)
+        done += got
+        time.sleep(0.05)
+    assert len(done) == 40
+    f.ack([r._lease for r in done])
+    f.commit()
+    time.sleep(0.35)  # every host's delay has passed
+    status = f.status()
+    assert status == {**status, "queued": 0, "leased": 0, "ready_hosts": 0,
+                      "delayed_hosts": 0, "busy_hosts": 0}
+    assert crawl_keys(f) == ["{t}:meta", "{t}:seen", "{t}:start"]
+
+
+def test_autothrottle_delays_are_shared_and_forgotten_with_the_host(make):
+    a, b = make("a", **per_host(8)), make("b", **per_host(8))
+    a.push_many([H("h", str(i)) for i in range(3)])
+    a.set_host_delay("h", 30.0)
+    assert len(a.lease(5)) == 1  # AutoThrottle's delay: one start per 30 s
+    assert b.lease(5) == []
+    assert a.client.hget("{t}:delay", "h") == b"30000"
+    a.set_host_delay("h", None)
+    a.lease(0)
+    assert a.client.hget("{t}:delay", "h") is None
+
+
+def test_the_host_key_is_the_download_slot_or_the_lower_case_host_name(make):
+    from crawlfw.core.redis_frontier import host_key
+
+    assert host_key(H("Example.COM:8080", "x")) == "example.com"
+    assert host_key(H("a.test", meta={"download_slot": "pool-1"})) == "pool-1"
+    f = make(**per_host(1))
+    f.push_many([H("a.test", "1", meta={"download_slot": "pool"}),
+                 H("b.test", "2", meta={"download_slot": "pool"})])
+    assert hosts(f.lease(5)) == ["pool"]  # one slot: one transfer for both hosts
