@@ -593,3 +593,44 @@ def test_the_host_key_is_the_download_slot_or_the_lower_case_host_name(make):
     f.push_many([H("a.test", "1", meta={"download_slot": "pool"}),
                  H("b.test", "2", meta={"download_slot": "pool"})])
     assert hosts(f.lease(5)) == ["pool"]  # one slot: one transfer for both hosts
+
+
+def _old_layout_crawl(client, key="{t}"):
+    """A crawl as crawlfw wrote it before per-host queues (layout 1): one queue for every
+    host, plain orders in `scores`, one lease open."""
+    def req(url, **extra):
+        return json.dumps({"url": url, "callback": "parse", **extra})
+
+    client.hset(f"{key}:meta", mapping={"created": "1", "seq": "4", "start_consumed": "2",
+                                        "start_exhausted": "1"})
+    rows = {1: (req("http://A.test:81/1"), -1), 2: (req("http://user@b.test/2"), -2),
+            3: (req("http://[::1]:8080/3", meta={"download_slot": "pool"}), -3),
+            4: (req("http://a.test/4"), -4)}
+    for rid, (data, order) in rows.items():
+        client.hset(f"{key}:requests", rid, data)
+        client.hset(f"{key}:scores", rid, order)
+    client.zadd(f"{key}:queue", {1: -1, 2: -2, 3: -3})
+    client.zadd(f"{key}:leases", {4: 1})  # long expired: its worker died
+    client.hset(f"{key}:owners", 4, "old")
+    client.sadd(f"{key}:seen", b"x" * 20)
+
+
+def test_a_crawl_of_the_old_layout_is_migrated_by_the_first_claim(make, redis_server, caplog):
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    _old_layout_crawl(client)
+    with caplog.at_level(logging.INFO):
+        f = make("new", **per_host(1), lifo=False)
+    assert "migrated to per-host queues (layout 2): 3 queued requests" in caplog.text
+    assert client.exists("{t}:queue") == 0
+    assert client.hget("{t}:meta", "layout") == b"2"
+    got = f.lease(10)  # the old lease expired into its host's queue first
+    assert sorted(hosts(got)) == ["a.test", "b.test", "pool"]
+    assert f.status()["queued"] == 1  # a.test's other request waits for its turn
+    f.hosts_finished({"a.test": 1})
+    (last,) = f.lease(10)
+    assert last._host == "a.test"
+    assert sorted(urls(got + [last])) == ["1", "2", "3", "4"]
+    make("other")  # a second claim migrates nothing
+    assert f.meta["start_exhausted"] is True and f.meta["start_requests"] == 2
