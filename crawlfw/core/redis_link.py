@@ -29,7 +29,7 @@ from crawlfw.core.frontier import FrontierError
 
 logger = logging.getLogger("crawlfw.core.redis_frontier")  # (the name users filter on)
 
-__all__ = ["Scripts", "worker_id", "frontier_key", "call_with_retry", "check_server",
+__all__ = ["Scripts", "ThreadRedis", "worker_id", "frontier_key", "call_with_retry", "check_server",
            "RedisLink", "redis_link", "FrontierPermanentError", "FrontierStopping",
            "RETRY_FIRST_S", "RETRY_MAX_S", "PROBE_TIMEOUT_S"]
 
@@ -86,12 +86,20 @@ class Scripts:
     """
 
     def __init__(self, client, sources: dict):
+        self.client = client
+        self.sources = {}
+        self.shas = {}
+        self.conn = None
+        self.add(sources)
+
+    def add(self, sources: dict) -> None:
+        """Know the scripts of ``sources`` (``{name: Lua source}``) too."""
         import hashlib
 
-        self.client = client
-        self.sources = sources
-        self.shas = {name: hashlib.sha1(src.encode()).hexdigest() for name, src in sources.items()}
-        self.conn = None
+        for name, src in sources.items():
+            if name not in self.sources:
+                self.sources[name] = src
+                self.shas[name] = hashlib.sha1(src.encode()).hexdigest()
 
     def run(self, name: str, keys: list, args: list):
         """Run script ``name`` with ``keys`` and ``args``; returns its reply."""
@@ -112,9 +120,49 @@ class Scripts:
             raise
 
     def close(self) -> None:
+        """Close the script connection (the next :meth:`run` opens another)."""
         if self.conn is not None:
             self.conn.disconnect()
             self.conn = None
+
+
+class ThreadRedis:
+    """One thread's Redis for one URL: a ``redis.Redis`` client (``client``, for plain
+    commands and pipelines) and one dedicated connection for Lua scripts
+    (:meth:`scripts`), shared by every caller on that thread. Get it with
+    :meth:`RedisLink.for_thread`; not for use from two threads.
+
+    Args:
+        url: the Redis URL.
+
+    Attributes:
+        client: the ``redis.Redis``.
+        holders: a set the callers may use for their own bookkeeping on this thread
+            (the shared download slots that hold permits).
+    """
+
+    def __init__(self, url: str):
+        import redis
+
+        self.client = redis.Redis.from_url(url, socket_timeout=30, socket_connect_timeout=5,
+                                           protocol=2)
+        self._scripts = None
+        self.holders = set()
+
+    def scripts(self, sources: dict) -> Scripts:
+        """The thread's :class:`Scripts` (one connection), knowing ``sources`` too."""
+        scripts = self._scripts
+        if scripts is None:
+            scripts = self._scripts = Scripts(self.client, {})
+        scripts.add(sources)
+        return scripts
+
+    def close(self) -> None:
+        """Close the script connection and the client."""
+        if self._scripts is not None:
+            self._scripts.close()
+            self._scripts = None
+        self.client.close()
 
 
 class FrontierPermanentError(FrontierError):
@@ -155,6 +203,31 @@ class RedisLink:
         self.down_since = None
         self.failure = None
         self._lock = threading.Lock()
+        self._local = threading.local()  # this thread's ThreadRedis per URL
+
+    def for_thread(self, url: str) -> ThreadRedis:
+        """The calling thread's :class:`ThreadRedis` for ``url`` (made on first use):
+        one client and one script connection shared by everything this thread calls
+        (each downloader's shared slots), not one per slot.
+
+        Raises:
+            ValueError: ``url`` is not a Redis URL.
+        """
+        per_url = getattr(self._local, "per_url", None)
+        if per_url is None:
+            per_url = self._local.per_url = {}
+        conn = per_url.get(url)
+        if conn is None:
+            conn = per_url[url] = ThreadRedis(url)
+        return conn
+
+    def close_thread(self) -> None:
+        """Close the calling thread's connections (its downloader stops)."""
+        per_url = getattr(self._local, "per_url", None)
+        if per_url:
+            for conn in per_url.values():
+                conn.close()
+            per_url.clear()
 
     def down(self, now: float) -> tuple:
         """Note a failed call at ``now``; returns ``(down_since, first)``: ``first``
