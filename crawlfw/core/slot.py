@@ -21,12 +21,11 @@ Request meta keys read here:
 from __future__ import annotations
 
 import random
-import warnings
 from collections import deque
 from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
 
-from crawlfw.exceptions import CrawlfwDeprecationWarning
+from crawlfw.core.hostpolicy import politeness_settings
 
 __all__ = ["DownloadSlot", "IpCache", "slot_key", "DOWNLOAD_SLOT"]
 
@@ -143,11 +142,12 @@ class DownloadSlot:
     def from_settings(cls, settings, spider=None, **kw) -> DownloadSlot:
         """A slot configured like Scrapy 1.2's ``Downloader._get_slot``.
 
-        Concurrency is ``CONCURRENT_REQUESTS_PER_IP`` when non-zero, else
-        ``CONCURRENT_REQUESTS_PER_DOMAIN``, overridden by ``spider.max_concurrent_requests``;
-        the delay is ``DOWNLOAD_DELAY`` overridden by ``spider.download_delay`` (or the
-        deprecated ``spider.DOWNLOAD_DELAY``, with a warning); randomization is
-        ``RANDOMIZE_DOWNLOAD_DELAY``.
+        The rule is :func:`crawlfw.core.hostpolicy.politeness_settings`, the one the
+        frontier's per-host queues use too: concurrency is ``CONCURRENT_REQUESTS_PER_IP``
+        when non-zero, else ``CONCURRENT_REQUESTS_PER_DOMAIN``, overridden by
+        ``spider.max_concurrent_requests``; the delay is ``DOWNLOAD_DELAY`` overridden by
+        ``spider.download_delay`` (or the deprecated ``spider.DOWNLOAD_DELAY``, with a
+        warning); randomization is ``RANDOMIZE_DOWNLOAD_DELAY``.
 
         Args:
             settings: a :class:`crawlfw.settings.Settings`.
@@ -157,24 +157,8 @@ class DownloadSlot:
         Returns:
             A new :class:`DownloadSlot`.
         """
-        concurrency = settings.getint("CONCURRENT_REQUESTS_PER_IP") or settings.getint(
-            "CONCURRENT_REQUESTS_PER_DOMAIN"
-        )
-        delay = settings.getfloat("DOWNLOAD_DELAY")
-        if spider is not None:
-            if hasattr(spider, "DOWNLOAD_DELAY"):
-                name = type(spider).__name__
-                warnings.warn(
-                    f"{name}.DOWNLOAD_DELAY attribute is deprecated, use {name}.download_delay instead",
-                    CrawlfwDeprecationWarning,
-                    stacklevel=2,
-                )
-                delay = spider.DOWNLOAD_DELAY
-            delay = getattr(spider, "download_delay", delay)
-            concurrency = getattr(spider, "max_concurrent_requests", concurrency)
-        return cls(
-            int(concurrency), float(delay), settings.getbool("RANDOMIZE_DOWNLOAD_DELAY"), **kw
-        )
+        concurrency, delay, randomize = politeness_settings(settings, spider)
+        return cls(concurrency, delay, randomize, **kw)
 
     # -- counts -------------------------------------------------------------------
 

@@ -35,12 +35,10 @@ import itertools
 from collections import OrderedDict
 from collections.abc import Callable
 
+from crawlfw.core.hostpolicy import DELAY_MEMORY  # slots whose AutoThrottle delay is kept
 from crawlfw.core.slot import DownloadSlot
 
 __all__ = ["SlotTable", "DELAY_MEMORY"]
-
-#: Slots whose AutoThrottle delay is remembered after eviction (least recently set go first).
-DELAY_MEMORY = 10_000
 
 
 class SlotTable:
