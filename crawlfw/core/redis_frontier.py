@@ -598,12 +598,10 @@ class RedisFrontier:
         join_only: only join a crawl Redis holds; never create one
             (``FRONTIER_JOIN_ONLY``).
         host_limits: ``() -> (concurrency: int, delay_s: float, randomize: bool)``, the
-            per-host rule the downloader's slots use (``CONCURRENT_REQUESTS_PER_DOMAIN``,
-            ``_PER_IP`` when non-zero, the spider's ``max_concurrent_requests``;
-            ``DOWNLOAD_DELAY`` or the spider's ``download_delay``;
-            ``RANDOMIZE_DOWNLOAD_DELAY``), called once, at the first call that needs it
-            (after ``spider_opened``, whose handlers may set ``download_delay``). Default:
-            ``(8, 0.0, True)``, Scrapy's defaults.
+            per-host rule the downloader's slots use
+            (:func:`crawlfw.core.hostpolicy.politeness_settings`), read at the first
+            call after :meth:`open` (``spider_opened`` handlers may set the spider's
+            ``download_delay``). Default: ``(8, 0.0, True)``, Scrapy's defaults.
         rng: the random generator that seeds the delay's randomization (tests pass a
             seeded one).
 

@@ -188,12 +188,11 @@ def _redis_frontier(crawler, dupefilter):
 
 def _open_redis_frontier(crawler, settings, dupefilter, dqname):
     from crawlfw.core.redis_frontier import RedisFrontier
+    from crawlfw.core.hostpolicy import politeness_settings
     from crawlfw.core.redis_link import frontier_key, redis_link, worker_id
-    from crawlfw.core.slot import DownloadSlot
 
     def host_limits():  # the downloader slots' rule (read after spider_opened)
-        slot = DownloadSlot.from_settings(settings, crawler.spider)
-        return slot.concurrency, slot.delay_s, slot.randomize_delay
+        return politeness_settings(settings, crawler.spider)
 
     return RedisFrontier(
         settings["FRONTIER_URL"], frontier_key(settings, crawler.spider.name), dupefilter,
