@@ -853,10 +853,11 @@ class RedisFrontier:
         concurrency across every worker, past their delay), leased for
         ``lease_timeout_s``: the head of the ready host whose head has the highest
         priority, one request at a time (hosts of one priority take turns, the one ready
-        longest first). Each gets ``request._lease`` (its id) and ``request._host`` (its
-        host key: report its end with :meth:`hosts_finished`); a transient request gets
-        neither (it was never counted: the downloader's slot applies all of its
-        politeness). With ``max_open``, fewer when this worker holds that many open
+        longest first). Each gets ``request._lease`` (its id), ``request._host`` (its
+        host key: report its end with :meth:`hosts_finished`) and ``request._paced``
+        (True: the downloader's slot applies only its concurrency, not the delay nor a
+        shared permit); a transient request gets none of them (it was never counted:
+        the downloader's slot applies all of its politeness). With ``max_open``, fewer when this worker holds that many open
         leases. The finished transfers noted since the last call travel in the same
         call.
 
@@ -925,6 +926,7 @@ class RedisFrontier:
                     continue
                 request._lease = lease_id
                 request._host = host
+                request._paced = True  # counted and spaced here: the downloader need not
                 if len(out) < n:
                     out.append(request)
                 else:

@@ -449,7 +449,7 @@ def test_a_busy_host_does_not_hold_the_others_back(make):
     f.push_many([H("big", str(i)) for i in range(10)] + [H("s1"), H("s2"), H("s3")])
     got = f.lease(10)
     assert len(got) == 5 and sorted(hosts(got)) == ["big", "big", "s1", "s2", "s3"]
-    assert all(r._lease is not None for r in got)
+    assert all(r._lease is not None and r._paced is True for r in got)
     assert f.lease(10) == []  # big is at its concurrency; the small hosts are empty
     f.hosts_finished({"big": 1})
     assert hosts(f.lease(10)) == ["big"]  # reported with the lease: one more may go

@@ -1,5 +1,6 @@
 """A broad crawl for tests: ``-a hosts=N -a port=P`` starts at ``site<i>.localhost`` for
-``i < N`` and follows every link; one item ``{"url"}`` per page.
+``i < N`` and follows every link; one item ``{"url"}`` per page. ``-a big=<host>``
+starts at that host too, first (a skewed mix: one big host among small ones).
 
 ``-a hog_s=S``: at its first response the spider takes every free file descriptor and
 gives them back ``S`` seconds later (something else in the process using them up), so
@@ -21,6 +22,8 @@ class BroadSpider(crawlfw.Spider):
     hogged = False
 
     def start_requests(self):
+        if getattr(self, "big", None):
+            yield crawlfw.Request(f"http://{self.big}:{self.port}/")
         for i in range(int(self.hosts)):
             yield crawlfw.Request(f"http://site{i}.{getattr(self, 'domain', 'localhost')}:{self.port}/")
 

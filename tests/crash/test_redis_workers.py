@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.broadsite import BroadSite
 from tests.support.linksite import LinkSite
 
 SPIDER = Path(__file__).with_name("linkspider.py")
@@ -367,3 +368,63 @@ def test_status_shows_the_whole_shared_crawl_and_its_workers(redis_server, tmp_p
             crawl.proc.wait(30)
         runtime.cleanup()
         server.stop()
+
+
+def run_broad_workers(site, redis_url, tmp_path, tag, *, hosts, big, workers=2,
+                      settings=()):
+    """``workers`` runspider workers of tests/crash/broadspider.py on one Redis crawl
+    (key ``tag``); returns ``{worker: [url, ...]}`` of their feeds, after checking that
+    every worker ended well."""
+    spider = Path(__file__).with_name("broadspider.py")
+    procs, logs, feeds = [], [], {}
+    for i in range(workers):
+        worker = f"{tag}{i}"
+        feeds[worker] = tmp_path / f"{worker}.jl"
+        log = open(tmp_path / f"{worker}.log", "wb")
+        cmd = [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(spider),
+               "-a", f"hosts={hosts}", "-a", f"port={site.port}", "-a", f"big={big}",
+               "-o", str(feeds[worker]), "-s", f"FRONTIER_URL={redis_url}",
+               "-s", f"FRONTIER_KEY={tag}", "-s", f"FRONTIER_WORKER={worker}",
+               "-s", "LOG_LEVEL=INFO", *settings]
+        env = {k: v for k, v in os.environ.items() if k != "CRAWLFW_FAULTS"}
+        procs.append(subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                      stderr=log))
+        logs.append(log)
+    codes = wait_all(procs, logs)
+    assert codes == [0] * workers, Path(logs[0].name).read_text(errors="replace")[-3000:]
+    return {w: [json.loads(line)["url"] for line in f.read_text().splitlines()]
+            for w, f in feeds.items()}
+
+
+def test_two_workers_keep_per_host_limits_and_the_big_host_paces_the_crawl(redis_server,
+                                                                         tmp_path):
+    """Issue 18's skewed mix at a small scale, on two workers sharing one Redis: a big
+    host of 200 pages (each linking to the next 20) beside 60 hosts of 3 pages, every
+    answer 0.1 s late, 16 concurrent requests per worker, 4 per host. The big host
+    alone needs 200 / 4 x 0.1 = 5 s however many workers: that is the floor. With the
+    small hosts beside it the crawl takes at most 15 % longer (measured at the server,
+    first request to last answer, so the workers' start-up does not count); the server
+    never serves one host more than 4 requests at once, across both workers; and both
+    workers take part in the big host and in the rest (neither idles while a host is
+    ready)."""
+    big = "big.localhost"
+    settings = ("-s", "CONCURRENT_REQUESTS=16", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=4")
+    spans = {}
+    for tag, hosts in (("alone", 0), ("mix", 60)):
+        site = BroadSite(pages=3, links=20, host_pages={big: 200}, latency_s=0.1)
+        try:
+            got = run_broad_workers(site, redis_server.url, tmp_path, tag, hosts=hosts,
+                                    big=big, settings=settings)
+        finally:
+            site.stop()
+        urls = [u for pages in got.values() for u in pages]
+        assert len(urls) == len(set(urls)) == 200 + 3 * hosts  # every page once
+        assert max(site.max_active.values()) <= 4, site.max_active
+        assert site.max_active[big] == 4  # (the limit was reached: the test can fail)
+        spans[tag] = site.last_s - site.first_s
+        for worker, pages in got.items():
+            on_big = sum(1 for u in pages if f"//{big}:" in u)
+            assert on_big >= 0.2 * 200, (worker, on_big)
+            assert len(pages) >= 0.2 * len(urls), (worker, len(pages))
+    assert spans["alone"] >= 5.0
+    assert spans["mix"] <= 1.15 * spans["alone"], spans

@@ -5,27 +5,49 @@ Any ``Host`` gets the same small site of ``pages`` pages: ``/`` links to ``/p/1`
 need no lookup: curl resolves ``*.localhost`` to the loopback address by itself. Each
 answer closes its connection when ``keepalive`` is False (a broad crawl seldom asks one
 host twice in a row), so the server holds no idle connection.
+
+For skewed mixes (one big host among many small ones): ``host_pages`` gives some host
+names another number of pages, ``links`` makes each page link to the next ``links``
+pages, and ``latency_s`` holds every answer that long (a slow site: a fixed latency per
+response, so politeness, not CPU, bounds the crawl). The server counts the requests it
+serves at once per host name (``max_active``: what politeness limits) and when the
+first request came and the last answer went (``first_s``, ``last_s``: the crawl's span
+without the crawler's start-up).
 """
 
 import http.server
 import threading
+import time
 
 
 class BroadSite:
     """Args:
     pages: pages per host (>= 1).
     keepalive: keep connections open between requests (HTTP/1.1 default).
+    latency_s: seconds each answer is held before it is sent.
+    links: how many following pages each page links to (``/p/<n+1>`` ..).
+    host_pages: ``{host name: pages}`` for hosts with another number of pages.
 
     Attributes:
         port: the TCP port on 127.0.0.1.
         served: requests answered so far.
+        served_by_host: ``{host name: requests answered}``.
+        max_active: ``{host name: the most requests it was serving at once}``.
+        first_s, last_s: ``time.monotonic()`` of the first request received and of
+            the last answer sent (None before).
     """
 
-    def __init__(self, pages: int = 2, keepalive: bool = False):
+    def __init__(self, pages: int = 2, keepalive: bool = False, latency_s: float = 0.0,
+                 links: int = 1, host_pages: dict | None = None):
         self.pages = pages
         self.served = 0
+        self.served_by_host = {}
+        self.max_active = {}
+        self.first_s = self.last_s = None
+        active = {}
         site = self
         lock = threading.Lock()
+        stopping = self._stopping = threading.Event()
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -34,18 +56,40 @@ class BroadSite:
                 pass
 
             def do_GET(self):  # noqa: N802
+                host = (self.headers.get("Host") or "").rsplit(":", 1)[0].lower()
+                with lock:
+                    if site.first_s is None:
+                        site.first_s = time.monotonic()
+                    now = active[host] = active.get(host, 0) + 1
+                    if now > site.max_active.get(host, 0):
+                        site.max_active[host] = now
+                try:
+                    self._answer(host)
+                finally:
+                    with lock:
+                        active[host] -= 1
+                        site.last_s = time.monotonic()
+
+            def _answer(self, host):
                 path = self.path
+                pages = site.pages
+                if host_pages:
+                    pages = host_pages.get(host, pages)
                 n = 0 if path == "/" else int(path.rsplit("/", 1)[1]) if path.startswith(
                     "/p/") and path.rsplit("/", 1)[1].isdigit() else -1
-                if not 0 <= n < site.pages:
+                if latency_s:
+                    stopping.wait(latency_s)  # a slow site
+                if not 0 <= n < pages:
                     body, status = b"not found", 404
                 else:
-                    link = f'<a href="/p/{n + 1}">next</a>' if n + 1 < site.pages else ""
+                    link = "".join(f'<a href="/p/{m}">next</a>'
+                                   for m in range(n + 1, min(n + 1 + links, pages)))
                     body = (f"<html><head><title>page {n}</title></head><body>{link}"
                             "</body></html>").encode()
                     status = 200
                 with lock:
                     site.served += 1
+                    site.served_by_host[host] = site.served_by_host.get(host, 0) + 1
                 self.send_response(status)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
                 self.send_header("Content-Length", str(len(body)))
@@ -70,6 +114,7 @@ class BroadSite:
         return f"http://site{host}.localhost:{self.port}/"
 
     def stop(self) -> None:
+        self._stopping.set()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(5)
