@@ -234,6 +234,9 @@ class _DownloaderView:
         self.in_flight = {}
         #: the engine's ``IpCache`` with ``CONCURRENT_REQUESTS_PER_IP``, else None
         self.ip_cache = None
+        #: ``{slot key: delay}`` set since the engine's last ``pull_requests`` (its
+        #: ``FlowControl.host_delays``): the frontier spaces its hosts by them too
+        self.host_delays = None
 
     def slot_key(self, request) -> str:
         """The key of ``request``'s download slot as the engine computes it (by IP with
@@ -251,7 +254,10 @@ class _DownloaderView:
         """Tell the downloader serving ``slot`` (a slot key) to space the starts of that
         slot's requests by ``delay_s`` seconds from now on (randomized as
         ``RANDOMIZE_DOWNLOAD_DELAY`` says). A dead downloader misses it (its
-        replacement starts from ``DOWNLOAD_DELAY``)."""
+        replacement starts from ``DOWNLOAD_DELAY``). The frontier learns it with the
+        engine's next ``pull_requests``."""
+        if self.host_delays is not None:
+            self.host_delays[slot] = float(delay_s)
         if self.pool is None:
             return
         ref = self.pool.ref_for(slot)

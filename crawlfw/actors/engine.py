@@ -162,6 +162,7 @@ class EngineActor(CrawlActor):
         if facade is not None and hasattr(facade, "downloader"):  # AutoThrottle reads them
             facade.downloader.in_flight = self.flow.in_flight
             facade.downloader.ip_cache = self.ip_cache
+            facade.downloader.host_delays = self.flow.host_delays
         if self.early_items and self.pipeline is not None:
             items, self.early_items = self.early_items, []
             self.handle_add_items({"type": "add_items", "items": items})
@@ -345,6 +346,7 @@ class EngineActor(CrawlActor):
         except RequestParked:
             # A middleware keeps it and re-sends it later (robots.txt pending) as a new
             # request; with a durable frontier, that one replaces this lease.
+            self.flow.host_done(request)
             if request._lease is not None:
                 self.parked[request_fingerprint(request)] = request._lease
             return
@@ -359,6 +361,10 @@ class EngineActor(CrawlActor):
             self._schedule(result, request)
 
     def _fetch(self, request):
+        if self.ip_cache is not None:
+            # CONCURRENT_REQUESTS_PER_IP: slots are per address, the frontier's delay
+            # per host name, so the downloader applies the address's delay too.
+            request._paced = False
         key = slot_key(request, self.ip_cache)
         if self.blocked_slots and key in self.blocked_slots:
             self._process_exception(request, IgnoreRequest(
@@ -369,6 +375,7 @@ class EngineActor(CrawlActor):
                                            "reply_to": self.actor_ref})
 
     def _process_response(self, request, response):
+        self.flow.host_done(request)
         try:
             result = self.mw.process_response(request, response, self.spider)
         except Exception as e:
@@ -390,6 +397,7 @@ class EngineActor(CrawlActor):
                                        "response": response})
 
     def _process_exception(self, request, error):
+        self.flow.host_done(request)
         try:
             result = self.mw.process_exception(request, error, self.spider)
         except Exception as e:
@@ -409,6 +417,7 @@ class EngineActor(CrawlActor):
         """Schedule ``request``, which a middleware returned in place of ``replaces``
         (a redirect, a retry): with a durable frontier, in the same transaction as the
         ack of ``replaces``' lease."""
+        self.flow.host_done(replaces)
         message = {"type": "enqueue_requests", "requests": [request]}
         if replaces._lease is not None:
             message["done"] = [replaces._lease]
@@ -423,13 +432,20 @@ class EngineActor(CrawlActor):
 
     def _after(self):
         """Grant credit, pull start requests, or check for idleness after each message."""
-        actions = self.flow.next_actions()
+        flow = self.flow
+        actions = flow.next_actions()
         if actions is NO_ACTIONS:
+            if flow.reports_pending():  # the Scheduler holds credit: tell it at once
+                self.send(self.scheduler, flow.take_reports(
+                    {"type": "pull_requests", "count": 0, "reply_to": self.actor_ref}))
             return
         credit, start_count, idle_token = actions
         if credit:
-            self.send(self.scheduler, {"type": "pull_requests", "count": credit,
-                                       "reply_to": self.actor_ref})
+            self.send(self.scheduler, flow.take_reports(
+                {"type": "pull_requests", "count": credit, "reply_to": self.actor_ref}))
+        elif flow.reports_pending():
+            self.send(self.scheduler, flow.take_reports(
+                {"type": "pull_requests", "count": 0, "reply_to": self.actor_ref}))
         if start_count:
             self.send(self.spider_runner, {"type": "pull_start_requests", "count": start_count})
         if idle_token is not None:

@@ -56,6 +56,7 @@ Who sends what (see ARCHITECTURE.md for the picture)::
     Downloader -> itself     : pump
     AutoThrottle (Engine's thread) -> Downloader : set_slot_delay
     Engine     -> Scheduler  : enqueue_requests, release_requests, pull_requests, check_idle
+    timer      -> Scheduler  : dispatch_due (a host of the frontier is ready by its delay)
     Supervisor -> Scheduler  : start_checkpoints (JOBDIR)
     Scheduler  -> SpiderRunner -> Pipeline -> Exporter(s) : checkpoint (JOBDIR)
     Exporter (or Pipeline) -> Scheduler : checkpoint_reached (JOBDIR)
@@ -104,6 +105,7 @@ __all__ = [
     "StartEngine",
     "Crawl",
     "RecheckIdle",
+    "DispatchDue",
     "Pump",
     "CloseSpider",
     "DownloaderFailed",
@@ -320,6 +322,13 @@ class FrontierTick(TypedDict):
     type: Literal["frontier_tick"]
 
 
+class DispatchDue(TypedDict):
+    """Timer -> Scheduler: a host of the frontier becomes ready by its delay now
+    (``DOWNLOAD_DELAY``, AutoThrottle's); lease against the credit still unused."""
+
+    type: Literal["dispatch_due"]
+
+
 class CloseSpider(TypedDict):
     """Anyone -> Engine: close the spider with ``reason`` (closespider, CloseSpider, ^C)."""
 
@@ -437,10 +446,19 @@ class PullRequests(TypedDict):
     """
 
     type: Literal["pull_requests"]
-    count: Annotated[int, Rule(minimum=1)]
-    """How many more requests the engine can take."""
+    count: Annotated[int, Rule(minimum=0)]
+    """How many more requests the engine can take (0: only ``finished``/``delays`` to
+    tell, the scheduler still holds unused credit)."""
     reply_to: ActorRef
     """The Engine's ``pykka.ActorRef``."""
+    finished: NotRequired[dict[str, int]]
+    """Requests handed out with a host key (``request._host``) that left the download
+    stage since the last ``pull_requests`` (downloaded, failed, dropped, answered by a
+    middleware, replaced, parked), counted per host key: those hosts' in-flight counts
+    go down in the frontier's ready-set."""
+    delays: NotRequired[dict[str, Annotated[float, Rule(minimum=0)]]]
+    """AutoThrottle's new start delays by slot key, in seconds, set since the last
+    ``pull_requests`` (the frontier spaces its hosts' starts by them)."""
 
 
 class CheckIdle(TypedDict):
@@ -1043,6 +1061,7 @@ MESSAGE_TYPES: dict[str, type] = {
         Crawl,
         RecheckIdle,
         FrontierTick,
+        DispatchDue,
         CloseSpider,
         DownloaderFailed,
         EnqueueRequests,

@@ -36,7 +36,8 @@ import time
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
-from crawlfw.core.frontier import FrontierError, PushMany
+from crawlfw.core.frontier import FrontierError
+from crawlfw.core.frontier_api import FrontierBase
 from crawlfw.core.redis_link import FrontierStopping
 from crawlfw.utils import _faults
 
@@ -99,6 +100,11 @@ class SchedulerActor(CrawlActor):
         # the limit stops the leasing.
         self.checkpoint_leases = getattr(self.frontier, "max_open", 0) // 2 if self.shared else 0
         self.handed_out = 0  # leases handed out since the last checkpoint started
+        # Per-host queues: the frontier is told the transfers finished per host (with
+        # pull_requests) and the actor wakes itself when a host's delay passes.
+        self.per_host = hasattr(self.frontier, "hosts_finished")
+        self._wake_at = None  # when the dispatch_due timer started last fires
+        self._wake_timer = None
 
     def on_start(self):
         self.scheduler.open(self.spider)
@@ -109,6 +115,8 @@ class SchedulerActor(CrawlActor):
     def on_stop(self):
         if self._ticker is not None:
             self._ticker.stop()
+        if self._wake_timer is not None:
+            self._wake_timer.cancel()
         self._push_coalesced()
         try:
             left = self.scheduler.close("finished")
@@ -193,8 +201,25 @@ class SchedulerActor(CrawlActor):
             self._fail(e)
 
     def handle_pull_requests(self, message):
+        """Credit from the engine, with the transfers finished per host since its last
+        ``pull_requests`` (``finished``) and AutoThrottle's new delays (``delays``)."""
+        finished = message.get("finished")
+        delays = message.get("delays")
+        if (finished or delays) and self.per_host and not self.failed:
+            frontier = self.frontier
+            if delays:
+                for key, delay_s in delays.items():
+                    frontier.set_host_delay(key, delay_s)
+            if finished:
+                frontier.hosts_finished(finished, time.monotonic())
         self.credit += message["count"]
         self.reply_to = message["reply_to"]
+        self._dispatch()
+
+    def handle_dispatch_due(self, message):
+        """A host's delay has passed (the timer :meth:`_wake_later` started)."""
+        if self._wake_at is not None and time.monotonic() >= self._wake_at:
+            self._wake_at = None
         self._dispatch()
 
     def handle_check_idle(self, message):
@@ -331,7 +356,15 @@ class SchedulerActor(CrawlActor):
         if not self.credit or self.reply_to is None or self.failed:
             return
         try:
-            batch = self.frontier.lease(self.credit)
+            if self.per_host:
+                now = time.monotonic()
+                batch = self.frontier.lease(self.credit, now)
+                if self.credit > len(batch):  # credit left: wake when a delay passes
+                    wait = self.frontier.next_ready_in_s(now)
+                    if wait is not None:
+                        self._wake_later(now, wait)
+            else:
+                batch = self.frontier.lease(self.credit)
         except _FRONTIER_ERRORS as e:
             self._fail(e)
             return
@@ -347,6 +380,25 @@ class SchedulerActor(CrawlActor):
                 self.send(message["reply_to"], {"type": "idle_checked",
                                                 "token": message["token"],
                                                 "pending": len(batch)})
+
+    def _wake_later(self, now, wait_s):
+        """Tell this actor ``dispatch_due`` in ``wait_s`` seconds (a host of the frontier
+        becomes ready by its delay then), unless a timer already fires by then."""
+        at = now + max(wait_s, 0.001)
+        if self._wake_at is not None and now < self._wake_at <= at:
+            return
+        self._wake_at = at
+        ref = self.actor_ref
+
+        def tell():
+            try:
+                ref.tell({"type": "dispatch_due"})
+            except Exception:  # the scheduler stopped meanwhile
+                pass
+
+        timer = self._wake_timer = threading.Timer(at - now, tell)
+        timer.daemon = True
+        timer.start()
 
     def _answer_idle_check(self, first):
         """Shared frontier: answer the held ``check_idle`` from the whole crawl's state:
@@ -453,7 +505,7 @@ class _Ticker(threading.Thread):
         self._stopped.set()
 
 
-class _ScrapySchedulerFrontier(PushMany):
+class _ScrapySchedulerFrontier(FrontierBase):
     """A Scrapy-style scheduler object (``enqueue_request``/``next_request``) seen
     through the frontier interface: not durable, leases not tracked."""
 
@@ -465,7 +517,7 @@ class _ScrapySchedulerFrontier(PushMany):
     def push(self, request, *, transient_ok=True) -> bool:
         return self.scheduler.enqueue_request(request)
 
-    def lease(self, n):
+    def lease(self, n, now_s=None):
         out = []
         while len(out) < n:
             request = self.scheduler.next_request()

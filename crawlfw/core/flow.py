@@ -126,6 +126,11 @@ class FlowControl:
         stuck_token, stuck_since: the token of the first :data:`IDLE_STUCK` answer of
             the current stuck stretch and when it came (None when not stuck).
         stalled: :data:`IDLE_STALLED` was returned.
+        finished: ``{host key: count}`` of requests handed out by the frontier (with
+            ``request._host``) that left the download stage since the last report
+            (:meth:`host_done`; sent with the next ``pull_requests``, :meth:`take_reports`).
+        host_delays: ``{slot key: seconds}``, AutoThrottle's delays set since the last
+            report (filled by ``crawler.engine.downloader.set_slot_delay``).
     """
 
     def __init__(self, max_concurrency: int, max_active_size: int,
@@ -155,6 +160,8 @@ class FlowControl:
         self.stuck_token = None
         self.stuck_since = None
         self.stalled = False
+        self.finished = {}
+        self.host_delays = {}
 
     # --- what to send -------------------------------------------------------------------
 
@@ -249,6 +256,33 @@ class FlowControl:
             self.downloading -= 1
             return True
         return False
+
+    def host_done(self, request):
+        """``request`` left the download stage (downloaded, failed, dropped or answered
+        by a middleware, replaced by a redirect or retry, parked): if the frontier
+        handed it out for a host (``request._host``), count it for that host, once (the
+        mark is cleared)."""
+        host = request._host
+        if host is not None:
+            request._host = None
+            finished = self.finished
+            finished[host] = finished.get(host, 0) + 1
+
+    def take_reports(self, message: dict) -> dict:
+        """Move the pending ``finished`` counts and ``host_delays`` into ``message``
+        (a ``pull_requests``) and return it."""
+        if self.finished:
+            message["finished"], self.finished = self.finished, {}
+        if self.host_delays:
+            message["delays"] = dict(self.host_delays)
+            self.host_delays.clear()  # the same dict: the facade writes into it
+        return message
+
+    def reports_pending(self) -> bool:
+        """True when there are host reports to send and the Scheduler holds credit it
+        could use on them (so a ``pull_requests`` of count 0 is worth sending)."""
+        return bool((self.finished or self.host_delays) and self.credit > 0
+                    and self.running and not self.closing)
 
     def sent_to_spider(self, size: int = 0):
         """A response of ``size`` body bytes (0 for a failure) was sent to the spider."""

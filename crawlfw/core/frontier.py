@@ -39,8 +39,13 @@ import pickle
 import sqlite3
 import time
 import uuid
+from urllib.parse import urlsplit
 
+from crawlfw.core.frontier_api import FrontierBase, is_start_request
+from crawlfw.core.hostpolicy import HostPolicy
+from crawlfw.core.hostqueues import HostQueues, MemoryHostStore, sort_key
 from crawlfw.core.pqueue import PriorityQueue
+from crawlfw.core.slot import slot_key
 from crawlfw.dupefilters import RFPDupeFilter
 from crawlfw.utils import _faults
 from crawlfw.utils.reqser import request_from_dict, request_to_dict
@@ -69,8 +74,10 @@ LOCK_FILE = "crawl.lock"
 #: 130 bytes each; the set is emptied when full, so memory stays bounded).
 SEEN_CACHE_SIZE = 100_000
 
-#: Version of the tables below; a frontier of another version is refused.
-SCHEMA_VERSION = 1
+#: Version of the tables below. Version 1 (crawlfw < 0.4: one queue for every host) is
+#: migrated on open (:meth:`SqliteFrontier._migrate_to_host_layout`); another version is
+#: refused.
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS requests (
@@ -78,7 +85,8 @@ CREATE TABLE IF NOT EXISTS requests (
     priority INTEGER NOT NULL,
     leased INTEGER NOT NULL DEFAULT 0,
     data BLOB NOT NULL,
-    start_seq INTEGER NOT NULL DEFAULT 0
+    start_seq INTEGER NOT NULL DEFAULT 0,
+    host TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS seen (fp BLOB PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -92,20 +100,26 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 #: priority's regular queue before its start queue).
 NOT_START = 0
 
-# One index per queue order, so that taking the next requests walks an index. (The
-# indexes of crawlfw < 0.3, without start_seq, are dropped: _OLD_INDEXES.)
-_LIFO_INDEX = ("CREATE INDEX IF NOT EXISTS requests_next_lifo ON requests "
-               "(leased, priority DESC, start_seq, id DESC)")
-_FIFO_INDEX = ("CREATE INDEX IF NOT EXISTS requests_next_fifo ON requests "
-               "(leased, priority DESC, start_seq, id)")
-_OLD_INDEXES = ("DROP INDEX IF EXISTS requests_lifo; DROP INDEX IF EXISTS requests_fifo;")
-_LIFO_NEXT = ("SELECT id, data FROM requests WHERE leased = 0 "
-              "ORDER BY priority DESC, start_seq, id DESC LIMIT ?")
-_FIFO_NEXT = ("SELECT id, data FROM requests WHERE leased = 0 "
-              "ORDER BY priority DESC, start_seq, id LIMIT ?")
-_PUSH = "INSERT INTO requests (priority, data) VALUES (?, ?)"
-_PUSH_START = ("INSERT INTO requests (priority, data, start_seq) VALUES "
-               "(?, ?, (SELECT IFNULL(MAX(id), 0) + 1 FROM requests))")
+# One index per queue order, led by the host, so that taking a host's next requests
+# walks an index. (The indexes of older layouts are dropped: _OLD_INDEXES.)
+_LIFO_INDEX = ("CREATE INDEX IF NOT EXISTS requests_host_lifo ON requests "
+               "(host, leased, priority DESC, start_seq, id DESC)")
+_FIFO_INDEX = ("CREATE INDEX IF NOT EXISTS requests_host_fifo ON requests "
+               "(host, leased, priority DESC, start_seq, id)")
+_OLD_INDEXES = ("DROP INDEX IF EXISTS requests_lifo; DROP INDEX IF EXISTS requests_fifo; "
+                "DROP INDEX IF EXISTS requests_next_lifo; "
+                "DROP INDEX IF EXISTS requests_next_fifo;")
+_LIFO_NEXT = ("SELECT id, data, priority, start_seq FROM requests WHERE host = ? AND "
+              "leased = 0 ORDER BY priority DESC, start_seq, id DESC LIMIT ?")
+_FIFO_NEXT = ("SELECT id, data, priority, start_seq FROM requests WHERE host = ? AND "
+              "leased = 0 ORDER BY priority DESC, start_seq, id LIMIT ?")
+#: Each host's queued count and best sort key (``1 - max(2 * priority + not start)`` is
+#: :func:`~crawlfw.core.hostqueues.sort_key` of its best row): the ready-set at open.
+_HOST_HEADS = ("SELECT host, COUNT(*), 1 - MAX(priority * 2 + (start_seq = 0)) FROM "
+               "requests WHERE leased = 0 GROUP BY host")
+_PUSH = "INSERT INTO requests (priority, data, host) VALUES (?, ?, ?)"
+_PUSH_START = ("INSERT INTO requests (priority, data, host, start_seq) VALUES "
+               "(?, ?, ?, (SELECT IFNULL(MAX(id), 0) + 1 FROM requests))")
 
 
 class FrontierError(Exception):
@@ -223,107 +237,96 @@ def read_job_meta(jobdir: str) -> JobMeta:
     return meta
 
 
-class PushMany:
-    """``push_many`` for frontiers whose ``push`` takes one request at a time (the
-    shared frontier has its own, one Redis call per batch)."""
-
-    def push_many(self, requests, *, transient_ok: bool = False, start=None) -> list:
-        """Queue ``requests`` (see ``push``); with ``start``, ``{'consumed': int,
-        'exhausted': bool}``, also count the start requests they came from in the
-        metadata, in the same transaction (a resumed job skips that many).
-
-        Returns:
-            list[bool]: per request, False when it was a duplicate or was refused.
-        """
-        push = self.push
-        queued = [push(request, transient_ok=transient_ok) for request in requests]
-        if start is not None:
-            meta = {"start_requests": self.meta.get("start_requests", 0) + start["consumed"]}
-            if start["exhausted"]:
-                meta["start_exhausted"] = True
-            self.set_meta(meta)
-        return queued
+#: Kept for code written against crawlfw < 0.4: every frontier's ``push_many``.
+PushMany = FrontierBase
 
 
-class MemoryFrontier(PushMany):
-    """The in-memory frontier: a priority queue behind the dupefilter (no ``JOBDIR``).
+def _lifo_of(mqclass) -> bool:
+    """The order a ``SCHEDULER_MEMORY_QUEUE``/``SCHEDULER_DISK_QUEUE`` class stands for
+    within one priority: a class named ``...Fifo...`` is first in first out, any other
+    last in first out (Scrapy 1.2's default)."""
+    return "Fifo" not in (getattr(mqclass, "__name__", "") if mqclass is not None else "")
 
-    Higher ``Request.priority`` first; within one priority the order of ``mqclass``
-    (``SCHEDULER_MEMORY_QUEUE``: LIFO by default, as Scrapy 1.2). Start requests
-    (``meta['is_start_request']``, set by the Scraper) are kept apart, first in first
-    out, and go after the other requests of the same priority (Scrapy 2.13's start
-    queue, ``SCHEDULER_START_MEMORY_QUEUE``): ``start_urls`` are fetched in their order.
+
+class MemoryFrontier(FrontierBase):
+    """The in-memory frontier (no ``JOBDIR``): one queue per host behind the dupefilter,
+    and a ready-set of hosts (:mod:`crawlfw.core.hostqueues`).
+
+    Within a host: higher ``Request.priority`` first; within one priority the order of
+    ``mqclass`` (``SCHEDULER_MEMORY_QUEUE``: a ``...Fifo...`` class first in first out,
+    else last in first out, Scrapy 1.2's default). Start requests
+    (``meta['is_start_request']``, set by the Scraper) go first in first out, after the
+    other requests of the same priority (Scrapy 2.13's start queue): ``start_urls`` are
+    fetched in their order. Across hosts: see :meth:`HostQueues.lease
+    <crawlfw.core.hostqueues.HostQueues.lease>`.
 
     Args:
         dupefilter: an object with ``request_seen(request) -> bool`` and
             ``log(request, spider)``.
-        mqclass: the per-priority queue class.
+        mqclass: the per-priority queue class (only its order is used).
         stats: the crawl's stats collector, or None.
+        policy: the per-host politeness (:class:`~crawlfw.core.hostpolicy.HostPolicy`);
+            default: 8 at once per host, no delay.
+        rng: the random generator of randomized delays (tests pass a seeded one).
     """
 
     durable = False
 
-    def __init__(self, dupefilter, mqclass, stats=None):
+    def __init__(self, dupefilter, mqclass=None, stats=None, *, policy=None, rng=None):
         self.df = dupefilter
-        self.mqclass = mqclass
         self.stats = stats
         self.spider = None
-        self.mqs = PriorityQueue(self._newmq)
-        self.sqs = PriorityQueue(_new_fifo)  # start requests
+        self.policy = policy if policy is not None else HostPolicy()
+        self.store = MemoryHostStore(lifo=_lifo_of(mqclass))
+        self.hosts = HostQueues(self.policy, rng=rng)
         self.meta = JobMeta(resumed=False)
-
-    def _newmq(self, priority):
-        return self.mqclass()
 
     def open(self, spider) -> None:
         self.spider = spider
 
     def push(self, request, *, transient_ok: bool = True) -> bool:
-        """Queue ``request``; False when the dupefilter dropped it (``dont_filter``
-        bypasses the dupefilter). ``transient_ok`` is ignored: nothing here is durable."""
+        """Queue ``request`` in its host's queue; False when the dupefilter dropped it
+        (``dont_filter`` bypasses the dupefilter). ``transient_ok`` is ignored: nothing
+        here is durable."""
         if not request.dont_filter and self.df.request_seen(request):
             self.df.log(request, self.spider)
             return False
         meta = request._meta
-        if meta and meta.get("is_start_request"):
-            self.sqs.push(request, -request.priority)
-        else:
-            self.mqs.push(request, -request.priority)
-        if self.stats is not None:
-            self.stats.inc_value("scheduler/enqueued/memory", spider=self.spider)
-            self.stats.inc_value("scheduler/enqueued", spider=self.spider)
+        key = sort_key(request.priority, bool(meta and meta.get("is_start_request")))
+        host = slot_key(request)
+        self.store.push(host, key, request)
+        self.hosts.added(host, key)
+        stats = self.stats
+        if stats is not None:
+            stats.inc_value("scheduler/enqueued/memory", spider=self.spider)
+            stats.inc_value("scheduler/enqueued", spider=self.spider)
         return True
 
-    def lease(self, n: int) -> list:
-        """Up to ``n`` requests, next first (their ``_lease`` stays None: not tracked)."""
-        out = _pop_up_to(self.mqs, n) if not self.sqs else self._lease_with_start(n)
+    def lease(self, n: int, now_s: float | None = None) -> list:
+        """Up to ``n`` requests of ready hosts, next first (their ``_lease`` stays None:
+        not tracked); each carries ``_host``, to be reported by :meth:`hosts_finished`."""
+        out = self.hosts.lease(n, time.monotonic() if now_s is None else now_s,
+                               self.store.take)
         if out and self.stats is not None:
             self.stats.inc_value("scheduler/dequeued/memory", len(out), spider=self.spider)
             self.stats.inc_value("scheduler/dequeued", len(out), spider=self.spider)
         return out
 
-    def _lease_with_start(self, n: int) -> list:
-        """:meth:`lease` while start requests are queued: the next of either queue,
-        a start request only when its priority is higher than the other's (Scrapy
-        2.13: a priority's regular requests go before its start requests)."""
-        out = []
-        mqs, sqs = self.mqs, self.sqs
-        while len(out) < n:
-            if sqs and (not mqs or sqs._prios[0] < mqs._prios[0]):
-                obj = sqs.pop()
-            else:
-                obj = mqs.pop()
-            if obj is None:
-                break
-            out.append(obj)
-        return out
-
     def release(self, requests) -> None:
-        """Queue leased requests again (the dupefilter is bypassed: it saw them)."""
+        """Queue leased requests again (the dupefilter is bypassed: it saw them); their
+        hosts' in-flight counts go down."""
         for request in requests:
-            meta = request._meta
-            queue = self.sqs if meta and meta.get("is_start_request") else self.mqs
-            queue.push(request.replace(dont_filter=True), -request.priority)
+            host = request._host
+            key = sort_key(request.priority, is_start_request(request))
+            again = request.replace(dont_filter=True)
+            if host is None:
+                host = slot_key(request)
+                self.store.push(host, key, again)
+                self.hosts.added(host, key)
+            else:
+                request._host = None
+                self.store.push(host, key, again)
+                self.hosts.released(host, key)
 
     def ack(self, lease_ids) -> None:
         """Nothing to do: memory leases are not tracked."""
@@ -336,16 +339,15 @@ class MemoryFrontier(PushMany):
 
     def close(self, reason: str) -> list:
         """Return the requests still queued (they are lost with the process)."""
-        left = self.lease(len(self.mqs) + len(self.sqs))
-        self.mqs.close()
-        self.sqs.close()
+        left = self.store.drain()
+        self.hosts = HostQueues(self.policy)
         return left
 
     def __len__(self) -> int:
-        return len(self.mqs) + len(self.sqs)
+        return len(self.store)
 
 
-class SqliteFrontier(PushMany):
+class SqliteFrontier(FrontierBase):
     """The durable frontier of a ``JOBDIR``, in ``<JOBDIR>/frontier.sqlite``.
 
     Requests are stored as :func:`crawlfw.utils.reqser.request_to_dict` dicts, pickled
@@ -397,8 +399,11 @@ class SqliteFrontier(PushMany):
     durable = True
 
     def __init__(self, jobdir, dupefilter, *, lifo=True, fsync=True, stats=None,
-                 wal_checkpoint_s=30.0):
+                 wal_checkpoint_s=30.0, policy=None, rng=None, logunser=False):
         self.jobdir = jobdir
+        self.policy = policy if policy is not None else HostPolicy()
+        self.hosts = HostQueues(self.policy, rng=rng)
+        self.logunser = logunser
         self.path = os.path.join(jobdir, FRONTIER_FILE)
         self.df = dupefilter
         self.stats = stats
@@ -406,7 +411,8 @@ class SqliteFrontier(PushMany):
         self._fingerprint = (
             dupefilter.request_fingerprint if isinstance(dupefilter, RFPDupeFilter) else None
         )
-        self._transient = PriorityQueue(lambda priority: _Lifo())
+        self._transient = MemoryHostStore(lifo=True)  # requests that cannot be stored
+        self._taken = []  # row ids taken by the lease under way
         self._seen_cache = set()  # fingerprints known to be in ``seen`` (bounded)
         self._leased = 0
         self.job_path = os.path.join(jobdir, JOB_FILE)
@@ -440,18 +446,20 @@ class SqliteFrontier(PushMany):
             self.conn.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
             self.conn.executescript(_SCHEMA)
             self._add_start_seq()
-            self.conn.execute(_LIFO_INDEX if lifo else _FIFO_INDEX)
-            self._next_sql = _LIFO_NEXT if lifo else _FIFO_NEXT
             self.meta = self._read_meta()
             version = self.meta.get("schema_version")
-            if version is None:
-                self.meta["schema_version"] = SCHEMA_VERSION
-                self._write_meta({"schema_version": SCHEMA_VERSION})
-            elif version != SCHEMA_VERSION:
+            if version not in (None, 1, SCHEMA_VERSION):
                 raise FrontierError(
                     f"{self.path} is a frontier of version {version}; this crawlfw reads "
-                    f"version {SCHEMA_VERSION}: use a new JOBDIR"
+                    f"versions 1 (migrated) and {SCHEMA_VERSION}: use a new JOBDIR"
                 )
+            if version == 1 or (version is None and existed):
+                self._migrate_to_host_layout()
+            self.conn.execute(_LIFO_INDEX if lifo else _FIFO_INDEX)
+            self._next_sql = _LIFO_NEXT if lifo else _FIFO_NEXT
+            if version != SCHEMA_VERSION:
+                self.meta["schema_version"] = SCHEMA_VERSION
+                self._write_meta({"schema_version": SCHEMA_VERSION})
             self.generation = self.meta.get("generation", 0)
             if "job" not in self.meta:  # a new job (or one of an older crawlfw)
                 self.meta["job"] = uuid.uuid4().hex
@@ -461,8 +469,13 @@ class SqliteFrontier(PushMany):
                 "UPDATE requests SET leased = 0 WHERE leased = 1").rowcount
             self._migrate_old_jobdir()
             self.conn.commit()
-            self._queued = self.conn.execute(
-                "SELECT COUNT(*) FROM requests WHERE leased = 0").fetchone()[0]
+            # The ready-set: only hosts with queued requests, from one GROUP BY.
+            queued = 0
+            added = self.hosts.added
+            for host, count, head in self.conn.execute(_HOST_HEADS):
+                added(host, head, count)
+                queued += count
+            self._queued = queued
         except sqlite3.DatabaseError as e:
             raise FrontierError(f"Cannot open the frontier {self.path}: {e}") from e
         self.meta["resumed"] = existed
@@ -498,6 +511,30 @@ class SqliteFrontier(PushMany):
             self.conn.execute("ALTER TABLE requests ADD COLUMN start_seq INTEGER NOT NULL "
                               f"DEFAULT {NOT_START}")
             self.conn.executescript(_OLD_INDEXES)
+
+    def _migrate_to_host_layout(self) -> None:
+        """Give a frontier of schema version 1 (one queue for every host) the ``host``
+        column, filled from each row's request (``meta['download_slot']`` or the URL's
+        host name, :func:`~crawlfw.core.frontier_api.host_key`), and the per-host
+        index; its old indexes go. In the open transaction, committed with the open."""
+        columns = {row[1] for row in self.conn.execute("PRAGMA table_info(requests)")}
+        if "host" not in columns:
+            self.conn.execute("ALTER TABLE requests ADD COLUMN host TEXT NOT NULL DEFAULT ''")
+        self.conn.executescript(_OLD_INDEXES)
+        rows = self.conn.execute("SELECT id, data FROM requests").fetchall()
+        updates = []
+        for row_id, data in rows:
+            d = pickle.loads(data)
+            meta = d.get("meta") or {}
+            host = meta.get("download_slot") if "download_slot" in meta else (
+                urlsplit(d.get("url", "")).hostname or "")
+            updates.append((host, row_id))
+        self.conn.executemany("UPDATE requests SET host = ? WHERE id = ?", updates)
+        logger.warning(
+            "JOBDIR %(jobdir)s was written by an older crawlfw (frontier schema version "
+            "1, one queue for every host): migrated %(n)d stored requests to per-host "
+            "queues (version %(version)d)",
+            {"jobdir": self.jobdir, "n": len(updates), "version": SCHEMA_VERSION})
 
     def _check_history(self, record: dict) -> None:
         """Refuse a frontier that is not the job ``record`` describes, or is older than
@@ -573,9 +610,11 @@ class SqliteFrontier(PushMany):
             data = pickle.dumps(request_to_dict(request, self.spider, compact=True), 5)
         except (ValueError, pickle.PicklingError, TypeError, AttributeError) as e:
             if transient_ok:
-                self._transient.push(request, -request.priority)
-                self._inc("scheduler/enqueued/memory")
-                self._inc("scheduler/enqueued")
+                host = slot_key(request)
+                key = sort_key(request.priority, is_start_request(request))
+                self._transient.push(host, key, request)
+                self.hosts.added(host, key)
+                self._kept_in_memory(request)
                 return True
             logger.error(
                 "Request %(request)s refused: with a JOBDIR every request is stored, and "
@@ -584,9 +623,10 @@ class SqliteFrontier(PushMany):
             )
             self._inc("frontier/refused")
             return False
-        meta = request._meta
-        self.conn.execute(_PUSH_START if meta and meta.get("is_start_request") else _PUSH,
-                          (request.priority, data))
+        start = is_start_request(request)
+        host = slot_key(request)
+        self.conn.execute(_PUSH_START if start else _PUSH, (request.priority, data, host))
+        self.hosts.added(host, sort_key(request.priority, start))
         self._queued += 1
         self._inc("scheduler/enqueued/disk")
         self._inc("scheduler/enqueued")
@@ -613,43 +653,72 @@ class SqliteFrontier(PushMany):
         return not self.conn.execute("INSERT OR IGNORE INTO seen VALUES (?)",
                                      (bytes.fromhex(fp),)).rowcount
 
-    def lease(self, n: int) -> list:
-        """Take up to ``n`` requests, next first; each gets ``request._lease`` (the row
-        id; None for a transient request, which is not tracked).
+    def lease(self, n: int, now_s: float | None = None) -> list:
+        """Take up to ``n`` requests of ready hosts (:mod:`crawlfw.core.hostqueues`),
+        next first; each gets ``request._lease`` (the row id; None for a transient
+        request, which is not tracked), ``_host`` and ``_paced``.
 
         Raises:
             sqlite3.Error: the disk failed.
         """
-        out = _pop_up_to(self._transient, n)
-        want = n - len(out)
         if _faults.holding("frontier.lease_none"):  # fault injection: a stuck frontier
-            want = 0
-        if want > 0 and self._queued:
-            rows = self.conn.execute(self._next_sql, (want,)).fetchall()
-            if rows:
-                self.conn.executemany("UPDATE requests SET leased = 1 WHERE id = ?",
-                                      [(row[0],) for row in rows])
-                spider = self.spider
-                for lease_id, data in rows:
-                    request = request_from_dict(pickle.loads(data), spider)
-                    request._lease = lease_id
-                    out.append(request)
-                self._queued -= len(rows)
-                self._leased += len(rows)
-                self._inc("scheduler/dequeued/disk", len(rows))
-                _faults.hit("frontier.after_lease")
+            return []
+        self._taken = taken = []
+        out = self.hosts.lease(n, time.monotonic() if now_s is None else now_s, self._take)
+        if taken:
+            self.conn.executemany("UPDATE requests SET leased = 1 WHERE id = ?",
+                                  [(i,) for i in taken])
+            self._queued -= len(taken)
+            self._leased += len(taken)
+            self._inc("scheduler/dequeued/disk", len(taken))
+            _faults.hit("frontier.after_lease")
         if out:
             self._inc("scheduler/dequeued", len(out))
         return out
 
+    def _take(self, host: str, limit: int, bound):
+        """``take`` of :meth:`HostQueues.lease <crawlfw.core.hostqueues.HostQueues.lease>`:
+        the host's transient requests first, then its rows in queue order (one indexed
+        SELECT of at most ``limit + 1`` rows: the one past those taken is the new head).
+        The rows' ids go to ``self._taken`` (marked leased by :meth:`lease`)."""
+        out, head = [], None
+        transient = self._transient
+        if len(transient) and host in transient.hosts:
+            out, head = transient.take(host, limit, bound)
+        want = limit - len(out)
+        spider = self.spider
+        taken = self._taken
+        for row_id, data, priority, start_seq in self.conn.execute(
+                self._next_sql, (host, want + 1)):
+            key = -2 * priority + 1 if start_seq else -2 * priority
+            if len(out) >= limit or (out and bound is not None and key > bound):
+                if head is None or key < head:
+                    head = key
+                break
+            request = request_from_dict(pickle.loads(data), spider)
+            request._lease = row_id
+            out.append(request)
+            taken.append(row_id)
+        return out, head
+
     def release(self, requests) -> None:
-        """Queue leased requests again (the same rows; transient ones in memory)."""
+        """Queue leased requests again (the same rows; transient ones in memory); their
+        hosts' in-flight counts go down."""
         ids = []
+        hosts = self.hosts
         for request in requests:
+            host = request._host
+            key = sort_key(request.priority, is_start_request(request))
             if request._lease is None:
-                self._transient.push(request, -request.priority)
+                self._transient.push(host if host is not None else slot_key(request), key,
+                                     request)
             else:
                 ids.append((request._lease,))
+            if host is None:
+                hosts.added(slot_key(request), key)
+            else:
+                request._host = None
+                hosts.released(host, key)
         if ids:
             self.conn.executemany("UPDATE requests SET leased = 0 WHERE id = ?", ids)
             self._queued += len(ids)
@@ -692,7 +761,7 @@ class SqliteFrontier(PushMany):
         Returns:
             list: transient requests still queued (lost: they are not stored).
         """
-        left = _pop_up_to(self._transient, len(self._transient))
+        left = self._transient.drain()
         try:
             if reason != "start_failed":  # a refused start commits nothing
                 _faults.hit("frontier.in_close")
@@ -750,10 +819,6 @@ class SqliteFrontier(PushMany):
             [(k, json.dumps(v)) for k, v in meta.items()],
         )
 
-    def _inc(self, key, count=1):
-        if self.stats is not None:
-            self.stats.inc_value(key, count, spider=self.spider)
-
     # --- the JOBDIR format of crawlfw < 0.2 (Scrapy 1.2's) ------------------------------
 
     def _migrate_old_jobdir(self):
@@ -788,8 +853,10 @@ class SqliteFrontier(PushMany):
                 d = queues.pop()
                 if d is None:
                     break
-                self.conn.execute("INSERT INTO requests (priority, data) VALUES (?, ?)",
-                                  (d.get("priority", 0), pickle.dumps(d, 5)))
+                meta = d.get("meta") or {}
+                host = meta.get("download_slot") if "download_slot" in meta else (
+                    urlsplit(d.get("url", "")).hostname or "")
+                self.conn.execute(_PUSH, (d.get("priority", 0), pickle.dumps(d, 5), host))
                 moved += 1
         self._write_meta({"migrated": True})
         self.conn.commit()

@@ -63,19 +63,20 @@ def sort_key(priority: int, start: bool) -> int:
 class _Host:
     """One host's counts (see :class:`HostQueues`)."""
 
-    __slots__ = ("queued", "head", "in_flight", "next_start_s", "entry", "ready_since")
+    __slots__ = ("queued", "head", "in_flight", "last_start_s", "gap", "entry", "ready_since")
 
-    def __init__(self, next_start_s: float):
+    def __init__(self, last_start_s: float = _NEVER, gap: float = 1.0):
         self.queued = 0
         self.head = None  # best sort key queued, or None
         self.in_flight = 0
-        self.next_start_s = next_start_s
+        self.last_start_s = last_start_s  # when it last handed out a request
+        self.gap = gap  # the delay's factor for the gap after that (randomization)
         self.entry = None  # seq of its live heap entry (ready or delayed), or None
         self.ready_since = None  # when it became ready (tie-break), while ready
 
     def __repr__(self):
         return (f"_Host(queued={self.queued}, head={self.head}, in_flight={self.in_flight}, "
-                f"next_start_s={self.next_start_s})")
+                f"last_start_s={self.last_start_s})")
 
 
 class HostQueues:
@@ -83,7 +84,10 @@ class HostQueues:
 
     Args:
         policy: a :class:`~crawlfw.core.hostpolicy.HostPolicy` (or any object with
-            ``concurrency(key) -> int`` and ``delay_s(key, rng) -> float``).
+            ``concurrency(key) -> int``, ``base_delay_s(key) -> float`` and
+            ``randomize``; each gap is the delay times ``rng.uniform(0.5, 1.5)`` when
+            ``randomize``, as :meth:`HostPolicy.delay_s
+            <crawlfw.core.hostpolicy.HostPolicy.delay_s>` draws it).
         rng: the random generator for randomized delays (tests pass a seeded one).
 
     Attributes:
@@ -100,8 +104,9 @@ class HostQueues:
         self.in_flight = 0
         self._ready: list = []  # heap of (head, ready_since, seq, key)
         self._delayed: list = []  # heap of (next_start_s, seq, key)
-        self._cooling: dict[str, float] = {}  # key -> next_start_s, empty hosts in their delay
-        self._cooling_heap: list = []  # (next_start_s, key)
+        # Empty hosts within their delay: key -> (next start, last start, gap).
+        self._cooling: dict[str, tuple] = {}
+        self._cooling_heap: list = []  # (next start, key)
         self._seq = itertools.count()
 
     # --- events -----------------------------------------------------------------------
@@ -111,8 +116,8 @@ class HostQueues:
         among them (:func:`sort_key`)."""
         h = self.hosts.get(key)
         if h is None:
-            h = self.hosts[key] = _Host(self._cooling.pop(key, _NEVER) if self._cooling
-                                        else _NEVER)
+            kept = self._cooling.pop(key, None) if self._cooling else None
+            h = self.hosts[key] = _Host(kept[1], kept[2]) if kept else _Host()
         h.queued += count
         self.queued += count
         if h.head is None or head < h.head:
@@ -154,7 +159,7 @@ class HostQueues:
             if free <= 0 or not h.queued:
                 self._place(key, h, now_s)
                 continue
-            delay = policy.delay_s(key, self.rng)
+            delay = policy.base_delay_s(key)
             limit = 1 if delay else min(free, n - len(out), h.queued)
             requests, new_head = take(key, limit, self._best_head())
             got = len(requests)
@@ -165,8 +170,9 @@ class HostQueues:
                 out.extend(requests)
                 h.in_flight += got
                 self.in_flight += got
+                h.last_start_s = now_s
                 if delay:
-                    h.next_start_s = now_s + delay
+                    h.gap = self.rng.uniform(0.5, 1.5) if policy.randomize else 1.0
             if new_head is None or got >= h.queued:  # the storage is the truth
                 self.queued -= h.queued
                 h.queued = 0
@@ -216,6 +222,16 @@ class HostQueues:
                 return
         self.added(key, head, count)
 
+    def delay_changed(self, key: str) -> None:
+        """Host ``key``'s delay changed (AutoThrottle): its next start moves with it
+        (the last start plus the new delay), as a download slot's does; it is placed
+        again at the next :meth:`lease`."""
+        h = self.hosts.get(key)
+        if h is not None and h.entry is not None:
+            h.entry = None
+            h.ready_since = None
+            self._place(key, h, None)
+
     # --- questions --------------------------------------------------------------------
 
     def next_ready_in_s(self, now_s: float) -> float | None:
@@ -261,9 +277,9 @@ class HostQueues:
             h.ready_since = None
             if not h.in_flight:
                 del self.hosts[key]
-                at = h.next_start_s
+                at = self._next_start(key, h)
                 if at != _NEVER and (now_s is None or at > now_s):
-                    self._cooling[key] = at
+                    self._cooling[key] = (at, h.last_start_s, h.gap)
                     heapq.heappush(self._cooling_heap, (at, key))
             return
         if h.in_flight >= self.policy.concurrency(key):
@@ -272,7 +288,7 @@ class HostQueues:
             return
         seq = next(self._seq)
         h.entry = seq
-        at = h.next_start_s
+        at = self._next_start(key, h)
         if h.ready_since is None and at != _NEVER and (now_s is None or at > now_s):
             heapq.heappush(self._delayed, (at, seq, key))
             return
@@ -300,8 +316,20 @@ class HostQueues:
             cooling = self._cooling
             while cooling_heap and cooling_heap[0][0] <= now_s:
                 at, key = heapq.heappop(cooling_heap)
-                if cooling.get(key) == at:
+                kept = cooling.get(key)
+                if kept is not None and kept[0] == at:
                     del cooling[key]
+
+    def _next_start(self, key: str, h: _Host) -> float:
+        """When host ``key`` may hand out its next request: its last start plus its
+        delay (as it is now: AutoThrottle may have changed it since) times the gap's
+        factor; -inf without a delay or before any start."""
+        if h.last_start_s == _NEVER:
+            return _NEVER
+        delay = self.policy.base_delay_s(key)
+        if not delay:
+            return _NEVER
+        return h.last_start_s + delay * h.gap
 
     def _best_head(self):
         """The best head among the ready hosts (stale heap tops dropped), or None."""

@@ -82,6 +82,7 @@ import time
 from collections import deque
 
 from crawlfw.core.frontier import SEEN_CACHE_SIZE, FrontierError, JobMeta, _Lifo
+from crawlfw.core.frontier_api import FrontierBase
 from crawlfw.core.pqueue import PriorityQueue
 from crawlfw.core.redis_link import (
     PROBE_TIMEOUT_S,
@@ -567,8 +568,10 @@ def host_key(request) -> str:
     return str(slot_key(request))
 
 
-class RedisFrontier:
-    """The frontier shared by every worker of one crawl, in Redis (see the module doc).
+class RedisFrontier(FrontierBase):
+    """The frontier shared by every worker of one crawl, in Redis (see the module doc);
+    a :class:`~crawlfw.core.frontier_api.Frontier` (the stats and the requests kept in
+    memory as :class:`~crawlfw.core.frontier_api.FrontierBase` counts them).
 
     Args:
         url: ``redis://[:password@]host:port/db`` (``rediss://`` for TLS, ``unix://``).
@@ -604,6 +607,8 @@ class RedisFrontier:
             ``download_delay``). Default: ``(8, 0.0, True)``, Scrapy's defaults.
         rng: the random generator that seeds the delay's randomization (tests pass a
             seeded one).
+        logunser: log the first request kept in memory because it cannot be stored
+            (``LOG_UNSERIALIZABLE_REQUESTS``).
 
     Raises:
         FrontierPermanentError: the URL is not a Redis URL, authentication failed, or
@@ -616,7 +621,7 @@ class RedisFrontier:
 
     def __init__(self, url, key, dupefilter, *, worker, lifo=True, lease_timeout_s=60.0,
                  retry_timeout_s=300.0, prefetch=0, max_open=0, stats=None, client=None,
-                 link=None, join_only=False, host_limits=None, rng=None):
+                 link=None, join_only=False, host_limits=None, rng=None, logunser=False):
         import redis
 
         self.url = url
@@ -630,6 +635,7 @@ class RedisFrontier:
         self.retry_timeout_s = retry_timeout_s
         self.stats = stats
         self.spider = None
+        self.logunser = bool(logunser)
         self.link = link if link is not None else RedisLink()
         self.join_only = bool(join_only)
         self._fingerprint = (
@@ -803,8 +809,7 @@ class RedisFrontier:
             except (ValueError, TypeError) as e:
                 if transient_ok:
                     self._transient.push(request, -request.priority)
-                    self._inc("scheduler/enqueued/memory")
-                    self._inc("scheduler/enqueued")
+                    self._kept_in_memory(request)
                     results[i] = True
                     continue
                 logger.error(
@@ -967,13 +972,13 @@ class RedisFrontier:
         ids, self._finished = self._finished, []
         return ",".join(map(str, ids))
 
-    def next_ready_in_s(self, now_s: float) -> float | None:
+    def next_ready_in_s(self, now_s: float | None = None) -> float | None:
         """Seconds until a host waiting for its delay may start a request (as Redis said
         at the last lease), ``0.0`` when that has passed; None when no host waits for a
         delay. Requests other workers push are found by the scheduler's polling."""
         if self._next_ready_at is None:
             return None
-        wait = self._next_ready_at - now_s
+        wait = self._next_ready_at - (time.monotonic() if now_s is None else now_s)
         return wait if wait > 0 else 0.0
 
     def set_host_delay(self, host: str, delay_s: float | None) -> None:
@@ -1185,7 +1190,4 @@ class RedisFrontier:
                            "FRONTIER_LEASE_TIMEOUT): their requests are queued again",
                            {"n": n}, extra={"spider": self.spider})
 
-    def _inc(self, key, count=1):
-        if self.stats is not None:
-            self.stats.inc_value(key, count, spider=self.spider)
 

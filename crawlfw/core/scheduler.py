@@ -17,12 +17,13 @@ every worker of the crawl (ARCHITECTURE.md, "One crawl, many workers").
 import logging
 
 from crawlfw.core.frontier import MemoryFrontier, SqliteFrontier
+from crawlfw.core.hostpolicy import HostPolicy
 from crawlfw.utils.job import job_dir
 from crawlfw.utils.misc import load_object
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Scheduler"]
+__all__ = ["Scheduler", "PRIORITY_QUEUES", "check_priority_queue"]
 
 
 class Scheduler:
@@ -51,7 +52,8 @@ class Scheduler:
     """
 
     def __init__(self, dupefilter, jobdir=None, dqclass=None, mqclass=None, logunser=False,
-                 stats=None, fsync=True, frontier=None, wal_checkpoint_s=30.0, **kw):
+                 stats=None, fsync=True, frontier=None, wal_checkpoint_s=30.0, policy=None,
+                 **kw):
         self.df = dupefilter
         self.logunser = logunser
         self.stats = stats
@@ -62,14 +64,16 @@ class Scheduler:
             dqname = getattr(dqclass, "__name__", "") if dqclass else ""
             self.frontier = SqliteFrontier(jobdir, dupefilter, lifo="Fifo" not in dqname,
                                            fsync=fsync, stats=stats,
-                                           wal_checkpoint_s=wal_checkpoint_s)
+                                           wal_checkpoint_s=wal_checkpoint_s, policy=policy,
+                                           logunser=logunser)
         else:
             mqclass = mqclass or load_object("crawlfw.squeues.LifoMemoryQueue")
-            self.frontier = MemoryFrontier(dupefilter, mqclass, stats=stats)
+            self.frontier = MemoryFrontier(dupefilter, mqclass, stats=stats, policy=policy)
 
     @classmethod
     def from_crawler(cls, crawler):
         settings = crawler.settings
+        check_priority_queue(settings)
         dupefilter_cls = load_object(settings["DUPEFILTER_CLASS"])
         if hasattr(dupefilter_cls, "from_crawler"):
             dupefilter = dupefilter_cls.from_crawler(crawler)
@@ -80,6 +84,7 @@ class Scheduler:
             frontier = _redis_frontier(crawler, dupefilter)
         return cls(
             dupefilter,
+            policy=HostPolicy.from_crawler(crawler),
             frontier=frontier,
             jobdir=None if frontier is not None else job_dir(settings),
             dqclass=load_object(settings["SCHEDULER_DISK_QUEUE"]),
@@ -113,24 +118,19 @@ class Scheduler:
     def enqueue_request(self, request) -> bool:
         """Queue ``request``; False when the dupefilter dropped it (``dont_filter`` skips
         it). With a ``JOBDIR``, a request that cannot be stored (a callback that is no
-        spider method) is kept in memory, not resumed (``scheduler/unserializable``)."""
-        frontier = self.frontier
-        if not frontier.durable:
-            return frontier.push(request)
-        before = len(frontier._transient)
-        queued = frontier.push(request, transient_ok=True)
-        if len(frontier._transient) > before:
-            if self.stats is not None:
-                self.stats.inc_value("scheduler/unserializable", spider=self.spider)
-            if self.logunser:
-                self._log_unserializable(request)
-        return queued
+        spider method) is kept in memory, not resumed (``scheduler/unserializable``,
+        logged once with ``LOG_UNSERIALIZABLE_REQUESTS``): the frontier counts it, on
+        this path as on the SchedulerActor's ``push_many``."""
+        return self.frontier.push(request, transient_ok=True)
 
     def next_request(self):
-        """Pop the next request to download (memory first, then disk), or None.
+        """Pop the next request to download, or None.
 
-        With a ``JOBDIR`` the request is acked at once: Scrapy's interface has no
-        leases, so a request taken this way is not downloaded again after a crash."""
+        Scrapy's interface has no leases nor transfers to report: with a ``JOBDIR`` the
+        request is acked at once (not downloaded again after a crash), and its host's
+        transfer is counted finished at once (the downloader's slot limits its
+        concurrency; the frontier still spaces its host's starts by the delay, so the
+        downloader applies the delay too: the request is not marked paced)."""
         requests = self.frontier.lease(1)
         if not requests:
             return None
@@ -138,19 +138,48 @@ class Scheduler:
         if request._lease is not None:
             self.frontier.ack([request._lease])
             request._lease = None
+        host = request._host
+        if host is not None:
+            request._host = None
+            request._paced = False
+            self.frontier.hosts_finished({host: 1})
         return request
 
     def __len__(self) -> int:
         return len(self.frontier)
 
-    def _log_unserializable(self, request):
-        logger.warning(
-            "Unable to serialize request: %(request)s - it is kept in memory and not "
-            "resumed - no more unserializable requests will be logged (stats being "
-            "collected)", {"request": request}, extra={"spider": self.spider})
-        self.logunser = False
 
 
+#: ``SCHEDULER_PRIORITY_QUEUE`` values crawlfw honours: all mean its per-host queues with
+#: a ready-set of hosts (ARCHITECTURE.md, "The frontier: per-host queues"), which is what
+#: Scrapy's ``DownloaderAwarePriorityQueue`` (its broad-crawl advice) is for.
+PRIORITY_QUEUES = (
+    "crawlfw.core.pqueue.PriorityQueue",  # crawlfw's default
+    "crawlfw.pqueues.DownloaderAwarePriorityQueue",
+    "scrapy.pqueues.DownloaderAwarePriorityQueue",
+)
+
+
+def check_priority_queue(settings) -> None:
+    """Refuse a ``SCHEDULER_PRIORITY_QUEUE`` crawlfw cannot honour.
+
+    Raises:
+        crawlfw.exceptions.CrawlStartError: the setting names another class (one line,
+            naming the value and the accepted ones).
+    """
+    from crawlfw.exceptions import CrawlStartError
+
+    value = settings.get("SCHEDULER_PRIORITY_QUEUE")
+    if value is None:
+        return
+    name = value if isinstance(value, str) else (
+        f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', value)}")
+    if name not in PRIORITY_QUEUES:
+        raise CrawlStartError(
+            f"SCHEDULER_PRIORITY_QUEUE = {name!r} cannot be honoured: crawlfw keeps one "
+            f"queue per host with a ready-set of hosts (what "
+            f"'scrapy.pqueues.DownloaderAwarePriorityQueue' does); use one of "
+            f"{', '.join(repr(v) for v in PRIORITY_QUEUES)} or leave it unset")
 
 
 def max_open_leases(settings) -> int:
@@ -187,8 +216,8 @@ def _redis_frontier(crawler, dupefilter):
 
 
 def _open_redis_frontier(crawler, settings, dupefilter, dqname):
-    from crawlfw.core.redis_frontier import RedisFrontier
     from crawlfw.core.hostpolicy import politeness_settings
+    from crawlfw.core.redis_frontier import RedisFrontier
     from crawlfw.core.redis_link import frontier_key, redis_link, worker_id
 
     def host_limits():  # the downloader slots' rule (read after spider_opened)
@@ -205,4 +234,5 @@ def _open_redis_frontier(crawler, settings, dupefilter, dqname):
         link=redis_link(crawler),
         join_only=settings.getbool("FRONTIER_JOIN_ONLY"),
         host_limits=host_limits,
+        logunser=settings.getbool("LOG_UNSERIALIZABLE_REQUESTS"),
     )

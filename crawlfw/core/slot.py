@@ -212,6 +212,8 @@ class DownloadSlot:
         if free <= 0:
             return []
         if self.delay_s:
+            if getattr(queue[0], "_paced", False):
+                return self._pop_paced(now_s, free)
             if now_s < self._last_start_s + self.delay_s * self._gap_factor:
                 return []
             free = 1
@@ -224,6 +226,24 @@ class DownloadSlot:
             inprogress[request] = None
             started.append(request)
             free -= 1
+        return started
+
+    def _pop_paced(self, now_s: float, free: int) -> list:
+        """:meth:`pop_ready` for the paced requests at the head of the queue (the
+        frontier already spaced them by the delay, ``request._paced``): as many as the
+        concurrency allows, not again one per delay. A start is still a start: a request
+        that is not paced (robots.txt, ``crawler.engine.download``) waits the delay
+        after it."""
+        queue = self.queue
+        inprogress = self.inprogress
+        started = []
+        while queue and free > 0 and getattr(queue[0], "_paced", False):
+            request = queue.popleft()
+            inprogress[request] = None
+            started.append(request)
+            free -= 1
+        self._last_start_s = now_s
+        self._gap_factor = self._rng.uniform(0.5, 1.5) if self.randomize_delay else 1.0
         return started
 
     def next_ready_in_s(self, now_s: float) -> float | None:
@@ -239,7 +259,7 @@ class DownloadSlot:
         """
         if not self.queue or len(self.inprogress) >= self.concurrency:
             return None
-        if not self.delay_s:
+        if not self.delay_s or getattr(self.queue[0], "_paced", False):
             return 0.0
         wait = self._last_start_s + self.delay_s * self._gap_factor - now_s
         return wait if wait > 0 else 0.0

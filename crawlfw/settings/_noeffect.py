@@ -29,8 +29,6 @@ SETTINGS_WITHOUT_EFFECT = {
                          "None, which disables a scheme, is honoured",
     "MEMDEBUG_NOTIFY": "no memory debugging report is mailed (Scrapy 1.2 did not send one "
                        "either); the figures are in the stats (memdebug/...)",
-    "SCHEDULER_PRIORITY_QUEUE": "the scheduler keeps its requests in "
-                                "crawlfw.core.pqueue.PriorityQueue",
 }
 
 _CURL_HANDLER = "crawlfw.core.curl.MultiDriver"

@@ -30,7 +30,8 @@ downloaded with libcurl):
 * settings kept for Scrapy projects but without effect, each logged once as a warning
   when a user sets it (``crawlfw.settings._noeffect``): ``CONCURRENT_ITEMS``,
   ``DNSCACHE_SIZE``, ``DNS_TIMEOUT``, ``DOWNLOADER``, ``DOWNLOAD_HANDLERS`` classes,
-  ``MEMDEBUG_NOTIFY``, ``SCHEDULER_PRIORITY_QUEUE``;
+  ``MEMDEBUG_NOTIFY``; ``SCHEDULER_PRIORITY_QUEUE`` accepts only the per-host layout's
+  names (Scrapy's ``DownloaderAwarePriorityQueue`` among them);
 * crawlfw-only settings (``CONTROL_ENDPOINT``, ``CURL_MAXCONNECTS``, ``FRONTIER_*``,
   ``MESSAGE_VALIDATION``, ``PROGRESS``, ``SUPERVISOR_*``) are at the end.
 """
@@ -301,7 +302,10 @@ ROBOTSTXT_CACHE_SIZE = 5000  # crawlfw: robots.txt parsers kept (LRU, hosts); 0:
 SCHEDULER = 'crawlfw.core.scheduler.Scheduler'
 SCHEDULER_DISK_QUEUE = 'crawlfw.squeues.PickleLifoDiskQueue'
 SCHEDULER_MEMORY_QUEUE = 'crawlfw.squeues.LifoMemoryQueue'
-SCHEDULER_PRIORITY_QUEUE = 'crawlfw.core.pqueue.PriorityQueue'  # no effect: always this one
+# Per-host queues with a ready-set of hosts (crawlfw.core.hostqueues), whatever the name:
+# this value, 'crawlfw.pqueues.DownloaderAwarePriorityQueue' and
+# 'scrapy.pqueues.DownloaderAwarePriorityQueue' are accepted; another is refused at start.
+SCHEDULER_PRIORITY_QUEUE = 'crawlfw.core.pqueue.PriorityQueue'
 
 SPIDER_LOADER_CLASS = 'crawlfw.spiderloader.SpiderLoader'
 

@@ -18,6 +18,7 @@ from crawlfw.core.frontier import (
     SqliteFrontier,
     read_job_meta,
 )
+from crawlfw.core.hostpolicy import HostPolicy
 from crawlfw.dupefilters import BaseDupeFilter, RFPDupeFilter
 from crawlfw.squeues import LifoMemoryQueue
 from crawlfw.utils.test import get_crawler
@@ -350,7 +351,9 @@ def test_sqlite_frontier_of_an_older_crawlfw_is_read(tmp_path, spider):
     f.close("shutdown")
     conn = sqlite3.connect(tmp_path / "frontier.sqlite")  # back to the old layout
     conn.executescript(
-        "DROP INDEX requests_next_lifo; ALTER TABLE requests DROP COLUMN start_seq;"
+        "DROP INDEX requests_host_lifo; ALTER TABLE requests DROP COLUMN start_seq;"
+        "ALTER TABLE requests DROP COLUMN host;"
+        "UPDATE meta SET value = '1' WHERE key = 'schema_version';"
         "CREATE INDEX requests_lifo ON requests (leased, priority, id);")
     conn.close()
     f = sqlite(tmp_path, spider)
@@ -359,5 +362,95 @@ def test_sqlite_frontier_of_an_older_crawlfw_is_read(tmp_path, spider):
     assert urls(f.lease(10)) == ["c", "b", "a", "1", "2"]
     indexes = {r[0] for r in f.conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'requests'")}
-    assert indexes == {"requests_next_lifo"}
+    assert indexes == {"requests_host_lifo"}
     f.close("finished")
+
+
+#: The ``requests`` table and indexes of schema version 1 (crawlfw 0.3: one queue for
+#: every host), as that version wrote them.
+V1_SCHEMA = """
+CREATE TABLE requests (id INTEGER PRIMARY KEY, priority INTEGER NOT NULL,
+    leased INTEGER NOT NULL DEFAULT 0, data BLOB NOT NULL,
+    start_seq INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE seen (fp BLOB PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE INDEX requests_next_lifo ON requests (leased, priority DESC, start_seq, id DESC);
+"""
+
+
+def test_schema_version_1_jobdir_is_migrated_to_per_host_queues(tmp_path, spider, caplog):
+    """A JOBDIR written by the one-queue layout (schema version 1) is migrated on open:
+    each row gets its host (``download_slot`` when set), the ready-set is built from
+    them, leased rows of the dead run are queued again, and the crawl goes on."""
+    import json
+    import sqlite3
+
+    from crawlfw.utils.reqser import request_to_dict
+
+    conn = sqlite3.connect(tmp_path / "frontier.sqlite")
+    conn.executescript(V1_SCHEMA)
+    rows = [("http://a.example/1", 0, {}), ("http://a.example/2", 3, {}),
+            ("http://B.example/1", 1, {}), ("http://c.example/1", 0, {"download_slot": "s"}),
+            ("http://a.example/3", 0, {})]
+    for i, (url, prio, meta) in enumerate(rows, 1):
+        d = request_to_dict(crawlfw.Request(url, priority=prio, meta=meta), spider, compact=True)
+        conn.execute("INSERT INTO requests (id, priority, leased, data) VALUES (?, ?, ?, ?)",
+                     (i, prio, 1 if i == 5 else 0, pickle.dumps(d, 5)))
+    conn.executemany("INSERT INTO meta VALUES (?, ?)",
+                     [("schema_version", "1"), ("job", json.dumps("j1")),
+                      ("generation", "3"), ("start_requests", "7")])
+    conn.commit()
+    conn.close()
+    (tmp_path / "job.json").write_text(json.dumps({"job": "j1", "generation": 3}))
+
+    f = sqlite(tmp_path, spider, policy=HostPolicy(1, 0.0, False))
+    assert "migrated 5 stored requests to per-host queues" in caplog.text
+    assert f.meta["start_requests"] == 7 and f.meta["schema_version"] == 2
+    assert len(f) == 5
+    hosts = dict(f.conn.execute("SELECT data, host FROM requests").fetchall())
+    assert sorted(hosts.values()) == ["a.example", "a.example", "a.example", "b.example", "s"]
+    # One per host at once (concurrency 1): the best head first.
+    leased = f.lease(10)
+    assert [r.url for r in leased] == ["http://a.example/2", "http://b.example/1",
+                                       "http://c.example/1"]
+    assert [r._host for r in leased] == ["a.example", "b.example", "s"]
+    f.hosts_finished({"a.example": 1})
+    assert urls(f.lease(10)) == ["3"]
+    f.close("shutdown")
+    again = sqlite(tmp_path, spider)  # version 2 now: opened without migrating
+    caplog.clear()
+    assert len(again) == 5 and "migrated" not in caplog.text
+    again.close("finished")
+
+
+def test_per_host_leases_in_both_frontiers(frontier):
+    """A host at its concurrency does not hold the others back; a finished transfer
+    frees its host; released requests give their host's count back."""
+    frontier.policy.__init__(2, 0.0, False)
+    for i in range(5):
+        frontier.push(crawlfw.Request(f"http://big.example/{i}"))
+    frontier.push(crawlfw.Request("http://small.example/1"))
+    first = frontier.lease(10)
+    assert [r._host for r in first] == ["big.example"] * 2 + ["small.example"]
+    assert all(r._paced for r in first)
+    assert frontier.lease(10) == []
+    frontier.hosts_finished({"big.example": 1})
+    (one,) = frontier.lease(10)
+    assert one._host == "big.example"
+    frontier.release([one])
+    assert len(frontier) == 3
+    assert [r._host for r in frontier.lease(10)] == ["big.example"]
+
+
+def test_host_delay_spaces_leases(frontier):
+    frontier.policy.__init__(8, 2.0, False)
+    for i in range(3):
+        frontier.push(crawlfw.Request(f"http://a.example/{i}"))
+    assert len(frontier.lease(10, 100.0)) == 1
+    assert frontier.lease(10, 101.0) == []
+    assert frontier.next_ready_in_s(101.5) == 0.5
+    assert len(frontier.lease(10, 102.0)) == 1
+    frontier.set_host_delay("a.example", 5.0)  # AutoThrottle: the next start moves
+    assert frontier.lease(10, 106.0) == []
+    assert frontier.next_ready_in_s(106.0) == 1.0
+    assert len(frontier.lease(10, 107.0)) == 1

@@ -66,7 +66,8 @@ def play(events, **kw):
             h.store.push(r._host, sort_key(r.priority, False), r)
             result = h.rq.released(r._host, sort_key(r.priority, False))
         elif event == "delay":  # ("delay", "a", 2.0)
-            result = h.policy.set_host_delay(args[0], args[1])
+            h.policy.set_host_delay(args[0], args[1])
+            result = h.rq.delay_changed(args[0])
     return h, result
 
 
@@ -128,6 +129,12 @@ def play(events, **kw):
     pytest.param({}, [("push", "a1"), ("delay", "a", 3.0), ("push", "a2"), ("lease", 10, 0.0),
                       ("next", 1.0)], 2.0, {"queued": 1},
                  id="set_host_delay (AutoThrottle) applies to that host"),
+    pytest.param({"delay_s": 4.0}, [("push", "a1", "a2"), ("lease", 10, 0.0),
+                                    ("delay", "a", 1.0), ("lease", 10, 1.0)], ["a1"], {},
+                 id="a delay shortened while a host waits moves its next start"),
+    pytest.param({"delay_s": 1.0}, [("push", "a1", "a2"), ("lease", 10, 0.0),
+                                    ("delay", "a", 3.0), ("lease", 10, 2.0)], [], {},
+                 id="a delay lengthened too"),
     pytest.param({}, [("push", "a1"), ("lease", 10, 0.0), ("done", {"a": 5, "z": 1}, 0.0)],
                  None, {"in_flight": 0}, id="counts beyond what is in flight are ignored"),
     pytest.param({"concurrency": 1}, [("push", "a1", "b1@1"), ("lease", 1, 0.0),

@@ -25,7 +25,6 @@ def test_defaults_warn_nothing(caplog):
 @pytest.mark.parametrize("name, value", [
     ("CONCURRENT_ITEMS", 10), ("DNSCACHE_SIZE", 5), ("DNS_TIMEOUT", 3),
     ("DOWNLOADER", "my.Downloader"), ("MEMDEBUG_NOTIFY", ["a@b.c"]),
-    ("SCHEDULER_PRIORITY_QUEUE", "my.Queue"),
     ("DOWNLOADER_IDLE_TIMEOUT", 5),  # crawlfw's own, before the downloader pool
     ("DOWNLOAD_HANDLERS", {"http": "my.HttpHandler"}),
 ])

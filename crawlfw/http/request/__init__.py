@@ -78,6 +78,14 @@ class Request(object_ref):
     #: frontier when the scheduler hands the request out), else None. Not copied by
     #: :meth:`replace`: a new request is new work.
     _lease = None
+    #: The frontier's host key this request was handed out for (set by the frontier's
+    #: ``lease``, cleared when the engine reports its transfer finished); None otherwise.
+    #: Never serialized, not copied by :meth:`replace`.
+    _host = None
+    #: True when the frontier spaced this request by its host's delay: the download
+    #: slot then applies only its concurrency, not the delay again. Private, never
+    #: serialized, not copied by :meth:`replace`.
+    _paced = False
 
     def __init__(
         self,
