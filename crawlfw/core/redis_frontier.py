@@ -39,8 +39,10 @@ active hosts.
 
 Every change is one Lua script, so it is atomic: a push goes through the dupefilter and
 into its host's queue together (the host joins ``ready`` when it may start); a lease
-takes the head of the best ready host, one request at a time, marks it in flight for its
-host, sets the host's next start when it has a delay (randomized 0.5-1.5x with
+takes the head of the best ready host (the highest priority of its head, then the host
+ready longest), one request at a time, so a host keeps its place while it stays ready
+(up to its free concurrency) and goes behind the others of its priority when it becomes
+ready again; it marks each request in flight for its host, sets the host's next start when it has a delay (randomized 0.5-1.5x with
 ``RANDOMIZE_DOWNLOAD_DELAY``) and moves the request to the leases with a deadline;
 finished transfers reported by the engine (:meth:`RedisFrontier.hosts_finished`) travel
 with the next push or lease, so they cost no round trip of their own.
@@ -139,8 +141,9 @@ _KEY_NAMES = ("meta", "requests", "scores", "seen", "leases", "owners", "flying"
 # The prelude of every script: names, clock, and the per-host bookkeeping.
 # `touched` collects hosts whose readiness may have changed; settle() decides each once.
 # A host's rank in `ready`: the class of its head (-priority * U, + U/4 for a start
-# request) plus rseq, a counter taken when the host (re-)enters the ready set (below
-# U/4), so hosts of one class go round, the one ready longest first.
+# request) plus rseq, a counter taken when the host enters the ready set (below U/4) and
+# kept while it stays there, so among hosts of one class the one ready longest goes
+# first (the order the hosts became ready: finished reports in the order given).
 _PRELUDE = """
 local META, REQS, SCORES, SEEN, LEASES, OWNERS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local FLYING, INFLIGHT, READY, NEXT, DELAY, START = KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
@@ -150,7 +153,13 @@ local U = PRIO_UNIT
 local QUARTER = U / 4
 local now = 0
 local CONC = 1
-local touched = {}
+local touched, touched_order = {}, {}
+local function touch(host)
+  if not touched[host] then
+    touched[host] = true
+    touched_order[#touched_order + 1] = host
+  end
+end
 local function qkey(host) return P .. ':q:' .. host end
 local function now_ms()
   local t = redis.call('TIME')
@@ -170,7 +179,7 @@ local function class_of(s)
 end
 local function land(host)
   if redis.call('HINCRBY', INFLIGHT, host, -1) <= 0 then redis.call('HDEL', INFLIGHT, host) end
-  touched[host] = true
+  touch(host)
 end
 local function refresh(host, again)
   local head = redis.call('ZRANGE', qkey(host), 0, 0, 'WITHSCORES')
@@ -201,8 +210,8 @@ local function refresh(host, again)
   redis.call('ZADD', READY, class + rseq, host)
 end
 local function settle()
-  for host in pairs(touched) do refresh(host, false) end
-  touched = {}
+  for _, host in ipairs(touched_order) do refresh(host, false) end
+  touched, touched_order = {}, {}
 end
 local function requeue(id)
   local v = redis.call('HGET', SCORES, id)
@@ -214,7 +223,7 @@ local function requeue(id)
   if redis.call('HDEL', FLYING, id) == 1 then land(host) end
   redis.call('ZADD', qkey(host), order, id)
   redis.call('HINCRBY', META, 'queued', 1)
-  touched[host] = true
+  touch(host)
 end
 local function expire()
   local ids = redis.call('ZRANGEBYSCORE', LEASES, '-inf', now, 'LIMIT', 0, EXPIRE_BATCH)
@@ -224,7 +233,7 @@ end
 local function promote()
   local hosts = redis.call('ZRANGEBYSCORE', NEXT, '-inf', now)
   if #hosts > 0 then redis.call('ZREMRANGEBYSCORE', NEXT, '-inf', now) end
-  for _, host in ipairs(hosts) do touched[host] = true end
+  for _, host in ipairs(hosts) do touch(host) end
 end
 -- Transfers of these leases (ids joined by ',') ended: their hosts' counts go down.
 local function finished(worker, ids)
@@ -281,7 +290,7 @@ for i = 8, #ARGV, 5 do
     redis.call('ZADD', qkey(host), score, id)
     redis.call('HSET', REQS, id, ARGV[i + 2])
     redis.call('HSET', SCORES, id, fmt(score) .. ' ' .. host)
-    touched[host] = true
+    touch(host)
     pushed = pushed + 1
   end
   out[#out + 1] = ok
@@ -319,7 +328,7 @@ finished(worker, ARGV[9])
 for i = 10, #ARGV, 2 do
   local ms = tonumber(ARGV[i + 1])
   if ms < 0 then redis.call('HDEL', DELAY, ARGV[i]) else redis.call('HSET', DELAY, ARGV[i], ms) end
-  touched[ARGV[i]] = true
+  touch(ARGV[i])
 end
 promote()
 settle()
@@ -353,7 +362,7 @@ while got < want + extra do
       end
       redis.call('ZADD', NEXT, now + math.floor(delay), host)
     end
-    refresh(host, true)
+    refresh(host, false)  -- (still ready: it keeps its place, ready since before)
     out[#out + 1] = id
     out[#out + 1] = host
     out[#out + 1] = data
@@ -398,7 +407,7 @@ for i = 4 + 2 * nmeta, #ARGV do
       local _, host = parse(v)
       if host and redis.call('ZREM', qkey(host), id) == 1 then
         redis.call('HINCRBY', META, 'queued', -1)
-        touched[host] = true
+        touch(host)
         ok = true
       end
     end
@@ -508,7 +517,7 @@ elseif redis.call('HGET', META, 'layout') ~= 'LAYOUT' then
     local host = host_of_json(redis.call('HGET', REQS, id))
     redis.call('ZADD', qkey(host), queued[i + 1], id)
     redis.call('HSET', SCORES, id, queued[i + 1] .. ' ' .. host)
-    touched[host] = true
+    touch(host)
   end
   migrated = #queued / 2
   redis.call('DEL', OLDQ)
@@ -857,8 +866,9 @@ class RedisFrontier(FrontierBase):
         """Take up to ``n`` requests of hosts that may start one now (below their
         concurrency across every worker, past their delay), leased for
         ``lease_timeout_s``: the head of the ready host whose head has the highest
-        priority, one request at a time (hosts of one priority take turns, the one ready
-        longest first). Each gets ``request._lease`` (its id), ``request._host`` (its
+        priority, the one ready longest among equals, one request at a time (a host
+        keeps its place while it stays ready: up to its free concurrency; made ready
+        again by a finished transfer, it goes behind the others of its priority). Each gets ``request._lease`` (its id), ``request._host`` (its
         host key: report its end with :meth:`hosts_finished`) and ``request._paced``
         (True: the downloader's slot applies only its concurrency, not the delay nor a
         shared permit); a transient request gets none of them (it was never counted:

@@ -456,14 +456,20 @@ def test_a_busy_host_does_not_hold_the_others_back(make):
     assert f.status()["queued"] == 7
 
 
-def test_hosts_of_one_priority_take_turns_and_a_higher_head_goes_first(make):
-    f = make(**per_host(100), lifo=False)
+def test_a_higher_head_goes_first_then_the_host_ready_longest(make):
+    f = make(**per_host(2), lifo=False)
     f.push_many([H("a", str(i)) for i in range(3)] + [H("b", str(i)) for i in range(3)])
     f.push(H("c", "top", priority=5))
     got = f.lease(7)
-    assert hosts(got)[0] == "c"
-    assert hosts(got)[1:] == ["a", "b", "a", "b", "a", "b"]  # ready longest first
-    assert urls(got[1::2]) == ["0", "1", "2"]  # FIFO within a host
+    # c's head has the highest priority; then a, ready longest, up to its concurrency
+    # (FIFO within it), then b; neither may take a third.
+    assert hosts(got) == ["c", "a", "a", "b", "b"]
+    assert urls(got[1:3]) == ["0", "1"]
+    f.hosts_finished({"b": 1, "a": 1})  # b reported first: ready again before a
+    assert hosts(f.lease(7)) == ["b", "a"]
+    f.push(H("a", "urgent", priority=1))
+    f.hosts_finished({"a": 2, "b": 2})
+    assert urls(f.lease(1)) == ["urgent"]  # a better head goes first, whoever is older
 
 
 def test_concurrency_per_host_holds_across_two_workers(make):

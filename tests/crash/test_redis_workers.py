@@ -13,6 +13,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -385,7 +386,7 @@ def run_broad_workers(site, redis_url, tmp_path, tag, *, hosts, big, workers=2,
                "-a", f"hosts={hosts}", "-a", f"port={site.port}", "-a", f"big={big}",
                "-o", str(feeds[worker]), "-s", f"FRONTIER_URL={redis_url}",
                "-s", f"FRONTIER_KEY={tag}", "-s", f"FRONTIER_WORKER={worker}",
-               "-s", "LOG_LEVEL=INFO", *settings]
+               "-s", "LOG_LEVEL=INFO", "-s", f"USER_AGENT={worker}", *settings]
         env = {k: v for k, v in os.environ.items() if k != "CRAWLFW_FAULTS"}
         procs.append(subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                                       stderr=log))
@@ -396,6 +397,49 @@ def run_broad_workers(site, redis_url, tmp_path, tag, *, hosts, big, workers=2,
             for w, f in feeds.items()}
 
 
+#: Seconds a worker may use less than 3/4 of its transfers while a host is ready in
+#: Redis (its scheduler polls every 0.1 s; a loaded test machine adds some).
+IDLE_S = 0.5
+
+
+class IdleWatch(threading.Thread):
+    """Samples, every 20 ms, whether Redis has a ready host (``ready`` key) while a
+    worker that has started (made its first request at ``site``, told by its
+    User-Agent) serves at most 3/4 of ``concurrency`` transfers; keeps each worker's
+    longest such stretch (``idle_s``, seconds)."""
+
+    def __init__(self, redis_url, ready_key, site, workers, concurrency):
+        import redis
+
+        super().__init__(daemon=True)
+        self.client = redis.Redis.from_url(redis_url)
+        self.key, self.site, self.workers = ready_key, site, workers
+        self.limit = concurrency * 3 // 4
+        self.idle_s = {w: 0.0 for w in workers}
+        self.samples = 0
+        self._halt = threading.Event()
+        self.start()
+
+    def run(self):
+        since = {}
+        while not self._halt.wait(0.02):
+            ready = self.client.zcard(self.key)
+            now = time.monotonic()
+            self.samples += 1
+            active = dict(self.site.active_by_agent)
+            for w in self.workers:
+                if ready and w in active and active[w] <= self.limit:
+                    start = since.setdefault(w, now)
+                    self.idle_s[w] = max(self.idle_s[w], now - start)
+                else:
+                    since.pop(w, None)
+
+    def stop(self):
+        self._halt.set()
+        self.join(5)
+        self.client.close()
+
+
 def test_two_workers_keep_per_host_limits_and_the_big_host_paces_the_crawl(redis_server,
                                                                          tmp_path):
     """Issue 18's skewed mix at a small scale, on two workers sharing one Redis: a big
@@ -403,28 +447,35 @@ def test_two_workers_keep_per_host_limits_and_the_big_host_paces_the_crawl(redis
     answer 0.1 s late, 16 concurrent requests per worker, 4 per host. The big host
     alone needs 200 / 4 x 0.1 = 5 s however many workers: that is the floor. With the
     small hosts beside it the crawl takes at most 15 % longer (measured at the server,
-    first request to last answer, so the workers' start-up does not count); the server
-    never serves one host more than 4 requests at once, across both workers; and both
-    workers take part in the big host and in the rest (neither idles while a host is
-    ready)."""
+    first request to last answer, so the workers' start-up does not count), and both
+    crawls stay within 40 % of the floor; the server
+    never serves one host more than 4 requests at once, across both workers; and
+    neither worker idles while a host is ready in Redis (:class:`IdleWatch`)."""
     big = "big.localhost"
     settings = ("-s", "CONCURRENT_REQUESTS=16", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=4")
     spans = {}
     for tag, hosts in (("alone", 0), ("mix", 60)):
-        site = BroadSite(pages=3, links=20, host_pages={big: 200}, latency_s=0.1)
+        site = BroadSite(pages=3, links=20, host_pages={big: 200}, latency_s=0.1,
+                         record=True)
+        watch = IdleWatch(redis_server.url, f"{{{tag}}}:ready", site, [f"{tag}0", f"{tag}1"],
+                          concurrency=16)
         try:
             got = run_broad_workers(site, redis_server.url, tmp_path, tag, hosts=hosts,
                                     big=big, settings=settings)
         finally:
+            watch.stop()
             site.stop()
+        # Neither worker idled while a host was ready: no stretch of IDLE_S where Redis
+        # had a ready host and a running worker used at most 3/4 of its transfers.
+        assert watch.samples > 50 and max(watch.idle_s.values()) < IDLE_S, watch.idle_s
         urls = [u for pages in got.values() for u in pages]
         assert len(urls) == len(set(urls)) == 200 + 3 * hosts  # every page once
         assert max(site.max_active.values()) <= 4, site.max_active
         assert site.max_active[big] == 4  # (the limit was reached: the test can fail)
         spans[tag] = site.last_s - site.first_s
-        for worker, pages in got.items():
-            on_big = sum(1 for u in pages if f"//{big}:" in u)
-            assert on_big >= 0.2 * 200, (worker, on_big)
-            assert len(pages) >= 0.2 * len(urls), (worker, len(pages))
-    assert spans["alone"] >= 5.0
+    floor_s = 200 / 4 * 0.1
+    assert spans["alone"] >= floor_s
     assert spans["mix"] <= 1.15 * spans["alone"], spans
+    # Both near the floor (before per-host queues the workers' permits held the big
+    # host back: 16 s alone, 7.8 s in the mix).
+    assert max(spans.values()) <= 1.4 * floor_s, spans

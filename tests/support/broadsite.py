@@ -27,6 +27,7 @@ class BroadSite:
     latency_s: seconds each answer is held before it is sent.
     links: how many following pages each page links to (``/p/<n+1>`` ..).
     host_pages: ``{host name: pages}`` for hosts with another number of pages.
+    record: keep :attr:`log`.
 
     Attributes:
         port: the TCP port on 127.0.0.1.
@@ -35,15 +36,20 @@ class BroadSite:
         max_active: ``{host name: the most requests it was serving at once}``.
         first_s, last_s: ``time.monotonic()`` of the first request received and of
             the last answer sent (None before).
+        log: with ``record``, ``(time.monotonic(), host name, User-Agent)`` of every
+            request received, in order (which worker asked what, when).
+        active_by_agent: with ``record``, ``{User-Agent: requests being served now}``.
     """
 
     def __init__(self, pages: int = 2, keepalive: bool = False, latency_s: float = 0.0,
-                 links: int = 1, host_pages: dict | None = None):
+                 links: int = 1, host_pages: dict | None = None, record: bool = False):
         self.pages = pages
         self.served = 0
         self.served_by_host = {}
         self.max_active = {}
         self.first_s = self.last_s = None
+        self.log = []
+        self.active_by_agent = {}
         active = {}
         site = self
         lock = threading.Lock()
@@ -60,6 +66,11 @@ class BroadSite:
                 with lock:
                     if site.first_s is None:
                         site.first_s = time.monotonic()
+                    agent = self.headers.get("User-Agent", "")
+                    if record:
+                        site.log.append((time.monotonic(), host, agent))
+                        by_agent = site.active_by_agent
+                        by_agent[agent] = by_agent.get(agent, 0) + 1
                     now = active[host] = active.get(host, 0) + 1
                     if now > site.max_active.get(host, 0):
                         site.max_active[host] = now
@@ -68,6 +79,8 @@ class BroadSite:
                 finally:
                     with lock:
                         active[host] -= 1
+                        if record:
+                            site.active_by_agent[agent] -= 1
                         site.last_s = time.monotonic()
 
             def _answer(self, host):
