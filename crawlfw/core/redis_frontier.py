@@ -53,8 +53,10 @@ leases (:meth:`RedisFrontier.renew`, the heartbeat); a lease whose deadline pass
 to its host's queue at the next call of any worker, giving its host's in-flight count
 back when it still held one; a worker started again under the same id queues its
 earlier process's leases again at once. A worker leases ``prefetch`` requests ahead of
-need (only of hosts without a delay, so the delay keeps spacing starts), so most leases
-cost no round trip.
+need, so most leases cost no round trip; only of hosts without a delay (the delay keeps
+spacing starts) and while the host keeps half of its concurrency free (a request leased
+ahead counts in its host's concurrency while it waits for credit: it must not keep
+other workers from the host).
 
 Requests are stored as JSON (callbacks by spider method name), never pickled: a shared
 store must not let one worker run code in another. A request that cannot be stored
@@ -339,8 +341,11 @@ while got < want + extra do
   if #top == 0 then break end
   local host = top[1]
   local delay = tonumber(redis.call('HGET', DELAY, host) or default_delay)
-  if got >= want and delay > 0 then
-    skip = skip + 1  -- (not prefetched: the delay must space the starts)
+  if got >= want and (delay > 0 or
+      tonumber(redis.call('HGET', INFLIGHT, host) or '0') + 1 > CONC / 2) then
+    -- (not prefetched: the delay must space the starts; a request waiting here for
+    -- credit must not take more than half of its host's concurrency from the others)
+    skip = skip + 1
     scanned = scanned + 1
     if scanned > PREFETCH_SCAN then break end
   else
@@ -596,9 +601,10 @@ class RedisFrontier(FrontierBase):
             fails (``FRONTIER_RETRY_TIMEOUT``).
         prefetch: requests leased ahead of need and kept here, so that most
             :meth:`lease` calls need no round trip (the Scheduler uses
-            ``CONCURRENT_REQUESTS``); only of ready hosts without a delay. They are this
-            worker's open leases and count in their hosts' concurrency, renewed and
-            given back at :meth:`close` like the others.
+            ``CONCURRENT_REQUESTS``); only of ready hosts without a delay, up to half
+            of a host's concurrency. They are this worker's open leases and count in
+            their hosts' concurrency, renewed and given back at :meth:`close` like the
+            others.
         max_open: most open leases (leased, not yet acked: in flight, prefetched and
             finished but not committed) this worker holds; :meth:`lease` takes no more
             past it. 0: no limit. A worker killed holds at most this many, so at most

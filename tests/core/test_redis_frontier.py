@@ -527,6 +527,14 @@ def test_prefetch_takes_no_request_of_a_host_with_a_delay(make):
     assert len(f._prefetched) == 0 and f.status()["leased"] == 1
 
 
+def test_prefetch_leaves_half_of_a_hosts_concurrency_to_the_others(make):
+    a, b = make("a", **per_host(8), prefetch=8), make("b", **per_host(8), prefetch=8)
+    a.push_many([H("h", str(i)) for i in range(20)])
+    assert len(a.lease(2)) == 2 and len(a._prefetched) == 2  # up to 4 of 8 in flight
+    assert len(b.lease(4)) == 4 and len(b._prefetched) == 0  # the host is full now
+    assert int(a.client.hget("{t}:inflight", "h")) == 8
+
+
 def test_an_expired_lease_gives_its_hosts_count_back(make):
     dead = make("dead", lease_timeout_s=0.3, **per_host(1))
     live = make("live", **per_host(1))
