@@ -121,6 +121,11 @@ LAYOUT = 2
 #: Most expired leases moved back to the queue by one call.
 EXPIRE_BATCH = 1000
 
+#: Seconds a finished transfer's report may wait for a call this worker makes anyway
+#: (a push, a lease that needs Redis); a lease served from the prefetched requests past
+#: that sends it (its host may be ready for another worker).
+REPORT_S = 0.05
+
 #: Most ready hosts a lease looks past (hosts with a delay are never prefetched) before
 #: it stops prefetching.
 PREFETCH_SCAN = 64
@@ -465,13 +470,15 @@ end
 return gone
 """
 
-# ARGV: concurrency per host. Returns {queued, leased, start_exhausted (0/1), start
-# owner or '', expired, the crawl's data exists (0/1: its `created` mark), ready hosts,
-# hosts within their delay, hosts with requests in flight}.
+# ARGV: concurrency per host, worker, finished lease ids ('a,b,...'). Returns {queued,
+# leased, start_exhausted (0/1), start owner or '', expired, the crawl's data exists
+# (0/1: its `created` mark), ready hosts, hosts within their delay, hosts with requests
+# in flight}.
 _STATUS = _PRELUDE + """
 now = now_ms()
 CONC = tonumber(ARGV[1])
 local expired = expire()
+finished(ARGV[2], ARGV[3])
 promote()
 settle()
 return {tonumber(redis.call('HGET', META, 'queued') or '0'), redis.call('ZCARD', LEASES),
@@ -669,6 +676,7 @@ class RedisFrontier(FrontierBase):
         self._rng = rng or random.Random()
         self._flying = {}  # host -> deque of this worker's lease ids counted in flight
         self._finished = []  # lease ids whose transfers ended, sent with the next call
+        self._finished_s = 0.0  # since when (monotonic s) _finished is not empty
         self._delays = {}  # host -> delay ms (AutoThrottle), sent with the next lease
         self._next_ready_at = None  # monotonic s when a host waiting for its delay may start
         try:
@@ -760,7 +768,8 @@ class RedisFrontier(FrontierBase):
             logger.info("%(n)d leases of an earlier process of worker %(worker)s queued "
                         "again", {"n": recovered, "worker": self.worker},
                         extra={"spider": spider})
-        queued, leased, exhausted, owner = self._call("status", [self.limits[0]])[:4]
+        queued, leased, exhausted, owner = self._call("status", [self.limits[0], self.worker,
+                                                                 ""])[:4]
         self.queued = int(queued)
         logger.info(
             "Worker %(worker)s joins crawl %(key)s on %(url)s (%(queued)d requests queued, "
@@ -909,7 +918,7 @@ class RedisFrontier(FrontierBase):
             room = max(0, self.max_open - len(self.leased))
             want = min(want, room)
             extra = min(extra, room - want)
-        if want > 0 or self._finished or self._delays:  # (reports are not held back)
+        if want > 0 or (self._finished and time.monotonic() - self._finished_s >= REPORT_S):
             concurrency, delay_ms, randomize = self.limits
             args = [self.worker, want, extra, self.lease_ms, concurrency, delay_ms,
                     1 if randomize else 0, self._rng.randint(1, 2147483646),
@@ -962,9 +971,12 @@ class RedisFrontier(FrontierBase):
     def hosts_finished(self, counts: dict, now_s: float | None = None) -> None:
         """Transfers of requests this frontier leased ended (downloaded, failed, dropped
         or answered by a middleware, released): ``{host key: count}``. Noted here and
-        sent with the next push or lease (no round trip of its own); there each host's
-        in-flight count goes down and the host may become ready again, for every
-        worker. A count beyond what this worker has in flight for the host is ignored.
+        sent with the next call to Redis (a push, a lease that needs Redis, a status:
+        no round trip of its own; a worker pushes the links of each page it scrapes, and
+        an idle one asks the status ten times a second), or by a lease served from the
+        prefetched requests once it waited :data:`REPORT_S`; there each host's in-flight
+        count goes down and the host may become ready again, for every worker. A count
+        beyond what this worker has in flight for the host is ignored.
 
         Args:
             counts: ``{host key: transfers ended}``.
@@ -972,6 +984,8 @@ class RedisFrontier(FrontierBase):
         """
         flying = self._flying
         finished = self._finished
+        if not finished:
+            self._finished_s = time.monotonic()
         for host, count in counts.items():
             ids = flying.get(host)
             if ids is None:
@@ -999,7 +1013,7 @@ class RedisFrontier(FrontierBase):
 
     def set_host_delay(self, host: str, delay_s: float | None) -> None:
         """Set ``host``'s delay between starts (AutoThrottle's), for every worker: sent
-        with the next lease; None forgets it (the default delay again). The host forgets
+        with the next lease that needs Redis; None forgets it (the default delay again). The host forgets
         it too once it has nothing queued or in flight and its delay has passed."""
         self._delays[host] = -1 if delay_s is None else max(0, int(round(delay_s * 1000)))
 
@@ -1094,7 +1108,7 @@ class RedisFrontier(FrontierBase):
                 a Redis restarted without persistence): finishing would lose requests.
         """
         (queued, leased, exhausted, owner, expired, exists, ready, delayed,
-         busy) = self._call("status", [self.limits[0]])
+         busy) = self._call("status", [self.limits[0], self.worker, self._take_finished()])
         if not exists:
             raise FrontierPermanentError(_lost_message(
                 self.url, f"its mark ({self.key}:meta created) is gone"))
