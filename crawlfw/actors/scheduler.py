@@ -514,6 +514,13 @@ class _ScrapySchedulerFrontier(FrontierBase):
     def __init__(self, scheduler):
         self.scheduler = scheduler
 
+    def open(self, spider):
+        """Nothing to do: the actor opens the scheduler itself."""
+
+    def close(self, reason):
+        """Nothing to do: the actor closes the scheduler itself."""
+        return []
+
     def push(self, request, *, transient_ok=True) -> bool:
         return self.scheduler.enqueue_request(request)
 

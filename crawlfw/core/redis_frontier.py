@@ -12,8 +12,10 @@ key of one crawl lives in one slot)::
                                      request id -> order (priority, then LIFO/FIFO)
     <prefix>:ready       sorted set  host -> rank: the hosts that may start a request now
                                      (queued, below their concurrency, past their delay),
-                                     by the priority of their head, then the order they
-                                     became ready
+                                     by the priority of their head, then how long they
+                                     have had requests queued
+    <prefix>:since       hash        host -> when (a counter) its queue got its first
+                                     request, while it has some
     <prefix>:next        sorted set  host -> its next allowed start (ms, Redis TIME), while
                                      that is in the future (DOWNLOAD_DELAY, AutoThrottle)
     <prefix>:inflight    hash        host -> requests leased and not reported finished
@@ -40,9 +42,9 @@ active hosts.
 Every change is one Lua script, so it is atomic: a push goes through the dupefilter and
 into its host's queue together (the host joins ``ready`` when it may start); a lease
 takes the head of the best ready host (the highest priority of its head, then the host
-ready longest), one request at a time, so a host keeps its place while it stays ready
-(up to its free concurrency) and goes behind the others of its priority when it becomes
-ready again; it marks each request in flight for its host, sets the host's next start when it has a delay (randomized 0.5-1.5x with
+whose requests have waited longest), one request at a time, so a host keeps its place
+while it stays ready (up to its free concurrency) and a host with a backlog comes first
+again when a transfer of its ends; it marks each request in flight for its host, sets the host's next start when it has a delay (randomized 0.5-1.5x with
 ``RANDOMIZE_DOWNLOAD_DELAY``) and moves the request to the leases with a deadline;
 finished transfers reported by the engine (:meth:`RedisFrontier.hosts_finished`) travel
 with the next push or lease, so they cost no round trip of their own.
@@ -143,18 +145,19 @@ _PRIO_MAX = 4095
 # prefix inside the script (same hash tag, so the same Cluster slot).
 _KEY_NAMES = ("meta", "requests", "scores", "seen", "leases", "owners", "flying",
               "inflight", "ready", "next", "delay", "start", "queue", "worker:%s",
-              "workers", "figures")
+              "workers", "figures", "since")
 
 # The prelude of every script: names, clock, and the per-host bookkeeping.
 # `touched` collects hosts whose readiness may have changed; settle() decides each once.
 # A host's rank in `ready`: the class of its head (-priority * U, + U/4 for a start
-# request) plus rseq, a counter taken when the host enters the ready set (below U/4) and
-# kept while it stays there, so among hosts of one class the one ready longest goes
-# first (the order the hosts became ready: finished reports in the order given).
+# request) plus its `since`, a counter (below U/4) taken when its queue got its first
+# request and kept while it has requests queued (ready or not), so among hosts of one
+# class the one whose requests have waited longest goes first: a host with a backlog
+# keeps its concurrency busy, as HostQueues does.
 _PRELUDE = """
 local META, REQS, SCORES, SEEN, LEASES, OWNERS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local FLYING, INFLIGHT, READY, NEXT, DELAY, START = KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
-local OLDQ, WORKER, WORKERS, FIGURES = KEYS[13], KEYS[14], KEYS[15], KEYS[16]
+local OLDQ, WORKER, WORKERS, FIGURES, SINCE = KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17]
 local P = string.sub(META, 1, -6)
 local U = PRIO_UNIT
 local QUARTER = U / 4
@@ -188,7 +191,7 @@ local function land(host)
   if redis.call('HINCRBY', INFLIGHT, host, -1) <= 0 then redis.call('HDEL', INFLIGHT, host) end
   touch(host)
 end
-local function refresh(host, again)
+local function refresh(host)
   local head = redis.call('ZRANGE', qkey(host), 0, 0, 'WITHSCORES')
   local nxt = redis.call('ZSCORE', NEXT, host)
   if nxt and tonumber(nxt) <= now then
@@ -198,26 +201,23 @@ local function refresh(host, again)
   local flying = redis.call('HGET', INFLIGHT, host)
   if #head == 0 then
     redis.call('ZREM', READY, host)
+    redis.call('HDEL', SINCE, host)
     if not flying and not nxt then redis.call('HDEL', DELAY, host) end
     return
+  end
+  local since = redis.call('HGET', SINCE, host)
+  if not since then
+    since = redis.call('HINCRBY', META, 'rseq', 1)
+    redis.call('HSET', SINCE, host, since)
   end
   if (flying and tonumber(flying) >= CONC) or nxt then
     redis.call('ZREM', READY, host)
     return
   end
-  local class = class_of(tonumber(head[2]))
-  local old = redis.call('ZSCORE', READY, host)
-  local rseq
-  if old and not again then
-    rseq = tonumber(old) % QUARTER
-    if tonumber(old) == class + rseq then return end
-  else
-    rseq = redis.call('HINCRBY', META, 'rseq', 1)
-  end
-  redis.call('ZADD', READY, class + rseq, host)
+  redis.call('ZADD', READY, class_of(tonumber(head[2])) + tonumber(since), host)
 end
 local function settle()
-  for _, host in ipairs(touched_order) do refresh(host, false) end
+  for _, host in ipairs(touched_order) do refresh(host) end
   touched, touched_order = {}, {}
 end
 local function requeue(id)
@@ -372,7 +372,7 @@ while got < want + extra do
       end
       redis.call('ZADD', NEXT, now + math.floor(delay), host)
     end
-    refresh(host, false)  -- (still ready: it keeps its place, ready since before)
+    refresh(host)  -- (still ready: it keeps its place)
     out[#out + 1] = id
     out[#out + 1] = host
     out[#out + 1] = data
@@ -881,9 +881,9 @@ class RedisFrontier(FrontierBase):
         """Take up to ``n`` requests of hosts that may start one now (below their
         concurrency across every worker, past their delay), leased for
         ``lease_timeout_s``: the head of the ready host whose head has the highest
-        priority, the one ready longest among equals, one request at a time (a host
-        keeps its place while it stays ready: up to its free concurrency; made ready
-        again by a finished transfer, it goes behind the others of its priority). Each gets ``request._lease`` (its id), ``request._host`` (its
+        priority, among equals the host whose requests have waited longest (as
+        :class:`crawlfw.core.hostqueues.HostQueues`), one request at a time (so a host
+        gives up to its free concurrency before the next). Each gets ``request._lease`` (its id), ``request._host`` (its
         host key: report its end with :meth:`hosts_finished`) and ``request._paced``
         (True: the downloader's slot applies only its concurrency, not the delay nor a
         shared permit); a transient request gets none of them (it was never counted:

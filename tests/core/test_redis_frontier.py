@@ -456,17 +456,21 @@ def test_a_busy_host_does_not_hold_the_others_back(make):
     assert f.status()["queued"] == 7
 
 
-def test_a_higher_head_goes_first_then_the_host_ready_longest(make):
+def test_a_higher_head_goes_first_then_the_host_waiting_longest(make):
     f = make(**per_host(2), lifo=False)
     f.push_many([H("a", str(i)) for i in range(3)] + [H("b", str(i)) for i in range(3)])
     f.push(H("c", "top", priority=5))
     got = f.lease(7)
-    # c's head has the highest priority; then a, ready longest, up to its concurrency
-    # (FIFO within it), then b; neither may take a third.
+    # c's head has the highest priority; then a, whose requests waited longest, up to
+    # its concurrency (FIFO within it), then b; neither may take a third.
     assert hosts(got) == ["c", "a", "a", "b", "b"]
     assert urls(got[1:3]) == ["0", "1"]
-    f.hosts_finished({"b": 1, "a": 1})  # b reported first: ready again before a
-    assert hosts(f.lease(7)) == ["b", "a"]
+    f.hosts_finished({"b": 1, "a": 1})  # a still waited longer, whatever the order
+    assert hosts(f.lease(7)) == ["a", "b"]
+    f.push(H("d", "x"))
+    f.hosts_finished({"a": 1})
+    f.push(H("a", "again"))  # a's queue had emptied: its new request waited less than d's
+    assert hosts(f.lease(7)) == ["d", "a"]
     f.push(H("a", "urgent", priority=1))
     f.hosts_finished({"a": 2, "b": 2})
     assert urls(f.lease(1)) == ["urgent"]  # a better head goes first, whoever is older
