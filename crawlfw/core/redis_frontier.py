@@ -34,7 +34,8 @@ key of one crawl lives in one slot)::
     <prefix>:figures     hash        worker id -> its pages and items (JSON; for status)
     <prefix>:worker:<id> hash        that worker's committed feeds and spider.state (JSON)
 
-The host key of a request is :func:`crawlfw.core.slot.slot_key` without the IP cache:
+The host key of a request is :func:`crawlfw.core.frontier_api.host_key` (``slot_key``
+without the IP cache):
 ``meta['download_slot']``, else the lower-case host name. A host with nothing queued,
 nothing in flight and its next start passed keeps nothing in Redis: memory follows the
 active hosts.
@@ -88,7 +89,7 @@ import time
 from collections import deque
 
 from crawlfw.core.frontier import SEEN_CACHE_SIZE, FrontierError, JobMeta, _Lifo
-from crawlfw.core.frontier_api import FrontierBase
+from crawlfw.core.frontier_api import FrontierBase, host_key
 from crawlfw.core.pqueue import PriorityQueue
 from crawlfw.core.redis_link import (
     PROBE_TIMEOUT_S,
@@ -106,7 +107,6 @@ from crawlfw.core.redis_link import (
     redis_link,
     worker_id,
 )
-from crawlfw.core.slot import slot_key
 from crawlfw.dupefilters import RFPDupeFilter
 from crawlfw.utils.reqser import request_from_dict, request_to_dict
 
@@ -114,7 +114,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["RedisFrontier", "Scripts", "worker_id", "frontier_key", "call_with_retry",
            "check_server", "RedisLink", "redis_link", "FrontierPermanentError",
-           "FrontierStopping", "host_key", "LAYOUT", "RETRY_FIRST_S", "RETRY_MAX_S",
+           "FrontierStopping", "FrontierError", "host_key", "LAYOUT", "RETRY_FIRST_S", "RETRY_MAX_S",
            "PROBE_TIMEOUT_S"]
 
 #: The version of the Redis layout written here (1: one queue for every host).
@@ -582,13 +582,6 @@ _SCRIPTS = {
 }
 
 
-def host_key(request) -> str:
-    """The host key a request is queued under: :func:`crawlfw.core.slot.slot_key`
-    without the IP cache (``meta['download_slot']``, else the lower-case host name; the
-    per-IP limit of ``CONCURRENT_REQUESTS_PER_IP`` stays the downloader's)."""
-    return str(slot_key(request))
-
-
 class RedisFrontier(FrontierBase):
     """The frontier shared by every worker of one crawl, in Redis (see the module doc);
     a :class:`~crawlfw.core.frontier_api.Frontier` (the stats and the requests kept in
@@ -850,7 +843,7 @@ class RedisFrontier(FrontierBase):
                 fp = bytes.fromhex(fp)
             meta = request._meta
             args += (fp, max(-_PRIO_MAX, min(_PRIO_MAX, request.priority)), data,
-                     1 if meta and meta.get("is_start_request") else 0, host_key(request))
+                     1 if meta and meta.get("is_start_request") else 0, str(host_key(request)))
             sent.append(i)
         if not sent and start is None:
             return results
