@@ -35,8 +35,7 @@ key of one crawl lives in one slot)::
     <prefix>:worker:<id> hash        that worker's committed feeds and spider.state (JSON)
 
 The host key of a request is :func:`crawlfw.core.frontier_api.host_key` (``slot_key``
-without the IP cache):
-``meta['download_slot']``, else the lower-case host name. A host with nothing queued,
+without the IP cache: ``meta['download_slot']``, else the lower-case host name). A host with nothing queued,
 nothing in flight and its next start passed keeps nothing in Redis: memory follows the
 active hosts.
 
