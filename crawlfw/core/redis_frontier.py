@@ -616,8 +616,8 @@ class RedisFrontier(FrontierBase):
             (``FRONTIER_JOIN_ONLY``).
         host_limits: ``() -> (concurrency: int, delay_s: float, randomize: bool)``, the
             per-host rule the downloader's slots use
-            (:func:`crawlfw.core.hostpolicy.politeness_settings`), read at the first
-            call after :meth:`open` (``spider_opened`` handlers may set the spider's
+            (:func:`crawlfw.core.hostpolicy.politeness_settings`), kept from the first
+            :meth:`lease` on (``spider_opened`` handlers may set the spider's
             ``download_delay``). Default: ``(8, 0.0, True)``, Scrapy's defaults.
         rng: the random generator that seeds the delay's randomization (tests pass a
             seeded one).
@@ -686,17 +686,14 @@ class RedisFrontier(FrontierBase):
 
     @property
     def limits(self) -> tuple:
-        """``(concurrency per host, delay ms, randomize)``, from ``host_limits`` (kept
-        from the first call after :meth:`open`: ``spider_opened`` handlers may set the
-        spider's ``download_delay``)."""
+        """``(concurrency per host, delay ms, randomize)``, from ``host_limits``; kept
+        from the first :meth:`lease` on (``spider_opened`` handlers, which run before
+        it, may set the spider's ``download_delay``, as AutoThrottle does)."""
         if self._limits is not None:
             return self._limits
         concurrency, delay_s, randomize = self._host_limits()
-        limits = (max(1, int(concurrency)), max(0, int(round(delay_s * 1000))),
-                  bool(randomize))
-        if self.spider is not None:  # (kept once the spider is open)
-            self._limits = limits
-        return limits
+        return (max(1, int(concurrency)), max(0, int(round(delay_s * 1000))),
+                bool(randomize))
 
     # --- Redis calls --------------------------------------------------------------------
 
@@ -911,7 +908,9 @@ class RedisFrontier(FrontierBase):
             want = min(want, room)
             extra = min(extra, room - want)
         if want > 0 or (self._finished and time.monotonic() - self._finished_s >= REPORT_S):
-            concurrency, delay_ms, randomize = self.limits
+            if self._limits is None:
+                self._limits = self.limits
+            concurrency, delay_ms, randomize = self._limits
             args = [self.worker, want, extra, self.lease_ms, concurrency, delay_ms,
                     1 if randomize else 0, self._rng.randint(1, 2147483646),
                     self._take_finished()]

@@ -653,3 +653,13 @@ def test_a_crawl_of_the_old_layout_is_migrated_by_the_first_claim(make, redis_se
     assert sorted(urls(got + [last])) == ["1", "2", "3", "4"]
     make("other")  # a second claim migrates nothing
     assert f.meta["start_exhausted"] is True and f.meta["start_requests"] == 2
+
+
+def test_the_host_rule_is_read_at_the_first_lease_and_kept(make):
+    rule = [(8, 0.0, False)]
+    f = make(host_limits=lambda: rule[0])
+    f.push_many([H("h", "1"), H("h", "2")])
+    rule[0] = (8, 30.0, False)  # a spider_opened handler set download_delay (AutoThrottle)
+    assert len(f.lease(5)) == 1  # one start per 30 s
+    rule[0] = (8, 0.0, False)
+    assert f.lease(5) == []  # kept from the first lease on
