@@ -663,3 +663,74 @@ def test_the_host_rule_is_read_at_the_first_lease_and_kept(make):
     assert len(f.lease(5)) == 1  # one start per 30 s
     rule[0] = (8, 0.0, False)
     assert f.lease(5) == []  # kept from the first lease on
+
+
+def _check_layout(f, conc):
+    """The per-host layout's invariants, read straight from Redis."""
+    c, k = f.client, f.key
+    queues = {key.decode()[len(k) + 3:]: c.zcard(key) for key in c.keys(f"{k}:q:*")}
+    scores = {int(i): v.decode().split(" ", 1)[1] for i, v in c.hgetall(f"{k}:scores").items()}
+    flying = {int(i) for i in c.hkeys(f"{k}:flying")}
+    inflight = {h.decode(): int(n) for h, n in c.hgetall(f"{k}:inflight").items()}
+    counted = {}
+    for i in flying:
+        counted[scores[i]] = counted.get(scores[i], 0) + 1
+    assert inflight == counted  # every count is a lease still in flight, and back
+    assert all(n > 0 for n in queues.values())
+    assert int(c.hget(f"{k}:meta", "queued") or 0) == sum(queues.values())
+    now_ms = (lambda t: t[0] * 1000 + t[1] // 1000)(c.time())
+    waiting = {h.decode() for h, at in c.zrange(f"{k}:next", 0, -1, withscores=True)
+               if at > now_ms + 5}
+    ready = {h.decode() for h in c.zrange(f"{k}:ready", 0, -1)}
+    assert ready == {h for h in queues if inflight.get(h, 0) < conc and h not in waiting}
+    assert {h.decode() for h in c.hkeys(f"{k}:since")} == set(queues)
+
+
+def test_random_steps_of_two_workers_keep_the_layout_consistent(make):
+    """Seeded random pushes, leases, finished reports, releases, acks and expiries by two
+    workers: after every step each host's count is its leases in flight, the ready set
+    is exactly the hosts that may start, the queued count is the queues' sizes, and
+    hosts with nothing queued keep no rank."""
+    import random
+
+    rng = random.Random(18)
+    conc = 2
+    workers = [make("a", **per_host(conc), prefetch=2, lease_timeout_s=30.0),
+               make("b", **per_host(conc), lease_timeout_s=0.4)]
+    held = {0: [], 1: []}  # requests leased and not finished, per worker
+    done = {0: [], 1: []}  # finished, not acked
+    n = 0
+    for step in range(300):
+        w = rng.randrange(2)
+        f = workers[w]
+        op = rng.random()
+        if op < 0.3:
+            batch = []
+            for _ in range(rng.randrange(1, 5)):
+                n += 1
+                batch.append(H(f"h{rng.randrange(6)}", str(n), priority=rng.randrange(2)))
+            f.push_many(batch)
+        elif op < 0.6:
+            held[w] += f.lease(rng.randrange(1, 4))
+        elif op < 0.8 and held[w]:
+            ended = [held[w].pop(rng.randrange(len(held[w])))
+                     for _ in range(rng.randrange(1, len(held[w]) + 1))]
+            counts = {}
+            for r in ended:
+                counts[r._host] = counts.get(r._host, 0) + 1
+            f.hosts_finished(counts)
+            f.status()  # (the reports go with this call)
+            done[w] += ended
+        elif op < 0.88 and held[w]:
+            f.release([held[w].pop()])
+        elif op < 0.96 and done[w]:
+            f.ack([r._lease for r in done[w]])
+            f.commit()
+            done[w] = []
+        elif w == 1 and held[1]:  # worker b stalls: its leases expire
+            time.sleep(0.45)
+            held[1], done[1] = [], []
+            f._flying.clear()
+            f.leased.clear()
+            workers[0].status()
+        _check_layout(f, conc)
