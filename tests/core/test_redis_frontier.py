@@ -700,7 +700,7 @@ def test_random_steps_of_two_workers_keep_the_layout_consistent(make):
     held = {0: [], 1: []}  # requests leased and not finished, per worker
     done = {0: [], 1: []}  # finished, not acked
     n = 0
-    for step in range(300):
+    for _ in range(300):
         w = rng.randrange(2)
         f = workers[w]
         op = rng.random()
