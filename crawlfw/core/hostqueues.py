@@ -149,9 +149,9 @@ class HostQueues:
                 host's best remaining sort key (None: nothing left).
 
         Returns:
-            The requests, each stamped ``request._host = key`` and ``request._paced =
-            True`` (the frontier spaced them: the download slot applies only its
-            concurrency).
+            The requests, each stamped ``request._host = key``, and ``request._paced =
+            True`` when its host has a delay (the frontier spaced them: the download slot
+            applies only its concurrency, not the delay again).
         """
         self._clock = now_s
         self._promote(now_s)
@@ -174,16 +174,20 @@ class HostQueues:
             requests, new_head = take(key, limit, self._best_head())
             got = len(requests)
             if got:
-                for request in requests:
-                    request._host = key
-                    request._paced = True
+                if delay:
+                    for request in requests:
+                        request._host = key
+                        request._paced = True
+                else:
+                    for request in requests:
+                        request._host = key
                 out.extend(requests)
                 h.in_flight += got
                 self.in_flight += got
                 h.last_start_s = now_s
                 if delay:
                     h.gap = self.rng.uniform(0.5, 1.5) if policy.randomize else 1.0
-            if new_head is None or got >= h.queued:  # the storage is the truth
+            if not got or new_head is None or got >= h.queued:  # the storage is the truth
                 self.queued -= h.queued
                 h.queued = 0
                 h.head = None
