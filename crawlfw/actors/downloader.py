@@ -216,12 +216,19 @@ class DownloaderActor(CrawlActor):
         self._deferred = []  # (due, slot key, request): out of fds, tried again at due
         self._warned_fds = False
         self._shared_slot = bool(settings.get("FRONTIER_URL"))
+        self._holders = ()  # shared slots holding permits (FRONTIER_URL)
         if self._shared_slot:  # limits held across the workers of the crawl
-            from crawlfw.core.redis_slot import SharedDownloadSlot
+            from crawlfw.core.redis_link import redis_link
+            from crawlfw.core.redis_slot import SharedDownloadSlot, maintain_shared_slots
 
-            def new_slot(key):
+            self._maintain = maintain_shared_slots
+            self._link = redis_link(crawler)
+            holders = self._holders = set()  # this thread's (the slots add themselves)
+
+            def new_slot(key):  # (on this actor's thread: its one Redis connection)
                 return SharedDownloadSlot.from_settings(settings, spider, slot=key,
-                                                        stats=crawler.stats)
+                                                        stats=crawler.stats, link=self._link,
+                                                        holders=holders)
         else:
             template = []  # read when the first slot is made: after spider_opened,
             # whose handlers may set spider.download_delay (AutoThrottle does, as Scrapy's)
@@ -232,7 +239,7 @@ class DownloaderActor(CrawlActor):
                     template[:] = first.concurrency, first.delay_s, first.randomize_delay
                     return first
                 return DownloadSlot(*template)
-        self.table = SlotTable(new_slot, scan_all=self._shared_slot)
+        self.table = SlotTable(new_slot)
         self._keys = {}  # request in flight -> its slot key
         # CONCURRENT_REQUESTS_PER_IP: tell the engine the address each response came from
         self._send_ip = bool(settings.getint("CONCURRENT_REQUESTS_PER_IP"))
@@ -271,6 +278,7 @@ class DownloaderActor(CrawlActor):
         if self._shared_slot:  # shared slots give their permits back
             for slot in self.table.slots.values():
                 slot.close()
+            self._link.close_thread()
         self._inbox.close()
 
     def handle_fetch(self, message):
@@ -347,6 +355,8 @@ class DownloaderActor(CrawlActor):
         if self._deferred and self._deferred[0][0] <= now:
             self._retry_deferred(now)
         self._start_ready(now)
+        if self._holders:  # renew and give back permits (only the slots holding some)
+            self._maintain(self._holders, now)
         table.evict_idle(now)
         self._queue_pump()
 
@@ -398,7 +408,6 @@ class DownloaderActor(CrawlActor):
 
     def _queue_pump(self) -> None:
         if not self._pump_queued and (
-                self.driver.active or self.table.queued or self._deferred or (
-                    self._shared_slot and any(s.holding for s in self.table.slots.values()))):
+                self.driver.active or self.table.queued or self._deferred or self._holders):
             self._pump_queued = True
             self.actor_ref.tell({"type": "pump"})

@@ -45,7 +45,7 @@ from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
 from crawlfw.core.frontier import FrontierError
 from crawlfw.core.frontier_api import FrontierBase
-from crawlfw.core.redis_frontier import FrontierStopping
+from crawlfw.core.redis_link import FrontierStopping
 from crawlfw.utils import _faults
 
 logger = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ Each worker is the same command run as a child process (``python -m crawlfw.cmdl
 with ``FRONTIER_WORKER=<base>-<i>`` (``<base>``: ``FRONTIER_WORKER`` or the host name)
 and its own JSON Lines part file, ``<part dir>/<worker id>.jl``, whose committed length
 is kept in the shared frontier with the worker's acks. Before any worker starts, the
-parent checks the Redis (:func:`crawlfw.core.redis_frontier.check_server`): a malformed
+parent checks the Redis (:func:`crawlfw.core.redis_link.check_server`): a malformed
 URL, a wrong password, a server that does not speak Redis or an evicting
 ``maxmemory-policy`` end the command at once, in one line, exit status 1.
 
@@ -110,7 +110,7 @@ def run_workers(settings, workers: int, command: list, spargs: dict, spidercls) 
     configure_logging(settings)
     from crawlfw.core.feeds import feeds_from_settings
     from crawlfw.core.frontier import FrontierError
-    from crawlfw.core.redis_frontier import RedisLink, check_server
+    from crawlfw.core.redis_link import RedisLink, check_server
 
     link = RedisLink()  # ^C while waiting for the Redis ends the wait
     old = {sig: signal.signal(sig, lambda *_: link.stopping.set())

@@ -799,7 +799,7 @@ class FeedWriter:
                 continue
         now = datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
         params["time"] = now.isoformat().replace(":", "-")
-        from crawlfw.core.redis_frontier import worker_id
+        from crawlfw.core.redis_link import worker_id
 
         params["worker"] = worker_id(self.settings)  # FRONTIER_WORKER or <host>-<pid>
         params["batch_id"] = self.batch_id  # Scrapy 2.3: the batch's number, from 1

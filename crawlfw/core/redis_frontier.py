@@ -1,34 +1,64 @@
 """The shared frontier: one crawl across many processes and machines, on Redis.
 
 :class:`RedisFrontier` has the interface of :class:`crawlfw.core.frontier.SqliteFrontier`
-(``push``, ``lease``, ``ack``, ``release``, ``commit``, ``set_meta``, ``meta``) over a
-Redis server named by ``FRONTIER_URL = 'redis://host:port/db'``. Every process (a
-"worker") with the same URL and key joins the same crawl. Keys, under the prefix
-``{crawlfw:<spider name>}`` (``FRONTIER_KEY`` overrides the part inside the braces; the
-braces are a Redis Cluster hash tag, so every key of one crawl lives in one slot)::
+(``push``, ``lease``, ``hosts_finished``, ``ack``, ``release``, ``commit``,
+``set_meta``, ``meta``) over a Redis server named by ``FRONTIER_URL =
+'redis://host:port/db'``. Every process (a "worker") with the same URL and key joins
+the same crawl. Keys, under the prefix ``{crawlfw:<spider name>}`` (``FRONTIER_KEY``
+overrides the part inside the braces; the braces are a Redis Cluster hash tag, so every
+key of one crawl lives in one slot)::
 
-    <prefix>:queue       sorted set  request id -> order (priority, then LIFO/FIFO)
+    <prefix>:q:<host>    sorted set  one per host key with queued requests:
+                                     request id -> order (priority, then LIFO/FIFO)
+    <prefix>:ready       sorted set  host -> rank: the hosts that may start a request now
+                                     (queued, below their concurrency, past their delay),
+                                     by the priority of their head, then how long they
+                                     have had requests queued
+    <prefix>:since       hash        host -> when (a counter) its queue got its first
+                                     request, while it has some
+    <prefix>:next        sorted set  host -> its next allowed start (ms, Redis TIME), while
+                                     that is in the future (DOWNLOAD_DELAY, AutoThrottle)
+    <prefix>:inflight    hash        host -> requests leased and not reported finished
+    <prefix>:flying      hash        leased request id -> worker, while counted in inflight
+    <prefix>:delay       hash        host -> its delay (ms) set by AutoThrottle
     <prefix>:requests    hash        request id -> request as JSON (request_to_dict)
-    <prefix>:scores      hash        request id -> its order in the queue (for requeues)
+    <prefix>:scores      hash        request id -> "<order> <host>" (for requeues)
     <prefix>:seen        set         fingerprints of the dupefilter (20 bytes each)
     <prefix>:leases      sorted set  leased request id -> lease deadline (ms, Redis TIME)
     <prefix>:owners      hash        leased request id -> worker id
-    <prefix>:meta        hash        seq (ids), start_consumed, start_exhausted,
-                                     created (a Redis that lost the crawl lacks it)
+    <prefix>:meta        hash        seq (ids), queued (count), rseq, start_consumed,
+                                     start_exhausted, layout (2), created (a Redis that
+                                     lost the crawl lacks it)
     <prefix>:start       string      the worker scheduling the start requests (expires)
     <prefix>:workers     hash        worker id -> last heartbeat (ms)
     <prefix>:figures     hash        worker id -> its pages and items (JSON; for status)
     <prefix>:worker:<id> hash        that worker's committed feeds and spider.state (JSON)
 
+The host key of a request is :func:`crawlfw.core.frontier_api.host_key` (``slot_key``
+without the IP cache: ``meta['download_slot']``, else the lower-case host name). A host with nothing queued,
+nothing in flight and its next start passed keeps nothing in Redis: memory follows the
+active hosts.
+
 Every change is one Lua script, so it is atomic: a push goes through the dupefilter and
-into the queue together; a lease moves requests from the queue to the leases with a
-deadline; :meth:`RedisFrontier.commit` acks leases and writes the worker's feed states
-in the same call (the commit protocol of ARCHITECTURE.md, "Lose nothing"). A worker
-renews its open leases (:meth:`RedisFrontier.renew`, the heartbeat); a lease whose
-deadline passed (``FRONTIER_LEASE_TIMEOUT`` seconds without a renewal: the worker died or
-hung) goes back to the queue at the next lease or status call of any worker; a worker
-started again under the same id queues its earlier process's leases again at once. A
-worker leases ``prefetch`` requests ahead of need, so most leases cost no round trip.
+into its host's queue together (the host joins ``ready`` when it may start); a lease
+takes the head of the best ready host (the highest priority of its head, then the host
+whose requests have waited longest), one request at a time, so a host keeps its place
+while it stays ready (up to its free concurrency) and a host with a backlog comes first
+again when a transfer of its ends; it marks each request in flight for its host, sets the host's next start when it has a delay (randomized 0.5-1.5x with
+``RANDOMIZE_DOWNLOAD_DELAY``) and moves the request to the leases with a deadline;
+finished transfers reported by the engine (:meth:`RedisFrontier.hosts_finished`) travel
+with the next push or lease, so they cost no round trip of their own.
+:meth:`RedisFrontier.commit` acks leases and writes the worker's feed states in the same
+call (the commit protocol of ARCHITECTURE.md, "Lose nothing"). A worker renews its open
+leases (:meth:`RedisFrontier.renew`, the heartbeat); a lease whose deadline passed
+(``FRONTIER_LEASE_TIMEOUT`` seconds without a renewal: the worker died or hung) goes back
+to its host's queue at the next call of any worker, giving its host's in-flight count
+back when it still held one; a worker started again under the same id queues its
+earlier process's leases again at once. A worker leases ``prefetch`` requests ahead of
+need, so most leases cost no round trip; only of hosts without a delay (the delay keeps
+spacing starts) and while the host keeps half of its concurrency free (a request leased
+ahead counts in its host's concurrency while it waits for credit: it must not keep
+other workers from the host).
 
 Requests are stored as JSON (callbacks by spider method name), never pickled: a shared
 store must not let one worker run code in another. A request that cannot be stored
@@ -37,30 +67,45 @@ spider method) is refused with an ERROR naming it, unless it belongs to the craw
 machinery (``transient_ok``: robots.txt, ``crawler.engine.download``), which stays in
 this worker's memory.
 
-A lost connection (Redis restarting, ``LOADING``) is retried with exponential backoff
-until Redis has been unreachable for ``FRONTIER_RETRY_TIMEOUT`` seconds, counted once
-for the whole crawl (:class:`RedisLink`), saying so in the log; only then does the
-frontier fail; a stop request ends the retrying at once. Faults that waiting will not
-mend (authentication, a server that does not speak Redis, the crawl's keys gone) fail at
-once (:class:`FrontierPermanentError`), and :func:`check_server` refuses, before a crawl
-starts, a malformed URL and a Redis that evicts keys (``maxmemory-policy``). A script
-whose reply was lost is safe to run again: pushes go through the dupefilter, acks and
-releases check the owner, and leases taken by a lost call are not renewed, so they
-expire and go back to the queue.
+Retries, the crawl's retry budget, worker ids and the start check live in
+:mod:`crawlfw.core.redis_link` (re-exported here). A script whose reply was lost is
+safe to run again: pushes go through the dupefilter, acks and releases check the owner,
+finished reports check the worker, and leases taken by a lost call are not renewed, so
+they expire and go back to the queue.
+
+A crawl written by crawlfw before per-host queues (one ``<prefix>:queue`` sorted set) is
+migrated by the first worker's claim, in one script: each queued request goes to its
+host's queue (the host read from its stored URL or ``download_slot``). Stop every worker
+of the old version first.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
-import socket
-import threading
+import random
 import time
 from collections import deque
 
 from crawlfw.core.frontier import SEEN_CACHE_SIZE, FrontierError, JobMeta, _Lifo
+from crawlfw.core.frontier_api import FrontierBase, host_key
 from crawlfw.core.pqueue import PriorityQueue
+from crawlfw.core.redis_link import (
+    PROBE_TIMEOUT_S,
+    RETRY_FIRST_S,
+    RETRY_MAX_S,
+    FrontierPermanentError,
+    FrontierStopping,
+    RedisLink,
+    Scripts,
+    _lost_message,
+    _redact,
+    call_with_retry,
+    check_server,
+    frontier_key,
+    redis_link,
+    worker_id,
+)
 from crawlfw.dupefilters import RFPDupeFilter
 from crawlfw.utils.reqser import request_from_dict, request_to_dict
 
@@ -68,633 +113,478 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["RedisFrontier", "Scripts", "worker_id", "frontier_key", "call_with_retry",
            "check_server", "RedisLink", "redis_link", "FrontierPermanentError",
-           "FrontierStopping"]
+           "FrontierStopping", "FrontierError", "host_key", "LAYOUT", "RETRY_FIRST_S", "RETRY_MAX_S",
+           "PROBE_TIMEOUT_S"]
 
-#: Seconds between two tries of a failed Redis call: the first, and the most.
-RETRY_FIRST_S = 0.1
-RETRY_MAX_S = 5.0
+#: The version of the Redis layout written here (1: one queue for every host).
+LAYOUT = 2
 
 #: Most expired leases moved back to the queue by one call.
 EXPIRE_BATCH = 1000
+
+#: Seconds a finished transfer's report may wait for a call this worker makes anyway
+#: (a push, a lease that needs Redis); a lease served from the prefetched requests past
+#: that sends it (its host may be ready for another worker).
+REPORT_S = 0.05
+
+#: Most ready hosts a lease looks past (hosts with a delay are never prefetched) before
+#: it stops prefetching.
+PREFETCH_SCAN = 64
 
 # The queue order of a request: -priority * 2**40, then its id (FIFO) or -id (LIFO);
 # ZRANGE takes the lowest first. A start request (meta['is_start_request']) is
 # -priority * 2**40 + 2**38 + id: first in first out, after the other requests of its
 # priority, before those of lower priorities (Scrapy 2.13's start queues: a priority's
-# regular requests go first); ids stay below 2**38. Priorities beyond +-4095 share the extreme order (the sum stays below 2**53,
-# exact in Lua's doubles). Orders written by crawlfw < 0.3 (no start requests apart)
-# are orders of the same kind: such a crawl is read as it is.
+# regular requests go first); ids stay below 2**38. Priorities beyond +-4095 share the
+# extreme order (the sum stays below 2**53, exact in Lua's doubles).
 _PRIO_UNIT = 1 << 40
 _PRIO_MAX = 4095
 
-_worker_id = None
+# Every script gets the same keys (KEYS[1..16]); per-host queues are named from the
+# prefix inside the script (same hash tag, so the same Cluster slot).
+_KEY_NAMES = ("meta", "requests", "scores", "seen", "leases", "owners", "flying",
+              "inflight", "ready", "next", "delay", "start", "queue", "worker:%s",
+              "workers", "figures", "since")
 
-# Moves leases past their deadline back to the queue. KEYS[1] queue, KEYS[3] scores,
-# KEYS[4] leases, KEYS[5] owners. expire(now ms) returns how many.
-_EXPIRE = """
-local function expire(now)
-  local ids = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, EXPIRE_BATCH)
-  for _, id in ipairs(ids) do
-    redis.call('ZREM', KEYS[4], id)
-    redis.call('HDEL', KEYS[5], id)
-    local score = redis.call('HGET', KEYS[3], id)
-    if score then redis.call('ZADD', KEYS[1], score, id) end
+# The prelude of every script: names, clock, and the per-host bookkeeping.
+# `touched` collects hosts whose readiness may have changed; settle() decides each once.
+# A host's rank in `ready`: the class of its head (-priority * U, + U/4 for a start
+# request) plus its `since`, a counter (below U/4) taken when its queue got its first
+# request and kept while it has requests queued (ready or not), so among hosts of one
+# class the one whose requests have waited longest goes first: a host with a backlog
+# keeps its concurrency busy, as HostQueues does.
+_PRELUDE = """
+local META, REQS, SCORES, SEEN, LEASES, OWNERS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local FLYING, INFLIGHT, READY, NEXT, DELAY, START = KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+local OLDQ, WORKER, WORKERS, FIGURES, SINCE = KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17]
+local P = string.sub(META, 1, -6)
+local U = PRIO_UNIT
+local QUARTER = U / 4
+local now = 0
+local CONC = 1
+local touched, touched_order = {}, {}
+local function touch(host)
+  if not touched[host] then
+    touched[host] = true
+    touched_order[#touched_order + 1] = host
   end
-  return #ids
 end
+local function qkey(host) return P .. ':q:' .. host end
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-""".replace("EXPIRE_BATCH", str(EXPIRE_BATCH))
-
-# The head of the scripts that change a running crawl: its `created` mark must still be
-# in `meta` (KEYS[META]); a Redis that lost the crawl (flushed, restarted without
-# persistence, keys evicted) answers an error the client words (call_with_retry),
-# instead of the script recreating part of a crawl.
-_GUARD = """
-if redis.call('HEXISTS', KEYS[META], 'created') == 0 then
-  return redis.error_reply('CRAWLFW_LOST its mark (' .. KEYS[META] .. ' created) is gone')
+local function fmt(x) return string.format('%.17g', x) end
+local function parse(v)
+  local i = string.find(v, ' ', 1, true)
+  if not i then return tonumber(v), nil end
+  return tonumber(string.sub(v, 1, i - 1)), string.sub(v, i + 1)
+end
+local function lost(what) error({err = 'CRAWLFW_LOST ' .. what}) end
+local function class_of(s)
+  local c = math.floor((s + U / 2) / U) * U
+  if s - c > QUARTER then c = c + QUARTER end
+  return c
+end
+local function land(host)
+  if redis.call('HINCRBY', INFLIGHT, host, -1) <= 0 then redis.call('HDEL', INFLIGHT, host) end
+  touch(host)
+end
+local function refresh(host)
+  local head = redis.call('ZRANGE', qkey(host), 0, 0, 'WITHSCORES')
+  local nxt = redis.call('ZSCORE', NEXT, host)
+  if nxt and tonumber(nxt) <= now then
+    redis.call('ZREM', NEXT, host)
+    nxt = nil
+  end
+  local flying = redis.call('HGET', INFLIGHT, host)
+  if #head == 0 then
+    redis.call('ZREM', READY, host)
+    redis.call('HDEL', SINCE, host)
+    if not flying and not nxt then redis.call('HDEL', DELAY, host) end
+    return
+  end
+  local since = redis.call('HGET', SINCE, host)
+  if not since then
+    since = redis.call('HINCRBY', META, 'rseq', 1)
+    redis.call('HSET', SINCE, host, since)
+  end
+  if (flying and tonumber(flying) >= CONC) or nxt then
+    redis.call('ZREM', READY, host)
+    return
+  end
+  redis.call('ZADD', READY, class_of(tonumber(head[2])) + tonumber(since), host)
+end
+local function settle()
+  for _, host in ipairs(touched_order) do refresh(host) end
+  touched, touched_order = {}, {}
+end
+local function requeue(id)
+  local v = redis.call('HGET', SCORES, id)
+  if not v then lost('leased request ' .. id .. ' has no queue order in ' .. SCORES) end
+  local order, host = parse(v)
+  if not host then lost('leased request ' .. id .. ' has no host in ' .. SCORES) end
+  redis.call('ZREM', LEASES, id)
+  redis.call('HDEL', OWNERS, id)
+  if redis.call('HDEL', FLYING, id) == 1 then land(host) end
+  redis.call('ZADD', qkey(host), order, id)
+  redis.call('HINCRBY', META, 'queued', 1)
+  touch(host)
+end
+local function expire()
+  local ids = redis.call('ZRANGEBYSCORE', LEASES, '-inf', now, 'LIMIT', 0, EXPIRE_BATCH)
+  for _, id in ipairs(ids) do requeue(id) end
+  return #ids
+end
+local function promote()
+  local hosts = redis.call('ZRANGEBYSCORE', NEXT, '-inf', now)
+  if #hosts > 0 then redis.call('ZREMRANGEBYSCORE', NEXT, '-inf', now) end
+  for _, host in ipairs(hosts) do touch(host) end
+end
+-- Transfers of these leases (ids joined by ',') ended: their hosts' counts go down.
+local function finished(worker, ids)
+  for id in string.gmatch(ids, '[^,]+') do
+    if redis.call('HGET', FLYING, id) == worker then
+      redis.call('HDEL', FLYING, id)
+      local _, host = parse(redis.call('HGET', SCORES, id) or '0')
+      if host then land(host) end
+    end
+  end
 end
 """
 
-# KEYS: queue, requests, scores, seen, meta, start. ARGV: worker, lifo (0/1),
-# start consumed (-1: not start requests), start exhausted (0/1), claim ms,
-# then (fingerprint or '', priority, json, start request 0/1) per request.
+# The head of the scripts that change a running crawl: its `created` mark must still be
+# in `meta`; a Redis that lost the crawl (flushed, restarted without persistence, keys
+# evicted) answers an error the client words (call_with_retry), instead of the script
+# recreating part of a crawl.
+_GUARD = """
+if redis.call('HEXISTS', META, 'created') == 0 then
+  return redis.error_reply('CRAWLFW_LOST its mark (' .. META .. ' created) is gone')
+end
+"""
+
+# ARGV: worker, lifo (0/1), start consumed (-1: not start requests), start exhausted
+# (0/1), claim ms, concurrency per host, finished lease ids ('a,b,...'), then
+# (fingerprint or '', priority, json, start request 0/1, host) per request.
 # Returns 1/0 per request (0: seen before), or {-1} when another worker holds the
 # start requests' claim.
-_PUSH = _GUARD.replace("META", "5") + """
+_PUSH = _PRELUDE + _GUARD + """
 local worker = ARGV[1]
 local lifo = ARGV[2] == '1'
 local consumed = tonumber(ARGV[3])
 if consumed >= 0 then
-  local owner = redis.call('GET', KEYS[6])
+  local owner = redis.call('GET', START)
   if owner and owner ~= worker then return {-1} end
 end
+now = now_ms()
+CONC = tonumber(ARGV[6])
+finished(worker, ARGV[7])
 local out = {}
-for i = 6, #ARGV, 4 do
+local pushed = 0
+for i = 8, #ARGV, 5 do
   local ok = 1
-  if ARGV[i] ~= '' then ok = redis.call('SADD', KEYS[4], ARGV[i]) end
+  if ARGV[i] ~= '' then ok = redis.call('SADD', SEEN, ARGV[i]) end
   if ok == 1 then
-    local id = redis.call('HINCRBY', KEYS[5], 'seq', 1)
-    local score = -tonumber(ARGV[i + 1]) * PRIO_UNIT
+    local id = redis.call('HINCRBY', META, 'seq', 1)
+    local score = -tonumber(ARGV[i + 1]) * U
     if ARGV[i + 3] == '1' then
-      score = score + START_UNIT + id
+      score = score + QUARTER + id
     else
       score = score + (lifo and -id or id)
     end
-    redis.call('ZADD', KEYS[1], score, id)
-    redis.call('HSET', KEYS[2], id, ARGV[i + 2])
-    redis.call('HSET', KEYS[3], id, score)
+    local host = ARGV[i + 4]
+    redis.call('ZADD', qkey(host), score, id)
+    redis.call('HSET', REQS, id, ARGV[i + 2])
+    redis.call('HSET', SCORES, id, fmt(score) .. ' ' .. host)
+    touch(host)
+    pushed = pushed + 1
   end
   out[#out + 1] = ok
 end
+if pushed > 0 then redis.call('HINCRBY', META, 'queued', pushed) end
+settle()
 if consumed >= 0 then
-  redis.call('HINCRBY', KEYS[5], 'start_consumed', consumed)
+  redis.call('HINCRBY', META, 'start_consumed', consumed)
   if ARGV[4] == '1' then
-    redis.call('HSET', KEYS[5], 'start_exhausted', '1')
-    redis.call('DEL', KEYS[6])
+    redis.call('HSET', META, 'start_exhausted', '1')
+    redis.call('DEL', START)
   else
-    redis.call('SET', KEYS[6], worker, 'PX', ARGV[5])
+    redis.call('SET', START, worker, 'PX', ARGV[5])
   end
-end
-return out
-""".replace("PRIO_UNIT", str(_PRIO_UNIT)).replace("START_UNIT", str(_PRIO_UNIT // 4))
-
-# KEYS: queue, requests, scores, leases, owners, meta. ARGV: worker, n, lease ms.
-# Returns {expired, id1, json1, id2, json2, ...}.
-_LEASE = _EXPIRE + _GUARD.replace("META", "6") + """
-local now = now_ms()
-local out = {expire(now)}
-local ids = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)
-local deadline = now + tonumber(ARGV[3])
-for _, id in ipairs(ids) do
-  redis.call('ZREM', KEYS[1], id)
-  local data = redis.call('HGET', KEYS[2], id)
-  if not data then
-    return redis.error_reply('CRAWLFW_LOST queued request ' .. id .. ' has no data in ' .. KEYS[2])
-  end
-  redis.call('ZADD', KEYS[4], deadline, id)
-  redis.call('HSET', KEYS[5], id, ARGV[1])
-  out[#out + 1] = id
-  out[#out + 1] = data
 end
 return out
 """
 
-# KEYS: queue, requests, scores, leases, owners, worker meta, meta. ARGV: worker, number of
-# meta fields, (field, json) pairs, then lease ids. A lease of this worker is forgotten;
-# one that expired and waits in the queue again is taken out of it (its work is done);
-# one another worker leased since is left to it. Returns {acked, lost}.
-_COMMIT = _GUARD.replace("META", "7") + """
+# ARGV: worker, n (wanted), prefetch (more, of hosts without a delay), lease ms,
+# concurrency per host, default delay ms, randomize (0/1), seed (1..2**31-2), finished
+# lease ids ('a,b,...'), then (host, delay ms or -1 to forget) pairs set by AutoThrottle.
+# Returns {expired, ms until the earliest delayed host may start (-1: none),
+# id1, host1, json1, id2, ...}.
+_LEASE = _PRELUDE + _GUARD + """
 local worker = ARGV[1]
-local nmeta = tonumber(ARGV[2])
-for i = 3, 2 + 2 * nmeta, 2 do
-  redis.call('HSET', KEYS[6], ARGV[i], ARGV[i + 1])
+local want, extra = tonumber(ARGV[2]), tonumber(ARGV[3])
+local deadline_ms = tonumber(ARGV[4])
+CONC = tonumber(ARGV[5])
+local default_delay = tonumber(ARGV[6])
+local randomize = ARGV[7] == '1'
+local seed = tonumber(ARGV[8])
+now = now_ms()
+local out = {expire(), -1}
+finished(worker, ARGV[9])
+for i = 10, #ARGV, 2 do
+  local ms = tonumber(ARGV[i + 1])
+  if ms < 0 then redis.call('HDEL', DELAY, ARGV[i]) else redis.call('HSET', DELAY, ARGV[i], ms) end
+  touch(ARGV[i])
 end
-local acked, lost = 0, 0
-for i = 3 + 2 * nmeta, #ARGV do
+promote()
+settle()
+local deadline = now + deadline_ms
+local got, skip, scanned = 0, 0, 0
+while got < want + extra do
+  local top = redis.call('ZRANGE', READY, skip, skip)
+  if #top == 0 then break end
+  local host = top[1]
+  local delay = tonumber(redis.call('HGET', DELAY, host) or default_delay)
+  if got >= want and (delay > 0 or
+      tonumber(redis.call('HGET', INFLIGHT, host) or '0') + 1 > CONC / 2) then
+    -- (not prefetched: the delay must space the starts; a request waiting here for
+    -- credit must not take more than half of its host's concurrency from the others)
+    skip = skip + 1
+    scanned = scanned + 1
+    if scanned > PREFETCH_SCAN then break end
+  else
+    local q = qkey(host)
+    local ids = redis.call('ZRANGE', q, 0, 0)
+    if #ids == 0 then lost('ready host ' .. host .. ' has no queue ' .. q) end
+    local id = ids[1]
+    redis.call('ZREM', q, id)
+    local data = redis.call('HGET', REQS, id)
+    if not data then lost('queued request ' .. id .. ' has no data in ' .. REQS) end
+    redis.call('ZADD', LEASES, deadline, id)
+    redis.call('HSET', OWNERS, id, worker)
+    redis.call('HSET', FLYING, id, worker)
+    redis.call('HINCRBY', INFLIGHT, host, 1)
+    if delay > 0 then
+      if randomize then
+        seed = (seed * 16807) % 2147483647
+        delay = delay * (0.5 + seed / 2147483647)
+      end
+      redis.call('ZADD', NEXT, now + math.floor(delay), host)
+    end
+    refresh(host)  -- (still ready: it keeps its place)
+    out[#out + 1] = id
+    out[#out + 1] = host
+    out[#out + 1] = data
+    got = got + 1
+  end
+end
+if got > 0 then redis.call('HINCRBY', META, 'queued', -got) end
+local first = redis.call('ZRANGE', NEXT, 0, 0, 'WITHSCORES')
+if #first > 0 then out[2] = tonumber(first[2]) - now end
+return out
+"""
+
+# ARGV: worker, concurrency per host, number of meta fields, (field, json) pairs, then
+# lease ids. A lease of this worker is forgotten (its host's in-flight count given back
+# if no finished report did); one that expired and waits in the queue again is taken out
+# of it (its work is done); one another worker leased since is left to it.
+# Returns {acked, lost}.
+_COMMIT = _PRELUDE + _GUARD + """
+local worker = ARGV[1]
+CONC = tonumber(ARGV[2])
+now = now_ms()
+local nmeta = tonumber(ARGV[3])
+for i = 4, 3 + 2 * nmeta, 2 do
+  redis.call('HSET', WORKER, ARGV[i], ARGV[i + 1])
+end
+local acked, gone = 0, 0
+for i = 4 + 2 * nmeta, #ARGV do
   local id = ARGV[i]
-  local owner = redis.call('HGET', KEYS[5], id)
-  if owner == worker or (not owner and redis.call('ZREM', KEYS[1], id) == 1) then
-    redis.call('ZREM', KEYS[4], id)
-    redis.call('HDEL', KEYS[5], id)
-    redis.call('HDEL', KEYS[2], id)
-    redis.call('HDEL', KEYS[3], id)
+  local owner = redis.call('HGET', OWNERS, id)
+  local ok = false
+  if owner == worker then
+    redis.call('ZREM', LEASES, id)
+    redis.call('HDEL', OWNERS, id)
+    if redis.call('HDEL', FLYING, id) == 1 then
+      local _, host = parse(redis.call('HGET', SCORES, id) or '0')
+      if host then land(host) end
+    end
+    ok = true
+  elseif not owner then
+    local v = redis.call('HGET', SCORES, id)
+    if v then
+      local _, host = parse(v)
+      if host and redis.call('ZREM', qkey(host), id) == 1 then
+        redis.call('HINCRBY', META, 'queued', -1)
+        touch(host)
+        ok = true
+      end
+    end
+  end
+  if ok then
+    redis.call('HDEL', REQS, id)
+    redis.call('HDEL', SCORES, id)
     acked = acked + 1
   else
-    lost = lost + 1
+    gone = gone + 1
   end
 end
-return {acked, lost}
+settle()
+return {acked, gone}
 """
 
-# KEYS: queue, scores, leases, owners. ARGV: worker, lease ids. Returns how many.
-_RELEASE = """
+# ARGV: worker, concurrency per host, lease ids. Queues this worker's leases among them
+# again. Returns how many.
+_RELEASE = _PRELUDE + """
+now = now_ms()
+CONC = tonumber(ARGV[2])
 local n = 0
-for i = 2, #ARGV do
-  local id = ARGV[i]
-  if redis.call('HGET', KEYS[4], id) == ARGV[1] then
-    local score = redis.call('HGET', KEYS[2], id)
-    if not score then
-      return redis.error_reply('CRAWLFW_LOST leased request ' .. id ..
-                               ' has no queue order in ' .. KEYS[2])
-    end
-    redis.call('ZREM', KEYS[3], id)
-    redis.call('HDEL', KEYS[4], id)
-    redis.call('ZADD', KEYS[1], score, id)
+for i = 3, #ARGV do
+  if redis.call('HGET', OWNERS, ARGV[i]) == ARGV[1] then
+    requeue(ARGV[i])
     n = n + 1
   end
 end
+settle()
 return n
 """
 
-# KEYS: leases, owners, workers, start. ARGV: worker, lease ms, lease ids.
-# Returns the ids this worker no longer holds (expired and taken over).
-_RENEW = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+# ARGV: worker, lease ms, lease ids. Returns the ids this worker no longer holds
+# (expired and taken over).
+_RENEW = _PRELUDE + """
+now = now_ms()
 local deadline = now + tonumber(ARGV[2])
-redis.call('HSET', KEYS[3], ARGV[1], now)
-if redis.call('GET', KEYS[4]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[4], ARGV[2])
+redis.call('HSET', WORKERS, ARGV[1], now)
+if redis.call('GET', START) == ARGV[1] then
+  redis.call('PEXPIRE', START, ARGV[2])
 end
-local lost = {}
+local gone = {}
 for i = 3, #ARGV do
-  if redis.call('HGET', KEYS[2], ARGV[i]) == ARGV[1] then
-    redis.call('ZADD', KEYS[1], deadline, ARGV[i])
+  if redis.call('HGET', OWNERS, ARGV[i]) == ARGV[1] then
+    redis.call('ZADD', LEASES, deadline, ARGV[i])
   else
-    lost[#lost + 1] = ARGV[i]
+    gone[#gone + 1] = ARGV[i]
   end
 end
-return lost
+return gone
 """
 
-# KEYS: queue, requests, scores, leases, owners, meta, start.
-# Returns {queued, leased, start_exhausted (0/1), start owner or '', expired,
-# the crawl's data exists (0/1: its `created` mark, set when the first worker joined)}.
-_STATUS = _EXPIRE + """
-local expired = expire(now_ms())
-return {redis.call('ZCARD', KEYS[1]), redis.call('ZCARD', KEYS[4]),
-        redis.call('HEXISTS', KEYS[6], 'start_exhausted'),
-        redis.call('GET', KEYS[7]) or '', expired,
-        redis.call('HEXISTS', KEYS[6], 'created')}
+# ARGV: concurrency per host, worker, finished lease ids ('a,b,...'). Returns {queued,
+# leased, start_exhausted (0/1), start owner or '', expired, the crawl's data exists
+# (0/1: its `created` mark), ready hosts, hosts within their delay, hosts with requests
+# in flight}.
+_STATUS = _PRELUDE + """
+now = now_ms()
+CONC = tonumber(ARGV[1])
+local expired = expire()
+finished(ARGV[2], ARGV[3])
+promote()
+settle()
+return {tonumber(redis.call('HGET', META, 'queued') or '0'), redis.call('ZCARD', LEASES),
+        redis.call('HEXISTS', META, 'start_exhausted'),
+        redis.call('GET', START) or '', expired,
+        redis.call('HEXISTS', META, 'created'), redis.call('ZCARD', READY),
+        redis.call('ZCARD', NEXT), redis.call('HLEN', INFLIGHT)}
 """
 
-# KEYS: meta, start, then the crawl's other keys (queue, requests, seen, leases,
-# workers, figures, this worker's record). ARGV: worker, claim ms, join only (0/1).
+# The host key of a stored request, as crawlfw.core.slot.slot_key says (for a
+# migration): meta download_slot, else the URL's host name in lower case.
+_HOST_OF_JSON = """
+local function host_of_json(data)
+  local ok, r = pcall(cjson.decode, data or '')
+  if not ok or type(r) ~= 'table' then return '' end
+  if type(r.meta) == 'table' and r.meta.download_slot ~= nil then
+    return tostring(r.meta.download_slot)
+  end
+  local netloc = string.match(tostring(r.url or ''), '^[%a][%w+.-]*://([^/?#]*)') or ''
+  netloc = string.gsub(netloc, '^.*@', '')
+  local host = string.match(netloc, '^%[([^%]]*)%]') or string.match(netloc, '^([^:]*)') or ''
+  return string.lower(host)
+end
+"""
+
+# ARGV: worker, claim ms, join only (0/1), concurrency per host.
 # Marks the crawl as created (the mark tells a Redis that lost its data from a finished
 # crawl), unless it has no mark and must not get one: {-1, 0, 0} with join only (the
 # caller knows the crawl has a history), {-2, 0, 0, key} when another of its keys
-# exists (a crawl partly lost: evicted, or flushed while workers ran).
-# Returns {start_exhausted (0/1), start_consumed, claimed (0/1)}.
-_CLAIM_START = """
+# exists (a crawl partly lost: evicted, or flushed while workers ran). A crawl of
+# layout 1 (one queue for every host) is migrated to per-host queues first.
+# Returns {start_exhausted (0/1), start_consumed, claimed (0/1), requests migrated}.
+_CLAIM_START = _PRELUDE + _HOST_OF_JSON + """
 local t = redis.call('TIME')
-if redis.call('HEXISTS', KEYS[1], 'created') == 0 then
-  if ARGV[3] == '1' then return {-1, 0, 0} end
+now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+CONC = tonumber(ARGV[4])
+local migrated = 0
+if redis.call('HEXISTS', META, 'created') == 0 then
+  if ARGV[3] == '1' then return {-1, 0, 0, 0} end
   for i = 1, #KEYS do
-    if i ~= 2 and redis.call('EXISTS', KEYS[i]) == 1 then return {-2, 0, 0, KEYS[i]} end
+    if i ~= 12 and redis.call('EXISTS', KEYS[i]) == 1 then return {-2, 0, 0, KEYS[i]} end
   end
-  redis.call('HSET', KEYS[1], 'created', t[1])
+  redis.call('HSET', META, 'created', t[1], 'layout', 'LAYOUT')
+elseif redis.call('HGET', META, 'layout') ~= 'LAYOUT' then
+  local queued = redis.call('ZRANGE', OLDQ, 0, -1, 'WITHSCORES')
+  for i = 1, #queued, 2 do
+    local id = queued[i]
+    local host = host_of_json(redis.call('HGET', REQS, id))
+    redis.call('ZADD', qkey(host), queued[i + 1], id)
+    redis.call('HSET', SCORES, id, queued[i + 1] .. ' ' .. host)
+    touch(host)
+  end
+  migrated = #queued / 2
+  redis.call('DEL', OLDQ)
+  for _, id in ipairs(redis.call('ZRANGE', LEASES, 0, -1)) do
+    local v = redis.call('HGET', SCORES, id)
+    if v and not string.find(v, ' ', 1, true) then
+      redis.call('HSET', SCORES, id, v .. ' ' .. host_of_json(redis.call('HGET', REQS, id)))
+    end
+  end
+  redis.call('HSET', META, 'queued', migrated, 'layout', 'LAYOUT')
+  settle()
 end
-local consumed = tonumber(redis.call('HGET', KEYS[1], 'start_consumed') or '0')
-if redis.call('HEXISTS', KEYS[1], 'start_exhausted') == 1 then return {1, consumed, 0} end
-local owner = redis.call('GET', KEYS[2])
-if owner and owner ~= ARGV[1] then return {0, consumed, 0} end
-redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
-return {0, consumed, 1}
+local consumed = tonumber(redis.call('HGET', META, 'start_consumed') or '0')
+if redis.call('HEXISTS', META, 'start_exhausted') == 1 then return {1, consumed, 0, migrated} end
+local owner = redis.call('GET', START)
+if owner and owner ~= ARGV[1] then return {0, consumed, 0, migrated} end
+redis.call('SET', START, ARGV[1], 'PX', ARGV[2])
+return {0, consumed, 1, migrated}
 """
 
-# KEYS: queue, scores, leases, owners. ARGV: worker. Queues again the leases held under
-# this worker's id (by an earlier process of it that died). Returns how many.
-_RECOVER = """
-local owners = redis.call('HGETALL', KEYS[4])
+# ARGV: worker, concurrency per host. Queues again the leases held under this worker's
+# id (by an earlier process of it that died). Returns how many.
+_RECOVER = _PRELUDE + """
+now = now_ms()
+CONC = tonumber(ARGV[2])
+local owners = redis.call('HGETALL', OWNERS)
 local n = 0
 for i = 1, #owners, 2 do
   if owners[i + 1] == ARGV[1] then
-    local id = owners[i]
-    local score = redis.call('HGET', KEYS[2], id)
-    if not score then
-      return redis.error_reply('CRAWLFW_LOST leased request ' .. id ..
-                               ' has no queue order in ' .. KEYS[2])
-    end
-    redis.call('ZREM', KEYS[3], id)
-    redis.call('HDEL', KEYS[4], id)
-    redis.call('ZADD', KEYS[1], score, id)
+    requeue(owners[i])
     n = n + 1
   end
 end
+settle()
 return n
 """
 
-# KEYS: start. ARGV: worker. Gives the start requests' claim up if held.
-_UNCLAIM_START = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+# ARGV: worker. Gives the start requests' claim up if held.
+_UNCLAIM_START = _PRELUDE + """
+if redis.call('GET', START) == ARGV[1] then redis.call('DEL', START) end
 return 0
 """
 
-
-def worker_id(settings=None) -> str:
-    """This process's worker id: ``FRONTIER_WORKER``, else ``<hostname>-<pid>`` (the same
-    for the whole process). It names the worker's leases and committed feed state in a
-    shared frontier and fills the ``%(worker)s`` placeholder of ``FEED_URI``.
-
-    Args:
-        settings: the crawl settings (or None).
-
-    Returns:
-        str: the id.
-    """
-    global _worker_id
-    if settings is not None and settings.get("FRONTIER_WORKER"):
-        return str(settings.get("FRONTIER_WORKER"))
-    if _worker_id is None:
-        _worker_id = f"{socket.gethostname()}-{os.getpid()}"
-    return _worker_id
+_SCRIPTS = {
+    name: src.replace("PRIO_UNIT", str(_PRIO_UNIT)).replace("EXPIRE_BATCH", str(EXPIRE_BATCH))
+    .replace("PREFETCH_SCAN", str(PREFETCH_SCAN)).replace("'LAYOUT'", f"'{LAYOUT}'")
+    for name, src in {"push": _PUSH, "lease": _LEASE, "commit": _COMMIT, "release": _RELEASE,
+                      "renew": _RENEW, "status": _STATUS, "recover": _RECOVER,
+                      "claim": _CLAIM_START, "unclaim": _UNCLAIM_START}.items()
+}
 
 
-def frontier_key(settings, spider_name: str) -> str:
-    """The key prefix of a shared crawl: ``{<FRONTIER_KEY>}`` or ``{crawlfw:<spider>}``
-    (braces: a Redis Cluster hash tag, all keys of the crawl in one slot; a
-    ``FRONTIER_KEY`` with its own braces is used as it is)."""
-    key = settings.get("FRONTIER_KEY") or f"crawlfw:{spider_name}"
-    key = str(key)
-    return key if "{" in key else "{" + key + "}"
-
-
-class Scripts:
-    """Lua scripts run on one dedicated connection (EVALSHA, and EVAL when the server
-    does not know the script: after a restart), for the one thread that owns this
-    object. A command costs about half the client CPU of ``redis.Redis``'s own path
-    (no pool, no retry wrapper, RESP2), which matters at a few calls per page.
-
-    Args:
-        client: a ``redis.Redis`` (its connection settings are used).
-        sources: ``{name: Lua source}``.
-
-    Raises:
-        redis.RedisError: from :meth:`run` (a lost connection is closed first, so the
-            next call reconnects).
-    """
-
-    def __init__(self, client, sources: dict):
-        import hashlib
-
-        self.client = client
-        self.sources = sources
-        self.shas = {name: hashlib.sha1(src.encode()).hexdigest() for name, src in sources.items()}
-        self.conn = None
-
-    def run(self, name: str, keys: list, args: list):
-        """Run script ``name`` with ``keys`` and ``args``; returns its reply."""
-        import redis
-
-        conn = self.conn
-        if conn is None:
-            conn = self.conn = self.client.connection_pool.make_connection()
-        try:
-            try:
-                conn.send_command("EVALSHA", self.shas[name], len(keys), *keys, *args)
-                return conn.read_response()
-            except redis.exceptions.NoScriptError:
-                conn.send_command("EVAL", self.sources[name], len(keys), *keys, *args)
-                return conn.read_response()
-        except (redis.ConnectionError, redis.TimeoutError):
-            conn.disconnect()
-            raise
-
-    def close(self) -> None:
-        if self.conn is not None:
-            self.conn.disconnect()
-            self.conn = None
-
-
-class FrontierPermanentError(FrontierError):
-    """A fault of the shared frontier that waiting will not mend, so it is not retried:
-    a wrong or missing password (``WRONGPASS``, ``NOAUTH``), a server that does not
-    speak Redis, a malformed ``FRONTIER_URL``, a Redis that evicts keys
-    (``maxmemory-policy`` other than ``noeviction``), or the crawl's keys gone from
-    Redis. The message names the URL (password hidden) and the cause, in one line."""
-
-
-class FrontierStopping(FrontierError):
-    """A Redis call failed while the crawl is stopping (^C, ``stop_crawl``): not
-    retried, so the stop is not held up by an unreachable Redis."""
-
-
-class RedisLink:
-    """The health of one crawl's link to its Redis, shared by every thread that calls it
-    (the frontier's scheduler thread, each downloader's shared slot), so that the retry
-    budget, ``FRONTIER_RETRY_TIMEOUT``, is one for the whole crawl: a call made after
-    another one gave up (the close path, a slot) is tried once, not for a new period,
-    and a stop request (``stopping`` set) ends every retry wait at once.
-
-    Args:
-        stopping: a ``threading.Event`` set when the crawl is asked to stop (the
-            Crawler's), or None for one of its own.
-
-    Attributes:
-        stopping (threading.Event): set: failed calls are no longer retried.
-        down_since (float | None): ``time.monotonic()`` when a call first failed to
-            reach Redis since the last call that did, else None.
-        failure (FrontierPermanentError | None): a permanent fault met by a thread that
-            cannot end the crawl itself (a download slot); the scheduler fails the
-            crawl with it at its next tick.
-    """
-
-    def __init__(self, stopping=None):
-        self.stopping = stopping if stopping is not None else threading.Event()
-        self.down_since = None
-        self.failure = None
-        self._lock = threading.Lock()
-
-    def down(self, now: float) -> tuple:
-        """Note a failed call at ``now``; returns ``(down_since, first)``: ``first``
-        True when this call is the one that found the link down (it logs it)."""
-        with self._lock:
-            if self.down_since is None:
-                self.down_since = now
-                return now, True
-            return self.down_since, False
-
-    def up(self):
-        """Note a call that reached Redis; returns since when it was down (monotonic
-        s), or None if it was not."""
-        if self.down_since is None:  # (the common case: no lock)
-            return None
-        with self._lock:
-            since, self.down_since = self.down_since, None
-            return since
-
-
-def redis_link(crawler) -> RedisLink:
-    """The :class:`RedisLink` of ``crawler``'s crawl (made on first use, kept on the
-    crawler; its ``stopping`` is the crawler's stop request), or a new one when
-    ``crawler`` is None."""
-    if crawler is None:
-        return RedisLink()
-    link = getattr(crawler, "_redis_link", None)
-    if link is None:
-        link = crawler._redis_link = RedisLink(getattr(crawler, "_stop_requested", None))
-    return link
-
-
-#: Where a failing Redis call's reply says the crawl's keys are gone (see _LOST).
-_LOST_MARK = "CRAWLFW_LOST"
-
-
-def call_with_retry(fn, url: str, retry_timeout_s: float, *, spider=None, stats=None,
-                    link=None):
-    """``fn()`` (one Redis call), retrying a lost connection with exponential backoff
-    (:data:`RETRY_FIRST_S` to :data:`RETRY_MAX_S`) until Redis has been unreachable for
-    ``retry_timeout_s`` seconds, counted from the first failed call of ``link`` (the
-    whole crawl), not of this call; logs a WARNING when the connection is lost ("Redis
-    frontier <url> unreachable") and when it is back ("reachable again"), and counts
-    ``frontier/redis_retries``.
-
-    Transient, retried: connection refused or reset, timeouts, ``LOADING`` (a Redis
-    loading its data after a restart), too many clients. Permanent, raised at once as
-    :class:`FrontierPermanentError`: authentication (``WRONGPASS``, ``NOAUTH``), an
-    answer that is not RESP (not a Redis server), ``NOPERM``, the crawl's keys gone.
-
-    Args:
-        fn: the call, without arguments.
-        url: the Redis URL (for messages; its password is hidden).
-        retry_timeout_s: seconds Redis may stay unreachable.
-        spider: for the log records.
-        stats: the stats collector, or None.
-        link: the crawl's :class:`RedisLink` (None: this call alone).
-
-    Returns:
-        What ``fn`` returned.
-
-    Raises:
-        FrontierPermanentError: a fault that waiting will not mend (see above).
-        FrontierStopping: Redis cannot be reached and the crawl is stopping.
-        FrontierError: unreachable for ``retry_timeout_s``, or another error answer
-            (``redis.ResponseError``: out of memory, a read-only replica...).
-    """
-    import redis
-
-    if link is None:
-        link = RedisLink()
-    delay = RETRY_FIRST_S
-    while True:
-        try:
-            result = fn()
-        except _permanent_errors() as e:
-            raise FrontierPermanentError(_permanent_message(url, e)) from e
-        except (redis.ConnectionError, redis.TimeoutError) as e:
-            now = time.monotonic()
-            since, first = link.down(now)
-            if first:
-                logger.warning(
-                    "Redis frontier %(url)s unreachable (%(error)s): retrying with backoff "
-                    "for up to %(timeout).0f s",
-                    {"url": _redact(url), "error": f"{type(e).__name__}: {e}",
-                     "timeout": retry_timeout_s}, extra={"spider": spider})
-                if stats is not None:
-                    stats.inc_value("frontier/redis_retries", spider=spider)
-            if link.stopping.is_set():
-                raise FrontierStopping(f"Redis at {_redact(url)} unreachable while the crawl "
-                                       f"stops: {type(e).__name__}: {e}") from e
-            if now - since >= retry_timeout_s:
-                raise FrontierError(f"Redis at {_redact(url)} unreachable for "
-                                    f"{now - since:.0f} s (FRONTIER_RETRY_TIMEOUT): "
-                                    f"{type(e).__name__}: {e}") from e
-            if link.stopping.wait(min(delay, since + retry_timeout_s - now)):
-                raise FrontierStopping(f"Redis at {_redact(url)} unreachable while the crawl "
-                                       f"stops: {type(e).__name__}: {e}") from e
-            delay = min(delay * 2, RETRY_MAX_S)
-            continue
-        except redis.RedisError as e:
-            if _LOST_MARK in str(e):
-                raise FrontierPermanentError(_lost_message(url, str(e))) from e
-            if "unauthenticated" in str(e):  # a long command sent before AUTH
-                raise FrontierPermanentError(_permanent_message(
-                    url, redis.AuthenticationError(f"Authentication required ({e})"))) from e
-            raise FrontierError(f"Redis at {_redact(url)}: {type(e).__name__}: {e}") from e
-        since = link.up()
-        if since is not None:
-            logger.warning("Redis frontier %(url)s reachable again after %(s).1f s",
-                           {"url": _redact(url), "s": time.monotonic() - since},
-                           extra={"spider": spider})
-        return result
-
-
-def _permanent_errors() -> tuple:
-    import redis.exceptions as e
-
-    return (e.AuthenticationError, e.AuthenticationWrongNumberOfArgsError,
-            e.NoPermissionError, e.InvalidResponse)
-
-
-def _permanent_message(url: str, error) -> str:
-    import redis.exceptions as e
-
-    if isinstance(error, (e.AuthenticationError, e.AuthenticationWrongNumberOfArgsError)):
-        return (f"Redis at {_redact(url)} refused the connection: {error} (authentication: "
-                f"check the password in FRONTIER_URL, redis://:PASSWORD@host:port/db)")
-    if isinstance(error, e.NoPermissionError):
-        return (f"Redis at {_redact(url)} refused a command: {error} (the ACL user of "
-                f"FRONTIER_URL needs the crawl's keys and EVAL/EVALSHA)")
-    return f"the server at {_redact(url)} does not speak Redis: {error}"
-
-
-def _lost_message(url: str, error: str) -> str:
-    detail = error.split(_LOST_MARK, 1)[-1].strip(" :")
-    return (f"the crawl's keys are gone from Redis at {_redact(url)} ({detail}): evicted "
-            f"(maxmemory-policy other than noeviction), flushed, deleted, or Redis "
-            f"restarted without persistence (appendonly yes); the crawl cannot tell what "
-            f"is left to do")
-
-
-#: Seconds the start-time check waits for a server's first answer.
-PROBE_TIMEOUT_S = 5.0
-
-
-def check_server(url: str, retry_timeout_s: float, *, link=None, spider=None) -> dict:
-    """Check, before a crawl starts, that ``url`` names a Redis the shared frontier can
-    use; wait for it (up to ``retry_timeout_s``) while it cannot be reached.
-
-    In order: the URL parses (``redis://``, ``rediss://``, ``unix://``); the server
-    answers ``PING`` in RESP (a raw probe for ``redis://``/``unix://``: an HTTP server
-    on the port is told apart from a Redis that is down); authentication passes; the
-    ``maxmemory-policy`` (``CONFIG GET``, else ``INFO memory``) is ``noeviction``: an
-    evicting Redis would silently drop the crawl's queue, leases or fingerprints when
-    full. When neither command is allowed, a WARNING says the policy could not be
-    checked and the crawl goes on.
-
-    Args:
-        url: ``FRONTIER_URL``.
-        retry_timeout_s: ``FRONTIER_RETRY_TIMEOUT``.
-        link: the crawl's :class:`RedisLink` (``stopping`` ends the wait), or None.
-        spider: for the log records.
-
-    Returns:
-        dict: ``{'maxmemory_policy': str | None}`` (None: could not be checked).
-
-    Raises:
-        FrontierPermanentError: a malformed URL, not a Redis server, authentication
-            failed, or an evicting ``maxmemory-policy``.
-        FrontierStopping: the crawl was asked to stop while Redis could not be reached.
-        FrontierError: Redis stayed unreachable for ``retry_timeout_s``.
-    """
-    import redis
-
-    shown = _redact(url)
-    try:
-        options = redis.connection.parse_url(url)
-        client = redis.Redis.from_url(url, socket_timeout=PROBE_TIMEOUT_S,
-                                      socket_connect_timeout=PROBE_TIMEOUT_S, protocol=2)
-    except (ValueError, TypeError) as e:
-        raise FrontierPermanentError(
-            f"FRONTIER_URL {shown!r} is not a Redis URL: {e} (expected "
-            f"redis://[:password@]host[:port][/db], rediss://... or unix:///path)") from e
-    link = link if link is not None else RedisLink()
-    try:
-        if not url.startswith("rediss:"):
-            target = options.get("path") or (options.get("host", "localhost"),
-                                             int(options.get("port", 6379)))
-            call_with_retry(lambda: _probe(target), url, retry_timeout_s, spider=spider,
-                            link=link)
-        call_with_retry(client.ping, url, retry_timeout_s, spider=spider, link=link)
-        policy = _eviction_policy(client)
-    finally:
-        client.close()
-    if policy is None:
-        logger.warning(
-            "Could not check the maxmemory-policy of Redis at %(url)s (CONFIG and INFO "
-            "are not allowed): the crawl goes on, but a Redis that evicts keys when full "
-            "loses the crawl's queue; it must run with maxmemory-policy noeviction",
-            {"url": shown}, extra={"spider": spider})
-    elif policy != "noeviction":
-        raise FrontierPermanentError(
-            f"Redis at {shown} has maxmemory-policy {policy}: when full it evicts keys, "
-            f"which would silently drop the crawl's queued requests, leases and seen "
-            f"fingerprints; the shared frontier needs maxmemory-policy noeviction (CONFIG "
-            f"SET maxmemory-policy noeviction, or in redis.conf)")
-    return {"maxmemory_policy": policy}
-
-
-def _probe(target) -> None:
-    """Send a RESP ``PING`` to ``target`` (``(host, port)`` or a Unix socket path) and
-    read the first bytes of the answer.
-
-    Raises:
-        redis.ConnectionError: refused, reset or timed out (transient).
-        redis.InvalidResponse: the answer is not RESP (not a Redis server).
-    """
-    import redis
-
-    family = socket.AF_UNIX if isinstance(target, str) else None
-    try:
-        if family is None:
-            sock = socket.create_connection(target, timeout=PROBE_TIMEOUT_S)
-        else:
-            sock = socket.socket(family, socket.SOCK_STREAM)
-            sock.settimeout(PROBE_TIMEOUT_S)
-            sock.connect(target)
-    except OSError as e:
-        raise redis.ConnectionError(f"cannot connect to {target}: {e}") from e
-    try:
-        sock.sendall(b"*1\r\n$4\r\nPING\r\n")
-        answer = sock.recv(128)
-    except TimeoutError as e:
-        raise redis.TimeoutError(f"no answer to PING within {PROBE_TIMEOUT_S:.0f} s") from e
-    except OSError as e:
-        raise redis.ConnectionError(f"connection to {target} lost: {e}") from e
-    finally:
-        sock.close()
-    if not answer:
-        raise redis.InvalidResponse("it closed the connection without answering PING")
-    if answer[:1] not in b"+-:$*%_,#!=(|>~":
-        first = answer.split(b"\n", 1)[0][:60].decode("latin-1").strip()
-        raise redis.InvalidResponse(f"it answered PING with {first!r}")
-
-
-def _eviction_policy(client):
-    """The server's ``maxmemory-policy`` from ``CONFIG GET``, else from ``INFO
-    memory``; None when neither is allowed (renamed away, ACL)."""
-    import redis
-
-    try:
-        value = client.config_get("maxmemory-policy").get("maxmemory-policy")
-        if value:
-            return value.decode() if isinstance(value, bytes) else value
-    except redis.ResponseError:
-        pass
-    try:
-        value = client.info("memory").get("maxmemory_policy")
-        if value:
-            return value.decode() if isinstance(value, bytes) else str(value)
-    except redis.ResponseError:
-        pass
-    return None
-
-
-class RedisFrontier:
-    """The frontier shared by every worker of one crawl, in Redis (see the module doc).
+class RedisFrontier(FrontierBase):
+    """The frontier shared by every worker of one crawl, in Redis (see the module doc);
+    a :class:`~crawlfw.core.frontier_api.Frontier` (the stats and the requests kept in
+    memory as :class:`~crawlfw.core.frontier_api.FrontierBase` counts them).
 
     Args:
         url: ``redis://[:password@]host:port/db`` (``rediss://`` for TLS, ``unix://``).
@@ -710,8 +600,10 @@ class RedisFrontier:
             fails (``FRONTIER_RETRY_TIMEOUT``).
         prefetch: requests leased ahead of need and kept here, so that most
             :meth:`lease` calls need no round trip (the Scheduler uses
-            ``CONCURRENT_REQUESTS``); they are this worker's open leases, renewed and
-            given back at :meth:`close` like the others.
+            ``CONCURRENT_REQUESTS``); only of ready hosts without a delay, up to half
+            of a host's concurrency. They are this worker's open leases and count in
+            their hosts' concurrency, renewed and given back at :meth:`close` like the
+            others.
         max_open: most open leases (leased, not yet acked: in flight, prefetched and
             finished but not committed) this worker holds; :meth:`lease` takes no more
             past it. 0: no limit. A worker killed holds at most this many, so at most
@@ -722,6 +614,15 @@ class RedisFrontier:
             stop request), or None for one of its own.
         join_only: only join a crawl Redis holds; never create one
             (``FRONTIER_JOIN_ONLY``).
+        host_limits: ``() -> (concurrency: int, delay_s: float, randomize: bool)``, the
+            per-host rule the downloader's slots use
+            (:func:`crawlfw.core.hostpolicy.politeness_settings`), kept from the first
+            :meth:`lease` on (``spider_opened`` handlers may set the spider's
+            ``download_delay``). Default: ``(8, 0.0, True)``, Scrapy's defaults.
+        rng: the random generator that seeds the delay's randomization (tests pass a
+            seeded one).
+        logunser: log the first request kept in memory because it cannot be stored
+            (``LOG_UNSERIALIZABLE_REQUESTS``).
 
     Raises:
         FrontierPermanentError: the URL is not a Redis URL, authentication failed, or
@@ -734,7 +635,7 @@ class RedisFrontier:
 
     def __init__(self, url, key, dupefilter, *, worker, lifo=True, lease_timeout_s=60.0,
                  retry_timeout_s=300.0, prefetch=0, max_open=0, stats=None, client=None,
-                 link=None, join_only=False):
+                 link=None, join_only=False, host_limits=None, rng=None, logunser=False):
         import redis
 
         self.url = url
@@ -748,6 +649,7 @@ class RedisFrontier:
         self.retry_timeout_s = retry_timeout_s
         self.stats = stats
         self.spider = None
+        self.logunser = bool(logunser)
         self.link = link if link is not None else RedisLink()
         self.join_only = bool(join_only)
         self._fingerprint = (
@@ -761,38 +663,37 @@ class RedisFrontier:
         self.max_open = max(0, int(max_open))
         self._prefetched = deque()  # leased ahead, not handed out yet (in `leased`)
         self.queued = 0  # the shared queue's length at the last lease or status call
-        self._redis_error = redis.RedisError
+        self._host_limits = host_limits or (lambda: (8, 0.0, True))
+        self._limits = None  # (concurrency, delay ms, randomize), read when first needed
+        self._rng = rng or random.Random()
+        self._flying = {}  # host -> deque of this worker's lease ids counted in flight
+        self._finished = []  # lease ids whose transfers ended, sent with the next call
+        self._finished_s = 0.0  # since when (monotonic s) _finished is not empty
+        self._delays = {}  # host -> delay ms (AutoThrottle), sent with the next lease
+        self._next_ready_at = None  # monotonic s when a host waiting for its delay may start
         try:
             self.client = client or redis.Redis.from_url(
                 url, socket_timeout=30, socket_connect_timeout=5, protocol=2)
         except ValueError as e:
             raise FrontierPermanentError(
                 f"FRONTIER_URL {_redact(url)!r} is not a Redis URL: {e}") from e
-        k = self._k
-        self.keys = {
-            "push": [k("queue"), k("requests"), k("scores"), k("seen"), k("meta"), k("start")],
-            "lease": [k("queue"), k("requests"), k("scores"), k("leases"), k("owners"),
-                      k("meta")],
-            "commit": [k("queue"), k("requests"), k("scores"), k("leases"), k("owners"),
-                       k(f"worker:{worker}"), k("meta")],
-            "release": [k("queue"), k("scores"), k("leases"), k("owners")],
-            "recover": [k("queue"), k("scores"), k("leases"), k("owners")],
-            "renew": [k("leases"), k("owners"), k("workers"), k("start")],
-            "status": [k("queue"), k("requests"), k("scores"), k("leases"), k("owners"),
-                       k("meta"), k("start")],
-            "claim": [k("meta"), k("start"), k("queue"), k("requests"), k("seen"),
-                      k("leases"), k("workers"), k("figures"), k(f"worker:{worker}")],
-            "unclaim": [k("start")],
-        }
-        self.scripts = Scripts(self.client, {
-            "push": _PUSH, "lease": _LEASE, "commit": _COMMIT, "release": _RELEASE,
-            "renew": _RENEW, "status": _STATUS, "recover": _RECOVER,
-            "claim": _CLAIM_START, "unclaim": _UNCLAIM_START,
-        })
+        self._keys = [self._k(name % worker if "%s" in name else name) for name in _KEY_NAMES]
+        self.scripts = Scripts(self.client, _SCRIPTS)
         self.meta = self._read_meta()
 
     def _k(self, name: str) -> str:
         return f"{self.key}:{name}"
+
+    @property
+    def limits(self) -> tuple:
+        """``(concurrency per host, delay ms, randomize)``, from ``host_limits``; kept
+        from the first :meth:`lease` on (``spider_opened`` handlers, which run before
+        it, may set the spider's ``download_delay``, as AutoThrottle does)."""
+        if self._limits is not None:
+            return self._limits
+        concurrency, delay_s, randomize = self._host_limits()
+        return (max(1, int(concurrency)), max(0, int(round(delay_s * 1000))),
+                bool(randomize))
 
     # --- Redis calls --------------------------------------------------------------------
 
@@ -804,7 +705,7 @@ class RedisFrontier:
             FrontierError: Redis stayed unreachable for ``retry_timeout_s``, or answered
                 with an error (out of memory, a read-only replica...).
         """
-        run, keys = self.scripts.run, self.keys[name]
+        run, keys = self.scripts.run, self._keys
         result = call_with_retry(lambda: run(name, keys, args), self.url,
                                  self.retry_timeout_s, spider=self.spider, stats=self.stats,
                                  link=self.link)
@@ -812,7 +713,8 @@ class RedisFrontier:
         return result
 
     def _read_meta(self) -> JobMeta:
-        reply = self._call("claim", [self.worker, self.lease_ms, 1 if self.join_only else 0])
+        reply = self._call("claim", [self.worker, self.lease_ms, 1 if self.join_only else 0,
+                                     self.limits[0]])
         exhausted, consumed, claimed = reply[:3]
         if exhausted == -1:
             raise FrontierPermanentError(
@@ -829,6 +731,11 @@ class RedisFrontier:
                 f"maxmemory-policy, or flushed while workers ran); refusing to start a new "
                 f"crawl over it; to start over on purpose, delete the crawl's keys "
                 f"(redis-cli --scan --pattern '{self.key}*' | xargs redis-cli del)")
+        if int(reply[3]):
+            logger.info("Crawl %(key)s on %(url)s migrated to per-host queues (layout "
+                        "%(layout)d): %(n)d queued requests", {
+                            "key": self.key, "url": _redact(self.url), "layout": LAYOUT,
+                            "n": int(reply[3])})
         self.start_owner = bool(claimed)
         meta = JobMeta(start_requests=int(consumed), start_exhausted=not claimed)
         stored = call_with_retry(lambda: self.client.hgetall(self._k(f"worker:{self.worker}")),
@@ -845,12 +752,13 @@ class RedisFrontier:
         """Bind the spider whose methods are the requests' callbacks; log what the shared
         crawl holds."""
         self.spider = spider
-        recovered = self._call("recover", [self.worker])
+        recovered = self._call("recover", [self.worker, self.limits[0]])
         if recovered:
             logger.info("%(n)d leases of an earlier process of worker %(worker)s queued "
                         "again", {"n": recovered, "worker": self.worker},
                         extra={"spider": spider})
-        queued, leased, exhausted, owner, _, _ = self._call("status", [])
+        queued, leased, exhausted, owner = self._call("status", [self.limits[0], self.worker,
+                                                                 ""])[:4]
         self.queued = int(queued)
         logger.info(
             "Worker %(worker)s joins crawl %(key)s on %(url)s (%(queued)d requests queued, "
@@ -868,7 +776,9 @@ class RedisFrontier:
         return self.push_many([request], transient_ok=transient_ok)[0]
 
     def push_many(self, requests, *, transient_ok: bool = False, start=None) -> list:
-        """Queue ``requests`` through the shared dupefilter, in one Redis call.
+        """Queue ``requests`` through the shared dupefilter, each in its host's queue,
+        in one Redis call (which also carries the finished transfers noted by
+        :meth:`hosts_finished`).
 
         Args:
             requests: the requests.
@@ -889,7 +799,8 @@ class RedisFrontier:
             start = None  # (another worker schedules the start requests: none came here)
         args = [self.worker, "1" if self.lifo else "0",
                 -1 if start is None else start["consumed"],
-                1 if start is not None and start["exhausted"] else 0, self.lease_ms]
+                1 if start is not None and start["exhausted"] else 0, self.lease_ms,
+                self.limits[0], ""]
         sent = []  # indexes of requests sent
         fingerprint = self._fingerprint
         cache = self._seen_cache
@@ -906,13 +817,12 @@ class RedisFrontier:
                         self.df.log(request, self.spider)
                         continue
             try:
-                data = json.dumps(request_to_dict(request, self.spider, compact=True), separators=(",", ":"),
-                                  allow_nan=False)
+                data = json.dumps(request_to_dict(request, self.spider, compact=True),
+                                  separators=(",", ":"), allow_nan=False)
             except (ValueError, TypeError) as e:
                 if transient_ok:
                     self._transient.push(request, -request.priority)
-                    self._inc("scheduler/enqueued/memory")
-                    self._inc("scheduler/enqueued")
+                    self._kept_in_memory(request)
                     results[i] = True
                     continue
                 logger.error(
@@ -929,10 +839,11 @@ class RedisFrontier:
                 fp = bytes.fromhex(fp)
             meta = request._meta
             args += (fp, max(-_PRIO_MAX, min(_PRIO_MAX, request.priority)), data,
-                     1 if meta and meta.get("is_start_request") else 0)
+                     1 if meta and meta.get("is_start_request") else 0, str(host_key(request)))
             sent.append(i)
         if not sent and start is None:
             return results
+        args[6] = self._take_finished()
         out = self._call("push", args)
         if out and out[0] == -1:
             logger.warning(
@@ -955,10 +866,27 @@ class RedisFrontier:
             self.meta["start_exhausted"] = True
         return results
 
-    def lease(self, n: int) -> list:
-        """Take up to ``n`` requests, next first, leased for ``lease_timeout_s``; each
-        gets ``request._lease`` (its id; None for a transient request). With
-        ``max_open``, fewer when this worker holds that many open leases.
+    def lease(self, n: int, now_s: float | None = None) -> list:
+        """Take up to ``n`` requests of hosts that may start one now (below their
+        concurrency across every worker, past their delay), leased for
+        ``lease_timeout_s``: the head of the ready host whose head has the highest
+        priority, among equals the host whose requests have waited longest (as
+        :class:`crawlfw.core.hostqueues.HostQueues`), one request at a time (so a host
+        gives up to its free concurrency before the next). Each gets ``request._lease`` (its id), ``request._host`` (its
+        host key: report its end with :meth:`hosts_finished`) and ``request._paced``
+        (True: the downloader's slot applies only its concurrency, not the delay nor a
+        shared permit); a transient request gets none of them (it was never counted:
+        the downloader's slot applies all of its politeness). With ``max_open``, fewer when this worker holds that many open
+        leases. The finished transfers noted since the last call travel in the same
+        call.
+
+        Args:
+            n: the most requests wanted (the Engine's credit).
+            now_s: ``time.monotonic()`` seconds (None: now); Redis's clock decides the
+                delays.
+
+        Returns:
+            list[Request]: at most ``n``.
 
         Raises:
             FrontierError: Redis failed.
@@ -974,32 +902,56 @@ class RedisFrontier:
         while prefetched and len(out) < n:
             out.append(prefetched.popleft())
         want = n - len(out)
-        ask = want + self.prefetch if want > 0 else 0
-        if self.max_open and ask:
-            ask = min(ask, self.max_open - len(self.leased))
-        if ask > 0:
-            reply = self._call("lease", [self.worker, ask, self.lease_ms])
+        extra = self.prefetch if want > 0 else 0
+        if self.max_open and want + extra:
+            room = max(0, self.max_open - len(self.leased))
+            want = min(want, room)
+            extra = min(extra, room - want)
+        if want > 0 or (self._finished and time.monotonic() - self._finished_s >= REPORT_S):
+            if self._limits is None:
+                self._limits = self.limits
+            concurrency, delay_ms, randomize = self._limits
+            args = [self.worker, want, extra, self.lease_ms, concurrency, delay_ms,
+                    1 if randomize else 0, self._rng.randint(1, 2147483646),
+                    self._take_finished()]
+            if self._delays:
+                for host, ms in self._delays.items():
+                    args += (host, ms)
+                self._delays = {}
+            reply = self._call("lease", args)
             self._note_expired(reply[0])
+            wait_ms = int(reply[1])
+            self._next_ready_at = (time.monotonic() + wait_ms / 1000) if wait_ms >= 0 else None
             spider = self.spider
+            flying = self._flying
             got = 0
-            for j in range(1, len(reply), 2):
+            for j in range(2, len(reply), 3):
                 lease_id = int(reply[j])
+                host = reply[j + 1].decode("utf-8", "surrogateescape")
+                got += 1
+                self.leased.add(lease_id)
+                ids = flying.get(host)
+                if ids is None:
+                    ids = flying[host] = deque()
+                ids.append(lease_id)
                 try:
-                    request = request_from_dict(json.loads(reply[j + 1]), spider)
+                    request = request_from_dict(json.loads(reply[j + 2]), spider)
                 except (ValueError, KeyError, TypeError) as e:
                     logger.error("Request %(id)s in the shared frontier cannot be read "
                                  "(dropped): %(error)s", {"id": lease_id, "error": e},
                                  extra={"spider": spider})
                     self._pending_acks.append(lease_id)
-                    self.leased.add(lease_id)
+                    self._finished.append(ids.pop())  # (never downloaded)
+                    if not ids:
+                        del flying[host]
                     continue
                 request._lease = lease_id
-                self.leased.add(lease_id)
+                request._host = host
+                request._paced = True  # counted and spaced here: the downloader need not
                 if len(out) < n:
                     out.append(request)
                 else:
                     prefetched.append(request)
-                got += 1
             self.queued = max(0, self.queued - got)
             if got:
                 self._inc("scheduler/dequeued/redis", got)
@@ -1007,16 +959,71 @@ class RedisFrontier:
             self._inc("scheduler/dequeued", len(out))
         return out
 
+    def hosts_finished(self, counts: dict, now_s: float | None = None) -> None:
+        """Transfers of requests this frontier leased ended (downloaded, failed, dropped
+        or answered by a middleware, released): ``{host key: count}``. Noted here and
+        sent with the next call to Redis (a push, a lease that needs Redis, a status:
+        no round trip of its own; a worker pushes the links of each page it scrapes, and
+        an idle one asks the status ten times a second), or by a lease served from the
+        prefetched requests once it waited :data:`REPORT_S`; there each host's in-flight
+        count goes down and the host may become ready again, for every worker. A count
+        beyond what this worker has in flight for the host is ignored.
+
+        Args:
+            counts: ``{host key: transfers ended}``.
+            now_s: ``time.monotonic()`` seconds (unused: Redis keeps the time).
+        """
+        flying = self._flying
+        finished = self._finished
+        if not finished:
+            self._finished_s = time.monotonic()
+        for host, count in counts.items():
+            ids = flying.get(host)
+            if ids is None:
+                continue
+            while count > 0 and ids:
+                finished.append(ids.popleft())
+                count -= 1
+            if not ids:
+                del flying[host]
+
+    def _take_finished(self) -> str:
+        if not self._finished:
+            return ""
+        ids, self._finished = self._finished, []
+        return ",".join(map(str, ids))
+
+    def next_ready_in_s(self, now_s: float | None = None) -> float | None:
+        """Seconds until a host waiting for its delay may start a request (as Redis said
+        at the last lease), ``0.0`` when that has passed; None when no host waits for a
+        delay. Requests other workers push are found by the scheduler's polling."""
+        if self._next_ready_at is None:
+            return None
+        wait = self._next_ready_at - (time.monotonic() if now_s is None else now_s)
+        return wait if wait > 0 else 0.0
+
+    def set_host_delay(self, host: str, delay_s: float | None) -> None:
+        """Set ``host``'s delay between starts (AutoThrottle's), for every worker: sent
+        with the next lease that needs Redis; None forgets it (the default delay again). The host forgets
+        it too once it has nothing queued or in flight and its delay has passed."""
+        self._delays[host] = -1 if delay_s is None else max(0, int(round(delay_s * 1000)))
+
     def release(self, requests) -> None:
-        """Queue leased requests again (transient ones in memory)."""
+        """Queue leased requests again (transient ones in memory); their hosts' in-flight
+        counts go down with them."""
         ids = []
         for request in requests:
             if request._lease is None:
                 self._transient.push(request, -request.priority)
             else:
                 ids.append(request._lease)
+                host_ids = self._flying.get(getattr(request, "_host", None))
+                if host_ids is not None and request._lease in host_ids:
+                    host_ids.remove(request._lease)
+                    if not host_ids:
+                        del self._flying[request._host]
         if ids:
-            self._call("release", [self.worker, *ids])
+            self._call("release", [self.worker, self.limits[0], *ids])
             self.leased.difference_update(ids)
             self.queued += len(ids)
 
@@ -1039,7 +1046,8 @@ class RedisFrontier:
         fields = []
         for key, value in (meta or {}).items():
             fields += (key, json.dumps(value))
-        acked, lost = self._call("commit", [self.worker, len(fields) // 2, *fields, *acks])
+        acked, lost = self._call("commit", [self.worker, self.limits[0], len(fields) // 2,
+                                            *fields, *acks])
         self._pending_acks = []
         self.leased.difference_update(acks)
         if meta:
@@ -1081,14 +1089,17 @@ class RedisFrontier:
 
         Returns:
             dict: ``{'queued': int, 'leased': int (by every worker), 'own_leases': int,
-            'start_exhausted': bool, 'start_owner': str}``.
+            'start_exhausted': bool, 'start_owner': str, 'ready_hosts': int (may start a
+            request now), 'delayed_hosts': int (waiting for their delay),
+            'busy_hosts': int (with requests in flight)}``.
 
         Raises:
             FrontierError: Redis failed.
             FrontierPermanentError: the crawl's data is gone from it (flushed, evicted,
                 a Redis restarted without persistence): finishing would lose requests.
         """
-        queued, leased, exhausted, owner, expired, exists = self._call("status", [])
+        (queued, leased, exhausted, owner, expired, exists, ready, delayed,
+         busy) = self._call("status", [self.limits[0], self.worker, self._take_finished()])
         if not exists:
             raise FrontierPermanentError(_lost_message(
                 self.url, f"its mark ({self.key}:meta created) is gone"))
@@ -1096,7 +1107,24 @@ class RedisFrontier:
         self.queued = int(queued)
         return {"queued": int(queued), "leased": int(leased), "own_leases": len(self.leased),
                 "start_exhausted": bool(exhausted),
-                "start_owner": owner.decode() if isinstance(owner, bytes) else owner}
+                "start_owner": owner.decode() if isinstance(owner, bytes) else owner,
+                "ready_hosts": int(ready), "delayed_hosts": int(delayed),
+                "busy_hosts": int(busy)}
+
+    def describe_pending(self) -> dict:
+        """What the shared frontier holds, for the stall report: ``{'queued': int,
+        'leased': int, 'ready hosts': int, 'hosts in their delay': int, 'hosts with
+        requests in flight': int, 'this worker's open leases': int}``.
+
+        Raises:
+            FrontierError: Redis failed.
+        """
+        status = self.status()
+        return {"queued": status["queued"], "leased": status["leased"],
+                "ready hosts": status["ready_hosts"],
+                "hosts in their delay": status["delayed_hosts"],
+                "hosts with requests in flight": status["busy_hosts"],
+                "this worker's open leases": status["own_leases"]}
 
     def crawl_figures(self, own: dict) -> dict:
         """Publish this worker's figures and read the whole shared crawl's.
@@ -1160,10 +1188,11 @@ class RedisFrontier:
                 break
             left.append(request)
         self._prefetched.clear()
+        self._flying.clear()
         try:
             self.commit()
             if self.leased:
-                self._call("release", [self.worker, *self.leased])
+                self._call("release", [self.worker, self.limits[0], *self.leased])
                 self.leased.clear()
             self._call("unclaim", [self.worker])
         finally:
@@ -1182,21 +1211,4 @@ class RedisFrontier:
                            "FRONTIER_LEASE_TIMEOUT): their requests are queued again",
                            {"n": n}, extra={"spider": self.spider})
 
-    def _inc(self, key, count=1):
-        if self.stats is not None:
-            self.stats.inc_value(key, count, spider=self.spider)
 
-
-def _redact(url: str) -> str:
-    """``url`` with its password replaced by ``***``."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc[-1]}"))

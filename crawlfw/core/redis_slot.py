@@ -1,18 +1,30 @@
-"""Politeness for a crawl shared by many workers: a download slot whose concurrency
-(``CONCURRENT_REQUESTS_PER_DOMAIN`` / ``_PER_IP``) and delay (``DOWNLOAD_DELAY``) hold
-for the whole crawl, with the permits in Redis.
+"""Politeness for a crawl shared by many workers, for the requests the shared frontier
+did not pace: a download slot whose concurrency (``CONCURRENT_REQUESTS_PER_DOMAIN`` /
+``_PER_IP``) and delay (``DOWNLOAD_DELAY``) hold for the whole crawl, with permits in
+Redis.
+
+A request leased from the shared frontier (:class:`crawlfw.core.redis_frontier.RedisFrontier`)
+was counted in its host's concurrency for the whole crawl and spaced by its delay there,
+in the same Lua call that leased it; it arrives marked ``request._paced`` and starts as
+soon as the local concurrency allows, without a permit and without a round trip. The
+permits are for the others, which do not come from the frontier: robots.txt,
+``crawler.engine.download`` (media pipelines), a spider's requests kept in memory
+(``transient_ok``). These keep the downloader's full politeness across workers.
 
 :class:`SharedDownloadSlot` is a :class:`crawlfw.core.slot.DownloadSlot` whose
-:meth:`~SharedDownloadSlot.pop_ready` first takes permits from Redis: a transfer starts
-only with a permit of its slot, and a slot has at most ``concurrency`` permits out,
-across every worker. With a delay, at most one transfer of the slot starts per delay,
-across every worker (the time of the next allowed start is kept in Redis; the
-randomization of ``RANDOMIZE_DOWNLOAD_DELAY`` is drawn by the worker that starts). A
-permit is kept for the worker's next request of the slot (without a delay) and given
-back when unused for :data:`HOLD_S` seconds (the downloader pumps at least once a
-second while it holds one); it expires after ``FRONTIER_LEASE_TIMEOUT``
-seconds unless renewed (the downloader renews its permits as it pumps), so a worker
-that dies holds none for long.
+:meth:`~SharedDownloadSlot.pop_ready` takes permits from Redis for unpaced requests:
+such a transfer starts only with a permit of its slot, and a slot has at most
+``concurrency`` permits out, across every worker. With a delay, at most one transfer of
+the slot starts per delay, across every worker (the time of the next allowed start is
+kept in Redis; the randomization of ``RANDOMIZE_DOWNLOAD_DELAY`` is drawn by the worker
+that starts). A permit is kept for the worker's next request of the slot (without a
+delay) and given back when unused for :data:`HOLD_S` seconds; it expires after
+``FRONTIER_LEASE_TIMEOUT`` seconds unless renewed, so a worker that dies holds none for
+long. Renewals and give-backs are done by :func:`maintain_shared_slots`, which the
+downloader calls as it pumps (at least once a second while a slot holds permits), for
+the slots holding permits only: a pump never looks at every slot. A downloader's slots
+share its thread's one Redis client and script connection
+(:meth:`crawlfw.core.redis_link.RedisLink.for_thread`).
 
 Keys, one pair per slot, each with its own Redis Cluster hash tag (so the slots of a
 big crawl spread over the cluster's nodes)::
@@ -28,16 +40,17 @@ import logging
 import time
 
 from crawlfw.core.frontier import FrontierError
-from crawlfw.core.redis_frontier import (
+from crawlfw.core.redis_link import (
     FrontierPermanentError,
     Scripts,
     call_with_retry,
+    frontier_key,
     redis_link,
     worker_id,
 )
 from crawlfw.core.slot import DownloadSlot
 
-__all__ = ["SharedDownloadSlot"]
+__all__ = ["SharedDownloadSlot", "maintain_shared_slots"]
 
 logger = logging.getLogger(__name__)
 
@@ -95,12 +108,15 @@ return 0
 
 _tokens = itertools.count(1)
 
+_SOURCES = {"acquire": _ACQUIRE, "renew": _RENEW}
+
 
 class SharedDownloadSlot(DownloadSlot):
-    """A download slot whose limits hold across every worker of a shared crawl.
+    """A download slot whose limits hold across every worker of a shared crawl, for
+    requests the shared frontier did not pace (see the module doc).
 
     Args:
-        client: a ``redis.Redis``.
+        client: a ``redis.Redis`` (the downloader thread's, shared by its slots).
         url: the Redis URL (for messages).
         key: the slot's key prefix, ``{<crawl key>|slot|<slot>}``.
         worker: this worker's id (in the permit tokens).
@@ -109,11 +125,15 @@ class SharedDownloadSlot(DownloadSlot):
         *args, **kw: :class:`~crawlfw.core.slot.DownloadSlot` arguments.
         stats: the crawl's stats collector (counts ``frontier/redis_calls``), or None.
         spider: the spider (for log records and stats).
-        link: the crawl's :class:`~crawlfw.core.redis_frontier.RedisLink` (default:
+        link: the crawl's :class:`~crawlfw.core.redis_link.RedisLink` (default:
             the one of ``spider.crawler``): one retry budget for the crawl; once a
             call failed for good (the crawl stops, or Redis stayed unreachable for the
             budget) :meth:`pop_ready` starts nothing and asks again after
             :data:`FAILED_WAIT_S`; the scheduler's own calls fail the crawl.
+        scripts: the thread's :class:`~crawlfw.core.redis_link.Scripts` (default: one
+            of this slot's own, on ``client``).
+        holders: the set where a slot holding permits puts itself, for
+            :func:`maintain_shared_slots` (default: a set of its own).
 
     A fault waiting will not mend (authentication, ``NOPERM`` on the slot's keys) is
     noted on the link (``link.failure``): the scheduler, at its next tick, fails the
@@ -121,7 +141,7 @@ class SharedDownloadSlot(DownloadSlot):
     """
 
     def __init__(self, client, url, key, worker, permit_timeout_s, retry_timeout_s,
-                 *args, stats=None, spider=None, link=None, **kw):
+                 *args, stats=None, spider=None, link=None, scripts=None, holders=None, **kw):
         super().__init__(*args, **kw)
         self.link = link if link is not None else redis_link(getattr(spider, "crawler", None))
         self.stats = stats
@@ -132,8 +152,10 @@ class SharedDownloadSlot(DownloadSlot):
         self.permit_ms = max(1, int(permit_timeout_s * 1000))
         self.retry_timeout_s = retry_timeout_s
         self.keys = [f"{key}:permits", f"{key}:next"]
-        self.scripts = Scripts(client, {"acquire": _ACQUIRE, "renew": _RENEW})
-        self.permits = {}  # request in flight -> its permit token
+        self._own_scripts = scripts is None
+        self.scripts = scripts if scripts is not None else Scripts(client, _SOURCES)
+        self.holders = holders if holders is not None else set()
+        self.permits = {}  # unpaced request in flight -> its permit token
         self._given_back = []  # tokens of ended transfers, sent with the next call
         self._free = []  # (token, since when, monotonic s): held for the next request
         self._wait_until_s = 0.0  # no permit to be had before this (monotonic s)
@@ -142,31 +164,37 @@ class SharedDownloadSlot(DownloadSlot):
 
     @classmethod
     def from_settings(cls, settings, spider=None, *, slot="", client=None, stats=None,
-                      **kw):
+                      link=None, holders=None, **kw):
         """A slot configured like :meth:`DownloadSlot.from_settings`, its permits in the
         Redis of ``FRONTIER_URL`` under the crawl's key (``FRONTIER_KEY`` or
-        ``crawlfw:<spider name>``).
+        ``crawlfw:<spider name>``), on the calling thread's connection
+        (:meth:`~crawlfw.core.redis_link.RedisLink.for_thread`: one per downloader).
 
         Args:
             settings: the crawl settings.
             spider: the spider.
             slot: the slot key (host name or IP).
-            client: a ``redis.Redis`` (default: one for ``FRONTIER_URL``).
+            client: a ``redis.Redis`` (default: the calling thread's for ``FRONTIER_URL``).
             stats: the crawl's stats collector (``frontier/redis_calls``), or None.
+            link: the crawl's link (default: ``spider.crawler``'s).
+            holders: the set of slots holding permits that the downloader maintains
+                (:func:`maintain_shared_slots`; default: the thread's).
         """
-        import redis
-
         plain = DownloadSlot.from_settings(settings, spider, **kw)
         url = settings["FRONTIER_URL"]
-        crawl = str(settings.get("FRONTIER_KEY") or f"crawlfw:{getattr(spider, 'name', '')}")
-        crawl = crawl.replace("{", "").replace("}", "")
-        client = client or redis.Redis.from_url(url, socket_timeout=30,
-                                                socket_connect_timeout=5, protocol=2)
+        crawl = frontier_key(settings, getattr(spider, "name", "")).replace("{", "").replace("}", "")
+        link = link if link is not None else redis_link(getattr(spider, "crawler", None))
+        scripts = None
+        if client is None:
+            conn = link.for_thread(url)
+            client, scripts = conn.client, conn.scripts(_SOURCES)
+            if holders is None:
+                holders = conn.holders
         return cls(client, url, f"{{{crawl}|slot|{slot}}}", worker_id(settings),
                    settings.getfloat("FRONTIER_LEASE_TIMEOUT", 60.0),
                    settings.getfloat("FRONTIER_RETRY_TIMEOUT", 300.0),
                    plain.concurrency, plain.delay_s, plain.randomize_delay, stats=stats,
-                   spider=spider, **kw)
+                   spider=spider, link=link, scripts=scripts, holders=holders, **kw)
 
     def _call(self, fn):
         result = call_with_retry(fn, self.url, self.retry_timeout_s, spider=self.spider,
@@ -176,46 +204,62 @@ class SharedDownloadSlot(DownloadSlot):
         return result
 
     def pop_ready(self, now_s: float) -> list:
-        """Take the requests that may start now: locally as
-        :meth:`DownloadSlot.pop_ready`, each with a permit of the whole crawl: first
+        """Take the requests that may start now, oldest first, up to the local
+        concurrency: a paced request (``request._paced``: the shared frontier counted
+        and spaced it) at once; an unpaced one with a permit of the whole crawl: first
         the permits this worker holds from ended transfers (no delay only), then new
-        ones from Redis, in one call that also gives back the permits not needed."""
-        free = self._free
-        if (self.permits or free) and now_s - self._renewed_s >= self.permit_ms / 3000:
-            self._renewed_s = now_s
-            tokens = [*self.permits.values(), *(t for t, _ in free)]
-            try:
-                self._call(lambda: self.scripts.run("renew", self.keys[:1],
-                                                    [self.permit_ms, *tokens]))
-            except FrontierPermanentError as e:
-                self.link.failure = e  # the scheduler fails the crawl with it
-            except FrontierError:
-                pass  # (not renewed: they expire; the crawl stops)
+        ones from Redis, in one call that also gives back the permits not needed. An
+        unpaced request waiting for a permit does not hold back the paced ones behind
+        it."""
         queue = self.queue
         want = min(len(queue), self.concurrency - len(self.inprogress))
         started = []
-        while free and len(started) < want:  # reused without a round trip
-            started.append(self._start(queue.popleft(), free.pop()[0]))
-        want -= len(started)
-        back = self._given_back
-        if free:  # not needed now: given back when unused for HOLD_S
-            back += [t for t, since in free if now_s - since >= HOLD_S]
-            free[:] = [(t, since) for t, since in free if now_s - since < HOLD_S]
-        if now_s < self._wait_until_s:
-            want = 0
-        if want <= 0 and not back:
+        if want <= 0:
             return started
-        want = max(want, 0)
+        waiting = None  # unpaced requests passed over (no permit now), in order
+        while want > 0 and queue:
+            if getattr(queue[0], "_paced", False):
+                started.append(self._start(queue.popleft(), None))
+                want -= 1
+                continue
+            unpaced = 0  # how many unpaced requests lead the queue (at most want)
+            for request in queue:
+                if unpaced >= want or getattr(request, "_paced", False):
+                    break
+                unpaced += 1
+            tokens = self._permits(now_s, unpaced)
+            for token in tokens:
+                started.append(self._start(queue.popleft(), token))
+            want -= len(tokens)
+            if len(tokens) < unpaced:  # no permit for the rest: let paced ones pass
+                if waiting is None:
+                    waiting = []
+                for _ in range(unpaced - len(tokens)):
+                    waiting.append(queue.popleft())
+        if waiting:
+            queue.extendleft(reversed(waiting))
+        return started
+
+    def _permits(self, now_s: float, want: int) -> list:
+        """Up to ``want`` permit tokens: held ones first, then from Redis (unless a
+        refusal or the delay says to wait)."""
+        free = self._free
+        tokens = []
+        while free and len(tokens) < want:  # reused without a round trip
+            tokens.append(free.pop()[0])
+        want -= len(tokens)
+        if want <= 0 or now_s < self._wait_until_s:
+            return tokens
         delay_ms = 0
-        if want and self.delay_s:
+        if self.delay_s:
             factor = self._rng.uniform(0.5, 1.5) if self.randomize_delay else 1.0
             delay_ms = max(1, int(self.delay_s * factor * 1000))
-        tokens = [f"{self.worker}:{next(_tokens)}" for _ in range(want)]
-        self._given_back = []
+        new = [f"{self.worker}:{next(_tokens)}" for _ in range(want)]
+        back, self._given_back = self._given_back, []
         try:
             granted, wait_ms = self._call(lambda: self.scripts.run(
                 "acquire", self.keys, [want, self.concurrency, delay_ms, self.permit_ms,
-                                       len(back), *back, *tokens]))
+                                       len(back), *back, *new]))
         except FrontierError as e:
             if isinstance(e, FrontierPermanentError):
                 self.link.failure = e  # the scheduler fails the crawl with it
@@ -226,9 +270,7 @@ class SharedDownloadSlot(DownloadSlot):
             logger.debug("Download slot %(slot)s: no permit: %(error)s",
                          {"slot": self.keys[0], "error": e}, extra={"spider": self.spider})
             self._wait_until_s = now_s + FAILED_WAIT_S
-            return started
-        if not want:
-            return started
+            return tokens
         if not granted:
             if wait_ms < 0:  # full: ask again later, less often each time
                 wait_s = self._poll_s
@@ -236,32 +278,36 @@ class SharedDownloadSlot(DownloadSlot):
             else:
                 wait_s = wait_ms / 1000
             self._wait_until_s = now_s + wait_s
-            return started
+            return tokens
         self._poll_s = POLL_S
-        for token in tokens[:granted]:
-            started.append(self._start(queue.popleft(), token))
-        return started
+        return tokens + new[:granted]
 
     def _start(self, request, token):
         self.inprogress[request] = None
-        self.permits[request] = token
+        if token is not None:
+            self.permits[request] = token
+            self.holders.add(self)
         return request
 
     def next_ready_in_s(self, now_s: float) -> float | None:
         """Seconds until :meth:`pop_ready` should ask again: ``0.0`` when it may now,
         the wait Redis named (a delay), or :data:`POLL_S` doubling up to
-        :data:`POLL_MAX_S` while the slot is full in other workers; None when nothing
-        is queued or every local transfer is busy."""
-        if not self.queue or len(self.inprogress) >= self.concurrency:
+        :data:`POLL_MAX_S` while the slot is full in other workers (``0.0`` when a paced
+        request could start); None when nothing is queued or every local transfer is
+        busy."""
+        queue = self.queue
+        if not queue or len(self.inprogress) >= self.concurrency:
             return None
         wait = self._wait_until_s - now_s
-        return wait if wait > 0 else 0.0
+        if wait > 0 and not any(getattr(r, "_paced", False) for r in queue):
+            return wait
+        return 0.0
 
     def transfer_done(self, request) -> None:
         """End ``request``'s transfer. Without a delay this worker keeps its permit for
-        its next request of the slot (given back by :meth:`pop_ready` once unused for
-        :data:`HOLD_S` seconds); with one, the permit is given back with the next
-        :meth:`pop_ready` (each start must pass the delay in Redis).
+        its next unpaced request of the slot (given back by :meth:`maintain` once
+        unused for :data:`HOLD_S` seconds); with one, the permit is given back with the
+        next call (each start must pass the delay in Redis).
 
         Raises:
             KeyError: ``request`` is not in flight in this slot.
@@ -282,30 +328,81 @@ class SharedDownloadSlot(DownloadSlot):
         downloader keeps pumping (at least once a second) until they are."""
         return bool(self._free or self._given_back)
 
-    def _give_back(self):
-        tokens = [*self._given_back, *(t for t, _ in self._free)]
-        self._given_back = []
-        self._free.clear()
-        if tokens:
-            self._call(lambda: self.client.zrem(self.keys[0], *tokens))
+    def maintain(self, now_s: float) -> bool:
+        """Renew the permits held (every third of their lifetime) and give back those
+        unused for :data:`HOLD_S` seconds and those of ended transfers, in at most one
+        call each.
+
+        Args:
+            now_s: ``time.monotonic()`` seconds.
+
+        Returns:
+            True while the slot still holds permits (in flight, or kept).
+        """
+        free = self._free
+        try:
+            if (self.permits or free) and now_s - self._renewed_s >= self.permit_ms / 3000:
+                self._renewed_s = now_s
+                tokens = [*self.permits.values(), *(t for t, _ in free)]
+                self._call(lambda: self.scripts.run("renew", self.keys[:1],
+                                                    [self.permit_ms, *tokens]))
+            if free:
+                self._given_back += [t for t, since in free if now_s - since >= HOLD_S]
+                free[:] = [(t, since) for t, since in free if now_s - since < HOLD_S]
+            if self._given_back:
+                back, self._given_back = self._given_back, []
+                self._call(lambda: self.client.zrem(self.keys[0], *back))
+        except FrontierPermanentError as e:
+            self.link.failure = e  # the scheduler fails the crawl with it
+        except FrontierError:
+            pass  # (not renewed or given back: they expire; the crawl stops)
+        return bool(self.permits or free or self._given_back)
 
     def requeue_inprogress(self) -> list:
         """Put in-flight requests back in the queue and give their permits back."""
         self._given_back += self.permits.values()
         self.permits.clear()
-        self._give_back()
+        tokens = [*self._given_back, *(t for t, _ in self._free)]
+        self._given_back = []
+        self._free.clear()
+        if tokens:
+            self._call(lambda: self.client.zrem(self.keys[0], *tokens))
+        self.holders.discard(self)
         return super().requeue_inprogress()
 
     def close(self) -> None:
-        """Give back the permits of transfers still in flight (the downloader stops)."""
+        """Give back the permits of transfers still in flight (the downloader stops);
+        close this slot's own connection (a shared one is closed by its thread,
+        :meth:`~crawlfw.core.redis_link.RedisLink.close_thread`)."""
         tokens = [*self._given_back, *(t for t, _ in self._free), *self.permits.values()]
         self.permits.clear()
         self._free.clear()
         self._given_back = []
+        self.holders.discard(self)
         try:
             if tokens and self.link.down_since is None:  # (down: they expire anyway)
                 self.client.zrem(self.keys[0], *tokens)
         except Exception:  # they expire anyway
             pass
-        self.scripts.close()
-        self.client.close()
+        if self._own_scripts:
+            self.scripts.close()
+            self.client.close()
+
+
+def maintain_shared_slots(holders: set, now_s: float) -> bool:
+    """Renew and give back the permits of the shared slots in ``holders`` (a
+    downloader's: :attr:`crawlfw.core.redis_link.ThreadRedis.holders`), dropping those
+    that hold none any more. Costs nothing for the slots without permits.
+
+    Args:
+        holders: the set of :class:`SharedDownloadSlot` holding permits.
+        now_s: ``time.monotonic()`` seconds.
+
+    Returns:
+        True while some slot still holds permits (the downloader keeps pumping at
+        least once a second).
+    """
+    for slot in list(holders):
+        if not slot.maintain(now_s):
+            holders.discard(slot)
+    return bool(holders)

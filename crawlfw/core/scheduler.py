@@ -216,7 +216,12 @@ def _redis_frontier(crawler, dupefilter):
 
 
 def _open_redis_frontier(crawler, settings, dupefilter, dqname):
-    from crawlfw.core.redis_frontier import RedisFrontier, frontier_key, redis_link, worker_id
+    from crawlfw.core.hostpolicy import politeness_settings
+    from crawlfw.core.redis_frontier import RedisFrontier
+    from crawlfw.core.redis_link import frontier_key, redis_link, worker_id
+
+    def host_limits():  # the downloader slots' rule (read after spider_opened)
+        return politeness_settings(settings, crawler.spider)
 
     return RedisFrontier(
         settings["FRONTIER_URL"], frontier_key(settings, crawler.spider.name), dupefilter,
@@ -228,4 +233,6 @@ def _open_redis_frontier(crawler, settings, dupefilter, dqname):
         stats=crawler.stats,
         link=redis_link(crawler),
         join_only=settings.getbool("FRONTIER_JOIN_ONLY"),
+        host_limits=host_limits,
+        logunser=settings.getbool("LOG_UNSERIALIZABLE_REQUESTS"),
     )

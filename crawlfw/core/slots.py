@@ -48,10 +48,6 @@ class SlotTable:
         new_slot: ``new_slot(key) -> DownloadSlot``: builds the slot for a key seen for
             the first time (or again after its eviction), e.g.
             ``lambda key: DownloadSlot.from_settings(settings, spider)``.
-        scan_all: call every slot's ``pop_ready`` on each :meth:`pop_ready` (not only
-            those the heap says are due). For slots whose readiness is decided elsewhere
-            (:class:`~crawlfw.core.redis_slot.SharedDownloadSlot`: permits in Redis,
-            renewed while transfers run); costs O(slots) per call, so only there.
 
     Attributes:
         slots: ``{key: DownloadSlot}``, the slots alive (active, or idle within their
@@ -62,9 +58,8 @@ class SlotTable:
         evicted: slots evicted so far (a count).
     """
 
-    def __init__(self, new_slot: Callable[[str], DownloadSlot], *, scan_all: bool = False):
+    def __init__(self, new_slot: Callable[[str], DownloadSlot]):
         self._new_slot = new_slot
-        self._scan_all = scan_all
         self.slots: dict[str, DownloadSlot] = {}
         self.queued = 0
         self.in_flight = 0
@@ -108,16 +103,11 @@ class SlotTable:
         ready = self._ready
         at_of = self._at
         slots = self.slots
-        if self._scan_all:
-            due = list(slots)
-            at_of.clear()
-            ready.clear()
-        else:
-            while ready and ready[0][0] <= now_s:
-                at, _, key = heapq.heappop(ready)
-                if at_of.get(key) == at:
-                    del at_of[key]
-                    due.append(key)
+        while ready and ready[0][0] <= now_s:
+            at, _, key = heapq.heappop(ready)
+            if at_of.get(key) == at:
+                del at_of[key]
+                due.append(key)
         for key in due:
             slot = slots[key]
             requests = slot.pop_ready(now_s)
@@ -238,10 +228,6 @@ class SlotTable:
                 wait = at - now_s
                 return wait if wait > 0 else 0.0
             heapq.heappop(ready)  # stale
-        if self._scan_all and self.queued:
-            waits = [w for w in (s.next_ready_in_s(now_s) for s in self.slots.values())
-                     if w is not None]
-            return min(waits) if waits else None
         return None
 
     def next_evict_in_s(self, now_s: float) -> float | None:
@@ -294,8 +280,6 @@ class SlotTable:
     def _schedule(self, key: str, slot: DownloadSlot, now_s: float) -> None:
         """Put ``key`` in the heap at the time it may start a request (if any, and if
         not there already at that time or earlier)."""
-        if self._scan_all:
-            return
         wait = slot.next_ready_in_s(now_s)
         if wait is None:
             return

@@ -44,6 +44,9 @@ def make(redis_server, spider):
 
     def make(worker="w1", key="{t}", **kw):
         kw.setdefault("lease_timeout_s", 30.0)
+        # Per-host queues: these tests are about order and leases, on one host; they
+        # leave its concurrency unbounded (the per-host tests below set theirs).
+        kw.setdefault("host_limits", lambda: (1000, 0.0, False))
         f = RedisFrontier(redis_server.url, key, RFPDupeFilter(), worker=worker, **kw)
         f.open(spider)
         made.append(f)
@@ -420,3 +423,314 @@ def test_start_requests_first_in_first_out_after_the_others_of_their_priority(ma
     f.release(leased[3:])
     f.push_many([R("w", priority=-1)])
     assert urls(f.lease(10)) == ["2", "3", "4", "5", "w"]
+
+
+# --- per-host queues (issue 18) ------------------------------------------------------
+
+
+def H(host, path="", **kw):  # noqa: N802 - a request of a host, briefly
+    return crawlfw.Request(f"http://{host}/{path}", **kw)
+
+
+def hosts(requests):
+    return [r._host for r in requests]
+
+
+def per_host(conc, delay_s=0.0, randomize=False):
+    return {"host_limits": lambda: (conc, delay_s, randomize)}
+
+
+def crawl_keys(f):
+    return sorted(k.decode() for k in f.client.keys(f"{f.key}:*"))
+
+
+def test_a_busy_host_does_not_hold_the_others_back(make):
+    f = make(**per_host(2))
+    f.push_many([H("big", str(i)) for i in range(10)] + [H("s1"), H("s2"), H("s3")])
+    got = f.lease(10)
+    assert len(got) == 5 and sorted(hosts(got)) == ["big", "big", "s1", "s2", "s3"]
+    assert all(r._lease is not None and r._paced is True for r in got)
+    assert f.lease(10) == []  # big is at its concurrency; the small hosts are empty
+    f.hosts_finished({"big": 1})
+    assert hosts(f.lease(10)) == ["big"]  # reported with the lease: one more may go
+    assert f.status()["queued"] == 7
+
+
+def test_a_higher_head_goes_first_then_the_host_waiting_longest(make):
+    f = make(**per_host(2), lifo=False)
+    f.push_many([H("a", str(i)) for i in range(3)] + [H("b", str(i)) for i in range(3)])
+    f.push(H("c", "top", priority=5))
+    got = f.lease(7)
+    # c's head has the highest priority; then a, whose requests waited longest, up to
+    # its concurrency (FIFO within it), then b; neither may take a third.
+    assert hosts(got) == ["c", "a", "a", "b", "b"]
+    assert urls(got[1:3]) == ["0", "1"]
+    f.hosts_finished({"b": 1, "a": 1})  # a still waited longer, whatever the order
+    assert hosts(f.lease(7)) == ["a", "b"]
+    f.push(H("d", "x"))
+    f.hosts_finished({"a": 1})
+    f.push(H("a", "again"))  # a's queue had emptied: its new request waited less than d's
+    assert hosts(f.lease(7)) == ["d", "a"]
+    f.push(H("a", "urgent", priority=1))
+    f.hosts_finished({"a": 2, "b": 2})
+    assert urls(f.lease(1)) == ["urgent"]  # a better head goes first, whoever is older
+
+
+def test_concurrency_per_host_holds_across_two_workers(make):
+    a, b = make("a", **per_host(3)), make("b", **per_host(3))
+    a.push_many([H("h", str(i)) for i in range(10)])
+    assert len(a.lease(2)) == 2
+    assert len(b.lease(5)) == 1  # the host's third transfer, across workers
+    assert a.lease(5) == [] and b.lease(5) == []
+    a.hosts_finished({"h": 2})
+    assert b.lease(5) == []  # (noted by a: not in Redis yet)
+    a.status()  # a report travels with the worker's next call to Redis
+    assert len(b.lease(5)) == 2
+    assert a.lease(5) == []
+    assert int(a.client.hget("{t}:inflight", "h")) == 3
+
+
+def test_a_count_beyond_what_was_leased_is_ignored(make):
+    a, b = make("a", **per_host(2)), make("b", **per_host(2))
+    a.push_many([H("h", str(i)) for i in range(4)])
+    assert len(b.lease(1)) == 1
+    a.hosts_finished({"h": 5, "other": 1})  # a has nothing in flight: nothing changes
+    assert len(a.lease(5)) == 1
+
+
+def test_delay_spaces_leases_of_a_host_across_workers(make):
+    a, b = make("a", **per_host(8, 0.4)), make("b", **per_host(8, 0.4))
+    a.push_many([H("slow", str(i)) for i in range(3)] + [H("other")])
+    got = a.lease(5)
+    assert sorted(hosts(got)) == ["other", "slow"]  # one start of slow per delay
+    assert b.lease(5) == []
+    wait = b.next_ready_in_s(time.monotonic())
+    assert wait is not None and 0.2 < wait <= 0.4
+    deadline = time.monotonic() + 5
+    while not (got := b.lease(5)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert hosts(got) == ["slow"]
+    assert b.next_ready_in_s(time.monotonic()) > 0.2  # its next start, 0.4 s on
+
+
+def test_randomized_delay_draws_from_half_to_one_and_a_half(make):
+    f = make(**per_host(8, 1.0, randomize=True), rng=__import__("random").Random(7))
+    for i in range(20):
+        f.push(H(f"h{i}"))
+    before = f.client.time()
+    assert len(f.lease(20)) == 20
+    now_ms = before[0] * 1000 + before[1] / 1000
+    gaps = [s - now_ms for _, s in f.client.zrange("{t}:next", 0, -1, withscores=True)]
+    assert len(gaps) == 20 and all(450 <= g <= 1550 for g in gaps)
+    assert max(gaps) - min(gaps) > 200  # drawn, not one factor for all
+
+
+def test_prefetch_takes_no_request_of_a_host_with_a_delay(make):
+    f = make(**per_host(8, 5.0), prefetch=4)
+    f.push_many([H("d1"), H("d2"), H("d3")])
+    assert len(f.lease(1)) == 1
+    assert len(f._prefetched) == 0 and f.status()["leased"] == 1
+
+
+def test_prefetch_leaves_half_of_a_hosts_concurrency_to_the_others(make):
+    a, b = make("a", **per_host(8), prefetch=8), make("b", **per_host(8), prefetch=8)
+    a.push_many([H("h", str(i)) for i in range(20)])
+    assert len(a.lease(2)) == 2 and len(a._prefetched) == 2  # up to 4 of 8 in flight
+    assert len(b.lease(4)) == 4 and len(b._prefetched) == 0  # the host is full now
+    assert int(a.client.hget("{t}:inflight", "h")) == 8
+
+
+def test_an_expired_lease_gives_its_hosts_count_back(make):
+    dead = make("dead", lease_timeout_s=0.3, **per_host(1))
+    live = make("live", **per_host(1))
+    dead.push_many([H("h", "1"), H("h", "2")])
+    assert len(dead.lease(2)) == 1  # the host's one transfer
+    assert live.lease(2) == []
+    time.sleep(0.4)
+    got = live.lease(2)
+    assert len(got) == 1  # the expired one is queued again; the host still takes one
+    assert int(live.client.hget("{t}:inflight", "h")) == 1
+    dead.hosts_finished({"h": 1})  # late: not its flight any more
+    dead.status()
+    assert int(live.client.hget("{t}:inflight", "h")) == 1
+
+
+def test_release_and_commit_give_the_count_back(make):
+    a, b = make("a", **per_host(1)), make("b", **per_host(1))
+    a.push_many([H("h", "1"), H("h", "2"), H("g", "1")])
+    got = {r._host: r for r in a.lease(5)}
+    assert sorted(got) == ["g", "h"]
+    a.release([got["h"]])
+    (r, ) = b.lease(5)  # the host's count went back with the release
+    assert r._host == "h"
+    b.ack([r._lease])
+    b.commit()  # acked before its end was reported: the count goes back with the ack
+    assert len(a.lease(5)) == 1
+
+
+def test_hosts_with_nothing_keep_no_state(make):
+    f = make(**per_host(4, 0.2))
+    f.push_many([H(f"h{i}", str(j)) for i in range(20) for j in range(2)])
+    done = []
+    deadline = time.monotonic() + 10
+    while len(done) < 40 and time.monotonic() < deadline:
+        got = f.lease(40)
+        counts = {}
+        for r in got:
+            counts[r._host] = counts.get(r._host, 0) + 1
+        f.hosts_finished(counts)
+        done += got
+        time.sleep(0.05)
+    assert len(done) == 40
+    f.ack([r._lease for r in done])
+    f.commit()
+    time.sleep(0.35)  # every host's delay has passed
+    status = f.status()
+    assert status == {**status, "queued": 0, "leased": 0, "ready_hosts": 0,
+                      "delayed_hosts": 0, "busy_hosts": 0}
+    assert crawl_keys(f) == ["{t}:meta", "{t}:seen", "{t}:start"]
+
+
+def test_autothrottle_delays_are_shared_and_forgotten_with_the_host(make):
+    a, b = make("a", **per_host(8)), make("b", **per_host(8))
+    a.push_many([H("h", str(i)) for i in range(3)])
+    a.set_host_delay("h", 30.0)
+    assert len(a.lease(5)) == 1  # AutoThrottle's delay: one start per 30 s
+    assert b.lease(5) == []
+    assert a.client.hget("{t}:delay", "h") == b"30000"
+    a.set_host_delay("h", None)
+    assert a.lease(5) == []  # (forgotten; the next start set under it still holds)
+    assert a.client.hget("{t}:delay", "h") is None
+
+
+def test_the_host_key_is_the_download_slot_or_the_lower_case_host_name(make):
+    from crawlfw.core.redis_frontier import host_key
+
+    assert host_key(H("Example.COM:8080", "x")) == "example.com"
+    assert host_key(H("a.test", meta={"download_slot": "pool-1"})) == "pool-1"
+    f = make(**per_host(1))
+    f.push_many([H("a.test", "1", meta={"download_slot": "pool"}),
+                 H("b.test", "2", meta={"download_slot": "pool"})])
+    assert hosts(f.lease(5)) == ["pool"]  # one slot: one transfer for both hosts
+
+
+def _old_layout_crawl(client, key="{t}"):
+    """A crawl as crawlfw wrote it before per-host queues (layout 1): one queue for every
+    host, plain orders in `scores`, one lease open."""
+    def req(url, **extra):
+        return json.dumps({"url": url, "callback": "parse", **extra})
+
+    client.hset(f"{key}:meta", mapping={"created": "1", "seq": "4", "start_consumed": "2",
+                                        "start_exhausted": "1"})
+    rows = {1: (req("http://A.test:81/1"), -1), 2: (req("http://user@b.test/2"), -2),
+            3: (req("http://[::1]:8080/3", meta={"download_slot": "pool"}), -3),
+            4: (req("http://a.test/4"), -4)}
+    for rid, (data, order) in rows.items():
+        client.hset(f"{key}:requests", rid, data)
+        client.hset(f"{key}:scores", rid, order)
+    client.zadd(f"{key}:queue", {1: -1, 2: -2, 3: -3})
+    client.zadd(f"{key}:leases", {4: 1})  # long expired: its worker died
+    client.hset(f"{key}:owners", 4, "old")
+    client.sadd(f"{key}:seen", b"x" * 20)
+
+
+def test_a_crawl_of_the_old_layout_is_migrated_by_the_first_claim(make, redis_server, caplog):
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    _old_layout_crawl(client)
+    with caplog.at_level(logging.INFO):
+        f = make("new", **per_host(1), lifo=False)
+    assert "migrated to per-host queues (layout 2): 3 queued requests" in caplog.text
+    assert client.exists("{t}:queue") == 0
+    assert client.hget("{t}:meta", "layout") == b"2"
+    got = f.lease(10)  # the old lease expired into its host's queue first
+    assert sorted(hosts(got)) == ["a.test", "b.test", "pool"]
+    assert f.status()["queued"] == 1  # a.test's other request waits for its turn
+    f.hosts_finished({"a.test": 1})
+    (last,) = f.lease(10)
+    assert last._host == "a.test"
+    assert sorted(urls(got + [last])) == ["1", "2", "3", "4"]
+    make("other")  # a second claim migrates nothing
+    assert f.meta["start_exhausted"] is True and f.meta["start_requests"] == 2
+
+
+def test_the_host_rule_is_read_at_the_first_lease_and_kept(make):
+    rule = [(8, 0.0, False)]
+    f = make(host_limits=lambda: rule[0])
+    f.push_many([H("h", "1"), H("h", "2")])
+    rule[0] = (8, 30.0, False)  # a spider_opened handler set download_delay (AutoThrottle)
+    assert len(f.lease(5)) == 1  # one start per 30 s
+    rule[0] = (8, 0.0, False)
+    assert f.lease(5) == []  # kept from the first lease on
+
+
+def _check_layout(f, conc):
+    """The per-host layout's invariants, read straight from Redis."""
+    c, k = f.client, f.key
+    queues = {key.decode()[len(k) + 3:]: c.zcard(key) for key in c.keys(f"{k}:q:*")}
+    scores = {int(i): v.decode().split(" ", 1)[1] for i, v in c.hgetall(f"{k}:scores").items()}
+    flying = {int(i) for i in c.hkeys(f"{k}:flying")}
+    inflight = {h.decode(): int(n) for h, n in c.hgetall(f"{k}:inflight").items()}
+    counted = {}
+    for i in flying:
+        counted[scores[i]] = counted.get(scores[i], 0) + 1
+    assert inflight == counted  # every count is a lease still in flight, and back
+    assert all(n > 0 for n in queues.values())
+    assert int(c.hget(f"{k}:meta", "queued") or 0) == sum(queues.values())
+    now_ms = (lambda t: t[0] * 1000 + t[1] // 1000)(c.time())
+    waiting = {h.decode() for h, at in c.zrange(f"{k}:next", 0, -1, withscores=True)
+               if at > now_ms + 5}
+    ready = {h.decode() for h in c.zrange(f"{k}:ready", 0, -1)}
+    assert ready == {h for h in queues if inflight.get(h, 0) < conc and h not in waiting}
+    assert {h.decode() for h in c.hkeys(f"{k}:since")} == set(queues)
+
+
+def test_random_steps_of_two_workers_keep_the_layout_consistent(make):
+    """Seeded random pushes, leases, finished reports, releases, acks and expiries by two
+    workers: after every step each host's count is its leases in flight, the ready set
+    is exactly the hosts that may start, the queued count is the queues' sizes, and
+    hosts with nothing queued keep no rank."""
+    import random
+
+    rng = random.Random(18)
+    conc = 2
+    workers = [make("a", **per_host(conc), prefetch=2, lease_timeout_s=30.0),
+               make("b", **per_host(conc), lease_timeout_s=0.4)]
+    held = {0: [], 1: []}  # requests leased and not finished, per worker
+    done = {0: [], 1: []}  # finished, not acked
+    n = 0
+    for _ in range(300):
+        w = rng.randrange(2)
+        f = workers[w]
+        op = rng.random()
+        if op < 0.3:
+            batch = []
+            for _ in range(rng.randrange(1, 5)):
+                n += 1
+                batch.append(H(f"h{rng.randrange(6)}", str(n), priority=rng.randrange(2)))
+            f.push_many(batch)
+        elif op < 0.6:
+            held[w] += f.lease(rng.randrange(1, 4))
+        elif op < 0.8 and held[w]:
+            ended = [held[w].pop(rng.randrange(len(held[w])))
+                     for _ in range(rng.randrange(1, len(held[w]) + 1))]
+            counts = {}
+            for r in ended:
+                counts[r._host] = counts.get(r._host, 0) + 1
+            f.hosts_finished(counts)
+            f.status()  # (the reports go with this call)
+            done[w] += ended
+        elif op < 0.88 and held[w]:
+            f.release([held[w].pop()])
+        elif op < 0.96 and done[w]:
+            f.ack([r._lease for r in done[w]])
+            f.commit()
+            done[w] = []
+        elif w == 1 and held[1]:  # worker b stalls: its leases expire
+            time.sleep(0.45)
+            held[1], done[1] = [], []
+            f._flying.clear()
+            f.leased.clear()
+            workers[0].status()
+        _check_layout(f, conc)

@@ -56,7 +56,7 @@ def test_concurrency_holds_across_workers_and_permits_are_reused(make):
     for request in list(a.inprogress):
         a.transfer_done(request)
     assert a.holding and permits(a) == 2  # kept for a while ...
-    assert a.pop_ready(time.monotonic() + HOLD_S + 0.01) == []
+    assert a.maintain(time.monotonic() + HOLD_S + 0.01) is False  # (the downloader's pump)
     assert not a.holding and permits(a) == 0  # ... then given back
     assert urls(b.pop_ready(time.monotonic() + 5)) == ["4"]
     assert permits(b) == 1
@@ -83,3 +83,65 @@ def test_a_dead_workers_permits_expire(make):
     assert live.pop_ready(time.monotonic()) == []
     time.sleep(0.4)  # dead never renews
     assert len(live.pop_ready(time.monotonic() + 5)) == 1
+
+
+def paced(n):
+    request = R(n)
+    request._paced = True  # leased from the shared frontier, which counted and spaced it
+    return request
+
+
+def test_paced_requests_start_without_a_permit_and_pass_a_waiting_one(make):
+    a, b = make("a", concurrency=2), make("b", concurrency=2)
+    b.extend([R(1), R(2)])
+    assert len(b.pop_ready(time.monotonic())) == 2  # b holds both permits of the slot
+    a.extend([R("robots"), paced("p1"), paced("p2"), R("media")])
+    now = time.monotonic()
+    assert urls(a.pop_ready(now)) == ["p1", "p2"]  # no permit for robots: paced pass it
+    assert permits(a) == 2 and not a.permits  # (all b's)
+    assert urls(a.queue) == ["robots", "media"]  # in their order, waiting for permits
+    a.transfer_done(next(iter(a.inprogress)))  # (a paced one: no permit freed)
+    assert a.next_ready_in_s(now) > 0  # only unpaced requests wait: Redis said full
+
+
+def test_maintain_renews_held_permits_and_gives_back_unused_ones(make):
+    a = make("a", permit_timeout_s=0.6)
+    a.extend([R(1), R(2)])
+    (r1, r2) = a.pop_ready(time.monotonic())
+    for _ in range(4):  # a long transfer: its permit outlives its first deadline
+        time.sleep(0.25)
+        assert a.maintain(time.monotonic()) is True
+    assert permits(a) == 2
+    a.transfer_done(r1)
+    a.transfer_done(r2)
+    assert a.maintain(time.monotonic() + HOLD_S + 0.01) is False
+    assert permits(a) == 0
+
+
+def test_slots_of_one_thread_share_one_connection_and_a_pump_looks_only_at_due_slots(
+        redis_server, monkeypatch):
+    from crawlfw.core.redis_link import RedisLink
+    from crawlfw.core.slots import SlotTable
+    from crawlfw.settings import Settings
+
+    settings = Settings({"FRONTIER_URL": redis_server.url, "FRONTIER_KEY": "t",
+                         "CONCURRENT_REQUESTS_PER_DOMAIN": 2})
+    link = RedisLink()
+    table = SlotTable(lambda key: SharedDownloadSlot.from_settings(settings, slot=key,
+                                                                   link=link))
+    now = time.monotonic()
+    for i in range(50):
+        table.enqueue(f"h{i}", paced(i), now)
+    assert len(table.pop_ready(now)) == 50
+    slots = list(table.slots.values())
+    assert len({id(s.client) for s in slots}) == 1 and len({id(s.scripts) for s in slots}) == 1
+    calls = []
+    real = SharedDownloadSlot.pop_ready
+    monkeypatch.setattr(SharedDownloadSlot, "pop_ready",
+                        lambda self, now_s: calls.append(self) or real(self, now_s))
+    table.enqueue("h7", paced("again"), now)
+    assert urls(r for _, r in table.pop_ready(now)) == ["again"]
+    assert calls == [table.slots["h7"]]  # not a scan of the 50 slots
+    for slot in slots:
+        slot.close()
+    link.close_thread()

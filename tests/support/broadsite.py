@@ -9,11 +9,15 @@ host twice in a row), so the server holds no idle connection.
 For skewed mixes (one big host among many small ones): ``host_pages`` gives some host
 names another number of pages, ``links`` makes each page link to the next ``links``
 pages, and ``latency_s`` holds every answer that long (a slow site: a fixed latency per
-response, so politeness, not CPU, bounds the crawl).
+response, so politeness, not CPU, bounds the crawl). The server counts the requests it
+serves at once per host name (``max_active``: what politeness limits) and when the
+first request came and the last answer went (``first_s``, ``last_s``: the crawl's span
+without the crawler's start-up).
 """
 
 import http.server
 import threading
+import time
 
 
 class BroadSite:
@@ -26,16 +30,31 @@ class BroadSite:
         (``/p/<n * fanout + 1>`` .. ``/p/<n * fanout + fanout>``): a site whose every
         page brings many new links.
     host_pages: ``{host name: pages}`` for hosts with another number of pages.
+    record: keep :attr:`log`.
 
     Attributes:
         port: the TCP port on 127.0.0.1.
         served: requests answered so far.
+        served_by_host: ``{host name: requests answered}``.
+        max_active: ``{host name: the most requests it was serving at once}``.
+        first_s, last_s: ``time.monotonic()`` of the first request received and of
+            the last answer sent (None before).
+        log: with ``record``, ``(time.monotonic(), host name, User-Agent)`` of every
+            request received, in order (which worker asked what, when).
+        active_by_agent: with ``record``, ``{User-Agent: requests being served now}``.
     """
 
     def __init__(self, pages: int = 2, keepalive: bool = False, latency_s: float = 0.0,
-                 links: int = 1, host_pages: dict | None = None, fanout: int = 0):
+                 links: int = 1, host_pages: dict | None = None, fanout: int = 0,
+                 record: bool = False):
         self.pages = pages
         self.served = 0
+        self.served_by_host = {}
+        self.max_active = {}
+        self.first_s = self.last_s = None
+        self.log = []
+        self.active_by_agent = {}
+        active = {}
         site = self
         lock = threading.Lock()
         stopping = self._stopping = threading.Event()
@@ -47,10 +66,31 @@ class BroadSite:
                 pass
 
             def do_GET(self):  # noqa: N802
+                host = (self.headers.get("Host") or "").rsplit(":", 1)[0].lower()
+                with lock:
+                    if site.first_s is None:
+                        site.first_s = time.monotonic()
+                    agent = self.headers.get("User-Agent", "")
+                    if record:
+                        site.log.append((time.monotonic(), host, agent))
+                        by_agent = site.active_by_agent
+                        by_agent[agent] = by_agent.get(agent, 0) + 1
+                    now = active[host] = active.get(host, 0) + 1
+                    if now > site.max_active.get(host, 0):
+                        site.max_active[host] = now
+                try:
+                    self._answer(host)
+                finally:
+                    with lock:
+                        active[host] -= 1
+                        if record:
+                            site.active_by_agent[agent] -= 1
+                        site.last_s = time.monotonic()
+
+            def _answer(self, host):
                 path = self.path
                 pages = site.pages
                 if host_pages:
-                    host = (self.headers.get("Host") or "").rsplit(":", 1)[0].lower()
                     pages = host_pages.get(host, pages)
                 n = 0 if path == "/" else int(path.rsplit("/", 1)[1]) if path.startswith(
                     "/p/") and path.rsplit("/", 1)[1].isdigit() else -1
@@ -68,6 +108,7 @@ class BroadSite:
                     status = 200
                 with lock:
                     site.served += 1
+                    site.served_by_host[host] = site.served_by_host.get(host, 0) + 1
                 self.send_response(status)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
                 self.send_header("Content-Length", str(len(body)))
