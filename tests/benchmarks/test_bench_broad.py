@@ -1,0 +1,164 @@
+"""bench_broad.py's skewed mix (issue 18): its pure helpers, its spiders, and one smoke
+run at a tiny scale (real crawls of crawlfw's three frontiers against a real slow site and
+redis-server; Scrapy is never run here). Nothing about speed is asserted."""
+
+import http.client
+import json
+import re
+import subprocess
+import sys
+from collections import deque
+from pathlib import Path
+
+import pytest
+
+from tests.support.broadsite import BroadSite
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCH))
+
+import bench_broad  # noqa: E402
+
+
+def _get(port, host, path):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", path, headers={"Host": f"{host}:{port}"})
+        response = conn.getresponse()
+        return response.status, response.read().decode()
+    finally:
+        conn.close()
+
+
+def test_skewed_expected_is_what_the_site_links():
+    """Every URL reachable from the hosts' ``/`` on a real BroadSite, and nothing else."""
+    site = BroadSite(pages=3, links=20, host_pages={"big.localhost": 45})
+    try:
+        reached = set()
+        todo = deque(f"http://{h}:{site.port}/" for h in
+                     ("big.localhost", "site0.localhost", "site1.localhost"))
+        while todo:
+            url = todo.popleft()
+            if url in reached:
+                continue
+            reached.add(url)
+            host, path = re.match(r"http://([^:/]+):\d+(/.*)", url).groups()
+            status, body = _get(site.port, host, path)
+            assert status == 200, url
+            todo.extend(f"http://{host}:{site.port}{href}"
+                        for href in re.findall(r'href="([^"]+)"', body))
+    finally:
+        site.stop()
+    expected = bench_broad.skewed_expected(site.port, "big.localhost", 45, 2, 3)
+    assert reached == expected and len(expected) == 45 + 2 * 3
+    assert bench_broad.skewed_expected(8000, "big.localhost", 1, 0, 3) == {
+        "http://big.localhost:8000/"}
+
+
+def test_check_feed_counts_missing_twice_and_extra():
+    expected = {"a", "b", "c"}
+    assert bench_broad.check_feed(["c", "a", "b"], expected) == {
+        "pages": 3, "unique": 3, "missing": 0, "twice": 0, "extra": 0, "complete": True}
+    check = bench_broad.check_feed(["a", "a", "x"], expected)
+    assert check == {"pages": 3, "unique": 2, "missing": 2, "twice": 1, "extra": 1,
+                     "complete": False}
+    assert not bench_broad.check_feed(["a", "b", "c", "c"], expected)["complete"]
+    assert not bench_broad.check_feed([], expected)["complete"]
+
+
+def test_read_feed_urls(tmp_path):
+    feed = tmp_path / "items.jl"
+    assert bench_broad.read_feed_urls(feed) == []  # missing: nothing crawled
+    feed.write_text('{"url": "http://a/"}\n\n{"url": "http://b/"}\n')
+    assert bench_broad.read_feed_urls(feed) == ["http://a/", "http://b/"]
+    feed.write_text('{"url": "http://a/"}\n{"title": "no url"}\n')
+    with pytest.raises(ValueError, match=r"items\.jl:2: not an item with a url"):
+        bench_broad.read_feed_urls(feed)
+
+
+def test_median():
+    assert bench_broad.median([3.0]) == 3.0
+    assert bench_broad.median([5, 1, 3]) == 3
+    assert bench_broad.median([4, 1, 3, 2]) == 2.5
+    assert bench_broad.median([1, None]) is None
+
+
+def _run(config, kind, wall, span, cpu=1.0, complete=True, startup=0.5, tail=0.2):
+    return {"config": config, "kind": kind, "wall_s": wall, "span_s": span, "cpu_s": cpu,
+            "complete": complete, "startup_s": startup, "tail_s": tail}
+
+
+def test_skewed_summary_ratios_over_the_measured_floor():
+    runs = [_run("scrapy", "alone", 8.0, 7.6), _run("scrapy", "mix", 12.0, 11.4),
+            _run("memory", "alone", 9.0, 7.8), _run("memory", "mix", 9.9, 8.0),
+            _run("memory", "alone", 8.0, 7.7), _run("memory", "mix", 8.6, 7.9),
+            _run("memory", "alone", 8.5, 7.6, complete=True),
+            _run("memory", "mix", 20.0, 19.0, complete=False, tail=10.0)]
+    rows = bench_broad.skewed_summary(runs)
+    assert [r["config"] for r in rows] == ["memory", "scrapy"]  # SKEWED_CONFIGS order
+    memory, scrapy = rows
+    assert memory["repeats"] == 3 and not memory["complete"]
+    assert memory["floor_wall_s"] == 8.5 and memory["mix_wall_s"] == 9.9
+    assert memory["ratio_wall"] == pytest.approx(9.9 / 8.5)
+    assert memory["ratio_span"] == pytest.approx(8.0 / 7.7)
+    assert memory["mix_tail_s"] == 0.2 and memory["floor_startup_s"] == 0.5
+    assert scrapy["complete"] and scrapy["ratio_wall"] == pytest.approx(1.5)
+    assert scrapy["label"] == "Scrapy, default queue"
+    # A configuration with no mix (or no floor) has no ratio.
+    only = bench_broad.skewed_summary([_run("jobdir", "alone", 8.0, 7.5)])
+    assert only[0]["ratio_wall"] is None and only[0]["mix_wall_s"] is None
+
+
+def test_skewed_spiders_are_in_step():
+    ours = (BENCH / "spiders" / "skewed_spider.py").read_text()
+    theirs = (BENCH / "spiders" / "skewed_spider_scrapy.py").read_text()
+
+    def code(text):  # the spider class, the framework name neutralised
+        return text[text.index("class SkewedSpider"):].replace("scrapy", "FW").replace(
+            "crawlfw", "FW")
+
+    start = code(theirs).index("    async def start(self):")
+    end = code(theirs).index("    def parse(self")
+    assert code(theirs)[:start] + code(theirs)[end:] == code(ours)
+    assert "import crawlfw" not in theirs and "import scrapy" not in ours
+
+
+def test_bench_broad_rejects_bad_skewed_options():
+    out = subprocess.run([sys.executable, str(BENCH / "bench_broad.py"), "--skewed",
+                          "--configs", "memory,nosuch"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and "--configs: unknown nosuch" in out.stderr
+    out = subprocess.run([sys.executable, str(BENCH / "bench_broad.py"), "--skewed",
+                          "--big-pages", "0"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "--big-pages must be at least 1, got 0" in out.stderr
+
+
+def test_bench_broad_skewed_smoke(tmp_path):
+    """The skewed mix end to end at a tiny scale, crawlfw in memory, with JOBDIR and on
+    two workers sharing a redis-server the benchmark starts: every run complete (every
+    page once in its feed), a floor and a ratio per configuration, the table printed;
+    without --scrapy-python the Scrapy rows are skipped and say why."""
+    from tests.support.redisserver import require_redis
+
+    require_redis()
+    argv = [sys.executable, str(BENCH / "bench_broad.py"), "--skewed", "--big-pages", "30",
+            "--small-hosts", "6", "--latency", "0.02", "--per-domain", "4",
+            "--concurrency", "8", "--keep", str(tmp_path)]
+    out = subprocess.run([*argv, "--json"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr[-3000:]
+    result = json.loads(out.stdout)
+    assert result["site"]["floor_s"] == pytest.approx(30 / 4 * 0.02)
+    assert result["skipped"] == {"scrapy": "no --scrapy-python",
+                                 "scrapy-dapq": "no --scrapy-python"}
+    assert [r["config"] for r in result["rows"]] == ["memory", "jobdir", "redis"]
+    assert [(r["config"], r["kind"]) for r in result["runs"]] == [
+        (c, k) for c in ("memory", "jobdir", "redis") for k in ("alone", "mix")]
+    for run in result["runs"]:
+        assert run["complete"] and run["exit"] == 0, run
+        assert run["pages"] == run["unique"] == 30 + (6 * 3 if run["kind"] == "mix" else 0)
+        assert 0 < run["max_per_host"] <= 4, run  # the per-domain limit, at the server
+        assert run["span_s"] > 0 and run["startup_s"] > 0 and run["tail_s"] >= 0
+        assert run["wall_s"] >= run["span_s"]
+    for row in result["rows"]:
+        assert row["complete"] and row["ratio_wall"] > 0 and row["ratio_span"] > 0
+    assert (tmp_path / "redis").is_dir()  # the benchmark's own redis-server ran there
