@@ -361,14 +361,16 @@ def skewed_summary(runs: list) -> list:
 
     Args:
         runs: dicts with ``config``, ``kind`` (``"alone"`` or ``"mix"``), ``wall_s``,
-            ``span_s``, ``cpu_s`` and ``complete``; several of one config and kind are
+            ``span_s``, ``startup_s``, ``tail_s``, ``cpu_s``, ``complete`` and
+            optionally ``cpu_wait_s`` and ``max_per_host`` (the largest of any run
+            reported); several of one config and kind are
             repeats, summarised by their median.
 
     Returns:
         ``[{"config", "label", "floor_wall_s", "mix_wall_s", "ratio_wall",
         "floor_span_s", "mix_span_s", "ratio_span", "floor_startup_s",
-        "mix_startup_s", "floor_tail_s", "mix_tail_s", "mix_cpu_s", "complete",
-        "repeats"}]`` in :data:`SKEWED_CONFIGS` order; ``ratio_*`` is the mix's median
+        "mix_startup_s", "floor_tail_s", "mix_tail_s", "mix_cpu_s", "mix_cpu_wait_s",
+        "max_per_host", "complete", "repeats"}]`` in :data:`SKEWED_CONFIGS` order; ``ratio_*`` is the mix's median
         over the big host alone's (the politeness floor, measured), None when either
         is missing; ``complete`` is True only when every run fetched every page once.
     """
@@ -394,15 +396,90 @@ def skewed_summary(runs: list) -> list:
             if key in ("wall_s", "span_s"):
                 row[f"ratio_{name}"] = (whole / floor) if floor and whole is not None else None
         row["mix_cpu_s"] = med(mix, "cpu_s")
+        waits = [r.get("cpu_wait_s") for r in mix]
+        row["mix_cpu_wait_s"] = median(waits) if mix else None
+        row["max_per_host"] = max((r.get("max_per_host", 0) for r in mine), default=0)
         rows.append(row)
     return rows
 
 
-def _wait_rusage(proc, timeout_s):
+class CpuWaitSampler(threading.Thread):
+    """CPU time and run-queue wait of process ``pid`` and its descendants, from each
+    thread's ``/proc/<pid>/task/<tid>/schedstat`` (Linux: nanoseconds on a CPU, then
+    nanoseconds runnable but waiting for one), sampled every ``interval_s`` seconds.
+
+    After :meth:`stop`: ``run_s`` and ``wait_s``, seconds summed over every thread
+    seen (a thread's last ``interval_s`` before it ended is missed). ``wait_s`` well
+    above ``run_s`` means the crawler waited for a CPU more than it ran: on a shared
+    machine its wall times measure the machine's load, not the crawler.
+    ``available`` is False where ``schedstat`` cannot be read (both stay 0).
+    """
+
+    def __init__(self, pid: int, interval_s: float = 0.05):
+        super().__init__(daemon=True, name="cpu-wait-sampler")
+        self.pid, self.interval_s = pid, interval_s
+        self.run_s = self.wait_s = 0.0
+        self.available = os.path.exists(f"/proc/{pid}/task/{pid}/schedstat")
+        self._last = {}
+        self._halt = threading.Event()
+        self.start()
+
+    def _sample(self):
+        todo, seen = [self.pid], set()
+        while todo:
+            pid = todo.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            try:
+                tids = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for tid in tids:
+                base = f"/proc/{pid}/task/{tid}"
+                try:
+                    with open(base + "/schedstat") as f:
+                        on_cpu, waiting = f.read().split()[:2]
+                    with open(base + "/children") as f:
+                        todo.extend(int(c) for c in f.read().split())
+                except (OSError, ValueError):
+                    continue
+                self._last[(pid, tid)] = (int(on_cpu), int(waiting))
+
+    def run(self):
+        while self.available:
+            self._sample()
+            if self._halt.wait(self.interval_s):
+                return
+
+    def stop(self):
+        """Stop sampling, take a last sample (call it after the process exited, before
+        it is reaped) and sum the figures; a second call changes nothing."""
+        if self._halt.is_set():
+            return
+        self._halt.set()
+        self.join()
+        if self.available:
+            self._sample()
+        self.run_s = sum(c for c, _ in self._last.values()) / 1e9
+        self.wait_s = sum(w for _, w in self._last.values()) / 1e9
+
+
+def _wait_rusage(proc, timeout_s, before_reap=None):
     """Wait for ``proc`` at most ``timeout_s`` seconds; returns ``(exit code, rusage,
-    timed_out)``. On time-out its whole process group is killed."""
+    timed_out)``. On time-out its whole process group is killed. ``before_reap()`` is
+    called once the process has exited, before it is reaped (its ``/proc`` entry is
+    still there then)."""
     deadline = time.monotonic() + timeout_s
     while True:
+        if before_reap is not None:
+            try:
+                exited = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                exited = True
+            if exited is not None:
+                before_reap()
+                before_reap = None
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             proc.returncode = os.waitstatus_to_exitcode(status)
@@ -485,7 +562,9 @@ class SkewedBench:
             included), "span_s" (at the server: first request to last answer),
             "startup_s" (start to the first request), "tail_s" (the last answer to the
             exit: idle detection, closing, the feed's store), "cpu_s"
-            (user + system, the crawler and its children), "max_per_host" (the most
+            (user + system, the crawler and its children), "cpu_wait_s" (seconds its
+            threads were runnable but waited for a CPU: :class:`CpuWaitSampler`; None
+            where it cannot be read), "max_per_host" (the most
             requests the server served one host at once), "load1" (the 1-minute load
             average at the start), **check_feed(...)}``.
         """
@@ -504,8 +583,10 @@ class SkewedBench:
                 start = time.monotonic()
                 proc = subprocess.Popen(argv, cwd=run_dir, env=env, stdout=subprocess.DEVNULL,
                                         stderr=log, start_new_session=True)
-                code, usage, timed_out = _wait_rusage(proc, self.timeout_s)
+                sampler = CpuWaitSampler(proc.pid)
+                code, usage, timed_out = _wait_rusage(proc, self.timeout_s, sampler.stop)
                 wall = time.monotonic() - start
+                sampler.stop()
             end = start + wall
             span = startup = tail = None
             if site.first_s is not None:
@@ -527,6 +608,7 @@ class SkewedBench:
                "startup_s": None if startup is None else round(startup, 2),
                "tail_s": None if tail is None else round(tail, 2),
                "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+               "cpu_wait_s": round(sampler.wait_s, 2) if sampler.available else None,
                "max_per_host": max_per_host, "load1": round(load1, 2), **check}
         row["complete"] = check["complete"] and code == 0 and not timed_out
         return row
@@ -619,17 +701,20 @@ def print_skewed(result: dict) -> None:
         return "-" if value is None else format(value, spec)
     print(f"{'configuration':<38} {'floor s':>8} {'mix s':>7} {'ratio':>6} "
           f"{'floor@srv':>9} {'mix@srv':>8} {'ratio':>6} {'start':>6} {'end':>5} "
-          f"{'CPU s':>6} complete")
+          f"{'CPU s':>6} {'wait s':>6} {'max/host':>8} complete")
     for row in result["rows"]:
         print(f"{row['label']:<38} {f(row['floor_wall_s'], '.2f'):>8} "
               f"{f(row['mix_wall_s'], '.2f'):>7} {f(row['ratio_wall'], '.2f'):>6} "
               f"{f(row['floor_span_s'], '.2f'):>9} {f(row['mix_span_s'], '.2f'):>8} "
               f"{f(row['ratio_span'], '.2f'):>6} {f(row['mix_startup_s'], '.2f'):>6} "
               f"{f(row['mix_tail_s'], '.2f'):>5} {f(row['mix_cpu_s'], '.1f'):>6} "
+              f"{f(row['mix_cpu_wait_s'], '.1f'):>6} {row['max_per_host']:>8} "
               f"{row['complete']}")
     print("floor: the big host alone; mix: with the small hosts; s: wall (start to exit); "
           "@srv: at the server (first request to last answer); start, end: the mix's "
-          "start to first request, last answer to exit; medians of "
+          "start to first request, last answer to exit; CPU s, wait s: the mix's CPU "
+          "time and time waiting for a CPU (run queue); max/host: the most requests the "
+          "server served one host at once; medians of "
           f"{max((r['repeats'] for r in result['rows']), default=0)} run(s)")
     for config, why in result["skipped"].items():
         print(f"{SKEWED_LABELS[config]}: skipped ({why})")

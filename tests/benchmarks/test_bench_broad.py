@@ -85,7 +85,8 @@ def test_median():
 
 def _run(config, kind, wall, span, cpu=1.0, complete=True, startup=0.5, tail=0.2):
     return {"config": config, "kind": kind, "wall_s": wall, "span_s": span, "cpu_s": cpu,
-            "complete": complete, "startup_s": startup, "tail_s": tail}
+            "complete": complete, "startup_s": startup, "tail_s": tail, "cpu_wait_s": 2.0,
+            "max_per_host": 8 if config == "memory" else 20}
 
 
 def test_skewed_summary_ratios_over_the_measured_floor():
@@ -102,7 +103,9 @@ def test_skewed_summary_ratios_over_the_measured_floor():
     assert memory["ratio_wall"] == pytest.approx(9.9 / 8.5)
     assert memory["ratio_span"] == pytest.approx(8.0 / 7.7)
     assert memory["mix_tail_s"] == 0.2 and memory["floor_startup_s"] == 0.5
+    assert memory["mix_cpu_wait_s"] == 2.0 and memory["max_per_host"] == 8
     assert scrapy["complete"] and scrapy["ratio_wall"] == pytest.approx(1.5)
+    assert scrapy["max_per_host"] == 20
     assert scrapy["label"] == "Scrapy, default queue"
     # A configuration with no mix (or no floor) has no ratio.
     only = bench_broad.skewed_summary([_run("jobdir", "alone", 8.0, 7.5)])
@@ -159,6 +162,8 @@ def test_bench_broad_skewed_smoke(tmp_path):
         assert 0 < run["max_per_host"] <= 4, run  # the per-domain limit, at the server
         assert run["span_s"] > 0 and run["startup_s"] > 0 and run["tail_s"] >= 0
         assert run["wall_s"] >= run["span_s"]
+        if run["cpu_wait_s"] is not None:  # Linux schedstat: the crawler's run-queue wait
+            assert run["cpu_wait_s"] >= 0
     for row in result["rows"]:
         assert row["complete"] and row["ratio_wall"] > 0 and row["ratio_span"] > 0
     assert (tmp_path / "redis").is_dir()  # the benchmark's own redis-server ran there
