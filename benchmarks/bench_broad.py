@@ -346,6 +346,39 @@ def check_feed(urls: list, expected: set) -> dict:
             "extra": extra, "complete": not (missing or extra or twice)}
 
 
+def most_at_once(log, latency_s: float) -> dict:
+    """The most requests each host had outstanding at once, from the arrival times
+    at a server that holds every answer ``latency_s`` seconds.
+
+    A request that arrived at ``t`` cannot have been answered before ``t + latency_s``,
+    so every request of its host arriving in ``[t, t + latency_s)`` was outstanding
+    together with it: the count is a lower bound of the crawler's concurrency on that
+    host, and exact up to the server's own delays. (Counting requests being served, as
+    ``BroadSite.max_active`` does, can count one more at a hand-over: the server counts
+    a request done only after writing its answer, the crawler may start the next one as
+    soon as it has read it.)
+
+    Args:
+        log: ``(time.monotonic(), host name, ...)`` per request received, in any order
+            (``BroadSite.log``).
+        latency_s: seconds each answer is held (> 0).
+
+    Returns:
+        ``{host name: requests outstanding at once, at most}``.
+    """
+    import bisect
+
+    times = {}
+    for entry in log:
+        times.setdefault(entry[1], []).append(entry[0])
+    most = {}
+    for host, arrivals in times.items():
+        arrivals.sort()
+        most[host] = max(bisect.bisect_left(arrivals, t + latency_s, lo=i) - i
+                         for i, t in enumerate(arrivals))
+    return most
+
+
 def median(values):
     """The median of a non-empty list of numbers (the mean of the middle two for an
     even count); None when any value is None."""
@@ -564,8 +597,9 @@ class SkewedBench:
             exit: idle detection, closing, the feed's store), "cpu_s"
             (user + system, the crawler and its children), "cpu_wait_s" (seconds its
             threads were runnable but waited for a CPU: :class:`CpuWaitSampler`; None
-            where it cannot be read), "max_per_host" (the most
-            requests the server served one host at once), "load1" (the 1-minute load
+            where it cannot be read), "max_per_host" (the most requests one host had
+            outstanding at once: :func:`most_at_once` on a site recording its requests,
+            else the server's ``max_active``), "load1" (the 1-minute load
             average at the start), **check_feed(...)}``.
         """
         hosts = self.small_hosts if kind == "mix" else 0
@@ -592,7 +626,10 @@ class SkewedBench:
             if site.first_s is not None:
                 span = site.last_s - site.first_s
                 startup, tail = site.first_s - start, end - site.last_s
-            max_per_host = max(site.max_active.values(), default=0)
+            if self.latency_s > 0 and site.log:
+                max_per_host = max(most_at_once(site.log, self.latency_s).values())
+            else:
+                max_per_host = max(site.max_active.values(), default=0)
         finally:
             site.stop()
         expected = skewed_expected(site.port, SKEWED_BIG, big_pages, hosts,
@@ -638,7 +675,7 @@ def run_skewed(args) -> dict:
 
     def site_factory(host_pages):
         return BroadSite(pages=args.small_pages, links=args.links, host_pages=host_pages,
-                         latency_s=args.latency)
+                         latency_s=args.latency, record=True)
 
     redis = None
     runs = []
@@ -713,8 +750,8 @@ def print_skewed(result: dict) -> None:
     print("floor: the big host alone; mix: with the small hosts; s: wall (start to exit); "
           "@srv: at the server (first request to last answer); start, end: the mix's "
           "start to first request, last answer to exit; CPU s, wait s: the mix's CPU "
-          "time and time waiting for a CPU (run queue); max/host: the most requests the "
-          "server served one host at once; medians of "
+          "time and time waiting for a CPU (run queue); max/host: the most requests one "
+          "host had outstanding at once (from the arrivals at the server); medians of "
           f"{max((r['repeats'] for r in result['rows']), default=0)} run(s)")
     for config, why in result["skipped"].items():
         print(f"{SKEWED_LABELS[config]}: skipped ({why})")

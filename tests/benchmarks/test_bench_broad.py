@@ -76,6 +76,34 @@ def test_read_feed_urls(tmp_path):
         bench_broad.read_feed_urls(feed)
 
 
+def test_most_at_once_counts_requests_outstanding_together():
+    # big: 3 within 0.1 s of 1.00, then one at 1.10 (the first answered by then).
+    log = [(1.00, "big"), (1.05, "big"), (1.09, "big"), (1.10, "big"), (1.12, "big"),
+           (5.0, "small"), (1.0, "other"), (1.2, "other")]
+    assert bench_broad.most_at_once(log, 0.1) == {"big": 4, "small": 1, "other": 1}
+    assert bench_broad.most_at_once(log, 1.0)["big"] == 5
+    assert bench_broad.most_at_once(list(reversed(log)), 0.1)["big"] == 4  # any order
+
+
+def test_most_at_once_on_a_real_server_holding_answers():
+    """Eight requests at once to one host of a BroadSite holding answers 0.2 s, then
+    one more after they were answered: 8, not 9."""
+    import threading
+
+    site = BroadSite(pages=3, latency_s=0.2, record=True)
+    try:
+        threads = [threading.Thread(target=_get, args=(site.port, "big.localhost", "/"))
+                   for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        _get(site.port, "big.localhost", "/p/1")
+    finally:
+        site.stop()
+    assert bench_broad.most_at_once(site.log, 0.2) == {"big.localhost": 8}
+
+
 def test_median():
     assert bench_broad.median([3.0]) == 3.0
     assert bench_broad.median([5, 1, 3]) == 3
