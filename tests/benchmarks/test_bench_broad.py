@@ -1,5 +1,5 @@
-"""bench_broad.py's skewed mix (issue 18): its pure helpers, its spiders, and one smoke
-run at a tiny scale (real crawls of crawlfw's three frontiers against a real slow site and
+"""bench_broad.py --skewed (issue 18; benchmarks/_skewed.py): its pure helpers, its
+spiders, and one smoke run at a tiny scale (real crawls of crawlfw's three frontiers against a real slow site and
 redis-server; Scrapy is never run here). Nothing about speed is asserted."""
 
 import http.client
@@ -17,7 +17,7 @@ from tests.support.broadsite import BroadSite
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCH))
 
-import bench_broad  # noqa: E402
+import _skewed  # noqa: E402
 
 
 def _get(port, host, path):
@@ -49,40 +49,40 @@ def test_skewed_expected_is_what_the_site_links():
                         for href in re.findall(r'href="([^"]+)"', body))
     finally:
         site.stop()
-    expected = bench_broad.skewed_expected(site.port, "big.localhost", 45, 2, 3)
+    expected = _skewed.skewed_expected(site.port, "big.localhost", 45, 2, 3)
     assert reached == expected and len(expected) == 45 + 2 * 3
-    assert bench_broad.skewed_expected(8000, "big.localhost", 1, 0, 3) == {
+    assert _skewed.skewed_expected(8000, "big.localhost", 1, 0, 3) == {
         "http://big.localhost:8000/"}
 
 
 def test_check_feed_counts_missing_twice_and_extra():
     expected = {"a", "b", "c"}
-    assert bench_broad.check_feed(["c", "a", "b"], expected) == {
+    assert _skewed.check_feed(["c", "a", "b"], expected) == {
         "pages": 3, "unique": 3, "missing": 0, "twice": 0, "extra": 0, "complete": True}
-    check = bench_broad.check_feed(["a", "a", "x"], expected)
+    check = _skewed.check_feed(["a", "a", "x"], expected)
     assert check == {"pages": 3, "unique": 2, "missing": 2, "twice": 1, "extra": 1,
                      "complete": False}
-    assert not bench_broad.check_feed(["a", "b", "c", "c"], expected)["complete"]
-    assert not bench_broad.check_feed([], expected)["complete"]
+    assert not _skewed.check_feed(["a", "b", "c", "c"], expected)["complete"]
+    assert not _skewed.check_feed([], expected)["complete"]
 
 
 def test_read_feed_urls(tmp_path):
     feed = tmp_path / "items.jl"
-    assert bench_broad.read_feed_urls(feed) == []  # missing: nothing crawled
+    assert _skewed.read_feed_urls(feed) == []  # missing: nothing crawled
     feed.write_text('{"url": "http://a/"}\n\n{"url": "http://b/"}\n')
-    assert bench_broad.read_feed_urls(feed) == ["http://a/", "http://b/"]
+    assert _skewed.read_feed_urls(feed) == ["http://a/", "http://b/"]
     feed.write_text('{"url": "http://a/"}\n{"title": "no url"}\n')
     with pytest.raises(ValueError, match=r"items\.jl:2: not an item with a url"):
-        bench_broad.read_feed_urls(feed)
+        _skewed.read_feed_urls(feed)
 
 
 def test_most_at_once_counts_requests_outstanding_together():
     # big: 3 within 0.1 s of 1.00, then one at 1.10 (the first answered by then).
     log = [(1.00, "big"), (1.05, "big"), (1.09, "big"), (1.10, "big"), (1.12, "big"),
            (5.0, "small"), (1.0, "other"), (1.2, "other")]
-    assert bench_broad.most_at_once(log, 0.1) == {"big": 4, "small": 1, "other": 1}
-    assert bench_broad.most_at_once(log, 1.0)["big"] == 5
-    assert bench_broad.most_at_once(list(reversed(log)), 0.1)["big"] == 4  # any order
+    assert _skewed.most_at_once(log, 0.1) == {"big": 4, "small": 1, "other": 1}
+    assert _skewed.most_at_once(log, 1.0)["big"] == 5
+    assert _skewed.most_at_once(list(reversed(log)), 0.1)["big"] == 4  # any order
 
 
 def test_most_at_once_on_a_real_server_holding_answers():
@@ -101,14 +101,14 @@ def test_most_at_once_on_a_real_server_holding_answers():
         _get(site.port, "big.localhost", "/p/1")
     finally:
         site.stop()
-    assert bench_broad.most_at_once(site.log, 0.2) == {"big.localhost": 8}
+    assert _skewed.most_at_once(site.log, 0.2) == {"big.localhost": 8}
 
 
 def test_median():
-    assert bench_broad.median([3.0]) == 3.0
-    assert bench_broad.median([5, 1, 3]) == 3
-    assert bench_broad.median([4, 1, 3, 2]) == 2.5
-    assert bench_broad.median([1, None]) is None
+    assert _skewed.median([3.0]) == 3.0
+    assert _skewed.median([5, 1, 3]) == 3
+    assert _skewed.median([4, 1, 3, 2]) == 2.5
+    assert _skewed.median([1, None]) is None
 
 
 def _run(config, kind, wall, span, cpu=1.0, complete=True, startup=0.5, tail=0.2):
@@ -123,7 +123,7 @@ def test_skewed_summary_ratios_over_the_measured_floor():
             _run("memory", "alone", 8.0, 7.7), _run("memory", "mix", 8.6, 7.9),
             _run("memory", "alone", 8.5, 7.6, complete=True),
             _run("memory", "mix", 20.0, 19.0, complete=False, tail=10.0)]
-    rows = bench_broad.skewed_summary(runs)
+    rows = _skewed.skewed_summary(runs)
     assert [r["config"] for r in rows] == ["memory", "scrapy"]  # SKEWED_CONFIGS order
     memory, scrapy = rows
     assert memory["repeats"] == 3 and not memory["complete"]
@@ -136,7 +136,7 @@ def test_skewed_summary_ratios_over_the_measured_floor():
     assert scrapy["max_per_host"] == 20
     assert scrapy["label"] == "Scrapy, default queue"
     # A configuration with no mix (or no floor) has no ratio.
-    only = bench_broad.skewed_summary([_run("jobdir", "alone", 8.0, 7.5)])
+    only = _skewed.skewed_summary([_run("jobdir", "alone", 8.0, 7.5)])
     assert only[0]["ratio_wall"] is None and only[0]["mix_wall_s"] is None
 
 
@@ -162,6 +162,12 @@ def test_bench_broad_rejects_bad_skewed_options():
     out = subprocess.run([sys.executable, str(BENCH / "bench_broad.py"), "--skewed",
                           "--big-pages", "0"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "--big-pages must be at least 1, got 0" in out.stderr
+    out = subprocess.run([sys.executable, str(BENCH / "bench_broad.py"), "--skewed", "--help"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "--small-hosts" in out.stdout
+    out = subprocess.run([sys.executable, str(BENCH / "bench_broad.py"), "--help"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "--skewed" in out.stdout and "--hosts" in out.stdout
 
 
 def test_bench_broad_skewed_smoke(tmp_path):
