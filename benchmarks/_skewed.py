@@ -474,7 +474,7 @@ def run_skewed(args) -> dict:
                 scrapy_python=args.scrapy_python, redis_url=redis and redis.url,
                 timeout_s=args.timeout)
             # One unmeasured crawl of each crawlfw kind first: compiles the bytecode cache.
-            for config in [c for c in ("memory", "redis") if c in configs]:
+            for config in [c for c in ("memory", "jobdir", "redis") if c in configs]:
                 bench.run(config, "alone", lambda hp: BroadSite(pages=2, host_pages=hp),
                           big_pages=2)
             for _ in range(args.repeat):
