@@ -28,10 +28,11 @@ same at the server (first request to last answer: start-up left out), the mix's 
 children, ``os.wait4``) and seconds its threads waited for a CPU (:class:`CpuWaitSampler`),
 the most requests one host had outstanding at once (:func:`most_at_once`), whether every
 feed holds every page exactly once (exit status 1 when one does not), and the 1-minute
-load average at the runs' starts::
+load average at the runs' starts. ``--trace`` adds, per crawl, where it lost time
+against its floor (:func:`big_host_trace`)::
 
     python benchmarks/bench_broad.py --skewed --scrapy-python /tmp/scrapyvenv/bin/python \\
-        [--repeat 3] [--configs memory,jobdir,redis] [--keep DIR] [--json]
+        [--repeat 3] [--configs memory,jobdir,redis] [--trace] [--keep DIR] [--json]
 """
 
 import argparse
@@ -153,6 +154,67 @@ def most_at_once(log, latency_s: float) -> dict:
         most[host] = max(bisect.bisect_left(arrivals, t + latency_s, lo=i) - i
                          for i, t in enumerate(arrivals))
     return most
+
+
+def big_host_trace(log, big: str, latency_s: float, per_domain: int, total: int,
+                   bin_s: float = 0.5, step_s: float = 0.01) -> dict:
+    """Where a crawl of the skewed mix lost time against its floor, from the arrival
+    times of its requests at a server holding each answer ``latency_s`` (> 0) seconds.
+
+    A request counts as outstanding from its arrival for ``latency_s`` (it cannot have
+    been answered sooner; later answers are not seen, so the counts are lower bounds).
+
+    Args:
+        log: ``(time.monotonic(), host name, ...)`` per request (``BroadSite.log``).
+        big: the big host's name.
+        per_domain: ``CONCURRENT_REQUESTS_PER_DOMAIN``.
+        total: the crawl's transfers at most (``CONCURRENT_REQUESTS`` times the workers).
+        bin_s: the width of the start counts' bins, seconds.
+        step_s: the sampling step over the big host's span, seconds.
+
+    Returns:
+        ``{"big_starts": [requests to the big host per bin from the first request],
+        "other_starts": [the other hosts', per bin], "turnaround_p50_s",
+        "turnaround_p90_s" (the time from the i-th answer of the big host to its
+        (i + per_domain)-th request: how fast a freed transfer was used again while the
+        host was kept at its limit), "samples" (from its first to its last request),
+        "under_limit" (samples where it had fewer than ``per_domain`` outstanding),
+        "under_limit_credit_free" (of those, samples where all hosts together had fewer
+        than ``total``: the crawl could have started one of its requests), or ``{}``
+        without requests to ``big``}``.
+    """
+    import bisect
+
+    times = sorted(entry[0] for entry in log)
+    mine = sorted(entry[0] for entry in log if entry[1] == big)
+    if not mine:
+        return {}
+    t0 = times[0]
+    bins = int((times[-1] - t0) // bin_s) + 1
+    big_starts, other_starts = [0] * bins, [0] * bins
+    for entry in log:
+        (big_starts if entry[1] == big else other_starts)[int((entry[0] - t0) // bin_s)] += 1
+    gaps = sorted(mine[i + per_domain] - mine[i] - latency_s
+                  for i in range(len(mine) - per_domain))
+
+    def outstanding(arrivals, t):
+        return bisect.bisect_right(arrivals, t) - bisect.bisect_right(arrivals, t - latency_s)
+
+    samples = int((mine[-1] - mine[0]) / step_s + 1e-9) + 1
+    under = free = 0
+    for k in range(samples):
+        t = mine[0] + k * step_s
+        if outstanding(mine, t) < per_domain:
+            under += 1
+            if outstanding(times, t) < total:
+                free += 1
+
+    def pct(q):
+        return round(gaps[int(q * (len(gaps) - 1))], 4) if gaps else None
+
+    return {"big_starts": big_starts, "other_starts": other_starts,
+            "turnaround_p50_s": pct(0.5), "turnaround_p90_s": pct(0.9),
+            "samples": samples, "under_limit": under, "under_limit_credit_free": free}
 
 
 def median(values):
@@ -314,15 +376,18 @@ class SkewedBench:
         scrapy_python: a python with Scrapy, for the ``scrapy*`` configurations.
         redis_url: the Redis of the ``redis`` configuration.
         timeout_s: seconds one crawl may take before it is killed (and counted failed).
+        trace: add :func:`big_host_trace` to each run's figures (``--trace``).
     """
 
     def __init__(self, work: Path, *, big_pages, small_hosts, small_pages, links, latency_s,
-                 concurrency, per_domain, scrapy_python=None, redis_url=None, timeout_s=300):
+                 concurrency, per_domain, scrapy_python=None, redis_url=None, timeout_s=300,
+                 trace=False):
         self.work = Path(work)
         self.big_pages, self.small_hosts, self.small_pages = big_pages, small_hosts, small_pages
         self.links, self.latency_s = links, latency_s
         self.concurrency, self.per_domain = concurrency, per_domain
         self.scrapy_python, self.redis_url, self.timeout_s = scrapy_python, redis_url, timeout_s
+        self.trace = trace
         self.count = 0
         env = {k: v for k, v in os.environ.items() if k != "CRAWLFW_VALIDATE_MESSAGES"}
         env["PYTHONPATH"] = os.pathsep.join(
@@ -376,7 +441,8 @@ class SkewedBench:
             where it cannot be read), "max_per_host" (the most requests one host had
             outstanding at once: :func:`most_at_once` on a site recording its requests,
             else the server's ``max_active``), "load1" (the 1-minute load
-            average at the start), **check_feed(...)}``.
+            average at the start), **check_feed(...)}``, and with ``trace`` (latency
+            above 0) ``"trace"``: :func:`big_host_trace` of the run.
         """
         hosts = self.small_hosts if kind == "mix" else 0
         big_pages = big_pages or self.big_pages
@@ -406,6 +472,11 @@ class SkewedBench:
                 max_per_host = max(most_at_once(site.log, self.latency_s).values())
             else:
                 max_per_host = max(site.max_active.values(), default=0)
+            trace = None
+            if self.trace and self.latency_s > 0 and site.log:
+                workers = 2 if config == "redis" else 1
+                trace = big_host_trace(site.log, SKEWED_BIG, self.latency_s, self.per_domain,
+                                       self.concurrency * workers)
         finally:
             site.stop()
         expected = skewed_expected(site.port, SKEWED_BIG, big_pages, hosts,
@@ -423,6 +494,8 @@ class SkewedBench:
                "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
                "cpu_wait_s": round(sampler.wait_s, 2) if sampler.available else None,
                "max_per_host": max_per_host, "load1": round(load1, 2), **check}
+        if trace is not None:
+            row["trace"] = trace
         row["complete"] = check["complete"] and code == 0 and not timed_out
         return row
 
@@ -472,7 +545,7 @@ def run_skewed(args) -> dict:
                 small_pages=args.small_pages, links=args.links, latency_s=args.latency,
                 concurrency=args.concurrency, per_domain=args.per_domain,
                 scrapy_python=args.scrapy_python, redis_url=redis and redis.url,
-                timeout_s=args.timeout)
+                timeout_s=args.timeout, trace=args.trace)
             # One unmeasured crawl of each crawlfw kind first: compiles the bytecode cache.
             for config in [c for c in ("memory", "jobdir", "redis") if c in configs]:
                 bench.run(config, "alone", lambda hp: BroadSite(pages=2, host_pages=hp),
@@ -531,6 +604,19 @@ def print_skewed(result: dict) -> None:
           f"{max((r['repeats'] for r in result['rows']), default=0)} run(s)")
     for config, why in result["skipped"].items():
         print(f"{SKEWED_LABELS[config]}: skipped ({why})")
+    for run in result["runs"]:
+        trace = run.get("trace")
+        if not trace:
+            continue
+        print(f"\n{SKEWED_LABELS[run['config']]}, {run['kind']}: requests started per 0.5 s, "
+              f"big host / others: " + " ".join(
+                  f"{b}/{o}" for b, o in zip(trace["big_starts"], trace["other_starts"],
+                                             strict=True)))
+        print(f"  big host's turnaround (answer to the next request {site['per_domain']} "
+              f"later): median {trace['turnaround_p50_s']} s, 90th percentile "
+              f"{trace['turnaround_p90_s']} s; under its limit in {trace['under_limit']} of "
+              f"{trace['samples']} samples (10 ms), the crawl's credit free in "
+              f"{trace['under_limit_credit_free']} of those")
 
 
 def main(argv=None) -> int:
@@ -558,6 +644,9 @@ def main(argv=None) -> int:
                         help="runs of each configuration (medians reported)")
     parser.add_argument("--scrapy-python", help="a python with Scrapy installed")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per crawl")
+    parser.add_argument("--trace", action="store_true",
+                        help="also where each crawl lost time: the big host's starts per "
+                             "0.5 s, its turnaround, its samples under the limit")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--keep", help="keep the runs' logs and feeds in this directory")
     args = parser.parse_args(argv)

@@ -104,6 +104,20 @@ def test_most_at_once_on_a_real_server_holding_answers():
     assert _skewed.most_at_once(site.log, 0.2) == {"big.localhost": 8}
 
 
+def test_big_host_trace():
+    """Two transfers per host, three in all, answers held 0.1 s: the big host's pairs
+    at 0, 0.105 and 0.255 s leave it under its limit at 0.10 s and from 0.21 to 0.25 s;
+    three other requests at 0.212-0.214 s take all the credit from 0.22 s on."""
+    log = [(t, "big") for t in (0.0, 0.0, 0.105, 0.105, 0.255, 0.255)]
+    log += [(t, "small") for t in (0.212, 0.213, 0.214)]
+    trace = _skewed.big_host_trace(log, "big", 0.1, per_domain=2, total=3, bin_s=0.1)
+    assert trace == {
+        "big_starts": [2, 2, 2], "other_starts": [0, 0, 3],
+        "turnaround_p50_s": 0.005, "turnaround_p90_s": 0.05,
+        "samples": 26, "under_limit": 6, "under_limit_credit_free": 2}
+    assert _skewed.big_host_trace(log, "nosuch", 0.1, 2, 3) == {}
+
+
 def test_median():
     assert _skewed.median([3.0]) == 3.0
     assert _skewed.median([5, 1, 3]) == 3
@@ -181,7 +195,8 @@ def test_bench_broad_skewed_smoke(tmp_path):
     argv = [sys.executable, str(BENCH / "bench_broad.py"), "--skewed", "--big-pages", "30",
             "--small-hosts", "6", "--latency", "0.02", "--per-domain", "4",
             "--concurrency", "8", "--keep", str(tmp_path)]
-    out = subprocess.run([*argv, "--json"], capture_output=True, text=True, timeout=300)
+    out = subprocess.run([*argv, "--json", "--trace"], capture_output=True, text=True,
+                         timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr[-3000:]
     result = json.loads(out.stdout)
     assert result["site"]["floor_s"] == pytest.approx(30 / 4 * 0.02)
@@ -196,6 +211,10 @@ def test_bench_broad_skewed_smoke(tmp_path):
         assert 0 < run["max_per_host"] <= 4, run  # the per-domain limit, at the server
         assert run["span_s"] > 0 and run["startup_s"] > 0 and run["tail_s"] >= 0
         assert run["wall_s"] >= run["span_s"]
+        trace = run["trace"]  # --trace: the big host's 30 requests, the others' 18
+        assert sum(trace["big_starts"]) == 30
+        assert sum(trace["other_starts"]) == (18 if run["kind"] == "mix" else 0)
+        assert trace["samples"] > 0 and trace["under_limit_credit_free"] <= trace["under_limit"]
         if run["cpu_wait_s"] is not None:  # Linux schedstat: the crawler's run-queue wait
             assert run["cpu_wait_s"] >= 0
     for row in result["rows"]:
