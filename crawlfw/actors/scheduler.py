@@ -54,6 +54,10 @@ _FRONTIER_ERRORS = (sqlite3.Error, FrontierError, OSError)
 #: Seconds between ``frontier_tick`` messages with a shared frontier.
 TICK_S = 0.1
 
+#: Seconds a ``dispatch_due`` timer may fire after the time a host becomes ready, so
+#: that hosts ready at nearby times share one timer.
+WAKE_SLACK_S = 0.01
+
 #: Shared frontier: most requests of coalesced ``enqueue_requests`` messages pushed in
 #: one Redis call.
 PUSH_BATCH = 512
@@ -383,9 +387,11 @@ class SchedulerActor(CrawlActor):
 
     def _wake_later(self, now, wait_s):
         """Tell this actor ``dispatch_due`` in ``wait_s`` seconds (a host of the frontier
-        becomes ready by its delay then), unless a timer already fires by then."""
+        becomes ready by its delay then), unless a timer already fires by then or at most
+        :data:`WAKE_SLACK_S` later (so hosts ready at nearby times share one timer
+        thread: never late for politeness, at most that much late for speed)."""
         at = now + max(wait_s, 0.001)
-        if self._wake_at is not None and now < self._wake_at <= at:
+        if self._wake_at is not None and now < self._wake_at <= at + WAKE_SLACK_S:
             return
         self._wake_at = at
         ref = self.actor_ref
@@ -513,6 +519,13 @@ class _ScrapySchedulerFrontier(FrontierBase):
 
     def __init__(self, scheduler):
         self.scheduler = scheduler
+
+    def open(self, spider):
+        """Nothing to do: the actor opens the scheduler itself."""
+
+    def close(self, reason):
+        """Nothing to do: the actor closes the scheduler itself."""
+        return []
 
     def push(self, request, *, transient_ok=True) -> bool:
         return self.scheduler.enqueue_request(request)

@@ -41,11 +41,10 @@ import time
 import uuid
 from urllib.parse import urlsplit
 
-from crawlfw.core.frontier_api import FrontierBase, is_start_request
+from crawlfw.core.frontier_api import FrontierBase, host_key, is_start_request
 from crawlfw.core.hostpolicy import HostPolicy
 from crawlfw.core.hostqueues import HostQueues, MemoryHostStore, sort_key
 from crawlfw.core.pqueue import PriorityQueue
-from crawlfw.core.slot import slot_key
 from crawlfw.dupefilters import RFPDupeFilter
 from crawlfw.utils import _faults
 from crawlfw.utils.reqser import request_from_dict, request_to_dict
@@ -293,7 +292,7 @@ class MemoryFrontier(FrontierBase):
             return False
         meta = request._meta
         key = sort_key(request.priority, bool(meta and meta.get("is_start_request")))
-        host = slot_key(request)
+        host = host_key(request)
         self.store.push(host, key, request)
         self.hosts.added(host, key)
         stats = self.stats
@@ -320,7 +319,7 @@ class MemoryFrontier(FrontierBase):
             key = sort_key(request.priority, is_start_request(request))
             again = request.replace(dont_filter=True)
             if host is None:
-                host = slot_key(request)
+                host = host_key(request)
                 self.store.push(host, key, again)
                 self.hosts.added(host, key)
             else:
@@ -610,7 +609,7 @@ class SqliteFrontier(FrontierBase):
             data = pickle.dumps(request_to_dict(request, self.spider, compact=True), 5)
         except (ValueError, pickle.PicklingError, TypeError, AttributeError) as e:
             if transient_ok:
-                host = slot_key(request)
+                host = host_key(request)
                 key = sort_key(request.priority, is_start_request(request))
                 self._transient.push(host, key, request)
                 self.hosts.added(host, key)
@@ -624,7 +623,7 @@ class SqliteFrontier(FrontierBase):
             self._inc("frontier/refused")
             return False
         start = is_start_request(request)
-        host = slot_key(request)
+        host = host_key(request)
         self.conn.execute(_PUSH_START if start else _PUSH, (request.priority, data, host))
         self.hosts.added(host, sort_key(request.priority, start))
         self._queued += 1
@@ -710,12 +709,12 @@ class SqliteFrontier(FrontierBase):
             host = request._host
             key = sort_key(request.priority, is_start_request(request))
             if request._lease is None:
-                self._transient.push(host if host is not None else slot_key(request), key,
+                self._transient.push(host if host is not None else host_key(request), key,
                                      request)
             else:
                 ids.append((request._lease,))
             if host is None:
-                hosts.added(slot_key(request), key)
+                hosts.added(host_key(request), key)
             else:
                 request._host = None
                 hosts.released(host, key)

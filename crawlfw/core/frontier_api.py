@@ -19,8 +19,9 @@ from __future__ import annotations
 import logging
 import time
 from typing import Protocol, runtime_checkable
+from urllib.parse import urlsplit
 
-from crawlfw.core.slot import slot_key
+from crawlfw.core.slot import DOWNLOAD_SLOT
 
 __all__ = ["Frontier", "FrontierBase", "host_key", "is_start_request"]
 
@@ -35,7 +36,10 @@ def host_key(request) -> str:
     limit; the frontier then limits per host name with the same figure (an
     approximation: host names sharing an address are limited together only downstream).
     """
-    return slot_key(request)
+    meta = request._meta  # (not request.meta: no dict made for a request without one)
+    if meta and DOWNLOAD_SLOT in meta:
+        return meta[DOWNLOAD_SLOT]
+    return urlsplit(request.url).hostname or ""
 
 
 def is_start_request(request) -> bool:

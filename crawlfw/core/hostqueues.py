@@ -25,7 +25,11 @@ the storage keeps its order (LIFO or FIFO per ``SCHEDULER_MEMORY_QUEUE`` /
 ``SCHEDULER_DISK_QUEUE``, start requests FIFO).
 
 Across hosts, :meth:`HostQueues.lease` serves the ready host whose head has the best
-sort key first (ties: the host ready longest first, so equal hosts take turns), takes
+sort key first (ties: the host whose requests have waited longest, i.e. that has had
+requests queued since the earliest time: a host with a backlog, which bounds when the
+crawl can end, gets its turn before hosts whose requests just arrived; a push, which
+has no time, counts as happening at the latest ``now_s`` given; then the host with more
+queued requests), takes
 from it as many requests as its free concurrency allows (one with a delay) while they
 are no worse than the next ready host's head, then looks again. Requests thus leave in
 global priority order except where politeness holds a host back, which is the point.
@@ -63,7 +67,8 @@ def sort_key(priority: int, start: bool) -> int:
 class _Host:
     """One host's counts (see :class:`HostQueues`)."""
 
-    __slots__ = ("queued", "head", "in_flight", "last_start_s", "gap", "entry", "ready_since")
+    __slots__ = ("queued", "head", "in_flight", "last_start_s", "gap", "entry", "ready_since",
+                 "since")
 
     def __init__(self, last_start_s: float = _NEVER, gap: float = 1.0):
         self.queued = 0
@@ -72,7 +77,8 @@ class _Host:
         self.last_start_s = last_start_s  # when it last handed out a request
         self.gap = gap  # the delay's factor for the gap after that (randomization)
         self.entry = None  # seq of its live heap entry (ready or delayed), or None
-        self.ready_since = None  # when it became ready (tie-break), while ready
+        self.ready_since = None  # not None while in the ready heap
+        self.since = _NEVER  # since when it has had requests queued (the tie-break)
 
     def __repr__(self):
         return (f"_Host(queued={self.queued}, head={self.head}, in_flight={self.in_flight}, "
@@ -102,12 +108,13 @@ class HostQueues:
         self.hosts: dict[str, _Host] = {}
         self.queued = 0
         self.in_flight = 0
-        self._ready: list = []  # heap of (head, ready_since, seq, key)
+        self._ready: list = []  # heap of (head, since, -queued, seq, key)
         self._delayed: list = []  # heap of (next_start_s, seq, key)
         # Empty hosts within their delay: key -> (next start, last start, gap).
         self._cooling: dict[str, tuple] = {}
         self._cooling_heap: list = []  # (next start, key)
         self._seq = itertools.count()
+        self._clock = _NEVER  # the latest now_s given: the time of a push (which has none)
 
     # --- events -----------------------------------------------------------------------
 
@@ -118,6 +125,8 @@ class HostQueues:
         if h is None:
             kept = self._cooling.pop(key, None) if self._cooling else None
             h = self.hosts[key] = _Host(kept[1], kept[2]) if kept else _Host()
+        if not h.queued:
+            h.since = self._clock
         h.queued += count
         self.queued += count
         if h.head is None or head < h.head:
@@ -144,13 +153,14 @@ class HostQueues:
             True`` (the frontier spaced them: the download slot applies only its
             concurrency).
         """
+        self._clock = now_s
         self._promote(now_s)
         out = []
         ready = self._ready
         hosts = self.hosts
         policy = self.policy
         while len(out) < n and ready:
-            _, _, seq, key = heapq.heappop(ready)
+            _, _, _, seq, key = heapq.heappop(ready)
             h = hosts.get(key)
             if h is None or h.entry != seq:
                 continue  # stale
@@ -195,6 +205,7 @@ class HostQueues:
                 e.g. leased before a restart, are ignored).
             now_s: the current time.
         """
+        self._clock = now_s
         hosts = self.hosts
         for key, count in counts.items():
             h = hosts.get(key)
@@ -216,6 +227,8 @@ class HostQueues:
             self.in_flight -= back
             if h.entry is None:  # it may be ready now, even if head is no better
                 h.head = head if h.head is None or head < h.head else h.head
+                if not h.queued:
+                    h.since = self._clock
                 h.queued += count
                 self.queued += count
                 self._place(key, h, None)
@@ -292,11 +305,8 @@ class HostQueues:
         if h.ready_since is None and at != _NEVER and (now_s is None or at > now_s):
             heapq.heappush(self._delayed, (at, seq, key))
             return
-        if h.ready_since is None:
-            # Known time, or a push: never started (-inf: before hosts already served of
-            # the same head, so new hosts get their turn) or promoted at the next lease.
-            h.ready_since = now_s if now_s is not None else _NEVER
-        heapq.heappush(self._ready, (h.head, h.ready_since, seq, key))
+        h.ready_since = h.since
+        heapq.heappush(self._ready, (h.head, h.since, -h.queued, seq, key))
 
     def _promote(self, now_s: float) -> None:
         """Move hosts whose delay has passed to the ready heap; forget empty hosts whose
@@ -336,7 +346,7 @@ class HostQueues:
         ready = self._ready
         hosts = self.hosts
         while ready:
-            head, _, seq, key = ready[0]
+            head, _, _, seq, key = ready[0]
             h = hosts.get(key)
             if h is not None and h.entry == seq:
                 return head

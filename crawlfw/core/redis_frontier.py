@@ -12,8 +12,10 @@ key of one crawl lives in one slot)::
                                      request id -> order (priority, then LIFO/FIFO)
     <prefix>:ready       sorted set  host -> rank: the hosts that may start a request now
                                      (queued, below their concurrency, past their delay),
-                                     by the priority of their head, then the order they
-                                     became ready
+                                     by the priority of their head, then how long they
+                                     have had requests queued
+    <prefix>:since       hash        host -> when (a counter) its queue got its first
+                                     request, while it has some
     <prefix>:next        sorted set  host -> its next allowed start (ms, Redis TIME), while
                                      that is in the future (DOWNLOAD_DELAY, AutoThrottle)
     <prefix>:inflight    hash        host -> requests leased and not reported finished
@@ -32,17 +34,17 @@ key of one crawl lives in one slot)::
     <prefix>:figures     hash        worker id -> its pages and items (JSON; for status)
     <prefix>:worker:<id> hash        that worker's committed feeds and spider.state (JSON)
 
-The host key of a request is :func:`crawlfw.core.slot.slot_key` without the IP cache:
-``meta['download_slot']``, else the lower-case host name. A host with nothing queued,
+The host key of a request is :func:`crawlfw.core.frontier_api.host_key` (``slot_key``
+without the IP cache: ``meta['download_slot']``, else the lower-case host name). A host with nothing queued,
 nothing in flight and its next start passed keeps nothing in Redis: memory follows the
 active hosts.
 
 Every change is one Lua script, so it is atomic: a push goes through the dupefilter and
 into its host's queue together (the host joins ``ready`` when it may start); a lease
 takes the head of the best ready host (the highest priority of its head, then the host
-ready longest), one request at a time, so a host keeps its place while it stays ready
-(up to its free concurrency) and goes behind the others of its priority when it becomes
-ready again; it marks each request in flight for its host, sets the host's next start when it has a delay (randomized 0.5-1.5x with
+whose requests have waited longest), one request at a time, so a host keeps its place
+while it stays ready (up to its free concurrency) and a host with a backlog comes first
+again when a transfer of its ends; it marks each request in flight for its host, sets the host's next start when it has a delay (randomized 0.5-1.5x with
 ``RANDOMIZE_DOWNLOAD_DELAY``) and moves the request to the leases with a deadline;
 finished transfers reported by the engine (:meth:`RedisFrontier.hosts_finished`) travel
 with the next push or lease, so they cost no round trip of their own.
@@ -53,8 +55,10 @@ leases (:meth:`RedisFrontier.renew`, the heartbeat); a lease whose deadline pass
 to its host's queue at the next call of any worker, giving its host's in-flight count
 back when it still held one; a worker started again under the same id queues its
 earlier process's leases again at once. A worker leases ``prefetch`` requests ahead of
-need (only of hosts without a delay, so the delay keeps spacing starts), so most leases
-cost no round trip.
+need, so most leases cost no round trip; only of hosts without a delay (the delay keeps
+spacing starts) and while the host keeps half of its concurrency free (a request leased
+ahead counts in its host's concurrency while it waits for credit: it must not keep
+other workers from the host).
 
 Requests are stored as JSON (callbacks by spider method name), never pickled: a shared
 store must not let one worker run code in another. A request that cannot be stored
@@ -84,7 +88,7 @@ import time
 from collections import deque
 
 from crawlfw.core.frontier import SEEN_CACHE_SIZE, FrontierError, JobMeta, _Lifo
-from crawlfw.core.frontier_api import FrontierBase
+from crawlfw.core.frontier_api import FrontierBase, host_key
 from crawlfw.core.pqueue import PriorityQueue
 from crawlfw.core.redis_link import (
     PROBE_TIMEOUT_S,
@@ -102,7 +106,6 @@ from crawlfw.core.redis_link import (
     redis_link,
     worker_id,
 )
-from crawlfw.core.slot import slot_key
 from crawlfw.dupefilters import RFPDupeFilter
 from crawlfw.utils.reqser import request_from_dict, request_to_dict
 
@@ -110,7 +113,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["RedisFrontier", "Scripts", "worker_id", "frontier_key", "call_with_retry",
            "check_server", "RedisLink", "redis_link", "FrontierPermanentError",
-           "FrontierStopping", "host_key", "LAYOUT", "RETRY_FIRST_S", "RETRY_MAX_S",
+           "FrontierStopping", "FrontierError", "host_key", "LAYOUT", "RETRY_FIRST_S", "RETRY_MAX_S",
            "PROBE_TIMEOUT_S"]
 
 #: The version of the Redis layout written here (1: one queue for every host).
@@ -118,6 +121,11 @@ LAYOUT = 2
 
 #: Most expired leases moved back to the queue by one call.
 EXPIRE_BATCH = 1000
+
+#: Seconds a finished transfer's report may wait for a call this worker makes anyway
+#: (a push, a lease that needs Redis); a lease served from the prefetched requests past
+#: that sends it (its host may be ready for another worker).
+REPORT_S = 0.05
 
 #: Most ready hosts a lease looks past (hosts with a delay are never prefetched) before
 #: it stops prefetching.
@@ -136,18 +144,19 @@ _PRIO_MAX = 4095
 # prefix inside the script (same hash tag, so the same Cluster slot).
 _KEY_NAMES = ("meta", "requests", "scores", "seen", "leases", "owners", "flying",
               "inflight", "ready", "next", "delay", "start", "queue", "worker:%s",
-              "workers", "figures")
+              "workers", "figures", "since")
 
 # The prelude of every script: names, clock, and the per-host bookkeeping.
 # `touched` collects hosts whose readiness may have changed; settle() decides each once.
 # A host's rank in `ready`: the class of its head (-priority * U, + U/4 for a start
-# request) plus rseq, a counter taken when the host enters the ready set (below U/4) and
-# kept while it stays there, so among hosts of one class the one ready longest goes
-# first (the order the hosts became ready: finished reports in the order given).
+# request) plus its `since`, a counter (below U/4) taken when its queue got its first
+# request and kept while it has requests queued (ready or not), so among hosts of one
+# class the one whose requests have waited longest goes first: a host with a backlog
+# keeps its concurrency busy, as HostQueues does.
 _PRELUDE = """
 local META, REQS, SCORES, SEEN, LEASES, OWNERS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local FLYING, INFLIGHT, READY, NEXT, DELAY, START = KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
-local OLDQ, WORKER, WORKERS, FIGURES = KEYS[13], KEYS[14], KEYS[15], KEYS[16]
+local OLDQ, WORKER, WORKERS, FIGURES, SINCE = KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17]
 local P = string.sub(META, 1, -6)
 local U = PRIO_UNIT
 local QUARTER = U / 4
@@ -181,7 +190,7 @@ local function land(host)
   if redis.call('HINCRBY', INFLIGHT, host, -1) <= 0 then redis.call('HDEL', INFLIGHT, host) end
   touch(host)
 end
-local function refresh(host, again)
+local function refresh(host)
   local head = redis.call('ZRANGE', qkey(host), 0, 0, 'WITHSCORES')
   local nxt = redis.call('ZSCORE', NEXT, host)
   if nxt and tonumber(nxt) <= now then
@@ -191,26 +200,23 @@ local function refresh(host, again)
   local flying = redis.call('HGET', INFLIGHT, host)
   if #head == 0 then
     redis.call('ZREM', READY, host)
+    redis.call('HDEL', SINCE, host)
     if not flying and not nxt then redis.call('HDEL', DELAY, host) end
     return
+  end
+  local since = redis.call('HGET', SINCE, host)
+  if not since then
+    since = redis.call('HINCRBY', META, 'rseq', 1)
+    redis.call('HSET', SINCE, host, since)
   end
   if (flying and tonumber(flying) >= CONC) or nxt then
     redis.call('ZREM', READY, host)
     return
   end
-  local class = class_of(tonumber(head[2]))
-  local old = redis.call('ZSCORE', READY, host)
-  local rseq
-  if old and not again then
-    rseq = tonumber(old) % QUARTER
-    if tonumber(old) == class + rseq then return end
-  else
-    rseq = redis.call('HINCRBY', META, 'rseq', 1)
-  end
-  redis.call('ZADD', READY, class + rseq, host)
+  redis.call('ZADD', READY, class_of(tonumber(head[2])) + tonumber(since), host)
 end
 local function settle()
-  for _, host in ipairs(touched_order) do refresh(host, false) end
+  for _, host in ipairs(touched_order) do refresh(host) end
   touched, touched_order = {}, {}
 end
 local function requeue(id)
@@ -339,8 +345,11 @@ while got < want + extra do
   if #top == 0 then break end
   local host = top[1]
   local delay = tonumber(redis.call('HGET', DELAY, host) or default_delay)
-  if got >= want and delay > 0 then
-    skip = skip + 1  -- (not prefetched: the delay must space the starts)
+  if got >= want and (delay > 0 or
+      tonumber(redis.call('HGET', INFLIGHT, host) or '0') + 1 > CONC / 2) then
+    -- (not prefetched: the delay must space the starts; a request waiting here for
+    -- credit must not take more than half of its host's concurrency from the others)
+    skip = skip + 1
     scanned = scanned + 1
     if scanned > PREFETCH_SCAN then break end
   else
@@ -362,7 +371,7 @@ while got < want + extra do
       end
       redis.call('ZADD', NEXT, now + math.floor(delay), host)
     end
-    refresh(host, false)  -- (still ready: it keeps its place, ready since before)
+    refresh(host)  -- (still ready: it keeps its place)
     out[#out + 1] = id
     out[#out + 1] = host
     out[#out + 1] = data
@@ -460,13 +469,15 @@ end
 return gone
 """
 
-# ARGV: concurrency per host. Returns {queued, leased, start_exhausted (0/1), start
-# owner or '', expired, the crawl's data exists (0/1: its `created` mark), ready hosts,
-# hosts within their delay, hosts with requests in flight}.
+# ARGV: concurrency per host, worker, finished lease ids ('a,b,...'). Returns {queued,
+# leased, start_exhausted (0/1), start owner or '', expired, the crawl's data exists
+# (0/1: its `created` mark), ready hosts, hosts within their delay, hosts with requests
+# in flight}.
 _STATUS = _PRELUDE + """
 now = now_ms()
 CONC = tonumber(ARGV[1])
 local expired = expire()
+finished(ARGV[2], ARGV[3])
 promote()
 settle()
 return {tonumber(redis.call('HGET', META, 'queued') or '0'), redis.call('ZCARD', LEASES),
@@ -570,13 +581,6 @@ _SCRIPTS = {
 }
 
 
-def host_key(request) -> str:
-    """The host key a request is queued under: :func:`crawlfw.core.slot.slot_key`
-    without the IP cache (``meta['download_slot']``, else the lower-case host name; the
-    per-IP limit of ``CONCURRENT_REQUESTS_PER_IP`` stays the downloader's)."""
-    return str(slot_key(request))
-
-
 class RedisFrontier(FrontierBase):
     """The frontier shared by every worker of one crawl, in Redis (see the module doc);
     a :class:`~crawlfw.core.frontier_api.Frontier` (the stats and the requests kept in
@@ -596,9 +600,10 @@ class RedisFrontier(FrontierBase):
             fails (``FRONTIER_RETRY_TIMEOUT``).
         prefetch: requests leased ahead of need and kept here, so that most
             :meth:`lease` calls need no round trip (the Scheduler uses
-            ``CONCURRENT_REQUESTS``); only of ready hosts without a delay. They are this
-            worker's open leases and count in their hosts' concurrency, renewed and
-            given back at :meth:`close` like the others.
+            ``CONCURRENT_REQUESTS``); only of ready hosts without a delay, up to half
+            of a host's concurrency. They are this worker's open leases and count in
+            their hosts' concurrency, renewed and given back at :meth:`close` like the
+            others.
         max_open: most open leases (leased, not yet acked: in flight, prefetched and
             finished but not committed) this worker holds; :meth:`lease` takes no more
             past it. 0: no limit. A worker killed holds at most this many, so at most
@@ -611,8 +616,8 @@ class RedisFrontier(FrontierBase):
             (``FRONTIER_JOIN_ONLY``).
         host_limits: ``() -> (concurrency: int, delay_s: float, randomize: bool)``, the
             per-host rule the downloader's slots use
-            (:func:`crawlfw.core.hostpolicy.politeness_settings`), read at the first
-            call after :meth:`open` (``spider_opened`` handlers may set the spider's
+            (:func:`crawlfw.core.hostpolicy.politeness_settings`), kept from the first
+            :meth:`lease` on (``spider_opened`` handlers may set the spider's
             ``download_delay``). Default: ``(8, 0.0, True)``, Scrapy's defaults.
         rng: the random generator that seeds the delay's randomization (tests pass a
             seeded one).
@@ -663,6 +668,7 @@ class RedisFrontier(FrontierBase):
         self._rng = rng or random.Random()
         self._flying = {}  # host -> deque of this worker's lease ids counted in flight
         self._finished = []  # lease ids whose transfers ended, sent with the next call
+        self._finished_s = 0.0  # since when (monotonic s) _finished is not empty
         self._delays = {}  # host -> delay ms (AutoThrottle), sent with the next lease
         self._next_ready_at = None  # monotonic s when a host waiting for its delay may start
         try:
@@ -680,17 +686,14 @@ class RedisFrontier(FrontierBase):
 
     @property
     def limits(self) -> tuple:
-        """``(concurrency per host, delay ms, randomize)``, from ``host_limits`` (kept
-        from the first call after :meth:`open`: ``spider_opened`` handlers may set the
-        spider's ``download_delay``)."""
+        """``(concurrency per host, delay ms, randomize)``, from ``host_limits``; kept
+        from the first :meth:`lease` on (``spider_opened`` handlers, which run before
+        it, may set the spider's ``download_delay``, as AutoThrottle does)."""
         if self._limits is not None:
             return self._limits
         concurrency, delay_s, randomize = self._host_limits()
-        limits = (max(1, int(concurrency)), max(0, int(round(delay_s * 1000))),
-                  bool(randomize))
-        if self.spider is not None:  # (kept once the spider is open)
-            self._limits = limits
-        return limits
+        return (max(1, int(concurrency)), max(0, int(round(delay_s * 1000))),
+                bool(randomize))
 
     # --- Redis calls --------------------------------------------------------------------
 
@@ -754,7 +757,8 @@ class RedisFrontier(FrontierBase):
             logger.info("%(n)d leases of an earlier process of worker %(worker)s queued "
                         "again", {"n": recovered, "worker": self.worker},
                         extra={"spider": spider})
-        queued, leased, exhausted, owner = self._call("status", [self.limits[0]])[:4]
+        queued, leased, exhausted, owner = self._call("status", [self.limits[0], self.worker,
+                                                                 ""])[:4]
         self.queued = int(queued)
         logger.info(
             "Worker %(worker)s joins crawl %(key)s on %(url)s (%(queued)d requests queued, "
@@ -835,7 +839,7 @@ class RedisFrontier(FrontierBase):
                 fp = bytes.fromhex(fp)
             meta = request._meta
             args += (fp, max(-_PRIO_MAX, min(_PRIO_MAX, request.priority)), data,
-                     1 if meta and meta.get("is_start_request") else 0, host_key(request))
+                     1 if meta and meta.get("is_start_request") else 0, str(host_key(request)))
             sent.append(i)
         if not sent and start is None:
             return results
@@ -866,9 +870,9 @@ class RedisFrontier(FrontierBase):
         """Take up to ``n`` requests of hosts that may start one now (below their
         concurrency across every worker, past their delay), leased for
         ``lease_timeout_s``: the head of the ready host whose head has the highest
-        priority, the one ready longest among equals, one request at a time (a host
-        keeps its place while it stays ready: up to its free concurrency; made ready
-        again by a finished transfer, it goes behind the others of its priority). Each gets ``request._lease`` (its id), ``request._host`` (its
+        priority, among equals the host whose requests have waited longest (as
+        :class:`crawlfw.core.hostqueues.HostQueues`), one request at a time (so a host
+        gives up to its free concurrency before the next). Each gets ``request._lease`` (its id), ``request._host`` (its
         host key: report its end with :meth:`hosts_finished`) and ``request._paced``
         (True: the downloader's slot applies only its concurrency, not the delay nor a
         shared permit); a transient request gets none of them (it was never counted:
@@ -903,8 +907,10 @@ class RedisFrontier(FrontierBase):
             room = max(0, self.max_open - len(self.leased))
             want = min(want, room)
             extra = min(extra, room - want)
-        if want > 0 or self._finished or self._delays:  # (reports are not held back)
-            concurrency, delay_ms, randomize = self.limits
+        if want > 0 or (self._finished and time.monotonic() - self._finished_s >= REPORT_S):
+            if self._limits is None:
+                self._limits = self.limits
+            concurrency, delay_ms, randomize = self._limits
             args = [self.worker, want, extra, self.lease_ms, concurrency, delay_ms,
                     1 if randomize else 0, self._rng.randint(1, 2147483646),
                     self._take_finished()]
@@ -956,9 +962,12 @@ class RedisFrontier(FrontierBase):
     def hosts_finished(self, counts: dict, now_s: float | None = None) -> None:
         """Transfers of requests this frontier leased ended (downloaded, failed, dropped
         or answered by a middleware, released): ``{host key: count}``. Noted here and
-        sent with the next push or lease (no round trip of its own); there each host's
-        in-flight count goes down and the host may become ready again, for every
-        worker. A count beyond what this worker has in flight for the host is ignored.
+        sent with the next call to Redis (a push, a lease that needs Redis, a status:
+        no round trip of its own; a worker pushes the links of each page it scrapes, and
+        an idle one asks the status ten times a second), or by a lease served from the
+        prefetched requests once it waited :data:`REPORT_S`; there each host's in-flight
+        count goes down and the host may become ready again, for every worker. A count
+        beyond what this worker has in flight for the host is ignored.
 
         Args:
             counts: ``{host key: transfers ended}``.
@@ -966,6 +975,8 @@ class RedisFrontier(FrontierBase):
         """
         flying = self._flying
         finished = self._finished
+        if not finished:
+            self._finished_s = time.monotonic()
         for host, count in counts.items():
             ids = flying.get(host)
             if ids is None:
@@ -993,7 +1004,7 @@ class RedisFrontier(FrontierBase):
 
     def set_host_delay(self, host: str, delay_s: float | None) -> None:
         """Set ``host``'s delay between starts (AutoThrottle's), for every worker: sent
-        with the next lease; None forgets it (the default delay again). The host forgets
+        with the next lease that needs Redis; None forgets it (the default delay again). The host forgets
         it too once it has nothing queued or in flight and its delay has passed."""
         self._delays[host] = -1 if delay_s is None else max(0, int(round(delay_s * 1000)))
 
@@ -1088,7 +1099,7 @@ class RedisFrontier(FrontierBase):
                 a Redis restarted without persistence): finishing would lose requests.
         """
         (queued, leased, exhausted, owner, expired, exists, ready, delayed,
-         busy) = self._call("status", [self.limits[0]])
+         busy) = self._call("status", [self.limits[0], self.worker, self._take_finished()])
         if not exists:
             raise FrontierPermanentError(_lost_message(
                 self.url, f"its mark ({self.key}:meta created) is gone"))

@@ -12,18 +12,19 @@ permits are for the others, which do not come from the frontier: robots.txt,
 (``transient_ok``). These keep the downloader's full politeness across workers.
 
 :class:`SharedDownloadSlot` is a :class:`crawlfw.core.slot.DownloadSlot` whose
-:meth:`~SharedDownloadSlot.pop_ready` takes permits from Redis for unpaced requests: such
-a transfer starts only with a permit of its slot, and a slot has at most
-``concurrency`` permits out, across every worker. With a delay, at most one transfer of the slot starts per delay,
-across every worker (the time of the next allowed start is kept in Redis; the
-randomization of ``RANDOMIZE_DOWNLOAD_DELAY`` is drawn by the worker that starts). A
-permit is kept for the worker's next request of the slot (without a delay) and given
-back when unused for :data:`HOLD_S` seconds; it expires after ``FRONTIER_LEASE_TIMEOUT``
-seconds unless renewed, so a worker that dies holds none for long. Renewals and
-give-backs are done by :func:`maintain_shared_slots`, which the downloader calls as it
-pumps (at least once a second while a slot holds permits), for the slots holding
-permits only: a pump never looks at every slot. A downloader's slots share its thread's
-one Redis client and script connection (:meth:`crawlfw.core.redis_link.RedisLink.for_thread`).
+:meth:`~SharedDownloadSlot.pop_ready` takes permits from Redis for unpaced requests:
+such a transfer starts only with a permit of its slot, and a slot has at most
+``concurrency`` permits out, across every worker. With a delay, at most one transfer of
+the slot starts per delay, across every worker (the time of the next allowed start is
+kept in Redis; the randomization of ``RANDOMIZE_DOWNLOAD_DELAY`` is drawn by the worker
+that starts). A permit is kept for the worker's next request of the slot (without a
+delay) and given back when unused for :data:`HOLD_S` seconds; it expires after
+``FRONTIER_LEASE_TIMEOUT`` seconds unless renewed, so a worker that dies holds none for
+long. Renewals and give-backs are done by :func:`maintain_shared_slots`, which the
+downloader calls as it pumps (at least once a second while a slot holds permits), for
+the slots holding permits only: a pump never looks at every slot. A downloader's slots
+share its thread's one Redis client and script connection
+(:meth:`crawlfw.core.redis_link.RedisLink.for_thread`).
 
 Keys, one pair per slot, each with its own Redis Cluster hash tag (so the slots of a
 big crawl spread over the cluster's nodes)::

@@ -133,3 +133,66 @@ def test_download_delay_is_kept_by_the_frontier_per_host():
     gaps = [b - a for a, b in zip(times[::2], times[2::2], strict=False)]
     assert all(g >= 0.3 for g in gaps), gaps  # two arrivals (a, b) per delay
     assert times[-1] - times[0] < 0.4 * 3 + 1.0  # 4 starts per host: 3 delays, not 6
+
+
+class PathsMiddleware:
+    """A downloader middleware taking each way out of the download stage by path:
+    ``/ignore/`` raises IgnoreRequest, ``/answer/`` is answered with a Response,
+    ``/replace/`` is replaced by a new request (as a redirect or retry is)."""
+
+    def process_request(self, request, spider):
+        from crawlfw.exceptions import IgnoreRequest
+        from crawlfw.http import HtmlResponse
+
+        path = request.url.split("/", 3)[3]
+        if path.startswith("ignore/"):
+            raise IgnoreRequest("ignored by the test")
+        if path.startswith("answer/"):
+            return HtmlResponse(request.url, body=b"<html>answered</html>", request=request)
+        if path.startswith("replace/"):
+            return request.replace(url=request.url.replace("/replace/", "/slow/r"))
+        return None
+
+
+class EveryPathSpider(crawlfw.Spider):
+    """Requests of one host that leave the download stage every way there is."""
+
+    name = "everypath"
+    start = None
+    PATHS = ([f"slow/{n}" for n in range(3)] + [f"ignore/{n}" for n in range(3)]
+             + [f"answer/{n}" for n in range(3)] + [f"replace/{n}" for n in range(3)]
+             + [f"status/503?{n}" for n in range(2)])
+
+    def start_requests(self):
+        for path in self.PATHS:
+            yield crawlfw.Request(f"{self.start}/{path}", callback=self.parse,
+                                  errback=self.failed)
+        for n in range(3):  # another host, refusing connections
+            yield crawlfw.Request(f"http://localhost:9/{n}", callback=self.parse,
+                                  errback=self.failed)
+
+    def parse(self, response):
+        yield {"url": response.url, "ok": True}
+
+    def failed(self, failure):
+        yield {"url": failure.request.url, "ok": False}
+
+
+def test_every_way_out_of_the_download_stage_frees_its_host():
+    """With one transfer per host (``CONCURRENT_REQUESTS_PER_DOMAIN=1``) a request whose
+    end is not reported to the frontier would hold its host forever: the crawl ends
+    only if every way reports once (a response, a failure, IgnoreRequest, a
+    middleware's response, a replacement, a retry, robots.txt parking)."""
+    server = CountingServer(hold_s=0.0)
+    try:
+        result = run_crawl(EveryPathSpider, {
+            "CONCURRENT_REQUESTS_PER_DOMAIN": 1, "ROBOTSTXT_OBEY": True, "RETRY_TIMES": 1,
+            "DOWNLOADER_MIDDLEWARES": {__name__ + ".PathsMiddleware": 50}},
+            timeout_s=40, start=server.url)
+    finally:
+        server.stop()
+    assert result.finish_reason == "finished"
+    assert len(result.items) == len(EveryPathSpider.PATHS) + 3
+    assert sum(1 for i in result.items if i["ok"]) == 9  # slow, answer, replace
+    assert result.stats["retry/count"] >= 2 + 3  # the 503s, the refused connections
+    assert server.max_active == 1

@@ -358,3 +358,45 @@ def test_no_stall_timeout_never_stalls():
     flow, result = play(ASKED + [("idle_checked", 1, True, 0.0), ("next_actions",),
                                  ("idle_checked", 1, True, 1e9)])
     assert result == IDLE_STUCK and not flow.stalled
+
+
+def _handed_out(url, host):
+    """A request as the frontier hands it out: stamped with its host key."""
+    request = Request(url)
+    request._host = host
+    return request
+
+
+def test_finished_transfers_are_reported_per_host_once():
+    """Each request handed out for a host is counted once, whatever path it leaves by
+    (the engine calls host_done on each); the counts go with the next pull_requests."""
+    flow, _ = play(FETCHING)
+    a1, a2, b1 = (_handed_out("http://a.example/1", "a"), _handed_out("http://a.example/2", "a"),
+                  _handed_out("http://b.example/1", "b"))
+    for request in (a1, a2, b1, a1):  # a1 twice (e.g. a redirect, then a failure): once
+        flow.host_done(request)
+    flow.host_done(Request("http://c.example/1"))  # not from the frontier: nothing
+    assert a1._host is None
+    assert flow.take_reports({"type": "pull_requests"}) == {
+        "type": "pull_requests", "finished": {"a": 2, "b": 1}}
+    assert flow.take_reports({}) == {}
+
+
+@pytest.mark.parametrize("events, pending", [
+    pytest.param(BEGIN, True, id="credit held by the Scheduler: report at once"),
+    pytest.param(FETCHING + [("dequeued", [A3, A4])], False,
+                 id="no credit held: wait for the next grant"),
+    pytest.param(BEGIN + [("close", "shutdown")], False, id="closing: nothing to report"),
+])
+def test_reports_pending(events, pending):
+    flow, _ = play(events)
+    flow.host_done(_handed_out("http://a.example/1", "a"))
+    assert flow.reports_pending() is pending
+
+
+def test_autothrottle_delays_are_reported_once():
+    flow, _ = play(BEGIN)
+    flow.host_delays["a"] = 1.5  # what the facade's set_slot_delay writes
+    assert flow.reports_pending()
+    assert flow.take_reports({}) == {"delays": {"a": 1.5}}
+    assert flow.host_delays == {} and not flow.reports_pending()

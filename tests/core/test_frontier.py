@@ -454,3 +454,30 @@ def test_host_delay_spaces_leases(frontier):
     assert frontier.lease(10, 106.0) == []
     assert frontier.next_ready_in_s(106.0) == 1.0
     assert len(frontier.lease(10, 107.0)) == 1
+
+
+def test_every_frontier_offers_the_frontier_protocol(frontier):
+    from crawlfw.actors.scheduler import _ScrapySchedulerFrontier
+    from crawlfw.core.frontier_api import Frontier
+    from crawlfw.core.scheduler import Scheduler
+
+    assert isinstance(frontier, Frontier)
+    wrapped = _ScrapySchedulerFrontier(Scheduler(RFPDupeFilter()))
+    assert isinstance(wrapped, Frontier)
+    assert wrapped.next_ready_in_s() is None
+
+
+def test_scheduler_next_request_reports_its_host_at_once(tmp_path, spider):
+    """Scrapy's ``next_request`` has no transfer to report: the host is freed at once,
+    so more than its concurrency can be taken one by one (the downloader's slot limits
+    them), and the request is not marked paced (the slot applies the delay too)."""
+    from crawlfw.core.scheduler import Scheduler
+
+    scheduler = Scheduler(RFPDupeFilter(), policy=HostPolicy(1, 0.0, False))
+    scheduler.open(spider)
+    for path in "abc":
+        scheduler.enqueue_request(R(path))
+    taken = [scheduler.next_request() for _ in range(3)]
+    assert urls(taken) == ["c", "b", "a"]
+    assert all(r._host is None and not r._paced for r in taken)
+    assert scheduler.next_request() is None

@@ -456,17 +456,21 @@ def test_a_busy_host_does_not_hold_the_others_back(make):
     assert f.status()["queued"] == 7
 
 
-def test_a_higher_head_goes_first_then_the_host_ready_longest(make):
+def test_a_higher_head_goes_first_then_the_host_waiting_longest(make):
     f = make(**per_host(2), lifo=False)
     f.push_many([H("a", str(i)) for i in range(3)] + [H("b", str(i)) for i in range(3)])
     f.push(H("c", "top", priority=5))
     got = f.lease(7)
-    # c's head has the highest priority; then a, ready longest, up to its concurrency
-    # (FIFO within it), then b; neither may take a third.
+    # c's head has the highest priority; then a, whose requests waited longest, up to
+    # its concurrency (FIFO within it), then b; neither may take a third.
     assert hosts(got) == ["c", "a", "a", "b", "b"]
     assert urls(got[1:3]) == ["0", "1"]
-    f.hosts_finished({"b": 1, "a": 1})  # b reported first: ready again before a
-    assert hosts(f.lease(7)) == ["b", "a"]
+    f.hosts_finished({"b": 1, "a": 1})  # a still waited longer, whatever the order
+    assert hosts(f.lease(7)) == ["a", "b"]
+    f.push(H("d", "x"))
+    f.hosts_finished({"a": 1})
+    f.push(H("a", "again"))  # a's queue had emptied: its new request waited less than d's
+    assert hosts(f.lease(7)) == ["d", "a"]
     f.push(H("a", "urgent", priority=1))
     f.hosts_finished({"a": 2, "b": 2})
     assert urls(f.lease(1)) == ["urgent"]  # a better head goes first, whoever is older
@@ -479,7 +483,8 @@ def test_concurrency_per_host_holds_across_two_workers(make):
     assert len(b.lease(5)) == 1  # the host's third transfer, across workers
     assert a.lease(5) == [] and b.lease(5) == []
     a.hosts_finished({"h": 2})
-    a.lease(0)  # (a report travels with the next call, even one wanting nothing)
+    assert b.lease(5) == []  # (noted by a: not in Redis yet)
+    a.status()  # a report travels with the worker's next call to Redis
     assert len(b.lease(5)) == 2
     assert a.lease(5) == []
     assert int(a.client.hget("{t}:inflight", "h")) == 3
@@ -527,6 +532,14 @@ def test_prefetch_takes_no_request_of_a_host_with_a_delay(make):
     assert len(f._prefetched) == 0 and f.status()["leased"] == 1
 
 
+def test_prefetch_leaves_half_of_a_hosts_concurrency_to_the_others(make):
+    a, b = make("a", **per_host(8), prefetch=8), make("b", **per_host(8), prefetch=8)
+    a.push_many([H("h", str(i)) for i in range(20)])
+    assert len(a.lease(2)) == 2 and len(a._prefetched) == 2  # up to 4 of 8 in flight
+    assert len(b.lease(4)) == 4 and len(b._prefetched) == 0  # the host is full now
+    assert int(a.client.hget("{t}:inflight", "h")) == 8
+
+
 def test_an_expired_lease_gives_its_hosts_count_back(make):
     dead = make("dead", lease_timeout_s=0.3, **per_host(1))
     live = make("live", **per_host(1))
@@ -538,7 +551,7 @@ def test_an_expired_lease_gives_its_hosts_count_back(make):
     assert len(got) == 1  # the expired one is queued again; the host still takes one
     assert int(live.client.hget("{t}:inflight", "h")) == 1
     dead.hosts_finished({"h": 1})  # late: not its flight any more
-    dead.lease(0)
+    dead.status()
     assert int(live.client.hget("{t}:inflight", "h")) == 1
 
 
@@ -586,7 +599,7 @@ def test_autothrottle_delays_are_shared_and_forgotten_with_the_host(make):
     assert b.lease(5) == []
     assert a.client.hget("{t}:delay", "h") == b"30000"
     a.set_host_delay("h", None)
-    a.lease(0)
+    assert a.lease(5) == []  # (forgotten; the next start set under it still holds)
     assert a.client.hget("{t}:delay", "h") is None
 
 
@@ -640,3 +653,84 @@ def test_a_crawl_of_the_old_layout_is_migrated_by_the_first_claim(make, redis_se
     assert sorted(urls(got + [last])) == ["1", "2", "3", "4"]
     make("other")  # a second claim migrates nothing
     assert f.meta["start_exhausted"] is True and f.meta["start_requests"] == 2
+
+
+def test_the_host_rule_is_read_at_the_first_lease_and_kept(make):
+    rule = [(8, 0.0, False)]
+    f = make(host_limits=lambda: rule[0])
+    f.push_many([H("h", "1"), H("h", "2")])
+    rule[0] = (8, 30.0, False)  # a spider_opened handler set download_delay (AutoThrottle)
+    assert len(f.lease(5)) == 1  # one start per 30 s
+    rule[0] = (8, 0.0, False)
+    assert f.lease(5) == []  # kept from the first lease on
+
+
+def _check_layout(f, conc):
+    """The per-host layout's invariants, read straight from Redis."""
+    c, k = f.client, f.key
+    queues = {key.decode()[len(k) + 3:]: c.zcard(key) for key in c.keys(f"{k}:q:*")}
+    scores = {int(i): v.decode().split(" ", 1)[1] for i, v in c.hgetall(f"{k}:scores").items()}
+    flying = {int(i) for i in c.hkeys(f"{k}:flying")}
+    inflight = {h.decode(): int(n) for h, n in c.hgetall(f"{k}:inflight").items()}
+    counted = {}
+    for i in flying:
+        counted[scores[i]] = counted.get(scores[i], 0) + 1
+    assert inflight == counted  # every count is a lease still in flight, and back
+    assert all(n > 0 for n in queues.values())
+    assert int(c.hget(f"{k}:meta", "queued") or 0) == sum(queues.values())
+    now_ms = (lambda t: t[0] * 1000 + t[1] // 1000)(c.time())
+    waiting = {h.decode() for h, at in c.zrange(f"{k}:next", 0, -1, withscores=True)
+               if at > now_ms + 5}
+    ready = {h.decode() for h in c.zrange(f"{k}:ready", 0, -1)}
+    assert ready == {h for h in queues if inflight.get(h, 0) < conc and h not in waiting}
+    assert {h.decode() for h in c.hkeys(f"{k}:since")} == set(queues)
+
+
+def test_random_steps_of_two_workers_keep_the_layout_consistent(make):
+    """Seeded random pushes, leases, finished reports, releases, acks and expiries by two
+    workers: after every step each host's count is its leases in flight, the ready set
+    is exactly the hosts that may start, the queued count is the queues' sizes, and
+    hosts with nothing queued keep no rank."""
+    import random
+
+    rng = random.Random(18)
+    conc = 2
+    workers = [make("a", **per_host(conc), prefetch=2, lease_timeout_s=30.0),
+               make("b", **per_host(conc), lease_timeout_s=0.4)]
+    held = {0: [], 1: []}  # requests leased and not finished, per worker
+    done = {0: [], 1: []}  # finished, not acked
+    n = 0
+    for _ in range(300):
+        w = rng.randrange(2)
+        f = workers[w]
+        op = rng.random()
+        if op < 0.3:
+            batch = []
+            for _ in range(rng.randrange(1, 5)):
+                n += 1
+                batch.append(H(f"h{rng.randrange(6)}", str(n), priority=rng.randrange(2)))
+            f.push_many(batch)
+        elif op < 0.6:
+            held[w] += f.lease(rng.randrange(1, 4))
+        elif op < 0.8 and held[w]:
+            ended = [held[w].pop(rng.randrange(len(held[w])))
+                     for _ in range(rng.randrange(1, len(held[w]) + 1))]
+            counts = {}
+            for r in ended:
+                counts[r._host] = counts.get(r._host, 0) + 1
+            f.hosts_finished(counts)
+            f.status()  # (the reports go with this call)
+            done[w] += ended
+        elif op < 0.88 and held[w]:
+            f.release([held[w].pop()])
+        elif op < 0.96 and done[w]:
+            f.ack([r._lease for r in done[w]])
+            f.commit()
+            done[w] = []
+        elif w == 1 and held[1]:  # worker b stalls: its leases expire
+            time.sleep(0.45)
+            held[1], done[1] = [], []
+            f._flying.clear()
+            f.leased.clear()
+            workers[0].status()
+        _check_layout(f, conc)

@@ -210,3 +210,24 @@ def test_from_settings_deprecated_spider_attribute():
     with pytest.warns(CrawlfwDeprecationWarning, match="download_delay"):
         slot = DownloadSlot.from_settings(Settings(), spider)
     assert slot.delay_s == 3.0
+
+
+def test_paced_requests_skip_the_delay_but_not_the_concurrency():
+    """Requests the frontier already spaced (``_paced``) start at once up to the
+    concurrency; a request that is not paced (robots.txt, ``engine.download``) still
+    waits the delay after the last start."""
+    slot = DownloadSlot(2, 5.0, False)
+    paced = reqs(3)
+    for r in paced:
+        r._paced = True
+    own = Request("http://example.com/robots.txt")
+    slot.extend(paced[:2] + [own] + paced[2:])
+    assert slot.next_ready_in_s(0.0) == 0.0
+    assert names(slot.pop_ready(0.0)) == ["0", "1"]  # not one per delay: both
+    assert slot.pop_ready(0.0) == []  # concurrency 2
+    slot.transfer_done(paced[0])
+    assert slot.pop_ready(1.0) == []  # robots.txt: 5 s after the last start
+    assert slot.next_ready_in_s(1.0) == 4.0
+    assert names(slot.pop_ready(5.0)) == ["robots.txt"]
+    slot.transfer_done(paced[1])
+    assert names(slot.pop_ready(5.0)) == ["2"]  # paced: no wait

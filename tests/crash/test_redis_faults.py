@@ -436,7 +436,8 @@ def test_a_permanent_fault_met_by_a_download_slot_fails_the_crawl(site, make_red
     """An ACL user allowed the crawl's frontier keys but not its download slots' keys
     (``{crawlfw:links|slot|...}``): the slot's ``NOPERM`` is not retried; the crawl ends
     with ``frontier_failed`` in one line, exit 1 (the scheduler, whose own calls pass,
-    fails the crawl with the slot's fault)."""
+    fails the crawl with the slot's fault). The slots take permits only for requests the
+    frontier did not pace (issue 18): here robots.txt's (``ROBOTSTXT_OBEY``)."""
     import redis
 
     server = make_redis()
@@ -444,7 +445,7 @@ def test_a_permanent_fault_met_by_a_download_slot_fails_the_crawl(site, make_red
         "crawler", enabled=True, passwords=["+pw"], keys=["{crawlfw:links}*"],
         commands=["+@all"])
     url = server.url.replace("redis://", "redis://crawler:pw@")
-    proc, took = run(crawl_cmd(site, url, tmp_path / "items.jl"))
+    proc, took = run(crawl_cmd(site, url, tmp_path / "items.jl", "-s", "ROBOTSTXT_OBEY=True"))
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert took < 60
     assert "'finish_reason': 'frontier_failed'" in proc.stderr

@@ -77,7 +77,10 @@ def wait_all(procs, logs, timeout_s=120):
 def test_workers_crawl_every_page_exactly_once(site, redis_server, tmp_path, workers):
     feeds = [tmp_path / f"w{i}.jl" for i in range(workers)]
     logs = [open(tmp_path / f"w{i}.log", "wb") for i in range(workers)]
-    procs = [start_worker(site, redis_server.url, f"w{i}", feeds[i], logs[i])
+    # One host: its concurrency must let every worker take part (with per-host queues
+    # a host at its limit is ready for no other worker; 8 by default < 3 x 4).
+    procs = [start_worker(site, redis_server.url, f"w{i}", feeds[i], logs[i],
+                          "-s", f"CONCURRENT_REQUESTS_PER_DOMAIN={4 * workers}")
              for i in range(workers)]
     codes = wait_all(procs, logs)
     texts = [Path(log.name).read_text(errors="replace") for log in logs]
@@ -479,3 +482,45 @@ def test_two_workers_keep_per_host_limits_and_the_big_host_paces_the_crawl(redis
     # Both near the floor (before per-host queues the workers' permits held the big
     # host back: 16 s alone, 7.8 s in the mix).
     assert max(spans.values()) <= 1.4 * floor_s, spans
+
+
+def test_a_500_host_crawl_on_two_workers_killed_twice_loses_nothing(redis_server, tmp_path):
+    """The per-host layout under SIGKILL: ``runspider --workers 2`` over 500 hosts of 2
+    pages (0.02 s per answer); a worker is killed with SIGKILL at two seeded moments and
+    started again by the parent; the merged feed holds every page of every host exactly
+    once (the dead worker's leases gave their hosts' counts back when they expired, or
+    when its restarted process queued them again)."""
+    rng = random.Random(f"{SEED}-500-hosts")
+    site = BroadSite(pages=2, latency_s=0.02)
+    feed = tmp_path / "items.jl"
+    spider = Path(__file__).with_name("broadspider.py")
+    cmd = [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(spider),
+           "-a", "hosts=500", "-a", f"port={site.port}", "-o", str(feed), "--workers", "2",
+           "-s", f"FRONTIER_URL={redis_server.url}", "-s", "LOG_LEVEL=INFO",
+           "-s", "CONCURRENT_REQUESTS=16", "-s", "FRONTIER_CHECKPOINT_INTERVAL=0.2",
+           "-s", "FRONTIER_LEASE_TIMEOUT=5"]
+    env = {k: v for k, v in os.environ.items() if k != "CRAWLFW_FAULTS"}
+    try:
+        with open(tmp_path / "parent.log", "wb") as log:
+            parent = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                      stderr=log)
+            parts = Path(str(feed) + ".parts")
+            deadline = time.monotonic() + 90
+            for threshold in sorted(rng.sample(range(100, 700), 2)):
+                while sum(lines(p) for p in parts.glob("*.jl")) < threshold:
+                    assert parent.poll() is None and time.monotonic() < deadline, \
+                        "no progress"
+                    time.sleep(0.005)
+                os.kill(rng.choice(children(parent.pid)), signal.SIGKILL)
+            code = parent.wait(120)
+    finally:
+        site.stop()
+    text = (tmp_path / "parent.log").read_text(errors="replace")
+    assert code == 0, text[-3000:]
+    assert text.count("exited with status -9: starting it again") == 2, text[-3000:]
+    urls = [json.loads(line)["url"] for line in feed.read_text().splitlines()]
+    expected = {f"http://site{i}.localhost:{site.port}{path}" for i in range(500)
+                for path in ("/", "/p/1")}
+    assert len(urls) == len(set(urls)) and set(urls) == expected, (
+        f"seed {SEED}: {len(expected - set(urls))} missing, {len(urls) - len(set(urls))} "
+        f"twice")

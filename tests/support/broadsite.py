@@ -26,6 +26,9 @@ class BroadSite:
     keepalive: keep connections open between requests (HTTP/1.1 default).
     latency_s: seconds each answer is held before it is sent.
     links: how many following pages each page links to (``/p/<n+1>`` ..).
+    fanout: instead, each page links to its ``fanout`` children of a tree
+        (``/p/<n * fanout + 1>`` .. ``/p/<n * fanout + fanout>``): a site whose every
+        page brings many new links.
     host_pages: ``{host name: pages}`` for hosts with another number of pages.
     record: keep :attr:`log`.
 
@@ -42,7 +45,8 @@ class BroadSite:
     """
 
     def __init__(self, pages: int = 2, keepalive: bool = False, latency_s: float = 0.0,
-                 links: int = 1, host_pages: dict | None = None, record: bool = False):
+                 links: int = 1, host_pages: dict | None = None, fanout: int = 0,
+                 record: bool = False):
         self.pages = pages
         self.served = 0
         self.served_by_host = {}
@@ -95,8 +99,10 @@ class BroadSite:
                 if not 0 <= n < pages:
                     body, status = b"not found", 404
                 else:
+                    first, last = (n * fanout + 1, n * fanout + 1 + fanout) if fanout \
+                        else (n + 1, n + 1 + links)
                     link = "".join(f'<a href="/p/{m}">next</a>'
-                                   for m in range(n + 1, min(n + 1 + links, pages)))
+                                   for m in range(first, min(last, pages)))
                     body = (f"<html><head><title>page {n}</title></head><body>{link}"
                             "</body></html>").encode()
                     status = 200
