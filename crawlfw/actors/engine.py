@@ -10,7 +10,12 @@ calls on it and its answers into messages, signals, middleware calls and fetches
 Flow control is credit-based: the engine grants the Scheduler credit (``pull_requests``)
 for as many requests as it has free download capacity (``CONCURRENT_REQUESTS`` minus
 transfers in flight, and none while responses waiting for the spider exceed
-``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` bytes). Start requests are pulled from the SpiderRunner
+``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` bytes). The Scheduler hands out only requests of hosts
+that may start now (its per-host queues), so a request never holds credit while it
+waits for its host. Each request the frontier handed out for a host (``request._host``)
+is reported once as it leaves the download stage, whatever the way (response, failure,
+``IgnoreRequest``, a middleware's answer, a replacement, a robots.txt park): counted per
+host in ``FlowControl.finished`` and sent with the next ``pull_requests``. Start requests are pulled from the SpiderRunner
 only while credit is unused, i.e. while the Scheduler is empty (Scrapy consumes start
 requests lazily in the same way).
 
@@ -64,7 +69,7 @@ from crawlfw.core.flow import (
     POISON_CRASHES,
     FlowControl,
 )
-from crawlfw.core.slot import IpCache, slot_key
+from crawlfw.core.slot import DOWNLOAD_SLOT, IpCache, slot_key
 from crawlfw.exceptions import DontCloseSpider, DownloaderCrashed, IgnoreRequest
 from crawlfw.http import Request, Response
 from crawlfw.logformatter import LogFormatter
@@ -361,11 +366,14 @@ class EngineActor(CrawlActor):
             self._schedule(result, request)
 
     def _fetch(self, request):
-        if self.ip_cache is not None:
-            # CONCURRENT_REQUESTS_PER_IP: slots are per address, the frontier's delay
-            # per host name, so the downloader applies the address's delay too.
-            request._paced = False
-        key = slot_key(request, self.ip_cache)
+        key = request._host  # the frontier's host key: the slot key, parsed once
+        if key is None or self.ip_cache is not None or (
+                request._meta and DOWNLOAD_SLOT in request._meta):
+            if self.ip_cache is not None:
+                # CONCURRENT_REQUESTS_PER_IP: slots are per address, the frontier's
+                # delay per host name, so the downloader applies the address's delay too.
+                request._paced = False
+            key = slot_key(request, self.ip_cache)
         if self.blocked_slots and key in self.blocked_slots:
             self._process_exception(request, IgnoreRequest(
                 f"download slot {key} is blocked: {self.blocked_slots[key]}"))

@@ -6,6 +6,13 @@ and ``pull_requests`` (credit) from the Engine, and ``check_idle``; sends
 ``requests_dequeued`` and ``idle_checked`` to the Engine. Fires ``request_scheduled`` /
 ``request_dropped``.
 
+The frontier keeps one queue per host: it leases only requests of ready hosts (below
+their concurrency, past their delay), so credit the Engine granted may stay unused
+while every host with queued requests is busy. ``pull_requests`` carries the transfers
+that ended per host since the last one (``finished``) and AutoThrottle's new delays
+(``delays``), which make hosts ready again; when credit is left and a host waits only for
+its delay, the actor tells itself ``dispatch_due`` by a timer at that time.
+
 With a durable frontier (``JOBDIR``) it also drives checkpoints: every
 ``FRONTIER_CHECKPOINT_INTERVAL`` seconds it tells the SpiderRunner ``checkpoint``; the
 message travels SpiderRunner -> Pipeline -> each Exporter (each adding what it made
@@ -233,7 +240,14 @@ class SchedulerActor(CrawlActor):
             return
         self._maybe_checkpoint()
         if "stalled_s" in message and not self.failed:
-            self._stalled(message["stalled_s"])
+            wait_s = self.frontier.next_ready_in_s(time.monotonic()) if self.per_host else None
+            if wait_s is None or wait_s <= 0:  # none waits, or one is ready yet not leased
+                self._stalled(message["stalled_s"])
+            else:  # a host waits for its delay (one longer than STALL_TIMEOUT): not stuck
+                logger.info("No request dispatched for %(s).1f s: the next host is ready "
+                            "by its delay in %(wait).1f s", {"s": message["stalled_s"],
+                                                             "wait": wait_s},
+                            extra={"spider": self.spider})
         self.send(
             message["reply_to"],
             {"type": "idle_checked", "token": message["token"], "pending": len(self.frontier)},
@@ -529,6 +543,15 @@ class _ScrapySchedulerFrontier(FrontierBase):
 
     def push(self, request, *, transient_ok=True) -> bool:
         return self.scheduler.enqueue_request(request)
+
+    def next_ready_in_s(self, now_s=None):
+        """When the wrapped scheduler's own frontier (a
+        :class:`~crawlfw.core.scheduler.Scheduler` subclass calling ``super()``) has a
+        host ready by its delay; None for any other scheduler."""
+        inner = getattr(self.scheduler, "frontier", None)
+        if inner is None or not hasattr(inner, "next_ready_in_s"):
+            return None
+        return inner.next_ready_in_s(now_s)
 
     def lease(self, n, now_s=None):
         out = []

@@ -1,25 +1,34 @@
 """The crawl frontier: the requests still to download, the fingerprints already seen, and
 the leases on requests being worked on. Plain, thread-free objects that
 :class:`crawlfw.actors.scheduler.SchedulerActor` wraps (through
-:class:`crawlfw.core.scheduler.Scheduler`).
+:class:`crawlfw.core.scheduler.Scheduler`); their interface is the
+:class:`~crawlfw.core.frontier_api.Frontier` Protocol.
 
 Operations (both implementations)::
 
     frontier.push(request) -> bool      # through the dupefilter; False: not queued
-    frontier.lease(n) -> [Request]      # up to n requests, each with ``request._lease``
+    frontier.lease(n, now_s) -> [Request]  # up to n requests of ready hosts, each with
+                                        # ``_lease``, ``_host`` and ``_paced``
+    frontier.hosts_finished(counts)     # {host: n}: transfers ended, hosts may be ready
+    frontier.next_ready_in_s(now_s)     # when a host waiting for its delay is ready
     frontier.ack(lease_ids)             # their work is durable: forget them
     frontier.release(requests)          # give leased requests back to the queue
     frontier.commit(meta)               # make everything since the last commit durable
     len(frontier)                       # requests queued (not leased)
 
-:class:`MemoryFrontier` (no ``JOBDIR``) keeps a priority queue in memory; its leases are
-not tracked (``request._lease`` stays None) and ``ack``/``commit`` do nothing, so the
-crawl runs exactly as without a frontier.
+Both keep one queue per host and a ready-set of hosts
+(:class:`~crawlfw.core.hostqueues.HostQueues`): a lease hands out requests only of hosts
+below their concurrency and past their delay (ARCHITECTURE.md, "The frontier: per-host
+queues").
+
+:class:`MemoryFrontier` (no ``JOBDIR``) keeps its per-host queues in memory; its leases
+are not tracked (``request._lease`` stays None) and ``ack``/``commit`` do nothing.
 
 :class:`SqliteFrontier` (``JOBDIR`` set) keeps everything in ``<JOBDIR>/frontier.sqlite``
-(stdlib :mod:`sqlite3`, write-ahead log): the queue with priorities, the request
-fingerprints of the dupefilter, and the crawl's metadata (feed lengths, start requests
-already scheduled, ``spider.state``). Only leased requests are in memory, so memory stays
+(stdlib :mod:`sqlite3`, write-ahead log): the queue with priorities and hosts, the
+request fingerprints of the dupefilter, and the crawl's metadata (feed lengths, start
+requests already scheduled, ``spider.state``). Only leased requests and the ready-set (a
+count and a best sort key per host with queued requests) are in memory, so memory stays
 flat however large the queue grows. A lease is a mark on a queued row, never durable on
 its own: a process that dies with open leases finds those rows queued again when the
 job is opened next, so their pages are downloaded again. ``ack`` deletes the row inside

@@ -19,9 +19,8 @@ from __future__ import annotations
 import logging
 import time
 from typing import Protocol, runtime_checkable
-from urllib.parse import urlsplit
 
-from crawlfw.core.slot import DOWNLOAD_SLOT
+from crawlfw.core.slot import slot_key
 
 __all__ = ["Frontier", "FrontierBase", "host_key", "is_start_request"]
 
@@ -36,10 +35,7 @@ def host_key(request) -> str:
     limit; the frontier then limits per host name with the same figure (an
     approximation: host names sharing an address are limited together only downstream).
     """
-    meta = request._meta  # (not request.meta: no dict made for a request without one)
-    if meta and DOWNLOAD_SLOT in meta:
-        return meta[DOWNLOAD_SLOT]
-    return urlsplit(request.url).hostname or ""
+    return slot_key(request)
 
 
 def is_start_request(request) -> bool:

@@ -183,7 +183,7 @@ class HostQueues:
                 h.last_start_s = now_s
                 if delay:
                     h.gap = self.rng.uniform(0.5, 1.5) if policy.randomize else 1.0
-            if new_head is None or got >= h.queued:  # the storage is the truth
+            if not got or new_head is None or got >= h.queued:  # the storage is the truth
                 self.queued -= h.queued
                 h.queued = 0
                 h.head = None

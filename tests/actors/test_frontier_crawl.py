@@ -196,3 +196,69 @@ def test_every_way_out_of_the_download_stage_frees_its_host():
     assert sum(1 for i in result.items if i["ok"]) == 9  # slow, answer, replace
     assert result.stats["retry/count"] >= 2 + 3  # the 503s, the refused connections
     assert server.max_active == 1
+
+
+class CountingScheduler:
+    """A Scheduler subclass with Scrapy's interface overridden (``enqueue_request``), as
+    a user's may be: the actor calls its ``next_request`` instead of leasing."""
+
+    @staticmethod
+    def cls():
+        from crawlfw.core.scheduler import Scheduler
+
+        class Sub(Scheduler):
+            enqueued = 0
+
+            def enqueue_request(self, request):
+                type(self).enqueued += 1
+                return super().enqueue_request(request)
+
+        return Sub
+
+
+SUB = CountingScheduler.cls()
+
+
+class ThreePagesSpider(crawlfw.Spider):
+    name = "threepages"
+    start = None
+
+    def start_requests(self):
+        for n in range(3):
+            yield crawlfw.Request(f"{self.start}/page/{n}", callback=self.parse)
+
+    def parse(self, response):
+        yield {"url": response.url}
+
+
+def test_a_scrapy_style_scheduler_subclass_with_a_delay_does_not_stall():
+    """``next_request`` frees its host at once but the frontier still spaces the host's
+    starts: the actor wakes itself when the delay has passed (through the subclass's own
+    frontier), rather than waiting for the stall timeout."""
+    server = CountingServer(hold_s=0.0)
+    try:
+        result = run_crawl(ThreePagesSpider, {"SCHEDULER": __name__ + ".SUB",
+                                              "DOWNLOAD_DELAY": 0.3,
+                                              "RANDOMIZE_DOWNLOAD_DELAY": False},
+                           timeout_s=20, start=server.url)
+    finally:
+        server.stop()
+    assert result.finish_reason == "finished" and len(result.items) == 3
+    assert SUB.enqueued == 3
+    times = server.times
+    assert times[-1] - times[0] < 3.0  # about 2 delays, not a stall
+    assert all(b - a >= 0.25 for a, b in zip(times, times[1:], strict=False))
+
+
+def test_a_delay_longer_than_the_stall_timeout_is_not_a_stall():
+    """A host's next request waits in the frontier for its delay, nothing in flight: the
+    crawl looks stuck to the Engine, but the Scheduler knows a host becomes ready by its
+    delay and does not end the crawl ``stalled``."""
+    server = CountingServer(hold_s=0.0)
+    try:
+        result = run_crawl(ThreePagesSpider, {"DOWNLOAD_DELAY": 1.6, "STALL_TIMEOUT": 0.3,
+                                              "RANDOMIZE_DOWNLOAD_DELAY": False},
+                           timeout_s=30, start=server.url)
+    finally:
+        server.stop()
+    assert result.finish_reason == "finished" and len(result.items) == 3

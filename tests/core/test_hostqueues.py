@@ -229,3 +229,18 @@ def test_policy_remembers_the_last_delays_only():
         policy.set_host_delay(f"h{i}", 2.0)
     assert policy.base_delay_s("h0") == 0.5
     assert policy.base_delay_s(f"h{DELAY_MEMORY}") == 2.0
+
+
+def test_counts_follow_the_storage_when_they_disagree():
+    """A storage that has fewer requests than counted (rows gone from under it) ends the
+    host's queue instead of looping on it."""
+    rq = HostQueues(HostPolicy(4, 0.0, False))
+    rq.added("a", 0, count=3)
+    calls = []
+
+    def take(key, limit, bound):
+        calls.append(key)
+        return [], None
+
+    assert rq.lease(10, 0.0, take) == []
+    assert calls == ["a"] and rq.queued == 0 and rq.state_size() == 0

@@ -231,3 +231,17 @@ def test_paced_requests_skip_the_delay_but_not_the_concurrency():
     assert names(slot.pop_ready(5.0)) == ["robots.txt"]
     slot.transfer_done(paced[1])
     assert names(slot.pop_ready(5.0)) == ["2"]  # paced: no wait
+
+
+@pytest.mark.parametrize("url", [
+    "http://a.b/x", "https://user:pw@Host.Example:8080/p?q#f", "http://[::1]:80/",
+    "http://[FE80::1]/x", "file:///x", "ftp://h", "http://h:80", "http://h?x=a/b",
+    "http://h#a/b", "data:text/plain,hi", "http://u@h@x/p", "s3://bucket/key",
+    "http://h./p", "HTTP://UPPER.example/", "http://xn--bcher-kva.example/", "",
+])
+def test_url_host_is_urlsplit_hostname(url):
+    from urllib.parse import urlsplit
+
+    from crawlfw.core.slot import url_host
+
+    assert url_host(url) == (urlsplit(url).hostname or "")
