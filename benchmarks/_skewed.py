@@ -157,7 +157,7 @@ def most_at_once(log, latency_s: float) -> dict:
 
 
 def big_host_trace(log, big: str, latency_s: float, per_domain: int, total: int,
-                   bin_s: float = 0.5, step_s: float = 0.01) -> dict:
+                   bin_s: float = 0.5, step_s: float = 0.01, frontier=None) -> dict:
     """Where a crawl of the skewed mix lost time against its floor, from the arrival
     times of its requests at a server holding each answer ``latency_s`` (> 0) seconds.
 
@@ -171,6 +171,8 @@ def big_host_trace(log, big: str, latency_s: float, per_domain: int, total: int,
         total: the crawl's transfers at most (``CONCURRENT_REQUESTS`` times the workers).
         bin_s: the width of the start counts' bins, seconds.
         step_s: the sampling step over the big host's span, seconds.
+        frontier: ``[(time.monotonic(), requests of the big host the shared frontier
+            counts in flight)]``, sampled during the crawl, or None.
 
     Returns:
         ``{"big_starts": [requests to the big host per bin from the first request],
@@ -180,8 +182,12 @@ def big_host_trace(log, big: str, latency_s: float, per_domain: int, total: int,
         host was kept at its limit), "samples" (from its first to its last request),
         "under_limit" (samples where it had fewer than ``per_domain`` outstanding),
         "under_limit_credit_free" (of those, samples where all hosts together had fewer
-        than ``total``: the crawl could have started one of its requests), or ``{}``
-        without requests to ``big``}``.
+        than ``total``: the crawl could have started one of its requests),
+        with ``frontier`` also ``"frontier": {phase: {"samples", "frontier_mean",
+        "server_mean"}}`` for the phases ``"others_running"`` (up to the last request
+        to another host) and ``"big_alone"`` (after it): the big host's mean in-flight
+        count in the shared frontier against the mean outstanding at the server}``;
+        ``{}`` without requests to ``big``.
     """
     import bisect
 
@@ -212,9 +218,22 @@ def big_host_trace(log, big: str, latency_s: float, per_domain: int, total: int,
     def pct(q):
         return round(gaps[int(q * (len(gaps) - 1))], 4) if gaps else None
 
-    return {"big_starts": big_starts, "other_starts": other_starts,
-            "turnaround_p50_s": pct(0.5), "turnaround_p90_s": pct(0.9),
-            "samples": samples, "under_limit": under, "under_limit_credit_free": free}
+    result = {"big_starts": big_starts, "other_starts": other_starts,
+              "turnaround_p50_s": pct(0.5), "turnaround_p90_s": pct(0.9),
+              "samples": samples, "under_limit": under, "under_limit_credit_free": free}
+    if frontier is not None:
+        others_end = max((e[0] for e in log if e[1] != big), default=mine[0])
+        phases = {"others_running": (mine[0], others_end), "big_alone": (others_end, mine[-1])}
+        result["frontier"] = {}
+        for phase, (lo, hi) in phases.items():
+            picked = [(count, outstanding(mine, t)) for t, count in frontier if lo <= t < hi]
+            result["frontier"][phase] = {
+                "samples": len(picked),
+                "frontier_mean": round(sum(c for c, _ in picked) / len(picked), 2)
+                if picked else None,
+                "server_mean": round(sum(o for _, o in picked) / len(picked), 2)
+                if picked else None}
+    return result
 
 
 def median(values):
@@ -336,6 +355,39 @@ class CpuWaitSampler(threading.Thread):
         self.wait_s = sum(w for _, w in self._last.values()) / 1e9
 
 
+class InFlightPoller(threading.Thread):
+    """Samples every ``interval_s`` seconds how many requests of ``host`` the shared
+    frontier at ``redis_url`` (``FRONTIER_KEY`` ``key``) counts in flight (its
+    ``{key}:inflight`` hash: leased, prefetched or finished but not yet reported);
+    ``samples`` holds ``(time.monotonic(), count)``. Redis errors end the sampling."""
+
+    def __init__(self, redis_url: str, key: str, host: str, interval_s: float = 0.01):
+        import redis
+
+        super().__init__(daemon=True, name="inflight-poller")
+        self.client = redis.Redis.from_url(redis_url)
+        self.name_, self.host, self.interval_s = f"{{{key}}}:inflight", host, interval_s
+        self.samples = []
+        self._halt = threading.Event()
+        self.start()
+
+    def run(self):
+        import redis
+
+        while not self._halt.wait(self.interval_s):
+            try:
+                count = int(self.client.hget(self.name_, self.host) or 0)
+            except redis.RedisError:
+                return
+            self.samples.append((time.monotonic(), count))
+
+    def stop(self):
+        """Stop sampling and close the connection."""
+        self._halt.set()
+        self.join()
+        self.client.close()
+
+
 def _wait_rusage(proc, timeout_s, before_reap=None):
     """Wait for ``proc`` at most ``timeout_s`` seconds; returns ``(exit code, rusage,
     timed_out)``. On time-out its whole process group is killed. ``before_reap()`` is
@@ -421,9 +473,14 @@ class SkewedBench:
                 settings["JOBDIR"] = str(run_dir / "job")
             elif config == "redis":
                 settings["FRONTIER_URL"] = self.redis_url
-                settings["FRONTIER_KEY"] = f"bench-skewed-{run_dir.name}"
+                settings["FRONTIER_KEY"] = self.frontier_key(run_dir)
                 args += ["--workers", "2"]
         return [*head, *args, *(x for k, v in settings.items() for x in ("-s", f"{k}={v}"))]
+
+    @staticmethod
+    def frontier_key(run_dir: Path) -> str:
+        """The ``FRONTIER_KEY`` of the crawl run in ``run_dir``."""
+        return f"bench-skewed-{run_dir.name}"
 
     def run(self, config: str, kind: str, site_factory, big_pages: int | None = None) -> dict:
         """One crawl: ``kind`` ``"alone"`` (the big host only: the politeness floor) or
@@ -460,9 +517,15 @@ class SkewedBench:
                 proc = subprocess.Popen(argv, cwd=run_dir, env=env, stdout=subprocess.DEVNULL,
                                         stderr=log, start_new_session=True)
                 sampler = CpuWaitSampler(proc.pid)
+                poller = None
+                if self.trace and config == "redis":
+                    poller = InFlightPoller(self.redis_url, self.frontier_key(run_dir),
+                                            SKEWED_BIG)
                 code, usage, timed_out = _wait_rusage(proc, self.timeout_s, sampler.stop)
                 wall = time.monotonic() - start
                 sampler.stop()
+                if poller is not None:
+                    poller.stop()
             end = start + wall
             span = startup = tail = None
             if site.first_s is not None:
@@ -476,7 +539,8 @@ class SkewedBench:
             if self.trace and self.latency_s > 0 and site.log:
                 workers = 2 if config == "redis" else 1
                 trace = big_host_trace(site.log, SKEWED_BIG, self.latency_s, self.per_domain,
-                                       self.concurrency * workers)
+                                       self.concurrency * workers,
+                                       frontier=poller.samples if poller else None)
         finally:
             site.stop()
         expected = skewed_expected(site.port, SKEWED_BIG, big_pages, hosts,
@@ -617,6 +681,10 @@ def print_skewed(result: dict) -> None:
               f"{trace['turnaround_p90_s']} s; under its limit in {trace['under_limit']} of "
               f"{trace['samples']} samples (10 ms), the crawl's credit free in "
               f"{trace['under_limit_credit_free']} of those")
+        for phase, figures in trace.get("frontier", {}).items():
+            print(f"  {phase.replace('_', ' ')}: the shared frontier counted the big host "
+                  f"{figures['frontier_mean']} in flight on average, the server saw "
+                  f"{figures['server_mean']} outstanding ({figures['samples']} samples)")
 
 
 def main(argv=None) -> int:

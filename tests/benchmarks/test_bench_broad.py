@@ -116,6 +116,13 @@ def test_big_host_trace():
         "turnaround_p50_s": 0.005, "turnaround_p90_s": 0.05,
         "samples": 26, "under_limit": 6, "under_limit_credit_free": 2}
     assert _skewed.big_host_trace(log, "nosuch", 0.1, 2, 3) == {}
+    # The shared frontier's count beside the server's: 2 then 1 while the small hosts
+    # run (until 0.214 s), 2 after; the server saw 2 at 0.05 and 0.15 s, 0 at 0.22 s.
+    frontier = [(0.05, 2), (0.15, 1), (0.22, 2), (0.30, 2)]
+    figures = _skewed.big_host_trace(log, "big", 0.1, 2, 3, frontier=frontier)["frontier"]
+    assert figures == {
+        "others_running": {"samples": 2, "frontier_mean": 1.5, "server_mean": 2.0},
+        "big_alone": {"samples": 1, "frontier_mean": 2.0, "server_mean": 0.0}}
 
 
 def test_median():
@@ -215,6 +222,9 @@ def test_bench_broad_skewed_smoke(tmp_path):
         assert sum(trace["big_starts"]) == 30
         assert sum(trace["other_starts"]) == (18 if run["kind"] == "mix" else 0)
         assert trace["samples"] > 0 and trace["under_limit_credit_free"] <= trace["under_limit"]
+        if run["config"] == "redis":  # --trace samples the shared frontier's count
+            assert trace["frontier"]["big_alone"]["samples"] + trace["frontier"][
+                "others_running"]["samples"] > 0
         if run["cpu_wait_s"] is not None:  # Linux schedstat: the crawler's run-queue wait
             assert run["cpu_wait_s"] >= 0
     for row in result["rows"]:
