@@ -682,6 +682,8 @@ def print_skewed(result: dict) -> None:
               f"{trace['samples']} samples (10 ms), the crawl's credit free in "
               f"{trace['under_limit_credit_free']} of those")
         for phase, figures in trace.get("frontier", {}).items():
+            if not figures["samples"]:
+                continue
             print(f"  {phase.replace('_', ' ')}: the shared frontier counted the big host "
                   f"{figures['frontier_mean']} in flight on average, the server saw "
                   f"{figures['server_mean']} outstanding ({figures['samples']} samples)")
