@@ -1,5 +1,10 @@
 """Benchmark: a broad crawl, N hosts x P pages, crawlfw (and Scrapy side by side).
 
+``--skewed`` runs issue 18's skewed mix instead (one big host of 600 slow pages beside
+300 small hosts; crawlfw in memory, with ``JOBDIR`` and on two Redis workers, Scrapy with
+and without ``DownloaderAwarePriorityQueue``; each against the big host alone, the
+politeness floor): see ``benchmarks/_skewed.py`` and ``--skewed --help``.
+
 One nginx (``/usr/sbin/nginx`` or on ``PATH``, run as a non-daemon on a free loopback
 port with a generated config, one worker) answers for every host name with the same small
 site: ``/`` links to ``/p/1``, ``/p/<n>`` to ``/p/<n+1>``, up to ``P`` pages. Host names
@@ -327,7 +332,14 @@ def run_one(label, argv, cwd, env, feed, expected, nofile=None):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    if "--skewed" in (sys.argv[1:] if argv is None else argv):  # issue 18's skewed mix
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from _skewed import main as skewed_main
+
+        return skewed_main(argv)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog="--skewed: issue 18's skewed mix "
+                                            "(--skewed --help lists its options)")
     parser.add_argument("--hosts", type=int, default=2000)
     parser.add_argument("--pages", type=int, default=2)
     parser.add_argument("--concurrency", type=int, default=100)
@@ -422,4 +434,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
