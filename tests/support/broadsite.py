@@ -78,14 +78,25 @@ class BroadSite:
                     now = active[host] = active.get(host, 0) + 1
                     if now > site.max_active.get(host, 0):
                         site.max_active[host] = now
+                self._counted = (host, agent)
                 try:
                     self._answer(host)
                 finally:
                     with lock:
-                        active[host] -= 1
-                        if record:
-                            site.active_by_agent[agent] -= 1
+                        self._uncount()
                         site.last_s = time.monotonic()
+
+            def _uncount(self):
+                # Called under ``lock``, once: just before the answer is written (so the
+                # crawler, which may start its next request as soon as it has read this
+                # answer, never meets a count one too high), else when the answer failed.
+                if self._counted is None:
+                    return
+                host, agent = self._counted
+                self._counted = None
+                active[host] -= 1
+                if record:
+                    site.active_by_agent[agent] -= 1
 
             def _answer(self, host):
                 path = self.path
@@ -109,6 +120,7 @@ class BroadSite:
                 with lock:
                     site.served += 1
                     site.served_by_host[host] = site.served_by_host.get(host, 0) + 1
+                    self._uncount()
                 self.send_response(status)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
                 self.send_header("Content-Length", str(len(body)))
