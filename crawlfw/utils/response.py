@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import weakref
 import webbrowser
@@ -25,6 +26,12 @@ __all__ = [
 #: in Scrapy; a tag starting before the limit is read to its end.
 _SCAN_CHARS = 4096
 
+# w3lib's own pre-test for a <base> tag (same pattern, same flags): w3lib declares a base
+# only where it matches, so a page where it matches nowhere is answered without w3lib's
+# scan. (A case-insensitive search that does not start with "<" has no fast scan in re:
+# a pre-test for "refresh" cost more than w3lib's whole get_meta_refresh.)
+_BASE_TAG = re.compile("<base", re.IGNORECASE)
+
 _baseurl_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _metaref_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -44,9 +51,15 @@ def get_base_url(response) -> str:
     try:
         return _baseurl_cache[response]
     except KeyError:
-        base = html.get_base_url(
-            response.text, response.url, response.encoding, max_scan=_SCAN_CHARS
-        )
+        text = response.text
+        if _BASE_TAG.search(text) is None:
+            # no <base> anywhere: w3lib would return safe_url_string(url) (UTF-8)
+            from crawlfw.utils._urls import safe_url
+
+            base = safe_url(response.url, None)
+        else:
+            base = html.get_base_url(text, response.url, response.encoding,
+                                     max_scan=_SCAN_CHARS)
         _baseurl_cache[response] = base
         return base
 
