@@ -216,8 +216,29 @@ class SpiderMiddlewareManager(MiddlewareManager):
             return result
         return None
 
+    #: ``(hooks, plan, run)``: a copy of the ``process_spider_output`` hooks last seen,
+    #: what ``default_chain_plan`` made of them, and ``default_chain_output``.
+    _output_plan = ([], None, None)
+
     def _process_spider_output(self, response, result, spider) -> Iterable:
-        for method in self.methods["process_spider_output"]:
+        methods = self.methods["process_spider_output"]
+        # Only the default middlewares (any of them disabled): one generator does what
+        # their chain of generators does (crawlfw/spidermiddlewares/_default_chain.py).
+        hooks, plan, run = self._output_plan
+        if hooks != methods:
+            from crawlfw.spidermiddlewares._default_chain import (
+                default_chain_output,
+                default_chain_plan,
+            )
+
+            plan = default_chain_plan(methods) if methods else None
+            run = default_chain_output
+            self._output_plan = (list(methods), plan, run)
+        if plan is not None:
+            output = run(plan, response, result, spider)
+            if output is not None:
+                return output
+        for method in methods:
             result = method(response=response, result=result, spider=spider)
             if not _isiterable(result):
                 self._count_invalid_output(method)
