@@ -75,6 +75,22 @@ def _parser(st):
     return parser
 
 
+def _document_bytes(text):
+    """``text.strip().replace("\\x00", "").encode("utf8")``, without the copy of the
+    whole text that stripping it makes: the UTF-8 bytes are stripped instead. That is
+    the same whenever what bytes.strip() leaves starts and ends with an ASCII character
+    that str.strip() keeps too (it also strips U+001C..U+001F and non-ASCII spaces:
+    those documents take the reference path)."""
+    body = text.encode("utf8").strip()
+    if body:
+        first, last = body[0], body[-1]
+        if first > 0x7F or last > 0x7F or 0x1C <= first <= 0x1F or 0x1C <= last <= 0x1F:
+            body = text.strip().encode("utf8")
+        if b"\x00" in body:
+            body = body.replace(b"\x00", b"")
+    return body
+
+
 def create_root_node(text, st, base_url=None):
     """Parse ``text`` into an lxml root element.
 
@@ -88,7 +104,7 @@ def create_root_node(text, st, base_url=None):
         dropped first (as parsel does); an empty or unparseable document gives an
         empty ``<html/>`` root rather than an error.
     """
-    body = text.strip().replace("\x00", "").encode("utf8") or b"<html/>"
+    body = _document_bytes(text) or b"<html/>"
     parser = _parser(st)
     root = etree.fromstring(body, parser=parser, base_url=base_url)
     if root is None:
