@@ -560,3 +560,68 @@ def test_real_page_encoding_and_text(sites_dir):
     r = HtmlResponse("https://docs.scrapy.org/en/latest/faq.html", body=body)
     assert r.encoding == "utf-8"  # from <meta charset="utf-8">
     assert "Frequently Asked Questions" in r.text
+
+
+# --- TextResponse._utf8_text: the body handed to the parser instead of the text encoded again
+
+
+def _utf8_cases():
+    page = "<html><head><title>caf\u00e9</title></head><body><p>\u00fc \u20ac</p></body></html>\n"
+    bodies = [
+        page.encode("utf-8"),
+        b"\xef\xbb\xbf" + page.encode("utf-8"),  # a UTF-8 BOM (w3lib strips it)
+        codecs.BOM_UTF16_LE + page.encode("utf-16-le"),
+        page.encode("utf-8")[:40] + b"\xff\xfe bad bytes" + page.encode("utf-8")[40:],
+        page.replace("\u20ac", "\ufffd").encode("utf-8"),  # a U+FFFD of its own
+        b"\xed\xa0\x80 a surrogate",
+        page.encode("cp1252", "replace"),
+        b'<meta charset="latin-1"><p>caf\xe9</p>',
+        b'<meta charset="utf8"><p>caf\xc3\xa9</p>',
+        b"<p>plain ascii</p>",
+        b"",
+        b"  \n<p>x</p>\x00 \n",
+    ]
+    headers = [{}, {"Content-Type": "text/html; charset=UTF8"},
+               {"Content-Type": "text/html; charset=iso-8859-1"},
+               {"Content-Type": "text/html; charset=utf-16"}]
+    for cls in (HtmlResponse, TextResponse, XmlResponse):
+        for body in bodies:
+            for header in headers:
+                for encoding in (None, "utf-8", "latin-1"):
+                    yield cls, body, header, encoding
+
+
+@pytest.mark.parametrize(("cls", "body", "headers", "encoding"), list(_utf8_cases()))
+def test_utf8_text_is_the_text_encoded(cls, body, headers, encoding):
+    from crawlfw.selector import Selector, _lxml
+
+    for first in ("text", "encoding"):
+        r = cls("http://example.com/", body=body, headers=headers, encoding=encoding)
+        getattr(r, first)
+        utf8 = r._utf8_text()
+        assert utf8 is None or utf8 == r.text.encode("utf-8")
+        ref = _lxml._document_bytes(r.text)
+        assert _lxml._document_bytes(r.text, utf8) == ref
+        if cls is not TextResponse or body.startswith(b"<"):
+            sel = Selector(response=r)
+            assert sel.root is not None
+            assert sel.xpath("string(.)").get() == Selector(text=r.text, type=sel.type).xpath(
+                "string(.)").get()
+
+
+def test_utf8_text_is_taken_for_a_plain_utf8_page():
+    body = "<html><p>caf\u00e9</p></html>".encode()
+    for r in (HtmlResponse("http://e.com/", body=body, headers={"Content-Type": "text/html"}),
+              HtmlResponse("http://e.com/", body=body, encoding="utf8")):
+        assert r._utf8_text() is None  # nothing decoded yet
+        assert r.text
+        assert r._utf8_text() is body
+
+    class Transformed(HtmlResponse):
+        @property
+        def text(self):
+            return super().text.upper()
+
+    r = Transformed("http://e.com/", body=body, encoding="utf-8")
+    assert r.text
+    assert r._utf8_text() is None
