@@ -1,4 +1,5 @@
 import codecs
+import functools
 
 import pytest
 
@@ -625,3 +626,57 @@ def test_utf8_text_is_taken_for_a_plain_utf8_page():
     r = Transformed("http://e.com/", body=body, encoding="utf-8")
     assert r.text
     assert r._utf8_text() is None
+
+
+# --- TextResponse.follow with a str: the shortcut gives what Response.follow gives -----------
+
+
+def _request_state(req):
+    return (type(req), req.url, req.method, req.headers.to_unicode_dict(), req.body,
+            req.cookies, req.meta, req.encoding, req.priority, req.dont_filter,
+            req.callback, req.errback, req.flags, req.cb_kwargs)
+
+
+_FOLLOW_BODIES = [
+    b"<html><head><title>x</title></head></html>",
+    b'<html><head><base href="http://other.org/b/"></head></html>',
+    '<html><head><meta charset="latin-1"></head><p>caf\u00e9</p></html>'.encode("latin-1"),
+]
+_FOLLOW_URLS = ["x", "/abs", "../up", "?q=\u00e9", "#f", "http://e.org/X Y", "caf\u00e9",
+                "//h.org/p", "", " spaced ", "javascript:void(0)"]
+_FOLLOW_KWARGS = [
+    {},
+    {"callback": _cb, "errback": _cb, "meta": {"k": 1}, "priority": 3, "dont_filter": True,
+     "flags": ["f"], "cb_kwargs": {"a": 1}},
+    {"method": "post", "headers": {"X-A": "1"}, "body": "b\u00e9", "cookies": {"c": "1"},
+     "encoding": "latin-1"},
+]
+
+
+def _follow_outcome(follow, url, kwargs):
+    try:
+        return _request_state(follow(url, **kwargs))
+    except ValueError as e:  # e.g. "Missing scheme in request url: javascript:void(0)"
+        return ValueError, str(e)
+
+
+@pytest.mark.parametrize("body", _FOLLOW_BODIES)
+def test_text_follow_of_a_str_is_response_follow(body):
+    from crawlfw.http.response import Response as Base
+
+    for url in _FOLLOW_URLS:
+        for kwargs in _FOLLOW_KWARGS:
+            fast = HtmlResponse("http://www.example.com/dir/p.html", body=body)
+            slow = HtmlResponse("http://www.example.com/dir/p.html", body=body)
+            general = dict(kwargs, encoding=kwargs.get("encoding") or slow.encoding)
+            assert _follow_outcome(fast.follow, url, kwargs) == _follow_outcome(
+                functools.partial(Base.follow, slow), url, general), (url, kwargs)
+
+
+def test_text_follow_honours_an_overridden_follow_url():
+    class Rewriting(HtmlResponse):
+        def _follow_url(self, url):
+            return super()._follow_url(url + "?rewritten")
+
+    r = Rewriting("http://e.com/", body=b"<html></html>")
+    assert r.follow("x").url == "http://e.com/x?rewritten"

@@ -279,6 +279,25 @@ class TextResponse(Response):
         Raises:
             ValueError: ``url`` is None, or a Selector of another element or without href.
         """
+        if url.__class__ is str and type(self)._follow_url is _TEXT_FOLLOW_URL:
+            # what Response.follow -> _follow_url -> urljoin do with a str, without the
+            # two calls (a callback may follow every link of the page)
+            encoding = encoding or self.encoding
+            return Request(
+                self.urljoin(url),
+                callback=callback,
+                method=method,
+                headers=headers,
+                body=body,
+                cookies=cookies,
+                meta=meta,
+                encoding=encoding,
+                priority=priority,
+                dont_filter=dont_filter,
+                errback=errback,
+                flags=flags,
+                cb_kwargs=cb_kwargs,
+            )
         return super().follow(
             url,
             callback=callback,
@@ -365,6 +384,7 @@ class TextResponse(Response):
 
 
 _TEXT_PROPERTY = TextResponse.__dict__["text"]
+_TEXT_FOLLOW_URL = TextResponse._follow_url
 _UTF8_LABELS: dict = {}  # encoding name -> whether Python decodes it with the UTF-8 codec
 
 
