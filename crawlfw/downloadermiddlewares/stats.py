@@ -33,7 +33,7 @@ def _headers_length(headers) -> int:
     return size + 2 * (lines - 1) if lines else 0
 
 
-def request_httprepr_length(request) -> int:
+def _request_httprepr_length(request) -> int:
     """``len(request_httprepr(request))`` (crawlfw.utils.request), computed without
     building the representation: the request line, ``Host``, the stored headers, a
     blank line and the body, in bytes."""
@@ -50,7 +50,7 @@ def request_httprepr_length(request) -> int:
     return size + 2 + len(request.body)
 
 
-def response_httprepr_length(response) -> int:
+def _response_httprepr_length(response) -> int:
     """``len(response_httprepr(response))`` (crawlfw.utils.response), computed without
     building the representation (the whole body copied twice): status line, headers,
     blank line, body, in bytes."""
@@ -98,13 +98,13 @@ class DownloaderStats:
     def process_request(self, request, spider):
         self.stats.inc_value("downloader/request_count", spider=spider)
         self.stats.inc_value(f"downloader/request_method_count/{request.method}", spider=spider)
-        reqlen = request_httprepr_length(request)
+        reqlen = _request_httprepr_length(request)
         self.stats.inc_value("downloader/request_bytes", reqlen, spider=spider)
 
     def process_response(self, request, response, spider):
         self.stats.inc_value("downloader/response_count", spider=spider)
         self.stats.inc_value(f"downloader/response_status_count/{response.status}", spider=spider)
-        reslen = response_httprepr_length(response)
+        reslen = _response_httprepr_length(response)
         self.stats.inc_value("downloader/response_bytes", reslen, spider=spider)
         return response
 

@@ -225,14 +225,14 @@ def _length_responses():
 
 @pytest.mark.parametrize("request_", list(_length_requests()), ids=str)
 def test_downloader_stats_request_length_is_the_httprepr_length(request_):
-    from crawlfw.downloadermiddlewares.stats import request_httprepr_length
+    from crawlfw.downloadermiddlewares.stats import _request_httprepr_length
 
-    assert request_httprepr_length(request_) == len(request_httprepr(request_))
+    assert _request_httprepr_length(request_) == len(request_httprepr(request_))
 
 
 @pytest.mark.parametrize("response", list(_length_responses()), ids=repr)
 def test_downloader_stats_response_length_is_the_httprepr_length(response):
-    from crawlfw.downloadermiddlewares.stats import response_httprepr_length
+    from crawlfw.downloadermiddlewares.stats import _response_httprepr_length
 
     for _ in range(2):  # the status line's length is cached on the first call
-        assert response_httprepr_length(response) == len(response_httprepr(response))
+        assert _response_httprepr_length(response) == len(response_httprepr(response))
