@@ -28,6 +28,9 @@ from crawlfw.spidermiddlewares.urllength import logger as urllength_logger
 
 __all__ = ["default_chain_plan", "default_chain_output"]
 
+_dict_contains = dict.__contains__
+_dict_setitem = dict.__setitem__
+
 # process_spider_output order of the defaults (descending SPIDER_MIDDLEWARES_BASE numbers)
 _ORDER = (DepthMiddleware, UrlLengthMiddleware, RefererMiddleware, OffsiteMiddleware)
 
@@ -106,7 +109,6 @@ def _output(depth_mw, urllength_mw, referer_mw, offsite_mw, response, result, sp
         url_bytes = {}  # encoding -> url encoded as Headers stores it
         header_checked = False
         header_cls = None
-        setdefault_bytes = Headers.setdefault_bytes
     if depth_mw is not None:
         maxdepth, prio = depth_mw.maxdepth, depth_mw.prio
         stats, verbose = depth_mw.stats, depth_mw.verbose_stats
@@ -115,9 +117,18 @@ def _output(depth_mw, urllength_mw, referer_mw, offsite_mw, response, result, sp
     if urllength_mw is not None:
         maxlength, ul_stats = urllength_mw.maxlength, urllength_mw.stats
     for r in result:
-        if r.__class__ is Request or isinstance(r, Request):
+        rclass = r.__class__
+        if rclass is Request or isinstance(r, Request):
+            # Request's own meta and url properties, read without calling them
+            plain = rclass is Request
             if depth_mw is not None:  # DepthMiddleware._output
-                r.meta["depth"] = depth
+                if plain:
+                    meta = r._meta
+                    if meta is None:
+                        meta = r._meta = {}
+                else:
+                    meta = r.meta
+                meta["depth"] = depth
                 if prio:
                     r.priority -= depth * prio
                 if maxdepth and depth > maxdepth:
@@ -133,7 +144,9 @@ def _output(depth_mw, urllength_mw, referer_mw, offsite_mw, response, result, sp
                     if depth != last_max:
                         stats.max_value("request_depth_max", depth, spider=spider)
                         last_max = depth
-            if urllength_mw is not None and len(r.url) > maxlength:  # UrlLengthMiddleware
+            if urllength_mw is not None and len(  # UrlLengthMiddleware
+                r._url if plain else r.url
+            ) > maxlength:
                 urllength_logger.debug(
                     "Ignoring link (url length > %(maxlength)d): %(url)s ",
                     {"maxlength": maxlength, "url": r.url},
@@ -143,7 +156,13 @@ def _output(depth_mw, urllength_mw, referer_mw, offsite_mw, response, result, sp
                     ul_stats.inc_value("urllength/request_ignored_count", spider=spider)
                 continue
             if referer_mw is not None:  # RefererMiddleware._legacy_output
-                meta_value = r.meta.get("referrer_policy")
+                if plain:
+                    meta = r._meta
+                    if meta is None:
+                        meta = r._meta = {}
+                else:
+                    meta = r.meta
+                meta_value = meta.get("referrer_policy")
                 cls = _policy_class(meta_value) if meta_value else None
                 if cls is None:
                     if not header_checked:
@@ -161,7 +180,8 @@ def _output(depth_mw, urllength_mw, referer_mw, offsite_mw, response, result, sp
                     value = url_bytes.get(headers.encoding)
                     if value is None:
                         value = url_bytes[headers.encoding] = url.encode(headers.encoding)
-                    setdefault_bytes(headers, b"Referer", value)
+                    if not _dict_contains(headers, b"Referer"):  # Headers.setdefault_bytes
+                        _dict_setitem(headers, b"Referer", [value])
                 elif b"Referer" not in headers:
                     headers[b"Referer"] = url
             if offsite is not None and not (  # OffsiteMiddleware.process_spider_output

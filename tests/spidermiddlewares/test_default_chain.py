@@ -83,7 +83,7 @@ def _outputs(events, fail):
 
 def _seen(obj):
     if isinstance(obj, Request):
-        return (type(obj).__name__, obj.url, dict(obj.meta), obj.priority,
+        return (type(obj).__name__, obj.url, obj._meta, obj.priority,
                 obj.headers.getlist(b"Referer"), obj.dont_filter)
     return obj
 
