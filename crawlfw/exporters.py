@@ -343,6 +343,53 @@ class BaseItemExporter:
         )
 
 
+def _one_shot_encode(encoder):
+    """``encoder.encode`` for the dicts the JSON exporters encode, without the set-up
+    ``json.JSONEncoder.encode`` repeats on every call: the same C encoder it builds for
+    one object (``iterencode(o, _one_shot=True)`` without ``indent``), made with the same
+    arguments and a fresh circular-reference memo each time. Other objects go to
+    ``encoder.encode`` itself.
+
+    Returns:
+        A callable ``encode(obj) -> str``, or None when that is not what
+        ``encoder.encode`` does (no C encoder, an ``indent``, ``encode`` or
+        ``iterencode`` overridden): then use ``encoder.encode``.
+    """
+    import json
+    from json import encoder as json_encoder
+
+    make = json_encoder.c_make_encoder
+    cls = type(encoder)
+    if (
+        make is None
+        or encoder.indent is not None
+        or cls.encode is not json.JSONEncoder.encode
+        or cls.iterencode is not json.JSONEncoder.iterencode
+    ):
+        return None
+    args = (
+        encoder.default,
+        json_encoder.encode_basestring_ascii if encoder.ensure_ascii
+        else json_encoder.encode_basestring,
+        None,
+        encoder.key_separator,
+        encoder.item_separator,
+        encoder.sort_keys,
+        encoder.skipkeys,
+        encoder.allow_nan,
+    )
+    check_circular = encoder.check_circular
+    slow = encoder.encode
+    join = "".join
+
+    def encode(obj):
+        if obj.__class__ is not dict:
+            return slow(obj)
+        return join(make({} if check_circular else None, *args)(obj, 0))
+
+    return encode
+
+
 class _JsonExporterMixin:
     """Builds the JSON encoder once and encodes one item into bytes."""
 
@@ -352,7 +399,7 @@ class _JsonExporterMixin:
         self.file = file
         kwargs.setdefault("ensure_ascii", not self.encoding)
         self.encoder = CrawlfwJSONEncoder(**kwargs)
-        self._encode = self.encoder.encode
+        self._encode = _one_shot_encode(self.encoder) or self.encoder.encode
         self._to_bytes = _text_encoder(self.encoding or "utf-8")
         self._fast = self._plain_dicts_pass
 

@@ -437,3 +437,52 @@ def test_exported_names():
         "XmlItemExporter", "JsonLinesItemExporter", "JsonItemExporter", "MarshalItemExporter",
         "PythonItemExporter",
     ])
+
+
+# --- the JSON exporters' one-shot encoder gives what json.JSONEncoder.encode gives ------------
+
+
+def _json_items():
+    circular = {"a": 1}
+    circular["self"] = circular
+    inner = [1, 2.5, None, True, "\u00e9\u20ac\U0001f600", {"n": {"m": []}}]
+    return [
+        {},
+        {"url": "http://e.com/p/1.html", "title": "Page 1"},
+        {"nested": inner, "tuple": (1, 2), "float": 1e300, "neg": -0.0},
+        {"nan": float("nan"), "inf": float("inf")},
+        {1: "int key", 2.5: "float key", False: "bool key", None: "none key"},
+        {(1, 2): "tuple key"},
+        {"when": datetime.datetime(2026, 11, 25, 19, 30), "d": decimal.Decimal("1.10"),
+         "s": {3}},
+        {"bad": object()},
+        circular,
+        {"again": "after the circular one"},
+        ["not", "a", "dict"],
+        "a str",
+    ]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"sort_keys": True}, {"encoding": "utf-8"}, {"skipkeys": True},
+     {"allow_nan": False}, {"check_circular": False}, {"separators": (",", ":")},
+     {"indent": 2}],
+)
+@pytest.mark.parametrize("cls", [JsonLinesItemExporter, JsonItemExporter])
+def test_json_one_shot_encoder_is_the_encoders_encode(cls, options):
+    if options.get("indent") and cls is JsonLinesItemExporter:
+        pytest.skip("JSON Lines takes no indent")
+    exporter = cls(io.BytesIO(), **options)
+    assert (exporter._encode == exporter.encoder.encode) is bool(options.get("indent"))
+
+    def outcome(encode, item):
+        try:
+            return encode(item)
+        except (TypeError, ValueError, RecursionError) as e:
+            return type(e), str(e)
+
+    for item in _json_items():
+        if item is not None and options.get("check_circular") is False and "self" in item:
+            continue  # no memo: the C encoder recurses until the interpreter stops it
+        assert outcome(exporter._encode, item) == outcome(exporter.encoder.encode, item), item

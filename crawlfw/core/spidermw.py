@@ -71,7 +71,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from crawlfw.core.downloadermw import _InvalidOutput, _mw_name, _type_name
 from crawlfw.item import AnyItem, BaseItem
@@ -216,8 +216,44 @@ class SpiderMiddlewareManager(MiddlewareManager):
             return result
         return None
 
+    #: ``(plan, run)`` shortcuts for known chains of ``process_spider_output`` hooks,
+    #: registered by the components package that ships those middlewares (core imports
+    #: nothing above it: ``crawlfw.spidermiddlewares`` registers its default chain's,
+    #: ``_default_chain.py``). ``plan(hooks)`` returns a plan or None (not that chain);
+    #: ``run(plan, response, result, spider)`` does what the chain would, or returns None
+    #: to take the general path.
+    output_shortcuts: ClassVar[list[tuple[Callable, Callable]]] = []
+
+    #: ``(hooks, plan, run)``: a copy of the ``process_spider_output`` hooks last seen,
+    #: the plan a shortcut made of them (or None) and that shortcut's ``run``.
+    _output_plan: tuple[list, Any, Callable | None] = ([], None, None)
+
+    @classmethod
+    def register_output_shortcut(cls, plan: Callable, run: Callable) -> None:
+        """Offer a one-pass ``(plan, run)`` for a known chain of output hooks (see
+        :attr:`output_shortcuts`); registering the same pair twice is a no-op."""
+        if (plan, run) not in cls.output_shortcuts:
+            cls.output_shortcuts.append((plan, run))
+
     def _process_spider_output(self, response, result, spider) -> Iterable:
-        for method in self.methods["process_spider_output"]:
+        methods = self.methods["process_spider_output"]
+        # A known chain (e.g. only the default middlewares, any of them disabled): one
+        # generator does what their chain of generators does.
+        hooks, plan, run = self._output_plan
+        if hooks != methods:
+            plan = run = None
+            if methods:
+                for plan_of, run_of in self.output_shortcuts:
+                    plan = plan_of(methods)
+                    if plan is not None:
+                        run = run_of
+                        break
+            self._output_plan = (list(methods), plan, run)
+        if run is not None:
+            output = run(plan, response, result, spider)
+            if output is not None:
+                return output
+        for method in methods:
             result = method(response=response, result=result, spider=spider)
             if not _isiterable(result):
                 self._count_invalid_output(method)

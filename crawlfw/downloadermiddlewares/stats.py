@@ -1,10 +1,72 @@
 """Download statistics: request/response counts and bytes, exceptions by type."""
 
+from urllib.parse import urlunparse
+
 from crawlfw.exceptions import NotConfigured
+from crawlfw.http.headers import Headers
+from crawlfw.utils.httpobj import urlparse_cached
 from crawlfw.utils.request import request_httprepr
-from crawlfw.utils.response import response_httprepr
+from crawlfw.utils.response import _reason_phrase, response_httprepr
 
 __all__ = ["DownloaderStats"]
+
+# status -> len(b"HTTP/1.1 <status> <reason phrase>\r\n"), as response_httprepr writes it
+_STATUS_LINE_LEN: dict = {}
+
+
+def _headers_length(headers) -> int:
+    """``len(headers.to_string())`` (w3lib's ``headers_dict_to_raw``: ``Name: value``
+    lines joined by CRLF) without building the bytes; a value that is not bytes takes
+    ``to_string()`` itself (which then raises as it does)."""
+    size = lines = 0
+    for key, value in headers.items():
+        if value.__class__ is bytes:
+            value = (value,)
+        elif not isinstance(value, (list, tuple)):
+            continue
+        klen = len(key) + 2  # "Name: "
+        for v in value:
+            if v.__class__ is not bytes:
+                return len(headers.to_string())
+            size += klen + len(v)
+            lines += 1
+    return size + 2 * (lines - 1) if lines else 0
+
+
+def _request_httprepr_length(request) -> int:
+    """``len(request_httprepr(request))`` (crawlfw.utils.request), computed without
+    building the representation: the request line, ``Host``, the stored headers, a
+    blank line and the body, in bytes."""
+    headers = request.headers
+    if headers.__class__ is not Headers or request.method.__class__ is not str:
+        return len(request_httprepr(request))
+    parsed = urlparse_cached(request)
+    path = urlunparse(("", "", parsed.path or "/", parsed.params, parsed.query, ""))
+    host = parsed.hostname or ""
+    size = (len(request.method.encode()) + len(path.encode()) + len(host.encode())
+            + 20)  # " ", " HTTP/1.1\r\n", "Host: ", "\r\n"
+    if headers:
+        size += _headers_length(headers) + 2
+    return size + 2 + len(request.body)
+
+
+def _response_httprepr_length(response) -> int:
+    """``len(response_httprepr(response))`` (crawlfw.utils.response), computed without
+    building the representation (the whole body copied twice): status line, headers,
+    blank line, body, in bytes."""
+    status = response.status
+    headers = response.headers
+    if status.__class__ is not int or headers.__class__ is not Headers:
+        return len(response_httprepr(response))
+    line = _STATUS_LINE_LEN.get(status)
+    if line is None:
+        phrase = _reason_phrase(status) or ""
+        line = len(str(status).encode()) + len(phrase.encode("ascii")) + 12
+        if len(_STATUS_LINE_LEN) < 1000:
+            _STATUS_LINE_LEN[status] = line
+    if headers:
+        line += _headers_length(headers) + 2
+    return line + 2 + len(response.body)
 
 
 class DownloaderStats:
@@ -36,13 +98,13 @@ class DownloaderStats:
     def process_request(self, request, spider):
         self.stats.inc_value("downloader/request_count", spider=spider)
         self.stats.inc_value(f"downloader/request_method_count/{request.method}", spider=spider)
-        reqlen = len(request_httprepr(request))
+        reqlen = _request_httprepr_length(request)
         self.stats.inc_value("downloader/request_bytes", reqlen, spider=spider)
 
     def process_response(self, request, response, spider):
         self.stats.inc_value("downloader/response_count", spider=spider)
         self.stats.inc_value(f"downloader/response_status_count/{response.status}", spider=spider)
-        reslen = len(response_httprepr(response))
+        reslen = _response_httprepr_length(response)
         self.stats.inc_value("downloader/response_bytes", reslen, spider=spider)
         return response
 

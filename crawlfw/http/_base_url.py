@@ -9,6 +9,7 @@ It lives in ``http/`` because :class:`~crawlfw.http.TextResponse` (``urljoin``,
 
 from __future__ import annotations
 
+import re
 import weakref
 
 from w3lib import html
@@ -18,6 +19,11 @@ __all__ = ["get_base_url"]
 #: How much of a document's text (characters) is scanned for <base>/<meta refresh>, as
 #: in Scrapy; a tag starting before the limit is read to its end.
 SCAN_CHARS = 4096
+
+# w3lib's own pre-test for a <base> tag (same pattern, same flags): w3lib declares a base
+# only where it matches, so a page where it matches nowhere is answered without w3lib's
+# scan.
+_BASE_TAG = re.compile("<base", re.IGNORECASE)
 
 _baseurl_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -37,8 +43,14 @@ def get_base_url(response) -> str:
     try:
         return _baseurl_cache[response]
     except KeyError:
-        base = html.get_base_url(
-            response.text, response.url, response.encoding, max_scan=SCAN_CHARS
-        )
+        text = response.text
+        if _BASE_TAG.search(text) is None:
+            # no <base> anywhere: w3lib would return safe_url_string(url) (UTF-8)
+            from crawlfw.utils._urls import safe_url
+
+            base = safe_url(response.url, None)
+        else:
+            base = html.get_base_url(text, response.url, response.encoding,
+                                     max_scan=SCAN_CHARS)
         _baseurl_cache[response] = base
         return base

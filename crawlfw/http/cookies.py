@@ -159,6 +159,9 @@ class CookieJar:
             response: the ``Response`` (its ``Set-Cookie``/``Set-Cookie2`` headers).
             request: the ``Request`` that produced it (its URL decides domain/path).
         """
+        headers = response.headers
+        if b"Set-Cookie" not in headers and b"Set-Cookie2" not in headers:
+            return  # http.cookiejar's make_cookies finds nothing to store
         wreq = WrappedRequest(request)
         wrsp = WrappedResponse(response)
         self.jar.extract_cookies(wrsp, wreq)
@@ -168,9 +171,15 @@ class CookieJar:
 
         A request that already has a ``Cookie`` header is left unchanged.
 
+        :attr:`processed` counts the requests checked against a jar holding cookies
+        (every ``check_expired_frequency``-th purges the expired ones); an empty jar
+        has nothing to add or purge and returns at once.
+
         Args:
             request: a ``crawlfw.http.Request`` (modified in place).
         """
+        if not self.jar._cookies:
+            return
         wreq = WrappedRequest(request)
         self.policy._now = self.jar._now = int(time.time())
         # http.cookiejar scans every domain it knows; restrict to possible matches

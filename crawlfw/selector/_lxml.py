@@ -75,20 +75,40 @@ def _parser(st):
     return parser
 
 
-def create_root_node(text, st, base_url=None):
+def _document_bytes(text, utf8=None):
+    """``text.strip().replace("\\x00", "").encode("utf8")``, without the copy of the
+    whole text that stripping it makes: the UTF-8 bytes are stripped instead. That is
+    the same whenever what bytes.strip() leaves starts and ends with an ASCII character
+    that str.strip() keeps too (it also strips U+001C..U+001F and non-ASCII spaces:
+    those documents take the reference path). ``utf8``, when given, must be
+    ``text.encode("utf8")`` (a response's body that is exactly that: it is not encoded
+    again)."""
+    body = (text.encode("utf8") if utf8 is None else utf8).strip()
+    if body:
+        first, last = body[0], body[-1]
+        if first > 0x7F or last > 0x7F or 0x1C <= first <= 0x1F or 0x1C <= last <= 0x1F:
+            body = text.strip().encode("utf8")
+        if b"\x00" in body:
+            body = body.replace(b"\x00", b"")
+    return body
+
+
+def create_root_node(text, st, base_url=None, utf8=None):
     """Parse ``text`` into an lxml root element.
 
     Args:
         text: the document, a ``str``.
         st: ``'html'`` or ``'xml'``.
         base_url: the document URL recorded in the tree (``docinfo.URL``), or None.
+        utf8: None, or exactly ``text.encode("utf8")`` when the caller has those bytes
+            already (``TextResponse._utf8_text()``: a UTF-8 body), to spare encoding it.
 
     Returns:
         The root ``lxml`` element. Leading/trailing whitespace and NUL characters are
         dropped first (as parsel does); an empty or unparseable document gives an
         empty ``<html/>`` root rather than an error.
     """
-    body = text.strip().replace("\x00", "").encode("utf8") or b"<html/>"
+    body = _document_bytes(text, utf8) or b"<html/>"
     parser = _parser(st)
     root = etree.fromstring(body, parser=parser, base_url=base_url)
     if root is None:

@@ -329,6 +329,7 @@ class Selector:
         st = _st(response, type or self._default_type)
         if root is _NOT_SET and _root is not None:
             root = _root  # Scrapy 1.2's name of the argument
+        utf8 = None  # text.encode("utf8") when the response has it already (its body)
         if response is not None:
             try:
                 text = response.text
@@ -339,6 +340,9 @@ class Selector:
                 ) from None
             if base_url is None:
                 base_url = response.url
+            utf8_text = getattr(response, "_utf8_text", None)
+            if utf8_text is not None:
+                utf8 = utf8_text()
         elif text is None and body:
             if not isinstance(body, (bytes, bytearray)):
                 raise TypeError(
@@ -356,7 +360,7 @@ class Selector:
             elif st == "text":
                 root = text
             if st == "html" or st == "xml":
-                root = _lxml.create_root_node(text, st, base_url=base_url)
+                root = _lxml.create_root_node(text, st, base_url=base_url, utf8=utf8)
         elif root is _NOT_SET:
             raise ValueError(f"{self.__class__.__name__} needs a response, text or root argument (or body)")
         elif isinstance(root, _ElementBase):

@@ -14,7 +14,17 @@ depth       DepthMiddleware         DEPTH_LIMIT, DEPTH_PRIORITY, DEPTH_STATS
 ==========  ======================  =====================================
 
 The modules are imported on demand (by ``load_object`` from the settings), so this
-package exports nothing itself.
+package exports nothing itself; importing it registers the default middlewares' output
+chain in one pass (``_default_chain.py``) with the manager.
 """
 
 __all__: list[str] = []
+
+# The default middlewares' output chain in one pass, offered to the manager (core/ does
+# not import components: they register with it).
+from crawlfw.core.spidermw import SpiderMiddlewareManager as _Manager  # noqa: E402
+from crawlfw.spidermiddlewares._default_chain import default_chain_output as _run  # noqa: E402
+from crawlfw.spidermiddlewares._default_chain import default_chain_plan as _plan  # noqa: E402
+
+_Manager.register_output_shortcut(_plan, _run)
+del _Manager, _plan, _run

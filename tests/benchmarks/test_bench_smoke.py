@@ -203,3 +203,20 @@ def test_bench_longrun_slope_and_options():
     out = subprocess.run([sys.executable, str(BENCH / "bench_longrun.py"), "--queries", "11"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "each must be 1-10" in out.stderr
+
+
+def test_bench_pagepath_smoke():
+    """The per-page path benchmark at 20 pages: every page's requests and item come out
+    (the site's pages link to 10-20 other pages each), and a figure is printed."""
+    out = subprocess.run(
+        [sys.executable, str(BENCH / "bench_pagepath.py"), "--pages", "20", "--repeat", "2",
+         "--json"],
+        capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["pages"] == 20 and result["items"] == 20
+    assert 20 * 10 <= result["requests"] <= 20 * 20
+    assert len(result["passes"]) == 2 and result["us_per_page"] == min(result["passes"]) > 0
+    bad = subprocess.run([sys.executable, str(BENCH / "bench_pagepath.py"), "--pages", "0"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--pages and --repeat must be at least 1" in bad.stderr

@@ -192,3 +192,47 @@ def test_spider_attributes_used_when_built_after_spider_opened(crawl):
     assert request.headers[b"User-Agent"] == b"spider-ua"
     assert request.meta["download_timeout"] == 9
     assert request.headers[b"Authorization"] == b"Basic Zm9vOmJhcg=="
+
+
+def _length_requests():
+    yield Request("http://example.com/")
+    yield Request("http://example.com/", method="POST", body=b"abc")
+    yield Request("https://User:pw@Example.COM:8443/a b/caf\u00e9;p?q=\u00e9&x=1#frag")
+    yield Request("http://example.com", headers={"X-Many": ["1", "22", "333"], "Accept": "a"})
+    yield Request("http://example.com/p?", headers={"X-Empty": [], "X-Zero": ""})
+    yield Request("http://[::1]:8080/x", method="put", body="\u00e9t\u00e9")
+    yield Request("http://\u00e9xample.com/", headers={"K": "v"}, encoding="latin-1")
+    yield Request("data:text/plain,hello")
+    yield Request("file:///tmp/x")
+    r = Request("http://example.com/")
+    r.headers[b"X-Late"] = b"1"
+    dict.__setitem__(r.headers, b"X-Raw", b"raw bytes, not a list")
+    yield r
+
+
+def _length_responses():
+    for status in (200, 404, 999, 6666, 100):
+        yield Response("http://example.com/", status=status)
+    yield Response("http://example.com/", body=b"x" * 10000,
+                   headers={"Content-Type": "text/html", "Set-Cookie": ["a=1", "b=2"]})
+    yield Response("http://example.com/", headers={"X-Empty": []}, body=b"b")
+    r = Response("http://example.com/", headers={"A": "1"})
+    dict.__setitem__(r.headers, b"X-Raw", b"raw bytes, not a list")
+    dict.__setitem__(r.headers, b"X-Tuple", (b"t1", b"t2"))
+    dict.__setitem__(r.headers, b"X-Odd", 12)  # neither bytes nor a list: not written
+    yield r
+
+
+@pytest.mark.parametrize("request_", list(_length_requests()), ids=str)
+def test_downloader_stats_request_length_is_the_httprepr_length(request_):
+    from crawlfw.downloadermiddlewares.stats import _request_httprepr_length
+
+    assert _request_httprepr_length(request_) == len(request_httprepr(request_))
+
+
+@pytest.mark.parametrize("response", list(_length_responses()), ids=repr)
+def test_downloader_stats_response_length_is_the_httprepr_length(response):
+    from crawlfw.downloadermiddlewares.stats import _response_httprepr_length
+
+    for _ in range(2):  # the status line's length is cached on the first call
+        assert _response_httprepr_length(response) == len(response_httprepr(response))

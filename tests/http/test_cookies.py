@@ -169,3 +169,24 @@ def test_url_without_host():
     request = Request("file:///tmp/x")
     jar.add_cookie_header(request)
     assert b"Cookie" not in request.headers
+
+
+def test_empty_jar_and_responses_without_set_cookie_are_skipped():
+    # the shortcuts: an empty jar adds no header (a Cookie header of the request is kept),
+    # a response without Set-Cookie/Set-Cookie2 stores nothing; the header in any case
+    # still reaches http.cookiejar
+    jar = CookieJar()
+    request = Request("http://e.com/", headers={"Cookie": "mine=1"})
+    jar.add_cookie_header(request)
+    assert request.headers.getlist("Cookie") == [b"mine=1"]
+    assert jar.processed == 0
+    jar.extract_cookies(Response("http://e.com/", headers={"X-Other": "a=1"}),
+                        Request("http://e.com/"))
+    assert len(jar) == 0
+    for name in ("set-cookie", "SET-COOKIE"):
+        jar = CookieJar()
+        jar.extract_cookies(Response("http://e.com/", headers={name: "a=1"}),
+                            Request("http://e.com/"))
+        assert [c.name for c in jar] == ["a"]
+        assert cookie_header(jar, "http://e.com/") is not None
+        assert jar.processed == 1

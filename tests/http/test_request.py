@@ -176,6 +176,30 @@ def test_method_is_upper_cased_str():
     assert Request("http://example.com", method="patch").method == "PATCH"
 
 
+class _Str(str):
+    pass
+
+
+@pytest.mark.parametrize("method", ["GET", "get", "Get", _Str("GET"), _Str("post"), b"GET", 1])
+def test_method_is_always_an_upper_cased_plain_str(method):
+    # "GET" takes a shortcut: the same result as str(method).upper()
+    made = Request("http://example.com", method=method).method
+    assert made == str(method).upper()
+    assert made.__class__ is str
+
+
+def test_cached_urls_and_the_scheme_check():
+    # a made-safe URL is cached (the second Request takes it from there, with the same
+    # result); a URL without a scheme is refused every time, never cached
+    for _ in range(2):
+        assert Request("http://example.com/café x").url == "http://example.com/caf%C3%A9%20x"
+        assert Request(_Str("http://example.com/a")).url == "http://example.com/a"
+        with pytest.raises(ValueError, match="Missing scheme in request url: example.com/x"):
+            Request("example.com/x")
+    assert Request("http://example.com/?q=é", encoding="latin-1").url.endswith("q=%E9")
+    assert Request("http://example.com/?q=é").url.endswith("q=%C3%A9")
+
+
 @pytest.mark.parametrize(
     ("method", "url", "text"),
     [

@@ -1,4 +1,5 @@
 import codecs
+import functools
 
 import pytest
 
@@ -560,3 +561,122 @@ def test_real_page_encoding_and_text(sites_dir):
     r = HtmlResponse("https://docs.scrapy.org/en/latest/faq.html", body=body)
     assert r.encoding == "utf-8"  # from <meta charset="utf-8">
     assert "Frequently Asked Questions" in r.text
+
+
+# --- TextResponse._utf8_text: the body handed to the parser instead of the text encoded again
+
+
+def _utf8_cases():
+    page = "<html><head><title>caf\u00e9</title></head><body><p>\u00fc \u20ac</p></body></html>\n"
+    bodies = [
+        page.encode("utf-8"),
+        b"\xef\xbb\xbf" + page.encode("utf-8"),  # a UTF-8 BOM (w3lib strips it)
+        codecs.BOM_UTF16_LE + page.encode("utf-16-le"),
+        page.encode("utf-8")[:40] + b"\xff\xfe bad bytes" + page.encode("utf-8")[40:],
+        page.replace("\u20ac", "\ufffd").encode("utf-8"),  # a U+FFFD of its own
+        b"\xed\xa0\x80 a surrogate",
+        page.encode("cp1252", "replace"),
+        b'<meta charset="latin-1"><p>caf\xe9</p>',
+        b'<meta charset="utf8"><p>caf\xc3\xa9</p>',
+        b"<p>plain ascii</p>",
+        b"",
+        b"  \n<p>x</p>\x00 \n",
+    ]
+    headers = [{}, {"Content-Type": "text/html; charset=UTF8"},
+               {"Content-Type": "text/html; charset=iso-8859-1"},
+               {"Content-Type": "text/html; charset=utf-16"}]
+    for cls in (HtmlResponse, TextResponse, XmlResponse):
+        for body in bodies:
+            for header in headers:
+                for encoding in (None, "utf-8", "latin-1"):
+                    yield cls, body, header, encoding
+
+
+@pytest.mark.parametrize(("cls", "body", "headers", "encoding"), list(_utf8_cases()))
+def test_utf8_text_is_the_text_encoded(cls, body, headers, encoding):
+    from crawlfw.selector import Selector, _lxml
+
+    for first in ("text", "encoding"):
+        r = cls("http://example.com/", body=body, headers=headers, encoding=encoding)
+        getattr(r, first)
+        utf8 = r._utf8_text()
+        assert utf8 is None or utf8 == r.text.encode("utf-8")
+        ref = _lxml._document_bytes(r.text)
+        assert _lxml._document_bytes(r.text, utf8) == ref
+        if cls is not TextResponse or body.startswith(b"<"):
+            sel = Selector(response=r)
+            assert sel.root is not None
+            assert sel.xpath("string(.)").get() == Selector(text=r.text, type=sel.type).xpath(
+                "string(.)").get()
+
+
+def test_utf8_text_is_taken_for_a_plain_utf8_page():
+    body = "<html><p>caf\u00e9</p></html>".encode()
+    for r in (HtmlResponse("http://e.com/", body=body, headers={"Content-Type": "text/html"}),
+              HtmlResponse("http://e.com/", body=body, encoding="utf8")):
+        assert r._utf8_text() is None  # nothing decoded yet
+        assert r.text
+        assert r._utf8_text() is body
+
+    class Transformed(HtmlResponse):
+        @property
+        def text(self):
+            return super().text.upper()
+
+    r = Transformed("http://e.com/", body=body, encoding="utf-8")
+    assert r.text
+    assert r._utf8_text() is None
+
+
+# --- TextResponse.follow with a str: the shortcut gives what Response.follow gives -----------
+
+
+def _request_state(req):
+    return (type(req), req.url, req.method, req.headers.to_unicode_dict(), req.body,
+            req.cookies, req.meta, req.encoding, req.priority, req.dont_filter,
+            req.callback, req.errback, req.flags, req.cb_kwargs)
+
+
+_FOLLOW_BODIES = [
+    b"<html><head><title>x</title></head></html>",
+    b'<html><head><base href="http://other.org/b/"></head></html>',
+    '<html><head><meta charset="latin-1"></head><p>caf\u00e9</p></html>'.encode("latin-1"),
+]
+_FOLLOW_URLS = ["x", "/abs", "../up", "?q=\u00e9", "#f", "http://e.org/X Y", "caf\u00e9",
+                "//h.org/p", "", " spaced ", "javascript:void(0)"]
+_FOLLOW_KWARGS = [
+    {},
+    {"callback": _cb, "errback": _cb, "meta": {"k": 1}, "priority": 3, "dont_filter": True,
+     "flags": ["f"], "cb_kwargs": {"a": 1}},
+    {"method": "post", "headers": {"X-A": "1"}, "body": "b\u00e9", "cookies": {"c": "1"},
+     "encoding": "latin-1"},
+]
+
+
+def _follow_outcome(follow, url, kwargs):
+    try:
+        return _request_state(follow(url, **kwargs))
+    except ValueError as e:  # e.g. "Missing scheme in request url: javascript:void(0)"
+        return ValueError, str(e)
+
+
+@pytest.mark.parametrize("body", _FOLLOW_BODIES)
+def test_text_follow_of_a_str_is_response_follow(body):
+    from crawlfw.http.response import Response as Base
+
+    for url in _FOLLOW_URLS:
+        for kwargs in _FOLLOW_KWARGS:
+            fast = HtmlResponse("http://www.example.com/dir/p.html", body=body)
+            slow = HtmlResponse("http://www.example.com/dir/p.html", body=body)
+            general = dict(kwargs, encoding=kwargs.get("encoding") or slow.encoding)
+            assert _follow_outcome(fast.follow, url, kwargs) == _follow_outcome(
+                functools.partial(Base.follow, slow), url, general), (url, kwargs)
+
+
+def test_text_follow_honours_an_overridden_follow_url():
+    class Rewriting(HtmlResponse):
+        def _follow_url(self, url):
+            return super()._follow_url(url + "?rewritten")
+
+    r = Rewriting("http://e.com/", body=b"<html></html>")
+    assert r.follow("x").url == "http://e.com/x?rewritten"

@@ -212,6 +212,24 @@ def test_fuzz():
     assert checked == 20000
 
 
+# The one-alternation form of the "needs escaping" test that _urls._needs_escaping splits
+# in two patterns; both must answer alike.
+_NEEDS_ESCAPING = re.compile(r"[^\x21-\x7e]|[\"'<>\[\\\]^`{|}@;]|#.*#|[?#]$|\?#")
+
+
+def test_needs_escaping_is_the_one_pattern():
+    from crawlfw.utils._urls import _needs_escaping
+
+    rnd = random.Random(20)
+    pieces = [chr(c) for c in range(0x80)] + ["\u00e9", "\u2028", "\ud800", "\U0001f600", "##",
+                                              "?#", "#?", "http://e.com/", "/p/5.html"]
+    urls = list(TRICKY_URLS) + list(HREFS) + list(BASES) + [chr(c) for c in range(0x300)]
+    for _ in range(20000):
+        urls.append("".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 12))))
+    for url in urls:
+        assert _needs_escaping(url) == (_NEEDS_ESCAPING.search(url) is not None), repr(url)
+
+
 def test_every_link_of_the_shared_sites(sites_dir):
     hrefs = set()
     attr = re.compile(rb"""\s(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""", re.I)

@@ -648,3 +648,32 @@ def test_compiled_xpath_cache_is_bounded():
     assert len(_lxml._local.xpaths) <= _lxml.XPATH_CACHE_SIZE
     # a query whose entry was evicted still works
     assert s.xpath("count(//p) + 0").get() == "1.0"
+
+
+# --- the document bytes create_root_node parses: the shortcut gives the reference bytes -----
+
+_SPACES = [chr(c) for c in range(0x3001) if chr(c).isspace()]  # ASCII, \x1c-\x1f, NEL, NBSP...
+
+
+def _document_cases():
+    inner = ["<html><p>x</p></html>", "caf\u00e9", "\u00e9", "<p>\x00</p>", "x", "", "\x00",
+             "\u2003x\u2003", "\x1cx\x1f"]
+    for body in inner:
+        yield body
+        for space in _SPACES:
+            yield space + body
+            yield body + space
+            yield " \n" + space + body + space + "\t "
+        yield "\x00 " + body + " \x00"
+        yield "\n\ufeff" + body
+
+
+def test_document_bytes_are_the_reference_bytes():
+    from crawlfw.selector._lxml import _document_bytes
+
+    cases = list(_document_cases())
+    assert len(cases) > 500
+    for text in cases:
+        assert _document_bytes(text) == text.strip().replace("\x00", "").encode("utf8"), text
+    with pytest.raises(UnicodeEncodeError):
+        _document_bytes("<p>\ud800</p>")

@@ -1,4 +1,5 @@
 import gc
+import random
 from pathlib import Path
 
 import pytest
@@ -259,3 +260,69 @@ def test_open_in_browser_text(cls):
 def test_open_in_browser_binary_refused():
     with pytest.raises(TypeError, match="Unsupported response type: Response"):
         open_in_browser(Response("http://www.example.com/", body=b"\x00"), _openfunc=lambda u: None)
+
+
+# --- the shortcuts of get_base_url / get_meta_refresh give w3lib's answers ---------------------
+
+_SHORTCUT_URLS = [
+    "http://www.example.com/a/b.html",
+    "https://Example.COM:8080/dir/",
+    "http://example.com:080/x",
+    "http://www.example.com/caf\u00e9/a b?q=\u00e9#f",
+    "http://b\u00fccher.de/x?y",
+    "https://example.com/a;p?x#y#z",
+    "http://example.com/p?",
+    "http://user:pw@example.com/",
+]
+
+_SHORTCUT_BODIES = [
+    "<html><head><title>x</title></head></html>",
+    '<html><head><meta charset="utf-8"><meta name="description" content="d"></head></html>',
+    '<html><head><base href="/rel/"></head></html>',
+    '<html><head><BaSe HREF="sub/"></head></html>',
+    '<html><head><base target="_top"><base href="/second/"></head></html>',
+    "<html><head><base></head></html>",
+    '<html><head><base href=""></head></html>',
+    "<p>the &lt;base&gt; element, and a base of 10</p>",
+    '<meta http-equiv="refresh" content="0;url=/next">',
+    '<META HTTP-EQUIV="REFRESH" CONTENT="1; URL=next.html">',
+    '<meta http-equiv="Refresh" content="10">',
+    '<meta http-equiv="content-type" content="text/html">',
+    '<noscript><meta http-equiv="refresh" content="0;url=/nojs"></noscript>',
+    "<p>press F5 to refresh the page</p>",
+    '<meta http-equiv="re\u017fre\u017fh" content="0;url=/long-s">',  # long s: not an s
+    '<meta http-equiv="\u212aefresh" content="0;url=/kelvin">',
+    "<html>" + " " * 4090 + '<base href="/straddles/"><meta http-equiv="refresh" '
+    'content="0;url=/straddles">',
+    "<html>" + " " * 5000 + '<base href="/late/"><meta http-equiv="refresh" content="0;url=/l">',
+    "<html><!-- " + "x" * 4100 + ' <base href="/in-comment/"> --></html>',
+    "\ufeff<html><base href='/bom/'></html>",
+]
+
+
+def _shortcut_cases():
+    rng = random.Random(20)
+    pieces = ["<base", "<BASE", 'href="/r/"', "<meta", "http-equiv=refresh",
+              'content="0;url=/m"', "REFRESH", "\u00e9", "\u0130", ">", " ", "x" * 700]
+    bodies = list(_SHORTCUT_BODIES)
+    for _ in range(60):
+        bodies.append("".join(rng.choice(pieces) for _ in range(rng.randint(1, 14))))
+    for url in _SHORTCUT_URLS:
+        for body in bodies:
+            for encoding in ("utf-8", "latin-1"):
+                yield url, body, encoding
+
+
+@pytest.mark.parametrize(
+    ("url", "body", "encoding"),
+    [pytest.param(*case, id=str(i)) for i, case in enumerate(_shortcut_cases())],
+)
+def test_base_url_and_meta_refresh_shortcuts_match_w3lib(url, body, encoding):
+    from w3lib import html
+
+    raw = body.encode(encoding, errors="xmlcharrefreplace")
+    r = HtmlResponse(url, body=raw, encoding=encoding)
+    ref = HtmlResponse(url, body=raw, encoding=encoding)
+    assert get_base_url(r) == html.get_base_url(ref.text, ref.url, ref.encoding, max_scan=4096)
+    assert get_meta_refresh(r) == html.get_meta_refresh(
+        ref.text, ref.url, ref.encoding, max_scan=4096)

@@ -23,14 +23,19 @@ __all__ = ["Request"]
 _SAFE_URL_CACHE: dict[tuple[str, str], str] = {}
 _SAFE_URL_CACHE_SIZE = 4096
 
+_dict_new = dict.__new__
+
 
 def _make_safe_url(url: str, encoding: str) -> str:
+    # Only URLs that passed the scheme check are cached: a hit needs no check.
     key = (url, encoding)
     safe = _SAFE_URL_CACHE.get(key)
     if safe is None:
         safe = safe_url(url, encoding)  # safe_url_string, with a shortcut for plain URLs
         if "#!" in safe:
             safe = escape_ajax(safe)
+        if not _has_scheme(safe):
+            raise ValueError(f"Missing scheme in request url: {safe}")
         if len(_SAFE_URL_CACHE) >= _SAFE_URL_CACHE_SIZE:
             _SAFE_URL_CACHE.clear()
         _SAFE_URL_CACHE[key] = safe
@@ -104,10 +109,18 @@ class Request(object_ref):
         cb_kwargs: dict | None = None,
     ):
         self._encoding = encoding  # first: _set_url and _set_body use it
-        self.method = str(method).upper()
-        self._set_url(url)
-        self._set_body(body)
-        if not isinstance(priority, int):
+        self.method = "GET" if method == "GET" and method.__class__ is str else str(method).upper()
+        # _set_url's work when the made-safe URL is cached (most links repeat ones seen)
+        safe = _SAFE_URL_CACHE.get((url, encoding)) if url.__class__ is str else None
+        if safe is None:
+            self._set_url(url)
+        else:
+            self._url = safe
+        if body is None:
+            self._body = b""
+        else:
+            self._set_body(body)
+        if priority.__class__ is not int and not isinstance(priority, int):
             raise TypeError(f"Request priority not an integer: {priority!r}")
         self.priority = priority
         if callback is not None and not callable(callback):
@@ -118,7 +131,8 @@ class Request(object_ref):
         self.errback = errback
         self.cookies = cookies or {}
         if headers is None:
-            self.headers = Headers._empty(encoding)
+            self.headers = h = _dict_new(Headers)  # Headers._empty(encoding), inline
+            h.encoding = encoding
         elif headers.__class__ is Headers:
             self.headers = headers.copy()
             self.headers.encoding = encoding
@@ -149,10 +163,7 @@ class Request(object_ref):
     def _set_url(self, url: str) -> None:
         if not isinstance(url, str):
             raise TypeError(f"Request url must be str, got {type(url).__name__}: {url!r}")
-        safe = _make_safe_url(url, self._encoding)
-        if not _has_scheme(safe):
-            raise ValueError(f"Missing scheme in request url: {safe}")
-        self._url = safe
+        self._url = _make_safe_url(url, self._encoding)  # ValueError: no scheme
 
     url = property(_get_url, obsolete_setter(_set_url, "url"), doc="The request URL (read-only).")
 

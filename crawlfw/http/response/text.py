@@ -19,6 +19,7 @@ Encoding labels are mapped with w3lib's ``resolve_encoding`` (WHATWG's label tab
 
 from __future__ import annotations
 
+import codecs
 import json as _json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -64,6 +65,7 @@ class TextResponse(Response):
         self._cached_encoding = None
         self._cached_benc = None
         self._cached_ubody = None
+        self._ubody_is_body = False  # see _utf8_text()
         self._cached_selector = None
         self._cached_join = None
         super().__init__(*args, **kwargs)
@@ -128,6 +130,7 @@ class TextResponse(Response):
             )
             self._cached_benc = benc
             self._cached_ubody = ubody
+            self._ubody_is_body = _is_body_as_utf8(self._body, benc, ubody)
         return self._cached_benc
 
     def _auto_detect_fun(self, text: bytes) -> str | None:
@@ -153,8 +156,22 @@ class TextResponse(Response):
             benc = self.encoding
             ubody = self._cached_ubody
             if ubody is None:
-                ubody = self._cached_ubody = html_to_unicode(f"charset={benc}", self._body)[1]
+                benc, ubody = html_to_unicode(f"charset={benc}", self._body)
+                self._cached_ubody = ubody
+                self._ubody_is_body = _is_body_as_utf8(self._body, benc, ubody)
         return ubody
+
+    def _utf8_text(self) -> bytes | None:
+        """``self.text.encode("utf-8")`` when that is the body itself, else None.
+
+        The selector then parses the body as it is rather than the text encoded again.
+        That is when :attr:`text` was decoded here, from the body, with the UTF-8 codec
+        (no byte order mark) and nothing replaced (no U+FFFD in it: a body holding one
+        of its own takes the text path too).
+        """
+        if self._ubody_is_body and type(self).text is _TEXT_PROPERTY:
+            return self._body
+        return None
 
     def body_as_unicode(self) -> str:
         """Return :attr:`text` (Scrapy 1.2 name)."""
@@ -262,6 +279,25 @@ class TextResponse(Response):
         Raises:
             ValueError: ``url`` is None, or a Selector of another element or without href.
         """
+        if url.__class__ is str and type(self)._follow_url is _TEXT_FOLLOW_URL:
+            # what Response.follow -> _follow_url -> urljoin do with a str, without the
+            # two calls (a callback may follow every link of the page)
+            encoding = encoding or self.encoding
+            return Request(
+                self.urljoin(url),
+                callback=callback,
+                method=method,
+                headers=headers,
+                body=body,
+                cookies=cookies,
+                meta=meta,
+                encoding=encoding,
+                priority=priority,
+                dont_filter=dont_filter,
+                errback=errback,
+                flags=flags,
+                cb_kwargs=cb_kwargs,
+            )
         return super().follow(
             url,
             callback=callback,
@@ -345,6 +381,26 @@ class TextResponse(Response):
             flags=flags,
             cb_kwargs=cb_kwargs,
         )
+
+
+_TEXT_PROPERTY = TextResponse.__dict__["text"]
+_TEXT_FOLLOW_URL = TextResponse._follow_url
+_UTF8_LABELS: dict = {}  # encoding name -> whether Python decodes it with the UTF-8 codec
+
+
+def _is_body_as_utf8(body: bytes, benc: str, ubody: str) -> bool:
+    """Whether ``ubody`` (``html_to_unicode``'s text of ``body``, decoded as ``benc``)
+    encodes back to ``body`` exactly: the UTF-8 codec, no BOM (w3lib strips one) and no
+    U+FFFD (what an invalid byte becomes; a body spelling one takes the slow path)."""
+    utf8 = _UTF8_LABELS.get(benc)
+    if utf8 is None:
+        try:
+            utf8 = codecs.lookup(benc).name == "utf-8"
+        except LookupError:
+            utf8 = False
+        if len(_UTF8_LABELS) < 64:
+            _UTF8_LABELS[benc] = utf8
+    return utf8 and read_bom(body)[0] is None and "\ufffd" not in ubody
 
 
 def _url_from_selector(sel, root) -> str:
