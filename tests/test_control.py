@@ -67,6 +67,7 @@ def _ask_raw(path, payload: bytes, lines=1, timeout_s=20.0) -> list[dict]:
     return [json.loads(line) for line in data.splitlines()]
 
 
+@pytest.mark.slow
 def test_ps_and_status_report_the_live_figures(live, runtime):
     crawl = live(pages=100)
     status = crawl.wait_listed(min_pages=3)
@@ -107,6 +108,7 @@ def test_ps_and_status_report_the_live_figures(live, runtime):
     assert not crawl.socket.exists()  # removed on exit
 
 
+@pytest.mark.slow
 def test_pause_holds_and_resume_continues(live, runtime):
     crawl = live(pages=80)
     crawl.wait_listed(min_pages=3)
@@ -145,6 +147,7 @@ def test_pause_holds_and_resume_continues(live, runtime):
     assert seconds <= 10
 
 
+@pytest.mark.slow
 def test_schedule_adds_a_page_and_its_item(live, runtime, server):
     crawl = live(pages=60)
     crawl.wait_listed(min_pages=2)
@@ -173,6 +176,7 @@ def test_schedule_adds_a_page_and_its_item(live, runtime, server):
     assert server.paths.count("/slow/extra") == 1
 
 
+@pytest.mark.slow
 def test_stop_exits_0_with_the_feed_stored(live, runtime):
     crawl = live(pages=200)
     crawl.wait_listed(min_pages=3)
@@ -188,6 +192,7 @@ def test_stop_exits_0_with_the_feed_stored(live, runtime):
     assert not crawl.socket.exists()
 
 
+@pytest.mark.slow
 def test_another_user_is_refused(live, runtime):
     """A forked child that setuid's to ``nobody`` cannot reach the socket (0700
     directory, 0600 socket); reaching it anyway (a hard link the test makes open to
@@ -252,6 +257,7 @@ def test_another_user_is_refused(live, runtime):
     assert f"refused a connection from pid {pid}, uid {nobody.pw_uid}" in crawl.log_text()
 
 
+@pytest.mark.slow
 def test_garbage_gets_an_error_reply_and_the_crawl_finishes(live):
     crawl = live(pages=60)
     crawl.wait_listed(min_pages=1)
@@ -277,6 +283,7 @@ def test_garbage_gets_an_error_reply_and_the_crawl_finishes(live):
     assert len(crawl.items()) == 60
 
 
+@pytest.mark.slow
 def test_no_crawl_or_an_ambiguous_one_exits_1(live, runtime):
     for command in ("status", "pause", "resume", "stop"):
         result = runtime.cli(command)
@@ -302,6 +309,7 @@ def test_no_crawl_or_an_ambiguous_one_exits_1(live, runtime):
         assert crawl.wait(30) == 0
 
 
+@pytest.mark.slow
 def test_the_socket_of_a_killed_crawl_is_detected_as_stale(live, runtime):
     crawl = live(pages=200)
     crawl.wait_listed(min_pages=1)
@@ -315,6 +323,7 @@ def test_the_socket_of_a_killed_crawl_is_detected_as_stale(live, runtime):
     assert (result.returncode, result.stderr) == (1, "No running crawl of this user\n")
 
 
+@pytest.mark.slow
 def test_no_endpoint_with_control_endpoint_off(live, runtime):
     crawl = live(pages=5, args=("-s", "CONTROL_ENDPOINT=False"))
     assert crawl.wait() == 0, crawl.log_text()
@@ -322,6 +331,7 @@ def test_no_endpoint_with_control_endpoint_off(live, runtime):
     assert "Control endpoint listening" not in crawl.log_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stats, errors", [
     ({"response_received_count": 3}, {}),
     ({"downloader/exception_type_count/crawlfw.exceptions.DNSLookupError": 2,

@@ -15,6 +15,8 @@ from tests.downloadermiddlewares._support import ScriptedServer
 from tests.support.proc import start_crawlfw, wait_measured
 from tests.support.wait import wait_for
 
+pytestmark = pytest.mark.slow
+
 PAGES = 2000
 
 SPIDER = '''

@@ -11,6 +11,8 @@ import pytest
 
 from tests.commands.conftest import REPO_ROOT
 
+pytestmark = pytest.mark.slow
+
 TEMPLATES = sorted(
     str(p.relative_to(REPO_ROOT)) for p in (REPO_ROOT / "crawlfw" / "templates").rglob("*")
     if p.is_file() and "__pycache__" not in p.parts)

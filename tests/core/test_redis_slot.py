@@ -10,6 +10,8 @@ import pytest
 import crawlfw
 from crawlfw.core.redis_slot import HOLD_S, SharedDownloadSlot
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def make(redis_server):

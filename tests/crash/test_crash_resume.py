@@ -21,6 +21,8 @@ import pytest
 
 from tests.support.linksite import LinkSite
 
+pytestmark = pytest.mark.slow
+
 SPIDER = Path(__file__).with_name("linkspider.py")
 ROOT = Path(__file__).resolve().parents[2]
 SEED = int(os.environ.get("CRAWLFW_CRASH_SEED", "20261123"))

@@ -17,6 +17,8 @@ import pytest
 from tests.crash.test_crash_resume import SEED, feed_size, finish, read_pages, start_crawl
 from tests.support.linksite import LinkSite
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def slow_site():

@@ -24,6 +24,8 @@ import pytest
 from tests.support.linksite import LinkSite
 from tests.support.redisserver import RedisServer, require_redis
 
+pytestmark = pytest.mark.slow
+
 SPIDER = Path(__file__).with_name("linkspider.py")
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "{crawlfw:links}"

@@ -186,6 +186,7 @@ def test_url_origin(base, origin):
     assert url_origin(base) == origin
 
 
+@pytest.mark.slow
 def test_fuzz():
     rnd = random.Random(20240601)
     alphabet = list("aZ09/?#@:%;[]\\^`{|}\"'<>.. ~!$&()*+,=-_\u00e9\t") + [":80", ":08", ":99999"]
@@ -212,6 +213,7 @@ def test_fuzz():
     assert checked == 20000
 
 
+@pytest.mark.slow
 def test_every_link_of_the_shared_sites(sites_dir):
     hrefs = set()
     attr = re.compile(rb"""\s(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""", re.I)
