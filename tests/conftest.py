@@ -72,6 +72,18 @@ def site_server(sites_dir):
 
 
 @pytest.fixture(autouse=True)
+def _restore_environ():
+    """Put ``os.environ`` back as it was before the test: code under test may set
+    variables (``get_project_settings`` sets ``CRAWLFW_SETTINGS_MODULE``), and a test
+    must not see another's, whatever the order (pytest-xdist runs them in any)."""
+    saved = dict(os.environ)
+    yield
+    if os.environ != saved:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@pytest.fixture(autouse=True)
 def _stop_all_actors():
     """Stop every Pykka actor a test left running (pykka's own test suite does the same)."""
     yield

@@ -12,7 +12,6 @@ import socket
 import stat
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ import pytest
 from crawlfw.actors._validation import validate_message
 from tests.support.countserver import CountingServer
 from tests.support.live import LiveCrawl, RuntimeDir
+from tests.support.wait import happens_within, wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="SO_PEERCRED and Unix sockets as on Linux")
@@ -109,7 +109,7 @@ def test_ps_and_status_report_the_live_figures(live, runtime):
 
 
 @pytest.mark.slow
-def test_pause_holds_and_resume_continues(live, runtime):
+def test_pause_holds_and_resume_continues(live, runtime, server):
     crawl = live(pages=80)
     crawl.wait_listed(min_pages=3)
     paused = runtime.cli_json("pause")
@@ -120,7 +120,12 @@ def test_pause_holds_and_resume_continues(live, runtime):
     in_flight = status["in_flight"]
     pages_at_pause = status["pages"]
     assert pages_at_pause < 80
-    time.sleep(2.5)
+    # the transfers in flight finish, freeing their download slots ...
+    wait_for(lambda: runtime.cli_json("status")["in_flight"] == 0,
+             "the transfers in flight to finish", alive=crawl.proc)
+    # ... where an unpaused crawl would start the next downloads at once
+    requested = len(server.paths)
+    assert not happens_within(lambda: len(server.paths) > requested, 0.5)
     later = runtime.cli_json("status")
     assert later["state"] == "paused"
     assert later["in_flight"] == 0  # transfers in flight finished

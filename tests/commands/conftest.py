@@ -58,10 +58,12 @@ def crawlfw(tmp_path):
 
 @pytest.fixture
 def unused_port():
-    """A TCP port on 127.0.0.1 nothing listens on (connections are refused)."""
+    """A TCP port on 127.0.0.1 nothing listens on (connections are refused). The port
+    stays bound, without ``listen()``, for the whole test, so no other test process can
+    take it meanwhile (pytest-xdist)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        yield sock.getsockname()[1]
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from crawlfw.core.redis_frontier import RedisFrontier, frontier_key, worker_id
 from crawlfw.dupefilters import RFPDupeFilter
 from crawlfw.settings import Settings
 from crawlfw.utils.test import get_crawler
+from tests.support.wait import wait_for
 
 
 class Spider(crawlfw.Spider):
@@ -128,8 +129,7 @@ def test_an_expired_lease_goes_back_to_the_queue_for_another_worker(make):
     dead.push_many([R("1"), R("2")])
     assert len(dead.lease(2)) == 2
     assert live.lease(2) == []
-    time.sleep(0.4)
-    taken = live.lease(2)
+    taken = wait_for(lambda: live.lease(2), "the dead worker's leases to expire", 30)
     assert sorted(urls(taken)) == ["1", "2"]
     # The late worker's ack does not take them from the live one.
     dead.ack([r._lease for r in taken])
@@ -209,8 +209,8 @@ def test_close_gives_back_open_leases(make):
 @pytest.mark.slow
 def test_redis_restart_is_retried_and_loses_nothing(make, redis_server, caplog):
     a = make("a", retry_timeout_s=30.0)
+    a.client.config_set("appendfsync", "always")  # each write on disk before its reply
     a.push_many([R(str(i)) for i in range(5)])
-    time.sleep(1.2)  # appendfsync everysec
     redis_server.stop()
     timer = threading.Timer(1.0, redis_server.start)
     timer.start()

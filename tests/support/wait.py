@@ -2,7 +2,9 @@
 
 :func:`wait_for` polls a predicate until it holds (a condition that no event announces:
 a file that grows, a count a server thread keeps, a process that exits), failing with a
-message that names what was awaited. Where something can set a
+message that names what was awaited. :func:`happens_within` proves a negative claim
+("no download starts while paused"): it watches, for a short time, the condition that
+would hold if the claim were false. Where something can set a
 :class:`threading.Event`, wait on that instead.
 """
 
@@ -44,4 +46,18 @@ def wait_for(predicate, what: str = "the condition", timeout_s: float = WAIT_S,
                                  f"for {what}")
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
+        time.sleep(poll_s)
+
+
+def happens_within(predicate, within_s: float, poll_s: float = POLL_S) -> bool:
+    """True as soon as ``predicate()`` returns a true value, False when it has not after
+    ``within_s`` seconds: for a negative claim, ``assert not happens_within(...)`` on the
+    condition that would hold at once if the claim were false, over the shortest time
+    that still shows it (a fraction of a second for anything the code does at once)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        if predicate():
+            return True
+        if time.monotonic() > deadline:
+            return False
         time.sleep(poll_s)
