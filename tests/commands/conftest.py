@@ -1,7 +1,6 @@
 """Helpers for the ``crawlfw`` command tests: every test runs the real command line in a
 subprocess (``python -m crawlfw.cmdline``), bounded by a timeout, against local servers."""
 
-import os
 import socket
 import subprocess
 import sys
@@ -10,21 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.proc import crawlfw_env
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 #: Seconds any one command may take before the test fails.
 COMMAND_TIMEOUT_S = 90
-
-
-def crawlfw_env(extra=None) -> dict:
-    """The environment for a ``crawlfw`` subprocess: this source tree first on
-    ``PYTHONPATH``, no project selected from outside, ``extra`` on top."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("CRAWLFW_SETTINGS_MODULE", "CRAWLFW_PROJECT", "CRAWLFW_PYTHON_SHELL")}
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p)
-    env.update(extra or {})
-    return env
 
 
 def run_crawlfw(*args, cwd, env=None, input=None, timeout=COMMAND_TIMEOUT_S):  # noqa: A002
