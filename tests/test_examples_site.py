@@ -39,6 +39,10 @@ from w3lib.url import canonicalize_url, safe_url_string
 from crawlfw.http import HtmlResponse, Request, TextResponse
 from tests.support.crawl import run_crawl
 
+# One worker runs the module under pytest-xdist (--dist loadgroup): the module-scoped
+# model and crawl of the whole site are made once, not once per worker.
+pytestmark = pytest.mark.xdist_group("examples-site")
+
 REPO = Path(__file__).resolve().parents[1]
 SITE_PY = REPO / "examples" / "site.py"
 

@@ -58,6 +58,14 @@ def test_the_fast_loop_command_is_in_the_readme():
     assert 'python3 -m pytest -q -m "not slow"' in readme
 
 
+def test_the_readme_gives_the_suite_command_ci_runs():
+    ci_run = (REPO / ".ci" / "run").read_text()
+    [command] = [line for line in ci_run.splitlines() if line.startswith("python3 -m pytest")]
+    readme = (REPO / "README.md").read_text()
+    assert f"pip install -e '.[test]' && {command}\n" in readme
+    assert f"`{command}` runs everything (CI's command" in readme
+
+
 GUARDED = '''
 import subprocess
 import sys
