@@ -93,6 +93,20 @@ def test_unmarked_server_fixture(redis_server):
 @pytest.fixture
 def redis_server():
     return None
+
+
+@pytest.fixture(scope="module")
+def started_once():
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+
+@pytest.mark.slow
+def test_marked_starts_the_shared_fixture(started_once):
+    pass
+
+
+def test_unmarked_uses_the_shared_fixture_started_before(started_once):
+    pass
 '''
 
 
@@ -107,11 +121,13 @@ def test_the_guard_fails_an_unmarked_test_that_starts_a_process(tmp_path):
         env={**_env(), "PYTHONPATH": str(REPO)})
     out = result.stdout
     assert result.returncode == 1, out
-    assert "4 passed, 2 errors" in out, out
+    assert "6 passed, 3 errors" in out, out
     assert ("test_guarded.py::test_unmarked_spawner is not marked slow but it started "
             f"subprocess.Popen {sys.executable} -c pass") in out, out
     assert ("test_guarded.py::test_unmarked_server_fixture is not marked slow but it "
             "started the fixture redis_server") in out, out
+    assert ("test_guarded.py::test_unmarked_uses_the_shared_fixture_started_before is not "
+            "marked slow but it started the fixture started_once") in out, out
     assert "test_marked_spawner is not marked" not in out
     assert "test_no_spawn is not marked" not in out
 

@@ -937,6 +937,7 @@ def tls12_server(tls_server, tmp_path_factory):
     _stop(srv)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tls_method, ok", [
     ("TLS", True), ("TLSv1.2", True), ("TLSv1.3", False),
 ])

@@ -4,13 +4,14 @@ A test must be marked ``@pytest.mark.slow`` (or sit in a module or class so mark
 it starts a process (``subprocess``, ``os.fork``/``forkpty``/``posix_spawn``/``system``/
 ``exec*``: a crawl subprocess, ``redis-server``...), starts a server that announces
 itself with the audit event :data:`SERVER_EVENT` (the FTP and S3 servers of
-tests/support), or uses one of :data:`SLOW_FIXTURES`. An unmarked one fails in its
-teardown with a message naming what it started, so the fast inner loop
-(``pytest -m "not slow"``) stays fast and a new test cannot forget the marker.
+tests/support), or uses one of :data:`SLOW_FIXTURES` or a fixture seen starting one (a
+module- or session-scoped server counts for every test that uses it, not only the one
+that had it set up). An unmarked one fails in its teardown with a message naming what it
+started, so the fast inner loop (``pytest -m "not slow"``) stays fast and a new test
+cannot forget the marker.
 
 Processes are seen through a :func:`sys.addaudithook` hook (PEP 578 audit events), which
-records only while a test runs (setup to teardown): a session-scoped fixture is charged
-to the first test that needs it.
+records only while a test runs (setup to teardown).
 """
 
 import sys
@@ -48,6 +49,10 @@ class _SpawnWatch:
 _watch = _SpawnWatch()
 _hook_added = False
 
+#: Fixtures seen starting a process or server in their setup (this process): a test that
+#: uses one is slow even when another test had it set up (a module or session scope).
+_spawning_fixtures = set()
+
 
 def pytest_configure(config):
     """Install the audit hook (the ``slow`` marker itself is registered in pyproject.toml)."""
@@ -64,6 +69,16 @@ def pytest_runtest_setup(item):
     return (yield)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    before = len(_watch.seen)
+    try:
+        return (yield)
+    finally:
+        if len(_watch.seen) > before:
+            _spawning_fixtures.add(fixturedef.argname)
+
+
 @pytest.hookimpl(wrapper=True, trylast=True)
 def pytest_runtest_teardown(item, nextitem):
     try:
@@ -71,7 +86,8 @@ def pytest_runtest_teardown(item, nextitem):
     finally:
         _watch.active = False
     if item.get_closest_marker("slow") is None:
-        fixtures = sorted(SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())))
+        fixtures = sorted((SLOW_FIXTURES | _spawning_fixtures).intersection(
+            getattr(item, "fixturenames", ())))
         if _watch.seen or fixtures:
             what = [f"{event} {_describe(arg)}" for event, arg in _watch.seen[:3]]
             what += [f"the fixture {name}" for name in fixtures]
