@@ -49,8 +49,9 @@ class _SpawnWatch:
 _watch = _SpawnWatch()
 _hook_added = False
 
-#: Fixtures seen starting a process or server in their setup (this process): a test that
-#: uses one is slow even when another test had it set up (a module or session scope).
+#: Fixture definitions (``FixtureDef`` objects: a name is not enough, modules define
+#: their own ``project`` or ``crawl``) seen starting a process or server in their setup
+#: in this process: a test that uses one is slow even when another test had it set up.
 _spawning_fixtures = set()
 
 
@@ -76,7 +77,7 @@ def pytest_fixture_setup(fixturedef, request):
         return (yield)
     finally:
         if len(_watch.seen) > before:
-            _spawning_fixtures.add(fixturedef.argname)
+            _spawning_fixtures.add(fixturedef)
 
 
 @pytest.hookimpl(wrapper=True, trylast=True)
@@ -86,8 +87,8 @@ def pytest_runtest_teardown(item, nextitem):
     finally:
         _watch.active = False
     if item.get_closest_marker("slow") is None:
-        fixtures = sorted((SLOW_FIXTURES | _spawning_fixtures).intersection(
-            getattr(item, "fixturenames", ())))
+        fixtures = sorted(name for name in getattr(item, "fixturenames", ())
+                          if name in SLOW_FIXTURES or _uses_spawning(item, name))
         if _watch.seen or fixtures:
             what = [f"{event} {_describe(arg)}" for event, arg in _watch.seen[:3]]
             what += [f"the fixture {name}" for name in fixtures]
@@ -95,6 +96,14 @@ def pytest_runtest_teardown(item, nextitem):
                         f"{'; '.join(what)}: add @pytest.mark.slow (or pytestmark = "
                         f"pytest.mark.slow in its module)", pytrace=False)
     return result
+
+
+def _uses_spawning(item, name) -> bool:
+    """True when the definition of fixture ``name`` that ``item`` gets was seen starting
+    a process or server."""
+    info = getattr(item, "_fixtureinfo", None)
+    definitions = info.name2fixturedefs.get(name) if info is not None else None
+    return bool(definitions) and definitions[-1] in _spawning_fixtures
 
 
 def _describe(arg) -> str:
