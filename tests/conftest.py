@@ -11,6 +11,9 @@ os.environ.setdefault("CRAWLFW_VALIDATE_MESSAGES", "all")
 
 from tests.support.servers import StaticSiteServer  # noqa: E402
 
+#: tests/support/slowguard.py fails a test that starts a process or server unmarked slow.
+pytest_plugins = ["tests.support.slowguard"]
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: The site copies: ``$CRAWLFW_SHARED_SITES`` if set, else ``../shared/sites`` beside the
 #: repository.
@@ -66,6 +69,18 @@ def site_server(sites_dir):
     yield start
     for server in servers.values():
         server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _restore_environ():
+    """Put ``os.environ`` back as it was before the test: code under test may set
+    variables (``get_project_settings`` sets ``CRAWLFW_SETTINGS_MODULE``), and a test
+    must not see another's, whatever the order (pytest-xdist runs them in any)."""
+    saved = dict(os.environ)
+    yield
+    if os.environ != saved:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,11 @@ the first GC threshold is raised unless someone changed it."""
 import subprocess
 import sys
 
+import pytest
+
 from crawlfw.utils.test import get_testenv
+
+pytestmark = pytest.mark.slow
 
 PROBE = """
 import gc, sys

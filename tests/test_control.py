@@ -12,7 +12,6 @@ import socket
 import stat
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ import pytest
 from crawlfw.actors._validation import validate_message
 from tests.support.countserver import CountingServer
 from tests.support.live import LiveCrawl, RuntimeDir
+from tests.support.wait import happens_within, wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="SO_PEERCRED and Unix sockets as on Linux")
@@ -67,6 +67,7 @@ def _ask_raw(path, payload: bytes, lines=1, timeout_s=20.0) -> list[dict]:
     return [json.loads(line) for line in data.splitlines()]
 
 
+@pytest.mark.slow
 def test_ps_and_status_report_the_live_figures(live, runtime):
     crawl = live(pages=100)
     status = crawl.wait_listed(min_pages=3)
@@ -107,7 +108,8 @@ def test_ps_and_status_report_the_live_figures(live, runtime):
     assert not crawl.socket.exists()  # removed on exit
 
 
-def test_pause_holds_and_resume_continues(live, runtime):
+@pytest.mark.slow
+def test_pause_holds_and_resume_continues(live, runtime, server):
     crawl = live(pages=80)
     crawl.wait_listed(min_pages=3)
     paused = runtime.cli_json("pause")
@@ -118,7 +120,12 @@ def test_pause_holds_and_resume_continues(live, runtime):
     in_flight = status["in_flight"]
     pages_at_pause = status["pages"]
     assert pages_at_pause < 80
-    time.sleep(2.5)
+    # the transfers in flight finish, freeing their download slots ...
+    wait_for(lambda: runtime.cli_json("status")["in_flight"] == 0,
+             "the transfers in flight to finish", alive=crawl.proc)
+    # ... where an unpaused crawl would start the next downloads at once
+    requested = len(server.paths)
+    assert not happens_within(lambda: len(server.paths) > requested, 0.5)
     later = runtime.cli_json("status")
     assert later["state"] == "paused"
     assert later["in_flight"] == 0  # transfers in flight finished
@@ -145,6 +152,7 @@ def test_pause_holds_and_resume_continues(live, runtime):
     assert seconds <= 10
 
 
+@pytest.mark.slow
 def test_schedule_adds_a_page_and_its_item(live, runtime, server):
     crawl = live(pages=60)
     crawl.wait_listed(min_pages=2)
@@ -173,6 +181,7 @@ def test_schedule_adds_a_page_and_its_item(live, runtime, server):
     assert server.paths.count("/slow/extra") == 1
 
 
+@pytest.mark.slow
 def test_stop_exits_0_with_the_feed_stored(live, runtime):
     crawl = live(pages=200)
     crawl.wait_listed(min_pages=3)
@@ -188,6 +197,7 @@ def test_stop_exits_0_with_the_feed_stored(live, runtime):
     assert not crawl.socket.exists()
 
 
+@pytest.mark.slow
 def test_another_user_is_refused(live, runtime):
     """A forked child that setuid's to ``nobody`` cannot reach the socket (0700
     directory, 0600 socket); reaching it anyway (a hard link the test makes open to
@@ -252,6 +262,7 @@ def test_another_user_is_refused(live, runtime):
     assert f"refused a connection from pid {pid}, uid {nobody.pw_uid}" in crawl.log_text()
 
 
+@pytest.mark.slow
 def test_garbage_gets_an_error_reply_and_the_crawl_finishes(live):
     crawl = live(pages=60)
     crawl.wait_listed(min_pages=1)
@@ -277,6 +288,7 @@ def test_garbage_gets_an_error_reply_and_the_crawl_finishes(live):
     assert len(crawl.items()) == 60
 
 
+@pytest.mark.slow
 def test_no_crawl_or_an_ambiguous_one_exits_1(live, runtime):
     for command in ("status", "pause", "resume", "stop"):
         result = runtime.cli(command)
@@ -302,6 +314,7 @@ def test_no_crawl_or_an_ambiguous_one_exits_1(live, runtime):
         assert crawl.wait(30) == 0
 
 
+@pytest.mark.slow
 def test_the_socket_of_a_killed_crawl_is_detected_as_stale(live, runtime):
     crawl = live(pages=200)
     crawl.wait_listed(min_pages=1)
@@ -315,6 +328,7 @@ def test_the_socket_of_a_killed_crawl_is_detected_as_stale(live, runtime):
     assert (result.returncode, result.stderr) == (1, "No running crawl of this user\n")
 
 
+@pytest.mark.slow
 def test_no_endpoint_with_control_endpoint_off(live, runtime):
     crawl = live(pages=5, args=("-s", "CONTROL_ENDPOINT=False"))
     assert crawl.wait() == 0, crawl.log_text()
@@ -322,6 +336,7 @@ def test_no_endpoint_with_control_endpoint_off(live, runtime):
     assert "Control endpoint listening" not in crawl.log_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stats, errors", [
     ({"response_received_count": 3}, {}),
     ({"downloader/exception_type_count/crawlfw.exceptions.DNSLookupError": 2,

@@ -163,6 +163,7 @@ class ShortWaitPipeline(DownloadPipeline):
     timeout_s = 0.5
 
 
+@pytest.mark.slow
 def test_timeout_names_the_url(server, silent_server):
     url = f"{silent_server}/never"
     result = crawl(server.url, [url], ShortWaitPipeline, DOWNLOAD_TIMEOUT=5, RETRY_ENABLED=False)

@@ -13,6 +13,9 @@ import pytest
 
 from tests.downloadermiddlewares._support import ScriptedServer
 from tests.support.proc import start_crawlfw, wait_measured
+from tests.support.wait import wait_for
+
+pytestmark = pytest.mark.slow
 
 PAGES = 2000
 
@@ -34,7 +37,10 @@ class SlowSpider(crawlfw.Spider):
         super().__init__(*args, **kwargs)
         if getattr(self, "marker", None):  # start-up: the signal handlers are installed
             open(self.marker, "w").close()
-            time.sleep(float(self.startup_s))
+            go = self.marker + ".go"  # start-up goes on once the test has sent its signal
+            deadline = time.monotonic() + 60
+            while not os.path.exists(go) and time.monotonic() < deadline:
+                time.sleep(0.01)
 
     def start_requests(self):
         for i in range(int(self.pages)):
@@ -45,12 +51,16 @@ class SlowSpider(crawlfw.Spider):
 
 
 class StuckPipeline:
-    """Never finishes closing: the graceful stop hangs in it."""
+    """Never finishes closing: the graceful stop hangs in it. Says so in the working
+    directory: ``first_item`` once an item passed, ``stuck`` once closing hangs."""
 
     def process_item(self, item, spider):
+        if not os.path.exists("first_item"):
+            open("first_item", "w").close()
         return item
 
     def close_spider(self, spider):
+        open("stuck", "w").close()
         time.sleep(3600)
 '''
 
@@ -75,10 +85,7 @@ def _start(tmp_path, server, *args):
 
 
 def _wait_for(predicate, timeout_s=60.0):
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting for the crawl"
-        time.sleep(0.02)
+    wait_for(predicate, "the crawl", timeout_s=timeout_s)
 
 
 def _log_has(err_path, text):
@@ -88,9 +95,10 @@ def _log_has(err_path, text):
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_signal_during_startup_stops_the_crawl(tmp_path, server, signum):
     marker = tmp_path / "starting"
-    process, out, err = _start(tmp_path, server, "-a", f"marker={marker}", "-a", "startup_s=2")
+    process, out, err = _start(tmp_path, server, "-a", f"marker={marker}")
     _wait_for(marker.exists)
     os.kill(process.pid, signum)  # the spider is still being built: no crawl exists yet
+    (tmp_path / "starting.go").touch()
     result = wait_measured(process, out, err, timeout_s=30)
     assert not result.timed_out, "the crawl ran on after the signal"
     assert result.returncode == 0, result.stderr[-3000:]
@@ -104,11 +112,10 @@ def test_signal_during_startup_stops_the_crawl(tmp_path, server, signum):
 def test_second_signal_ends_a_stuck_graceful_stop(tmp_path, server):
     process, out, err = _start(tmp_path, server,
                                "-s", "ITEM_PIPELINES={\"slow_spider.StuckPipeline\": 100}")
-    _wait_for(_log_has(err, "Spider opened"))  # the crawl runs
-    time.sleep(0.5)
+    _wait_for((tmp_path / "first_item").exists)  # the crawl runs: an item went through
     os.kill(process.pid, signal.SIGINT)
-    _wait_for(_log_has(err, "Closing spider (shutdown)"))  # the pipeline will never close
-    time.sleep(0.5)
+    _wait_for(_log_has(err, "Closing spider (shutdown)"))
+    _wait_for((tmp_path / "stuck").exists)  # the pipeline will never close
     os.kill(process.pid, signal.SIGINT)
     result = wait_measured(process, out, err, timeout_s=20)
     assert not result.timed_out, "the forced shutdown did not end the process"
@@ -131,6 +138,7 @@ def test_double_signal_race_always_ends(tmp_path, server):
         folder.mkdir()
         process, out, err = _start(folder, server)
         _wait_for(_log_has(err, "Spider opened"))
+        # The moments are the test (seeded): not waits for anything, hence plain sleeps.
         time.sleep(first_after_s)
         os.kill(process.pid, signal.SIGINT)
         time.sleep(gap_s)

@@ -51,6 +51,7 @@ def test_guard_blocks_the_failing_host_only(server, monkeypatch):
     assert result.stats["domain_guard/errors/127.0.0.1"] == len(fetched)
 
 
+@pytest.mark.slow
 def test_guard_from_the_command_line(server, tmp_path):
     urls = site_urls(server, bad=8, good=2)
     out = tmp_path / "items.jl"

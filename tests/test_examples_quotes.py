@@ -69,6 +69,7 @@ def test_quotes_crawl_scrapes_every_quote_and_author_once(quotes_site):
     assert stats["response_received_count"] == 60
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("filename, fmt", [("quotes.jl", "jsonlines"), ("quotes.jsonl", "jsonlines"),
                                            ("quotes.json", "json")])
 def test_runspider_cli_writes_feed_and_logs(quotes_site, tmp_path, filename, fmt):

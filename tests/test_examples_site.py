@@ -39,6 +39,10 @@ from w3lib.url import canonicalize_url, safe_url_string
 from crawlfw.http import HtmlResponse, Request, TextResponse
 from tests.support.crawl import run_crawl
 
+# One worker runs the module under pytest-xdist (--dist loadgroup): the module-scoped
+# model and crawl of the whole site are made once, not once per worker.
+pytestmark = pytest.mark.xdist_group("examples-site")
+
 REPO = Path(__file__).resolve().parents[1]
 SITE_PY = REPO / "examples" / "site.py"
 
@@ -191,6 +195,7 @@ class _ListHandler(logging.Handler):
 # --- the model itself is sane ----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_model_covers_the_site(aegisub):
     server, model = aegisub
     # PROVENANCE.txt: 893 pages reachable by <a href> + meta refresh, 137 of them alias
@@ -206,6 +211,7 @@ def test_model_covers_the_site(aegisub):
 # --- the crawl -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_every_reachable_page_crawled_exactly_once(aegisub, site_crawl):
     _, model = aegisub
     result, _ = site_crawl
@@ -216,6 +222,7 @@ def test_every_reachable_page_crawled_exactly_once(aegisub, site_crawl):
     assert set(model.pages) - set(urls) == set()
 
 
+@pytest.mark.slow
 def test_items_have_status_and_title(aegisub, site_crawl):
     server, model = aegisub
     result, _ = site_crawl
@@ -230,6 +237,7 @@ def test_items_have_status_and_title(aegisub, site_crawl):
     assert by_url[server.url + "/"]["title"] == "Aegisub - Aegisub Advanced Subtitle Editor"
 
 
+@pytest.mark.slow
 def test_404s_are_counted_and_logged_not_fatal(aegisub, site_crawl):
     server, model = aegisub
     result, records = site_crawl
@@ -296,6 +304,7 @@ def test_spider_page_links_and_non_html():
     assert list(out[1].callback(css)) == []
 
 
+@pytest.mark.slow
 def test_runspider_cli(aegisub, tmp_path):
     server, model = aegisub
     feed = tmp_path / "site.jl"

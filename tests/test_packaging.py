@@ -8,6 +8,11 @@ from pathlib import Path
 
 import pytest
 
+# pip builds the wheel in this source tree (build/, *.egg-info): under pytest-xdist these
+# tests and tests/commands/test_packaging.py share one worker (--dist loadgroup), so no
+# two builds write there at once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheel")]
+
 REPO = Path(__file__).resolve().parents[1]
 
 

@@ -76,6 +76,7 @@ def _run_on_a_terminal(command, env, cwd, timeout_s=60.0) -> tuple[int, bytes]:
         os.close(master)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 def test_the_line_appears_and_refreshes_on_a_terminal(tmp_path, server, runtime):
     status, output = _run_on_a_terminal(_command(tmp_path, server), runtime.env(), tmp_path)
@@ -89,6 +90,7 @@ def test_the_line_appears_and_refreshes_on_a_terminal(tmp_path, server, runtime)
     assert b"\x1b[2K" in output  # rich erases the line to redraw it below new log lines
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("on_a_terminal", [False, True])
 def test_no_line_on_a_pipe_or_with_progress_false(tmp_path, server, runtime, on_a_terminal):
     if on_a_terminal:

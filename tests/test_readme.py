@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import lxml.html
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SITE = REPO / "examples" / "quotes_site"
@@ -57,6 +58,7 @@ def test_first_command_needs_only_the_repository():
     assert "-O quotes.jl" in command
 
 
+@pytest.mark.slow
 def test_first_command_crawls_the_example_site(tmp_path):
     command = first_command().removeprefix("pip install -e . && ")
     with socket.socket() as s:

@@ -53,6 +53,7 @@ class S(crawlfw.Spider):
 '''
 
 
+@pytest.mark.slow
 def test_errback_without_callback(quotes, tmp_path, unused_port):
     run, items = _crawl(tmp_path, ERRBACK_SPIDER, quotes.url, "-a", f"dead={unused_port}")
     assert run.returncode == 0, run.stderr[-3000:]
@@ -94,6 +95,7 @@ class S(crawlfw.Spider):
 '''
 
 
+@pytest.mark.slow
 def test_start_items_and_order(quotes, tmp_path):
     run, items = _crawl(tmp_path, START_SPIDER, quotes.url)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -121,6 +123,7 @@ class S(crawlfw.Spider):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("frontier", ["jobdir", "redis"])
 def test_start_requests_in_order_with_a_durable_frontier(tmp_path, request, frontier):
     """start_urls u1..u5 with DOWNLOAD_DELAY are fetched u1..u5 with a JOBDIR (SQLite)
@@ -142,6 +145,7 @@ def test_start_requests_in_order_with_a_durable_frontier(tmp_path, request, fron
     assert server.paths == [f"/slow/{n}" for n in range(1, 6)]
 
 
+@pytest.mark.slow
 def test_exception_in_start_ends_with_start_error(quotes, tmp_path):
     run, items = _crawl(tmp_path, START_SPIDER, quotes.url, "-a", "fail=yes")
     assert "Error while obtaining start requests" in run.stderr
@@ -220,6 +224,7 @@ class S(crawlfw.Spider):
 '''
 
 
+@pytest.mark.slow
 def test_components_without_spider_and_async_methods(quotes, tmp_path):
     run, items = _crawl(tmp_path, COMPONENTS_SPIDER, quotes.url)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -258,6 +263,7 @@ class CbSpider(crawlfw.Spider):
 """
 
 
+@pytest.mark.slow
 def test_cb_kwargs_contract_and_parse_cbkwargs(quotes, tmp_path):
     project = tmp_path / "proj"
     result = run_crawlfw("startproject", "proj", cwd=tmp_path)
@@ -296,6 +302,7 @@ class S(crawlfw.Spider):
 '''
 
 
+@pytest.mark.slow
 def test_autothrottle_start_delay_applies_from_the_first_request(tmp_path):
     from tests.support.countserver import CountingServer
 
@@ -352,6 +359,7 @@ class S(crawlfw.Spider):
 '''
 
 
+@pytest.mark.slow
 def test_spider_idle_once_per_idle_turn_and_no_close_delay(quotes, tmp_path):
     run, items = _crawl(tmp_path, IDLE_SPIDER, quotes.url)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -383,6 +391,7 @@ class S(crawlfw.Spider):
 '''
 
 
+@pytest.mark.slow
 def test_a_crawl_of_only_wrong_results_says_so_when_closing(quotes, tmp_path):
     run, items = _crawl(tmp_path, WRONG_ONLY_SPIDER, quotes.url)
     assert items == []
@@ -431,6 +440,7 @@ class S(crawlfw.Spider):
 '''
 
 
+@pytest.mark.slow
 def test_async_start_and_callback_through_async_middlewares(quotes, tmp_path):
     run, items = _crawl(tmp_path, ASYNC_CHAIN_SPIDER, quotes.url)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -472,6 +482,7 @@ class S(crawlfw.Spider):
 '''
 
 
+@pytest.mark.slow
 def test_async_generator_output_after_a_plain_middleware_streams(quotes, tmp_path):
     """Scrapy 2.13: an async generator ``process_spider_output`` placed after a plain one
     gets each result as it is produced (not once the callback has produced them all)."""

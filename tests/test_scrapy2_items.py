@@ -109,6 +109,7 @@ def _kind(n, i):
     return "dataclass" if n == 1 else "attrs"
 
 
+@pytest.mark.slow
 def test_dataclass_attrs_pydantic_items_reach_pipelines_and_feeds(quotes, tmp_path):
     server, expected = quotes
     (tmp_path / "spider.py").write_text(ITEM_SPIDER)
@@ -180,6 +181,7 @@ def test_python_exporter_and_json_encoder_nest_dataclass_items():
     assert json.loads(CrawlfwJSONEncoder().encode(item)) == exported
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("first", ["itemadapter", "crawlfw"])
 def test_item_adapter_adapts_crawlfw_items_whatever_is_imported_first(first):
     """``ItemAdapter(crawlfw_item)`` works (field names are the declared fields, field
@@ -311,6 +313,7 @@ class S(crawlfw.Spider):
 '''
 
 
+@pytest.mark.slow
 def test_item_loader_fills_a_dataclass_with_itemloaders_processors(quotes, tmp_path):
     server, expected = quotes
     (tmp_path / "spider.py").write_text(LOADER_SPIDER)

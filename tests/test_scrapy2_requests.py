@@ -83,6 +83,7 @@ class S(crawlfw.Spider):
 '''
 
 
+@pytest.mark.slow
 def test_from_curl_json_request_and_signals_in_a_crawl(echo, tmp_path):
     (tmp_path / "spider.py").write_text(REQUESTS_SPIDER)
     run = run_measured("runspider", "spider.py", "-a", f"base={echo.url}", "-o", "out.jl",
@@ -243,6 +244,7 @@ class S(crawlfw.Spider):
 '''
 
 
+@pytest.mark.slow
 def test_stop_download_from_headers_received_and_bytes_received(echo, tmp_path):
     (tmp_path / "spider.py").write_text(STOP_SPIDER)
     run = run_measured("runspider", "spider.py", "-a", f"base={echo.url}", "-o", "out.jl",

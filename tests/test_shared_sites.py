@@ -11,6 +11,8 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 
+pytestmark = pytest.mark.slow
+
 PROBE = '''
 def test_needs_sites(sites_dir):
     assert (sites_dir / "quotes.toscrape.com").is_dir()

@@ -216,6 +216,7 @@ def test_sel_is_deprecated(live):
     assert any(issubclass(w.category, CrawlfwDeprecationWarning) for w in caught)
 
 
+@pytest.mark.slow
 def test_inspect_response_in_a_callback(site_server, tmp_path):
     """A real crawl whose callback opens the shell: it reads the console's input from
     stdin (a pipe: the standard console), then the crawl goes on."""

@@ -290,6 +290,7 @@ def test_every_shipped_schema_is_a_valid_schema():
         _validator_class().check_schema(schema)
 
 
+@pytest.mark.slow
 def test_a_crawl_process_does_not_import_jsonschema_until_a_message_is_refused():
     code = ("import sys, crawlfw.crawler, crawlfw.cmdline\n"
             "from crawlfw.actors import validate_message\n"

@@ -2,7 +2,7 @@
 download starts, transfers in flight finish, the crawl does not close as idle, and a
 paused crawl still closes cleanly without losing requests."""
 
-import time
+import threading
 
 import pytest
 
@@ -10,6 +10,7 @@ import crawlfw
 from crawlfw import signals
 from crawlfw.crawler import CrawlerRunner
 from tests.support.countserver import CountingServer
+from tests.support.wait import wait_for
 
 WAIT_S = 30.0
 
@@ -33,12 +34,25 @@ class ListSpider(crawlfw.Spider):
         yield {"url": response.url}
 
 
+#: Seconds a negative claim waits on the event that would show it false: the engine's
+#: idle check (a round trip to the Scheduler) or a download start take milliseconds.
+NEGATIVE_WAIT_S = 0.5
+
+
 def _start(urls, settings):
     runner = CrawlerRunner({"LOG_LEVEL": "INFO", **settings})
     crawler = runner.create_crawler(ListSpider)
     received = []
     crawler.signals.connect(lambda response, **_: received.append(response.url),
                             signals.response_received, weak=False)
+    # spider_idle fires before an idle spider closes: the event a paused crawl must not see
+    crawler.idle_fired = threading.Event()
+    crawler.signals.connect(lambda **_: crawler.idle_fired.set(), signals.spider_idle,
+                            weak=False)
+    # request_reached_downloader fires as a download starts: none may while paused
+    crawler.download_started = threading.Event()
+    crawler.signals.connect(lambda **_: crawler.download_started.set(),
+                            signals.request_reached_downloader, weak=False)
     runner.crawl(crawler, urls=urls)
     return runner, crawler, received
 
@@ -52,10 +66,14 @@ def _engine_status(crawler):
 
 
 def _wait_for(predicate, what):
-    deadline = time.monotonic() + WAIT_S
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+    wait_for(predicate, what, timeout_s=WAIT_S)
+
+
+def _settled(crawler):
+    """The engine has nothing outstanding: no transfer, response or item in progress."""
+    status = _engine_status(crawler)
+    return (status["downloading"] == 0 and status["in_spider"] == 0
+            and status["in_pipeline"] == 0)
 
 
 def test_paused_crawl_does_not_close_when_idle_and_finishes_after_resume(server):
@@ -68,8 +86,9 @@ def test_paused_crawl_does_not_close_when_idle_and_finishes_after_resume(server)
                          "crawl_id": crawler._crawl_id}
         assert _engine_status(crawler)["paused"] is True
         _wait_for(lambda: len(received) == 2, "the transfers in flight to finish")
-        # nothing is left: an unpaused engine would close the spider as idle now
-        assert not crawler.wait(1.5)
+        _wait_for(lambda: _settled(crawler), "the responses and items to be processed")
+        # nothing is left: an unpaused engine would fire spider_idle and close now
+        assert not crawler.idle_fired.wait(NEGATIVE_WAIT_S)
         assert crawler.crawling
         _ask(runner, {"type": "resume_crawl", "crawl_id": crawler._crawl_id})
         assert crawler.wait(WAIT_S)
@@ -84,9 +103,15 @@ def test_no_download_starts_while_paused(server):
     try:
         _wait_for(lambda: len(received) >= 1, "a first response")
         _ask(runner, {"type": "pause_crawl", "crawl_id": crawler._crawl_id})
-        requested = len(server.paths)
         in_flight = _engine_status(crawler)["downloading"]
-        time.sleep(1.5)  # several hold_s periods: downloads would have started
+        answered = len(received)  # at least as many as when the engine paused
+        # the transfers in flight finish (a free download slot each) ...
+        _wait_for(lambda: _settled(crawler), "the transfers in flight to finish")
+        requested = len(server.paths)
+        assert requested <= answered + in_flight  # none started after the pause
+        # ... and an unpaused engine would start the next downloads on them at once
+        crawler.download_started.clear()
+        assert not crawler.download_started.wait(NEGATIVE_WAIT_S)
         assert len(server.paths) == requested
         assert len(received) <= requested
         status = _engine_status(crawler)
@@ -147,8 +172,10 @@ def test_engine_facade_pause_and_unpause(server):
         _wait_for(lambda: len(received) >= 1, "a first response")
         crawler.engine.pause()
         _wait_for(lambda: _engine_status(crawler)["paused"], "the engine to pause")
+        _wait_for(lambda: _settled(crawler), "the transfers in flight to finish")
         requested = len(server.paths)
-        assert not crawler.wait(1.0)
+        crawler.download_started.clear()
+        assert not crawler.download_started.wait(NEGATIVE_WAIT_S)
         assert len(server.paths) == requested
         crawler.engine.unpause()
         assert crawler.wait(WAIT_S)

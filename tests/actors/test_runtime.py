@@ -2,7 +2,6 @@
 message checked against its JSON Schema (tests/conftest.py sets validation to 'all')."""
 
 import logging
-import resource
 import threading
 
 import pytest
@@ -189,7 +188,9 @@ class IdleSpider(ListSpider):
             raise DontCloseSpider
 
 
-def test_idle_crawler_uses_almost_no_cpu_and_engine_takes_commands(server):
+def test_idle_crawler_stays_open_and_engine_takes_commands(server):
+    # The CPU an idle crawl burns (no busy polling) is measured by
+    # benchmarks/bench_idle.py, not here: tests assert no timings.
     runner = CrawlerRunner({"LOG_LEVEL": "INFO"})
     crawler = runner.create_crawler(IdleSpider)
     items = []
@@ -197,13 +198,7 @@ def test_idle_crawler_uses_almost_no_cpu_and_engine_takes_commands(server):
     try:
         runner.crawl(crawler, urls=[f"{server.url}/page/1"])
         assert crawler.spider.idle.wait(30)
-        before = resource.getrusage(resource.RUSAGE_SELF)
-        # Idle: spider_idle re-fires every 5 s, nothing else should run. A busy-polling
-        # loop would burn about one CPU second per second here.
-        assert not crawler.wait(1.5)
-        after = resource.getrusage(resource.RUSAGE_SELF)
-        cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        assert cpu_s < 0.3, f"idle crawl used {cpu_s:.2f} CPU seconds in 1.5 s"
+        assert crawler.crawling  # spider_idle was kept open by DontCloseSpider
         # The live engine takes a request by message and crawls it.
         crawler.engine.crawl(crawlfw.Request(f"{server.url}/page/2", callback=crawler.spider.parse))
         crawler.spider.release.set()

@@ -14,6 +14,8 @@ from crawlfw.actors.scheduler import SchedulerActor
 from crawlfw.core.scheduler import Scheduler
 from crawlfw.utils.test import get_crawler
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def crawler(redis_server):

@@ -6,6 +6,8 @@ import logging
 import subprocess
 import sys
 
+import pytest
+
 import crawlfw
 from tests.support.countserver import CountingServer
 from tests.support.crawl import run_crawl
@@ -65,6 +67,7 @@ class S(crawlfw.Spider):
 '''
 
 
+@pytest.mark.slow
 def test_exporter_that_cannot_start_ends_the_crawl_with_its_error(tmp_path):
     """An exporter whose own code fails to start (its class raises on the feed's open):
     the crawl is refused in seconds, exit status 1, the feed and the error named in one

@@ -227,6 +227,7 @@ class IdleSpider(ListSpider):
             raise DontCloseSpider
 
 
+@pytest.mark.slow
 def test_idle_slots_are_evicted_and_served_again_on_demand(server):
     # 300 hosts (curl resolves *.localhost to the loopback itself): at the end the slot
     # objects alive are bounded by a constant, not by the hosts seen (before: one slot

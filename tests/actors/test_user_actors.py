@@ -226,6 +226,7 @@ class S(crawlfw.Spider):
 '''
 
 
+@pytest.mark.slow
 def test_failing_user_actor_exits_non_zero_from_the_command_line(server, tmp_path):
     spider = tmp_path / "watched.py"
     spider.write_text(SPIDER_FILE % f"{server.url}/slow/1")

@@ -34,6 +34,7 @@ def _hrefs(body: bytes) -> list[str]:
     return lxml_html.fromstring(body).xpath("//a/@href")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pages,seed", [(2, 1), (11, 3), (50, 1), (500, 7)])
 def test_site_pages_links_and_reachability(pages, seed):
     spec = SiteSpec(pages, seed)
@@ -78,6 +79,7 @@ def test_site_rejects_too_few_pages():
         SiteSpec(1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["python", "nginx"])
 def test_server_serves_pages_and_404(kind):
     if kind == "nginx" and shutil.which("nginx") is None:
@@ -106,6 +108,7 @@ def test_spiders_are_in_step():
     assert code(theirs)[:start] + code(theirs)[end:] == code(ours)
 
 
+@pytest.mark.slow
 def test_bench_crawl_smoke(tmp_path):
     """The benchmark script end to end at 50 pages: figures for crawlfw and the bare loop,
     every page crawled exactly once, the table and the JSON line printed."""
@@ -134,12 +137,29 @@ def test_bench_crawl_smoke(tmp_path):
     assert "CPU s/1k" in table and "--no-reference" in table
 
 
+@pytest.mark.slow
+def test_bench_idle_smoke():
+    """The idle-CPU benchmark runs and reports (its figure is not judged here)."""
+    out = subprocess.run([sys.executable, str(BENCH / "bench_idle.py"), "--seconds", "0.2",
+                          "--budget", "-1", "--json"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["finish_reason"] == "finished" and result["ok"] is True
+    assert result["idle_s"] >= 0.2 and result["cpu_s"] >= 0
+    bad = subprocess.run([sys.executable, str(BENCH / "bench_idle.py"), "--seconds", "0"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--seconds must be positive" in bad.stderr
+
+
+@pytest.mark.slow
 def test_bench_crawl_rejects_bad_options():
     out = subprocess.run([sys.executable, str(BENCH / "bench_crawl.py"), "--pages", "1"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "--pages must be at least 2, got 1" in out.stderr
 
 
+@pytest.mark.slow
 def test_bench_workers_smoke(tmp_path):
     """bench_workers.py end to end at 50 pages with 1 and 2 workers on a real
     redis-server: every run complete, Redis round trips per page counted."""
@@ -164,6 +184,7 @@ def test_bench_workers_smoke(tmp_path):
     assert "calls/page" in table and "2 workers" in table
 
 
+@pytest.mark.slow
 def test_bench_longrun_smoke(tmp_path):
     """bench_longrun.py end to end at 600 pages, 1 and 10 queries: every page crawled
     once (dont_filter chains), RSS sampled every 100 pages, a slope computed."""
@@ -189,6 +210,7 @@ def test_bench_longrun_smoke(tmp_path):
     assert "MB/10k pages" in table
 
 
+@pytest.mark.slow
 def test_bench_longrun_slope_and_options():
     import bench_longrun
 

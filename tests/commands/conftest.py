@@ -1,7 +1,6 @@
 """Helpers for the ``crawlfw`` command tests: every test runs the real command line in a
 subprocess (``python -m crawlfw.cmdline``), bounded by a timeout, against local servers."""
 
-import os
 import socket
 import subprocess
 import sys
@@ -10,21 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.proc import crawlfw_env
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 #: Seconds any one command may take before the test fails.
 COMMAND_TIMEOUT_S = 90
-
-
-def crawlfw_env(extra=None) -> dict:
-    """The environment for a ``crawlfw`` subprocess: this source tree first on
-    ``PYTHONPATH``, no project selected from outside, ``extra`` on top."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("CRAWLFW_SETTINGS_MODULE", "CRAWLFW_PROJECT", "CRAWLFW_PYTHON_SHELL")}
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p)
-    env.update(extra or {})
-    return env
 
 
 def run_crawlfw(*args, cwd, env=None, input=None, timeout=COMMAND_TIMEOUT_S):  # noqa: A002
@@ -58,10 +48,12 @@ def crawlfw(tmp_path):
 
 @pytest.fixture
 def unused_port():
-    """A TCP port on 127.0.0.1 nothing listens on (connections are refused)."""
+    """A TCP port on 127.0.0.1 nothing listens on (connections are refused). The port
+    stays bound, without ``listen()``, for the whole test, so no other test process can
+    take it meanwhile (pytest-xdist)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        yield sock.getsockname()[1]
 
 
 @pytest.fixture

@@ -13,6 +13,8 @@ import pytest
 
 from tests.commands.conftest import crawlfw_env
 
+pytestmark = pytest.mark.slow
+
 
 def test_bench_server_serves_random_links_and_exits_with_its_parent(tmp_path):
     proc = subprocess.Popen([sys.executable, "-u", "-m", "crawlfw.commands.bench"],

@@ -5,6 +5,8 @@ import pytest
 
 from tests.commands.conftest import write
 
+pytestmark = pytest.mark.slow
+
 SPIDER = '''
 import crawlfw
 

@@ -9,6 +9,8 @@ import pytest
 
 from tests.commands.conftest import write
 
+pytestmark = pytest.mark.slow
+
 
 def expected_quotes(sites_dir, pages):
     """The quotes of the first ``pages`` listing pages, read with lxml directly."""

@@ -13,6 +13,8 @@ import crawlfw
 from tests.commands.conftest import REPO_ROOT, write
 from tests.commands.test_crawl import expected_quotes
 
+pytestmark = pytest.mark.slow
+
 #: ``testproj/commands/quotestats.py``: crawls a quotes site through
 #: ``self.crawler_process`` and prints how many quotes an author has.
 QUOTESTATS = '''

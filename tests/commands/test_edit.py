@@ -4,6 +4,8 @@ import pytest
 
 from tests.commands.conftest import QUOTES_SPIDER, write
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def with_spider(project):

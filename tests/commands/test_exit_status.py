@@ -9,6 +9,8 @@ from crawlfw.crawler import is_failure_reason
 from tests.commands.conftest import write
 from tests.downloadermiddlewares._support import ScriptedServer
 
+pytestmark = pytest.mark.slow
+
 PAGE = (200, [("Content-Type", "text/html")], b"<html><body><p>page</p></body></html>")
 
 SPIDER = """

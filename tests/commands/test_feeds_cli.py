@@ -11,6 +11,8 @@ import pytest
 from tests.commands.conftest import write
 from tests.support.servers import StaticSiteServer
 
+pytestmark = pytest.mark.slow
+
 SPIDER = """
 import crawlfw
 

@@ -16,6 +16,8 @@ import pytest
 from tests.commands.conftest import write
 from tests.support.servers import StaticSiteServer
 
+pytestmark = pytest.mark.slow
+
 WORDS = ["one", "three", "four", "sixteen", "a", "twelve", "ab"]
 ITEMS = [{"text": w, "n": len(w)} for w in WORDS]
 

@@ -4,6 +4,8 @@ import pytest
 
 from tests.commands.conftest import write
 
+pytestmark = pytest.mark.slow
+
 
 def test_prints_the_body(crawlfw, quotes, sites_dir):
     result = crawlfw("fetch", "--nolog", f"{quotes.url}/page/2/")

@@ -10,6 +10,8 @@ from crawlfw.commands.genspider import domain_and_url, sanitize_module_name
 from tests.commands.conftest import write
 from tests.support.servers import StaticSiteServer
 
+pytestmark = pytest.mark.slow
+
 TEMPLATES = ["basic", "crawl", "csvfeed", "xmlfeed"]
 
 

@@ -1,6 +1,10 @@
 """``crawlfw list``: the project's spiders, sorted; a project-only command."""
 
+import pytest
+
 from tests.commands.conftest import write
+
+pytestmark = pytest.mark.slow
 
 SPIDERS = '''
 import crawlfw

@@ -3,7 +3,11 @@ active project (or ``no active project``), then one line per available command."
 
 import re
 
+import pytest
+
 from crawlfw import __version__
+
+pytestmark = pytest.mark.slow
 
 
 def _commands(stdout):

@@ -11,6 +11,10 @@ import pytest
 
 from tests.commands.conftest import REPO_ROOT
 
+# One worker runs the module under pytest-xdist (--dist loadgroup): its module-scoped
+# wheel is built once, not once per worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheel")]
+
 TEMPLATES = sorted(
     str(p.relative_to(REPO_ROOT)) for p in (REPO_ROOT / "crawlfw" / "templates").rglob("*")
     if p.is_file() and "__pycache__" not in p.parts)

@@ -10,6 +10,8 @@ import pytest
 from tests.commands.conftest import write
 from tests.commands.test_crawl import expected_quotes
 
+pytestmark = pytest.mark.slow
+
 ITEMS_HEADER = "# Scraped Items  " + "-" * 60
 REQUESTS_HEADER = "# Requests  " + "-" * 65
 

@@ -6,8 +6,12 @@ the limit, no retry, the failure counted in the stats."""
 import re
 import textwrap
 
+import pytest
+
 from tests.core.test_curl import server  # noqa: F401 - the local server's fixture
 from tests.support.proc import run_measured
+
+pytestmark = pytest.mark.slow
 
 SPIDER = textwrap.dedent("""
     import crawlfw

@@ -7,9 +7,13 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 import crawlfw
 from tests.commands.conftest import COMMAND_TIMEOUT_S, crawlfw_env, write
 from tests.support.servers import StaticSiteServer
+
+pytestmark = pytest.mark.slow
 
 SPIDER = '''
 import crawlfw

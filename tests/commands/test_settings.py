@@ -7,6 +7,8 @@ import pytest
 
 from crawlfw.settings import default_settings
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize("args, outside, inside", [
     (["--get", "BOT_NAME"], "crawlfwbot", "testproj"),

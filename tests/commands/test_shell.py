@@ -13,6 +13,8 @@ import pytest
 from tests.commands.conftest import crawlfw_env, write
 from tests.support.servers import StaticSiteServer
 
+pytestmark = pytest.mark.slow
+
 
 def test_code_prints_the_value(crawlfw, quotes):
     result = crawlfw("shell", "--nolog", "-c", "response.status", f"{quotes.url}/")

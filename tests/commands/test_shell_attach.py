@@ -9,6 +9,8 @@ from tests.commands.test_shell import _Terminal
 from tests.support.countserver import CountingServer
 from tests.support.live import LiveCrawl, RuntimeDir
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def server():

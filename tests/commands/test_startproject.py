@@ -9,6 +9,8 @@ import pytest
 
 from tests.commands.conftest import QUOTES_SPIDER, write
 
+pytestmark = pytest.mark.slow
+
 EXPECTED_FILES = {
     "crawlfw.cfg",
     "testproj/__init__.py",

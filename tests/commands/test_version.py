@@ -4,9 +4,12 @@ features, and says that Twisted is not used (the seed's listing names Twisted)."
 import re
 
 import pycurl
+import pytest
 
 from crawlfw import __version__
 from tests.commands.conftest import REPO_ROOT
+
+pytestmark = pytest.mark.slow
 
 
 def _lines(stdout):

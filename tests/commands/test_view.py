@@ -7,6 +7,8 @@ import pytest
 
 from tests.commands.conftest import write
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def fake_browser(tmp_path):

@@ -479,6 +479,7 @@ class _ConnectProxy:
         self.listener.close()
 
 
+@pytest.mark.slow
 def test_https_proxy_sends_proxy_authorization_on_connect_only(tls_server):
     proxy = _ConnectProxy()
     try:
@@ -637,6 +638,7 @@ def test_warnsize_logs_one_warning(driver, server, caplog, route):
         assert warnings[0].startswith("Expected response size (300000)")
 
 
+@pytest.mark.slow
 def test_tls_error_when_verifying_self_signed(tls_server):
     with MultiDriver(verify_tls=True) as d:
         result = fetch_one(d, Request(f"{tls_server.url}/html"))
@@ -644,6 +646,7 @@ def test_tls_error_when_verifying_self_signed(tls_server):
     assert result.error.curl_code == 60
 
 
+@pytest.mark.slow
 def test_https_without_verification(tls_server):
     with MultiDriver() as d:
         result = fetch_one(d, Request(f"{tls_server.url}/html"))
@@ -654,6 +657,7 @@ def test_https_without_verification(tls_server):
 # -- driving ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_many_concurrent_transfers_each_returned_once(driver, server):
     requests = [Request(f"{server.url}/bytes/{1000 + i}") for i in range(50)]
     for request in requests:
@@ -762,6 +766,7 @@ def test_missing_file(driver, tmp_path):
     assert result.error.curl_code == 37
 
 
+@pytest.mark.slow
 def test_ftp(driver, ftp_server):
     ok, missing = fetch(
         driver,
@@ -932,6 +937,7 @@ def tls12_server(tls_server, tmp_path_factory):
     _stop(srv)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tls_method, ok", [
     ("TLS", True), ("TLSv1.2", True), ("TLSv1.3", False),
 ])

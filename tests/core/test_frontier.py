@@ -103,6 +103,7 @@ def test_leases_acks_and_releases(tmp_path, spider):
     assert sorted(urls(again.lease(10))) == sorted(set("abcd") - {urls(leased[:1])[0]})
 
 
+@pytest.mark.slow
 def test_open_leases_of_a_dead_process_are_queued_again(tmp_path, spider):
     """A process that commits leased rows and dies: its leases were never durable."""
     script = textwrap.dedent(f"""
@@ -127,6 +128,7 @@ def test_open_leases_of_a_dead_process_are_queued_again(tmp_path, spider):
     assert not f.push(R("5"))  # the fingerprints were committed too
 
 
+@pytest.mark.slow
 def test_uncommitted_work_is_gone_after_a_crash(tmp_path, spider):
     script = textwrap.dedent(f"""
         import os, sys

@@ -16,6 +16,7 @@ from crawlfw.core.redis_frontier import RedisFrontier, frontier_key, worker_id
 from crawlfw.dupefilters import RFPDupeFilter
 from crawlfw.settings import Settings
 from crawlfw.utils.test import get_crawler
+from tests.support.wait import wait_for
 
 
 class Spider(crawlfw.Spider):
@@ -57,6 +58,7 @@ def make(redis_server, spider):
         f.client.close()
 
 
+@pytest.mark.slow
 def test_queue_order_priority_then_lifo_or_fifo(make):
     lifo = make("a")
     assert lifo.push_many([R("1"), R("2"), R("3", priority=5), R("4")]) == [True] * 4
@@ -66,6 +68,7 @@ def test_queue_order_priority_then_lifo_or_fifo(make):
     assert urls(fifo.lease(10)) == ["1", "2", "4", "3"]
 
 
+@pytest.mark.slow
 def test_the_dupefilter_is_shared_by_workers(make):
     a, b = make("a"), make("b")
     assert a.push(R("x")) is True
@@ -75,6 +78,7 @@ def test_the_dupefilter_is_shared_by_workers(make):
     assert len(a.lease(10)) + len(b.lease(10)) == 2
 
 
+@pytest.mark.slow
 def test_requests_are_stored_as_json_with_callbacks_by_name(make, spider, redis_server):
     f = make()
     f.push(crawlfw.FormRequest("http://127.0.0.1/f", formdata={"q": "é"},
@@ -92,6 +96,7 @@ def test_requests_are_stored_as_json_with_callbacks_by_name(make, spider, redis_
     assert request.body == b"q=%C3%A9"
 
 
+@pytest.mark.slow
 def test_what_json_cannot_hold_is_refused_with_an_error(make, spider, caplog):
     f = make()
     with caplog.at_level(logging.ERROR):
@@ -104,6 +109,7 @@ def test_what_json_cannot_hold_is_refused_with_an_error(make, spider, caplog):
     assert request._lease is None and urls([request]) == ["robots"]
 
 
+@pytest.mark.slow
 def test_ack_in_commit_with_worker_meta_is_atomic_and_checks_the_owner(make):
     a, b = make("a"), make("b")
     a.push_many([R("1"), R("2")])
@@ -119,14 +125,14 @@ def test_ack_in_commit_with_worker_meta_is_atomic_and_checks_the_owner(make):
     assert make("a").meta["feeds"] == {"f.jl": {"offset": 10}}
 
 
+@pytest.mark.slow
 def test_an_expired_lease_goes_back_to_the_queue_for_another_worker(make):
     dead = make("dead", lease_timeout_s=0.3)
     live = make("live", lease_timeout_s=30.0)
     dead.push_many([R("1"), R("2")])
     assert len(dead.lease(2)) == 2
     assert live.lease(2) == []
-    time.sleep(0.4)
-    taken = live.lease(2)
+    taken = wait_for(lambda: live.lease(2), "the dead worker's leases to expire", 30)
     assert sorted(urls(taken)) == ["1", "2"]
     # The late worker's ack does not take them from the live one.
     dead.ack([r._lease for r in taken])
@@ -134,17 +140,23 @@ def test_an_expired_lease_goes_back_to_the_queue_for_another_worker(make):
     assert live.status()["leased"] == 2
 
 
+@pytest.mark.slow
 def test_renewed_leases_do_not_expire(make):
     a = make("a", lease_timeout_s=0.5)
     b = make("b")
     a.push(R("1"))
     a.lease(1)
-    for _ in range(4):
-        time.sleep(0.2)
+    started = time.monotonic()
+
+    def renewed_past_the_timeout():
         assert a.renew() == []
-    assert b.lease(1) == []
+        assert b.lease(1) == []  # a's lease never expired meanwhile
+        return time.monotonic() - started > 2 * 0.5  # two lease timeouts went by
+
+    wait_for(renewed_past_the_timeout, "two lease timeouts of renewals", poll_s=0.1)
 
 
+@pytest.mark.slow
 def test_a_restarted_worker_queues_its_dead_process_leases_again(make):
     make("a").push_many([R("1"), R("2")])
     assert len(make("a").lease(2)) == 2  # that process dies
@@ -154,6 +166,7 @@ def test_a_restarted_worker_queues_its_dead_process_leases_again(make):
     assert sorted(urls(b.lease(2))) == ["1", "2"]
 
 
+@pytest.mark.slow
 def test_release_requeues_only_own_leases(make):
     a, b = make("a"), make("b")
     a.push(R("1"))
@@ -164,6 +177,7 @@ def test_release_requeues_only_own_leases(make):
     assert urls(b.lease(1)) == ["1"]
 
 
+@pytest.mark.slow
 def test_start_requests_are_pushed_by_one_worker_once(make):
     a = make("a")
     b = make("b")
@@ -188,6 +202,7 @@ def test_start_requests_are_pushed_by_one_worker_once(make):
     assert make("d").meta == {"start_requests": 2, "start_exhausted": True, "resumed": False}
 
 
+@pytest.mark.slow
 def test_close_gives_back_open_leases(make):
     a, b = make("a"), make("b")
     a.push_many([R("1"), R("2")])
@@ -198,10 +213,11 @@ def test_close_gives_back_open_leases(make):
     assert b.status()["leased"] == 1
 
 
+@pytest.mark.slow
 def test_redis_restart_is_retried_and_loses_nothing(make, redis_server, caplog):
     a = make("a", retry_timeout_s=30.0)
+    a.client.config_set("appendfsync", "always")  # each write on disk before its reply
     a.push_many([R(str(i)) for i in range(5)])
-    time.sleep(1.2)  # appendfsync everysec
     redis_server.stop()
     timer = threading.Timer(1.0, redis_server.start)
     timer.start()
@@ -212,6 +228,7 @@ def test_redis_restart_is_retried_and_loses_nothing(make, redis_server, caplog):
     assert "unreachable" in caplog.text and "reachable again" in caplog.text
 
 
+@pytest.mark.slow
 def test_redis_gone_for_good_fails_the_frontier(make, redis_server):
     a = make("a", retry_timeout_s=0.5)
     redis_server.stop()
@@ -228,6 +245,7 @@ def test_key_and_worker_settings():
     assert worker_id(Settings()) == worker_id(None)
 
 
+@pytest.mark.slow
 def test_a_redis_that_lost_the_crawl_fails_instead_of_finishing(make):
     a = make("a")
     a.push(R("1"))
@@ -236,6 +254,7 @@ def test_a_redis_that_lost_the_crawl_fails_instead_of_finishing(make):
         a.status()
 
 
+@pytest.mark.slow
 def test_prefetched_leases_are_served_without_redis_and_given_back(make):
     a = make("a", prefetch=3)
     b = make("b")
@@ -250,6 +269,7 @@ def test_prefetched_leases_are_served_without_redis_and_given_back(make):
     assert sorted(urls(b.lease(10))) == ["0", "1", "2", "3", "4", "5"]
 
 
+@pytest.mark.slow
 def test_open_leases_stop_at_max_open_until_acked(make):
     a = make("a", prefetch=2, max_open=5)
     a.push_many([R(str(i)) for i in range(10)])
@@ -345,6 +365,7 @@ def test_loading_is_transient(caplog):
     assert "unreachable (BusyLoadingError" in caplog.text and "reachable again" in caplog.text
 
 
+@pytest.mark.slow
 def test_an_authentication_error_is_not_retried(tmp_path):
     import redis
 
@@ -382,6 +403,7 @@ def test_a_runner_whose_frontier_is_refused_ends_the_crawl(tmp_path):
     runner.shutdown()
 
 
+@pytest.mark.slow
 def test_join_only_never_creates_a_crawl(make):
     """``FRONTIER_JOIN_ONLY``: a worker joins a crawl Redis holds and refuses an empty
     Redis instead of starting the crawl anew."""
@@ -395,6 +417,7 @@ def test_join_only_never_creates_a_crawl(make):
     assert urls(b.lease(1)) == ["1"]
 
 
+@pytest.mark.slow
 def test_a_crawl_without_its_mark_but_with_other_keys_is_refused(make):
     from crawlfw.core.redis_frontier import FrontierPermanentError
 
@@ -408,6 +431,7 @@ def test_a_crawl_without_its_mark_but_with_other_keys_is_refused(make):
         a.push(R("2"))  # a running worker's next change fails too
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lifo", [True, False])
 def test_start_requests_first_in_first_out_after_the_others_of_their_priority(make, lifo):
     """Scrapy 2.13's start queue on a shared frontier: start requests in the order

@@ -9,6 +9,9 @@ import pytest
 
 import crawlfw
 from crawlfw.core.redis_slot import HOLD_S, SharedDownloadSlot
+from tests.support.wait import wait_for
+
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
@@ -70,8 +73,8 @@ def test_delay_spaces_starts_across_workers(make):
     assert len(a.pop_ready(now)) == 1  # one start per delay, whatever the concurrency
     assert b.pop_ready(now) == []
     assert 0.3 < b.next_ready_in_s(now) <= 0.5
-    time.sleep(0.55)
-    assert len(b.pop_ready(time.monotonic())) == 1
+    started = wait_for(lambda: b.pop_ready(time.monotonic()), "b's turn after the delay", 30)
+    assert len(started) == 1
 
 
 def test_a_dead_workers_permits_expire(make):
@@ -81,8 +84,10 @@ def test_a_dead_workers_permits_expire(make):
     assert len(dead.pop_ready(time.monotonic())) == 2
     live.enqueue(R(3))
     assert live.pop_ready(time.monotonic()) == []
-    time.sleep(0.4)  # dead never renews
-    assert len(live.pop_ready(time.monotonic() + 5)) == 1
+    # dead never renews: its permits expire and live gets one
+    started = wait_for(lambda: live.pop_ready(time.monotonic() + 5),
+                       "the dead worker's permits to expire", 30)
+    assert len(started) == 1
 
 
 def paced(n):

@@ -13,6 +13,7 @@ import gc
 import os
 import sys
 import threading
+import time
 
 import crawlfw
 
@@ -51,6 +52,12 @@ class BroadSpider(crawlfw.Spider):
 
     @staticmethod
     def _hog(seconds):
+        # The main thread imports crawlfw.control and crawlfw.progress (files) once the
+        # crawl runs: on a loaded machine the first response can come before that, and
+        # an import failing with EMFILE ends the process. Hog only after those imports.
+        deadline = time.monotonic() + 60
+        while "crawlfw.progress" not in sys.modules and time.monotonic() < deadline:
+            time.sleep(0.01)
         # glibc loads libgcc_s (a file) when a thread first exits: have one exit now,
         # or a thread ending while every fd is taken aborts the process.
         t = threading.Thread(target=lambda: None)

@@ -22,6 +22,8 @@ import pytest
 from tests.support.broadsite import BroadSite
 from tests.support.proc import crawlfw_env
 
+pytestmark = pytest.mark.slow
+
 SPIDER = Path(__file__).with_name("broadspider.py")
 
 

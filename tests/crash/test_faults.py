@@ -14,6 +14,8 @@ import pytest
 from tests.crash.test_crash_resume import SEED, finish, read_pages, start_crawl
 from tests.support.linksite import LinkSite
 
+pytestmark = pytest.mark.slow
+
 POINTS = ["frontier.after_lease", "feed.mid_batch", "feed.before_commit",
           "frontier.in_commit", "frontier.after_commit"]
 

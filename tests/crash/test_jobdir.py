@@ -16,6 +16,9 @@ import pytest
 
 from tests.crash.test_crash_resume import SEED, feed_size, finish, read_pages, start_crawl
 from tests.support.linksite import LinkSite
+from tests.support.wait import wait_for
+
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -27,11 +30,8 @@ def slow_site():
 
 
 def wait_for_growth(proc, feed: Path, size: int, timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while feed_size(feed) < size:
-        assert proc.poll() is None, f"the crawl ended early ({proc.returncode})"
-        assert time.monotonic() < deadline, "the crawl made no progress"
-        time.sleep(0.02)
+    wait_for(lambda: feed_size(feed) >= size, f"the feed to reach {size} bytes",
+             timeout_s=timeout_s, alive=proc)
 
 
 def run_to_end(site, job, feed, log_path, *extra, timeout_s=120):
@@ -53,9 +53,9 @@ def test_second_crawl_on_a_running_jobdir_is_refused_and_touches_nothing(slow_si
             started = time.monotonic()
             with open(tmp_path / "second.log", "wb") as log:
                 second = start_crawl(slow_site, job, feed, log=log)
-                while second.poll() is None:
-                    sizes.append(feed_size(feed))
-                    time.sleep(0.005)
+                # the feed's size, sampled until the second crawl exits
+                wait_for(lambda: sizes.append(feed_size(feed)) or second.poll() is not None,
+                         "the second crawl to exit", poll_s=0.005)
                 code = second.wait(60)
             took = time.monotonic() - started
             text = (tmp_path / "second.log").read_text(errors="replace")

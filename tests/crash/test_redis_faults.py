@@ -23,6 +23,9 @@ import pytest
 
 from tests.support.linksite import LinkSite
 from tests.support.redisserver import RedisServer, require_redis
+from tests.support.wait import wait_for
+
+pytestmark = pytest.mark.slow
 
 SPIDER = Path(__file__).with_name("linkspider.py")
 ROOT = Path(__file__).resolve().parents[2]
@@ -192,10 +195,8 @@ def test_a_redis_gone_for_good_fails_after_the_retry_timeout_once(site, make_red
                                           f"FRONTIER_RETRY_TIMEOUT={retry_s}",
                                           workers=workers),
                                 cwd=ROOT, env=env(), stdout=subprocess.DEVNULL, stderr=log)
-        deadline = time.monotonic() + 60
-        while lines(feed) + sum(lines(p) for p in parts.glob("*.jl")) < 20:
-            assert proc.poll() is None and time.monotonic() < deadline, "no progress"
-            time.sleep(0.01)
+        wait_for(lambda: lines(feed) + sum(lines(p) for p in parts.glob("*.jl")) >= 20,
+                 "the crawl's progress", poll_s=0.01, alive=proc)
         server.kill()
         killed = time.monotonic()
         code = proc.wait(120)
@@ -225,16 +226,12 @@ def test_interrupt_stops_a_crawl_whose_redis_is_gone(site, make_redis, tmp_path,
     with open(tmp_path / "w.log", "wb") as log:
         proc = subprocess.Popen(crawl_cmd(site, server.url, feed, workers=workers), cwd=ROOT,
                                 env=env(), stdout=subprocess.DEVNULL, stderr=log)
-        deadline = time.monotonic() + 60
-        while lines(feed) + sum(lines(p) for p in parts.glob("*.jl")) < 20:
-            assert proc.poll() is None and time.monotonic() < deadline, "no progress"
-            time.sleep(0.01)
+        wait_for(lambda: lines(feed) + sum(lines(p) for p in parts.glob("*.jl")) >= 20,
+                 "the crawl's progress", poll_s=0.01, alive=proc)
         server.kill()
-        text = ""
-        while text.count("unreachable") < (workers or 1):  # the crawl has noticed
-            assert proc.poll() is None and time.monotonic() < deadline, text[-3000:]
-            time.sleep(0.05)
-            text = (tmp_path / "w.log").read_text(errors="replace")
+        log_path = tmp_path / "w.log"
+        wait_for(lambda: log_path.read_text(errors="replace").count("unreachable")
+                 >= (workers or 1), "the crawl to notice that redis is gone", alive=proc)
         proc.send_signal(signal.SIGINT)
         sent = time.monotonic()
         try:
@@ -286,10 +283,8 @@ def test_workers_that_stop_on_purpose_are_not_restarted(site, make_redis, tmp_pa
     with open(tmp_path / "parent.log", "wb") as log:
         parent = subprocess.Popen(cmd, cwd=ROOT, env=env(), stdout=subprocess.DEVNULL,
                                   stderr=log)
-        deadline = time.monotonic() + 60
-        while sum(lines(p) for p in parts.glob("*.jl")) < site.pages // 5:
-            assert parent.poll() is None and time.monotonic() < deadline, "no progress"
-            time.sleep(0.005)
+        wait_for(lambda: sum(lines(p) for p in parts.glob("*.jl")) >= site.pages // 5,
+                 "the crawl's progress", poll_s=0.005, alive=parent)
         if fault == "flushall":
             _flushall(server)
         elif fault == "password set":
@@ -351,10 +346,8 @@ def test_keys_evicted_mid_crawl_fail_the_crawl_clearly(site, make_redis, tmp_pat
     with open(tmp_path / "w.log", "wb") as log:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env(), stdout=subprocess.DEVNULL,
                                 stderr=log)
-        deadline = time.monotonic() + 60
-        while lines(feed) < site.pages // 5:
-            assert proc.poll() is None and time.monotonic() < deadline, "no progress"
-            time.sleep(0.005)
+        wait_for(lambda: lines(feed) >= site.pages // 5,
+                 "the crawl's progress", poll_s=0.005, alive=proc)
         client.config_set("maxmemory-policy", "allkeys-lru")
         client.config_set("maxmemory", str(int(client.info("memory")["used_memory"] * 0.9)))
         code = proc.wait(60)
@@ -384,10 +377,8 @@ def test_a_crawl_partly_lost_is_refused_not_restarted(site, make_redis, tmp_path
     with open(tmp_path / "w.log", "wb") as log:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env(), stdout=subprocess.DEVNULL,
                                 stderr=log)
-        deadline = time.monotonic() + 60
-        while lines(feed) < site.pages // 5 or not client.hlen(f"{KEY}:owners"):
-            assert proc.poll() is None and time.monotonic() < deadline, "no progress"
-            time.sleep(0.005)
+        wait_for(lambda: lines(feed) >= site.pages // 5 and client.hlen(f"{KEY}:owners"),
+                 "the crawl's progress", poll_s=0.005, alive=proc)
         proc.kill()
         proc.wait(10)
     client.delete(f"{KEY}:meta", f"{KEY}:scores")
@@ -414,12 +405,9 @@ def test_interrupt_stops_a_crawl_waiting_for_its_redis_at_start(site, tmp_path, 
         proc = subprocess.Popen(crawl_cmd(site, url, tmp_path / "items.jl", workers=workers),
                                 cwd=ROOT,
                                 env=env(), stdout=subprocess.DEVNULL, stderr=log)
-        deadline = time.monotonic() + 60
-        text = ""
-        while "unreachable" not in text:
-            assert proc.poll() is None and time.monotonic() < deadline, text[-3000:]
-            time.sleep(0.05)
-            text = (tmp_path / "w.log").read_text(errors="replace")
+        log_path = tmp_path / "w.log"
+        wait_for(lambda: "unreachable" in log_path.read_text(errors="replace"),
+                 "the crawl to find redis unreachable", alive=proc)
         proc.send_signal(signal.SIGINT)
         sent = time.monotonic()
         code = proc.wait(60)

@@ -22,6 +22,9 @@ import pytest
 
 from tests.support.broadsite import BroadSite
 from tests.support.linksite import LinkSite
+from tests.support.wait import wait_for
+
+pytestmark = pytest.mark.slow
 
 SPIDER = Path(__file__).with_name("linkspider.py")
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,14 +110,12 @@ def test_a_killed_worker_loses_nothing(site, redis_server, tmp_path):
              for i in range(3)]
     threshold = rng.randrange(site.pages // 10, site.pages // 3)  # of the whole crawl
     client = redis.Redis.from_url(redis_server.url)
-    deadline = time.monotonic() + 60
     # Killed past the threshold, at a moment it holds leases (not between a commit that
     # acked them all and its next lease).
-    while (sum(lines(feed) for feed in feeds) < threshold
-           or b"w0" not in client.hvals(f"{KEY}:owners")):
-        assert procs[0].poll() is None, "worker w0 ended before it could be killed"
-        assert time.monotonic() < deadline, "the crawl made no progress in 60 s"
-        time.sleep(0.005)
+    wait_for(lambda: (sum(lines(feed) for feed in feeds) >= threshold
+                      and b"w0" in client.hvals(f"{KEY}:owners")),
+             "the crawl past the threshold with w0 holding leases", poll_s=0.005,
+             alive=procs[0])
     procs[0].send_signal(signal.SIGKILL)
     procs[0].wait(10)
     # The killed worker's open leases, as Redis holds them until they expire.
@@ -155,10 +156,8 @@ def test_redis_restarted_mid_crawl(site, redis_server, tmp_path):
     logs = [open(tmp_path / f"w{i}.log", "wb") for i in range(2)]
     procs = [start_worker(site, redis_server.url, f"w{i}", feeds[i], logs[i])
              for i in range(2)]
-    deadline = time.monotonic() + 60
-    while lines(feeds[0]) + lines(feeds[1]) < site.pages // 4:
-        assert time.monotonic() < deadline, "the crawl made no progress in 60 s"
-        time.sleep(0.005)
+    wait_for(lambda: lines(feeds[0]) + lines(feeds[1]) >= site.pages // 4,
+             "a quarter of the crawl", poll_s=0.005)
     redis_server.restart(down_s=1.5)  # SIGTERM: the append-only file keeps the data
     codes = wait_all(procs, logs)
     texts = [Path(log.name).read_text(errors="replace") for log in logs]
@@ -199,10 +198,8 @@ def test_workers_option_merges_every_item_once_into_the_feed(site, redis_server,
         parent = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log)
         parts = Path(str(feed) + ".parts")
         threshold = rng.randrange(site.pages // 10, site.pages // 4)
-        deadline = time.monotonic() + 60
-        while sum(lines(p) for p in parts.glob("*.jl")) < threshold:
-            assert parent.poll() is None and time.monotonic() < deadline, "no progress"
-            time.sleep(0.005)
+        wait_for(lambda: sum(lines(p) for p in parts.glob("*.jl")) >= threshold,
+                 "the workers' feeds past the threshold", poll_s=0.005, alive=parent)
         victim = rng.choice(children(parent.pid))
         os.kill(victim, signal.SIGKILL)
         code = parent.wait(120)
@@ -313,17 +310,13 @@ def test_workers_option_resumes_after_the_parent_was_killed(site, redis_server, 
     with open(tmp_path / "first.log", "wb") as log:
         parent = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log)
         threshold = rng.randrange(site.pages // 10, site.pages // 3)
-        deadline = time.monotonic() + 60
-        while sum(lines(p) for p in parts.glob("*.jl")) < threshold:
-            assert parent.poll() is None and time.monotonic() < deadline, "no progress"
-            time.sleep(0.005)
+        wait_for(lambda: sum(lines(p) for p in parts.glob("*.jl")) >= threshold,
+                 "the workers' feeds past the threshold", poll_s=0.005, alive=parent)
         workers = children(parent.pid)
         parent.kill()
         parent.wait(10)
-        deadline = time.monotonic() + 30
-        while any(alive(pid) for pid in workers):
-            assert time.monotonic() < deadline, "the workers outlived their parent by 30 s"
-            time.sleep(0.05)
+        wait_for(lambda: not any(alive(pid) for pid in workers),
+                 "the workers to end after their parent", timeout_s=30)
     first = (tmp_path / "first.log").read_text(errors="replace")
     assert first.count("'finish_reason': 'shutdown'") == 2, first[-3000:]  # not finished
     assert not feed.exists()
@@ -349,15 +342,16 @@ def test_status_shows_the_whole_shared_crawl_and_its_workers(redis_server, tmp_p
             crawls.append(LiveCrawl(runtime, tmp_path / wid, server.url, pages=400, name=wid, args=(
                 "-s", f"FRONTIER_URL={redis_server.url}", "-s", "FRONTIER_KEY=status-test",
                 "-s", f"FRONTIER_WORKER={wid}", "-s", "FRONTIER_LEASE_TIMEOUT=3")))
-        deadline = time.monotonic() + 60
-        while True:
-            assert time.monotonic() < deadline, "no shared figures of both workers in 60 s"
+        def both_reported():
             status = crawls[0].wait_listed(min_pages=1)
             shared = status["shared"]
             if shared and {w["worker"] for w in shared["workers"]} == {"w1", "w2"} and all(
                     w["pages"] for w in shared["workers"]):
-                break
-            time.sleep(0.5)
+                return status
+            return None
+
+        status = wait_for(both_reported, "shared figures of both workers", poll_s=0.1)
+        shared = status["shared"]
         assert shared["pages"] == sum(w["pages"] for w in shared["workers"])
         assert shared["pages"] >= status["pages"]
         assert shared["queued"] + shared["leased"] > 0

@@ -23,6 +23,8 @@ from tests.crash.batchspider import ITEMS_PER_PAGE
 from tests.support.linksite import LinkSite
 from tests.support.proc import run_measured
 
+pytestmark = pytest.mark.slow
+
 SPIDER = Path(__file__).with_name("batchspider.py")
 SEED = int(os.environ.get("CRAWLFW_CRASH_SEED", "20261123"))
 

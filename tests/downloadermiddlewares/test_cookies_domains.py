@@ -65,6 +65,7 @@ def _route(set_cookies):
     return (200, [("Content-Type", "text/plain")] + [("Set-Cookie", c) for c in set_cookies], b"ok")
 
 
+@pytest.mark.slow
 def test_public_suffix_and_ip_domains_through_a_crawl(tmp_path):
     routes = {url: _route(cookies) for url, cookies in SET_COOKIES.items()}
     checks = ["http://evil.co.uk/check", "http://foo.co.uk/check", "http://www.foo.co.uk/check",

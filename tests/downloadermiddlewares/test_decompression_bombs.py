@@ -13,6 +13,8 @@ import pytest
 from tests.downloadermiddlewares._support import ScriptedServer
 from tests.support.proc import run_measured
 
+pytestmark = pytest.mark.slow
+
 try:
     import brotli
 except ImportError:

@@ -159,6 +159,7 @@ def test_blocking_storage_uses_tempdir_and_cleans_up(tmp_path):
 # FTP
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("active", [False, True], ids=["passive", "active"])
 def test_ftp_feed(ftp_server, active):
     # the password is percent-encoded in the URL: a literal % is %% in a FEED_URI template
@@ -189,12 +190,14 @@ def test_ftp_storage_rejects_incomplete_uri(uri):
         FTPFeedStorage(uri)
 
 
+@pytest.mark.slow
 def test_ftp_overwrites_existing_file(ftp_server):
     (ftp_server.root / "items.jl").write_bytes(b"old\n")
     run_feed({"FEED_URI": ftp_server.url.replace("%", "%%") + "/items.jl"}, [{"a": 1}])
     assert (ftp_server.root / "items.jl").read_bytes() == b'{"a": 1}\n'
 
 
+@pytest.mark.slow
 def test_ftp_bad_login_keeps_local_copy(ftp_server, tmp_path, caplog):
     caplog.set_level(logging.ERROR, logger="crawlfw.core.feeds")
     staging = tmp_path / "staging"
@@ -215,6 +218,7 @@ def test_ftp_bad_login_keeps_local_copy(ftp_server, tmp_path, caplog):
 # S3
 
 
+@pytest.mark.slow
 def test_s3_feed(s3_endpoint, s3_client):
     s3_client.create_bucket(Bucket="feeds")
     settings = {
@@ -231,6 +235,7 @@ def test_s3_feed(s3_endpoint, s3_client):
     assert body == "a,b\r\n1,é\r\n".encode()
 
 
+@pytest.mark.slow
 def test_s3_credentials_from_uri_and_acl(s3_endpoint, s3_client):
     s3_client.create_bucket(Bucket="feeds")
     uri = f"s3://{quote(ACCESS_KEY, safe='')}:{quote(SECRET_KEY, safe='')}@feeds/a%20b.jl"
@@ -245,6 +250,7 @@ def test_s3_credentials_from_uri_and_acl(s3_endpoint, s3_client):
     assert any(g["Grantee"].get("URI", "").endswith("/AllUsers") for g in grants)
 
 
+@pytest.mark.slow
 def test_s3_endpoint_setting_precedence(s3_endpoint):
     settings = Settings(
         {"FEED_STORAGE_S3_ENDPOINT_URL": s3_endpoint, "AWS_ENDPOINT_URL": "http://127.0.0.1:9"}
@@ -254,6 +260,7 @@ def test_s3_endpoint_setting_precedence(s3_endpoint):
     assert storage.s3_client.meta.endpoint_url == s3_endpoint
 
 
+@pytest.mark.slow
 def test_s3_missing_bucket_keeps_local_copy(s3_endpoint, tmp_path):
     settings = {
         "FEED_URI": "s3://no-such-bucket/items.jl",

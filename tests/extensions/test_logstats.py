@@ -70,6 +70,7 @@ def test_close_before_open_is_harmless():
     assert ext.task is None
 
 
+@pytest.mark.slow
 def test_first_line_shows_real_figures_within_10_s(caplog):
     """With Scrapy's 60 s interval the first line comes FIRST_LINE_S after the spider
     opens, with the pages crawled meanwhile (not "Crawled 0 pages" at open)."""

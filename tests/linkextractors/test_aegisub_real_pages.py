@@ -168,6 +168,7 @@ def _regex_links(text, url):
     return found
 
 
+@pytest.mark.slow
 def test_every_page_of_the_site(sites_dir):
     root = sites_dir / SITE
     pages = sorted(p for p in root.rglob("*") if p.suffix in (".html", ".htm"))

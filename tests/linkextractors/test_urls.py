@@ -186,12 +186,18 @@ def test_url_origin(base, origin):
     assert url_origin(base) == origin
 
 
-def test_fuzz():
-    rnd = random.Random(20240601)
+FUZZ_CASES = 20000
+FUZZ_CHUNKS = 4  # run side by side by pytest-xdist workers
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chunk", range(FUZZ_CHUNKS))
+def test_fuzz(chunk):
+    rnd = random.Random(20240601 + chunk)
     alphabet = list("aZ09/?#@:%;[]\\^`{|}\"'<>.. ~!$&()*+,=-_\u00e9\t") + [":80", ":08", ":99999"]
     heads = ["http://", "https://", "HTTP://", "ftp://", "file://", "", "", "/", "//", "../", "./"]
     checked = 0
-    for _ in range(20000):
+    for _ in range(FUZZ_CASES // FUZZ_CHUNKS):
         href = (rnd.choice(heads)
                 + "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 6)))
                 + rnd.choice(["", "/", "/x", "?", "#", "/./", "/../"])
@@ -209,7 +215,7 @@ def test_fuzz():
                 continue
             assert url_extension(url) == expected, url
         checked += 1
-    assert checked == 20000
+    assert checked == FUZZ_CASES // FUZZ_CHUNKS
 
 
 # The one-alternation form of the "needs escaping" test that _urls._needs_escaping splits
@@ -230,28 +236,49 @@ def test_needs_escaping_is_the_one_pattern():
         assert _needs_escaping(url) == (_NEEDS_ESCAPING.search(url) is not None), repr(url)
 
 
-def test_every_link_of_the_shared_sites(sites_dir):
+_ATTR = re.compile(rb"""\s(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""", re.I)
+_ABSOLUTE_BASES = ["https://aegisub.org/docs/latest/page/",
+                   "http://books.toscrape.com/catalogue/x/index.html"]
+_JOIN_BASES = [*_ABSOLUTE_BASES, "http://127.0.0.1:8080/", "http://e.com/a/b?q#f"]
+
+
+@pytest.fixture(scope="module")
+def shared_hrefs(sites_dir):
+    """Every distinct href/src value (HTML-whitespace stripped) of the site copies."""
     hrefs = set()
-    attr = re.compile(rb"""\s(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""", re.I)
     for path in sites_dir.rglob("*.htm*"):
-        for m in attr.finditer(path.read_bytes()):
+        for m in _ATTR.finditer(path.read_bytes()):
             value = next(g for g in m.groups() if g is not None)
             hrefs.add(strip_html5_whitespace(value.decode("utf-8", "replace")))
     assert len(hrefs) > 5000
-    for base in ("https://aegisub.org/docs/latest/page/", "http://books.toscrape.com/catalogue/x/index.html"):
-        for href in hrefs:
-            assert _ours_absolute(base, href, "utf-8") == _reference_absolute(base, href, "utf-8"), href
-    bases = ["https://aegisub.org/docs/latest/page/", "http://books.toscrape.com/catalogue/x/index.html",
-             "http://127.0.0.1:8080/", "http://e.com/a/b?q#f"]
-    for base in bases:
-        for href in hrefs:
-            assert _ours_join(base, href) == _reference_join(base, href), (base, href)
-            for url in (urljoin(base, href), _reference_absolute(base, href, "utf-8")):
-                if url is not ValueError:
-                    assert _outcome(canonical_url, url) == _outcome(canonicalize_url, url), url
-    # and the raw (unstripped) attribute values
+    return sorted(hrefs)
+
+
+# Each base a test of its own: pytest-xdist workers run them side by side.
+@pytest.mark.slow
+@pytest.mark.parametrize("base", _ABSOLUTE_BASES)
+def test_every_link_of_the_shared_sites_made_absolute(shared_hrefs, base):
+    for href in shared_hrefs:
+        assert _ours_absolute(base, href, "utf-8") == _reference_absolute(base, href, "utf-8"), href
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("base", _JOIN_BASES)
+def test_every_link_of_the_shared_sites_joined_and_canonicalized(shared_hrefs, base):
+    for href in shared_hrefs:
+        assert _ours_join(base, href) == _reference_join(base, href), (base, href)
+        for url in (urljoin(base, href), _reference_absolute(base, href, "utf-8")):
+            if url is not ValueError:
+                assert _outcome(canonical_url, url) == _outcome(canonicalize_url, url), url
+
+
+@pytest.mark.slow
+def test_every_raw_link_of_the_shared_sites_joined(sites_dir):
+    # the raw (unstripped) attribute values, joined with their page's URL (each distinct
+    # value of a page once: a page repeats its menu links)
     for path in sites_dir.rglob("*.htm*"):
-        for m in attr.finditer(path.read_bytes()):
-            value = next(g for g in m.groups() if g is not None).decode("utf-8", "replace")
-            base = "http://127.0.0.1:8080/" + path.relative_to(sites_dir).as_posix()
+        base = "http://127.0.0.1:8080/" + path.relative_to(sites_dir).as_posix()
+        values = {next(g for g in m.groups() if g is not None).decode("utf-8", "replace")
+                  for m in _ATTR.finditer(path.read_bytes())}
+        for value in values:
             assert _ours_join(base, value) == _reference_join(base, value), (base, value)

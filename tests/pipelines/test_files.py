@@ -308,6 +308,7 @@ def s3_settings(endpoint, store, **extra):
             **extra}
 
 
+@pytest.mark.slow
 def test_s3_store_persist_and_stat(s3_endpoint, s3_client):
     s3_client.create_bucket(Bucket="media")
     pipe = FilesPipeline.from_settings(Settings(s3_settings(s3_endpoint, "s3://media/files/")))
@@ -326,6 +327,7 @@ def test_s3_store_persist_and_stat(s3_endpoint, s3_client):
     assert stat["last_modified"] == pytest.approx(time.time(), abs=600)
 
 
+@pytest.mark.slow
 def test_s3_acl_from_settings(s3_endpoint, s3_client):
     s3_client.create_bucket(Bucket="media")
     settings = Settings(s3_settings(s3_endpoint, "s3://media/", FILES_STORE_S3_ACL="public-read"))
@@ -336,18 +338,21 @@ def test_s3_acl_from_settings(s3_endpoint, s3_client):
                for g in grants)
 
 
+@pytest.mark.slow
 def test_s3_unsupported_header_is_named(s3_endpoint, s3_client):
     pipe = FilesPipeline.from_settings(Settings(s3_settings(s3_endpoint, "s3://media/")))
     with pytest.raises(TypeError, match="X-Custom"):
         pipe.store.persist_file("x", BytesIO(b"x"), None, headers={"X-Custom": "1"})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("uri", ["s3://", "s3:///prefix", "s3://bucket"])
 def test_s3_bad_uri(s3_endpoint, uri):
     with pytest.raises(ValueError, match="s3://"):
         S3FilesStore(uri)
 
 
+@pytest.mark.slow
 def test_crawl_into_s3_then_uptodate(server, s3_endpoint, s3_client):
     s3_client.create_bucket(Bucket="media")
     settings = s3_settings(s3_endpoint, "s3://media/crawl/")

@@ -100,6 +100,7 @@ class Spider(XMLFeedSpider, StatsSpider):
 '''
 
 
+@pytest.mark.slow
 def test_xxe_and_laughs_through_a_crawl(tmp_path, secret, listener):
     port = listener.getsockname()[1]
     routes = {"/xxe.xml": (200, [("Content-Type", "text/xml")], _xxe_doc(secret, port).encode()),
@@ -112,6 +113,7 @@ def test_xxe_and_laughs_through_a_crawl(tmp_path, secret, listener):
     assert not _contacted(listener)
 
 
+@pytest.mark.slow
 def test_50_mb_robots_txt_is_harmless(tmp_path):
     line = b"User-agent: *\nDisallow: /private/\n" + b"Allow: /" + b"x" * 80 + b"\n"
     robots = line * ((50 << 20) // len(line))
@@ -135,6 +137,7 @@ class Spider(StatsSpider):
     assert run.result.maxrss_bytes < 1 << 30  # generous: the body alone is 50 MB
 
 
+@pytest.mark.slow
 def test_cr_lf_in_links_never_reach_the_wire(tmp_path):
     page = ('<a href="/a%0d%0aX-Injected:%20one">a</a>'
             '<a href="/b\r\nX-Injected: two">b</a>'
@@ -175,6 +178,7 @@ def _listening_tcp_inodes() -> set:
     return inodes
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_crawl_process_has_no_tcp_listener(tmp_path):
     from tests.support.countserver import CountingServer

@@ -3,8 +3,12 @@
 same loopback server reached as ``localhost``; "another origin" also means another
 port), each asserting which headers every server saw and what reached the feed."""
 
+import pytest
+
 from tests.downloadermiddlewares._support import ScriptedServer, _ScriptedHandler
 from tests.security._support import crawl, html, redirect
+
+pytestmark = pytest.mark.slow
 
 
 def _headers(server, path):

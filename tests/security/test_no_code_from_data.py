@@ -75,6 +75,7 @@ def test_callback_must_be_a_spider_method(spider, name):
         request_from_dict(d, spider)
 
 
+@pytest.mark.slow
 def test_tampered_redis_frontier_is_dropped_with_an_error(redis_server, spider, evil_module,
                                                           caplog):
     frontier = RedisFrontier(redis_server.url, "{nocode}", RFPDupeFilter(), worker="w1",

@@ -5,8 +5,12 @@ never names code, and no URL makes a stored file's name unsafe. Real crawls
 import json
 import os
 
+import pytest
+
 from tests.downloadermiddlewares._support import ScriptedServer
 from tests.security._support import crawl, html
+
+pytestmark = pytest.mark.slow
 
 SECRET = "TOPSECRET-91c2"
 

@@ -9,6 +9,8 @@ from tests.downloadermiddlewares._support import ScriptedServer
 from tests.security._support import crawl, html, redirect
 from tests.support.ftp import LocalFTPServer
 
+pytestmark = pytest.mark.slow
+
 SECRET = "TOPSECRET-7f3a"
 
 SPIDER = '''

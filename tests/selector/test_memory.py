@@ -57,12 +57,14 @@ def _growth(pages, queries, method="css"):
     return _malloc_in_use() - before
 
 
+@pytest.mark.slow
 def test_css_queries_keep_nothing_per_document():
     # Before the fix: ~420 bytes per page here (10 evaluators x ~42 bytes), 1.2 MB.
     growth = _growth(3000, CSS)
     assert growth < 250_000, f"C heap grew {growth} bytes over 3,000 documents"
 
 
+@pytest.mark.slow
 def test_queries_using_a_libexslt_prefix_keep_a_bounded_amount():
     # These evaluators need the set: functions, so they are recompiled every
     # EXSLT_RECYCLE_AFTER calls. Before the fix: ~1.3 MB over 3,000 documents.

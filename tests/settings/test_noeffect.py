@@ -74,6 +74,7 @@ def test_a_scheme_disabled_in_download_handlers_is_refused(tmp_path, caplog):
         server.stop()
 
 
+@pytest.mark.slow
 def test_command_line_warns_in_one_line(tmp_path):
     from tests.commands.conftest import run_crawlfw, write
 

@@ -257,6 +257,7 @@ def aegisub(site_server, sites_dir):
 INDEXED = ["en/sitemap.xml", "es-us/sitemap.xml", "tr-tr/sitemap.xml", "zh-cn/sitemap.xml"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("alternates", [False, True])
 def test_crawl_aegisub_from_robots_txt(aegisub, alternates):
     """robots.txt -> relative "Sitemap: /sitemap.xml" -> the index -> its 4 urlsets ->

@@ -6,6 +6,7 @@ per test on a fresh directory and stops it afterwards.
 """
 
 import logging
+import sys
 import threading
 from pathlib import Path
 
@@ -13,6 +14,8 @@ import pytest
 from pyftpdlib.authorizers import DummyAuthorizer
 from pyftpdlib.handlers import FTPHandler
 from pyftpdlib.servers import FTPServer
+
+from tests.support.slowguard import SERVER_EVENT
 
 logging.getLogger("pyftpdlib").setLevel(logging.WARNING)
 
@@ -61,6 +64,7 @@ class LocalFTPServer:
         self.port = self._server.address[1]
         self.url = (f"ftp://{quote(self.user, safe='')}:{quote(self.password, safe='')}"
                     f"@127.0.0.1:{self.port}")
+        sys.audit(SERVER_EVENT, "ftp")  # its tests are slow (tests/support/slowguard.py)
         self._thread = threading.Thread(target=self._serve, name="test-ftp", daemon=True)
         self._thread.start()
         return self

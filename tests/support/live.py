@@ -8,10 +8,10 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from pathlib import Path
 
 from tests.commands.conftest import crawlfw_env
+from tests.support.wait import wait_for
 
 #: Seconds any wait on a crawl process may take before the test fails.
 WAIT_S = 60.0
@@ -111,8 +111,7 @@ class LiveCrawl:
     def wait_listed(self, min_pages: int = 0) -> dict:
         """Wait until ``crawlfw status <pid> --json`` answers with at least ``min_pages``
         pages; return that status."""
-        deadline = time.monotonic() + WAIT_S
-        while time.monotonic() < deadline:
+        def listed():
             assert self.proc.poll() is None, f"the crawl exited early:\n{self.log_text()}"
             if self.socket.exists():
                 result = self.runtime.cli("status", self.pid, "--json")
@@ -120,9 +119,10 @@ class LiveCrawl:
                     status = json.loads(result.stdout)
                     if status["pages"] >= min_pages:
                         return status
-            time.sleep(0.2)
-        raise AssertionError(f"crawl {self.pid} not listed with {min_pages} pages:\n"
-                             f"{self.log_text()}")
+            return None
+
+        return wait_for(listed, f"crawl {self.pid} listed with {min_pages} pages",
+                        timeout_s=WAIT_S, poll_s=0.05)
 
     def wait(self, timeout_s: float = WAIT_S) -> int:
         try:

@@ -23,10 +23,16 @@ class Finished(NamedTuple):
     timed_out: bool
 
 
+#: Not passed on: a project chosen outside the test, and the terminal size pytest-xdist
+#: workers set (COLUMNS=80, LINES=24), which would override a pseudo-terminal's own.
+_NOT_PASSED = frozenset({"CRAWLFW_SETTINGS_MODULE", "CRAWLFW_PROJECT",
+                         "CRAWLFW_PYTHON_SHELL", "COLUMNS", "LINES"})
+
+
 def crawlfw_env(extra=None) -> dict:
     """This source tree first on ``PYTHONPATH``, no project from outside, ``extra`` on top."""
     env = {k: v for k, v in os.environ.items()
-           if k not in ("CRAWLFW_SETTINGS_MODULE", "CRAWLFW_PROJECT", "CRAWLFW_PYTHON_SHELL")}
+           if k not in _NOT_PASSED}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p)
     env.update(extra or {})
     return env

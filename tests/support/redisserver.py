@@ -20,6 +20,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class _PortTaken(Exception):
+    """redis-server exited at start (its port was in use)."""
+
+
 class RedisServer:
     """A ``redis-server`` process serving 127.0.0.1 on a free port, its data in ``dir``.
 
@@ -45,9 +49,30 @@ class RedisServer:
         auth = f":{password}@" if password else ""
         self.url = f"redis://{auth}127.0.0.1:{self.port}/0"
         self.proc = None
+        self.started_once = False
 
     def start(self, timeout_s: float = 10.0) -> "RedisServer":
-        """Start the server and wait until it answers PING (``timeout_s`` seconds)."""
+        """Start the server and wait until it answers PING (``timeout_s`` seconds).
+
+        A first start whose port was taken meanwhile (another test process bound it
+        after :func:`free_port` chose it) is tried again on a new free port, up to 3
+        times; a restart keeps its port (clients reconnect to it).
+
+        Raises:
+            FileNotFoundError: no ``redis-server`` on ``PATH``.
+            RuntimeError: it did not answer within ``timeout_s`` seconds.
+        """
+        for attempt in range(3):
+            try:
+                return self._start(timeout_s)
+            except _PortTaken:
+                if self.started_once or attempt == 2:
+                    raise RuntimeError(f"redis-server could not bind port {self.port}") from None
+                self.port = free_port()
+                self.url = self.url.rsplit(":", 1)[0] + f":{self.port}/0"
+        raise AssertionError("unreachable")
+
+    def _start(self, timeout_s):
         exe = shutil.which("redis-server")
         if exe is None:
             raise FileNotFoundError("redis-server is not installed")
@@ -61,12 +86,16 @@ class RedisServer:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
                     s.sendall(b"PING\r\n")
                     if s.recv(64).startswith((b"+PONG", b"-NOAUTH")):
+                        self.started_once = True
                         return self
             except OSError:
                 pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
+            if self.proc.poll() is not None:  # exited: most likely its port was taken
+                self.proc = None
+                raise _PortTaken()
+            if time.monotonic() > deadline:
                 raise RuntimeError(f"redis-server did not start on port {self.port}")
-            time.sleep(0.05)
+            time.sleep(0.05)  # polling the port: redis-server announces nothing else
 
     def kill(self) -> None:
         """Kill the server (SIGKILL: gone at once, the port refuses connections)."""

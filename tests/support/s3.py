@@ -6,11 +6,14 @@ the server and yields ``http://127.0.0.1:PORT``. :func:`s3_client` is a boto3 cl
 pointed at it, with dummy credentials (no traffic leaves the machine).
 """
 
+import sys
 import urllib.request
 
 import boto3
 import pytest
 from moto.server import ThreadedMotoServer
+
+from tests.support.slowguard import SERVER_EVENT
 
 ACCESS_KEY = "testing-key"
 SECRET_KEY = "testing/secret+key"
@@ -21,6 +24,7 @@ REGION = "us-east-1"
 def s3_server():
     """The running moto server for the whole session; yields its base URL."""
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    sys.audit(SERVER_EVENT, "s3")  # its tests are slow (tests/support/slowguard.py)
     server.start()
     host, port = server.get_host_and_port()
     yield f"http://{host}:{port}"

@@ -44,6 +44,7 @@ def test_fds_needed():
     assert fds_needed(100, 100, 1) == RESERVED_FDS + 6 + 300
 
 
+@pytest.mark.slow
 def test_soft_limit_raised_to_hard_and_exhaustion_detected():
     # In a child: soft 100, hard 200 -> raised to 200; filling every fd -> exhausted.
     code = textwrap.dedent("""

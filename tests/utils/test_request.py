@@ -162,6 +162,7 @@ def test_request_httprepr(request_, expected):
     assert request_httprepr(request_) == expected
 
 
+@pytest.mark.slow
 def test_fingerprint_equals_reference_on_every_link_of_the_shared_sites(sites_dir):
     # request_fingerprint takes a shortcut for plain URLs; the digest must stay
     # sha1(method + w3lib canonicalize_url(url) + body), byte for byte.

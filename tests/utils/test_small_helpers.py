@@ -147,6 +147,7 @@ def ftp(tmp_path):
     server.stop()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path, expected_pwd",
                          [("/a/b/c", "/a/b/c"), ("a/b", "/a/b"), ("/", "/")])
 def test_ftp_makedirs_cwd(ftp, path, expected_pwd):
@@ -155,6 +156,7 @@ def test_ftp_makedirs_cwd(ftp, path, expected_pwd):
     assert (ftp.root / expected_pwd.lstrip("/")).is_dir()
 
 
+@pytest.mark.slow
 def test_ftp_makedirs_cwd_relative_under_an_existing_directory(ftp):
     (ftp.root / "a").mkdir()
     ftp_makedirs_cwd(ftp, "a/b/c")
@@ -162,6 +164,7 @@ def test_ftp_makedirs_cwd_relative_under_an_existing_directory(ftp):
     assert not (ftp.root / "a" / "a").exists()
 
 
+@pytest.mark.slow
 def test_ftp_makedirs_cwd_existing_path_only_changes_directory(ftp):
     (ftp.root / "x" / "y").mkdir(parents=True)
     ftp_makedirs_cwd(ftp, "/x/y")
@@ -260,6 +263,7 @@ s3_endpoint = s3_support.s3_endpoint
 s3_client = s3_support.s3_client
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("with_key", [False, True])
 def test_get_s3_content_and_delete(s3_endpoint, s3_client, monkeypatch, with_key):
     from crawlfw.utils.test import get_s3_content_and_delete

@@ -1,0 +1,182 @@
+"""EngineActor on its own: the Scheduler, SpiderRunner, Downloader and Supervisor are
+recording actors, and the test plays their parts by telling the engine their answers.
+It checks the credit the engine grants (never more than its download capacity), where
+it sends each request and response, and its idle detection and close."""
+
+import threading
+
+import pykka
+import pytest
+
+import crawlfw
+from crawlfw import signals
+from crawlfw.actors.downloader import DownloaderPool
+from crawlfw.actors.engine import EngineActor
+from crawlfw.http import HtmlResponse, Request
+from crawlfw.utils.test import get_crawler
+from tests.support.wait import wait_for
+
+WAIT_S = 30
+
+
+class Log:
+    """The messages one recorder got, in arrival order (read from the test's thread).
+
+    ``pending``: for the scheduler's recorder, None (``check_idle`` is left for the test
+    to answer) or the number of requests it says it holds when it answers each
+    ``check_idle`` at once, as the real Scheduler does.
+    """
+
+    def __init__(self):
+        self.messages = []
+        self.lock = threading.Lock()
+        self.pending = None
+
+    def snapshot(self):
+        with self.lock:
+            return list(self.messages)
+
+
+class Recorder(pykka.ThreadingActor):
+    """Stands for one of the engine's peers: records every message told to it in ``log``."""
+
+    def __init__(self, log):
+        super().__init__()
+        self.log = log
+
+    def on_receive(self, message):
+        with self.log.lock:
+            self.log.messages.append(message)
+            pending = self.log.pending
+        if message["type"] == "check_idle" and pending is not None:
+            message["reply_to"].tell({"type": "idle_checked", "token": message["token"],
+                                      "pending": pending})
+
+
+class _Spider(crawlfw.Spider):
+    name = "engine-test"
+
+
+class Peers:
+    """The engine under test and its recorded peers (``scheduler``, ``runner``,
+    ``downloader``, ``supervisor``: each ``(ref, Log)``)."""
+
+    def __init__(self, max_concurrency=2):
+        self.crawler = get_crawler(_Spider, {"LOG_LEVEL": "INFO"})
+        self.crawler.spider = _Spider()
+        self.recorders = {}
+        for name in ("scheduler", "runner", "downloader", "supervisor"):
+            log = Log()
+            self.recorders[name] = (Recorder.start(log), log)
+        pool = DownloaderPool(1)
+        pool.refs[0] = self.ref("downloader")
+        self.engine = EngineActor.start(self.crawler, self.ref("scheduler"), self.ref("runner"),
+                                        pool, max_concurrency=max_concurrency,
+                                        crawl_id="engine-test-1",
+                                        supervisor=self.ref("supervisor"))
+
+    def log(self, name) -> Log:
+        return self.recorders[name][1]
+
+    def ref(self, name):
+        return self.recorders[name][0]
+
+    def messages(self, name, kind=None):
+        return [m for m in self.recorders[name][1].snapshot()
+                if kind is None or m["type"] == kind]
+
+    def wait(self, name, kind, count=1):
+        """Wait until ``name`` got ``count`` messages of type ``kind``; return them all."""
+        return wait_for(lambda: len(self.messages(name, kind)) >= count
+                        and self.messages(name, kind),
+                        f"{count} {kind} message(s) to the {name}", timeout_s=WAIT_S)
+
+    def stop(self):
+        self.engine.stop()
+        for ref, _ in self.recorders.values():
+            ref.stop()
+
+
+@pytest.fixture
+def peers():
+    p = Peers()
+    yield p
+    p.stop()
+
+
+def _response(request):
+    return HtmlResponse(request.url, body=b"<html><title>t</title></html>", request=request)
+
+
+def test_credit_fetches_responses_and_close_when_idle(peers):
+    engine = peers.engine
+    received, idle = [], []
+    peers.crawler.signals.connect(lambda response, **_: received.append(response.url),
+                                  signals.response_received, weak=False)
+    peers.crawler.signals.connect(lambda **_: idle.append(1), signals.spider_idle,
+                                  weak=False)
+    peers.log("scheduler").pending = 3  # it holds the 3 start requests
+    engine.tell({"type": "start_engine", "spider_runner": peers.ref("runner")})
+    # credit for its whole capacity, and start requests wanted while it is unused
+    (pull,) = peers.wait("scheduler", "pull_requests")
+    assert pull["count"] == 2 and pull["reply_to"] == engine
+    peers.wait("runner", "pull_start_requests")
+    engine.tell({"type": "start_requests_pulled", "count": 3, "exhausted": True})
+
+    requests = [Request(f"http://example.com/{i}") for i in range(2)]
+    peers.log("scheduler").pending = 1
+    engine.tell({"type": "requests_dequeued", "requests": requests, "pending": 1})
+    fetches = peers.wait("downloader", "fetch", 2)
+    assert [f["request"] for f in fetches] == requests
+    assert {f["slot"] for f in fetches} == {"example.com"}
+    assert all(f["reply_to"] == engine for f in fetches)
+    # capacity used up: no more credit while both transfers are in flight
+    status = engine.ask({"type": "get_status"}, timeout=WAIT_S)
+    assert status["downloading"] == 2 and status["credit"] == 0
+    assert len(peers.messages("scheduler", "pull_requests")) == 1
+
+    # one response: it goes to the spider runner, and its slot is free again
+    engine.tell({"type": "response_downloaded", "request": requests[0],
+                 "response": _response(requests[0]), "slot": "example.com"})
+    (scrape,) = peers.wait("runner", "scrape_response")
+    assert scrape["request"] is requests[0] and scrape["response"].url == requests[0].url
+    assert received == [requests[0].url]
+    engine.tell({"type": "response_scraped", "request": requests[0], "items": 0,
+                 "requests": 0, "size": len(scrape["response"].body)})
+    pulls = peers.wait("scheduler", "pull_requests", 2)
+    assert pulls[1]["count"] == 1
+
+    third = Request("http://example.com/2")
+    peers.log("scheduler").pending = 0
+    engine.tell({"type": "requests_dequeued", "requests": [third], "pending": 0})
+    peers.wait("downloader", "fetch", 3)
+    assert not peers.messages("supervisor")  # responses outstanding: not idle
+    for request in (requests[1], third):
+        engine.tell({"type": "response_downloaded", "request": request,
+                     "response": _response(request), "slot": "example.com"})
+        engine.tell({"type": "response_scraped", "request": request, "items": 0,
+                     "requests": 0, "size": 30})
+    # nothing outstanding and the scheduler empty: spider_idle fires, nobody keeps the
+    # spider open, the engine checks once more and asks the supervisor to close it
+    (closing,) = peers.wait("supervisor", "spider_closing")
+    assert closing == {"type": "spider_closing", "crawl_id": "engine-test-1",
+                       "reason": "finished"}
+    assert idle == [1]
+    assert sorted(received) == sorted(r.url for r in (*requests, third))
+    assert len(peers.messages("downloader", "fetch")) == 3  # one fetch per request
+
+
+def test_an_idle_answer_overtaken_by_new_work_does_not_close(peers):
+    engine = peers.engine
+    engine.tell({"type": "start_engine", "spider_runner": peers.ref("runner")})
+    peers.wait("runner", "pull_start_requests")
+    engine.tell({"type": "start_requests_pulled", "count": 0, "exhausted": True})
+    check = peers.wait("scheduler", "check_idle")[-1]
+    # before the scheduler's answer comes, a request is dequeued: the answer is stale
+    request = Request("http://example.com/late")
+    engine.tell({"type": "requests_dequeued", "requests": [request], "pending": 0})
+    engine.tell({"type": "idle_checked", "token": check["token"], "pending": 0})
+    peers.wait("downloader", "fetch")
+    status = engine.ask({"type": "get_status"}, timeout=WAIT_S)  # both handled by now
+    assert status["downloading"] == 1 and not status["closing"]
+    assert not peers.messages("supervisor", "spider_closing")
