@@ -98,6 +98,7 @@ def _run_in_resolver(dns, tmp_path, argv, timeout_s=120):
                           timeout=timeout_s)
 
 
+@pytest.mark.slow
 @needs_namespaces
 @pytest.mark.parametrize("size, h0_queries", [(3, 2), (0, 1)])
 def test_dnscache_size_bounds_libcurls_cache(tmp_path, site, size, h0_queries):
@@ -141,6 +142,7 @@ class DnsSpider(crawlfw.Spider):
 """
 
 
+@pytest.mark.slow
 @needs_namespaces
 def test_dns_timeout_fails_an_unanswered_lookup_as_dns_lookup_error(tmp_path, site):
     """Scrapy's DNS_TIMEOUT: a name whose resolver does not answer within it fails as
@@ -175,6 +177,7 @@ def test_dns_timeout_fails_an_unanswered_lookup_as_dns_lookup_error(tmp_path, si
      "DNS_TIMEOUT must be a number of seconds >= 0 (0: no limit of its own), got '-1'"),
     ("DNSCACHE_SIZE=0", "DNSCACHE_SIZE must be an int >= 1, got 0"),
 ])
+@pytest.mark.slow
 def test_a_bad_dns_setting_refuses_the_crawl_in_one_line(tmp_path, setting, error):
     (tmp_path / "dns_spider.py").write_text(textwrap.dedent(_SPIDER))
     result = subprocess.run(

@@ -85,6 +85,7 @@ def server():
     s.stop()
 
 
+@pytest.mark.slow
 def test_a_user_extension_reads_slots_and_sets_a_delay(tmp_path, server):
     pages, delay = 10, 0.4
     (tmp_path / "slotspider.py").write_text(textwrap.dedent(SPIDER))
@@ -104,11 +105,16 @@ def test_a_user_extension_reads_slots_and_sets_a_delay(tmp_path, server):
     assert len(seen) == pages  # every response_downloaded found its slot
     first, last = seen[0], seen[-1]
     assert first["key"] == "127.0.0.1" and first["delay"] == 0.0
-    assert all(s["concurrency"] == 2 and s["transferring"] <= 2 and s["in"]
-               and s["keys"] == ["127.0.0.1"] for s in seen[:-1]), seen
+    # The slot is in the view while the downloader holds it; since the frontier paces
+    # the delay (#18) an idle slot may be evicted between two paced requests, and is then
+    # reported as it would be made again (same concurrency and delay).
+    assert all(s["concurrency"] == 2 and s["transferring"] <= 2
+               and s["keys"] in ([], ["127.0.0.1"]) and s["in"] == bool(s["keys"])
+               for s in seen[:-1]), seen
+    assert seen[0]["in"]
     assert all(s["free"] == 2 - s["transferring"] for s in seen)
     assert not any(s["request_done"] for s in seen)  # its transfer was over: not active
-    assert any(s["queue"] for s in seen)  # requests waited behind the 2 in flight
+    # (requests wait for their host in the frontier now, not in the slot's queue: #18)
     # the delay set through the view reached the downloader and is reported back
     assert all(s["delay"] == delay for s in seen[1:]), seen
     assert got["refused"].startswith("download slot '127.0.0.1': 'concurrency' cannot be set")

@@ -168,6 +168,7 @@ def _start(runtime, tmp_path, server, pages, hog_s, *args):
     return proc, log
 
 
+@pytest.mark.slow
 def test_feed_files_opened_while_out_of_fds_are_retried(tmp_path, server, runtime):
     """One feed file per item (batch_item_count 1); the 3rd is opened while every
     descriptor is held (for 1.5 s) by the spider's FEED_URI_PARAMS function: the open
@@ -190,6 +191,7 @@ def test_feed_files_opened_while_out_of_fds_are_retried(tmp_path, server, runtim
     assert "feed_failed" not in text and "_failed" not in text
 
 
+@pytest.mark.slow
 def test_a_control_connection_while_out_of_fds_is_served_after(tmp_path, server, runtime):
     """A client connecting while the crawl holds no free descriptor waits in the listen
     backlog and gets its answer once they are back; the endpoint lives on."""

@@ -6,6 +6,8 @@ import logging
 import subprocess
 import sys
 
+import pytest
+
 import crawlfw
 from tests.support.countserver import CountingServer
 from tests.support.crawl import run_crawl
@@ -85,6 +87,7 @@ class S(crawlfw.Spider):
 '''
 
 
+@pytest.mark.slow
 def test_other_priority_queue_is_refused_at_start_in_one_line(tmp_path):
     spider = tmp_path / "s.py"
     spider.write_text(SPIDER)

@@ -175,6 +175,7 @@ def test_skewed_spiders_are_in_step():
     assert "import crawlfw" not in theirs and "import scrapy" not in ours
 
 
+@pytest.mark.slow
 def test_bench_broad_rejects_bad_skewed_options():
     out = subprocess.run([sys.executable, str(BENCH / "bench_broad.py"), "--skewed",
                           "--configs", "memory,nosuch"],
@@ -191,6 +192,7 @@ def test_bench_broad_rejects_bad_skewed_options():
     assert out.returncode == 0 and "--skewed" in out.stdout and "--hosts" in out.stdout
 
 
+@pytest.mark.slow
 def test_bench_broad_skewed_smoke(tmp_path):
     """The skewed mix end to end at a tiny scale, crawlfw in memory, with JOBDIR and on
     two workers sharing a redis-server the benchmark starts: every run complete (every

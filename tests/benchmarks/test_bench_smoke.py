@@ -227,6 +227,7 @@ def test_bench_longrun_slope_and_options():
     assert out.returncode == 2 and "each must be 1-10" in out.stderr
 
 
+@pytest.mark.slow
 def test_bench_pagepath_smoke():
     """The per-page path benchmark at 20 pages: every page's requests and item come out
     (the site's pages link to 10-20 other pages each), and a figure is printed."""

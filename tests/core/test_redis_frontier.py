@@ -468,6 +468,7 @@ def crawl_keys(f):
     return sorted(k.decode() for k in f.client.keys(f"{f.key}:*"))
 
 
+@pytest.mark.slow
 def test_a_busy_host_does_not_hold_the_others_back(make):
     f = make(**per_host(2))
     f.push_many([H("big", str(i)) for i in range(10)] + [H("s1"), H("s2"), H("s3")])
@@ -480,6 +481,7 @@ def test_a_busy_host_does_not_hold_the_others_back(make):
     assert f.status()["queued"] == 7
 
 
+@pytest.mark.slow
 def test_a_higher_head_goes_first_then_the_host_waiting_longest(make):
     f = make(**per_host(2), lifo=False)
     f.push_many([H("a", str(i)) for i in range(3)] + [H("b", str(i)) for i in range(3)])
@@ -500,6 +502,7 @@ def test_a_higher_head_goes_first_then_the_host_waiting_longest(make):
     assert urls(f.lease(1)) == ["urgent"]  # a better head goes first, whoever is older
 
 
+@pytest.mark.slow
 def test_concurrency_per_host_holds_across_two_workers(make):
     a, b = make("a", **per_host(3)), make("b", **per_host(3))
     a.push_many([H("h", str(i)) for i in range(10)])
@@ -514,6 +517,7 @@ def test_concurrency_per_host_holds_across_two_workers(make):
     assert int(a.client.hget("{t}:inflight", "h")) == 3
 
 
+@pytest.mark.slow
 def test_a_count_beyond_what_was_leased_is_ignored(make):
     a, b = make("a", **per_host(2)), make("b", **per_host(2))
     a.push_many([H("h", str(i)) for i in range(4)])
@@ -522,6 +526,7 @@ def test_a_count_beyond_what_was_leased_is_ignored(make):
     assert len(a.lease(5)) == 1
 
 
+@pytest.mark.slow
 def test_delay_spaces_leases_of_a_host_across_workers(make):
     a, b = make("a", **per_host(8, 0.4)), make("b", **per_host(8, 0.4))
     a.push_many([H("slow", str(i)) for i in range(3)] + [H("other")])
@@ -537,6 +542,7 @@ def test_delay_spaces_leases_of_a_host_across_workers(make):
     assert b.next_ready_in_s(time.monotonic()) > 0.2  # its next start, 0.4 s on
 
 
+@pytest.mark.slow
 def test_randomized_delay_draws_from_half_to_one_and_a_half(make):
     f = make(**per_host(8, 1.0, randomize=True), rng=__import__("random").Random(7))
     for i in range(20):
@@ -549,6 +555,7 @@ def test_randomized_delay_draws_from_half_to_one_and_a_half(make):
     assert max(gaps) - min(gaps) > 200  # drawn, not one factor for all
 
 
+@pytest.mark.slow
 def test_prefetch_takes_no_request_of_a_host_with_a_delay(make):
     f = make(**per_host(8, 5.0), prefetch=4)
     f.push_many([H("d1"), H("d2"), H("d3")])
@@ -556,6 +563,7 @@ def test_prefetch_takes_no_request_of_a_host_with_a_delay(make):
     assert len(f._prefetched) == 0 and f.status()["leased"] == 1
 
 
+@pytest.mark.slow
 def test_prefetch_leaves_half_of_a_hosts_concurrency_to_the_others(make):
     a, b = make("a", **per_host(8), prefetch=8), make("b", **per_host(8), prefetch=8)
     a.push_many([H("h", str(i)) for i in range(20)])
@@ -564,6 +572,7 @@ def test_prefetch_leaves_half_of_a_hosts_concurrency_to_the_others(make):
     assert int(a.client.hget("{t}:inflight", "h")) == 8
 
 
+@pytest.mark.slow
 def test_an_expired_lease_gives_its_hosts_count_back(make):
     dead = make("dead", lease_timeout_s=0.3, **per_host(1))
     live = make("live", **per_host(1))
@@ -579,6 +588,7 @@ def test_an_expired_lease_gives_its_hosts_count_back(make):
     assert int(live.client.hget("{t}:inflight", "h")) == 1
 
 
+@pytest.mark.slow
 def test_release_and_commit_give_the_count_back(make):
     a, b = make("a", **per_host(1)), make("b", **per_host(1))
     a.push_many([H("h", "1"), H("h", "2"), H("g", "1")])
@@ -592,6 +602,7 @@ def test_release_and_commit_give_the_count_back(make):
     assert len(a.lease(5)) == 1
 
 
+@pytest.mark.slow
 def test_hosts_with_nothing_keep_no_state(make):
     f = make(**per_host(4, 0.2))
     f.push_many([H(f"h{i}", str(j)) for i in range(20) for j in range(2)])
@@ -615,6 +626,7 @@ def test_hosts_with_nothing_keep_no_state(make):
     assert crawl_keys(f) == ["{t}:meta", "{t}:seen", "{t}:start"]
 
 
+@pytest.mark.slow
 def test_autothrottle_delays_are_shared_and_forgotten_with_the_host(make):
     a, b = make("a", **per_host(8)), make("b", **per_host(8))
     a.push_many([H("h", str(i)) for i in range(3)])
@@ -627,6 +639,7 @@ def test_autothrottle_delays_are_shared_and_forgotten_with_the_host(make):
     assert a.client.hget("{t}:delay", "h") is None
 
 
+@pytest.mark.slow
 def test_the_host_key_is_the_download_slot_or_the_lower_case_host_name(make):
     from crawlfw.core.redis_frontier import host_key
 
@@ -658,6 +671,7 @@ def _old_layout_crawl(client, key="{t}"):
     client.sadd(f"{key}:seen", b"x" * 20)
 
 
+@pytest.mark.slow
 def test_a_crawl_of_the_old_layout_is_migrated_by_the_first_claim(make, redis_server, caplog):
     import redis
 
@@ -679,6 +693,7 @@ def test_a_crawl_of_the_old_layout_is_migrated_by_the_first_claim(make, redis_se
     assert f.meta["start_exhausted"] is True and f.meta["start_requests"] == 2
 
 
+@pytest.mark.slow
 def test_the_host_rule_is_read_at_the_first_lease_and_kept(make):
     rule = [(8, 0.0, False)]
     f = make(host_limits=lambda: rule[0])
@@ -710,6 +725,7 @@ def _check_layout(f, conc):
     assert {h.decode() for h in c.hkeys(f"{k}:since")} == set(queues)
 
 
+@pytest.mark.slow
 def test_random_steps_of_two_workers_keep_the_layout_consistent(make):
     """Seeded random pushes, leases, finished reports, releases, acks and expiries by two
     workers: after every step each host's count is its leases in flight, the ready set

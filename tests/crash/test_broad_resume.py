@@ -17,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.support.broadsite import BroadSite
 from tests.support.proc import crawlfw_env
 
@@ -32,6 +34,7 @@ def feed_size(feed: Path) -> int:
         return 0
 
 
+@pytest.mark.slow
 def test_500_host_jobdir_crawl_killed_and_resumed_has_every_page_once(tmp_path):
     site = BroadSite(pages=2, latency_s=0.01)
     feed = tmp_path / "items.jl"

@@ -55,6 +55,7 @@ def timed_crawl(tmp_path, site, hosts, *settings):
     return elapsed, urls
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("frontier", ["memory", "jobdir"])
 def test_small_hosts_beside_a_busy_host_cost_no_time(slow_site, tmp_path, frontier):
     def settings(name):

@@ -85,10 +85,11 @@ def test_command_line_warns_in_one_line(tmp_path):
             name = "s"
     """)
     result = run_crawlfw("runspider", "sp.py", "-s", "CONCURRENT_ITEMS=5",
-                         "-s", "SCHEDULER_PRIORITY_QUEUE=my.Queue", "-s", "DNS_TIMEOUT=5",
+                         "-s", "MEMDEBUG_NOTIFY=a@b.c", "-s", "DNS_TIMEOUT=5",
                          "-s", "DNSCACHE_SIZE=1", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     lines = [line for line in result.stderr.splitlines() if "has no effect" in line]
     assert len(lines) == 2  # DNS_TIMEOUT and DNSCACHE_SIZE act (curl options)
+    assert "MEMDEBUG_NOTIFY" in lines[1]
     assert lines[0].endswith("WARNING: Setting CONCURRENT_ITEMS has no effect in crawlfw: "
                              + SETTINGS_WITHOUT_EFFECT["CONCURRENT_ITEMS"])
