@@ -243,13 +243,18 @@ local function promote()
 end
 -- Transfers of these leases (ids joined by ',') ended: their hosts' counts go down.
 local function finished(worker, ids)
+  local per_host = {}
   for id in string.gmatch(ids, '[^,]+') do
     if redis.call('HGET', FLYING, id) == worker then
       redis.call('HDEL', FLYING, id)
       local _, host = parse(redis.call('HGET', SCORES, id) or '0')
-      if host then land(host) end
+      if host then
+        land(host)
+        per_host[host] = (per_host[host] or 0) + 1
+      end
     end
   end
+  return per_host
 end
 """
 
@@ -318,8 +323,13 @@ return out
 # ARGV: worker, n (wanted), prefetch (more, of hosts without a delay), lease ms,
 # concurrency per host, default delay ms, randomize (0/1), seed (1..2**31-2), finished
 # lease ids ('a,b,...'), then (host, delay ms or -1 to forget) pairs set by AutoThrottle.
+# A worker may lease ahead (beyond `n`) from a host while it keeps half of the host's
+# concurrency free, or, past that, as many as the finished transfers of that host it
+# reports in this call (it keeps its share of the host, never more; a lease for `n`
+# uses that allowance first).
 # Returns {expired, ms until the earliest delayed host may start (-1: none),
-# id1, host1, json1, id2, ...}.
+# id1, host1, json1, flag1, id2, ...}; a flag is 2 when the request's host is at its
+# concurrency after it, 1 when the host still has requests queued, else 0.
 _LEASE = _PRELUDE + _GUARD + """
 local worker = ARGV[1]
 local want, extra = tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -330,7 +340,7 @@ local randomize = ARGV[7] == '1'
 local seed = tonumber(ARGV[8])
 now = now_ms()
 local out = {expire(), -1}
-finished(worker, ARGV[9])
+local refill = finished(worker, ARGV[9])
 for i = 10, #ARGV, 2 do
   local ms = tonumber(ARGV[i + 1])
   if ms < 0 then redis.call('HDEL', DELAY, ARGV[i]) else redis.call('HSET', DELAY, ARGV[i], ms) end
@@ -345,10 +355,12 @@ while got < want + extra do
   if #top == 0 then break end
   local host = top[1]
   local delay = tonumber(redis.call('HGET', DELAY, host) or default_delay)
-  if got >= want and (delay > 0 or
-      tonumber(redis.call('HGET', INFLIGHT, host) or '0') + 1 > CONC / 2) then
+  local own = refill[host] or 0
+  if got >= want and (delay > 0 or (own < 1 and
+      tonumber(redis.call('HGET', INFLIGHT, host) or '0') + 1 > CONC / 2)) then
     -- (not prefetched: the delay must space the starts; a request waiting here for
-    -- credit must not take more than half of its host's concurrency from the others)
+    -- credit must not take more than half of its host's concurrency from the others,
+    -- unless it replaces a transfer of this worker that just ended)
     skip = skip + 1
     scanned = scanned + 1
     if scanned > PREFETCH_SCAN then break end
@@ -363,7 +375,13 @@ while got < want + extra do
     redis.call('ZADD', LEASES, deadline, id)
     redis.call('HSET', OWNERS, id, worker)
     redis.call('HSET', FLYING, id, worker)
-    redis.call('HINCRBY', INFLIGHT, host, 1)
+    if own > 0 then refill[host] = own - 1 end
+    local flag = 0
+    if redis.call('HINCRBY', INFLIGHT, host, 1) >= CONC then
+      flag = 2
+    elseif redis.call('ZCARD', q) > 0 then
+      flag = 1
+    end
     if delay > 0 then
       if randomize then
         seed = (seed * 16807) % 2147483647
@@ -375,6 +393,7 @@ while got < want + extra do
     out[#out + 1] = id
     out[#out + 1] = host
     out[#out + 1] = data
+    out[#out + 1] = flag
     got = got + 1
   end
 end
@@ -581,6 +600,37 @@ _SCRIPTS = {
 }
 
 
+class _Ahead:
+    """The requests a worker leased ahead of need, served by host readiness rather
+    than first in first out: those whose host still had requests queued in Redis when
+    they were leased (``hot``: each holds a place of a host other work waits for) go
+    before the others, first in first out within each kind. O(1) per request."""
+
+    __slots__ = ("hot", "cold")
+
+    def __init__(self):
+        self.hot = deque()
+        self.cold = deque()
+
+    def append(self, request, hot: bool) -> None:
+        (self.hot if hot else self.cold).append(request)
+
+    def popleft(self):
+        """The next request to start (raises IndexError when empty)."""
+        return self.hot.popleft() if self.hot else self.cold.popleft()
+
+    def clear(self) -> None:
+        self.hot.clear()
+        self.cold.clear()
+
+    def __len__(self) -> int:
+        return len(self.hot) + len(self.cold)
+
+    def __iter__(self):
+        yield from self.hot
+        yield from self.cold
+
+
 class RedisFrontier(FrontierBase):
     """The frontier shared by every worker of one crawl, in Redis (see the module doc);
     a :class:`~crawlfw.core.frontier_api.Frontier` (the stats and the requests kept in
@@ -661,7 +711,9 @@ class RedisFrontier(FrontierBase):
         self.leased = set()  # ids of this worker's open leases
         self.prefetch = max(0, int(prefetch))
         self.max_open = max(0, int(max_open))
-        self._prefetched = deque()  # leased ahead, not handed out yet (in `leased`)
+        self._prefetched = _Ahead()  # leased ahead, not handed out yet (in `leased`)
+        self._limited = set()  # hosts at their concurrency at their last lease here
+        self._urgent = False  # a finished transfer of such a host waits to be reported
         self.queued = 0  # the shared queue's length at the last lease or status call
         self._host_limits = host_limits or (lambda: (8, 0.0, True))
         self._limits = None  # (concurrency, delay ms, randomize), read when first needed
@@ -899,15 +951,19 @@ class RedisFrontier(FrontierBase):
                 break
             out.append(request)
         prefetched = self._prefetched
-        while prefetched and len(out) < n:
-            out.append(prefetched.popleft())
-        want = n - len(out)
-        extra = self.prefetch if want > 0 else 0
-        if self.max_open and want + extra:
-            room = max(0, self.max_open - len(self.leased))
-            want = min(want, room)
-            extra = min(extra, room - want)
-        if want > 0 or (self._finished and time.monotonic() - self._finished_s >= REPORT_S):
+        hot = prefetched.hot
+        while hot and len(out) < n:
+            out.append(hot.popleft())
+        need = n - len(out)
+        ahead = len(prefetched)
+        if need > ahead or (self._finished and (
+                self._urgent or time.monotonic() - self._finished_s >= REPORT_S)):
+            want = max(0, need - ahead)
+            extra = max(0, self.prefetch - max(0, ahead - need))
+            if self.max_open and want + extra:
+                room = max(0, self.max_open - len(self.leased))
+                want = min(want, room)
+                extra = min(extra, room - want)
             if self._limits is None:
                 self._limits = self.limits
             concurrency, delay_ms, randomize = self._limits
@@ -924,10 +980,16 @@ class RedisFrontier(FrontierBase):
             self._next_ready_at = (time.monotonic() + wait_ms / 1000) if wait_ms >= 0 else None
             spider = self.spider
             flying = self._flying
+            limited = self._limited
             got = 0
-            for j in range(2, len(reply), 3):
+            for j in range(2, len(reply), 4):
                 lease_id = int(reply[j])
                 host = reply[j + 1].decode("utf-8", "surrogateescape")
+                flag = int(reply[j + 3])
+                if flag == 2:
+                    limited.add(host)
+                elif limited:
+                    limited.discard(host)
                 got += 1
                 self.leased.add(lease_id)
                 ids = flying.get(host)
@@ -948,13 +1010,15 @@ class RedisFrontier(FrontierBase):
                 request._lease = lease_id
                 request._host = host
                 request._paced = True  # counted and spaced here: the downloader need not
-                if len(out) < n:
+                if len(out) < n:  # (in the order Redis chose)
                     out.append(request)
                 else:
-                    prefetched.append(request)
+                    prefetched.append(request, flag > 0)
             self.queued = max(0, self.queued - got)
             if got:
                 self._inc("scheduler/dequeued/redis", got)
+        while prefetched and len(out) < n:
+            out.append(prefetched.popleft())
         if out:
             self._inc("scheduler/dequeued", len(out))
         return out
@@ -975,19 +1039,24 @@ class RedisFrontier(FrontierBase):
         """
         flying = self._flying
         finished = self._finished
+        limited = self._limited
         if not finished:
             self._finished_s = time.monotonic()
         for host, count in counts.items():
             ids = flying.get(host)
             if ids is None:
                 continue
+            if host in limited:
+                self._urgent = True
             while count > 0 and ids:
                 finished.append(ids.popleft())
                 count -= 1
             if not ids:
                 del flying[host]
+                limited.discard(host)
 
     def _take_finished(self) -> str:
+        self._urgent = False
         if not self._finished:
             return ""
         ids, self._finished = self._finished, []
@@ -1189,6 +1258,7 @@ class RedisFrontier(FrontierBase):
             left.append(request)
         self._prefetched.clear()
         self._flying.clear()
+        self._limited.clear()
         try:
             self.commit()
             if self.leased:

@@ -540,6 +540,45 @@ def test_prefetch_leaves_half_of_a_hosts_concurrency_to_the_others(make):
     assert int(a.client.hget("{t}:inflight", "h")) == 8
 
 
+def test_prefetched_requests_of_a_host_with_work_waiting_go_first(make):
+    # Issue 18: a request leased ahead counts in its host's concurrency; served first in
+    # first out, the busy host's waited behind small hosts' while its place stayed idle.
+    f = make(**per_host(2), prefetch=8)
+    f.push_many([H("s1"), H("s2"), H("s3")] + [H("big", str(i)) for i in range(6)])
+    assert hosts(f.lease(1)) == ["s1"]  # the host waiting longest
+    assert sorted(hosts(f._prefetched)) == ["big", "s2", "s3"]  # (big: half of 2)
+    assert hosts(f.lease(1)) == ["big"]  # its place holds back its queue: it goes first
+    assert hosts(f.lease(2)) == ["s2", "s3"]
+
+
+def test_a_finished_transfer_of_a_full_host_is_reported_and_replaced_at_once(make):
+    # Issue 18: the report did not wait for REPORT_S while the host is at its limit, and
+    # the same call leases the freed place ahead for this worker.
+    a, b = make("a", **per_host(2), prefetch=4), make("b", **per_host(2))
+    a.push_many([H("big", str(i)) for i in range(6)] + [H("s1"), H("s2"), H("s3")])
+    assert hosts(a.lease(2)) == ["big", "big"]  # at its limit; s1-s3 leased ahead
+    a.hosts_finished({"big": 1})
+    assert hosts(a.lease(1)) == ["big"]  # reported, its place leased again, served first
+    assert int(a.client.hget("{t}:inflight", "big")) == 2
+    assert b.lease(5) == []  # a kept its share of big, no more
+    assert sorted(hosts(a.lease(3))) == ["s1", "s2", "s3"]
+
+
+def test_a_worker_keeps_leasing_ahead_what_it_finished_on_a_busy_host(make):
+    # Past half of a host's concurrency a worker may lease ahead as many as it reports
+    # finished on that host: a one-host crawl does not cost a lease call per credit.
+    a = make("a", **per_host(8), prefetch=8)
+    a.push_many([H("h", str(i)) for i in range(40)])
+    assert len(a.lease(6)) == 6 and len(a._prefetched) == 0  # 7 > half of 8
+    a.hosts_finished({"h": 2})
+    time.sleep(0.06)  # (past REPORT_S)
+    assert a.lease(0) == []  # reports the two, leases two ahead in their places
+    assert len(a._prefetched) == 2 and int(a.client.hget("{t}:inflight", "h")) == 6
+    calls = a.client.info("stats")["total_commands_processed"]
+    assert len(a.lease(2)) == 2  # from memory
+    assert a.client.info("stats")["total_commands_processed"] == calls + 1  # (the INFO)
+
+
 def test_an_expired_lease_gives_its_hosts_count_back(make):
     dead = make("dead", lease_timeout_s=0.3, **per_host(1))
     live = make("live", **per_host(1))
