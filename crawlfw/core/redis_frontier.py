@@ -344,9 +344,9 @@ return out
 # set by AutoThrottle.
 # A worker may lease ahead (beyond `n`) from a host while it keeps half of the host's
 # concurrency free, or, past that, as many as the finished transfers of that host it
-# reports in this call while it holds no more than its share of the host (the host's
-# concurrency / the workers active within a lease timeout, rounded up; a lease for `n`
-# uses that allowance first); a worker alone (in `active`) up to the host's limit.
+# reports in this call while it holds less than its share of the host (the host's
+# concurrency / the workers active within a lease timeout, rounded up; what it leases
+# for `n` counts in what it holds); a worker alone (in `active`) up to the host's limit.
 # Returns {expired, ms until the earliest delayed host may start (-1: none),
 # id1, host1, json1, flag1, id2, ...}; a flag is 2 when the request's host is at its
 # concurrency after it, 1 when the host still has requests queued, else 0.
@@ -364,13 +364,9 @@ local refill = finished(worker, ARGV[9])
 local active = present(worker, deadline_ms)
 local alone = active == 1
 local cap = math.ceil(CONC / active)
+local held = {}  -- host -> this worker's requests of it leased (for the reported hosts)
 local nshare = tonumber(ARGV[10])
-for i = 11, 10 + 2 * nshare, 2 do
-  local host = ARGV[i]
-  if refill[host] then
-    refill[host] = math.max(0, math.min(refill[host], cap - tonumber(ARGV[i + 1])))
-  end
-end
+for i = 11, 10 + 2 * nshare, 2 do held[ARGV[i]] = tonumber(ARGV[i + 1]) end
 for i = 11 + 2 * nshare, #ARGV, 2 do
   local ms = tonumber(ARGV[i + 1])
   if ms < 0 then redis.call('HDEL', DELAY, ARGV[i]) else redis.call('HSET', DELAY, ARGV[i], ms) end
@@ -386,6 +382,7 @@ while got < want + extra do
   local host = top[1]
   local delay = tonumber(redis.call('HGET', DELAY, host) or default_delay)
   local own = refill[host] or 0
+  if own > 0 and (held[host] or cap) >= cap then own = 0 end
   if got >= want and (delay > 0 or (not alone and own < 1 and
       tonumber(redis.call('HGET', INFLIGHT, host) or '0') + 1 > CONC / 2)) then
     -- (not prefetched: the delay must space the starts; a request waiting here for
@@ -405,7 +402,8 @@ while got < want + extra do
     redis.call('ZADD', LEASES, deadline, id)
     redis.call('HSET', OWNERS, id, worker)
     redis.call('HSET', FLYING, id, worker)
-    if own > 0 then refill[host] = own - 1 end
+    if got >= want and own > 0 then refill[host] = own - 1 end
+    if held[host] then held[host] = held[host] + 1 end
     local flag = 0
     if redis.call('HINCRBY', INFLIGHT, host, 1) >= CONC then
       flag = 2

@@ -583,6 +583,22 @@ def test_a_worker_keeps_leasing_ahead_what_it_finished_on_a_busy_host(make):
     assert a.client.info("stats")["total_commands_processed"] == calls + 1  # (the INFO)
 
 
+def test_a_worker_leases_ahead_up_to_its_share_of_a_host(make):
+    # Two workers on one host of 16: a worker's share is 8; its transfers that ended
+    # make room to lease ahead beyond what its credit takes, up to that share.
+    a, b = make("a", **per_host(16), prefetch=8), make("b", **per_host(16))
+    a.push_many([H("h", str(i)) for i in range(40)])
+    assert len(b.lease(4)) == 4
+    assert len(a.lease(4)) == 4 and len(a._prefetched) == 0  # 9 > half of 16
+    a.hosts_finished({"h": 4})
+    assert len(a.lease(4)) == 4 and len(a._prefetched) == 4  # holds 8: its share
+    a.hosts_finished({"h": 2})
+    assert len(a.lease(2)) == 2 and len(a._prefetched) == 2  # (served from memory)
+    time.sleep(0.06)  # (past REPORT_S)
+    assert a.lease(0) == [] and len(a._prefetched) == 4  # back to its share, no more
+    assert int(a.client.hget("{t}:inflight", "h")) == 12
+
+
 def test_a_worker_alone_leases_ahead_up_to_the_hosts_limit(make):
     # No other worker to keep from the host: a one-host crawl of one worker does not
     # pay a lease call per credit grant. A second worker joining brings the half rule.
