@@ -999,7 +999,8 @@ class RedisFrontier(FrontierBase):
         need = n - len(out)
         ahead = len(prefetched)
         if need > ahead or (self._finished and (
-                self._urgent or time.monotonic() - self._finished_s >= REPORT_S)):
+                (self._urgent and not hot)  # (else this worker has such work in hand)
+                or time.monotonic() - self._finished_s >= REPORT_S)):
             want = max(0, need - ahead)
             extra = max(0, self.prefetch - max(0, ahead - need))
             if self.max_open and want + extra:
