@@ -133,7 +133,8 @@ EXPIRE_BATCH = 1000
 #: Seconds a finished transfer's report may wait for a call this worker makes anyway
 #: (a push, a lease that needs Redis); a lease served from the prefetched requests past
 #: that sends it (its host may be ready for another worker). A transfer of a host that
-#: was at its concurrency at its lease is sent with the next lease, without the wait.
+#: was at its concurrency at its lease is sent with the next lease, without the wait,
+#: unless the worker still has a request of a host with work queued leased ahead.
 REPORT_S = 0.05
 
 #: Most ready hosts a lease looks past (hosts with a delay are never prefetched) before
@@ -971,7 +972,8 @@ class RedisFrontier(FrontierBase):
         call. Requests leased ahead (``prefetch``) are served first, those of a host
         that still had requests queued before the others (first in first out within
         each kind); Redis is called when they do not cover ``n``, when a finished
-        transfer of a host that was at its limit waits, or when a report waited
+        transfer of a host that was at its limit waits and none of the first kind is
+        left in hand, or when a report waited
         :data:`REPORT_S`, and each call leases ahead again up to ``prefetch``.
 
         Args:
