@@ -31,6 +31,9 @@ key of one crawl lives in one slot)::
                                      lost the crawl lacks it)
     <prefix>:start       string      the worker scheduling the start requests (expires)
     <prefix>:workers     hash        worker id -> last heartbeat (ms)
+    <prefix>:active      sorted set  worker id -> its last claim, lease, status or renewal
+                                     (ms); members older than a lease timeout dropped, the
+                                     key expires with them (how many workers share a host)
     <prefix>:figures     hash        worker id -> its pages and items (JSON; for status)
     <prefix>:worker:<id> hash        that worker's committed feeds and spider.state (JSON)
 
@@ -56,9 +59,14 @@ to its host's queue at the next call of any worker, giving its host's in-flight 
 back when it still held one; a worker started again under the same id queues its
 earlier process's leases again at once. A worker leases ``prefetch`` requests ahead of
 need, so most leases cost no round trip; only of hosts without a delay (the delay keeps
-spacing starts) and while the host keeps half of its concurrency free (a request leased
-ahead counts in its host's concurrency while it waits for credit: it must not keep
-other workers from the host).
+spacing starts) and, when other workers are active, while the host keeps half of its
+concurrency free or in the places of this worker's transfers of the host reported
+finished in the same call, up to its share of the host (a request leased ahead counts
+in its host's concurrency while it waits for credit: it must not keep other workers
+from the host). Requests leased ahead are served by host readiness: those of a host
+that still had requests queued first (their place holds that work back), and a
+finished transfer of a host that was at its limit is reported with the next lease at
+once, so its place is leased again without waiting for :data:`REPORT_S`.
 
 Requests are stored as JSON (callbacks by spider method name), never pickled: a shared
 store must not let one worker run code in another. A request that cannot be stored
@@ -124,7 +132,9 @@ EXPIRE_BATCH = 1000
 
 #: Seconds a finished transfer's report may wait for a call this worker makes anyway
 #: (a push, a lease that needs Redis); a lease served from the prefetched requests past
-#: that sends it (its host may be ready for another worker).
+#: that sends it (its host may be ready for another worker). A transfer of a host that
+#: was at its concurrency at its lease is sent with the next lease, without the wait,
+#: unless the worker still has a request of a host with work queued leased ahead.
 REPORT_S = 0.05
 
 #: Most ready hosts a lease looks past (hosts with a delay are never prefetched) before
@@ -144,7 +154,7 @@ _PRIO_MAX = 4095
 # prefix inside the script (same hash tag, so the same Cluster slot).
 _KEY_NAMES = ("meta", "requests", "scores", "seen", "leases", "owners", "flying",
               "inflight", "ready", "next", "delay", "start", "queue", "worker:%s",
-              "workers", "figures", "since")
+              "workers", "figures", "since", "active")
 
 # The prelude of every script: names, clock, and the per-host bookkeeping.
 # `touched` collects hosts whose readiness may have changed; settle() decides each once.
@@ -157,6 +167,7 @@ _PRELUDE = """
 local META, REQS, SCORES, SEEN, LEASES, OWNERS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local FLYING, INFLIGHT, READY, NEXT, DELAY, START = KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local OLDQ, WORKER, WORKERS, FIGURES, SINCE = KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17]
+local ACTIVE = KEYS[18]
 local P = string.sub(META, 1, -6)
 local U = PRIO_UNIT
 local QUARTER = U / 4
@@ -243,13 +254,25 @@ local function promote()
 end
 -- Transfers of these leases (ids joined by ',') ended: their hosts' counts go down.
 local function finished(worker, ids)
+  local per_host = {}
   for id in string.gmatch(ids, '[^,]+') do
     if redis.call('HGET', FLYING, id) == worker then
       redis.call('HDEL', FLYING, id)
       local _, host = parse(redis.call('HGET', SCORES, id) or '0')
-      if host then land(host) end
+      if host then
+        land(host)
+        per_host[host] = (per_host[host] or 0) + 1
+      end
     end
   end
+  return per_host
+end
+-- This worker called Redis now; returns how many workers did within `window` ms.
+local function present(worker, window)
+  redis.call('ZADD', ACTIVE, now, worker)
+  redis.call('ZREMRANGEBYSCORE', ACTIVE, '-inf', now - window)
+  redis.call('PEXPIRE', ACTIVE, window)
+  return redis.call('ZCARD', ACTIVE)
 end
 """
 
@@ -317,21 +340,35 @@ return out
 
 # ARGV: worker, n (wanted), prefetch (more, of hosts without a delay), lease ms,
 # concurrency per host, default delay ms, randomize (0/1), seed (1..2**31-2), finished
-# lease ids ('a,b,...'), then (host, delay ms or -1 to forget) pairs set by AutoThrottle.
+# lease ids ('a,b,...'), m, then m (host, this worker's requests of it still leased)
+# pairs for the hosts of the finished ids, then (host, delay ms or -1 to forget) pairs
+# set by AutoThrottle.
+# A worker may lease ahead (beyond `n`) from a host while it keeps half of the host's
+# concurrency free, or, past that, as many as the finished transfers of that host it
+# reports in this call while it holds less than its share of the host (the host's
+# concurrency / the workers active within a lease timeout, rounded up; what it leases
+# for `n` counts in what it holds); a worker alone (in `active`) up to the host's limit.
 # Returns {expired, ms until the earliest delayed host may start (-1: none),
-# id1, host1, json1, id2, ...}.
+# id1, host1, json1, flag1, id2, ...}; a flag is 2 when the request's host is at its
+# concurrency after it, 1 when the host still has requests queued, else 0.
 _LEASE = _PRELUDE + _GUARD + """
 local worker = ARGV[1]
 local want, extra = tonumber(ARGV[2]), tonumber(ARGV[3])
-local deadline_ms = tonumber(ARGV[4])
+local deadline_ms = tonumber(ARGV[4])  -- (also the window of `active`)
 CONC = tonumber(ARGV[5])
 local default_delay = tonumber(ARGV[6])
 local randomize = ARGV[7] == '1'
 local seed = tonumber(ARGV[8])
 now = now_ms()
 local out = {expire(), -1}
-finished(worker, ARGV[9])
-for i = 10, #ARGV, 2 do
+local refill = finished(worker, ARGV[9])
+local active = present(worker, deadline_ms)
+local alone = active == 1
+local cap = math.ceil(CONC / active)
+local held = {}  -- host -> this worker's requests of it leased (for the reported hosts)
+local nshare = tonumber(ARGV[10])
+for i = 11, 10 + 2 * nshare, 2 do held[ARGV[i]] = tonumber(ARGV[i + 1]) end
+for i = 11 + 2 * nshare, #ARGV, 2 do
   local ms = tonumber(ARGV[i + 1])
   if ms < 0 then redis.call('HDEL', DELAY, ARGV[i]) else redis.call('HSET', DELAY, ARGV[i], ms) end
   touch(ARGV[i])
@@ -345,10 +382,13 @@ while got < want + extra do
   if #top == 0 then break end
   local host = top[1]
   local delay = tonumber(redis.call('HGET', DELAY, host) or default_delay)
-  if got >= want and (delay > 0 or
-      tonumber(redis.call('HGET', INFLIGHT, host) or '0') + 1 > CONC / 2) then
+  local own = refill[host] or 0
+  if own > 0 and (held[host] or cap) >= cap then own = 0 end
+  if got >= want and (delay > 0 or (not alone and own < 1 and
+      tonumber(redis.call('HGET', INFLIGHT, host) or '0') + 1 > CONC / 2)) then
     -- (not prefetched: the delay must space the starts; a request waiting here for
-    -- credit must not take more than half of its host's concurrency from the others)
+    -- credit must not take more than half of its host's concurrency from other
+    -- workers, unless it replaces a transfer of this worker that just ended)
     skip = skip + 1
     scanned = scanned + 1
     if scanned > PREFETCH_SCAN then break end
@@ -363,7 +403,14 @@ while got < want + extra do
     redis.call('ZADD', LEASES, deadline, id)
     redis.call('HSET', OWNERS, id, worker)
     redis.call('HSET', FLYING, id, worker)
-    redis.call('HINCRBY', INFLIGHT, host, 1)
+    if got >= want and own > 0 then refill[host] = own - 1 end
+    if held[host] then held[host] = held[host] + 1 end
+    local flag = 0
+    if redis.call('HINCRBY', INFLIGHT, host, 1) >= CONC then
+      flag = 2
+    elseif redis.call('ZCARD', q) > 0 then
+      flag = 1
+    end
     if delay > 0 then
       if randomize then
         seed = (seed * 16807) % 2147483647
@@ -375,6 +422,7 @@ while got < want + extra do
     out[#out + 1] = id
     out[#out + 1] = host
     out[#out + 1] = data
+    out[#out + 1] = flag
     got = got + 1
   end
 end
@@ -455,6 +503,7 @@ _RENEW = _PRELUDE + """
 now = now_ms()
 local deadline = now + tonumber(ARGV[2])
 redis.call('HSET', WORKERS, ARGV[1], now)
+if redis.call('HEXISTS', META, 'created') == 1 then present(ARGV[1], tonumber(ARGV[2])) end
 if redis.call('GET', START) == ARGV[1] then
   redis.call('PEXPIRE', START, ARGV[2])
 end
@@ -478,6 +527,9 @@ now = now_ms()
 CONC = tonumber(ARGV[1])
 local expired = expire()
 finished(ARGV[2], ARGV[3])
+if ARGV[4] and redis.call('HEXISTS', META, 'created') == 1 then
+  present(ARGV[2], tonumber(ARGV[4]))  -- (not for a crawl Redis lost: no key recreated)
+end
 promote()
 settle()
 return {tonumber(redis.call('HGET', META, 'queued') or '0'), redis.call('ZCARD', LEASES),
@@ -541,6 +593,7 @@ elseif redis.call('HGET', META, 'layout') ~= 'LAYOUT' then
   redis.call('HSET', META, 'queued', migrated, 'layout', 'LAYOUT')
   settle()
 end
+present(ARGV[1], tonumber(ARGV[2]))
 local consumed = tonumber(redis.call('HGET', META, 'start_consumed') or '0')
 if redis.call('HEXISTS', META, 'start_exhausted') == 1 then return {1, consumed, 0, migrated} end
 local owner = redis.call('GET', START)
@@ -569,6 +622,7 @@ return n
 # ARGV: worker. Gives the start requests' claim up if held.
 _UNCLAIM_START = _PRELUDE + """
 if redis.call('GET', START) == ARGV[1] then redis.call('DEL', START) end
+redis.call('ZREM', ACTIVE, ARGV[1])
 return 0
 """
 
@@ -579,6 +633,37 @@ _SCRIPTS = {
                       "renew": _RENEW, "status": _STATUS, "recover": _RECOVER,
                       "claim": _CLAIM_START, "unclaim": _UNCLAIM_START}.items()
 }
+
+
+class _Ahead:
+    """The requests a worker leased ahead of need, served by host readiness rather
+    than first in first out: those whose host still had requests queued in Redis when
+    they were leased (``hot``: each holds a place of a host other work waits for) go
+    before the others, first in first out within each kind. O(1) per request."""
+
+    __slots__ = ("hot", "cold")
+
+    def __init__(self):
+        self.hot = deque()
+        self.cold = deque()
+
+    def append(self, request, hot: bool) -> None:
+        (self.hot if hot else self.cold).append(request)
+
+    def popleft(self):
+        """The next request to start (raises IndexError when empty)."""
+        return self.hot.popleft() if self.hot else self.cold.popleft()
+
+    def clear(self) -> None:
+        self.hot.clear()
+        self.cold.clear()
+
+    def __len__(self) -> int:
+        return len(self.hot) + len(self.cold)
+
+    def __iter__(self):
+        yield from self.hot
+        yield from self.cold
 
 
 class RedisFrontier(FrontierBase):
@@ -600,10 +685,13 @@ class RedisFrontier(FrontierBase):
             fails (``FRONTIER_RETRY_TIMEOUT``).
         prefetch: requests leased ahead of need and kept here, so that most
             :meth:`lease` calls need no round trip (the Scheduler uses
-            ``CONCURRENT_REQUESTS``); only of ready hosts without a delay, up to half
-            of a host's concurrency. They are this worker's open leases and count in
-            their hosts' concurrency, renewed and given back at :meth:`close` like the
-            others.
+            ``CONCURRENT_REQUESTS``); only of ready hosts without a delay: up to half
+            of a host's concurrency, or past it in the places of this worker's
+            finished transfers of that host up to its share (the host's concurrency /
+            the active workers, rounded up); a worker alone, up to the host's limit.
+            Served by host readiness (those of a host with requests still queued
+            first). They are this worker's open leases and count in their hosts'
+            concurrency, renewed and given back at :meth:`close` like the others.
         max_open: most open leases (leased, not yet acked: in flight, prefetched and
             finished but not committed) this worker holds; :meth:`lease` takes no more
             past it. 0: no limit. A worker killed holds at most this many, so at most
@@ -661,7 +749,10 @@ class RedisFrontier(FrontierBase):
         self.leased = set()  # ids of this worker's open leases
         self.prefetch = max(0, int(prefetch))
         self.max_open = max(0, int(max_open))
-        self._prefetched = deque()  # leased ahead, not handed out yet (in `leased`)
+        self._prefetched = _Ahead()  # leased ahead, not handed out yet (in `leased`)
+        self._limited = set()  # hosts at their concurrency at their last lease here
+        self._urgent = False  # a finished transfer of such a host waits to be reported
+        self._finished_hosts = set()  # the hosts of `_finished`
         self.queued = 0  # the shared queue's length at the last lease or status call
         self._host_limits = host_limits or (lambda: (8, 0.0, True))
         self._limits = None  # (concurrency, delay ms, randomize), read when first needed
@@ -878,7 +969,12 @@ class RedisFrontier(FrontierBase):
         shared permit); a transient request gets none of them (it was never counted:
         the downloader's slot applies all of its politeness). With ``max_open``, fewer when this worker holds that many open
         leases. The finished transfers noted since the last call travel in the same
-        call.
+        call. Requests leased ahead (``prefetch``) are served first, those of a host
+        that still had requests queued before the others (first in first out within
+        each kind); Redis is called when they do not cover ``n``, when a finished
+        transfer of a host that was at its limit waits and none of the first kind is
+        left in hand, or when a report waited
+        :data:`REPORT_S`, and each call leases ahead again up to ``prefetch``.
 
         Args:
             n: the most requests wanted (the Engine's credit).
@@ -899,21 +995,32 @@ class RedisFrontier(FrontierBase):
                 break
             out.append(request)
         prefetched = self._prefetched
-        while prefetched and len(out) < n:
-            out.append(prefetched.popleft())
-        want = n - len(out)
-        extra = self.prefetch if want > 0 else 0
-        if self.max_open and want + extra:
-            room = max(0, self.max_open - len(self.leased))
-            want = min(want, room)
-            extra = min(extra, room - want)
-        if want > 0 or (self._finished and time.monotonic() - self._finished_s >= REPORT_S):
+        hot = prefetched.hot
+        while hot and len(out) < n:
+            out.append(hot.popleft())
+        need = n - len(out)
+        ahead = len(prefetched)
+        if need > ahead or (self._finished and (
+                (self._urgent and not hot)  # (else this worker has such work in hand)
+                or time.monotonic() - self._finished_s >= REPORT_S)):
+            want = max(0, need - ahead)
+            extra = max(0, self.prefetch - max(0, ahead - need))
+            if self.max_open and want + extra:
+                room = max(0, self.max_open - len(self.leased))
+                want = min(want, room)
+                extra = min(extra, room - want)
             if self._limits is None:
                 self._limits = self.limits
             concurrency, delay_ms, randomize = self._limits
+            shares = self._finished_hosts
             args = [self.worker, want, extra, self.lease_ms, concurrency, delay_ms,
                     1 if randomize else 0, self._rng.randint(1, 2147483646),
-                    self._take_finished()]
+                    self._take_finished(), len(shares)]
+            if shares:
+                flying = self._flying
+                for host in shares:
+                    ids = flying.get(host)
+                    args += (host, len(ids) if ids else 0)
             if self._delays:
                 for host, ms in self._delays.items():
                     args += (host, ms)
@@ -924,10 +1031,16 @@ class RedisFrontier(FrontierBase):
             self._next_ready_at = (time.monotonic() + wait_ms / 1000) if wait_ms >= 0 else None
             spider = self.spider
             flying = self._flying
+            limited = self._limited
             got = 0
-            for j in range(2, len(reply), 3):
+            for j in range(2, len(reply), 4):
                 lease_id = int(reply[j])
                 host = reply[j + 1].decode("utf-8", "surrogateescape")
+                flag = int(reply[j + 3])
+                if flag == 2:
+                    limited.add(host)
+                elif limited:
+                    limited.discard(host)
                 got += 1
                 self.leased.add(lease_id)
                 ids = flying.get(host)
@@ -948,13 +1061,15 @@ class RedisFrontier(FrontierBase):
                 request._lease = lease_id
                 request._host = host
                 request._paced = True  # counted and spaced here: the downloader need not
-                if len(out) < n:
+                if len(out) < n:  # (in the order Redis chose)
                     out.append(request)
                 else:
-                    prefetched.append(request)
+                    prefetched.append(request, flag > 0)
             self.queued = max(0, self.queued - got)
             if got:
                 self._inc("scheduler/dequeued/redis", got)
+        while prefetched and len(out) < n:
+            out.append(prefetched.popleft())
         if out:
             self._inc("scheduler/dequeued", len(out))
         return out
@@ -965,7 +1080,8 @@ class RedisFrontier(FrontierBase):
         sent with the next call to Redis (a push, a lease that needs Redis, a status:
         no round trip of its own; a worker pushes the links of each page it scrapes, and
         an idle one asks the status ten times a second), or by a lease served from the
-        prefetched requests once it waited :data:`REPORT_S`; there each host's in-flight
+        prefetched requests once it waited :data:`REPORT_S` (at once for a host that was
+        at its concurrency at its last lease here); there each host's in-flight
         count goes down and the host may become ready again, for every worker. A count
         beyond what this worker has in flight for the host is ignored.
 
@@ -975,19 +1091,26 @@ class RedisFrontier(FrontierBase):
         """
         flying = self._flying
         finished = self._finished
+        limited = self._limited
         if not finished:
             self._finished_s = time.monotonic()
         for host, count in counts.items():
             ids = flying.get(host)
             if ids is None:
                 continue
+            if host in limited:
+                self._urgent = True
+            self._finished_hosts.add(host)
             while count > 0 and ids:
                 finished.append(ids.popleft())
                 count -= 1
             if not ids:
                 del flying[host]
+                limited.discard(host)
 
     def _take_finished(self) -> str:
+        self._urgent = False
+        self._finished_hosts = set()
         if not self._finished:
             return ""
         ids, self._finished = self._finished, []
@@ -1099,7 +1222,8 @@ class RedisFrontier(FrontierBase):
                 a Redis restarted without persistence): finishing would lose requests.
         """
         (queued, leased, exhausted, owner, expired, exists, ready, delayed,
-         busy) = self._call("status", [self.limits[0], self.worker, self._take_finished()])
+         busy) = self._call("status", [self.limits[0], self.worker, self._take_finished(),
+                                      self.lease_ms])
         if not exists:
             raise FrontierPermanentError(_lost_message(
                 self.url, f"its mark ({self.key}:meta created) is gone"))
@@ -1189,6 +1313,7 @@ class RedisFrontier(FrontierBase):
             left.append(request)
         self._prefetched.clear()
         self._flying.clear()
+        self._limited.clear()
         try:
             self.commit()
             if self.leased:

@@ -573,6 +573,86 @@ def test_prefetch_leaves_half_of_a_hosts_concurrency_to_the_others(make):
 
 
 @pytest.mark.slow
+def test_prefetched_requests_of_a_host_with_work_waiting_go_first(make):
+    # Issue 18: a request leased ahead counts in its host's concurrency; served first in
+    # first out, the busy host's waited behind small hosts' while its place stayed idle.
+    f = make(**per_host(2), prefetch=8)
+    make("other")  # (a worker alone may lease ahead up to the whole limit: see below)
+    f.push_many([H("s1"), H("s2"), H("s3")] + [H("big", str(i)) for i in range(6)])
+    assert hosts(f.lease(1)) == ["s1"]  # the host waiting longest
+    assert sorted(hosts(f._prefetched)) == ["big", "s2", "s3"]  # (big: half of 2)
+    assert hosts(f.lease(1)) == ["big"]  # its place holds back its queue: it goes first
+    assert hosts(f.lease(2)) == ["s2", "s3"]
+
+
+@pytest.mark.slow
+def test_a_finished_transfer_of_a_full_host_is_reported_and_replaced_at_once(make):
+    # Issue 18: the report did not wait for REPORT_S while the host is at its limit, and
+    # the same call leases the freed place ahead for this worker.
+    a, b = make("a", **per_host(4), prefetch=4), make("b", **per_host(4))
+    a.push_many([H("big", str(i)) for i in range(8)] + [H("s1"), H("s2"), H("s3")])
+    assert hosts(b.lease(2)) == ["big", "big"]
+    assert hosts(a.lease(2)) == ["big", "big"]  # at its limit; s1-s3 leased ahead
+    a.hosts_finished({"big": 1})
+    assert hosts(a.lease(1)) == ["big"]  # reported, its place leased again, served first
+    assert int(a.client.hget("{t}:inflight", "big")) == 4
+    assert b.lease(5) == []  # a kept its share of big (4 / 2 workers), no more
+    assert sorted(hosts(a.lease(3))) == ["s1", "s2", "s3"]
+
+
+@pytest.mark.slow
+def test_a_worker_keeps_leasing_ahead_what_it_finished_on_a_busy_host(make):
+    # Past half of a host's concurrency a worker may lease ahead as many as it reports
+    # finished on that host: a one-host crawl does not cost a lease call per credit.
+    a, b = make("a", **per_host(8), prefetch=8), make("b", **per_host(8))
+    a.push_many([H("h", str(i)) for i in range(40)])
+    assert len(b.lease(3)) == 3
+    assert len(a.lease(3)) == 3 and len(a._prefetched) == 0  # 7 > half of 8
+    a.hosts_finished({"h": 2})
+    time.sleep(0.06)  # (past REPORT_S)
+    assert a.lease(0) == []  # reports the two, leases two ahead in their places
+    # (a holds 3 of 8: no more than its share with b active, 4)
+    assert len(a._prefetched) == 2 and int(a.client.hget("{t}:inflight", "h")) == 6
+    calls = a.client.info("stats")["total_commands_processed"]
+    assert len(a.lease(2)) == 2  # from memory
+    assert a.client.info("stats")["total_commands_processed"] == calls + 1  # (the INFO)
+
+
+@pytest.mark.slow
+def test_a_worker_leases_ahead_up_to_its_share_of_a_host(make):
+    # Two workers on one host of 16: a worker's share is 8; its transfers that ended
+    # make room to lease ahead beyond what its credit takes, up to that share.
+    a, b = make("a", **per_host(16), prefetch=8), make("b", **per_host(16))
+    a.push_many([H("h", str(i)) for i in range(40)])
+    assert len(b.lease(4)) == 4
+    assert len(a.lease(4)) == 4 and len(a._prefetched) == 0  # 9 > half of 16
+    a.hosts_finished({"h": 4})
+    assert len(a.lease(4)) == 4 and len(a._prefetched) == 4  # holds 8: its share
+    a.hosts_finished({"h": 2})
+    assert len(a.lease(2)) == 2 and len(a._prefetched) == 2  # (served from memory)
+    time.sleep(0.06)  # (past REPORT_S)
+    assert a.lease(0) == [] and len(a._prefetched) == 4  # back to its share, no more
+    assert int(a.client.hget("{t}:inflight", "h")) == 12
+
+
+@pytest.mark.slow
+def test_a_worker_alone_leases_ahead_up_to_the_hosts_limit(make):
+    # No other worker to keep from the host: a one-host crawl of one worker does not
+    # pay a lease call per credit grant. A second worker joining brings the half rule.
+    a = make("a", **per_host(8), prefetch=8)
+    a.push_many([H("h", str(i)) for i in range(40)])
+    assert len(a.lease(4)) == 4 and len(a._prefetched) == 4  # the host's 8
+    b = make("b", **per_host(8), prefetch=8)
+    a.hosts_finished({"h": 4})
+    assert len(a.lease(8)) == 8  # 4 from memory, 4 leased (inflight 4 + 4 = 8)
+    a.hosts_finished({"h": 6})
+    assert len(b.lease(2)) == 0  # (a's report is not in Redis yet)
+    # a keeps 2, leases 1 and 1 ahead: its share with b active is 4 of 8
+    assert len(a.lease(1)) == 1 and len(a._prefetched) == 1
+    assert len(b.lease(8)) == 4 and int(a.client.hget("{t}:inflight", "h")) == 8
+
+
+@pytest.mark.slow
 def test_an_expired_lease_gives_its_hosts_count_back(make):
     dead = make("dead", lease_timeout_s=0.3, **per_host(1))
     live = make("live", **per_host(1))
@@ -623,7 +703,10 @@ def test_hosts_with_nothing_keep_no_state(make):
     status = f.status()
     assert status == {**status, "queued": 0, "leased": 0, "ready_hosts": 0,
                       "delayed_hosts": 0, "busy_hosts": 0}
-    assert crawl_keys(f) == ["{t}:meta", "{t}:seen", "{t}:start"]
+    # (`active`: the workers that called Redis within a lease timeout, not per host)
+    assert crawl_keys(f) == ["{t}:active", "{t}:meta", "{t}:seen", "{t}:start"]
+    f.close("finished")
+    assert "{t}:active" not in crawl_keys(f)
 
 
 @pytest.mark.slow
