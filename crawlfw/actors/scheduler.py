@@ -46,6 +46,7 @@ from crawlfw.actors._base import CrawlActor
 from crawlfw.core.frontier import FrontierError
 from crawlfw.core.frontier_api import FrontierBase
 from crawlfw.core.redis_link import FrontierStopping
+from crawlfw.core.shared_idle import IDLE_CHECKPOINT, IDLE_HOLD, SharedIdlePolicy
 from crawlfw.utils import _faults
 
 logger = logging.getLogger(__name__)
@@ -102,7 +103,7 @@ class SchedulerActor(CrawlActor):
         self.idle_check = None  # a check_idle held back (shared frontier)
         self.last_renew = time.monotonic()
         self.last_figures = 0.0  # shared frontier: when crawl_figures was last called
-        self.last_status_s = float("-inf")  # when Redis last said the crawl was busy
+        self.idle_policy = SharedIdlePolicy(TICK_S) if self.shared else None
         self._ticker = None
         self._coalesced = []  # shared frontier: enqueue_requests waiting to be pushed
         self._coalesced_n = 0
@@ -234,7 +235,7 @@ class SchedulerActor(CrawlActor):
         self._dispatch()
 
     def handle_check_idle(self, message):
-        if self.shared:
+        if self.idle_policy is not None:  # a shared frontier: the whole crawl decides
             self.idle_check = message
             self._answer_idle_check(first=True)
             return
@@ -301,7 +302,7 @@ class SchedulerActor(CrawlActor):
             self._fail(e)
             return
         if self.idle_check is not None:
-            self.last_status_s = float("-inf")  # ask Redis again now
+            self.idle_policy.forget_status()  # ask Redis again now
             self._answer_idle_check(first=True)
         elif self.shared:
             self._dispatch()  # leases acked: the open-lease limit may allow more
@@ -427,25 +428,25 @@ class SchedulerActor(CrawlActor):
         worker's done leases are committed at once (a checkpoint), since every worker
         waits for them. Redis is asked at most once per :data:`TICK_S`; a busy answer
         waits for the next tick (``first`` False), so an idle worker polls."""
-        frontier = self.frontier
+        policy = self.idle_policy
         now = time.monotonic()
-        if first and now - self.last_status_s < TICK_S:
+        if not policy.asks_status(now, first):
             return  # Redis was asked at the last tick: asked again at the next one
+        frontier = self.frontier
         try:
             status = frontier.status()
         except _FRONTIER_ERRORS as e:
             self._fail(e)
             return
-        self.last_status_s = now
-        pending = status["queued"] + status["leased"] + len(frontier._transient)
-        if not status["start_exhausted"]:
-            pending += 1
-        if (pending and not status["queued"] and (frontier.leased or frontier._pending_acks)
-                and self.spider_runner is not None and not self.checkpoint_pending
-                and now - self.last_checkpoint >= TICK_S):
+        action, pending = policy.decide(
+            status, now, first=first, pending_local=frontier.pending_local(),
+            has_unacked=frontier.has_unacked(),
+            can_checkpoint=self.spider_runner is not None and not self.checkpoint_pending,
+            last_checkpoint_s=self.last_checkpoint)
+        if action == IDLE_CHECKPOINT:
             self._maybe_checkpoint(force=True)
             return  # asked again when the checkpoint is reached
-        if pending and first:
+        if action == IDLE_HOLD:
             return  # asked again at the next tick
         message, self.idle_check = self.idle_check, None
         self.send(message["reply_to"],

@@ -1328,6 +1328,16 @@ class RedisFrontier(FrontierBase):
     def __len__(self) -> int:
         return self.queued + len(self._transient) + len(self._prefetched)
 
+    def pending_local(self) -> int:
+        """Requests this worker keeps in memory only (transient: not storable in
+        Redis), counted as pending by the shared idle check (:mod:`crawlfw.core.shared_idle`)."""
+        return len(self._transient)
+
+    def has_unacked(self) -> bool:
+        """Whether this worker holds open leases or acks not yet committed (what a
+        checkpoint would settle for the workers waiting on them)."""
+        return bool(self.leased or self._pending_acks)
+
     def _note_expired(self, n):
         n = int(n)
         if n:
