@@ -111,7 +111,6 @@ def test_a_user_extension_reads_slots_and_sets_a_delay(tmp_path, server):
     assert all(s["concurrency"] == 2 and s["transferring"] <= 2
                and s["keys"] in ([], ["127.0.0.1"]) and s["in"] == bool(s["keys"])
                for s in seen[:-1]), seen
-    assert seen[0]["in"]
     assert all(s["free"] == 2 - s["transferring"] for s in seen)
     assert not any(s["request_done"] for s in seen)  # its transfer was over: not active
     # (requests wait for their host in the frontier now, not in the slot's queue: #18)
