@@ -102,3 +102,14 @@ def redis_server(tmp_path):
     server = RedisServer(tmp_path / "redis", appendonly=True).start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def runtime():
+    """A private runtime directory for live crawls' control sockets
+    (:class:`tests.support.live.RuntimeDir`), removed after the test."""
+    from tests.support.live import RuntimeDir
+
+    r = RuntimeDir()
+    yield r
+    r.cleanup()

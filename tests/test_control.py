@@ -18,7 +18,7 @@ import pytest
 
 from crawlfw.actors._validation import validate_message
 from tests.support.countserver import CountingServer
-from tests.support.live import LiveCrawl, RuntimeDir
+from tests.support.live import LiveCrawl
 from tests.support.wait import happens_within, wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -30,13 +30,6 @@ def server():
     s = CountingServer(hold_s=0.25)
     yield s
     s.stop()
-
-
-@pytest.fixture
-def runtime():
-    r = RuntimeDir()
-    yield r
-    r.cleanup()
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ import pytest
 
 from crawlfw.utils._fds import FD_RETRY_DELAYS_S, out_of_fds, retry_when_out_of_fds
 from tests.support.countserver import CountingServer
-from tests.support.live import RuntimeDir
+from tests.support.wait import wait_for
 
 # -- retry_when_out_of_fds ------------------------------------------------------------
 
@@ -81,6 +81,7 @@ HOG_SPIDER = '''
 import os
 import sys
 import threading
+import time
 
 import crawlfw
 
@@ -91,7 +92,7 @@ def uri_params(params, spider):
     descriptor it so takes too), before that batch's file is opened."""
     if spider.hog_at == "batch3" and params["batch_id"] == 3 and not HogSpider.hogged:
         HogSpider.hogged = True
-        HogSpider.hog(float(spider.hog_s))
+        HogSpider.hog(spider.hog_s)
     return params
 
 
@@ -111,11 +112,13 @@ class HogSpider(crawlfw.Spider):
     def parse(self, response):
         if self.hog_at == "response" and not HogSpider.hogged:
             HogSpider.hogged = True
-            self.hog(float(self.hog_s))
+            self.hog(self.hog_s)
         yield {"url": response.url}
 
     @staticmethod
-    def hog(seconds):
+    def hog(spec):
+        """Hold every free descriptor for ``spec`` seconds, or with ``until:<path>``
+        until that file exists (at most 60 s; stat needs no descriptor)."""
         # glibc loads libgcc_s (a file) when a thread first exits: have one exit now
         t = threading.Thread(target=lambda: None)
         t.start()
@@ -131,7 +134,17 @@ class HogSpider(crawlfw.Spider):
         def give_back():
             for fd in held:
                 os.close(fd)
-            threading.Timer(seconds, give_back).start()
+        if spec.startswith("until:"):
+            path = spec[len("until:"):]
+
+            def wait_then_give_back():
+                deadline = time.monotonic() + 60
+                while not os.path.exists(path) and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                give_back()
+            threading.Thread(target=wait_then_give_back, daemon=True).start()
+        else:
+            threading.Timer(float(spec), give_back).start()
 '''
 
 NOFILE = 256
@@ -146,13 +159,6 @@ def server():
     s = CountingServer(hold_s=0.05)
     yield s
     s.stop()
-
-
-@pytest.fixture
-def runtime():
-    r = RuntimeDir()
-    yield r
-    r.cleanup()
 
 
 def _start(runtime, tmp_path, server, pages, hog_s, *args):
@@ -195,7 +201,9 @@ def test_feed_files_opened_while_out_of_fds_are_retried(tmp_path, server, runtim
 def test_a_control_connection_while_out_of_fds_is_served_after(tmp_path, server, runtime):
     """A client connecting while the crawl holds no free descriptor waits in the listen
     backlog and gets its answer once they are back; the endpoint lives on."""
-    proc, log = _start(runtime, tmp_path, server, 40, 2.0, "-s", "DOWNLOAD_DELAY=0.2")
+    release = tmp_path / "release"  # the spider holds the descriptors until it exists
+    proc, log = _start(runtime, tmp_path, server, 40, f"until:{release}",
+                       "-s", "DOWNLOAD_DELAY=0.2")
     try:
         deadline = time.monotonic() + 60
         while "HOGGING" not in log.read_text(errors="replace"):
@@ -207,6 +215,11 @@ def test_a_control_connection_while_out_of_fds_is_served_after(tmp_path, server,
             sock.settimeout(30)
             sock.connect(str(path))
             sock.sendall(b'{"type": "get_status"}\n')
+            warning = (rf"WARNING: Control endpoint {re.escape(str(path))}: out of file "
+                       r"descriptors \(EMFILE\) accepting a connection")
+            wait_for(lambda: re.search(warning, log.read_text(errors="replace")),
+                     "the endpoint to meet EMFILE accepting the connection", 60, alive=proc)
+            release.touch()
             data = b""
             while not data.endswith(b"\n"):
                 chunk = sock.recv(65536)

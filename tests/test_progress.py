@@ -16,7 +16,7 @@ import pytest
 from crawlfw.progress import REFRESH_S, ProgressLine, format_status
 from crawlfw.settings import Settings
 from tests.support.countserver import CountingServer
-from tests.support.live import SLOW_SPIDER, RuntimeDir
+from tests.support.live import SLOW_SPIDER
 
 LINE = re.compile(rb"slow-1 running: (\d+) pages \d+/min, (\d+) items \d+/min, "
                   rb"\d+ pending, \d+ in flight, 0 errors")
@@ -27,13 +27,6 @@ def server():
     s = CountingServer(hold_s=0.2)
     yield s
     s.stop()
-
-
-@pytest.fixture
-def runtime():
-    r = RuntimeDir()
-    yield r
-    r.cleanup()
 
 
 def _command(tmp_path, server, *args):

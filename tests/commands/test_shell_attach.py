@@ -7,7 +7,7 @@ import pytest
 
 from tests.commands.test_shell import _Terminal
 from tests.support.countserver import CountingServer
-from tests.support.live import LiveCrawl, RuntimeDir
+from tests.support.live import LiveCrawl
 
 pytestmark = pytest.mark.slow
 
@@ -17,13 +17,6 @@ def server():
     s = CountingServer(hold_s=0.1)
     yield s
     s.stop()
-
-
-@pytest.fixture
-def runtime():
-    r = RuntimeDir()
-    yield r
-    r.cleanup()
 
 
 @pytest.fixture
