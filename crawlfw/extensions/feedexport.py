@@ -1,20 +1,9 @@
 """Feed exports: storage back ends and the ``FeedExporter`` extension (Scrapy 1.2
 ``scrapy.extensions.feedexport``).
 
-A *feed storage* says where a feed goes. It is built from the feed URI (``FEED_URI``
-after templating) and used in two calls: :meth:`~IFeedStorage.open` returns a binary file
-the exporter writes into, :meth:`~IFeedStorage.store` puts that file in its final place.
-Storages are picked by URI scheme from ``FEED_STORAGES`` / ``FEED_STORAGES_BASE``:
-
-=========  ==========================  =============================================
-scheme     class                       URI example
-=========  ==========================  =============================================
-(none)     :class:`FileFeedStorage`    ``items.json``, ``/tmp/out/%(name)s.csv``
-``file``   :class:`FileFeedStorage`    ``file:///tmp/items.json``
-``stdout`` :class:`StdoutFeedStorage`  ``stdout:``
-``ftp``    :class:`FTPFeedStorage`     ``ftp://user:pass@ftp.example.com/path/items.xml``
-``s3``     :class:`S3FeedStorage`      ``s3://bucket/path/items.jl`` (boto3)
-=========  ==========================  =============================================
+A *feed storage* says where a feed goes, picked by URI scheme from ``FEED_STORAGES`` /
+``FEED_STORAGES_BASE`` (the table of schemes and classes is in
+:mod:`crawlfw.core.feedstorage`).
 
 The storages and :class:`ItemFilter` live in :mod:`crawlfw.core.feedstorage` and
 :mod:`crawlfw.core.feedplugins` (``core/`` needs them and imports nothing from
