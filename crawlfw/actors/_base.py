@@ -3,6 +3,7 @@ reporting unhandled failures to the Supervisor."""
 
 import functools
 import logging
+import queue
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -54,6 +55,20 @@ class CrawlActor(pykka.ThreadingActor):
 
     #: Most messages held back before they are told anyway.
     max_held = 24
+
+    @staticmethod
+    def _create_actor_inbox() -> Any:  # pykka hook, called from Actor.__init__
+        """The actor's inbox: a ``queue.SimpleQueue`` of pykka envelopes.
+
+        pykka's default, ``queue.Queue``, is written in Python over a ``Condition``:
+        every ``put`` and ``get`` takes its mutex and notifies a waiter, about 3 µs of
+        CPU per message between two threads here. ``SimpleQueue`` is one C lock, about
+        0.25 µs, with the same ``put``/``get``/``get_nowait``/``empty``/``qsize`` that
+        pykka, :meth:`on_receive` and :class:`~crawlfw.actors._childref.ChildRef` use.
+        An actor that must look at its inbox's head keeps a ``queue.Queue`` (the
+        Scheduler); the Downloader's inbox also wakes its curl wait.
+        """
+        return queue.SimpleQueue()
 
     def __init__(self, *, crawl_id: str = "", supervisor=None, key: str = "", settings=None):
         super().__init__()
@@ -119,7 +134,7 @@ class CrawlActor(pykka.ThreadingActor):
                 self._holding = False
                 if self._held and (
                     len(self._held) >= self.max_held
-                    or self.actor_inbox.qsize() == 0  # type: ignore[attr-defined]  # a queue.Queue
+                    or self.actor_inbox.qsize() == 0  # type: ignore[attr-defined]  # a (Simple)Queue
                 ):
                     self.flush_held()
         if self._held:

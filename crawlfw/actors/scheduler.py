@@ -37,6 +37,7 @@ before the next ``checkpoint_reached``, as without coalescing, so checkpoints st
 """
 
 import logging
+import queue
 import sqlite3
 import threading
 import time
@@ -153,6 +154,12 @@ class SchedulerActor(CrawlActor):
         else:
             self._push((message,))
         self._dispatch()
+
+    @staticmethod
+    def _create_actor_inbox() -> queue.Queue:  # pykka hook
+        """A ``queue.Queue`` (not the base class's ``SimpleQueue``): :meth:`_next_is_enqueue`
+        looks at the message at its head."""
+        return queue.Queue()
 
     def _next_is_enqueue(self) -> bool:
         """True when the next message in the inbox is an ``enqueue_requests`` (so no
