@@ -394,6 +394,8 @@ class DownloaderActor(RestartableActor):
 
     def handle_pump(self, message):
         self._pump_queued = False
+        if self.driver.active:  # transfers in flight: a death loses them (tests)
+            _faults.hit("downloader.transfers")
         inbox = self._inbox
         inbox.drain()
         table = self.table
