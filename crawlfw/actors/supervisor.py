@@ -93,7 +93,8 @@ class CrawlTree:
         self.downloaders = None  # DownloaderPool: the downloader actors, the one record
         self.user_actors = {}  # class path -> ref (ACTORS), in start order
         self.specs = {}  # role, or (role, key) for user actors -> ChildSpec
-        self.restartable = {}  # (role, key) -> ChildRef: the pipeline, each exporter
+        self.restartable = {}  # (role, key) -> ChildRef: the pipeline, each exporter,
+        # each downloader, each user actor
         self.pending = set()  # (role, key) of restartable children waiting for a backoff
         settings = crawler.settings
         self.intensity = RestartIntensity(
