@@ -4,6 +4,8 @@ them (the Engine keeps one count), a downloader dying mid-transfer hands its tab
 its replacement (every page once, nothing re-sent by the Engine), and a crawl closed
 with transfers in flight gets every one of them back in its Scheduler."""
 
+import logging
+import re
 import threading
 
 import pytest
@@ -105,3 +107,20 @@ def test_closing_with_transfers_in_flight_gives_them_back_to_the_scheduler(serve
     assert crawler.finish_reason == "shutdown"
     assert not crawler.stats.get_value("item_scraped_count")
     assert sorted(released) == sorted(urls)
+
+
+def test_autothrottle_debug_reads_a_slots_transfers_from_its_downloader(server, caplog):
+    # AUTOTHROTTLE_DEBUG's "conc" is the slot's transfers in flight, asked of the
+    # downloader that holds them (crawler.engine.downloader.in_flight_of).
+    caplog.set_level(logging.INFO)
+    urls = [f"{server.url}/slow/{i}" for i in range(6)]
+    result = run_crawl(SlowSpider, {"AUTOTHROTTLE_ENABLED": True, "AUTOTHROTTLE_DEBUG": True,
+                                    "AUTOTHROTTLE_START_DELAY": 0.0,
+                                    "AUTOTHROTTLE_TARGET_CONCURRENCY": 3.0,
+                                    "CONCURRENT_REQUESTS_PER_DOMAIN": 3}, urls=urls)
+    assert sorted(i["url"] for i in result.items) == sorted(urls)
+    concs = [int(m.group(1)) for m in (
+        re.search(r"slot: 127\.0\.0\.1 \| conc: *(\d+) \|", r.getMessage())
+        for r in caplog.records) if m]
+    assert len(concs) == len(urls), caplog.text[-2000:]
+    assert all(0 <= c <= 3 for c in concs)
