@@ -144,9 +144,10 @@ def _errors(stats: dict) -> dict:
 _STOPPED = {"closing": "stopped"}
 
 
-def _crawl_status(crawler, engine: dict | None) -> dict:
+def _crawl_status(crawler, engine: dict | None, slots: dict | None = None) -> dict:
     """``engine``: the engine's ``get_status`` answer, :data:`_STOPPED`, or None when it
-    did not answer in time (busy)."""
+    did not answer in time (busy); ``slots``: ``{slot key: requests at the downloader}``
+    as the downloaders answered (their slot tables), or None (not asked)."""
     stats = crawler.stats.get_stats()
     window = sample_rates(crawler)
     if (engine or {}).get("closing"):
@@ -165,7 +166,7 @@ def _crawl_status(crawler, engine: dict | None) -> dict:
         "items": stats.get("item_scraped_count", 0),
         "pending": pending + (engine or {}).get("held", 0),
         "in_flight": (engine or {}).get("downloading"),
-        "slots": (engine or {}).get("slots", {}),
+        "slots": slots or {},
         "pages_per_min": round(window.per_minute("pages"), 1),
         "items_per_min": round(window.per_minute("items"), 1),
         "errors": _errors(stats),
@@ -191,7 +192,8 @@ def collect_status(runner, timeout_s: float = ENGINE_STATUS_TIMEOUT_S) -> list[d
         stats}, ...]`` ordered by crawl id: ``state`` is ``running``, ``paused`` or
         ``closing`` (also once the engine has stopped); ``in_flight`` is None when the
         engine did not answer within ``timeout_s``; ``slots`` maps download slots to
-        requests in flight; the rates are per minute over the last minute.
+        requests in flight there (queued in the slot or transferring, as the
+        downloaders' slot tables say); the rates are per minute over the last minute.
     """
     crawls = []
     for crawler in sorted(list(runner.crawlers), key=lambda c: c._crawl_id or ""):
@@ -203,9 +205,25 @@ def collect_status(runner, timeout_s: float = ENGINE_STATUS_TIMEOUT_S) -> list[d
             engine = _STOPPED
         except pykka.Timeout:
             engine = None
+        slots = None
+        if engine is not None and not engine.get("closing"):
+            slots = _slots_of(crawler)
         if crawler.crawling:
-            crawls.append(_crawl_status(crawler, engine))
+            crawls.append(_crawl_status(crawler, engine, slots))
     return crawls
+
+
+def _slots_of(crawler) -> dict:
+    """``{slot key: requests at the downloader}`` asked of the crawl's downloaders
+    (``crawler.engine.downloader``); ``{}`` when there are none or they do not answer."""
+    downloader = getattr(crawler.engine, "downloader", None)
+    if downloader is None:
+        return {}
+    try:
+        return downloader.in_flight_per_slot()
+    except Exception:  # a crawl closing meanwhile: no slots to show
+        logger.debug("status: the downloaders' slots could not be read", exc_info=True)
+        return {}
 
 
 class ControlEndpoint:

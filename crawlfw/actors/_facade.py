@@ -400,10 +400,6 @@ class _DownloaderView:
 
     def __init__(self, pool):
         self.pool = pool
-        #: ``{slot key: requests in flight}`` as the engine counts them (its
-        #: ``FlowControl.in_flight``; read it on the engine's thread, as signal handlers
-        #: of ``response_downloaded`` run there).
-        self.in_flight = {}
         #: the engine's ``IpCache`` with ``CONCURRENT_REQUESTS_PER_IP``, else None
         self.ip_cache = None
         #: ``{slot key: delay}`` set since the engine's last ``pull_requests`` (its
@@ -425,8 +421,23 @@ class _DownloaderView:
         return slot_key(request, self.ip_cache)
 
     def in_flight_of(self, slot: str) -> int:
-        """Requests in flight in ``slot`` (read on the engine's thread)."""
-        return len(self.in_flight.get(slot, ()))
+        """Transfers in flight in ``slot`` (a slot key), asked of the downloader serving
+        it (its slot table is the one record of them): a round trip, for logs
+        (AutoThrottle's debug line), not per request. 0 for a slot not held, or a
+        downloader that does not answer (see :class:`SlotsView`)."""
+        state = self.slots.get(slot)
+        return len(state.transferring) if state is not None else 0
+
+    def in_flight_per_slot(self) -> dict:
+        """``{slot key: requests at the downloader}`` (queued in the slot or
+        transferring; slots holding none left out), from one round of ``get_slots``
+        asks: what ``crawlfw status`` shows per slot."""
+        counts = {}
+        for key, state in self.slots.items():
+            n = len(state.transferring) + len(state.queue)
+            if n:
+                counts[key] = n
+        return counts
 
     def set_slot_delay(self, slot: str, delay_s: float) -> None:
         """Tell the downloader serving ``slot`` (a slot key) to space the starts of that

@@ -11,6 +11,17 @@ each slot's queue; idle slots evicted) and starts on its :class:`crawlfw.core.cu
 what the table says may start; it sends ``response_downloaded`` / ``download_failed`` back
 to the Engine.
 
+The downloader's :class:`~crawlfw.core.slots.SlotTable` is the crawl's one per-request
+ledger of transfers (the Engine counts only how many it sent). It outlives the actor:
+the pool keeps it (:attr:`DownloaderPool.tables`), and senders hold a
+:class:`~crawlfw.actors._childref.ChildRef`, so when a downloader dies its inbox (and
+the ``fetch`` it died on, noted in the table) is kept for the replacement the
+Supervisor starts after its backoff. The replacement takes the table over, starts again
+what was in flight, and fails a poison request (in flight in ``POISON_CRASHES`` deaths)
+with :class:`~crawlfw.exceptions.DownloaderCrashed`: every ``fetch`` is answered once.
+When it stops, it gives what its table still holds back to the Scheduler
+(``release_requests``).
+
 Only this actor's thread touches its CurlMulti. While transfers are in flight or requests
 wait for a delay the actor tells itself ``pump``: one pump waits in curl (epoll) until a
 transfer finishes, a message arrives (the inbox writes a byte to a pipe the wait also
@@ -26,11 +37,11 @@ import time
 import zlib
 
 from crawlfw import signals
-from crawlfw.actors._base import CrawlActor
+from crawlfw.actors._childref import RestartableActor
 from crawlfw.core.curl import DnsCacheBudget, MultiDriver, driver_options
 from crawlfw.core.slot import DownloadSlot
 from crawlfw.core.slots import SlotTable
-from crawlfw.exceptions import ConnectError, StopDownload
+from crawlfw.exceptions import ConnectError, DownloaderCrashed, StopDownload
 from crawlfw.utils import _faults
 from crawlfw.utils._fds import fds_exhausted
 
@@ -118,10 +129,10 @@ class _StreamSignals:
 class DownloaderPool:
     """The downloader actors of one crawl: ``DOWNLOADER_ACTORS`` of them, started by the
     Supervisor at start-up and kept here (``CrawlTree.downloaders``): the one record of
-    them. The Engine reads it to send each request to the downloader of its slot, and
-    puts a restarted downloader in its dead predecessor's place when it re-sends the
-    requests that one had in flight (``downloader_failed``), so no request reaches the
-    new actor before those.
+    them. The Engine reads it to send each request to the downloader of its slot.
+    Each downloader is behind a stable :class:`~crawlfw.actors._childref.ChildRef`
+    (the Supervisor makes them), so a restart changes nothing here: the replacement
+    attaches itself to the same ref and takes over the same slot table.
 
     Args:
         size: the number of downloaders (>= 1).
@@ -133,11 +144,12 @@ class DownloaderPool:
             :class:`~crawlfw.core.curl.DnsCacheBudget` shared by the downloaders).
 
     Attributes:
-        refs: ``[ActorRef]``, downloader ``i`` at index ``i`` (its child key ``str(i)``).
+        refs: ``[ActorRef]``, downloader ``i`` at index ``i`` (its child key ``str(i)``):
+            a ``ChildRef`` in a crawl's tree.
+        tables: ``[SlotTable]``, downloader ``i``'s slot table at index ``i``: kept here,
+            across the incarnations of downloader ``i``.
         share: the shared ``pycurl.CurlShare``, or None (one downloader: its multi
             handle's own DNS cache serves every transfer already).
-        replacements: ``{i: ActorRef}`` restarted downloaders the Engine has not put in
-            place yet (the Supervisor stops them too if the crawl ends first).
         dns_budget: the :class:`~crawlfw.core.curl.DnsCacheBudget` of ``DNSCACHE_SIZE``,
             or None (``DNSCACHE_ENABLED`` off).
 
@@ -151,7 +163,7 @@ class DownloaderPool:
             raise ValueError(f"DOWNLOADER_ACTORS must be an int >= 1, got {size!r}")
         self.dns_budget = DnsCacheBudget(dns_cache_size) if share_dns else None
         self.refs = [None] * size
-        self.replacements = {}
+        self.tables = [SlotTable() for _ in range(size)]
         self._one = size == 1
         self.concurrency = None  # the crawl's effective CONCURRENT_REQUESTS (Supervisor)
         self.share = None
@@ -174,21 +186,15 @@ class DownloaderPool:
             return self.refs[0]
         return self.refs[zlib.crc32(slot.encode("utf-8", "surrogatepass")) % len(self.refs)]
 
-    def install(self, index: int, ref) -> None:
-        """Put ``ref`` (a restarted downloader) in place of downloader ``index``."""
-        self.refs[index] = ref
-        if self.replacements.get(index) is ref:
-            del self.replacements[index]
-
     def all_refs(self) -> list:
-        """Every downloader ref to stop: those in place and the replacements."""
-        return [r for r in (*self.refs, *self.replacements.values()) if r is not None]
+        """Every downloader ref (to stop)."""
+        return [r for r in self.refs if r is not None]
 
     def __len__(self) -> int:
         return len(self.refs)
 
 
-class DownloaderActor(CrawlActor):
+class DownloaderActor(RestartableActor):
     """Args:
     crawler: the Crawler (``settings``, ``spider``, ``stats``).
     index: this downloader's number in the pool (its child key is ``str(index)``).
@@ -198,14 +204,23 @@ class DownloaderActor(CrawlActor):
         or None.
     concurrency: the crawl's effective ``CONCURRENT_REQUESTS`` (lowered to fit the open
         file limit), or None for the setting; sizes the connection cache.
+    table: the :class:`~crawlfw.core.slots.SlotTable` to fill (``DownloaderPool.tables``,
+        a dead predecessor's: what it held in flight is started again, its poison
+        requests failed), or None for a new one.
+    scheduler: the SchedulerActor's ref, to give back what the table holds when this
+        actor stops (``release_requests``), or None.
+    child_ref: the :class:`~crawlfw.actors._childref.ChildRef` senders use, or None.
     **kw: ``CrawlActor`` arguments.
     """
 
     role = "downloader"
 
     def __init__(self, crawler, index: int, engine, share=None, concurrency=None,
-                 dns_budget=None, **kw):
-        super().__init__(settings=crawler.settings, key=str(index), **kw)
+                 dns_budget=None, table=None, scheduler=None, child_ref=None, **kw):
+        super().__init__(settings=crawler.settings, key=str(index), child_ref=child_ref,
+                         **kw)
+        self.index = index
+        self.scheduler = scheduler
         settings = crawler.settings
         spider = crawler.spider
         self.spider = spider
@@ -239,7 +254,8 @@ class DownloaderActor(CrawlActor):
                     template[:] = first.concurrency, first.delay_s, first.randomize_delay
                     return first
                 return DownloadSlot(*template)
-        self.table = SlotTable(new_slot)
+        self.table = table if table is not None else SlotTable()
+        self.table.new_slot = new_slot  # this incarnation's (its thread's Redis link)
         self._keys = {}  # request in flight -> its slot key
         # CONCURRENT_REQUESTS_PER_IP: tell the engine the address each response came from
         self._send_ip = bool(settings.getint("CONCURRENT_REQUESTS_PER_IP"))
@@ -262,22 +278,84 @@ class DownloaderActor(CrawlActor):
     def on_start(self):
         self.driver = MultiDriver(**self.driver_options)
         self.driver.stream_signals = _StreamSignals(self._signal_manager, self.spider)
+        if self.table.slots or self.table.crashes:  # a dead predecessor's table: take
+            # its transfers over
+            self._take_over(time.monotonic())
+
+    def _take_over(self, now_s: float) -> None:
+        """Start again what the dead predecessor had in flight; fail its poison
+        requests (``DownloaderCrashed``, counted in ``supervisor/poison_requests``)."""
+        table = self.table
+        if self._shared_slot:  # the slots' Redis calls go through this thread's link
+            for slot in table.slots.values():
+                slot.rebind_thread(self._holders)
+        requeued, poisoned = table.requeue_after_crash(now_s)
+        if requeued or poisoned:
+            logger.warning("Downloader %(index)d failed; re-sending its %(n)d requests",
+                           {"index": self.index, "n": len(requeued) + len(poisoned)},
+                           extra={"spider": self.spider})
+        for key, request, n in poisoned:
+            error = DownloaderCrashed(
+                f"{request} was being downloaded when the downloader of {key} died, "
+                f"{n} times: not sent again")
+            logger.error("Poison request: %(error)s", {"error": error},
+                         extra={"spider": self.spider})
+            self.stats.inc_value("supervisor/poison_requests", spider=self.spider)
+            self._send_signal(signals.request_left_downloader, request=request,
+                              spider=self.spider)
+            self.send(self.engine, {"type": "download_failed", "request": request,
+                                    "error": error, "slot": key})
+        self._start_ready(now_s)
+        self._queue_pump()
 
     def on_stop(self):
-        self._close()
+        # What the table still holds (aborted transfers, queued requests, requests
+        # waiting for a file descriptor) goes back to the Scheduler.
+        self._undefer(time.monotonic())
+        released = self.table.release_all()
+        if released and self.scheduler is not None:
+            self.send(self.scheduler, {"type": "release_requests",
+                                       "requests": [r for _, r in released]})
+        self._close(closing_slots=True)
 
     def on_failure(self, exception_type, exception_value, traceback):
-        self._close()
+        # The table stays for the replacement (RestartableActor.on_failure hands the
+        # inbox over): the transfers are lost, what waited for a descriptor is queued.
+        self._undefer(time.monotonic())
+        self._close(closing_slots=False)
         super().on_failure(exception_type, exception_value, traceback)
 
-    def _close(self):
+    def replay_of(self, message) -> list:
+        """What the replacement gets in place of the message this actor died on: a
+        ``fetch`` counts as in flight in this death (it may be what killed the
+        downloader: the poison rule counts it, ``SlotTable.died_on_fetch``) and is
+        replayed unless the table holds its request already or it is now a poison
+        request; a ``pump`` is not needed (the replacement pumps); anything else is
+        replayed."""
+        kind = message.get("type") if isinstance(message, dict) else None
+        if kind == "fetch":
+            if self.table.died_on_fetch(message["slot"], message["request"]):
+                return [message]
+            return []
+        if kind == "pump":
+            return []
+        return [message]
+
+    def _undefer(self, now_s: float) -> None:
+        """Queue again the requests waiting for a file descriptor (``_deferred``)."""
+        for _, key, request in self._deferred:
+            self.table.enqueue(key, request, now_s)
+        self._deferred.clear()
+
+    def _close(self, closing_slots: bool = True):
         if self.driver is not None:
             self.driver.abort_all()
             self.driver.close()
             self.driver = None
-        if self._shared_slot:  # shared slots give their permits back
-            for slot in self.table.slots.values():
-                slot.close()
+        if self._shared_slot:
+            if closing_slots:  # shared slots give their permits back
+                for slot in self.table.slots.values():
+                    slot.close()
             self._link.close_thread()
         self._inbox.close()
 
@@ -316,6 +394,8 @@ class DownloaderActor(CrawlActor):
 
     def handle_pump(self, message):
         self._pump_queued = False
+        if self.driver.active:  # transfers in flight: a death loses them (tests)
+            _faults.hit("downloader.transfers")
         inbox = self._inbox
         inbox.drain()
         table = self.table

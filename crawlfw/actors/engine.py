@@ -36,12 +36,14 @@ An answer with requests pending while nothing else is outstanding and nothing ha
 :data:`STUCK_RECHECK_S`, never at once; stuck for ``STALL_TIMEOUT`` seconds, the crawl
 is reported by the Scheduler and ends ``stalled`` (see :mod:`crawlfw.core.flow`).
 
-Downloader restarts (``downloader_failed`` from the Supervisor, after its backoff, with
-the restarted actor): the engine puts the new actor in the pool and sends it again the
-requests that were in flight in the slots the dead one served, except a request that
-was in flight in :data:`POISON_CRASHES` downloader deaths, which fails with
-:class:`~crawlfw.exceptions.DownloaderCrashed` instead (crashes are counted per request
-fingerprint, only when a downloader dies).
+Transfers in flight are one count here (``FlowControl.downloading``); which requests
+they are is kept by the downloaders' slot tables alone. A downloader that dies is
+restarted by the Supervisor behind its ``ChildRef`` (the ``fetch``es sent meanwhile are
+kept for the replacement), and the replacement takes over the dead one's table: it
+starts again what was in flight, and fails a request that was in flight in
+:data:`POISON_CRASHES` downloader deaths with
+:class:`~crawlfw.exceptions.DownloaderCrashed` (a ``download_failed`` as any other).
+The engine sees only the answers: every ``fetch`` is answered once.
 
 Pause (``pause_crawl``, from the control endpoint): no credit is granted and no idle
 check is made; requests the Scheduler still sends against credit granted before are
@@ -66,11 +68,11 @@ from crawlfw.core.flow import (
     IDLE_STALLED,
     IDLE_STUCK,
     NO_ACTIONS,
-    POISON_CRASHES,
     FlowControl,
 )
 from crawlfw.core.slot import DOWNLOAD_SLOT, IpCache, slot_key
-from crawlfw.exceptions import DontCloseSpider, DownloaderCrashed, IgnoreRequest
+from crawlfw.core.slots import POISON_CRASHES
+from crawlfw.exceptions import DontCloseSpider, IgnoreRequest
 from crawlfw.http import Request, Response
 from crawlfw.logformatter import LogFormatter
 from crawlfw.utils.log import _debug_wanted, logformatter_adapter
@@ -165,7 +167,6 @@ class EngineActor(CrawlActor):
         self.flow.start()
         facade = self.crawler.engine
         if facade is not None and hasattr(facade, "downloader"):  # AutoThrottle reads them
-            facade.downloader.in_flight = self.flow.in_flight
             facade.downloader.ip_cache = self.ip_cache
             facade.downloader.host_delays = self.flow.host_delays
         if self.early_items and self.pipeline is not None:
@@ -174,8 +175,12 @@ class EngineActor(CrawlActor):
         self._after()
 
     def on_undelivered(self, ref, message):
-        if message["type"] in ("fetch", "set_slot_delay"):  # its downloader died: the
-            # fetch is re-sent on downloader_failed
+        kind = message["type"]
+        if kind == "fetch":  # its downloader died for good (the crawl fails): give it back
+            self.flow.transfer_done()
+            self._requeue([message["request"]])
+            return
+        if kind == "set_slot_delay":
             return
         super().on_undelivered(ref, message)
 
@@ -191,9 +196,9 @@ class EngineActor(CrawlActor):
 
     def handle_response_downloaded(self, message):
         request = message["request"]
-        flow = self.flow
-        if not flow.transfer_done(message["slot"], request) and flow.closing:
-            return  # requeued when the spider started closing
+        if not self.flow.transfer_done():  # closing: back to the Scheduler
+            self._requeue([request])
+            return
         response = message["response"]
         if self.ip_cache is not None and "ip" in message:
             self.ip_cache.learn(request, message["ip"])
@@ -205,9 +210,9 @@ class EngineActor(CrawlActor):
 
     def handle_download_failed(self, message):
         request = message["request"]
-        flow = self.flow
-        if not flow.transfer_done(message["slot"], request) and flow.closing:
-            return  # requeued when the spider started closing
+        if not self.flow.transfer_done():  # closing: back to the Scheduler
+            self._requeue([request])
+            return
         self._process_exception(request, message["error"])
         self._after()
 
@@ -294,33 +299,6 @@ class EngineActor(CrawlActor):
     def handle_close_spider(self, message):
         self._close(message["reason"])
 
-    def handle_downloader_failed(self, message):
-        index = int(message["slot"])
-        pool = self.pool
-        ref = message.get("ref")
-        if ref is not None:
-            pool.install(index, ref)
-        flow = self.flow
-        slots = [key for key in flow.in_flight if pool.index_of(key) == index]
-        resend, poisoned = flow.downloader_died(slots)
-        if resend or poisoned:
-            logger.warning(
-                "Downloader %(index)d failed; re-sending its %(n)d requests",
-                {"index": index, "n": len(resend) + len(poisoned)},
-                extra={"spider": self.spider},
-            )
-            for request in resend:
-                self._fetch(request)
-            for request, n in poisoned:
-                error = DownloaderCrashed(
-                    f"{request} was being downloaded when the downloader of "
-                    f"{slot_key(request)} died, {n} times: not sent again")
-                logger.error("Poison request: %(error)s", {"error": error},
-                             extra={"spider": self.spider})
-                self.crawler.stats.inc_value("supervisor/poison_requests")
-                self._process_exception(request, error)
-        self._after()
-
     def handle_add_items(self, message):
         items = message["items"]
         if self.flow.closing:
@@ -378,7 +356,7 @@ class EngineActor(CrawlActor):
             self._process_exception(request, IgnoreRequest(
                 f"download slot {key} is blocked: {self.blocked_slots[key]}"))
             return
-        self.flow.transfer_started(key, request)
+        self.flow.transfer_started()
         self.send(self.pool.ref_for(key), {"type": "fetch", "request": request, "slot": key,
                                            "reply_to": self.actor_ref})
 
@@ -499,9 +477,9 @@ class EngineActor(CrawlActor):
         return timer
 
     def _close(self, reason):
-        # Transfers still running are abandoned (the downloaders stop next): their requests
-        # go back to the scheduler, which keeps them in JOBDIR for a resumed crawl; so do
-        # requests held while paused.
+        # Requests held while paused go back to the scheduler (which keeps them in JOBDIR
+        # for a resumed crawl); so does each request a downloader answers from now on, and
+        # the downloaders give back what they still hold when they stop.
         abandoned = self.flow.close(reason)
         if abandoned is None:
             return  # already closing

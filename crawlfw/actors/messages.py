@@ -48,7 +48,7 @@ Who sends what (see ARCHITECTURE.md for the picture)::
                               spider_idle, spider_error, spider_opened (crawlfw.actors.EVENTS),
                               idle_barrier (after spider_idle)
     Engine     -> Supervisor : spider_closing
-    Supervisor -> Engine     : start_engine, close_spider, downloader_failed
+    Supervisor -> Engine     : start_engine, close_spider
     Supervisor -> Engine     : crawl (forwarded from another thread or process)
     crawler.engine.crawl -> Engine : crawl (checked against its schema first)
     timer      -> Engine     : recheck_idle (also ``stuck``: a stuck crawl's recheck)
@@ -64,6 +64,7 @@ Who sends what (see ARCHITECTURE.md for the picture)::
     Scheduler  -> Engine     : requests_dequeued, idle_checked
     Engine     -> Downloader : fetch
     Downloader -> Engine     : response_downloaded, download_failed
+    Downloader -> Scheduler  : release_requests (what its slot table holds as it stops)
     Engine     -> SpiderRunner : pull_start_requests, scrape_response, scrape_failure
     SpiderRunner -> Engine   : start_requests_pulled, response_scraped, close_spider
     SpiderRunner -> Scheduler : enqueue_requests
@@ -106,7 +107,6 @@ __all__ = [
     "DispatchDue",
     "Pump",
     "CloseSpider",
-    "DownloaderFailed",
     "EnqueueRequests",
     "ReleaseRequests",
     "StartCheckpoints",
@@ -338,18 +338,6 @@ class CloseSpider(TypedDict):
     """The ``finish_reason`` recorded in stats."""
 
 
-class DownloaderFailed(TypedDict):
-    """Supervisor -> Engine: downloader ``slot`` of the pool died and ``ref`` replaces it;
-    the engine puts ``ref`` in its place and re-sends the requests that were in flight
-    in the slots it serves."""
-
-    type: Literal["downloader_failed"]
-    slot: str
-    """The number of the downloader in the pool (``"0"``, ``"1"``...), its child key."""
-    ref: NotRequired[ActorRef]
-    """The restarted downloader (absent: a downloader's death reported without one)."""
-
-
 # --- Scheduler --------------------------------------------------------------------------
 
 
@@ -387,7 +375,8 @@ class EnqueueRequests(TypedDict):
 
 class ReleaseRequests(TypedDict):
     """Engine -> Scheduler: leased requests the engine will not finish (the spider is
-    closing): queue them again."""
+    closing): queue them again. Downloader -> Scheduler: the same for what its slot
+    table still holds when it stops (aborted transfers, queued requests)."""
 
     type: Literal["release_requests"]
     requests: list[Request]
@@ -583,7 +572,9 @@ class DownloadFailed(TypedDict):
     request: Request
     """The request as fetched."""
     error: BaseException
-    """Usually a ``crawlfw.exceptions.DownloadError`` (DNS, connection, timeout...)."""
+    """Usually a ``crawlfw.exceptions.DownloadError`` (DNS, connection, timeout...);
+    ``crawlfw.exceptions.DownloaderCrashed`` for a poison request (in flight in
+    ``POISON_CRASHES`` downloader deaths)."""
     slot: str
     """The download slot of the downloader."""
 
@@ -798,7 +789,8 @@ class CrawlStatus(TypedDict):
     in_flight: int | None
     """Transfers in flight; None when the engine did not answer in time (busy)."""
     slots: dict[str, int]
-    """Download slot -> requests in flight there."""
+    """Download slot -> requests at its downloader (queued in the slot or transferring),
+    as the downloaders' slot tables say; slots with none left out."""
     pages_per_min: float
     """Pages over the last minute."""
     items_per_min: float
@@ -931,8 +923,6 @@ class EngineStatus(TypedDict):
     """The close reason once the spider is closing, else None."""
     downloading: Count
     """Transfers in flight."""
-    slots: dict[str, int]
-    """Download slot -> requests in flight there."""
     in_spider: Count
     """Responses and failures sent to the SpiderRunner, not yet scraped."""
     in_pipeline: Count
@@ -1097,7 +1087,6 @@ MESSAGE_TYPES: dict[str, type] = {
         FrontierTick,
         DispatchDue,
         CloseSpider,
-        DownloaderFailed,
         EnqueueRequests,
         ReleaseRequests,
         StartCheckpoints,

@@ -16,7 +16,8 @@ Tree of one crawl (started by ``start_crawl``)::
 
 Shutdown order (``spider_closing`` from the engine, or a fatal child failure): user
 actors, downloaders
-(in-flight transfers aborted; the engine has re-queued their requests), spider runner
+(in-flight transfers aborted; each gives what its slot table holds back to the
+scheduler), spider runner
 (its last checkpoint sent, with a JOBDIR), engine, pipeline (``close_spider`` of the item
 pipelines), exporters (the feed is stored), scheduler (the last checkpoint committed, its
 queue kept in JOBDIR); then ``spider_closed``, the stats
@@ -24,13 +25,12 @@ dump, "Spider closed (reason)", ``engine_stopped``, and the crawl's ``finished``
 
 Every child has a :class:`~crawlfw.core._supervision.ChildSpec` (role, factory, restart
 policy, shutdown timeout), kept in ``CrawlTree.specs``. Downloaders, the pipeline, the
-exporters and user actors (``ACTORS``) are ``permanent``: one that dies is restarted (a
-downloader by this actor, which hands the new one to the engine with
-``downloader_failed``: the engine puts it in the pool and re-sends the requests that were
-in flight in its slots; the pipeline and the
-exporters behind a :class:`~crawlfw.actors._childref.ChildRef` that keeps what was sent
-to them, the message they died on first; a user actor behind a ChildRef too, its inbox
-kept, the message it died on dropped, also after a failed ``on_start``) within the crawl's
+exporters and user actors (``ACTORS``) are ``permanent``: one that dies is restarted,
+behind a :class:`~crawlfw.actors._childref.ChildRef` that keeps what was sent to it (a
+downloader: its inbox, the replacement taking over its slot table, which starts again
+what was in flight; the pipeline and the exporters: the message they died on first; a
+user actor: its inbox, the message it died on dropped, also after a failed
+``on_start``) within the crawl's
 restart intensity, ``SUPERVISOR_MAX_RESTARTS`` restarts per ``SUPERVISOR_RESTART_WINDOW``
 seconds for all its children together, each after a backoff (``SUPERVISOR_BACKOFF``
 seconds, doubled per restart within the window, at most ``SUPERVISOR_BACKOFF_MAX``).
@@ -93,7 +93,8 @@ class CrawlTree:
         self.downloaders = None  # DownloaderPool: the downloader actors, the one record
         self.user_actors = {}  # class path -> ref (ACTORS), in start order
         self.specs = {}  # role, or (role, key) for user actors -> ChildSpec
-        self.restartable = {}  # (role, key) -> ChildRef: the pipeline, each exporter
+        self.restartable = {}  # (role, key) -> ChildRef: the pipeline, each exporter,
+        # each downloader, each user actor
         self.pending = set()  # (role, key) of restartable children waiting for a backoff
         settings = crawler.settings
         self.intensity = RestartIntensity(
@@ -356,24 +357,6 @@ class Supervisor(CrawlActor):
             tree.pending.discard((role, key))
             self._restart(tree, role, key)  # also while closing: its messages must be handled
             return
-        if tree is None or tree.closing:
-            return
-        if role == "downloader":
-            self._restart_downloader(tree, key)
-
-    def _restart_downloader(self, tree, key):
-        """Start a new downloader ``key`` and hand it to the engine (``downloader_failed``),
-        which puts it in the pool and re-sends what the dead one had in flight."""
-        try:
-            ref = tree.specs[("downloader", key)].factory()
-        except Exception as e:
-            logger.error("Could not restart downloader (%(key)s) of crawl %(id)s: %(error)s",
-                         {"key": key, "id": tree.crawl_id, "error": f"{type(e).__name__}: {e}"},
-                         exc_info=True)
-            self._fail(tree, "downloader_failed")
-            return
-        tree.downloaders.replacements[int(key)] = ref
-        self.send(tree.engine, {"type": "downloader_failed", "slot": key, "ref": ref})
 
     def _restart_later(self, tree, message, delay_s):
         ref = self.actor_ref
@@ -462,11 +445,15 @@ class Supervisor(CrawlActor):
         specs["engine"] = ChildSpec(
             "engine", lambda: EngineActor.start(crawler, tree.scheduler, None, pool,
                                                 max_concurrency=pool.concurrency, **common))
-        for index in range(len(pool)):  # permanent: restarted, the engine re-sends
+        for index in range(len(pool)):  # permanent: a replacement takes over the table
+            ref = pool.refs[index] = tree.restartable[("downloader", str(index))] = \
+                ChildRef("downloader", str(index))
             specs[("downloader", str(index))] = ChildSpec(
-                "downloader", lambda index=index: DownloaderActor.start(
+                "downloader", lambda index=index, ref=ref: DownloaderActor.start(
                     crawler, index, tree.engine, share=pool.share,
-                    dns_budget=pool.dns_budget, concurrency=pool.concurrency, **common),
+                    dns_budget=pool.dns_budget, concurrency=pool.concurrency,
+                    table=pool.tables[index], scheduler=tree.scheduler, child_ref=ref,
+                    **common),
                 PERMANENT, STOP_TIMEOUT_S, key=str(index))
         pipeline = tree.restartable[("pipeline", "")] = ChildRef("pipeline")
         kept = {}  # the crawl's ItemPipelineManager: opened once, kept across restarts
@@ -488,7 +475,7 @@ class Supervisor(CrawlActor):
         tree.scheduler = specs["scheduler"].factory()
         tree.engine = specs["engine"].factory()
         for index in range(len(pool)):
-            pool.refs[index] = specs[("downloader", str(index))].factory()
+            specs[("downloader", str(index))].factory()  # attaches it to pool.refs[index]
         specs["pipeline"].factory()  # attaches the actor to its ChildRef
         tree.pipeline = pipeline
         tree.spider_runner = specs["spider_runner"].factory()

@@ -27,20 +27,16 @@ for ``stall_timeout_s`` ends the crawl (``stalled``).
 Pause: no credit, no start-request pull and no idle check; requests the Scheduler still
 sends against credit granted before are held, and handed back on resume (or on close).
 
-Downloader deaths: the requests in flight in the slots the dead downloader served are
-sent again, except one that has now been in flight in :data:`POISON_CRASHES` deaths
-(counted per request fingerprint), which is a poison request and must fail instead.
-
-The requests in flight are counted here, per slot, and nowhere else in the engine: a
-slot's entry exists while it has something in flight, so the table follows the hosts
-being downloaded now, not every host seen.
+Transfers in flight are one integer here (``downloading``: requests sent to the
+downloaders and not answered yet), what the credit and the idle decision need. Which
+requests they are, per slot, is kept in one place, the downloaders' slot tables
+(:class:`crawlfw.core.slots.SlotTable`), which also start again what a dead downloader
+had in flight and fail its poison requests: every ``fetch`` is answered once
+(``response_downloaded`` or ``download_failed``), whatever dies meanwhile.
 """
-
-from crawlfw.utils.request import request_fingerprint
 
 __all__ = [
     "FlowControl",
-    "POISON_CRASHES",
     "NO_ACTIONS",
     "DOWNLOAD",
     "HOLD",
@@ -53,9 +49,6 @@ __all__ = [
     "IDLE_STUCK",
     "IDLE_WAIT",
 ]
-
-#: Downloader deaths a request may be in flight for before it is a poison request.
-POISON_CRASHES = 2
 
 #: :meth:`FlowControl.next_actions` when there is nothing to send.
 NO_ACTIONS = (0, 0, None)
@@ -96,16 +89,13 @@ class FlowControl:
             is used).
         max_active_size: ``SCRAPER_SLOT_MAX_ACTIVE_SIZE``, in bytes: no credit is granted
             while the bodies of the responses in the spider add up to more.
-        poison_crashes: downloader deaths a request may be in flight for before it is a
-            poison request (:data:`POISON_CRASHES`).
         stall_timeout_s: seconds a crawl may be stuck (requests pending, none
             dispatched, nothing outstanding, nothing happening) before
             :meth:`idle_checked` says :data:`IDLE_STALLED` (``STALL_TIMEOUT``); 0: never.
 
     State (read by the actor, changed only through the event methods):
-        in_flight: ``{slot key: set of Request}`` sent to the downloader serving that
-            slot and not answered yet; a slot with nothing in flight has no entry.
-        downloading: transfers in flight in all slots.
+        downloading: requests sent to the downloaders (``fetch``) and not answered
+            yet, in all slots (the downloaders' slot tables say which).
         credit: requests the Scheduler was granted and has not sent yet.
         in_spider: responses and failures sent to the spider, not yet scraped.
         in_spider_bytes: the bodies of those responses, in bytes.
@@ -122,7 +112,6 @@ class FlowControl:
         recheck_pending: a handler raised ``DontCloseSpider``; the recheck timer runs.
         idle_barriers: user actors told ``spider_idle`` that have not answered yet (no
             idle check until they have).
-        crashes: ``{request fingerprint: downloader deaths it was in flight for}``.
         stuck_token, stuck_since: the token of the first :data:`IDLE_STUCK` answer of
             the current stuck stretch and when it came (None when not stuck).
         stalled: :data:`IDLE_STALLED` was returned.
@@ -134,11 +123,9 @@ class FlowControl:
     """
 
     def __init__(self, max_concurrency: int, max_active_size: int,
-                 poison_crashes: int = POISON_CRASHES, stall_timeout_s: float = 0.0):
+                 stall_timeout_s: float = 0.0):
         self.max_concurrency = max(1, max_concurrency)
         self.max_active_size = max_active_size
-        self.poison_crashes = poison_crashes
-        self.in_flight = {}
         self.downloading = 0
         self.credit = 0
         self.in_spider = 0
@@ -155,7 +142,6 @@ class FlowControl:
         self.idle_signal_token = None
         self.recheck_pending = False
         self.idle_barriers = 0
-        self.crashes = {}
         self.stall_timeout_s = stall_timeout_s
         self.stuck_token = None
         self.stuck_since = None
@@ -230,32 +216,24 @@ class FlowControl:
             return HOLD
         return DOWNLOAD
 
-    def transfer_started(self, slot: str, request):
-        """``request`` was sent to the downloader serving ``slot``."""
-        requests = self.in_flight.get(slot)
-        if requests is None:
-            self.in_flight[slot] = {request}
-        else:
-            requests.add(request)
+    def transfer_started(self):
+        """A request was sent to a downloader (``fetch``)."""
         self.downloading += 1
 
-    def transfer_done(self, slot: str, request) -> bool:
-        """The downloader serving ``slot`` answered for ``request`` (a response or a
-        failure).
+    def transfer_done(self) -> bool:
+        """A downloader answered a ``fetch`` (a response or a failure).
 
         Returns:
-            False when ``request`` was not in flight (abandoned by :meth:`close`, or its
-            downloader died and it was re-sent); True otherwise.
+            False while closing (:meth:`close` stopped counting transfers: the request
+            goes back to the Scheduler); True otherwise. (An answer with no transfer
+            counted, which a downloader never sends, changes no count.)
         """
         self.activity += 1
-        in_flight = self.in_flight.get(slot)
-        if in_flight is not None and request in in_flight:
-            in_flight.discard(request)
-            if not in_flight:
-                del self.in_flight[slot]
+        if self.closing:
+            return False
+        if self.downloading > 0:
             self.downloading -= 1
-            return True
-        return False
+        return True
 
     def host_done(self, request):
         """``request`` left the download stage (downloaded, failed, dropped or answered
@@ -411,59 +389,28 @@ class FlowControl:
 
         Returns:
             None when already closing (nothing to do); else the list of requests to send
-            back to the Scheduler: every transfer in flight (abandoned: the downloaders
-            stop next; ``downloading`` drops to 0) and every request held while paused.
+            back to the Scheduler: every request held while paused. Transfers in flight
+            are no longer counted (``downloading`` drops to 0): a downloader's answer
+            from now on sends its request back (:meth:`transfer_done` says False), and
+            what the downloaders still hold when they stop they give back themselves
+            (``SlotTable.release_all``).
         """
         if self.closing:
             return None
         self.closing = reason
-        abandoned = [r for requests in self.in_flight.values() for r in requests]
-        abandoned += self.held
-        self.held = []
-        self.in_flight.clear()
+        abandoned, self.held = self.held, []
         self.downloading = 0
         return abandoned
 
-    def downloader_died(self, slots):
-        """The downloader serving ``slots`` died and is gone (``downloader_failed``).
-
-        Args:
-            slots: the keys of the slots it served that have requests in flight (an
-                iterable of str; one str is one key).
-
-        Each request in flight there counts one more crash for its fingerprint.
-
-        Returns:
-            ``(resend, poisoned)``: the requests to send to its replacement, and
-            ``(request, crashes)`` pairs for those in flight in ``poison_crashes``
-            deaths or more, which must fail (``DownloaderCrashed``) instead.
-        """
-        if isinstance(slots, str):
-            slots = (slots,)
-        resend, poisoned = [], []
-        crashes = self.crashes
-        for slot in list(slots):
-            requests = self.in_flight.pop(slot, ())
-            self.downloading -= len(requests)
-            for request in requests:
-                fp = request_fingerprint(request)
-                n = crashes[fp] = crashes.get(fp, 0) + 1
-                if n < self.poison_crashes:
-                    resend.append(request)
-                else:
-                    poisoned.append((request, n))
-        return resend, poisoned
-
     def status(self) -> dict:
         """The figures of ``get_status`` (``EngineStatus``): ``running``, ``closing``,
-        ``downloading``, ``slots`` (``{slot key: transfers in flight}``), ``in_spider``,
+        ``downloading``, ``in_spider``,
         ``in_pipeline``, ``start_requests_exhausted``, ``credit``, ``paused``, ``held``
         (requests held while paused)."""
         return {
             "running": self.running,
             "closing": self.closing,
             "downloading": self.downloading,
-            "slots": {k: len(v) for k, v in self.in_flight.items()},
             "in_spider": self.in_spider,
             "in_pipeline": self.in_pipeline,
             "start_requests_exhausted": self.start_exhausted,

@@ -370,6 +370,19 @@ class SharedDownloadSlot(DownloadSlot):
         self.holders.discard(self)
         return super().requeue_inprogress()
 
+    def rebind_thread(self, holders: set) -> None:
+        """Make this slot's Redis calls go through the calling thread's connection and
+        put it in ``holders`` (that thread's set for :func:`maintain_shared_slots`): a
+        restarted downloader takes over its dead predecessor's slots (whose thread's
+        connection is closed). A slot with a connection of its own keeps it."""
+        if not self._own_scripts:
+            conn = self.link.for_thread(self.url)
+            self.client, self.scripts = conn.client, conn.scripts(_SOURCES)
+        if self in self.holders:
+            self.holders.discard(self)
+            holders.add(self)
+        self.holders = holders
+
     def close(self) -> None:
         """Give back the permits of transfers still in flight (the downloader stops);
         close this slot's own connection (a shared one is closed by its thread,

@@ -22,6 +22,16 @@ start at once). A delay set from outside (AutoThrottle, :meth:`SlotTable.set_del
 remembered for the last :data:`DELAY_MEMORY` slots, and given back to a slot created
 again for the same key.
 
+The table is the crawl's one per-request ledger of the transfers a downloader holds:
+what its slots have queued (``DownloadSlot.queue``) and in flight
+(``DownloadSlot.inprogress``). The Engine counts only how many it sent
+(``FlowControl.downloading``). So the table outlives the actor that fills it: the
+downloader pool keeps it, and when a downloader dies its replacement takes the table
+over and calls :meth:`SlotTable.requeue_after_crash` (the transfers that were running
+start again; a request in flight in :data:`POISON_CRASHES` deaths is taken out instead,
+a *poison request*, counted per request fingerprint in :attr:`SlotTable.crashes`). When
+the downloader stops, :meth:`SlotTable.release_all` gives back what it still holds.
+
 Like :class:`~crawlfw.core.flow.FlowControl`, nothing here reads a clock, starts a
 thread or sends a message: every method takes the current time (``now_s``, a
 ``time.monotonic()`` value) and the table is tested table-driven
@@ -37,8 +47,13 @@ from collections.abc import Callable
 
 from crawlfw.core.hostpolicy import DELAY_MEMORY  # slots whose AutoThrottle delay is kept
 from crawlfw.core.slot import DownloadSlot
+from crawlfw.utils.request import request_fingerprint
 
-__all__ = ["SlotTable", "DELAY_MEMORY"]
+__all__ = ["SlotTable", "DELAY_MEMORY", "POISON_CRASHES"]
+
+#: Downloader deaths a request may be in flight for before it is a poison request: not
+#: started again but failed (``DownloaderCrashed``).
+POISON_CRASHES = 2
 
 
 class SlotTable:
@@ -47,9 +62,17 @@ class SlotTable:
     Args:
         new_slot: ``new_slot(key) -> DownloadSlot``: builds the slot for a key seen for
             the first time (or again after its eviction), e.g.
-            ``lambda key: DownloadSlot.from_settings(settings, spider)``.
+            ``lambda key: DownloadSlot.from_settings(settings, spider)``; or None, to be
+            set (:attr:`new_slot`) by the downloader that fills the table.
+        poison_crashes: downloader deaths a request may be in flight for before
+            :meth:`requeue_after_crash` takes it out as a poison request
+            (:data:`POISON_CRASHES`).
 
     Attributes:
+        new_slot: the slot factory (each downloader incarnation sets its own: a shared
+            slot is made on its thread's Redis connection).
+        crashes: ``{request fingerprint: downloader deaths it was in flight for}``
+            (only requests in flight at a death have an entry).
         slots: ``{key: DownloadSlot}``, the slots alive (active, or idle within their
             delay). Read it; change it only through the methods.
         queued: requests queued in all slots (not started yet).
@@ -58,8 +81,12 @@ class SlotTable:
         evicted: slots evicted so far (a count).
     """
 
-    def __init__(self, new_slot: Callable[[str], DownloadSlot]):
-        self._new_slot = new_slot
+    def __init__(self, new_slot: Callable[[str], DownloadSlot] | None = None,
+                 poison_crashes: int = POISON_CRASHES):
+        self.new_slot = new_slot
+        self.poison_crashes = poison_crashes
+        self.crashes: dict[str, int] = {}
+        self._poisoned: list = []  # (key, request, crashes): died_on_fetch's poison
         self.slots: dict[str, DownloadSlot] = {}
         self.queued = 0
         self.in_flight = 0
@@ -179,6 +206,88 @@ class SlotTable:
                 self._schedule(key, slot, now_s)
         return requeued
 
+    def died_on_fetch(self, key: str, request) -> bool:
+        """The downloader died handling the ``fetch`` of ``request`` (slot ``key``): it
+        may be what killed it, so it counts as in flight in this death.
+
+        Call it on the dying downloader's thread, before its replacement takes the
+        table over (:meth:`requeue_after_crash`).
+
+        Returns:
+            True when the ``fetch`` is to be handled again by the replacement: the
+            request was not in the table yet, its crash is counted now, and it is under
+            ``poison_crashes`` (at it, it is kept for :meth:`requeue_after_crash` to
+            return as poisoned). False when the table holds it: queued (now counted as
+            in flight) or in flight already.
+        """
+        slot = self.slots.get(key)
+        if slot is not None:
+            if request in slot.inprogress:
+                return False
+            try:
+                slot.queue.remove(request)  # O(queue), once per death
+            except ValueError:
+                pass
+            else:
+                self.queued -= 1
+                slot.inprogress[request] = None
+                self.in_flight += 1
+                return False
+        fp = request_fingerprint(request)
+        n = self.crashes[fp] = self.crashes.get(fp, 0) + 1
+        if n >= self.poison_crashes:
+            self._poisoned.append((key, request, n))
+            return False
+        return True
+
+    def requeue_after_crash(self, now_s: float) -> tuple[list, list]:
+        """The downloader holding this table died (its transfers are lost): count one
+        crash for each request in flight (:attr:`crashes`, by request fingerprint);
+        take out those in flight in ``poison_crashes`` deaths or more (poison requests:
+        not started again), and :meth:`requeue_all` the others.
+
+        Args:
+            now_s: the current time (``time.monotonic()`` seconds).
+
+        Returns:
+            ``(requeued, poisoned)``: ``[(key, request), ...]`` queued again at the head
+            of their slots, in start order; ``[(key, request, crashes), ...]`` taken out
+            of the table (and the poisoned fetch :meth:`died_on_fetch` kept), to fail
+            (``DownloaderCrashed``). Requests only queued when it died are neither
+            counted nor moved.
+        """
+        crashes = self.crashes
+        poisoned, self._poisoned = self._poisoned, []
+        for key, slot in list(self.slots.items()):
+            for request in list(slot.inprogress):
+                fp = request_fingerprint(request)
+                n = crashes[fp] = crashes.get(fp, 0) + 1
+                if n >= self.poison_crashes:
+                    poisoned.append((key, request, n))
+                    self.done(key, request, now_s)
+        return self.requeue_all(now_s), poisoned
+
+    def release_all(self) -> list:
+        """Take every request out of the table, in flight and queued (the downloader
+        stops: its transfers are aborted, its queues given back).
+
+        Returns:
+            ``[(key, request), ...]``, slot by slot, each slot's in-flight requests
+            first, then its queue in order. The slots stay (empty), to be closed.
+        """
+        released = []
+        for key, slot in self.slots.items():
+            if slot.inprogress:
+                released.extend((key, r) for r in slot.inprogress)
+                slot.inprogress.clear()
+            if slot.queue:
+                released.extend((key, r) for r in slot.queue)
+                slot.queue.clear()
+        self.queued = self.in_flight = 0
+        self._ready.clear()
+        self._at.clear()
+        return released
+
     def evict_idle(self, now_s: float) -> int:
         """Forget the slots idle (nothing queued, nothing in flight, no permit held)
         whose delay has passed by ``now_s``.
@@ -250,7 +359,7 @@ class SlotTable:
         slot = self.slots.get(key)
         if slot is not None or not make:
             return slot
-        slot = self._new_slot(key)
+        slot = self._make(key)
         delay = self._delays.get(key)
         if delay is not None:
             slot.delay_s = delay
@@ -270,8 +379,13 @@ class SlotTable:
 
     # --- inside ---------------------------------------------------------------------------
 
+    def _make(self, key: str) -> DownloadSlot:
+        if self.new_slot is None:
+            raise RuntimeError(f"SlotTable: no new_slot factory to make slot {key!r}")
+        return self.new_slot(key)
+
     def _create(self, key: str) -> DownloadSlot:
-        slot = self.slots[key] = self._new_slot(key)
+        slot = self.slots[key] = self._make(key)
         delay = self._delays.get(key)
         if delay is not None:
             slot.delay_s = delay

@@ -34,6 +34,9 @@ Points (see ARCHITECTURE.md, "Lose nothing" and "Supervision"):
   written yet (counted per batch).
 - ``downloader.fetch``: a Downloader actor got a ``fetch`` (counted per request over
   every downloader of the process), nothing of it queued yet.
+- ``downloader.transfers``: a Downloader actor pumps with transfers in flight (counted
+  per such pump over every downloader of the process), before it collects what ended:
+  a death there loses those transfers mid-way.
 """
 
 import errno

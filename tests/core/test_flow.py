@@ -17,7 +17,6 @@ from crawlfw.core.flow import (
     IDLE_STUCK,
     IDLE_WAIT,
     NO_ACTIONS,
-    POISON_CRASHES,
     RELEASE,
     FlowControl,
 )
@@ -25,16 +24,15 @@ from crawlfw.http import Request
 
 A1, A2, A3, A4 = (Request(f"http://a.example/{i}") for i in range(1, 5))
 B1 = Request("http://b.example/1")
-A1_AGAIN = Request("http://a.example/1")  # another object, the same fingerprint as A1
 
 
 def opened(slot, *requests):
-    """``requests`` sent to the downloader serving ``slot``."""
-    return [("transfer_started", slot, r) for r in requests]
+    """``requests`` sent to the downloader serving ``slot`` (the engine counts them
+    only: which they are is the downloaders' slot tables' business)."""
+    return [("transfer_started",) for _ in requests]
 
 
-def sent(slot, *requests):
-    return [("transfer_started", slot, r) for r in requests]
+sent = opened
 
 
 #: Started: 4 credits granted, 4 start requests asked for.
@@ -73,21 +71,21 @@ def check(events, expected, state, **kw):
     pytest.param(FETCHING + [("next_actions",)], NO_ACTIONS,
                  {"credit": 2, "downloading": 2},
                  id="in flight + outstanding credit = CONCURRENT_REQUESTS: nothing more"),
-    pytest.param(FETCHING + [("transfer_done", "a", A1), ("next_actions",)], (1, 0, None),
+    pytest.param(FETCHING + [("transfer_done",), ("next_actions",)], (1, 0, None),
                  {"credit": 3, "downloading": 1}, id="a transfer done frees one credit"),
-    pytest.param(FETCHING + [("transfer_done", "a", A1), ("transfer_done", "a", A2),
+    pytest.param(FETCHING + [("transfer_done",), ("transfer_done",),
                              ("next_actions",)], (2, 0, None), {"credit": 4, "downloading": 0},
                  id="each transfer done frees one"),
-    pytest.param(FETCHING + [("transfer_done", "a", A3), ("next_actions",)], NO_ACTIONS,
-                 {"downloading": 2}, id="a request not in flight frees nothing"),
-    pytest.param(FETCHING + [("transfer_done", "a", A1), ("sent_to_spider", 101),
+    pytest.param(BEGIN + [("transfer_done",), ("next_actions",)], NO_ACTIONS,
+                 {"downloading": 0}, id="an answer with nothing in flight frees nothing"),
+    pytest.param(FETCHING + [("transfer_done",), ("sent_to_spider", 101),
                              ("next_actions",)], NO_ACTIONS,
                  {"credit": 2, "in_spider": 1, "in_spider_bytes": 101},
                  id="no credit while in_spider_bytes > SCRAPER_SLOT_MAX_ACTIVE_SIZE"),
-    pytest.param(FETCHING + [("transfer_done", "a", A1), ("sent_to_spider", 100),
+    pytest.param(FETCHING + [("transfer_done",), ("sent_to_spider", 100),
                              ("next_actions",)], (1, 0, None), {"credit": 3},
                  id="credit at exactly SCRAPER_SLOT_MAX_ACTIVE_SIZE"),
-    pytest.param(FETCHING + [("transfer_done", "a", A1), ("sent_to_spider", 101),
+    pytest.param(FETCHING + [("transfer_done",), ("sent_to_spider", 101),
                              ("next_actions",), ("scraped", 101, 0), ("next_actions",)],
                  (1, 0, None), {"credit": 3, "in_spider": 0, "in_spider_bytes": 0},
                  id="credit again once the spider is done with the response"),
@@ -96,7 +94,7 @@ def check(events, expected, state, **kw):
                  id="all credit used by transfers"),
     pytest.param(BEGIN + [("pause",), ("next_actions",)], NO_ACTIONS, {"credit": 4},
                  id="paused: no credit"),
-    pytest.param(FETCHING + [("transfer_done", "a", A1), ("pause",), ("next_actions",)],
+    pytest.param(FETCHING + [("transfer_done",), ("pause",), ("next_actions",)],
                  NO_ACTIONS, {"credit": 2}, id="paused: freed credit not granted"),
     pytest.param(FETCHING + [("close", "shutdown"), ("next_actions",)], NO_ACTIONS,
                  {"credit": 2}, id="closing: no credit"),
@@ -116,7 +114,7 @@ def test_concurrency_of_at_least_one():
                  id="not exhausted and credit unused: pull again, as many as the credit"),
     pytest.param(FETCHING + [("start_pulled", False), ("next_actions",)], (0, 2, None),
                  {"start_pull_pending": True}, id="pull only the unused credit"),
-    pytest.param(FETCHING + [("transfer_done", "a", A1), ("start_pulled", False),
+    pytest.param(FETCHING + [("transfer_done",), ("start_pulled", False),
                              ("next_actions",)], (1, 3, None), {"credit": 3},
                  id="credit granted first, then pulled with it"),
     pytest.param(FETCHING + [("dequeued", [A3, A4])] + sent("a", A3, A4)
@@ -124,10 +122,10 @@ def test_concurrency_of_at_least_one():
                  {"start_pull_pending": False, "credit": 0},
                  id="credit all used (the Scheduler has requests): no pull"),
     pytest.param(FETCHING + [("dequeued", [A3, A4])] + sent("a", A3, A4)
-                 + [("start_pulled", False), ("transfer_done", "a", A1), ("next_actions",)],
+                 + [("start_pulled", False), ("transfer_done",), ("next_actions",)],
                  (1, 1, None), {"start_pull_pending": True},
                  id="credit unused again: pull"),
-    pytest.param(BEGIN + [("next_actions",), ("transfer_done", "a", A1), ("next_actions",)],
+    pytest.param(BEGIN + [("next_actions",), ("transfer_done",), ("next_actions",)],
                  NO_ACTIONS, {"start_pull_pending": True},
                  id="one pull pending at a time"),
     pytest.param(BEGIN + [("start_pulled", True), ("next_actions",)], (0, 0, 1),
@@ -149,8 +147,8 @@ def test_start_requests(events, expected, state):
                  id="start requests not exhausted: no check"),
     pytest.param(FETCHING + [("start_pulled", True), ("next_actions",)], NO_ACTIONS,
                  {"idle_check_pending": False}, id="downloading: no check"),
-    pytest.param(FETCHING + [("start_pulled", True), ("transfer_done", "a", A1),
-                             ("transfer_done", "a", A2), ("sent_to_spider", 10),
+    pytest.param(FETCHING + [("start_pulled", True), ("transfer_done",),
+                             ("transfer_done",), ("sent_to_spider", 10),
                              ("next_actions",)], (2, 0, None), {"idle_check_pending": False},
                  id="a response in the spider: no check"),
     pytest.param(EXHAUSTED + [("sent_to_spider",), ("next_actions",)], NO_ACTIONS,
@@ -253,17 +251,18 @@ def test_pause(events, expected, state):
 @pytest.mark.parametrize("events, expected, state", [
     pytest.param(BEGIN + [("close", "finished")], [],
                  {"closing": "finished", "downloading": 0}, id="nothing to give back"),
-    pytest.param(FETCHING + [("close", "shutdown")], {A1, A2},
-                 {"closing": "shutdown", "downloading": 0, "in_flight": {}},
-                 id="in-flight requests given back, downloading zeroed"),
+    pytest.param(FETCHING + [("close", "shutdown")], [],
+                 {"closing": "shutdown", "downloading": 0},
+                 id="transfers no longer counted (the downloaders give theirs back)"),
     pytest.param(FETCHING + [("dequeued", [B1])] + opened("b", B1)
-                 + [("pause",), ("dequeued", [A3]), ("close", "shutdown")], {A1, A2, A3, B1},
-                 {"downloading": 0, "held": [], "in_flight": {}},
-                 id="every slot and the held requests given back"),
+                 + [("pause",), ("dequeued", [A3]), ("close", "shutdown")], [A3],
+                 {"downloading": 0, "held": []},
+                 id="the held requests given back"),
     pytest.param(FETCHING + [("close", "shutdown"), ("close", "finished")], None,
                  {"closing": "shutdown"}, id="a second close: nothing"),
-    pytest.param(FETCHING + [("close", "shutdown"), ("transfer_done", "a", A1)], False,
-                 {"downloading": 0}, id="a late answer for an abandoned transfer"),
+    pytest.param(FETCHING + [("close", "shutdown"), ("transfer_done",)], False,
+                 {"downloading": 0},
+                 id="a late answer while closing: its request goes back (False)"),
     pytest.param(BEGIN + [("close", "shutdown"), ("dequeued", [A1])], RELEASE,
                  {"credit": 3, "held": []}, id="dequeued while closing: released"),
 ])
@@ -276,59 +275,21 @@ def test_close(events, expected, state):
     assert {key: getattr(flow, key) for key in state} == state
 
 
-@pytest.mark.parametrize("events, poison_crashes, resend, poisoned, state", [
-    pytest.param(FETCHING, POISON_CRASHES, {A1, A2}, set(),
-                 {"downloading": 0, "in_flight": {}}, id="first death: re-sent"),
-    pytest.param(FETCHING + [("dequeued", [B1])] + opened("b", B1), POISON_CRASHES,
-                 {A1, A2}, set(), {"downloading": 1, "in_flight": {"b": {B1}}},
-                 id="other slots untouched"),
-    pytest.param(BEGIN + [("dequeued", [A1])] + opened("a", A1)
-                 + [("downloader_died", "a")] + opened("a", A1), POISON_CRASHES,
-                 set(), {(A1, 2)}, {"downloading": 0}, id="second death: poison"),
-    pytest.param(BEGIN + [("dequeued", [A1])] + opened("a", A1)
-                 + [("downloader_died", "a")] + opened("a", A1_AGAIN, A2), POISON_CRASHES,
-                 {A2}, {(A1_AGAIN, 2)}, {}, id="counted per fingerprint"),
-    pytest.param(BEGIN + [("dequeued", [A1])] + opened("a", A1)
-                 + [("downloader_died", "a")] + opened("a", A1), 3,
-                 {A1}, set(), {}, id="poison_crashes=3: still re-sent"),
-    pytest.param(BEGIN + [("dequeued", [A1])] + opened("a", A1) + sent("a", A2)
-                 + [("transfer_done", "a", A2)], POISON_CRASHES, {A1}, set(), {},
-                 id="only what is in flight"),
-    pytest.param(BEGIN, POISON_CRASHES, set(), set(), {"downloading": 0},
-                 id="a slot without downloader"),
-])
-def test_downloader_died(events, poison_crashes, resend, poisoned, state):
-    flow, _ = play(events, poison_crashes=poison_crashes)
-    got_resend, got_poisoned = flow.downloader_died("a")
-    assert (set(got_resend), set(got_poisoned)) == (resend, poisoned)
-    assert len(got_resend) + len(got_poisoned) == len(resend) + len(poisoned)
-    assert {key: getattr(flow, key) for key in state} == state
-    # a late answer of the dead downloader frees nothing
-    assert flow.transfer_done("a", A1) is False
-
-
-@pytest.mark.parametrize("events, expected, state", [
-    pytest.param(opened("a", A1), None, {"in_flight": {"a": {A1}}}, id="a slot's first request"),
-    pytest.param(opened("a", A1) + [("transfer_done", "a", A1)], True, {"in_flight": {}},
-                 id="nothing in flight: the slot's entry goes"),
-    pytest.param(opened("a", A1, A2) + [("transfer_done", "a", A1)], True,
-                 {"in_flight": {"a": {A2}}}, id="something in flight: kept"),
-])
-def test_in_flight_follows_the_slots_downloading_now(events, expected, state):
-    check(events, expected, state)
-
-
-def test_downloader_died_serving_several_slots():
-    flow, _ = play(BEGIN + [("dequeued", [A1, B1])] + opened("a", A1) + opened("b", B1))
-    resend, poisoned = flow.downloader_died(["a", "b", "c"])
-    assert (set(resend), poisoned) == ({A1, B1}, [])
-    assert (flow.in_flight, flow.downloading) == ({}, 0)
+def test_transfers_are_one_count():
+    # The engine keeps no requests per slot: FlowControl has no ledger to consult
+    # (the downloaders' slot tables are the one record of what is in flight).
+    flow, _ = play(FETCHING + [("dequeued", [B1])] + opened("b", B1))
+    assert flow.downloading == 3
+    assert not hasattr(flow, "in_flight") and not hasattr(flow, "downloader_died")
+    for _ in range(3):
+        assert flow.transfer_done() is True
+    assert flow.downloading == 0
 
 
 def test_status():
     flow, _ = play(FETCHING + [("pause",), ("dequeued", [A3])])
     assert flow.status() == {
-        "running": True, "closing": None, "downloading": 2, "slots": {"a": 2}, "in_spider": 0,
+        "running": True, "closing": None, "downloading": 2, "in_spider": 0,
         "in_pipeline": 0, "start_requests_exhausted": False, "credit": 1, "paused": True,
         "held": 1,
     }

@@ -150,3 +150,56 @@ def test_slots_of_one_thread_share_one_connection_and_a_pump_looks_only_at_due_s
     for slot in slots:
         slot.close()
     link.close_thread()
+
+
+def test_a_restarted_downloader_takes_the_shared_slots_over_on_its_own_connection(
+        redis_server):
+    # Downloader A's thread dies with an unpaced transfer (a permit in Redis); its
+    # connection is closed. The replacement, on another thread, takes the table over:
+    # rebind_thread moves the slots to its connection, requeue_after_crash gives the
+    # lost transfer's permit back, and the request starts again on a new permit.
+    import threading
+
+    from crawlfw.core.redis_link import RedisLink
+    from crawlfw.core.slots import SlotTable
+    from crawlfw.settings import Settings
+
+    settings = Settings({"FRONTIER_URL": redis_server.url, "FRONTIER_KEY": "t",
+                         "CONCURRENT_REQUESTS_PER_DOMAIN": 1})
+    link = RedisLink()
+    table = SlotTable()
+    started, counts, clients = [], {}, []
+
+    def dying():
+        holders = set()
+        table.new_slot = lambda key: SharedDownloadSlot.from_settings(
+            settings, slot=key, link=link, holders=holders)
+        table.enqueue("h", R(1), time.monotonic())
+        started.extend(r for _, r in table.pop_ready(time.monotonic()))
+        counts["before"] = permits(table.slots["h"])
+        clients.append(table.slots["h"].client)
+        link.close_thread()  # the thread's connection goes with it
+
+    def replacement():
+        holders = set()
+        slot = table.slots["h"]
+        slot.rebind_thread(holders)
+        clients.append(slot.client)
+        requeued, poisoned = table.requeue_after_crash(time.monotonic())
+        counts["requeued"] = [r.url for _, r in requeued]
+        counts["given back"] = permits(slot)
+        counts["again"] = [r.url for _, r in table.pop_ready(time.monotonic())]
+        counts["after"] = permits(slot)
+        counts["holders"] = slot in holders
+        slot.transfer_done(next(iter(slot.inprogress)))
+        slot.close()
+        link.close_thread()
+
+    for target in (dying, replacement):
+        thread = threading.Thread(target=target)
+        thread.start()
+        thread.join(10)
+    assert urls(started) == ["1"] and counts["before"] == 1
+    assert clients[0] is not clients[1]  # the replacement's own connection
+    assert counts["requeued"] == ["http://h/1"] and counts["given back"] == 0
+    assert counts["again"] == ["http://h/1"] and counts["after"] == 1 and counts["holders"]

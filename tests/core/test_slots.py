@@ -10,7 +10,7 @@ import random
 import pytest
 
 from crawlfw.core.slot import DownloadSlot
-from crawlfw.core.slots import DELAY_MEMORY, SlotTable
+from crawlfw.core.slots import DELAY_MEMORY, POISON_CRASHES, SlotTable
 from crawlfw.http import Request
 
 REQ = {f"{h}{n}": Request(f"http://{h}/{n}") for h in "abc" for n in range(1, 6)}
@@ -204,3 +204,113 @@ def test_peek_shows_a_held_slot_or_the_one_it_would_make_without_storing_it():
     assert t.peek("c").delay_s == t.peek("a").delay_s  # the template's
     assert set(t.slots) == {"a"}  # nothing was stored
     assert t.peek("b", make=False) is None
+
+
+# --- the table is the ledger of transfers: a downloader's death, its stop -------------------
+
+A1_AGAIN = Request("http://a/1")  # another object, the same fingerprint as a1
+
+
+def crash(t, now=1.0):
+    """A death: the replacement's requeue_after_crash, as names."""
+    requeued, poisoned = t.requeue_after_crash(now)
+    return [name(r) for _, r in requeued], [(name(r), n) for _, r, n in poisoned]
+
+
+@pytest.mark.parametrize("events, poison_crashes, expected, state", [
+    pytest.param(enq("a1", "a2", "a3") + [("pop", 0.0)], POISON_CRASHES,
+                 (["a1", "a2"], []), {"queued": 3, "in_flight": 0},
+                 id="first death: what was in flight queued again, in start order"),
+    pytest.param(enq("a1", "b1", "b2", "b3") + [("pop", 0.0)], POISON_CRASHES,
+                 (["a1", "b1", "b2"], []), {"queued": 4, "in_flight": 0},
+                 id="every slot of the dead downloader"),
+    pytest.param(enq("a1") + [("pop", 0.0), ("done", "a1", 0.0)] + enq("a2") + [("pop", 0.0)],
+                 POISON_CRASHES, (["a2"], []), {"queued": 1},
+                 id="only what is in flight (a transfer that ended is not counted)"),
+    pytest.param([], POISON_CRASHES, ([], []), {"queued": 0, "in_flight": 0},
+                 id="nothing in flight: nothing to do"),
+])
+def test_requeue_after_crash(events, poison_crashes, expected, state):
+    t = table()
+    t.poison_crashes = poison_crashes
+    play(t, events)
+    assert crash(t) == expected
+    got = {"queued": t.queued, "in_flight": t.in_flight}
+    assert {k: got[k] for k in state} == state
+
+
+def test_a_request_in_flight_in_two_deaths_is_poison_and_leaves_the_table():
+    t = table()
+    play(t, enq("a1", "a2") + [("pop", 0.0)])
+    assert crash(t, 1.0) == (["a1", "a2"], [])
+    assert [name(r) for _, r in t.pop_ready(2.0)] == ["a1", "a2"]
+    t.done("a", REQ["a2"], 2.5)  # a2 ends; a1 is in flight at the second death
+    assert crash(t, 3.0) == ([], [("a1", 2)])
+    assert (t.queued, t.in_flight, len(t.slots["a"].inprogress)) == (0, 0, 0)
+    assert t.crashes[t_fp(REQ["a1"])] == 2 and t.crashes[t_fp(REQ["a2"])] == 1
+
+
+def test_crashes_are_counted_per_fingerprint_and_poison_crashes_is_a_setting():
+    t = table()
+    play(t, enq("a1") + [("pop", 0.0)])
+    crash(t)
+    t.pop_ready(1.0)
+    t.done("a", REQ["a1"], 1.0)
+    t.enqueue("a", A1_AGAIN, 1.0)  # the same URL, another object (a retry, a re-send)
+    t.pop_ready(1.0)
+    assert crash(t, 2.0) == ([], [("a1", 2)])
+    t3 = table()
+    t3.poison_crashes = 3
+    play(t3, enq("a1") + [("pop", 0.0)])
+    assert crash(t3, 1.0) == (["a1"], [])
+    t3.pop_ready(1.0)
+    assert crash(t3, 2.0) == (["a1"], [])  # two deaths: still started again
+
+
+@pytest.mark.parametrize("before, replay, expected_in_flight", [
+    pytest.param(enq("a1"), False, ["a1"], id="queued: now counted as in flight"),
+    pytest.param(enq("a1") + [("pop", 0.0)], False, ["a1"], id="in flight already: unchanged"),
+])
+def test_died_on_fetch_of_a_request_the_table_holds(before, replay, expected_in_flight):
+    t = table()
+    play(t, before)
+    assert t.died_on_fetch("a", REQ["a1"]) is replay
+    assert [name(r) for r in t.slots["a"].inprogress] == expected_in_flight
+    assert (t.queued, t.in_flight) == (0, 1)
+    assert crash(t) == (["a1"], [])  # its first death: started again
+    t.pop_ready(1.0)
+    assert t.died_on_fetch("a", REQ["a1"]) is False
+    assert crash(t, 2.0) == ([], [("a1", 2)])
+
+
+def test_died_on_fetch_of_a_request_not_queued_yet_is_counted_then_poison():
+    t = table()
+    assert t.died_on_fetch("a", REQ["a1"]) is True  # first death: handle the fetch again
+    assert (t.queued, t.in_flight, t.crashes[t_fp(REQ["a1"])]) == (0, 0, 1)
+    assert crash(t) == ([], [])
+    assert t.died_on_fetch("a", A1_AGAIN) is False  # second: poison, not fetched again
+    requeued, poisoned = t.requeue_after_crash(2.0)
+    assert requeued == [] and poisoned == [("a", A1_AGAIN, 2)]
+    assert t.requeue_after_crash(3.0) == ([], [])  # reported once
+
+
+def test_release_all_gives_back_every_request_once():
+    t = table()
+    play(t, enq("a1", "a2", "a3", "b1") + [("pop", 0.0)])
+    released = [(k, name(r)) for k, r in t.release_all()]
+    assert sorted(released) == [("a", "a1"), ("a", "a2"), ("a", "a3"), ("b", "b1")]
+    assert released.index(("a", "a1")) < released.index(("a", "a3"))  # in flight first
+    assert (t.queued, t.in_flight) == (0, 0)
+    assert t.pop_ready(1.0) == [] and t.next_ready_in_s(1.0) is None
+    assert t.release_all() == []
+
+
+def t_fp(request):
+    from crawlfw.utils.request import request_fingerprint
+
+    return request_fingerprint(request)
+
+
+def test_a_table_without_a_factory_names_the_slot_it_cannot_make():
+    with pytest.raises(RuntimeError, match="no new_slot factory to make slot 'a'"):
+        SlotTable().enqueue("a", REQ["a1"], 0.0)

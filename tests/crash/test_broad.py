@@ -141,6 +141,28 @@ def test_killed_downloader_restarts_and_serves_its_hosts_again(site, tmp_path):
     assert len(own) >= 5, f"the restarted downloader served {sorted(own)} after its restart"
 
 
+def test_downloader_dying_mid_transfer_loses_no_page_and_repeats_none(site, tmp_path):
+    # A downloader dies in a pump with transfers in flight (CRAWLFW_FAULTS
+    # downloader.transfers): its replacement takes its slot table over and starts
+    # those transfers again; the Engine re-sends nothing (it keeps no copy of them).
+    hosts = 150
+    code, stderr, urls, _ = run_broad(
+        tmp_path, site, hosts, "DOWNLOADER_ACTORS=2", "CONCURRENT_REQUESTS=16",
+        "SUPERVISOR_BACKOFF=0.05",
+        env={"CRAWLFW_FAULTS": "downloader.transfers:40:raise"}, timeout_s=300)
+    assert code == 0, stderr[-3000:]
+    assert len(urls) == len(set(urls)), "a page was crawled twice"
+    assert sorted(urls) == expected_urls(site, hosts)
+    died = re.search(r"Actor downloader \((\d)\) of crawl broad-\d+ failed: InjectedFault",
+                     stderr)
+    assert died, stderr[-3000:]
+    resent = re.search(rf"Downloader {died.group(1)} failed; re-sending its (\d+) requests",
+                       stderr)
+    assert resent and int(resent.group(1)) >= 1, stderr[-3000:]
+    assert "'supervisor/restarts/downloader': 1" in stderr
+    assert "poison" not in stderr.lower()
+
+
 def test_concurrency_that_does_not_fit_the_fd_limit_is_lowered(site, tmp_path):
     hosts = 300
     code, stderr, urls, sampler = run_broad(
