@@ -5,13 +5,13 @@ The Supervisor starts the pool when the crawl starts (:class:`DownloaderPool`, p
 children of the crawl's tree) and the Engine sends each request to the downloader that
 serves its slot: always the same one for a slot key (a stable hash of the key,
 :meth:`DownloaderPool.index_of`), so a host's politeness is kept in one place. A
-downloader keeps its slots in a :class:`crawlfw.core.slots.SlotTable`
+downloader keeps its slots in a :class:`crawlfw.core.transport.slots.SlotTable`
 (``CONCURRENT_REQUESTS_PER_DOMAIN``/``_PER_IP``, ``DOWNLOAD_DELAY``, AutoThrottle's delay,
-each slot's queue; idle slots evicted) and starts on its :class:`crawlfw.core.curl.MultiDriver`
+each slot's queue; idle slots evicted) and starts on its :class:`crawlfw.core.transport.curl.MultiDriver`
 what the table says may start; it sends ``response_downloaded`` / ``download_failed`` back
 to the Engine.
 
-The downloader's :class:`~crawlfw.core.slots.SlotTable` is the crawl's one per-request
+The downloader's :class:`~crawlfw.core.transport.slots.SlotTable` is the crawl's one per-request
 ledger of transfers (the Engine counts only how many it sent). It outlives the actor:
 the pool keeps it (:attr:`DownloaderPool.tables`), and senders hold a
 :class:`~crawlfw.actors._childref.ChildRef`, so when a downloader dies its inbox (and
@@ -38,12 +38,12 @@ import zlib
 
 from crawlfw import signals
 from crawlfw.actors._childref import RestartableActor
-from crawlfw.core.curl import DnsCacheBudget, MultiDriver, driver_options
-from crawlfw.core.slot import DownloadSlot
-from crawlfw.core.slots import SlotTable
+from crawlfw.core.transport.curl import DnsCacheBudget, MultiDriver, driver_options
+from crawlfw.core.transport.slot import DownloadSlot
+from crawlfw.core.transport.slots import SlotTable
 from crawlfw.exceptions import ConnectError, DownloaderCrashed, StopDownload
-from crawlfw.utils import _faults
-from crawlfw.utils._fds import fds_exhausted
+from crawlfw.core import _faults
+from crawlfw.core._fds import fds_exhausted
 
 __all__ = ["DownloaderActor", "DownloaderPool"]
 
@@ -141,7 +141,7 @@ class DownloaderPool:
             across threads), so a host name is resolved once per crawl, not once per
             downloader.
         dns_cache_size: ``DNSCACHE_SIZE``, the most host names that cache holds (a
-            :class:`~crawlfw.core.curl.DnsCacheBudget` shared by the downloaders).
+            :class:`~crawlfw.core.transport.curl.DnsCacheBudget` shared by the downloaders).
 
     Attributes:
         refs: ``[ActorRef]``, downloader ``i`` at index ``i`` (its child key ``str(i)``):
@@ -150,7 +150,7 @@ class DownloaderPool:
             across the incarnations of downloader ``i``.
         share: the shared ``pycurl.CurlShare``, or None (one downloader: its multi
             handle's own DNS cache serves every transfer already).
-        dns_budget: the :class:`~crawlfw.core.curl.DnsCacheBudget` of ``DNSCACHE_SIZE``,
+        dns_budget: the :class:`~crawlfw.core.transport.curl.DnsCacheBudget` of ``DNSCACHE_SIZE``,
             or None (``DNSCACHE_ENABLED`` off).
 
     Raises:
@@ -200,11 +200,11 @@ class DownloaderActor(RestartableActor):
     index: this downloader's number in the pool (its child key is ``str(index)``).
     engine: the Engine's ActorRef (default ``reply_to``).
     share: a ``pycurl.CurlShare`` for its transfers (the pool's DNS cache), or None.
-    dns_budget: the pool's :class:`~crawlfw.core.curl.DnsCacheBudget` (``DNSCACHE_SIZE``),
+    dns_budget: the pool's :class:`~crawlfw.core.transport.curl.DnsCacheBudget` (``DNSCACHE_SIZE``),
         or None.
     concurrency: the crawl's effective ``CONCURRENT_REQUESTS`` (lowered to fit the open
         file limit), or None for the setting; sizes the connection cache.
-    table: the :class:`~crawlfw.core.slots.SlotTable` to fill (``DownloaderPool.tables``,
+    table: the :class:`~crawlfw.core.transport.slots.SlotTable` to fill (``DownloaderPool.tables``,
         a dead predecessor's: what it held in flight is started again, its poison
         requests failed), or None for a new one.
     scheduler: the SchedulerActor's ref, to give back what the table holds when this
@@ -233,8 +233,8 @@ class DownloaderActor(RestartableActor):
         self._shared_slot = bool(settings.get("FRONTIER_URL"))
         self._holders = ()  # shared slots holding permits (FRONTIER_URL)
         if self._shared_slot:  # limits held across the workers of the crawl
-            from crawlfw.core.redis_link import redis_link
-            from crawlfw.core.redis_slot import SharedDownloadSlot, maintain_shared_slots
+            from crawlfw.core.frontier.redis_link import redis_link
+            from crawlfw.core.frontier.redis_slot import SharedDownloadSlot, maintain_shared_slots
 
             self._maintain = maintain_shared_slots
             self._link = redis_link(crawler)

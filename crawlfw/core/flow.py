@@ -30,7 +30,7 @@ sends against credit granted before are held, and handed back on resume (or on c
 Transfers in flight are one integer here (``downloading``: requests sent to the
 downloaders and not answered yet), what the credit and the idle decision need. Which
 requests they are, per slot, is kept in one place, the downloaders' slot tables
-(:class:`crawlfw.core.slots.SlotTable`), which also start again what a dead downloader
+(:class:`crawlfw.core.transport.slots.SlotTable`), which also start again what a dead downloader
 had in flight and fail its poison requests: every ``fetch`` is answered once
 (``response_downloaded`` or ``download_failed``), whatever dies meanwhile.
 """

@@ -13,7 +13,7 @@ import pytest
 import crawlfw
 from crawlfw.actors.downloader import DownloaderActor
 from crawlfw.control import collect_status
-from crawlfw.core.frontier import MemoryFrontier
+from crawlfw.core.frontier.frontier import MemoryFrontier
 from crawlfw.crawler import CrawlerRunner
 from tests.support.countserver import CountingServer
 from tests.support.crawl import run_crawl
