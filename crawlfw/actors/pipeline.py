@@ -20,7 +20,7 @@ import logging
 from crawlfw import signals
 from crawlfw.actors import messages
 from crawlfw.actors._childref import RestartableActor
-from crawlfw.core.scraper import report_spider_error
+from crawlfw.core.flow.scraper import report_spider_error
 from crawlfw.exceptions import DropItem
 from crawlfw.logformatter import LogFormatter
 from crawlfw.pipelines import ItemPipelineManager

@@ -59,7 +59,7 @@ def test_spider_state_survives_a_crash(site, tmp_path):
     import base64
     import pickle
 
-    from crawlfw.core.frontier import read_job_meta
+    from crawlfw.core.frontier.frontier import read_job_meta
 
     state = pickle.loads(base64.b64decode(read_job_meta(str(job))["spider_state"]))
     assert state["parsed"] == site.pages

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from crawlfw.core.frontier import read_job_meta
+from crawlfw.core.frontier.frontier import read_job_meta
 from tests.crash.batchspider import ITEMS_PER_PAGE
 from tests.support.linksite import LinkSite
 from tests.support.proc import run_measured
