@@ -27,12 +27,12 @@ import zlib
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
+from crawlfw.core import _faults
+from crawlfw.core._fds import fds_exhausted
 from crawlfw.core.transport.curl import DnsCacheBudget, MultiDriver, driver_options
 from crawlfw.core.transport.slot import DownloadSlot
 from crawlfw.core.transport.slots import SlotTable
 from crawlfw.exceptions import ConnectError, StopDownload
-from crawlfw.utils import _faults
-from crawlfw.utils._fds import fds_exhausted
 
 __all__ = ["DownloaderActor", "DownloaderPool"]
 

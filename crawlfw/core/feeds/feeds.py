@@ -80,10 +80,10 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from urllib.parse import urlparse
 
+from crawlfw.core._fds import retry_when_out_of_fds
 from crawlfw.core.feeds.plugins import ItemFilter, PostProcessingManager
 from crawlfw.core.feeds.storage import FileFeedStorage, _redact_uri
 from crawlfw.exceptions import NotConfigured, UsageError
-from crawlfw.utils._fds import retry_when_out_of_fds
 from crawlfw.utils.misc import create_instance, load_object
 from crawlfw.utils.python import without_none_values
 
@@ -482,7 +482,7 @@ class FeedWriter:
         """``self.storage.open(spider)``, tried again while the process is out of file
         descriptors (``EMFILE``/``ENFILE``: a transient condition, not a failed feed),
         each retry counted in ``feedexport/emfile_retries``; see
-        :func:`crawlfw.utils._fds.retry_when_out_of_fds`."""
+        :func:`crawlfw.core._fds.retry_when_out_of_fds`."""
         crawler = self.crawler or getattr(self.spider, "crawler", None)
         stats = getattr(crawler, "stats", None)
 
