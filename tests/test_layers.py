@@ -70,11 +70,8 @@ _RANK = {prefix: rank for rank, (_, prefixes) in enumerate(LAYERS) for prefix in
 #: re-exports) at the top.
 CORE_SUBSYSTEMS = (
     ("core", ("crawlfw.core",)),
-    ("transport", ("crawlfw.core.transport",)),
-    ("frontier", ("crawlfw.core.frontier",)),
-    ("flow", ("crawlfw.core.flow",)),
-    ("feeds", ("crawlfw.core.feeds",)),
-    ("control", ("crawlfw.core.control",)),
+    *((folder, (f"crawlfw.core.{folder}",))
+      for folder in ("transport", "frontier", "flow", "feeds", "control")),
     ("scrapy paths", ("crawlfw.core.scheduler", "crawlfw.core.scraper",
                       "crawlfw.core.spidermw")),
 )
