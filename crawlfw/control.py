@@ -40,6 +40,7 @@ import weakref
 import pykka
 
 from crawlfw.actors._validation import validate_message
+from crawlfw.core._fds import out_of_fds, retry_when_out_of_fds
 from crawlfw.core.control.protocol import (
     MAX_MESSAGE_BYTES,
     SOCKET_SUFFIX,
@@ -52,10 +53,9 @@ from crawlfw.core.control.protocol import (
     private_dir,
     runtime_dir,
 )
+from crawlfw.core.control.rates import RateWindow
 from crawlfw.exceptions import InvalidMessage
 from crawlfw.extensions._periodic import PeriodicCall
-from crawlfw.core._fds import out_of_fds, retry_when_out_of_fds
-from crawlfw.core.control.rates import RateWindow
 
 logger = logging.getLogger(__name__)
 

@@ -6,8 +6,9 @@ Layers, bottom up (a module may import its own layer and those below it):
 1. ``foundation``: ``http/`` and ``selector/`` (the bottom), ``settings/``, ``utils/``,
    items, link extractors, spiders' base classes, signals, stats... (Scrapy's building
    blocks, used by everything above);
-2. ``core``: ``core/``, the plain, thread-free logic (flow control, frontier, transport,
-   feeds, middleware managers);
+2. ``core``: ``core/``, the plain, thread-free logic, one folder per subsystem
+   (``transport/``, ``frontier/``, ``flow/``, ``feeds/``, ``control/``), which import one
+   way too (:data:`CORE_SUBSYSTEMS`);
 3. ``components``: what the settings plug into the core by import path (downloader and
    spider middlewares, item pipelines, extensions, contracts): they may use the core,
    which never imports them (it loads them by name);
@@ -59,14 +60,31 @@ LAYERS = (
 )
 _RANK = {prefix: rank for rank, (_, prefixes) in enumerate(LAYERS) for prefix in prefixes}
 
+#: The core's subsystems (its folders), bottom up, placed like :data:`LAYERS` (longest
+#: prefix): a subsystem may import its own modules and those below it. The transport
+#: (downloads, slots, a host's politeness rule) knows no frontier; the frontier (what to
+#: download next, also shared over Redis, with the shared slots) uses the transport's
+#: slot keys and politeness rule; the feeds ask the frontier's Redis link for the worker
+#: id. ``crawlfw.core`` itself (the package and its runtime internals ``_faults``, ``_fds``)
+#: is at the bottom; Scrapy's public paths (``scheduler``, ``scraper``, ``spidermw``,
+#: re-exports) at the top.
+CORE_SUBSYSTEMS = (
+    ("core", ("crawlfw.core",)),
+    *((folder, (f"crawlfw.core.{folder}",))
+      for folder in ("transport", "frontier", "flow", "feeds", "control")),
+    ("scrapy paths", ("crawlfw.core.scheduler", "crawlfw.core.scraper",
+                      "crawlfw.core.spidermw")),
+)
 
-def _layer(module: str) -> int | None:
-    """The rank in :data:`LAYERS` of ``module`` (a dotted name), None if it has none."""
+
+def _layer(module: str, ranks: dict = _RANK) -> int | None:
+    """The rank in :data:`LAYERS` (or the table ``ranks`` is made from) of ``module`` (a
+    dotted name), None if it has none."""
     if module == "crawlfw":
-        return _RANK[module]
+        return ranks.get(module)
     parts = module.split(".")
     for end in range(len(parts), 1, -1):
-        rank = _RANK.get(".".join(parts[:end]))
+        rank = ranks.get(".".join(parts[:end]))
         if rank is not None:
             return rank
     return None
@@ -124,15 +142,17 @@ def _imports(name: str, path: Path, modules: dict, type_checking: bool = False):
                 yield node.lineno, base
 
 
-def _upward_imports(modules: dict) -> list[str]:
+def _upward_imports(modules: dict, layers: tuple = LAYERS) -> list[str]:
+    ranks = _RANK if layers is LAYERS else {
+        prefix: rank for rank, (_, prefixes) in enumerate(layers) for prefix in prefixes}
     upward = []
     for name, path in modules.items():
-        rank = _layer(name)
+        rank = _layer(name, ranks)
         for line, module in _imports(name, path, modules):
-            target = _layer(module) if module.startswith("crawlfw") else None
+            target = _layer(module, ranks) if module.startswith("crawlfw") else None
             if rank is not None and target is not None and target > rank:
-                upward.append(f"{name}:{line} ({LAYERS[rank][0]}) "
-                              f"imports {module} ({LAYERS[target][0]})")
+                upward.append(f"{name}:{line} ({layers[rank][0]}) "
+                              f"imports {module} ({layers[target][0]})")
     return upward
 
 
@@ -187,6 +207,13 @@ def test_layer_imports_nothing_above_it(layer):
     assert _upward_imports(modules) == []
 
 
+def test_core_subsystems_import_one_way():
+    modules = {name: path for name, path in _modules().items()
+               if name == "crawlfw.core" or name.startswith("crawlfw.core.")}
+    assert len(modules) > 20
+    assert _upward_imports(modules, CORE_SUBSYSTEMS) == []
+
+
 def test_no_import_circle():
     modules = _modules()
     graph = _import_graph(modules)
@@ -210,3 +237,8 @@ def test_the_rules_see_an_upward_import_and_a_circle(tmp_path):
     fake = {f"crawlfw.utils.{n}": tmp_path / f"{n}.py" for n in "abc"}
     assert _circles(_import_graph(fake)) == [["crawlfw.utils.a", "crawlfw.utils.b"]]
     assert _layer("crawlfw.nothing_placed") is None
+    (tmp_path / "slot.py").write_text("from crawlfw.core.frontier.redis_link import worker_id\n")
+    assert _upward_imports({"crawlfw.core.transport.slot": tmp_path / "slot.py"},
+                           CORE_SUBSYSTEMS) == [
+        "crawlfw.core.transport.slot:1 (transport) imports crawlfw.core.frontier.redis_link "
+        "(frontier)"]

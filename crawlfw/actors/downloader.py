@@ -38,12 +38,12 @@ import zlib
 
 from crawlfw import signals
 from crawlfw.actors._childref import RestartableActor
+from crawlfw.core import _faults
+from crawlfw.core._fds import fds_exhausted
 from crawlfw.core.transport.curl import DnsCacheBudget, MultiDriver, driver_options
 from crawlfw.core.transport.slot import DownloadSlot
 from crawlfw.core.transport.slots import SlotTable
 from crawlfw.exceptions import ConnectError, DownloaderCrashed, StopDownload
-from crawlfw.core import _faults
-from crawlfw.core._fds import fds_exhausted
 
 __all__ = ["DownloaderActor", "DownloaderPool"]
 

@@ -26,9 +26,9 @@ import logging
 from crawlfw.actors import messages
 from crawlfw.actors._childref import RestartableActor
 from crawlfw.actors.pipeline import forward_checkpoint
+from crawlfw.core import _faults
 from crawlfw.core.feeds.feeds import FeedResumeError, FeedWriter
 from crawlfw.exceptions import CrawlStartError, NotConfigured
-from crawlfw.core import _faults
 
 logger = logging.getLogger(__name__)
 

@@ -44,11 +44,11 @@ import time
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
-from crawlfw.core.frontier.frontier import FrontierError
+from crawlfw.core import _faults
 from crawlfw.core.frontier.api import FrontierBase
+from crawlfw.core.frontier.frontier import FrontierError
 from crawlfw.core.frontier.redis_link import FrontierStopping
 from crawlfw.core.frontier.shared_idle import IDLE_CHECKPOINT, IDLE_HOLD, SharedIdlePolicy
-from crawlfw.core import _faults
 
 logger = logging.getLogger(__name__)
 

@@ -58,12 +58,12 @@ from crawlfw.actors._childref import ChildRef
 from crawlfw.actors._facade import EngineFacade
 from crawlfw.actors._user import IDLE_BARRIER
 from crawlfw.actors.exporter import FeedFailures
-from crawlfw.core.flow._reasons import is_failure_reason, register_failure_reason
+from crawlfw.core._fds import fit_concurrency
 from crawlfw.core.control._supervision import PERMANENT, ChildSpec, RestartIntensity
+from crawlfw.core.flow._reasons import is_failure_reason, register_failure_reason
 from crawlfw.core.frontier.frontier import FrontierError
 from crawlfw.core.transport.slot import slot_key
 from crawlfw.exceptions import CrawlStartError
-from crawlfw.core._fds import fit_concurrency
 from crawlfw.utils._hooks import contain_dupefilter
 from crawlfw.utils.misc import load_object
 
@@ -390,8 +390,8 @@ class Supervisor(CrawlActor):
         from crawlfw.actors.pipeline import PipelineActor
         from crawlfw.actors.scheduler import SchedulerActor, frontier_of
         from crawlfw.actors.spider_runner import SpiderRunnerActor
-        from crawlfw.core.transport.curl import driver_options
         from crawlfw.core.feeds.feeds import feeds_from_settings
+        from crawlfw.core.transport.curl import driver_options
         from crawlfw.pipelines import ItemPipelineManager
 
         crawler = tree.crawler

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import logging
 
-from crawlfw.core.feeds.plugins import ItemFilter
 from crawlfw.core.feeds.feeds import FeedWriter
+from crawlfw.core.feeds.plugins import ItemFilter
 from crawlfw.core.feeds.storage import (
     BlockingFeedStorage,
     FileFeedStorage,

@@ -11,8 +11,8 @@ import threading
 import pytest
 
 from crawlfw import signals
-from crawlfw.crawler import CrawlerRunner
 from crawlfw.core import _faults
+from crawlfw.crawler import CrawlerRunner
 from tests.crash.batchspider import ITEMS_PER_PAGE, BatchSpider
 from tests.support.crawl import run_crawl
 from tests.support.linksite import LinkSite

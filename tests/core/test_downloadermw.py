@@ -3,7 +3,11 @@ building from settings."""
 
 import pytest
 
-from crawlfw.core.flow.downloadermw import DownloaderMiddlewareManager, RequestParked, _InvalidOutput
+from crawlfw.core.flow.downloadermw import (
+    DownloaderMiddlewareManager,
+    RequestParked,
+    _InvalidOutput,
+)
 from crawlfw.exceptions import IgnoreRequest
 from crawlfw.http import HtmlResponse, Request, Response
 from tests.downloadermiddlewares._support import close_crawler, get_crawler, open_spider

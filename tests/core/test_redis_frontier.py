@@ -369,7 +369,11 @@ def test_loading_is_transient(caplog):
 def test_an_authentication_error_is_not_retried(tmp_path):
     import redis
 
-    from crawlfw.core.frontier.redis_frontier import FrontierPermanentError, RedisLink, call_with_retry
+    from crawlfw.core.frontier.redis_frontier import (
+        FrontierPermanentError,
+        RedisLink,
+        call_with_retry,
+    )
     from tests.support.redisserver import RedisServer, require_redis
 
     require_redis()

@@ -80,10 +80,10 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from urllib.parse import urlparse
 
+from crawlfw.core._fds import retry_when_out_of_fds
 from crawlfw.core.feeds.plugins import ItemFilter, PostProcessingManager
 from crawlfw.core.feeds.storage import FileFeedStorage, _redact_uri
 from crawlfw.exceptions import NotConfigured, UsageError
-from crawlfw.core._fds import retry_when_out_of_fds
 from crawlfw.utils.misc import create_instance, load_object
 from crawlfw.utils.python import without_none_values
 

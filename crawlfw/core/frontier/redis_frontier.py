@@ -95,8 +95,8 @@ import random
 import time
 from collections import deque
 
-from crawlfw.core.frontier.frontier import SEEN_CACHE_SIZE, FrontierError, JobMeta, _Lifo
 from crawlfw.core.frontier.api import FrontierBase, host_key
+from crawlfw.core.frontier.frontier import SEEN_CACHE_SIZE, FrontierError, JobMeta, _Lifo
 from crawlfw.core.frontier.pqueue import PriorityQueue
 from crawlfw.core.frontier.redis_link import (
     PROBE_TIMEOUT_S,

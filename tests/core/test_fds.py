@@ -9,8 +9,8 @@ import textwrap
 
 import pytest
 
-from crawlfw.settings import Settings
 from crawlfw.core._fds import RESERVED_FDS, fds_needed, fit_concurrency
+from crawlfw.settings import Settings
 
 
 @pytest.mark.parametrize("settings, limit, expected", [

@@ -50,12 +50,12 @@ import time
 import uuid
 from urllib.parse import urlsplit
 
+from crawlfw.core import _faults
 from crawlfw.core.frontier.api import FrontierBase, host_key, is_start_request
-from crawlfw.core.transport.hostpolicy import HostPolicy
 from crawlfw.core.frontier.hostqueues import HostQueues, MemoryHostStore, sort_key
 from crawlfw.core.frontier.pqueue import PriorityQueue
+from crawlfw.core.transport.hostpolicy import HostPolicy
 from crawlfw.dupefilters import RFPDupeFilter
-from crawlfw.core import _faults
 from crawlfw.utils.reqser import request_from_dict, request_to_dict
 
 logger = logging.getLogger(__name__)

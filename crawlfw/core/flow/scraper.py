@@ -1,0 +1,398 @@
+"""The Scraper: runs the spider's code (start requests, callbacks, errbacks) behind the
+spider middlewares and hands what it produced to output sinks, in batches.
+
+Plain, thread-free logic (Scrapy 1.2's ``scrapy.core.scraper.Scraper`` without
+Deferreds); :class:`crawlfw.actors.spider_runner.SpiderRunnerActor` owns one, turns its
+messages into calls, and its sink calls into messages (requests to the Scheduler, items
+to the Pipeline, ``close_spider`` to the Engine).
+
+A callback that raises is logged with its traceback ("Spider error processing ..."),
+counted in ``spider_exceptions/<Type>``, sent as ``spider_error``; whatever the callback
+yielded before raising is kept, and when that includes items the error is handed on
+with the last batch of them (:meth:`ScraperSink.items`) so that it is reported after
+they are scraped. ``CloseSpider`` closes the spider (:meth:`ScraperSink.close_spider`).
+
+A callback's output is streamed: requests and items go to the sinks in batches of at
+most :data:`OUTPUT_BATCH` while the callback runs, so a callback that yields 200,000
+requests never holds them all. With a durable frontier (``JOBDIR``) the Scraper
+remembers the lease of every request whose callback has finished
+(:meth:`Scraper.take_done_leases`) and snapshots ``spider.state``
+(:meth:`Scraper.spider_state_snapshot`) for checkpoints.
+
+A web page cannot open local files (beyond Scrapy, as a browser): a ``file:`` request
+produced from an ``http``/``https`` response (a link followed, ``response.follow``, a
+CrawlSpider rule, an errback of an http(s) request) is dropped with a WARNING ("Ignoring
+request <GET file:///...> from <200 http://...>: a web page cannot open local files")
+and counted in ``scraper/refused_local_url``. Start requests and requests made from a
+``file:`` (or ``ftp:``) response are not affected. ``LOCAL_URLS_FROM_WEB_ENABLED = True``
+restores Scrapy's behaviour (follow them). See docs/security.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import pickle
+from collections.abc import Iterator
+from typing import Protocol, cast
+
+from crawlfw import signals
+from crawlfw.core.flow.spidermw import SpiderMiddlewareManager
+from crawlfw.exceptions import CloseSpider, DownloadError, IgnoreRequest
+from crawlfw.http import Request, Response
+from crawlfw.item import ITEM_TYPES
+from crawlfw.utils.failure import Failure
+from crawlfw.utils.log import failure_to_exc_info
+from crawlfw.utils.spider import iterate_spider_output
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["OUTPUT_BATCH", "Scraper", "ScraperSink", "report_spider_error"]
+
+#: Most requests (and most items) of one callback handed to a sink in one call.
+OUTPUT_BATCH = 256
+
+#: URL prefixes of local schemes a web page may not produce requests for (Request URLs
+#: have a lower-case scheme).
+_LOCAL_PREFIXES = ("file:",)
+_WEB_PREFIXES = ("http:", "https:")
+
+
+class ScraperSink(Protocol):
+    """Where a :class:`Scraper` puts what the spider produced. Each method is called once
+    per batch (never per object); a batch list belongs to the sink once handed over.
+    """
+
+    def requests(self, requests: list[Request], running: bool) -> None:
+        """Take a batch of requests (1 to :data:`OUTPUT_BATCH` of them).
+
+        Args:
+            requests: the requests, in the order the spider yielded them.
+            running: True for a full batch handed over while the callback still runs
+                (more may follow: the sink may make it wait, e.g. pace it against the
+                frontier); False for the last batch of a callback and for start requests.
+        """
+
+    def items(self, items: list, response: Response | None,
+              spider_error: tuple[BaseException, Request] | None) -> None:
+        """Take a batch of items (1 to :data:`OUTPUT_BATCH`, of any item type: dict, ``Item``,
+        dataclass, attrs, pydantic: :data:`crawlfw.item.ITEM_TYPES`).
+
+        Args:
+            items: the items, in the order the spider yielded them.
+            response: the response whose callback yielded them (None for an errback of a
+                download error).
+            spider_error: None, or ``(exception, request)`` when the callback raised after
+                yielding these items (only with the last batch): the receiver reports it
+                with :func:`report_spider_error` after scraping the items, so the log
+                tells events in the order they happened.
+        """
+
+    def close_spider(self, reason: str) -> None:
+        """The spider raised ``CloseSpider``: close it with ``reason`` (its ``reason``,
+        else ``"cancelled"``)."""
+
+
+class Scraper:
+    """Call the spider and hand its output to a sink.
+
+    Args:
+        crawler: the Crawler (its ``spider``, ``signals``, ``stats``).
+        sink: a :class:`ScraperSink`; its three methods are looked up once, here.
+        spidermw: the spider middleware manager (default: built from the crawler's
+            ``SPIDER_MIDDLEWARES``; building it runs the middlewares' ``from_crawler``).
+        start_skip: start requests already scheduled by an earlier run of this job (the
+            first ``start_skip`` outputs of ``start_requests()`` are skipped; it must yield
+            the same requests in the same order each run, as Scrapy's default does).
+        start_exhausted: an earlier run of this job consumed all start requests.
+
+    Not thread-safe: one thread (the SpiderRunner's) calls every method, which matters
+    for ``async def`` callbacks and ``start()`` (each thread has its own event loop).
+    """
+
+    def __init__(self, crawler, sink: ScraperSink, *, spidermw=None, start_skip: int = 0,
+                 start_exhausted: bool = False):
+        self.crawler = crawler
+        self.spider = crawler.spider
+        self.spidermw = (spidermw if spidermw is not None
+                         else SpiderMiddlewareManager.from_crawler(crawler))
+        self._requests_sink = sink.requests
+        self._items_sink = sink.items
+        self._close_spider_sink = sink.close_spider
+        self.start_skip = start_skip
+        self.start_exhausted = start_exhausted
+        self.start_requests: Iterator | None = None
+        #: True once ``start_requests()``/``start()`` raised: the crawl's finish reason
+        #: becomes ``start_error`` (Scrapy 2.13) instead of ``finished``.
+        self.start_error = False
+        #: Items the last :meth:`pull_start_requests` handed to the sink (Scrapy 2.13
+        #: accepts items from ``start()``).
+        self.start_items = 0
+        self.done_leases: list = []  # leases whose callback finished since take_done_leases
+        settings = getattr(crawler, "settings", None)
+        self._local_guard = not (
+            settings is not None and settings.getbool("LOCAL_URLS_FROM_WEB_ENABLED")
+        )
+
+    # --- start requests -----------------------------------------------------------------
+
+    def open_start_requests(self) -> None:
+        """Call ``spider.start_requests()`` through the middlewares'
+        ``process_start_requests`` and skip the first ``start_skip`` outputs. Call it on
+        the thread that will pull them. An exception is logged ("Error while obtaining
+        start requests", with its traceback) and ends the start requests; none is raised.
+        """
+        if self.start_exhausted:
+            self.start_requests = iter(())
+            return
+        try:
+            start = self.spider.start_requests()
+            self.start_requests = iter(self.spidermw.process_start_requests(start, self.spider))
+            for _ in range(self.start_skip):  # scheduled by an earlier run of this job
+                next(self.start_requests)
+        except StopIteration:
+            pass
+        except Exception:
+            logger.error("Error while obtaining start requests", exc_info=True,
+                         extra={"spider": self.spider})
+            self.start_requests = iter(())
+            self.start_error = True
+
+    def pull_start_requests(self, count: int) -> tuple[list[Request], int, bool]:
+        """Take up to ``count`` outputs of the start requests (opened first if
+        :meth:`open_start_requests` was not called). Items among them (Scrapy 2.13) go
+        to the sink at once (their count in :attr:`start_items`); any other output is
+        logged ("start_requests must yield Request objects or items, got ...") and
+        dropped; an exception is logged ("Error while obtaining start requests"), ends
+        them and sets :attr:`start_error`.
+
+        Returns:
+            ``(batch, consumed, exhausted)``: the Requests (not handed to the sink: the
+            caller sends them with the count), how many outputs were taken (dropped ones
+            included: what ``start_skip`` counts), and whether the start requests ended.
+        """
+        if self.start_requests is None:
+            self.open_start_requests()
+        batch = []
+        items = []
+        exhausted = False
+        consumed = 0
+        start_requests = cast(Iterator, self.start_requests)  # opened above
+        try:
+            for _ in range(count):
+                request = next(start_requests)
+                consumed += 1
+                if isinstance(request, Request):
+                    request.meta["is_start_request"] = True  # first in, first out (2.13)
+                    batch.append(request)
+                elif isinstance(request, ITEM_TYPES):
+                    items.append(request)
+                elif request is not None:
+                    logger.error(
+                        "start_requests must yield Request objects or items, got "
+                        "%(typename)r: %(value)r",
+                        {"typename": type(request).__name__, "value": request},
+                        extra={"spider": self.spider},
+                    )
+        except StopIteration:
+            exhausted = True
+        except Exception:
+            logger.error("Error while obtaining start requests", exc_info=True,
+                         extra={"spider": self.spider})
+            exhausted = True
+            self.start_error = True
+        self.start_items = len(items)
+        if items:
+            self._items_sink(items, None, None)
+        return batch, consumed, exhausted
+
+    # --- responses and failures ---------------------------------------------------------
+
+    def scrape_response(self, request: Request, response: Response) -> tuple[int, int]:
+        """Run the spider middlewares and the callback on ``response`` and hand the output
+        to the sink (a raising callback: see the module docstring).
+
+        Returns:
+            ``(n_items, n_requests)`` handed to the sink.
+        """
+        try:
+            output = self.spidermw.scrape_response(self.call_spider, response, request,
+                                                   self.spider)
+        except Exception as e:
+            output = ()
+            self._spider_error(e, request, response)
+        return self._consume(output, request, response)
+
+    def scrape_failure(self, request: Request, error: BaseException) -> tuple[int, int]:
+        """Call ``request.errback`` with a :class:`~crawlfw.utils.failure.Failure` of the
+        download ``error`` (no spider middlewares, as in Scrapy 1.2) and hand its output
+        to the sink. Without an errback the error is logged ("Error downloading
+        <request>"; an ``IgnoreRequest`` is silent); an errback that raises is reported
+        as a spider error, then the download error is logged.
+
+        Returns:
+            ``(n_items, n_requests)`` handed to the sink.
+        """
+        try:
+            output = self.call_spider(error, request, self.spider)
+        except Exception as e:
+            output = ()
+            if e is not error:
+                self._spider_error(e, request, None)
+            self._log_download_error(error, request)
+        return self._consume(output, request, None)
+
+    def call_spider(self, result, request, spider):
+        """Run the callback on a Response, or the errback on an exception (Scrapy 1.2's
+        ``Scraper.call_spider``; the ``scrape_func`` of
+        :meth:`~crawlfw.core.spidermw.SpiderMiddlewareManager.scrape_response`).
+
+        Args:
+            result: a ``Response`` or an exception instance.
+            request: the request (its ``callback``/``errback``, ``cb_kwargs``).
+            spider: the spider (``spider.parse`` when the request has no callback).
+
+        Returns:
+            An iterable of the output (:func:`~crawlfw.utils.spider.iterate_spider_output`).
+
+        Raises:
+            ``result`` itself when it is an exception and the request has no errback;
+            whatever the callback or errback raises.
+        """
+        if isinstance(result, Response):
+            callback = request.callback or spider.parse
+            cb_kwargs = request.cb_kwargs
+            if cb_kwargs:
+                return iterate_spider_output(callback(result, **cb_kwargs))
+            return iterate_spider_output(callback(result))
+        if request.errback is None:
+            raise result
+        return iterate_spider_output(request.errback(Failure(result, request)))
+
+    def _consume(self, output, request, response):
+        requests, items = [], []
+        n_requests = n_items = 0
+        error = None
+        source = response if response is not None else request
+        from_web = self._local_guard and source.url.startswith(_WEB_PREFIXES)
+        try:
+            for obj in output:
+                if isinstance(obj, Request):
+                    if from_web and obj.url.startswith(_LOCAL_PREFIXES):
+                        self._refuse_local(obj, source)
+                        continue
+                    requests.append(obj)
+                    if len(requests) >= OUTPUT_BATCH:
+                        n_requests += len(requests)
+                        self._requests_sink(requests, True)
+                        requests = []
+                elif isinstance(obj, ITEM_TYPES):  # dict, Item first; then any adaptable type
+                    items.append(obj)
+                    if len(items) >= OUTPUT_BATCH:
+                        n_items += len(items)
+                        self._items_sink(items, response, None)
+                        items = []
+                elif obj is not None:
+                    logger.error(
+                        "Spider must return Request, BaseItem, dict or None, "
+                        "got %(typename)r in %(request)s",
+                        {"request": request, "typename": type(obj).__name__},
+                        extra={"spider": self.spider},
+                    )
+        except Exception as e:
+            if response is None:
+                self._log_download_error(e, request)
+            elif items and not isinstance(e, CloseSpider):
+                # Reported by the items' receiver after it has scraped the items yielded
+                # before the error, so the log tells events in the order they happened.
+                error = (e, request)
+            else:
+                self._spider_error(e, request, response)
+        if requests:
+            n_requests += len(requests)
+            self._requests_sink(requests, False)
+        if items:
+            n_items += len(items)
+            self._items_sink(items, response, error)
+        if request._lease is not None:
+            self.done_leases.append(request._lease)
+        return n_items, n_requests
+
+    def _refuse_local(self, request, source):
+        logger.warning(
+            "Ignoring request %(request)s from %(source)s: a web page cannot open local "
+            "files (set LOCAL_URLS_FROM_WEB_ENABLED = True to allow it)",
+            {"request": request, "source": source},
+            extra={"spider": self.spider},
+        )
+        stats = getattr(self.crawler, "stats", None)
+        if stats is not None:
+            stats.inc_value("scraper/refused_local_url", spider=self.spider)
+
+    # --- errors -------------------------------------------------------------------------
+
+    def _spider_error(self, exc, request, response):
+        if isinstance(exc, CloseSpider):
+            self._close_spider_sink(exc.reason or "cancelled")
+            return
+        report_spider_error(self.crawler, exc, request, response)
+
+    def _log_download_error(self, error, request):
+        if isinstance(error, IgnoreRequest):
+            return
+        if isinstance(error, CloseSpider):
+            self._close_spider_sink(error.reason or "cancelled")
+            return
+        if error.__traceback__ is not None and not isinstance(error, DownloadError):
+            logger.error("Error downloading %(request)s", {"request": request},
+                         exc_info=failure_to_exc_info(error), extra={"spider": self.spider})
+        else:
+            logger.error("Error downloading %(request)s: %(errmsg)s",
+                         {"request": request, "errmsg": str(error) or type(error).__name__},
+                         extra={"spider": self.spider})
+
+    # --- checkpoints (durable frontier) -------------------------------------------------
+
+    def take_done_leases(self) -> list:
+        """Return the leases of the requests whose callback (or errback) finished since
+        the last call, in that order, and forget them."""
+        leases, self.done_leases = self.done_leases, []
+        return leases
+
+    def spider_state_snapshot(self) -> str | None:
+        """``spider.state`` pickled (highest protocol) and base64-encoded (ASCII), or None
+        when the spider has no ``state`` or it cannot be pickled (logged: "spider.state
+        cannot be saved (it must be picklable): <error>")."""
+        state = getattr(self.spider, "state", None)
+        if state is None:
+            return None
+        try:
+            return base64.b64encode(pickle.dumps(state, pickle.HIGHEST_PROTOCOL)).decode("ascii")
+        except Exception as e:
+            logger.error("spider.state cannot be saved (it must be picklable): %(error)s",
+                         {"error": e}, extra={"spider": self.spider})
+            return None
+
+
+def report_spider_error(crawler, exc, request, response):
+    """Log "Spider error processing <request>" with the traceback of ``exc``, send
+    ``spider_error`` and count ``spider_exceptions/<Type>``.
+
+    Args:
+        crawler: the Crawler.
+        exc: the exception the callback raised.
+        request: the request whose callback raised.
+        response: the response it was called with (None for an errback).
+    """
+    spider = crawler.spider
+    referer = request.headers.get("Referer")
+    logger.error(
+        "Spider error processing %(request)s (referer: %(referer)s)",
+        {"request": request, "referer": referer.decode("latin-1") if referer else None},
+        exc_info=failure_to_exc_info(exc),
+        extra={"spider": spider},
+    )
+    crawler.signals.send_catch_log(
+        signals.spider_error, failure=Failure(exc, request), response=response, spider=spider
+    )
+    crawler.stats.inc_value(f"spider_exceptions/{type(exc).__name__}", spider=spider)
