@@ -63,6 +63,7 @@ from crawlfw.core._supervision import PERMANENT, ChildSpec, RestartIntensity
 from crawlfw.core.frontier import FrontierError
 from crawlfw.core.slot import slot_key
 from crawlfw.exceptions import CrawlStartError
+from crawlfw.utils import _faults
 from crawlfw.utils._fds import fit_concurrency
 from crawlfw.utils._hooks import contain_dupefilter
 from crawlfw.utils.misc import load_object
@@ -433,6 +434,7 @@ class Supervisor(CrawlActor):
             raise CrawlStartError(str(e)) from e
         contain_dupefilter(getattr(scheduler, "df", None), crawler)  # user code: contained
         tree.frontier = frontier = frontier_of(scheduler)
+        _faults.hit("supervisor.frontier_opened")  # crash tests: Redis dies now
         durable = bool(getattr(frontier, "durable", False))
         job = frontier.meta if durable else {}
         try:
@@ -446,8 +448,10 @@ class Supervisor(CrawlActor):
                     tree.exporters.append(_start_exporter(tree, ExporterActor, writer, common))
             if durable:  # each feed's starting point is committed before any item comes
                 frontier.commit({"feeds": feeds})
-        except BaseException:
-            scheduler.close("start_failed")
+        except BaseException as e:
+            _close_unstarted(scheduler)
+            if isinstance(e, FrontierError):  # Redis gone, a disk error: refused in one line
+                raise CrawlStartError(_frontier_start_error(frontier, e)) from None
             raise
         logger.info("Spider opened", extra={"spider": spider})
         # The child specs: who starts each child, whether it is restarted, how long it
@@ -634,6 +638,26 @@ def _start_exporter(tree, actor_class, writer, common):
         PERMANENT, shutdown_timeout_s=None, key=key)
     spec.factory()  # attaches the actor to ref
     return ref
+
+
+def _close_unstarted(scheduler) -> None:
+    """Close the scheduler of a crawl whose start failed; a frontier that cannot close
+    (its Redis is gone too) is said in one WARNING: the start's own error is the one
+    reported."""
+    try:
+        scheduler.close("start_failed")
+    except (FrontierError, OSError) as e:
+        logger.warning("The frontier of a crawl that failed to start did not close "
+                       "cleanly: %(error)s", {"error": f"{type(e).__name__}: {e}"})
+
+
+def _frontier_start_error(frontier, error: Exception) -> str:
+    """The one-line reason of a start refused by its frontier: ``shared frontier: ...``
+    for Redis (as :func:`crawlfw.core.scheduler._redis_frontier` words a refused
+    claim), else the frontier's own message."""
+    if getattr(frontier, "shared", False):
+        return f"shared frontier: {error}"
+    return str(error)
 
 
 def _log_exhausted(tree, role, key, reason):
