@@ -286,6 +286,7 @@ def test_redis_gone_while_a_worker_starts_is_one_line_and_exit_1(site, make_redi
     if point == "supervisor.frontier_opened":
         assert "Crawl could not start: shared frontier: Redis at " in errors(text)[0], \
             text[-3000:]
+        assert not feed.exists()  # the feed it had opened is discarded
     else:
         assert "Frontier failed: FrontierError: Redis at " in errors(text)[0], text[-3000:]
         assert "'finish_reason': 'frontier_failed'" in text, text[-3000:]
