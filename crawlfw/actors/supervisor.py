@@ -23,7 +23,7 @@ queue kept in JOBDIR); then ``spider_closed``, the stats
 dump, "Spider closed (reason)", ``engine_stopped``, and the crawl's ``finished`` event.
 
 The tree is started from one table, :data:`CHILD_SPECS`: an OTP-style
-:class:`~crawlfw.core._supervision.ChildSpec` per kind of child (id, start function,
+:class:`~crawlfw.core.control._supervision.ChildSpec` per kind of child (id, start function,
 restart policy, shutdown timeout; the start functions are plain named functions of the
 crawl's :class:`CrawlTree`), walked in order; ``CrawlTree.specs`` maps each child
 started, ``(role, key)``, to its entry. Downloaders, the pipeline, the
@@ -61,13 +61,13 @@ from crawlfw.actors._childref import ChildRef
 from crawlfw.actors._facade import EngineFacade
 from crawlfw.actors._user import IDLE_BARRIER
 from crawlfw.actors.exporter import FeedFailures
-from crawlfw.core._reasons import is_failure_reason, register_failure_reason
-from crawlfw.core._supervision import PERMANENT, TEMPORARY, ChildSpec, RestartIntensity
-from crawlfw.core.frontier import FrontierError
-from crawlfw.core.slot import slot_key
+from crawlfw.core.flow._reasons import is_failure_reason, register_failure_reason
+from crawlfw.core.control._supervision import PERMANENT, TEMPORARY, ChildSpec, RestartIntensity
+from crawlfw.core.frontier.frontier import FrontierError
+from crawlfw.core.transport.slot import slot_key
 from crawlfw.exceptions import CrawlStartError
-from crawlfw.utils import _faults
-from crawlfw.utils._fds import fit_concurrency
+from crawlfw.core import _faults
+from crawlfw.core._fds import fit_concurrency
 from crawlfw.utils._hooks import contain_dupefilter
 from crawlfw.utils.misc import load_object
 
@@ -431,8 +431,8 @@ class Supervisor(CrawlActor):
         from crawlfw.actors.downloader import DownloaderPool
         from crawlfw.actors.exporter import open_feeds, prepare_feeds
         from crawlfw.actors.scheduler import frontier_of
-        from crawlfw.core.curl import driver_options
-        from crawlfw.core.feeds import feeds_from_settings
+        from crawlfw.core.transport.curl import driver_options
+        from crawlfw.core.feeds.feeds import feeds_from_settings
 
         crawler = tree.crawler
         spider = crawler.spider
@@ -696,7 +696,7 @@ def _user_actors(tree: CrawlTree) -> list[tuple[str, str]]:
 
 
 #: The children of a crawl's tree, in start order (OTP's child specs; see
-#: :class:`~crawlfw.core._supervision.ChildSpec`). The engine, the scheduler and the
+#: :class:`~crawlfw.core.control._supervision.ChildSpec`). The engine, the scheduler and the
 #: spider runner are temporary: they hold what a restart would lose or repeat (the
 #: flow-control counters, the lease table, the spider's generators), so their death
 #: closes the crawl. The downloaders are restarted by this actor; the pipeline, the
@@ -737,7 +737,7 @@ def _wrong_type_note(stats) -> str:
 
 def _discard_feeds(tree: CrawlTree) -> None:
     """Discard the feeds a refused start opened (a file one created is removed, one it
-    appended to cut back: :meth:`crawlfw.core.feeds.FeedWriter.discard`): a crawl that
+    appended to cut back: :meth:`crawlfw.core.feeds.feeds.FeedWriter.discard`): a crawl that
     never started leaves its feeds as they were."""
     writers, tree.writers = list(tree.writers.values()), {}
     for writer in writers:

@@ -6,7 +6,7 @@ import inspect
 
 from crawlfw.actors import supervisor
 from crawlfw.actors.supervisor import CHILD_SPECS
-from crawlfw.core._supervision import PERMANENT, TEMPORARY
+from crawlfw.core.control._supervision import PERMANENT, TEMPORARY
 
 
 def test_one_entry_per_kind_of_child_in_start_order():

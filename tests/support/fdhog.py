@@ -1,5 +1,5 @@
 """Something else in the process holding every free file descriptor, for the tests of
-``EMFILE`` as a transient condition (``crawlfw.utils._fds``): the one fd hog the test
+``EMFILE`` as a transient condition (``crawlfw.core._fds``): the one fd hog the test
 spiders share (tests/crash/broadspider.py, tests/test_fds_transient.py's spider).
 
 A spider calls :func:`hog` where the test wants the process to run out of descriptors

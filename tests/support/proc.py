@@ -88,7 +88,7 @@ def run_measured(*args, cwd, env=None, timeout_s: float = 90.0) -> Finished:
 def is_stopped(pid: int) -> bool:
     """True while process ``pid`` is stopped (``SIGSTOP``: state ``T`` in
     ``/proc/<pid>/stat``), as a fault point armed with ``stop`` leaves it
-    (crawlfw/utils/_faults.py); False when it runs or is gone."""
+    (crawlfw/core/_faults.py); False when it runs or is gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
