@@ -20,12 +20,14 @@ import pykka
 from crawlfw import signals
 from crawlfw.actors._facade import EngineFacade
 from crawlfw.actors.supervisor import Supervisor
+from crawlfw.control import open_endpoint
 from crawlfw.core.flow._reasons import FAILURE_REASONS, is_failure_reason
 from crawlfw.exceptions import (
     CrawlfwDeprecationWarning,
     CrawlStartError,
 )
 from crawlfw.extension import ExtensionManager
+from crawlfw.progress import open_progress
 from crawlfw.settings import Settings
 from crawlfw.settings._noeffect import warn_settings_without_effect
 from crawlfw.settings._validation import check_settings
@@ -376,9 +378,8 @@ class CrawlerProcess(CrawlerRunner):
                 self._start_returned.set()
 
     def _open_live_parts(self):
-        from crawlfw.control import open_endpoint
-        from crawlfw.progress import open_progress
-
+        # (control and progress are imported with this module, not here: an import
+        # opens files, and a crawl already running may hold every descriptor now)
         if self._endpoint is None:
             self._endpoint = open_endpoint(self, self.settings)
         if self._progress is None:

@@ -15,6 +15,7 @@ import logging
 import sys
 import threading
 
+from crawlfw.control import collect_status
 from crawlfw.extensions._periodic import PeriodicCall
 
 logger = logging.getLogger(__name__)
@@ -93,8 +94,6 @@ class ProgressLine:
 
     def refresh(self) -> None:
         """Collect the figures and redraw the line (called by the timer thread)."""
-        from crawlfw.control import collect_status
-
         try:
             crawls = collect_status(self.runner, timeout_s=self.refresh_s)
         except Exception:  # a crawl ended meanwhile: keep the last line

@@ -3,7 +3,7 @@ a control connection accepted while something else in the process holds every
 descriptor is tried again after a short backoff (``crawlfw.core._fds``).
 
 The crawl-level tests run ``crawlfw runspider`` in a subprocess under a low
-``RLIMIT_NOFILE`` whose spider, at its first response, takes every free descriptor and
+``RLIMIT_NOFILE`` whose spider takes every free descriptor (tests/support/fdhog.py) and
 gives them back ``hog_s`` seconds later.
 """
 
@@ -78,12 +78,9 @@ def test_out_of_fds():
 # -- in a real crawl ----------------------------------------------------------------------
 
 HOG_SPIDER = '''
-import os
-import sys
-import threading
-import time
-
 import crawlfw
+from crawlfw import signals
+from tests.support.fdhog import hog
 
 
 def uri_params(params, spider):
@@ -92,18 +89,30 @@ def uri_params(params, spider):
     descriptor it so takes too), before that batch's file is opened."""
     if spider.hog_at == "batch3" and params["batch_id"] == 3 and not HogSpider.hogged:
         HogSpider.hogged = True
-        HogSpider.hog(spider.hog_s)
+        hog(spider.hog_s)
     return params
 
 
 class HogSpider(crawlfw.Spider):
-    """Crawls /slow/0 .. /slow/<pages-1>, one item each; with hog_at=response (the
-    default), at its first response takes every free file descriptor for hog_s
-    seconds."""
+    """Crawls /slow/0 .. /slow/<pages-1>, one item each, and takes every free file
+    descriptor (tests/support/fdhog.py, for hog_s: seconds or until:<path>): at its
+    first response (hog_at=response, the default), or at spider_opened (hog_at=opened:
+    before the process's main thread has opened its control endpoint)."""
 
     name = "hog"
     hogged = False
     hog_at = "response"
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider.opened, signal=signals.spider_opened)
+        return spider
+
+    def opened(self, spider):
+        if self.hog_at == "opened" and not HogSpider.hogged:
+            HogSpider.hogged = True
+            hog(self.hog_s)
 
     def start_requests(self):
         for n in range(int(self.pages)):
@@ -112,39 +121,8 @@ class HogSpider(crawlfw.Spider):
     def parse(self, response):
         if self.hog_at == "response" and not HogSpider.hogged:
             HogSpider.hogged = True
-            self.hog(self.hog_s)
+            hog(self.hog_s)
         yield {"url": response.url}
-
-    @staticmethod
-    def hog(spec):
-        """Hold every free descriptor for ``spec`` seconds, or with ``until:<path>``
-        until that file exists (at most 60 s; stat needs no descriptor)."""
-        # glibc loads libgcc_s (a file) when a thread first exits: have one exit now
-        t = threading.Thread(target=lambda: None)
-        t.start()
-        t.join()
-        held = []
-        try:
-            while True:
-                held.append(os.open(os.devnull, os.O_RDONLY))
-        except OSError:
-            pass
-        print(f"HOGGING {len(held)} fds", file=sys.stderr, flush=True)
-
-        def give_back():
-            for fd in held:
-                os.close(fd)
-        if spec.startswith("until:"):
-            path = spec[len("until:"):]
-
-            def wait_then_give_back():
-                deadline = time.monotonic() + 60
-                while not os.path.exists(path) and time.monotonic() < deadline:
-                    time.sleep(0.02)
-                give_back()
-            threading.Thread(target=wait_then_give_back, daemon=True).start()
-        else:
-            threading.Timer(float(spec), give_back).start()
 '''
 
 NOFILE = 256
@@ -195,6 +173,30 @@ def test_feed_files_opened_while_out_of_fds_are_retried(tmp_path, server, runtim
     retries = re.search(r"'feedexport/emfile_retries': (\d+)", text)
     assert retries and int(retries.group(1)) >= 1, text[-3000:]
     assert "feed_failed" not in text and "_failed" not in text
+
+
+@pytest.mark.slow
+def test_a_crawl_out_of_fds_as_the_process_starts_its_live_parts_goes_on(tmp_path, server,
+                                                                         runtime):
+    """The spider takes every descriptor at ``spider_opened`` (for 1.5 s): the process's
+    main thread then starts its live parts (control endpoint, progress line) while none
+    is free. Nothing is imported at that moment (an import opens files: before, the
+    process died there), the endpoint's socket waits for a descriptor, and the crawl
+    ends with every page, exit 0."""
+    pages = 10
+    proc, log = _start(runtime, tmp_path, server, pages, 1.5, "-a", "hog_at=opened",
+                       "-o", "items.jl")
+    assert proc.wait(timeout=120) == 0, log.read_text()[-3000:]
+    text = log.read_text()
+    assert "HOGGING" in text and "Traceback" not in text, text[-3000:]
+    path = runtime.sockets / f"{proc.pid}.sock"
+    assert re.search(rf"WARNING: Out of file descriptors \(EMFILE\) opening control "
+                     rf"endpoint {re.escape(str(path))}: trying again", text), text[-3000:]
+    assert f"Control endpoint listening on {path}" in text, text[-3000:]
+    urls = sorted(json.loads(line)["url"]
+                  for line in (tmp_path / "items.jl").read_text().splitlines())
+    assert urls == sorted(f"{server.url}/slow/{n}" for n in range(pages))
+    assert "_failed" not in text
 
 
 @pytest.mark.slow

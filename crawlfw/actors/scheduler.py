@@ -120,7 +120,12 @@ class SchedulerActor(CrawlActor):
         self._wake_timer = None
 
     def on_start(self):
-        self.scheduler.open(self.spider)
+        _faults.hit("scheduler.open")  # crash tests: Redis dies now
+        try:
+            self.scheduler.open(self.spider)
+        except _FRONTIER_ERRORS as e:  # one ERROR line, the crawl ends frontier_failed
+            self._fail(e)
+            return
         if self.shared:
             self._ticker = _Ticker(self.actor_ref, TICK_S)
             self._ticker.start()

@@ -16,15 +16,17 @@ Tree of one crawl (started by ``start_crawl``)::
 
 Shutdown order (``spider_closing`` from the engine, or a fatal child failure): user
 actors, downloaders
-(in-flight transfers aborted; each gives what its slot table holds back to the
-scheduler), spider runner
+(in-flight transfers aborted; the engine has re-queued their requests), spider runner
 (its last checkpoint sent, with a JOBDIR), engine, pipeline (``close_spider`` of the item
 pipelines), exporters (the feed is stored), scheduler (the last checkpoint committed, its
 queue kept in JOBDIR); then ``spider_closed``, the stats
 dump, "Spider closed (reason)", ``engine_stopped``, and the crawl's ``finished`` event.
 
-Every child has a :class:`~crawlfw.core.control._supervision.ChildSpec` (role, factory, restart
-policy, shutdown timeout), kept in ``CrawlTree.specs``. Downloaders, the pipeline, the
+The tree is started from one table, :data:`CHILD_SPECS`: an OTP-style
+:class:`~crawlfw.core.control._supervision.ChildSpec` per kind of child (id, start function,
+restart policy, shutdown timeout; the start functions are plain named functions of the
+crawl's :class:`CrawlTree`), walked in order; ``CrawlTree.specs`` maps each child
+started, ``(role, key)``, to its entry. Downloaders, the pipeline, the
 exporters and user actors (``ACTORS``) are ``permanent``: one that dies is restarted,
 behind a :class:`~crawlfw.actors._childref.ChildRef` that keeps what was sent to it (a
 downloader: its inbox, the replacement taking over its slot table, which starts again
@@ -58,8 +60,9 @@ from crawlfw.actors._childref import ChildRef
 from crawlfw.actors._facade import EngineFacade
 from crawlfw.actors._user import IDLE_BARRIER
 from crawlfw.actors.exporter import FeedFailures
+from crawlfw.core import _faults
 from crawlfw.core._fds import fit_concurrency
-from crawlfw.core.control._supervision import PERMANENT, ChildSpec, RestartIntensity
+from crawlfw.core.control._supervision import PERMANENT, TEMPORARY, ChildSpec, RestartIntensity
 from crawlfw.core.flow._reasons import is_failure_reason, register_failure_reason
 from crawlfw.core.frontier.frontier import FrontierError
 from crawlfw.core.transport.slot import slot_key
@@ -78,11 +81,13 @@ _ids = itertools.count(1)
 
 
 class CrawlTree:
-    """The actors of one crawl, as the Supervisor keeps them."""
+    """The actors of one crawl, as the Supervisor keeps them, and the plain parts their
+    child specs' ``start`` functions read (:data:`CHILD_SPECS`)."""
 
-    def __init__(self, crawl_id, crawler):
+    def __init__(self, crawl_id, crawler, supervisor=None):
         self.crawl_id = crawl_id
         self.crawler = crawler
+        self.supervisor = supervisor  # the Supervisor's ActorRef: every child reports to it
         self.engine = None
         self.scheduler = None
         self.spider_runner = None
@@ -92,10 +97,17 @@ class CrawlTree:
         self.frontier = None
         self.downloaders = None  # DownloaderPool: the downloader actors, the one record
         self.user_actors = {}  # class path -> ref (ACTORS), in start order
-        self.specs = {}  # role, or (role, key) for user actors -> ChildSpec
+        self.specs = {}  # (role, key) of each child started -> its ChildSpec
         self.restartable = {}  # (role, key) -> ChildRef: the pipeline, each exporter,
         # each downloader, each user actor
         self.pending = set()  # (role, key) of restartable children waiting for a backoff
+        # What the start functions read, prepared by Supervisor._start_tree:
+        self.core_scheduler = None  # the Scheduler object (crawlfw.core.scheduler)
+        self.durable = False  # its frontier keeps the crawl (JOBDIR, FRONTIER_URL)
+        self.job = {}  # a durable frontier's job metadata (start requests done...)
+        self.writers = {}  # feed name -> FeedWriter, opened, in FEEDS order
+        self.user_actor_classes = {}  # ACTORS: class path -> UserActor subclass, in order
+        self.itemproc = None  # the ItemPipelineManager: opened once, kept across restarts
         settings = crawler.settings
         self.intensity = RestartIntensity(
             max_restarts=max(0, settings.getint("SUPERVISOR_MAX_RESTARTS", 3)),
@@ -108,9 +120,14 @@ class CrawlTree:
         self.stopper = None  # the thread stopping the tree, once closing
         self.started_at = time.time()
 
+    @property
+    def common(self) -> dict:
+        """The arguments every child's ``start`` takes: ``crawl_id``, ``supervisor``."""
+        return {"crawl_id": self.crawl_id, "supervisor": self.supervisor}
+
     def spec_of(self, role: str, key: str = "") -> ChildSpec | None:
         """The child spec of the child ``role``/``key`` (None: not a child of this tree)."""
-        return self.specs.get((role, key)) or self.specs.get(role)
+        return self.specs.get((role, key))
 
 
 class Supervisor(CrawlActor):
@@ -153,7 +170,7 @@ class Supervisor(CrawlActor):
     def handle_start_crawl(self, message: messages.StartCrawl) -> messages.StartCrawlReply | messages.StartRefused:
         crawler = message["crawler"]
         crawl_id = f"{crawler.spider.name}-{next(_ids)}"
-        tree = self.crawls[crawl_id] = CrawlTree(crawl_id, crawler)
+        tree = self.crawls[crawl_id] = CrawlTree(crawl_id, crawler, self.actor_ref)
         crawler._crawl_id = crawl_id
         try:
             self._start_tree(tree)
@@ -170,9 +187,10 @@ class Supervisor(CrawlActor):
         return {"crawl_id": crawl_id, "engine": tree.engine}
 
     def _refuse(self, tree, error):
-        """Undo a start refused (:class:`CrawlStartError`) before ``spider_opened``: stop
-        the exporters already started (an empty feed file they created is removed), end
-        the crawl with ``start_failed``; the caller reports ``error`` in one line."""
+        """Undo a start refused (:class:`CrawlStartError`) before ``spider_opened`` (the
+        feeds it opened are discarded already: :func:`_discard_feeds`): stop any
+        exporter already started, end the crawl with ``start_failed``; the caller
+        reports ``error`` in one line."""
         self.crawls.pop(tree.crawl_id, None)
         tree.closing = reason = f"start_failed: {error}"
         try:
@@ -335,7 +353,7 @@ class Supervisor(CrawlActor):
         if not child.restarting:
             return
         try:
-            tree.spec_of(role, key).factory()  # the new actor attaches itself to child
+            tree.spec_of(role, key).start(tree, key)  # the new actor attaches itself to child
         except Exception as e:
             logger.error("Could not restart %(role)s%(key)s of crawl %(id)s: %(error)s",
                          {"role": role, "key": f" ({key})" if key else "", "id": tree.crawl_id,
@@ -356,7 +374,6 @@ class Supervisor(CrawlActor):
         if tree is not None and (role, key) in tree.pending:
             tree.pending.discard((role, key))
             self._restart(tree, role, key)  # also while closing: its messages must be handled
-            return
 
     def _restart_later(self, tree, message, delay_s):
         ref = self.actor_ref
@@ -384,20 +401,24 @@ class Supervisor(CrawlActor):
     # --- the tree -----------------------------------------------------------------------
 
     def _start_tree(self, tree):
-        from crawlfw.actors.downloader import DownloaderActor, DownloaderPool
-        from crawlfw.actors.engine import EngineActor
-        from crawlfw.actors.exporter import ExporterActor, open_feeds, prepare_feeds
-        from crawlfw.actors.pipeline import PipelineActor
-        from crawlfw.actors.scheduler import SchedulerActor, frontier_of
-        from crawlfw.actors.spider_runner import SpiderRunnerActor
+        """Start one crawl: check what can be refused in one line (``ACTORS``, the
+        download options, the frontier, the feeds), prepare the plain parts the children
+        need (the downloader pool, the scheduler and its frontier, the opened feeds),
+        then start the children from :data:`CHILD_SPECS`, in order, and open the spider.
+
+        Raises:
+            CrawlStartError: the start is refused (one line; nothing is left running).
+        """
+        from crawlfw.actors.downloader import DownloaderPool
+        from crawlfw.actors.exporter import open_feeds, prepare_feeds
+        from crawlfw.actors.scheduler import frontier_of
         from crawlfw.core.feeds.feeds import feeds_from_settings
         from crawlfw.core.transport.curl import driver_options
-        from crawlfw.pipelines import ItemPipelineManager
 
         crawler = tree.crawler
         spider = crawler.spider
-        common = {"crawl_id": tree.crawl_id, "supervisor": self.actor_ref}
-        user_actors = _user_actor_classes(crawler.settings)  # refused before anything starts
+        # refused before anything starts
+        tree.user_actor_classes = dict(_user_actor_classes(crawler.settings))
         try:
             driver_options(crawler.settings)  # DNS_TIMEOUT, the TLS method: one line
             pool = DownloaderPool(crawler.settings.getint("DOWNLOADER_ACTORS", 1),
@@ -415,9 +436,11 @@ class Supervisor(CrawlActor):
         except FrontierError as e:
             raise CrawlStartError(str(e)) from e
         contain_dupefilter(getattr(scheduler, "df", None), crawler)  # user code: contained
+        tree.core_scheduler = scheduler
         tree.frontier = frontier = frontier_of(scheduler)
-        durable = bool(getattr(frontier, "durable", False))
-        job = frontier.meta if durable else {}
+        _faults.hit("supervisor.frontier_opened")  # crash tests: Redis dies now
+        tree.durable = durable = bool(getattr(frontier, "durable", False))
+        tree.job = job = frontier.meta if durable else {}
         try:
             feeds = dict(job.get("feeds", {}))
             if _feed_export_enabled(crawler.settings):  # one exporter per feed (FEEDS, FEED_URI)
@@ -426,61 +449,26 @@ class Supervisor(CrawlActor):
                 open_feeds(crawler, writers)
                 for writer in writers:
                     feeds[writer.key] = writer.checkpoint(fsync=False)
-                    tree.exporters.append(_start_exporter(tree, ExporterActor, writer, common))
+                    tree.writers[writer.name] = writer
             if durable:  # each feed's starting point is committed before any item comes
                 frontier.commit({"feeds": feeds})
-        except BaseException:
-            scheduler.close("start_failed")
+        except BaseException as e:
+            _discard_feeds(tree)
+            _close_unstarted(scheduler)
+            if isinstance(e, FrontierError):  # Redis gone, a disk error: refused in one line
+                raise CrawlStartError(_frontier_start_error(frontier, e)) from None
             raise
         logger.info("Spider opened", extra={"spider": spider})
-        # The child specs: who starts each child, whether it is restarted, how long it
-        # may take to stop. The engine, the scheduler and the spider runner are not
-        # restarted: they hold what a restart would lose or repeat (the flow-control
-        # counters, the lease table, the spider's generators). The pipeline and the
-        # exporters are, behind a ChildRef (see crawlfw/actors/_childref.py).
-        specs = tree.specs
-        specs["exporter"] = ChildSpec("exporter", None, PERMANENT, shutdown_timeout_s=None)
-        specs["scheduler"] = ChildSpec(
-            "scheduler", lambda: SchedulerActor.start(crawler, scheduler, **common))
-        specs["engine"] = ChildSpec(
-            "engine", lambda: EngineActor.start(crawler, tree.scheduler, None, pool,
-                                                max_concurrency=pool.concurrency, **common))
-        for index in range(len(pool)):  # permanent: a replacement takes over the table
-            ref = pool.refs[index] = tree.restartable[("downloader", str(index))] = \
-                ChildRef("downloader", str(index))
-            specs[("downloader", str(index))] = ChildSpec(
-                "downloader", lambda index=index, ref=ref: DownloaderActor.start(
-                    crawler, index, tree.engine, share=pool.share,
-                    dns_budget=pool.dns_budget, concurrency=pool.concurrency,
-                    table=pool.tables[index], scheduler=tree.scheduler, child_ref=ref,
-                    **common),
-                PERMANENT, STOP_TIMEOUT_S, key=str(index))
-        pipeline = tree.restartable[("pipeline", "")] = ChildRef("pipeline")
-        kept = {}  # the crawl's ItemPipelineManager: opened once, kept across restarts
-
-        def start_pipeline():
-            restart = "itemproc" in kept
-            if not restart:
-                kept["itemproc"] = ItemPipelineManager.from_crawler(crawler)
-            return PipelineActor.start(crawler, tree.engine, tree.exporters,
-                                       itemproc=kept["itemproc"], restart=restart,
-                                       child_ref=pipeline, **common)
-        specs["pipeline"] = ChildSpec("pipeline", start_pipeline, PERMANENT,
-                                      shutdown_timeout_s=None)
-        specs["spider_runner"] = ChildSpec("spider_runner", lambda: SpiderRunnerActor.start(
-            crawler, tree.scheduler, tree.pipeline, tree.engine, durable=durable,
-            start_skip=job.get("start_requests", 0),
-            start_exhausted=job.get("start_exhausted", False), **common))
         tree.downloaders = pool
-        tree.scheduler = specs["scheduler"].factory()
-        tree.engine = specs["engine"].factory()
-        for index in range(len(pool)):
-            specs[("downloader", str(index))].factory()  # attaches it to pool.refs[index]
-        specs["pipeline"].factory()  # attaches the actor to its ChildRef
-        tree.pipeline = pipeline
-        tree.spider_runner = specs["spider_runner"].factory()
-        for path, cls in user_actors:
-            self._start_user_actor(tree, path, cls, common)
+        try:
+            for spec in CHILD_SPECS:
+                for role, key in spec.children_of(tree):
+                    tree.specs[(role, key)] = spec
+                    spec.start(tree, key)
+        except BaseException:
+            if tree.scheduler is None:  # else the Scheduler actor closes it when stopped
+                _close_unstarted(scheduler)
+            raise
         if durable:
             self.send(tree.scheduler, {"type": "start_checkpoints",
                                        "spider_runner": tree.spider_runner})
@@ -491,23 +479,6 @@ class Supervisor(CrawlActor):
         crawler.signals.send_catch_log(signals.engine_started)
         self.send(tree.engine, {"type": "start_engine", "spider_runner": tree.spider_runner,
                                 "pipeline": tree.pipeline})
-
-    def _start_user_actor(self, tree, path, cls, common):
-        """Start one ``ACTORS`` entry under a permanent child spec and relay the crawl
-        events it subscribes to (``cls.events``) as messages to its current ref."""
-        crawler = tree.crawler
-        role = cls.role
-        register_failure_reason(f"{role}_failed")
-        ref = tree.restartable[(role, path)] = ChildRef(role, path)
-        spec = ChildSpec(role, lambda: cls.start(crawler, engine=tree.engine, key=path,
-                                                 child_ref=ref, **common),
-                         PERMANENT, STOP_TIMEOUT_S, key=path)
-        tree.specs[(role, path)] = spec
-        spec.factory()  # attaches the actor to ref
-        tree.user_actors[path] = ref
-        for event in cls.events:
-            crawler.signals.connect(_EventRelay(tree, path, event), getattr(signals, event),
-                                    weak=False)
 
     def _shutdown(self, tree, reason, wait=False):
         """Stop one crawl's actors in order, then close the spider, on a thread of its own
@@ -544,7 +515,7 @@ class Supervisor(CrawlActor):
         into ``feed_failed``."""
         crawler = tree.crawler
         spider = crawler.spider
-        timeout_of = _timeouts(tree)
+        timeout_of = _timeout_of
         try:
             # User actors first: nothing they send can reach a stopped tree. The engine
             # stops before the scheduler: requests it drains from its inbox while
@@ -592,6 +563,145 @@ class Supervisor(CrawlActor):
                 crawler._crawl_finished(reason)
 
 
+# --- the tree's child specs -------------------------------------------------------------
+# Each start function takes the crawl's tree and a child's key, starts that child from
+# what the tree holds, records it where its siblings find it, and returns its ref; the
+# permanent ones are called again to restart a child (a ChildRef-backed child: the new
+# actor attaches itself to the ChildRef made at its first start).
+
+def _start_exporter(tree: CrawlTree, key: str):
+    """The Exporter of the feed ``key`` (its URI template, password redacted), behind
+    a :class:`ChildRef`, writing through ``tree.writers[key]`` (opened at start)."""
+    from crawlfw.actors.exporter import ExporterActor
+
+    child = tree.restartable.get(("exporter", key))
+    if child is None:
+        child = tree.restartable[("exporter", key)] = ChildRef("exporter", key)
+        tree.exporters.append(child)
+    ExporterActor.start(tree.crawler, tree.writers[key], tree.failed_feeds, child_ref=child,
+                        key=key, **tree.common)
+    return child
+
+
+def _feeds(tree: CrawlTree) -> list[tuple[str, str]]:
+    return [("exporter", name) for name in tree.writers]
+
+
+def _start_scheduler(tree: CrawlTree, key: str):
+    """The Scheduler actor, driving the tree's Scheduler object and its frontier."""
+    from crawlfw.actors.scheduler import SchedulerActor
+
+    tree.scheduler = SchedulerActor.start(tree.crawler, tree.core_scheduler, **tree.common)
+    return tree.scheduler
+
+
+def _start_engine(tree: CrawlTree, key: str):
+    """The Engine, with the crawl's effective concurrency (``fit_concurrency``)."""
+    from crawlfw.actors.engine import EngineActor
+
+    pool = tree.downloaders
+    tree.engine = EngineActor.start(tree.crawler, tree.scheduler, None, pool,
+                                    max_concurrency=pool.concurrency, **tree.common)
+    return tree.engine
+
+
+def _start_downloader(tree: CrawlTree, key: str):
+    """Downloader number ``key`` of the pool, behind a :class:`ChildRef` (made at its
+    first start and put in the pool), serving the pool's slot table number ``key``: a
+    replacement takes the dead one's table over and starts again what was in flight."""
+    from crawlfw.actors.downloader import DownloaderActor
+
+    pool, index = tree.downloaders, int(key)
+    child = tree.restartable.get(("downloader", key))
+    if child is None:
+        child = pool.refs[index] = tree.restartable[("downloader", key)] = \
+            ChildRef("downloader", key)
+    DownloaderActor.start(tree.crawler, index, tree.engine, share=pool.share,
+                          dns_budget=pool.dns_budget, concurrency=pool.concurrency,
+                          table=pool.tables[index], scheduler=tree.scheduler,
+                          child_ref=child, **tree.common)
+    return child
+
+
+def _downloaders(tree: CrawlTree) -> list[tuple[str, str]]:
+    return [("downloader", str(index)) for index in range(len(tree.downloaders.refs))]
+
+
+def _start_pipeline(tree: CrawlTree, key: str):
+    """The Pipeline actor, behind a :class:`ChildRef`, with the crawl's
+    ``ItemPipelineManager`` (made and opened at the first start only; a restart keeps
+    it)."""
+    from crawlfw.actors.pipeline import PipelineActor
+    from crawlfw.pipelines import ItemPipelineManager
+
+    child = tree.restartable.get(("pipeline", ""))
+    restart = child is not None
+    if child is None:
+        tree.itemproc = ItemPipelineManager.from_crawler(tree.crawler)
+        child = tree.restartable[("pipeline", "")] = ChildRef("pipeline")
+    PipelineActor.start(tree.crawler, tree.engine, tree.exporters, itemproc=tree.itemproc,
+                        restart=restart, child_ref=child, **tree.common)
+    tree.pipeline = child
+    return child
+
+
+def _start_spider_runner(tree: CrawlTree, key: str):
+    """The SpiderRunner, resuming the start requests where a durable job left them."""
+    from crawlfw.actors.spider_runner import SpiderRunnerActor
+
+    tree.spider_runner = SpiderRunnerActor.start(
+        tree.crawler, tree.scheduler, tree.pipeline, tree.engine, durable=tree.durable,
+        start_skip=tree.job.get("start_requests", 0),
+        start_exhausted=tree.job.get("start_exhausted", False), **tree.common)
+    return tree.spider_runner
+
+
+def _start_user_actor(tree: CrawlTree, key: str):
+    """The ``ACTORS`` entry of class path ``key``, behind a :class:`ChildRef`; at its
+    first start the crawl events it subscribes to (``cls.events``) are relayed to it as
+    messages (to its current actor, across restarts)."""
+    cls = tree.user_actor_classes[key]
+    role = cls.role
+    child = tree.restartable.get((role, key))
+    first = child is None
+    if first:
+        register_failure_reason(f"{role}_failed")
+        child = tree.restartable[(role, key)] = ChildRef(role, key)
+    cls.start(tree.crawler, engine=tree.engine, key=key, child_ref=child, **tree.common)
+    if first:
+        tree.user_actors[key] = child
+        for event in cls.events:
+            tree.crawler.signals.connect(_EventRelay(tree, key, event),
+                                         getattr(signals, event), weak=False)
+    return child
+
+
+def _user_actors(tree: CrawlTree) -> list[tuple[str, str]]:
+    return [(cls.role, path) for path, cls in tree.user_actor_classes.items()]
+
+
+#: The children of a crawl's tree, in start order (OTP's child specs; see
+#: :class:`~crawlfw.core.control._supervision.ChildSpec`). The engine, the scheduler and the
+#: spider runner are temporary: they hold what a restart would lose or repeat (the
+#: flow-control counters, the lease table, the spider's generators), so their death
+#: closes the crawl. The downloaders, the pipeline, the exporters and the user actors
+#: are restarted behind a ChildRef (crawlfw/actors/_childref.py). The
+#: item-carrying pipeline and exporters get all the time they need to stop. The order
+#: in which a tree stops is :meth:`Supervisor._stop_tree`'s.
+CHILD_SPECS: tuple[ChildSpec, ...] = (
+    ChildSpec("exporter", _start_exporter, PERMANENT, None, children=_feeds),
+    ChildSpec("scheduler", _start_scheduler, TEMPORARY, STOP_TIMEOUT_S),
+    ChildSpec("engine", _start_engine, TEMPORARY, STOP_TIMEOUT_S),
+    ChildSpec("downloader", _start_downloader, PERMANENT, STOP_TIMEOUT_S,
+              children=_downloaders),
+    ChildSpec("pipeline", _start_pipeline, PERMANENT, None),
+    ChildSpec("spider_runner", _start_spider_runner, TEMPORARY, STOP_TIMEOUT_S),
+    ChildSpec("custom", _start_user_actor, PERMANENT, STOP_TIMEOUT_S, children=_user_actors),
+)
+
+_SPEC_BY_ID = {spec.id: spec for spec in CHILD_SPECS}
+
+
 def _wrong_type_note(stats) -> str:
     """``""``, or, for a crawl that scraped no item while components returned results of
     the wrong type (``invalid_output/<Component>.<method>`` stats), the text that says
@@ -610,17 +720,37 @@ def _wrong_type_note(stats) -> str:
     return f": no item scraped; results of the wrong type from {listed}"
 
 
-def _start_exporter(tree, actor_class, writer, common):
-    """Start the Exporter of one feed behind a :class:`ChildRef` (its key: the feed's
-    URI template, password redacted) under a permanent child spec; return the ref."""
-    key = writer.name
-    ref = tree.restartable[("exporter", key)] = ChildRef("exporter", key)
-    spec = tree.specs[("exporter", key)] = ChildSpec(
-        "exporter", lambda: actor_class.start(tree.crawler, writer, tree.failed_feeds,
-                                              child_ref=ref, key=key, **common),
-        PERMANENT, shutdown_timeout_s=None, key=key)
-    spec.factory()  # attaches the actor to ref
-    return ref
+def _discard_feeds(tree: CrawlTree) -> None:
+    """Discard the feeds a refused start opened (a file one created is removed, one it
+    appended to cut back: :meth:`crawlfw.core.feeds.feeds.FeedWriter.discard`): a crawl that
+    never started leaves its feeds as they were."""
+    writers, tree.writers = list(tree.writers.values()), {}
+    for writer in writers:
+        try:
+            writer.discard()
+        except OSError:
+            logger.error("Error discarding the feed %(name)s", {"name": writer.name},
+                         exc_info=True)
+
+
+def _close_unstarted(scheduler) -> None:
+    """Close the scheduler of a crawl whose start failed; a frontier that cannot close
+    (its Redis is gone too) is said in one WARNING: the start's own error is the one
+    reported."""
+    try:
+        scheduler.close("start_failed")
+    except (FrontierError, OSError) as e:
+        logger.warning("The frontier of a crawl that failed to start did not close "
+                       "cleanly: %(error)s", {"error": f"{type(e).__name__}: {e}"})
+
+
+def _frontier_start_error(frontier, error: Exception) -> str:
+    """The one-line reason of a start refused by its frontier: ``shared frontier: ...``
+    for Redis (as :func:`crawlfw.core.scheduler._redis_frontier` words a refused
+    claim), else the frontier's own message."""
+    if getattr(frontier, "shared", False):
+        return f"shared frontier: {error}"
+    return str(error)
 
 
 def _log_exhausted(tree, role, key, reason):
@@ -724,14 +854,11 @@ def _feed_export_enabled(settings) -> bool:
     return "crawlfw.extensions.feedexport.FeedExporter" in enabled
 
 
-def _timeouts(tree):
-    """``role -> shutdown timeout`` (seconds or None) from the tree's child specs."""
-    def timeout_of(role):
-        spec = tree.specs.get(role)
-        if spec is None and role == "custom":
-            return STOP_TIMEOUT_S
-        return spec.shutdown_timeout_s if spec is not None else STOP_TIMEOUT_S
-    return timeout_of
+def _timeout_of(role: str) -> float | None:
+    """The shutdown timeout (seconds, None: as long as it takes) of the children of
+    role ``role``, from :data:`CHILD_SPECS` (the user actors' entry for ``custom``)."""
+    spec = _SPEC_BY_ID.get(role)
+    return spec.shutdown_timeout_s if spec is not None else STOP_TIMEOUT_S
 
 
 def _stop(ref, timeout_s=STOP_TIMEOUT_S):

@@ -9,6 +9,9 @@ starts; the ``n``-th time the code reaches :func:`hit` with that name:
 - ``eio``: ``OSError(EIO)`` is raised there, and at every pass after it (a failing disk);
 - ``hold``: :func:`holding` is True from that pass on (a part that stops working
   without failing, e.g. a frontier that hands out no requests);
+- ``stop``: the process stops itself there (``SIGSTOP``), at that pass only, and goes
+  on when continued (``SIGCONT``): a test can change the world at that exact moment (kill
+  the Redis a worker is starting on) and let the process meet it;
 - ``raise`` (or ``raise:k``): :class:`InjectedFault` (a ``RuntimeError``) is raised
   there, at that pass and the ``k - 1`` passes after it (``k`` = 1 by default), then the
   point is spent: an actor's handler that raises it dies (``on_failure``), so the
@@ -37,10 +40,15 @@ Points (see ARCHITECTURE.md, "Lose nothing" and "Supervision"):
 - ``downloader.transfers``: a Downloader actor pumps with transfers in flight (counted
   per such pump over every downloader of the process), before it collects what ended:
   a death there loses those transfers mid-way.
+- ``supervisor.frontier_opened``: a crawl's start has opened its frontier (a shared
+  frontier's claim is done), its feeds' starting points not committed yet.
+- ``scheduler.open``: the Scheduler actor starts, its frontier not opened yet (a shared
+  frontier's earlier leases not recovered yet).
 """
 
 import errno
 import os
+import signal
 
 __all__ = ["hit", "armed", "fatal_next", "holding", "half_written_batch", "InjectedFault",
            "EXIT_STATUS"]
@@ -66,6 +74,8 @@ def _parse(spec: str):
             modes[name] = ("raise", int(times or 1))
         elif mode == "hold":
             modes[name] = ("hold", 0)
+        elif mode == "stop":
+            modes[name] = ("stop", 0)
     return points, modes
 
 
@@ -94,6 +104,10 @@ def hit(name: str, damage=None, *args) -> None:
             mode = _MODES.get(name)
             if mode is None:
                 os._exit(EXIT_STATUS)
+            if mode[0] == "stop":
+                if _POINTS[name] == 0:
+                    os.kill(os.getpid(), signal.SIGSTOP)
+                return
             if mode[0] == "eio":
                 raise OSError(errno.EIO, f"injected I/O error at {name}")
             if _POINTS[name] > -mode[1]:
@@ -108,6 +122,8 @@ def fatal_next(name: str) -> bool:
     mode = _MODES.get(name)
     if mode is not None and mode[0] == "raise":
         return 1 - mode[1] < left <= 1
+    if mode is not None and mode[0] == "stop":  # the process goes on
+        return False
     return left == 1
 
 

@@ -255,6 +255,27 @@ def test_a_redis_that_lost_the_crawl_fails_instead_of_finishing(make):
 
 
 @pytest.mark.slow
+def test_a_worker_writes_no_key_back_once_redis_lost_the_crawl(make):
+    """After a FLUSHALL (or a Redis restarted without persistence) a running worker's
+    periodic calls (its figures for ``crawlfw status``, its heartbeat) fail or do
+    nothing: none of them recreates a key of the lost crawl, so starting the crawl over
+    on purpose is not refused as "incomplete" (it was: ``{t}:figures`` came back)."""
+    a = make("a")
+    a.push(R("1"))
+    a.push(R("2"))
+    assert len(a.lease(1)) == 1
+    a.crawl_figures({"pages": 1, "items": 0})
+    assert a.client.exists("{t}:figures", "{t}:workers") >= 1
+    a.client.flushall()
+    with pytest.raises(FrontierError, match="gone from Redis"):
+        a.crawl_figures({"pages": 2, "items": 1})
+    a.renew()  # its leases are lost; nothing written
+    assert a.client.keys("*") == []
+    b = make("b")  # a new crawl over the empty Redis, as the user asked
+    assert b.push(R("1")) is True
+
+
+@pytest.mark.slow
 def test_prefetched_leases_are_served_without_redis_and_given_back(make):
     a = make("a", prefetch=3)
     b = make("b")

@@ -35,7 +35,19 @@ def test_negative_figures_are_refused():
         RestartIntensity(max_restarts=-1, window_s=60.0)
 
 
+def _start(tree, key):
+    return f"started {key}"
+
+
 def test_child_spec_defaults():
-    spec = ChildSpec("engine")
-    assert (spec.restart, spec.shutdown_timeout_s, spec.factory, spec.key) == (
-        "temporary", 60.0, None, "")
+    spec = ChildSpec("engine", _start)
+    assert (spec.restart, spec.shutdown_timeout_s, spec.children) == ("temporary", 60.0, None)
+    assert spec.children_of(object()) == [("engine", "")]
+
+
+def test_a_child_spec_for_several_children_names_them_from_the_tree():
+    spec = ChildSpec("downloader", _start, "permanent",
+                     children=lambda tree: [("downloader", str(i)) for i in range(tree)])
+    assert spec.children_of(3) == [("downloader", "0"), ("downloader", "1"),
+                                   ("downloader", "2")]
+    assert spec.start(3, "1") == "started 1"

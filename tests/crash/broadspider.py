@@ -3,19 +3,17 @@
 starts at that host too, first (a skewed mix: one big host among small ones).
 
 ``-a hog_s=S``: at its first response the spider takes every free file descriptor and
-gives them back ``S`` seconds later (something else in the process using them up), so
-the connections made meanwhile meet ``EMFILE``.
+gives them back ``S`` seconds later (something else in the process using them up:
+tests/support/fdhog.py), so the connections made meanwhile meet ``EMFILE``.
 
 With ``ROBOTSTXT_OBEY`` the spider prints ``robots.txt parsers cached: <n>`` to stderr
 when it closes: the most parsers the RobotsTxtMiddleware held at any response."""
 
 import gc
-import os
 import sys
-import threading
-import time
 
 import crawlfw
+from tests.support.fdhog import hog
 
 
 class BroadSpider(crawlfw.Spider):
@@ -40,7 +38,7 @@ class BroadSpider(crawlfw.Spider):
             self.robots_max = max(self.robots_max, len(self.robots_mw._parsers))
         if float(getattr(self, "hog_s", 0) or 0) and not self.hogged:
             self.hogged = True
-            self._hog(float(self.hog_s))
+            hog(float(self.hog_s))
         yield {"url": response.url}
         for href in response.css("a::attr(href)").getall():
             yield response.follow(href)
@@ -49,28 +47,3 @@ class BroadSpider(crawlfw.Spider):
         if self.robots_mw is not None:
             print(f"robots.txt parsers cached: {self.robots_max}", file=sys.stderr,
                   flush=True)
-
-    @staticmethod
-    def _hog(seconds):
-        # The main thread imports crawlfw.control and crawlfw.progress (files) once the
-        # crawl runs: on a loaded machine the first response can come before that, and
-        # an import failing with EMFILE ends the process. Hog only after those imports.
-        deadline = time.monotonic() + 60
-        while "crawlfw.progress" not in sys.modules and time.monotonic() < deadline:
-            time.sleep(0.01)
-        # glibc loads libgcc_s (a file) when a thread first exits: have one exit now,
-        # or a thread ending while every fd is taken aborts the process.
-        t = threading.Thread(target=lambda: None)
-        t.start()
-        t.join()
-        held = []
-        try:
-            while True:
-                held.append(os.open(os.devnull, os.O_RDONLY))
-        except OSError:
-            pass
-
-        def give_back():
-            for fd in held:
-                os.close(fd)
-        threading.Timer(seconds, give_back).start()

@@ -251,6 +251,48 @@ def test_interrupt_stops_a_crawl_whose_redis_is_gone(site, make_redis, tmp_path,
         assert code == 0, text[-3000:]
 
 
+@pytest.mark.parametrize("point", ["supervisor.frontier_opened", "scheduler.open"])
+def test_redis_gone_while_a_worker_starts_is_one_line_and_exit_1(site, make_redis, tmp_path,
+                                                                 point):
+    """Redis dies at the worst moments of a worker's start: the worker has claimed the
+    crawl and is about to commit its feeds' starting points (``supervisor.frontier_opened``),
+    or its Scheduler actor is about to open the frontier (``scheduler.open``). The crawl
+    ends in one ERROR line naming Redis, exit status 1, no traceback: refused
+    (``start_failed: shared frontier: ...``) before the spider opened, else
+    ``frontier_failed``. Before: "Could not start crawl" with a traceback of two
+    chained FrontierErrors (the frontier's close failing too), then the same again from
+    the command; or the Scheduler actor's death with pykka's traceback."""
+    from tests.support.proc import is_stopped
+
+    server = make_redis()
+    feed = tmp_path / "items.jl"
+    cmd = crawl_cmd(site, server.url, feed, "-s", "FRONTIER_RETRY_TIMEOUT=1")
+    with open(tmp_path / "w.log", "wb") as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log,
+                                env={**env(), "CRAWLFW_FAULTS": f"{point}:1:stop"})
+        try:
+            wait_for(lambda: is_stopped(proc.pid), "the worker at its fault point", alive=proc)
+            server.kill()
+            proc.send_signal(signal.SIGCONT)
+            code = proc.wait(60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    text = (tmp_path / "w.log").read_text(errors="replace")
+    assert code == 1, text[-3000:]
+    assert "Traceback" not in text, text[-3000:]
+    assert len(errors(text)) == 1, text[-3000:]
+    if point == "supervisor.frontier_opened":
+        assert "Crawl could not start: shared frontier: Redis at " in errors(text)[0], \
+            text[-3000:]
+        assert not feed.exists()  # the feed it had opened is discarded
+    else:
+        assert "Frontier failed: FrontierError: Redis at " in errors(text)[0], text[-3000:]
+        assert "'finish_reason': 'frontier_failed'" in text, text[-3000:]
+    assert "unreachable" in errors(text)[0], text[-3000:]
+
+
 # --- the --workers parent restarts only crashes -----------------------------------------
 
 def _flushall(server):

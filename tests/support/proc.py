@@ -83,3 +83,14 @@ def run_measured(*args, cwd, env=None, timeout_s: float = 90.0) -> Finished:
     """Run ``crawlfw <args>`` to its end (killed after ``timeout_s`` seconds)."""
     process, out_path, err_path = start_crawlfw(*args, cwd=cwd, env=env)
     return wait_measured(process, out_path, err_path, timeout_s)
+
+
+def is_stopped(pid: int) -> bool:
+    """True while process ``pid`` is stopped (``SIGSTOP``: state ``T`` in
+    ``/proc/<pid>/stat``), as a fault point armed with ``stop`` leaves it
+    (crawlfw/core/_faults.py); False when it runs or is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2:].startswith("T")

@@ -1,5 +1,9 @@
 """Plain parts of supervision (no threads): child specs and restart intensity.
 
+A crawl's tree is started from a table of :class:`ChildSpec` (``CHILD_SPECS`` in
+:mod:`crawlfw.actors.supervisor`), walked in order, as an OTP supervisor starts its
+children from their child specs.
+
 Erlang/OTP's supervisor is the model (``supervisor`` manual, "Restart intensity and
 period"): a supervisor allows at most ``max_restarts`` restarts of its children within
 ``window_s`` seconds; one more and it gives up. crawlfw's Supervisor keeps one
@@ -9,7 +13,7 @@ growing backoff.
 """
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,25 +28,43 @@ TEMPORARY = "temporary"
 
 @dataclass(frozen=True)
 class ChildSpec:
-    """How the Supervisor starts, restarts and stops one child of a crawl's tree.
+    """One entry of a supervisor's table of children: how it starts, restarts and stops
+    them (OTP's ``child_spec``: id, start, restart, shutdown; the ``supervisor`` manual,
+    "Child specification").
+
+    An entry may stand for several children of one kind (the downloaders, one exporter
+    per feed, the user actors), as an OTP ``simple_one_for_one`` template does:
+    ``children`` names them, each by ``(role, key)``.
 
     Attributes:
-        role: the child's role (``engine``, ``downloader``, ``custom``...); the crawl's
-            ``finish_reason`` is ``<role>_failed`` when it dies for good.
-        factory: a callable returning a started ``ActorRef`` (None for children the
-            Engine starts on demand: downloaders).
+        id: the entry's name and its children's role (``engine``, ``downloader``...;
+            the crawl's ``finish_reason`` is ``<role>_failed`` when one dies for good).
+            The user actors' entry is ``custom``; each of its children has its class's
+            role.
+        start: ``start(tree, key) -> ref``: start the child ``key`` (``""`` for an
+            entry of one child) of the crawl's tree, record it in the tree where its
+            siblings find it, and return its ref (an ``ActorRef``, or the ``ChildRef``
+            the new actor attached itself to). A plain named function of the tree,
+            called again to restart a ``permanent`` child.
         restart: :data:`PERMANENT` or :data:`TEMPORARY`.
-        shutdown_timeout_s: seconds the child gets to drain its inbox and stop; None
+        shutdown_timeout_s: seconds each child gets to drain its inbox and stop; None
             waits as long as it takes (OTP's ``infinity``: the pipeline and exporters,
             which hold items that must reach the feed).
-        key: tells siblings of one role apart (a user actor's class path), else "".
+        children: ``children(tree) -> [(role, key), ...]``: the children this entry
+            starts, in order; None: one child, ``(id, "")``.
     """
 
-    role: str
-    factory: Callable[..., Any] | None = None
+    id: str
+    start: Callable[[Any, str], Any]
     restart: str = TEMPORARY
     shutdown_timeout_s: float | None = 60.0
-    key: str = ""
+    children: Callable[[Any], Iterable[tuple[str, str]]] | None = None
+
+    def children_of(self, tree: Any) -> list[tuple[str, str]]:
+        """The ``(role, key)`` of each child of this entry in ``tree``, in start order."""
+        if self.children is None:
+            return [(self.id, "")]
+        return list(self.children(tree))
 
 
 class RestartIntensity:

@@ -502,8 +502,10 @@ return n
 _RENEW = _PRELUDE + """
 now = now_ms()
 local deadline = now + tonumber(ARGV[2])
-redis.call('HSET', WORKERS, ARGV[1], now)
-if redis.call('HEXISTS', META, 'created') == 1 then present(ARGV[1], tonumber(ARGV[2])) end
+if redis.call('HEXISTS', META, 'created') == 1 then  -- (a crawl Redis lost: no key recreated)
+  redis.call('HSET', WORKERS, ARGV[1], now)
+  present(ARGV[1], tonumber(ARGV[2]))
+end
 if redis.call('GET', START) == ARGV[1] then
   redis.call('PEXPIRE', START, ARGV[2])
 end
@@ -516,6 +518,13 @@ for i = 3, #ARGV do
   end
 end
 return gone
+"""
+
+# ARGV: worker, its figures (JSON). Publishes them and returns {figures by worker (a flat
+# HGETALL list), heartbeats by worker (idem), TIME}; a crawl Redis lost gets no key back.
+_FIGURES = _PRELUDE + _GUARD + """
+redis.call('HSET', FIGURES, ARGV[1], ARGV[2])
+return {redis.call('HGETALL', FIGURES), redis.call('HGETALL', WORKERS), redis.call('TIME')}
 """
 
 # ARGV: concurrency per host, worker, finished lease ids ('a,b,...'). Returns {queued,
@@ -631,7 +640,8 @@ _SCRIPTS = {
     .replace("PREFETCH_SCAN", str(PREFETCH_SCAN)).replace("'LAYOUT'", f"'{LAYOUT}'")
     for name, src in {"push": _PUSH, "lease": _LEASE, "commit": _COMMIT, "release": _RELEASE,
                       "renew": _RENEW, "status": _STATUS, "recover": _RECOVER,
-                      "claim": _CLAIM_START, "unclaim": _UNCLAIM_START}.items()
+                      "claim": _CLAIM_START, "unclaim": _UNCLAIM_START,
+                      "figures": _FIGURES}.items()
 }
 
 
@@ -1253,8 +1263,9 @@ class RedisFrontier(FrontierBase):
     def crawl_figures(self, own: dict) -> dict:
         """Publish this worker's figures and read the whole shared crawl's.
 
-        Two Redis round trips (a pipeline, then :meth:`status`); the scheduler calls it
-        every few seconds, never per request.
+        Two Redis round trips (a script, then :meth:`status`); the scheduler calls it
+        every few seconds, never per request. Nothing is published once the crawl's
+        keys are gone from Redis (no key of a lost crawl is written back).
 
         Args:
             own: this worker's ``{'pages': int, 'items': int}``.
@@ -1268,23 +1279,16 @@ class RedisFrontier(FrontierBase):
 
         Raises:
             FrontierError: Redis failed.
+            FrontierPermanentError: the crawl's keys are gone from Redis (nothing was
+                published).
         """
-        figures_key, workers_key = self._k("figures"), self._k("workers")
         entry = json.dumps({"pages": int(own.get("pages", 0)), "items": int(own.get("items", 0))})
-
-        def publish_and_read():
-            pipe = self.client.pipeline(transaction=False)
-            pipe.hset(figures_key, self.worker, entry)
-            pipe.hgetall(figures_key)
-            pipe.hgetall(workers_key)
-            pipe.time()
-            return pipe.execute()
-
-        _, figures, beats, (sec, usec) = call_with_retry(
-            publish_and_read, self.url, self.retry_timeout_s, spider=self.spider,
-            stats=self.stats, link=self.link)
-        self._inc("frontier/redis_calls")
-        now_ms = sec * 1000 + usec / 1000
+        # One script: it publishes only while the crawl's mark exists, so a worker never
+        # writes back a key of a crawl Redis lost (FLUSHALL, a restart without persistence).
+        flat_figures, flat_beats, (sec, usec) = self._call("figures", [self.worker, entry])
+        figures = dict(zip(flat_figures[::2], flat_figures[1::2], strict=True))
+        beats = dict(zip(flat_beats[::2], flat_beats[1::2], strict=True))
+        now_ms = int(sec) * 1000 + int(usec) / 1000
         shared = self.status()
         workers = []
         for wid, raw in sorted(figures.items()):
