@@ -52,6 +52,7 @@ Scheduler if the spider closes meanwhile. Transfers in flight finish.
 import logging
 import threading
 import time
+from concurrent.futures import Future
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
@@ -70,11 +71,15 @@ from crawlfw.core.flow import (
     FlowControl,
 )
 from crawlfw.core.slot import DOWNLOAD_SLOT, IpCache, slot_key
-from crawlfw.exceptions import DontCloseSpider, DownloaderCrashed, IgnoreRequest
+from crawlfw.exceptions import (
+    DontCloseSpider,
+    DownloadCancelled,
+    DownloaderCrashed,
+    IgnoreRequest,
+)
 from crawlfw.http import Request, Response
 from crawlfw.logformatter import LogFormatter
 from crawlfw.utils.log import _debug_wanted, logformatter_adapter
-from crawlfw.utils.request import request_fingerprint
 
 logger = logging.getLogger(__name__)
 
@@ -132,7 +137,15 @@ class EngineActor(CrawlActor):
         # later requests are keyed by IP (as Scrapy's dnscache does).
         self.ip_cache = IpCache(IP_CACHE_SIZE) \
             if settings.getint("CONCURRENT_REQUESTS_PER_IP") else None
-        self.parked = {}  # fingerprint -> lease of a request a middleware parked
+        # Requests a downloader middleware parked (RequestParked: robots.txt pending) ->
+        # the index of the middleware after it, where process_request goes on when
+        # resume_parked comes; their frontier leases stay theirs meanwhile.
+        self.parked = {}
+        # Downloads outside the frontier (``download``: media pipelines,
+        # crawler.engine.download): request -> (reply_to ref or Future, key). A redirect
+        # or retry a middleware returns takes its original's place.
+        self.direct = {}
+        self.direct_held = []  # ``download`` requests received while paused
         self._idle_timer = None  # the recheck after DontCloseSpider
         self._finish_reason = "finished"  # "start_error" once start() raised
         self.pipeline = None  # for add_items (user actors), from start_engine
@@ -229,13 +242,43 @@ class EngineActor(CrawlActor):
 
     def handle_crawl(self, message):
         self.flow.crawl_requested()
+        self.send(self.scheduler, {"type": "enqueue_requests", "requests": [message["request"]],
+                                   "transient_ok": True})
+        self._after()
+
+    def handle_download(self, message):
+        """Download a request outside the frontier (Scrapy's ``engine.download``) and
+        answer its sender once (see :class:`crawlfw.actors.messages.Download`)."""
         request = message["request"]
-        enqueue = {"type": "enqueue_requests", "requests": [request], "transient_ok": True}
-        if self.parked:  # a parked request re-issued (robots.txt): it replaces its lease
-            lease = self.parked.pop(request_fingerprint(request), None)
-            if lease is not None:
-                enqueue["done"] = [lease]
-        self.send(self.scheduler, enqueue)
+        target = message.get("reply_to")
+        if target is None:
+            target = message["future"]
+        self.direct[request] = (target, message["key"])
+        if self.flow.closing:
+            self._answer(request, error=DownloadCancelled(
+                f"Download of {request.url} cancelled: the spider is closing"))
+            return
+        self.flow.crawl_requested()
+        if self.flow.paused:
+            self.direct_held.append(request)
+            return
+        self._download(request)
+        self._after()
+
+    def handle_resume_parked(self, message):
+        """A middleware gives back a request it parked: go on with the middlewares after
+        it, or with ``error``, to ``process_exception``."""
+        request = message["request"]
+        start = self.parked.pop(request, None)
+        if start is None:
+            return  # released (or cancelled) when the spider started closing
+        self.flow.crawl_requested()
+        error = message.get("error")
+        if error is not None:
+            self._process_exception(request, error)
+        else:
+            request._paced = False  # it waited: the slot applies the host's delay again
+            self._download(request, start)
         self._after()
 
     def handle_idle_checked(self, message):
@@ -288,6 +331,9 @@ class EngineActor(CrawlActor):
             return  # not paused
         logger.info("Crawl resumed", extra={"spider": self.spider})
         for request in held:
+            self._download(request)
+        direct, self.direct_held = self.direct_held, []
+        for request in direct:
             self._download(request)
         self._after()
 
@@ -345,15 +391,14 @@ class EngineActor(CrawlActor):
 
     # --- downloading --------------------------------------------------------------------
 
-    def _download(self, request):
+    def _download(self, request, start=0):
         try:
-            result = self.mw.process_request(request, self.spider)
-        except RequestParked:
-            # A middleware keeps it and re-sends it later (robots.txt pending) as a new
-            # request; with a durable frontier, that one replaces this lease.
+            result = self.mw.process_request(request, self.spider, start)
+        except RequestParked as parked:
+            # A middleware keeps it until it sends resume_parked (robots.txt pending):
+            # it waits here, its lease kept; its host's frontier slot is given back.
             self.flow.host_done(request)
-            if request._lease is not None:
-                self.parked[request_fingerprint(request)] = request._lease
+            self.parked[request] = parked.resume_at
             return
         except Exception as e:
             self._process_exception(request, e)
@@ -400,6 +445,9 @@ class EngineActor(CrawlActor):
         self.crawler.signals.send_catch_log(
             signals.response_received, response=response, request=request, spider=self.spider
         )
+        if self.direct and request in self.direct:
+            self._answer(request, response=response)
+            return
         self.flow.sent_to_spider(len(response.body))
         self.send(self.spider_runner, {"type": "scrape_response", "request": request,
                                        "response": response})
@@ -418,18 +466,44 @@ class EngineActor(CrawlActor):
             self._schedule(result, request)
 
     def _to_spider_failure(self, request, error):
+        if self.direct and request in self.direct:
+            self._answer(request, error=error)
+            return
         self.flow.sent_to_spider()
         self.send(self.spider_runner, {"type": "scrape_failure", "request": request, "error": error})
 
     def _schedule(self, request, replaces):
         """Schedule ``request``, which a middleware returned in place of ``replaces``
         (a redirect, a retry): with a durable frontier, in the same transaction as the
-        ack of ``replaces``' lease."""
+        ack of ``replaces``' lease. A download outside the frontier (``download``)
+        downloads its replacement at once, as Scrapy's ``engine.download`` does."""
         self.flow.host_done(replaces)
+        if self.direct and replaces in self.direct:
+            self.direct[request] = self.direct.pop(replaces)
+            self._download(request)
+            return
         message = {"type": "enqueue_requests", "requests": [request]}
         if replaces._lease is not None:
             message["done"] = [replaces._lease]
         self.send(self.scheduler, message)
+
+    def _answer(self, request, response=None, error=None):
+        """Answer the sender of the ``download`` of ``request`` (or of the request it
+        replaced) with ``response`` or ``error``; forget it."""
+        target, key = self.direct.pop(request)
+        if isinstance(target, Future):
+            if not target.done():  # the caller may have given up (timeout)
+                if error is None:
+                    target.set_result(response)
+                else:
+                    target.set_exception(error)
+            return
+        reply = {"type": "download_done", "key": key}
+        if error is None:
+            reply["response"] = response
+        else:
+            reply["error"] = error
+        self.send(target, reply)
 
     def _requeue(self, requests):
         # Closing: requests the scheduler handed out go back (a durable frontier keeps
@@ -506,6 +580,15 @@ class EngineActor(CrawlActor):
         if abandoned is None:
             return  # already closing
         logger.info("Closing spider (%(reason)s)", {"reason": reason}, extra={"spider": self.spider})
+        if self.parked:  # parked requests go back too (robots.txt answers come too late)
+            abandoned = list(abandoned) + list(self.parked)
+            self.parked.clear()
+        if self.direct:  # downloads outside the frontier: their senders learn it now
+            abandoned = [request for request in abandoned if request not in self.direct]
+            self.direct_held.clear()
+            for request in list(self.direct):
+                self._answer(request, error=DownloadCancelled(
+                    f"Download of {request.url} cancelled: the spider is closing ({reason})"))
         if abandoned:
             self._requeue(abandoned)
         if self.supervisor is not None:
