@@ -43,6 +43,20 @@ was in flight in :data:`POISON_CRASHES` downloader deaths, which fails with
 :class:`~crawlfw.exceptions.DownloaderCrashed` instead (crashes are counted per request
 fingerprint, only when a downloader dies).
 
+Downloads outside the frontier (``download``: a media pipeline's item waiting, or a
+blocking ``crawler.engine.download``): the request passes the downloader middlewares
+and a slot like any other, but no scheduler; its redirects and retries are downloaded
+at once, and its response (logged, ``response_received`` fired) or error goes back to
+the sender (``download_done``, or the caller's future) instead of the spider. Closing
+answers every one still pending with ``DownloadCancelled`` (``direct``).
+
+Parked requests (a downloader middleware's ``process_request`` raised
+``RequestParked``: robots.txt pending for the host) wait here (``parked``: request ->
+the index of the next middleware), their frontier lease kept and their host's frontier
+slot given back, until ``resume_parked``: then the middleware chain goes on after the
+one that parked it (or, with an ``error``, ``process_exception``). They never go back
+to the Scheduler but on close, with the transfers abandoned.
+
 Pause (``pause_crawl``, from the control endpoint): no credit is granted and no idle
 check is made; requests the Scheduler still sends against credit granted before are
 held (``FlowControl.held``) and downloaded on ``resume_crawl``, or sent back to the
@@ -145,7 +159,9 @@ class EngineActor(CrawlActor):
         # crawler.engine.download): request -> (reply_to ref or Future, key). A redirect
         # or retry a middleware returns takes its original's place.
         self.direct = {}
-        self.direct_held = []  # ``download`` requests received while paused
+        # (request, first middleware) of ``download`` and ``resume_parked`` requests
+        # received while paused: downloaded on resume
+        self.direct_held = []
         self._idle_timer = None  # the recheck after DontCloseSpider
         self._finish_reason = "finished"  # "start_error" once start() raised
         self.pipeline = None  # for add_items (user actors), from start_engine
@@ -260,7 +276,7 @@ class EngineActor(CrawlActor):
             return
         self.flow.crawl_requested()
         if self.flow.paused:
-            self.direct_held.append(request)
+            self.direct_held.append((request, 0))
             return
         self._download(request)
         self._after()
@@ -278,6 +294,9 @@ class EngineActor(CrawlActor):
             self._process_exception(request, error)
         else:
             request._paced = False  # it waited: the slot applies the host's delay again
+            if self.flow.paused:
+                self.direct_held.append((request, start))
+                return
             self._download(request, start)
         self._after()
 
@@ -333,8 +352,8 @@ class EngineActor(CrawlActor):
         for request in held:
             self._download(request)
         direct, self.direct_held = self.direct_held, []
-        for request in direct:
-            self._download(request)
+        for request, start in direct:
+            self._download(request, start)
         self._after()
 
     def handle_close_spider(self, message):
@@ -580,12 +599,13 @@ class EngineActor(CrawlActor):
         if abandoned is None:
             return  # already closing
         logger.info("Closing spider (%(reason)s)", {"reason": reason}, extra={"spider": self.spider})
-        if self.parked:  # parked requests go back too (robots.txt answers come too late)
-            abandoned = list(abandoned) + list(self.parked)
+        if self.parked or self.direct_held:  # parked requests go back too
+            abandoned = [*abandoned, *self.parked,
+                         *(request for request, _ in self.direct_held)]
             self.parked.clear()
+            self.direct_held.clear()
         if self.direct:  # downloads outside the frontier: their senders learn it now
             abandoned = [request for request in abandoned if request not in self.direct]
-            self.direct_held.clear()
             for request in list(self.direct):
                 self._answer(request, error=DownloadCancelled(
                     f"Download of {request.url} cancelled: the spider is closing ({reason})"))

@@ -129,6 +129,14 @@ class PipelineActor(RestartableActor):
 
     role = "pipeline"
 
+    #: Batches (:class:`_BatchProgress`) and checkpoints held behind them, in arrival order.
+    _queue: deque
+    #: download key -> ``[(wait, place of the request in it)]``: the items waiting for it.
+    _waits: dict[int, list[tuple[_Wait, int]]]
+    #: request fingerprint -> the key of its download in progress, and back.
+    _keys_by_fp: dict[str, int]
+    _fp_of: dict[int, str]
+
     def __init__(self, crawler, engine, exporters=(), itemproc=None, restart=False, **kw):
         super().__init__(settings=crawler.settings, **kw)
         self.crawler = crawler
@@ -138,12 +146,10 @@ class PipelineActor(RestartableActor):
         self._open = not restart
         # Built on the caller's (supervisor's) thread, before spider_opened is sent.
         self.itemproc = ItemPipelineManager.from_crawler(crawler) if itemproc is None else itemproc
-        # Batches (_BatchProgress) and checkpoints held behind them, in arrival order.
-        self._queue: deque = deque()
-        # download key -> [(wait, place of the request in it)]: the items waiting for it
-        self._waits: dict[int, list[tuple[_Wait, int]]] = {}
-        self._keys_by_fp: dict[bytes, int] = {}  # request fingerprint -> its download's key
-        self._fp_of: dict[int, bytes] = {}  # download key -> its request's fingerprint
+        self._queue = deque()
+        self._waits = {}
+        self._keys_by_fp = {}
+        self._fp_of = {}
         self._keys = itertools.count()
 
     def on_start(self):
