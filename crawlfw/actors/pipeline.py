@@ -210,58 +210,95 @@ class PipelineActor(RestartableActor):
             return
         progress = wait.progress
         progress.waiting.discard(wait.index)
-        self._run(progress, wait.index, wait.pending.resume, wait.outcomes)
+        self._resume(wait)
         if progress.complete():
             self._drain()
 
     def _process(self, progress: _BatchProgress, end: int) -> None:
         """Run the items of ``progress.message`` from ``progress.next`` to ``end`` through
-        the item pipelines. An exception that escapes (a bug: an item pipeline's own
-        errors are logged here) leaves ``progress.next`` at the item it happened on."""
-        later = progress.later
-        process_item = self.itemproc.process_item
-        spider = self.spider
-        items = progress.message["items"]
-        for i in range(progress.next, end):
-            progress.next = i
-            if later and i in later:
-                continue  # a replay: it went through the pipelines already
-            self._run(progress, i, process_item, items[i], spider)
-        progress.next = max(progress.next, end)
-
-    def _run(self, progress: _BatchProgress, i: int, call, *args) -> None:
-        """Run ``call(*args)`` (the item pipelines, or a waiting item's resume) for item
-        ``i`` of ``progress`` and record how it ended: passed, dropped, failed (logged,
-        signalled) or waiting for downloads."""
+        the item pipelines; the survivors go to ``progress.passed``, an item waiting for
+        downloads to :meth:`_wait`. An exception that escapes (a bug: an item pipeline's
+        own errors are logged here) leaves ``progress.next`` at the item it happened on,
+        for :meth:`replay_of`."""
         message = progress.message
-        item, response = message["items"][i], message["response"]
+        items, response = message["items"], message["response"]
         spider = self.spider
         send_signal = self.crawler.signals.send_catch_log
         logformatter = self.crawler.logformatter
+        process_item = self.itemproc.process_item
+        # The default formatter logs "Scraped from" at DEBUG: skip it when DEBUG is off.
+        log_scraped = type(logformatter) is not LogFormatter
+        later = progress.later
+        passed = progress.passed
+        i = progress.next
         try:
-            output = call(*args)
-        except DropItem as e:
-            logkws = logformatter.dropped(item, e, response, spider)
+            for i in range(progress.next, end):
+                if later and i in later:
+                    continue  # a replay: it went through the pipelines already
+                item = items[i]
+                try:
+                    output = process_item(item, spider)
+                except Exception as e:
+                    self._not_scraped(item, e, response)
+                    progress.finished(i, False, None)
+                    continue
+                if output.__class__ is AwaitingDownloads:
+                    self._wait(progress, i, output)
+                    continue
+                if log_scraped or _debug_wanted(logger):
+                    logkws = logformatter.scraped(output, response, spider)
+                    logger.log(*logformatter_adapter(logkws), extra={"spider": spider})
+                send_signal(signals.item_scraped, item=output, response=response,
+                            spider=spider)
+                if i == progress.done and not later:  # in order: the usual case
+                    passed.append(output)
+                    progress.done = i + 1  # the last statement of an item's turn
+                else:
+                    progress.finished(i, True, output)
+        except BaseException:
+            progress.next = i  # a replay starts with item i
+            raise
+        progress.next = max(progress.next, end)
+
+    def _resume(self, wait: _Wait) -> None:
+        """Resume an item whose downloads are all answered; record how it ends (passed,
+        dropped, failed, or waiting again)."""
+        progress, i = wait.progress, wait.index
+        message = progress.message
+        item, response = message["items"][i], message["response"]
+        spider = self.spider
+        try:
+            output = wait.pending.resume(wait.outcomes)
+        except Exception as e:
+            self._not_scraped(item, e, response)
+            progress.finished(i, False, None)
+            return
+        if output.__class__ is AwaitingDownloads:
+            self._wait(progress, i, output)
+            return
+        logformatter = self.crawler.logformatter
+        if type(logformatter) is not LogFormatter or _debug_wanted(logger):
+            logkws = logformatter.scraped(output, response, spider)
+            logger.log(*logformatter_adapter(logkws), extra={"spider": spider})
+        self.crawler.signals.send_catch_log(signals.item_scraped, item=output,
+                                            response=response, spider=spider)
+        progress.finished(i, True, output)
+
+    def _not_scraped(self, item, error: Exception, response) -> None:
+        """Log and signal an item an item pipeline dropped (``DropItem``: logged by the
+        log formatter, ``item_dropped``) or failed on ("Error processing", ``item_error``)."""
+        spider = self.spider
+        send_signal = self.crawler.signals.send_catch_log
+        if isinstance(error, DropItem):
+            logkws = self.crawler.logformatter.dropped(item, error, response, spider)
             logger.log(*logformatter_adapter(logkws), extra={"spider": spider})
             send_signal(signals.item_dropped, item=item, response=response,
-                        spider=spider, exception=e)
-        except Exception as e:
-            logger.error("Error processing %(item)s", {"item": item},
-                         exc_info=failure_to_exc_info(e), extra={"spider": spider})
-            send_signal(signals.item_error, item=item, response=response,
-                        spider=spider, failure=Failure(e))
-        else:
-            if output.__class__ is AwaitingDownloads:
-                self._wait(progress, i, output)
-                return
-            # The default formatter logs "Scraped from" at DEBUG: skip it when DEBUG is off.
-            if type(logformatter) is not LogFormatter or _debug_wanted(logger):
-                logkws = logformatter.scraped(output, response, spider)
-                logger.log(*logformatter_adapter(logkws), extra={"spider": spider})
-            send_signal(signals.item_scraped, item=output, response=response, spider=spider)
-            progress.finished(i, True, output)  # the last statement of an item's turn
+                        spider=spider, exception=error)
             return
-        progress.finished(i, False, None)
+        logger.error("Error processing %(item)s", {"item": item},
+                     exc_info=failure_to_exc_info(error), extra={"spider": spider})
+        send_signal(signals.item_error, item=item, response=response,
+                    spider=spider, failure=Failure(error))
 
     def _wait(self, progress: _BatchProgress, i: int, pending: AwaitingDownloads) -> None:
         """Item ``i`` waits: ask the engine for its downloads (one download per
