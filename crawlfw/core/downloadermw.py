@@ -140,12 +140,11 @@ class DownloaderMiddlewareManager(MiddlewareManager):
                 the caller passes it to :meth:`process_exception`.
         """
         methods = self.methods["process_request"]
-        for index in range(start, len(methods)):
-            method = methods[index]
+        for method in methods[start:] if start else methods:
             try:
                 result = method(request=request, spider=spider)
             except RequestParked as parked:
-                parked.resume_at = index + 1
+                parked.resume_at = methods.index(method, start) + 1
                 raise
             if result is None:
                 continue
