@@ -98,10 +98,11 @@ class EngineFacade:
         caller's thread waits for the engine's answer to a ``download`` message (see
         :class:`crawlfw.actors.messages.Download`). For code outside the actors (an
         extension's thread, a user's) and for an item pipeline's ``process_item`` (the
-        Pipeline actor's thread: the engine never waits for it). The media pipelines
-        (``FilesPipeline``, ``ImagesPipeline``) do not block: their items wait in the
-        Pipeline actor while it goes on with other items
-        (:class:`crawlfw.pipelines.AwaitingDownloads`).
+        Pipeline actor's thread: the engine never waits for it, but the actor's other
+        items do meanwhile). The media pipelines (``FilesPipeline``, ``ImagesPipeline``)
+        do not block: their items wait in the Pipeline actor while it goes on with other
+        items; an item pipeline of one's own does the same by returning a
+        :class:`crawlfw.pipelines.AwaitingDownloads` from ``process_item``.
 
         As in Scrapy, the request does not go through the scheduler (no dupefilter, no
         frontier) nor the spider middlewares: it passes the downloader middlewares

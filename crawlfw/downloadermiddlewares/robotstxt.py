@@ -42,7 +42,7 @@ eviction never drops a parked request; they hold only hosts with a fetch in flig
 
 Threads: ``process_request`` runs on the engine's thread and the robots.txt callback
 on the spider runner's, so the parser cache and the parked lists are guarded by a
-lock; the engine's ``crawl`` is thread-safe.
+lock; the engine's ``crawl`` and ``resume_parked`` are thread-safe (messages).
 """
 
 import functools

@@ -58,13 +58,10 @@ class MediaPipeline:
     #: ``item_completed`` logs each failed result at ERROR (with its traceback).
     LOG_FAILED_RESULTS = True
 
-    #: Media of one item downloaded at the same time at most (crawlfw addition; the
-    #: crawl's ``CONCURRENT_REQUESTS`` still applies).
+    #: With a ``download_func``: media of one item downloaded at the same time at most
+    #: (crawlfw addition). In a crawl the engine downloads them all at once, within the
+    #: download slots' concurrency; each ends by ``DOWNLOAD_TIMEOUT`` at the latest.
     MAX_PARALLEL_DOWNLOADS = 16
-
-    #: Seconds one download may take, from scheduling to response, before it fails
-    #: with ``TimeoutError`` (crawlfw addition).
-    DOWNLOAD_WAIT_S = 180.0
 
     class SpiderInfo:
         """Per-spider state.
@@ -226,13 +223,10 @@ class MediaPipeline:
         try:
             if self.download_func is not None:
                 return self.download_func(request, info.spider)
-            if self.crawler is None or self.crawler.engine is None:
-                raise RuntimeError(
-                    f"{type(self).__name__} has no running crawl to download "
-                    f"{request.url} with: build it with from_crawler(), or pass download_func"
-                )
-            return self.crawler.engine.download(request, info.spider,
-                                                timeout_s=self.DOWNLOAD_WAIT_S)
+            raise RuntimeError(  # process_item asks a running crawl's engine otherwise
+                f"{type(self).__name__} has no running crawl to download "
+                f"{request.url} with: build it with from_crawler(), or pass download_func"
+            )
         except Exception as e:
             return e
 
