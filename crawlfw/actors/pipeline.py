@@ -35,6 +35,10 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["PipelineActor"]
 
+#: Keys of the ``download`` messages of every Pipeline actor of the process: a restarted
+#: actor never takes an answer to its predecessor's download for one of its own.
+_DOWNLOAD_KEYS = itertools.count()
+
 
 class _BatchProgress:
     """How far the Pipeline actor got with one ``process_items`` message: what a
@@ -150,7 +154,6 @@ class PipelineActor(RestartableActor):
         self._waits = {}
         self._keys_by_fp = {}
         self._fp_of = {}
-        self._keys = itertools.count()
 
     def on_start(self):
         if self._open:
@@ -313,7 +316,7 @@ class PipelineActor(RestartableActor):
             if key is not None:
                 self._waits[key].append((wait, place))
                 continue
-            key = next(self._keys)
+            key = next(_DOWNLOAD_KEYS)
             self._waits[key] = [(wait, place)]
             self._keys_by_fp[fp] = key
             self._fp_of[key] = fp
