@@ -199,3 +199,56 @@ def test_refused_on_a_thread_that_carries_downloads(server):
     [item] = result.items
     assert "SpiderRunnerActor" in item["error"]
     assert "a.txt" in item["error"]
+
+
+class ThreadDownloadPipeline(DownloadPipeline):
+    """Calls ``crawler.engine.download`` from a thread of its own (no actor's)."""
+
+    def process_item(self, item, spider):
+        done = {}
+        thread = threading.Thread(
+            target=lambda: done.update(item=DownloadPipeline.process_item(self, item, spider)),
+            name="user-thread")
+        thread.start()
+        thread.join(30)
+        return done["item"]
+
+
+def test_download_from_a_thread_outside_the_actors_blocks_and_returns(server):
+    result = crawl(server.url, [f"{server.url}/a.txt"], ThreadDownloadPipeline)
+    [item] = result.items
+    assert item["thread"] == "user-thread"
+    assert item["body"] == b"file a" and item["status"] == 200
+
+
+class DownloadingMiddleware:
+    """A downloader middleware (on the engine's thread) calling engine.download."""
+
+    errors: list = []
+
+    def __init__(self, crawler):
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler)
+
+    def process_request(self, request, spider):
+        from crawlfw.http import Request
+
+        if request.url.endswith("index.html"):
+            try:
+                self.crawler.engine.download(Request(request.url + "?again"), spider)
+            except RuntimeError as e:
+                self.errors.append(str(e))
+
+
+def test_refused_on_the_engines_thread(server):
+    DownloadingMiddleware.errors = []
+    result = run_crawl(ItemsSpider, {
+        "ROBOTSTXT_OBEY": False,
+        "DOWNLOADER_MIDDLEWARES": {f"{__name__}.DownloadingMiddleware": 1}},
+        start=f"{server.url}/index.html", download_urls=[])
+    assert result.finish_reason == "finished"
+    [error] = DownloadingMiddleware.errors
+    assert "EngineActor" in error and "index.html?again" in error
