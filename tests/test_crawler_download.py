@@ -252,3 +252,26 @@ def test_refused_on_the_engines_thread(server):
     assert result.finish_reason == "finished"
     [error] = DownloadingMiddleware.errors
     assert "EngineActor" in error and "index.html?again" in error
+
+
+class HangingPipeline(DownloadPipeline):
+    timeout_s = 60.0
+
+
+@pytest.mark.slow
+def test_a_download_in_flight_at_close_is_cancelled_and_not_kept_in_the_jobdir(
+        server, silent_server, tmp_path):
+    """The engine answers DownloadCancelled at close for a transfer in flight, and does
+    not give it back to the frontier (it never came from there)."""
+    import sqlite3
+
+    job = tmp_path / "job"
+    result = crawl(server.url, [f"{silent_server}/never-kept"], HangingPipeline,
+                   DOWNLOAD_TIMEOUT=60, CLOSESPIDER_TIMEOUT=1, JOBDIR=str(job))
+    assert result.finish_reason == "closespider_timeout"
+    [item] = result.items
+    assert isinstance(item["error"], DownloadCancelled)
+    with sqlite3.connect(job / "frontier.sqlite") as db:
+        [(kept,)] = db.execute("SELECT count(*) FROM requests WHERE instr(data, ?) > 0",
+                               (b"never-kept",)).fetchall()
+    assert kept == 0
