@@ -22,11 +22,11 @@ from collections import deque
 from crawlfw import signals
 from crawlfw.actors import messages
 from crawlfw.actors._childref import RestartableActor
-from crawlfw.core.scraper import report_spider_error
+from crawlfw.core.flow.scraper import report_spider_error
 from crawlfw.exceptions import DownloadCancelled, DropItem
 from crawlfw.logformatter import LogFormatter
 from crawlfw.pipelines import AwaitingDownloads, ItemPipelineManager
-from crawlfw.utils import _faults
+from crawlfw.core import _faults
 from crawlfw.utils.failure import Failure
 from crawlfw.utils.log import _debug_wanted, failure_to_exc_info, logformatter_adapter
 from crawlfw.utils.request import request_fingerprint

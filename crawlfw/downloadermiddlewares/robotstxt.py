@@ -17,7 +17,7 @@ Design (no Deferreds: Scrapy 1.2 made ``process_request`` wait on a Deferred):
    ``dont_obey_robotstxt``, callback/errback on this middleware (stat
    ``robotstxt/request_count``). That request and every later one for the same host
    are **parked**: ``process_request`` raises
-   :class:`crawlfw.core.downloadermw.RequestParked`, and the engine keeps the request
+   :class:`crawlfw.core.flow.downloadermw.RequestParked`, and the engine keeps the request
    (its frontier lease too) until this middleware resumes it; the middleware notes it
    under its host.
 3. When robots.txt arrives (callback; stats ``robotstxt/response_count`` and
@@ -52,7 +52,7 @@ from collections import OrderedDict
 
 from protego import Protego
 
-from crawlfw.core.downloadermw import RequestParked
+from crawlfw.core.flow.downloadermw import RequestParked
 from crawlfw.exceptions import IgnoreRequest, NotConfigured
 from crawlfw.http import Request
 from crawlfw.utils.httpobj import urlparse_cached

@@ -234,7 +234,7 @@ class ParkingMiddleware:
     calls = []
 
     def process_request(self, request, spider):
-        from crawlfw.core.downloadermw import RequestParked
+        from crawlfw.core.flow.downloadermw import RequestParked
 
         self.calls.append(("park", request.url))
         raise RequestParked("waiting")

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from crawlfw import Spider
-from crawlfw.core.downloadermw import RequestParked
+from crawlfw.core.flow.downloadermw import RequestParked
 from crawlfw.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from tests.downloadermiddlewares._support import ScriptedServer
 from tests.support.crawl import run_crawl
