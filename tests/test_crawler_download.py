@@ -199,3 +199,79 @@ def test_refused_on_a_thread_that_carries_downloads(server):
     [item] = result.items
     assert "SpiderRunnerActor" in item["error"]
     assert "a.txt" in item["error"]
+
+
+class ThreadDownloadPipeline(DownloadPipeline):
+    """Calls ``crawler.engine.download`` from a thread of its own (no actor's)."""
+
+    def process_item(self, item, spider):
+        done = {}
+        thread = threading.Thread(
+            target=lambda: done.update(item=DownloadPipeline.process_item(self, item, spider)),
+            name="user-thread")
+        thread.start()
+        thread.join(30)
+        return done["item"]
+
+
+def test_download_from_a_thread_outside_the_actors_blocks_and_returns(server):
+    result = crawl(server.url, [f"{server.url}/a.txt"], ThreadDownloadPipeline)
+    [item] = result.items
+    assert item["thread"] == "user-thread"
+    assert item["body"] == b"file a" and item["status"] == 200
+
+
+class DownloadingMiddleware:
+    """A downloader middleware (on the engine's thread) calling engine.download."""
+
+    errors: list = []
+
+    def __init__(self, crawler):
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler)
+
+    def process_request(self, request, spider):
+        from crawlfw.http import Request
+
+        if request.url.endswith("index.html"):
+            try:
+                self.crawler.engine.download(Request(request.url + "?again"), spider)
+            except RuntimeError as e:
+                self.errors.append(str(e))
+
+
+def test_refused_on_the_engines_thread(server):
+    DownloadingMiddleware.errors = []
+    result = run_crawl(ItemsSpider, {
+        "ROBOTSTXT_OBEY": False,
+        "DOWNLOADER_MIDDLEWARES": {f"{__name__}.DownloadingMiddleware": 1}},
+        start=f"{server.url}/index.html", download_urls=[])
+    assert result.finish_reason == "finished"
+    [error] = DownloadingMiddleware.errors
+    assert "EngineActor" in error and "index.html?again" in error
+
+
+class HangingPipeline(DownloadPipeline):
+    timeout_s = 60.0
+
+
+@pytest.mark.slow
+def test_a_download_in_flight_at_close_is_cancelled_and_not_kept_in_the_jobdir(
+        server, silent_server, tmp_path):
+    """The engine answers DownloadCancelled at close for a transfer in flight, and does
+    not give it back to the frontier (it never came from there)."""
+    import sqlite3
+
+    job = tmp_path / "job"
+    result = crawl(server.url, [f"{silent_server}/never-kept"], HangingPipeline,
+                   DOWNLOAD_TIMEOUT=60, CLOSESPIDER_TIMEOUT=1, JOBDIR=str(job))
+    assert result.finish_reason == "closespider_timeout"
+    [item] = result.items
+    assert isinstance(item["error"], DownloadCancelled)
+    with sqlite3.connect(job / "frontier.sqlite") as db:
+        [(kept,)] = db.execute("SELECT count(*) FROM requests WHERE instr(data, ?) > 0",
+                               (b"never-kept",)).fetchall()
+    assert kept == 0

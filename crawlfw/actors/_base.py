@@ -5,6 +5,7 @@ import functools
 import logging
 import queue
 import sys
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,7 +17,19 @@ from crawlfw.exceptions import InvalidMessage
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CrawlActor"]
+__all__ = ["CrawlActor", "current_actor"]
+
+_this_thread = threading.local()
+
+
+def current_actor() -> "CrawlActor | None":
+    """The :class:`CrawlActor` whose thread calls this, or None on any other thread.
+
+    Set once per actor thread as its ``on_start`` begins (nothing per message), so code
+    that must not wait on an actor's thread (``crawler.engine.download``) can tell where
+    it runs by the actor's ``role``, not by thread names.
+    """
+    return getattr(_this_thread, "actor", None)
 
 #: Messages that only update the receiver's counters: losing them at shutdown loses nothing.
 _COUNTING_MESSAGES = frozenset(
@@ -177,6 +190,7 @@ class CrawlActor(pykka.ThreadingActor):
 
         @functools.wraps(on_start)
         def reporting_on_start(self):
+            _this_thread.actor = self
             try:
                 on_start(self)
             except Exception:
@@ -189,6 +203,11 @@ class CrawlActor(pykka.ThreadingActor):
         cls.on_start = reporting_on_start
 
     _start_failure_reported = False
+
+    def on_start(self) -> None:
+        """Note this actor as its thread's (:func:`current_actor`); subclasses' own
+        ``on_start`` do it too (wrapped in :meth:`__init_subclass__`)."""
+        _this_thread.actor = self
 
     def on_failure(self, exception_type, exception_value, traceback):
         self.flush_held()

@@ -8,29 +8,30 @@ Supervisor builds one for each crawl it starts: the imports point one way,
 """
 
 import concurrent.futures
+import itertools
 import logging
 import random
-import threading
 import time
 from collections.abc import Mapping
 from typing import Any
 
 import pykka
 
+from crawlfw.actors._base import current_actor
 from crawlfw.actors._validation import validate_message, validation_mode
-from crawlfw.exceptions import DownloadCancelled, IgnoreRequest
-from crawlfw.http import Response
+from crawlfw.exceptions import DownloadCancelled
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["EngineFacade", "SlotState", "SlotsView"]
 
-#: Seconds between checks that the engine is still open while ``download()`` waits.
+#: Seconds between checks that the engine still runs while ``download()`` waits.
 _DOWNLOAD_POLL_S = 1.0
 
-#: Names (prefixes) of the threads that carry a download: ``download()`` refuses them.
-_DOWNLOAD_CARRIER_THREADS = ("EngineActor-", "SchedulerActor-", "DownloaderActor-",
-                             "SpiderRunnerActor-")
+#: Roles of the actors that carry a download (the engine and the downloaders move it; a
+#: robots.txt it waits for goes through the scheduler and the spider runner): a blocking
+#: ``download()`` on one of their threads would wait for itself, so it is refused.
+_DOWNLOAD_CARRIERS = frozenset(("engine", "scheduler", "downloader", "spider_runner"))
 
 
 class EngineFacade:
@@ -63,6 +64,7 @@ class EngineFacade:
         self.supervisor = supervisor
         self.downloader = _DownloaderView(downloaders)
         self._check = validation_mode(crawler.settings) != "off"
+        self._keys = itertools.count()  # download() keys (itertools.count is thread-safe)
 
     @property
     def running(self) -> bool:
@@ -93,24 +95,24 @@ class EngineFacade:
         """Download ``request`` through the crawl and block until its response arrives.
 
         Scrapy 1.2's ``engine.download(request, spider)`` returns a Deferred; here the
-        caller's thread waits instead. Media pipelines use it from the Pipeline actor's
-        thread; any thread not running the crawl's engine, scheduler, downloaders or
-        spider code may call it (those threads carry the download, so waiting on one of
-        them would deadlock).
+        caller's thread waits for the engine's answer to a ``download`` message (see
+        :class:`crawlfw.actors.messages.Download`). For code outside the actors (an
+        extension's thread, a user's) and for an item pipeline's ``process_item`` (the
+        Pipeline actor's thread: the engine never waits for it, but the actor's other
+        items do meanwhile). The media pipelines (``FilesPipeline``, ``ImagesPipeline``)
+        do not block: their items wait in the Pipeline actor while it goes on with other
+        items; an item pipeline of one's own does the same by returning a
+        :class:`crawlfw.pipelines.AwaitingDownloads` from ``process_item``.
 
-        The request is scheduled like ``crawl()`` (``dont_filter=True``, so the
-        dupefilter lets it through) with a callback and errback of its own: it passes the
-        downloader middlewares (redirects, retries, robots.txt, cookies...) and the
-        spider middlewares' input checks, and is counted, logged ("Crawled (200) ...")
-        and signalled (``response_received``) like any request. A response the
-        ``HttpErrorMiddleware`` filters (non-2xx) is still returned: media pipelines
-        judge the status themselves. Request callbacks and errbacks of ``request`` are
-        not called.
-
-        While the caller waits, the crawl stays open: a pipeline's item is outstanding
-        until the pipeline returns. If the spider closes meanwhile (the engine stops
-        before the response comes) :class:`~crawlfw.exceptions.DownloadCancelled` is
-        raised.
+        As in Scrapy, the request does not go through the scheduler (no dupefilter, no
+        frontier) nor the spider middlewares: it passes the downloader middlewares
+        (redirects and retries are downloaded the same way, robots.txt, cookies...) and
+        a download slot, and is counted, logged ("Crawled (200) ...") and signalled
+        (``response_received``) like any response. Any HTTP status is returned: media
+        pipelines judge the status themselves. The request's callback and errback are
+        not called. The crawl stays open while the caller waits (an item in the
+        pipeline is outstanding until the pipeline returns); if the spider closes first,
+        :class:`~crawlfw.exceptions.DownloadCancelled` is raised.
 
         Args:
             request: the ``Request`` to download.
@@ -126,66 +128,67 @@ class EngineFacade:
                 timeout...), the exception the downloader reported.
             crawlfw.exceptions.IgnoreRequest: a middleware dropped the request
                 (robots.txt, offsite...).
-            crawlfw.exceptions.DownloadCancelled: the spider closed before the
-                response arrived.
+            crawlfw.exceptions.DownloadCancelled: the spider closed (or the engine
+                stopped) before the response arrived.
             TimeoutError: no response within ``timeout_s`` seconds (the message names
                 the URL); the request may still be downloaded later, unused.
-            RuntimeError: called from a thread that carries downloads (engine,
-                scheduler, downloader, spider runner).
+            RuntimeError: called on the thread of an actor that carries downloads (the
+                engine, scheduler, downloaders, spider runner: it would wait for
+                itself).
+            crawlfw.exceptions.InvalidMessage: ``request`` is no ``Request``.
         """
-        caller = threading.current_thread().name
-        if caller.startswith(_DOWNLOAD_CARRIER_THREADS):
+        actor = current_actor()
+        if actor is not None and actor.role in _DOWNLOAD_CARRIERS:
             raise RuntimeError(
-                f"engine.download({request.url}) called on the {caller} thread, which "
-                "carries downloads itself and would wait forever; call it from an item "
-                "pipeline or another thread"
+                f"engine.download({request.url}) called on the {type(actor).__name__} "
+                "thread, which carries downloads itself and would wait forever; call it "
+                "from an item pipeline or another thread"
             )
         if not self.running:
             raise DownloadCancelled(f"Download of {request.url} cancelled: the engine has stopped")
-        slot: concurrent.futures.Future = concurrent.futures.Future()
-
-        def deliver(response, **_cb_kwargs):
-            if not slot.done():
-                slot.set_result(response)
-
-        def deliver_error(failure):
-            error = getattr(failure, "value", failure)
-            if not slot.done():
-                response = getattr(error, "response", None)
-                if isinstance(error, IgnoreRequest) and isinstance(response, Response):
-                    slot.set_result(response)  # HttpError: the pipeline judges the status
-                else:
-                    slot.set_exception(error)
-
-        self.crawl(request.replace(callback=deliver, errback=deliver_error, dont_filter=True))
+        answer: concurrent.futures.Future = concurrent.futures.Future()
+        message = {"type": "download", "request": request, "key": next(self._keys),
+                   "future": answer}
+        if self._check:
+            validate_message(message)
+        try:
+            self.ref.tell(message)
+        except pykka.ActorDeadError:
+            raise DownloadCancelled(
+                f"Download of {request.url} cancelled: the engine has stopped") from None
         deadline = time.monotonic() + timeout_s
-        closing_seen = False
+        gone_seen = False
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError(f"No response for {request.url} within {timeout_s:g} s")
             try:
-                return slot.result(timeout=min(remaining, _DOWNLOAD_POLL_S))
+                return answer.result(timeout=min(remaining, _DOWNLOAD_POLL_S))
             except concurrent.futures.TimeoutError:
                 pass
-            if closing_seen or not self._engine_open():
-                if closing_seen:
+            if not self.running:  # the engine died without answering
+                if gone_seen:
                     raise DownloadCancelled(
-                        f"Download of {request.url} cancelled: the spider is closing"
-                    )
-                # One more wait: a response already on its way still reaches us.
-                closing_seen = True
+                        f"Download of {request.url} cancelled: the engine has stopped")
+                gone_seen = True  # one more wait: an answer already set still counts
 
-    def _engine_open(self) -> bool:
-        """True while the engine runs and is not closing (asked, never deadlocks: the
-        engine asks no one)."""
-        try:
-            status = self.ref.ask({"type": "get_status"}, timeout=_DOWNLOAD_POLL_S)
-        except pykka.ActorDeadError:
-            return False
-        except pykka.Timeout:
-            return True  # busy, not gone
-        return not status.get("closing")
+    def resume_parked(self, request, error=None) -> None:
+        """Give the engine back a request a downloader middleware parked (its
+        ``process_request`` raised ``RequestParked``): the request goes on through the
+        middlewares after that one and is downloaded, or, with ``error``, goes to
+        ``process_exception`` and its errback. Thread-safe (a ``resume_parked``
+        message); nothing happens if the spider has closed meanwhile (the request went
+        back to the scheduler then).
+
+        Args:
+            request: the parked ``Request`` (the same object).
+            error: None, or the exception the request fails with (an
+                ``IgnoreRequest``: "Forbidden by robots.txt").
+        """
+        message = {"type": "resume_parked", "request": request}
+        if error is not None:
+            message["error"] = error
+        self._tell_engine(message)
 
     def pause(self) -> None:
         """Pause the crawl (Scrapy's ``engine.pause()``): no new download starts,
@@ -333,7 +336,8 @@ class SlotsView(Mapping):
         self._owner = owner
 
     def _ask(self, ref, message) -> dict:
-        if threading.current_thread().name.startswith("DownloaderActor-"):
+        actor = current_actor()
+        if actor is not None and actor.role == "downloader":
             raise RuntimeError(
                 "crawler.engine.downloader.slots cannot be read on a downloader's thread "
                 "(a request_reached_downloader, headers_received or bytes_received "

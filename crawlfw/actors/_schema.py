@@ -27,6 +27,7 @@ import sys
 import textwrap
 import types
 import typing
+from concurrent.futures import Future
 from pathlib import Path
 from typing import get_args, get_origin
 
@@ -48,6 +49,7 @@ PUBLIC_PATHS = {
     Request: "crawlfw.http.Request",
     Response: "crawlfw.http.Response",
     ActorRef: "pykka.ActorRef",
+    Future: "concurrent.futures.Future",
 }
 
 _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean",

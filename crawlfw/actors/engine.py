@@ -45,6 +45,20 @@ starts again what was in flight, and fails a request that was in flight in
 :class:`~crawlfw.exceptions.DownloaderCrashed` (a ``download_failed`` as any other).
 The engine sees only the answers: every ``fetch`` is answered once.
 
+Downloads outside the frontier (``download``: a media pipeline's item waiting, or a
+blocking ``crawler.engine.download``): the request passes the downloader middlewares
+and a slot like any other, but no scheduler; its redirects and retries are downloaded
+at once, and its response (logged, ``response_received`` fired) or error goes back to
+the sender (``download_done``, or the caller's future) instead of the spider. Closing
+answers every one still pending with ``DownloadCancelled`` (``direct``).
+
+Parked requests (a downloader middleware's ``process_request`` raised
+``RequestParked``: robots.txt pending for the host) wait here (``parked``: request ->
+the index of the next middleware), their frontier lease kept and their host's frontier
+slot given back, until ``resume_parked``: then the middleware chain goes on after the
+one that parked it (or, with an ``error``, ``process_exception``). They never go back
+to the Scheduler but on close, with the transfers abandoned.
+
 Pause (``pause_crawl``, from the control endpoint): no credit is granted and no idle
 check is made; requests the Scheduler still sends against credit granted before are
 held (``FlowControl.held``) and downloaded on ``resume_crawl``, or sent back to the
@@ -54,6 +68,7 @@ Scheduler if the spider closes meanwhile. Transfers in flight finish.
 import logging
 import threading
 import time
+from concurrent.futures import Future
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
@@ -72,11 +87,10 @@ from crawlfw.core.flow.flow import (
 )
 from crawlfw.core.transport.slot import DOWNLOAD_SLOT, IpCache, slot_key
 from crawlfw.core.transport.slots import POISON_CRASHES
-from crawlfw.exceptions import DontCloseSpider, IgnoreRequest
+from crawlfw.exceptions import DontCloseSpider, DownloadCancelled, IgnoreRequest
 from crawlfw.http import Request, Response
 from crawlfw.logformatter import LogFormatter
 from crawlfw.utils.log import _debug_wanted, logformatter_adapter
-from crawlfw.utils.request import request_fingerprint
 
 logger = logging.getLogger(__name__)
 
@@ -134,7 +148,17 @@ class EngineActor(CrawlActor):
         # later requests are keyed by IP (as Scrapy's dnscache does).
         self.ip_cache = IpCache(IP_CACHE_SIZE) \
             if settings.getint("CONCURRENT_REQUESTS_PER_IP") else None
-        self.parked = {}  # fingerprint -> lease of a request a middleware parked
+        # Requests a downloader middleware parked (RequestParked: robots.txt pending) ->
+        # the index of the middleware after it, where process_request goes on when
+        # resume_parked comes; their frontier leases stay theirs meanwhile.
+        self.parked = {}
+        # Downloads outside the frontier (``download``: media pipelines,
+        # crawler.engine.download): request -> (reply_to ref or Future, key). A redirect
+        # or retry a middleware returns takes its original's place.
+        self.direct = {}
+        # (request, first middleware) of ``download`` and ``resume_parked`` requests
+        # received while paused: downloaded on resume
+        self.direct_held = []
         self._idle_timer = None  # the recheck after DontCloseSpider
         self._finish_reason = "finished"  # "start_error" once start() raised
         self.pipeline = None  # for add_items (user actors), from start_engine
@@ -234,13 +258,46 @@ class EngineActor(CrawlActor):
 
     def handle_crawl(self, message):
         self.flow.crawl_requested()
+        self.send(self.scheduler, {"type": "enqueue_requests", "requests": [message["request"]],
+                                   "transient_ok": True})
+        self._after()
+
+    def handle_download(self, message):
+        """Download a request outside the frontier (Scrapy's ``engine.download``) and
+        answer its sender once (see :class:`crawlfw.actors.messages.Download`)."""
         request = message["request"]
-        enqueue = {"type": "enqueue_requests", "requests": [request], "transient_ok": True}
-        if self.parked:  # a parked request re-issued (robots.txt): it replaces its lease
-            lease = self.parked.pop(request_fingerprint(request), None)
-            if lease is not None:
-                enqueue["done"] = [lease]
-        self.send(self.scheduler, enqueue)
+        target = message.get("reply_to")
+        if target is None:
+            target = message["future"]
+        self.direct[request] = (target, message["key"])
+        if self.flow.closing:
+            self._answer(request, error=DownloadCancelled(
+                f"Download of {request.url} cancelled: the spider is closing"))
+            return
+        self.flow.crawl_requested()
+        if self.flow.paused:
+            self.direct_held.append((request, 0))
+            return
+        self._download(request)
+        self._after()
+
+    def handle_resume_parked(self, message):
+        """A middleware gives back a request it parked: go on with the middlewares after
+        it, or with ``error``, to ``process_exception``."""
+        request = message["request"]
+        start = self.parked.pop(request, None)
+        if start is None:
+            return  # released (or cancelled) when the spider started closing
+        self.flow.crawl_requested()
+        error = message.get("error")
+        if error is not None:
+            self._process_exception(request, error)
+        else:
+            request._paced = False  # it waited: the slot applies the host's delay again
+            if self.flow.paused:
+                self.direct_held.append((request, start))
+                return
+            self._download(request, start)
         self._after()
 
     def handle_idle_checked(self, message):
@@ -294,6 +351,9 @@ class EngineActor(CrawlActor):
         logger.info("Crawl resumed", extra={"spider": self.spider})
         for request in held:
             self._download(request)
+        direct, self.direct_held = self.direct_held, []
+        for request, start in direct:
+            self._download(request, start)
         self._after()
 
     def handle_close_spider(self, message):
@@ -323,15 +383,14 @@ class EngineActor(CrawlActor):
 
     # --- downloading --------------------------------------------------------------------
 
-    def _download(self, request):
+    def _download(self, request, start=0):
         try:
-            result = self.mw.process_request(request, self.spider)
-        except RequestParked:
-            # A middleware keeps it and re-sends it later (robots.txt pending) as a new
-            # request; with a durable frontier, that one replaces this lease.
+            result = self.mw.process_request(request, self.spider, start)
+        except RequestParked as parked:
+            # A middleware keeps it until it sends resume_parked (robots.txt pending):
+            # it waits here, its lease kept; its host's frontier slot is given back.
             self.flow.host_done(request)
-            if request._lease is not None:
-                self.parked[request_fingerprint(request)] = request._lease
+            self.parked[request] = parked.resume_at
             return
         except Exception as e:
             self._process_exception(request, e)
@@ -378,6 +437,9 @@ class EngineActor(CrawlActor):
         self.crawler.signals.send_catch_log(
             signals.response_received, response=response, request=request, spider=self.spider
         )
+        if self.direct and request in self.direct:
+            self._answer(request, response=response)
+            return
         self.flow.sent_to_spider(len(response.body))
         self.send(self.spider_runner, {"type": "scrape_response", "request": request,
                                        "response": response})
@@ -396,18 +458,44 @@ class EngineActor(CrawlActor):
             self._schedule(result, request)
 
     def _to_spider_failure(self, request, error):
+        if self.direct and request in self.direct:
+            self._answer(request, error=error)
+            return
         self.flow.sent_to_spider()
         self.send(self.spider_runner, {"type": "scrape_failure", "request": request, "error": error})
 
     def _schedule(self, request, replaces):
         """Schedule ``request``, which a middleware returned in place of ``replaces``
         (a redirect, a retry): with a durable frontier, in the same transaction as the
-        ack of ``replaces``' lease."""
+        ack of ``replaces``' lease. A download outside the frontier (``download``)
+        downloads its replacement at once, as Scrapy's ``engine.download`` does."""
         self.flow.host_done(replaces)
+        if self.direct and replaces in self.direct:
+            self.direct[request] = self.direct.pop(replaces)
+            self._download(request)
+            return
         message = {"type": "enqueue_requests", "requests": [request]}
         if replaces._lease is not None:
             message["done"] = [replaces._lease]
         self.send(self.scheduler, message)
+
+    def _answer(self, request, response=None, error=None):
+        """Answer the sender of the ``download`` of ``request`` (or of the request it
+        replaced) with ``response`` or ``error``; forget it."""
+        target, key = self.direct.pop(request)
+        if isinstance(target, Future):
+            if not target.done():  # the caller may have given up (timeout)
+                if error is None:
+                    target.set_result(response)
+                else:
+                    target.set_exception(error)
+            return
+        reply = {"type": "download_done", "key": key}
+        if error is None:
+            reply["response"] = response
+        else:
+            reply["error"] = error
+        self.send(target, reply)
 
     def _requeue(self, requests):
         # Closing: requests the scheduler handed out go back (a durable frontier keeps
@@ -484,6 +572,16 @@ class EngineActor(CrawlActor):
         if abandoned is None:
             return  # already closing
         logger.info("Closing spider (%(reason)s)", {"reason": reason}, extra={"spider": self.spider})
+        if self.parked or self.direct_held:  # parked requests go back too
+            abandoned = [*abandoned, *self.parked,
+                         *(request for request, _ in self.direct_held)]
+            self.parked.clear()
+            self.direct_held.clear()
+        if self.direct:  # downloads outside the frontier: their senders learn it now
+            abandoned = [request for request in abandoned if request not in self.direct]
+            for request in list(self.direct):
+                self._answer(request, error=DownloadCancelled(
+                    f"Download of {request.url} cancelled: the spider is closing ({reason})"))
         if abandoned:
             self._requeue(abandoned)
         if self.supervisor is not None:

@@ -69,7 +69,10 @@ Who sends what (see ARCHITECTURE.md for the picture)::
     SpiderRunner -> Engine   : start_requests_pulled, response_scraped, close_spider
     SpiderRunner -> Scheduler : enqueue_requests
     SpiderRunner -> Pipeline : process_items
-    Pipeline   -> Engine     : items_processed
+    Pipeline   -> Engine     : items_processed, download (a media pipeline's item waits)
+    Engine     -> Pipeline   : download_done (the reply to ``download``)
+    crawler.engine.download -> Engine : download (with a ``future``: a blocking caller)
+    RobotsTxtMiddleware (crawler.engine.resume_parked) -> Engine : resume_parked
     Pipeline   -> Exporter   : export_items
 
 To add a message type: write its TypedDict here (every field documented), list it in
@@ -79,6 +82,7 @@ file is what the generator writes.
 """
 
 import sys
+from concurrent.futures import Future
 from typing import Annotated, Any, Literal
 
 if sys.version_info >= (3, 11):
@@ -135,6 +139,10 @@ __all__ = [
     "ResumeCrawl",
     "ScheduleRequest",
     "DownloadRequest",
+    "Download",
+    "DownloadDone",
+    "ResumeParked",
+    "FinishedItem",
     "StatusReported",
     "CommandAccepted",
     "ResponseFetched",
@@ -304,6 +312,60 @@ class Crawl(TypedDict):
     """The crawl (the Supervisor forwards the message to its engine; the engine ignores it)."""
     request: Request
     """The ``crawlfw.http.Request`` to schedule (the dupefilter applies)."""
+
+
+class Download(TypedDict):
+    """Pipeline (a media pipeline's item waiting for its files) or
+    ``crawler.engine.download`` (any thread but an actor's carrying downloads) -> Engine:
+    download ``request`` outside the frontier, as Scrapy's ``engine.download`` does.
+
+    The request passes the downloader middlewares and a download slot (no dupefilter,
+    no scheduler, no spider middlewares, no callback); it is logged ("Crawled (200)
+    ...") and signalled (``response_received``) like any response. Redirects and
+    retries a middleware returns are downloaded the same way. The Engine answers once:
+    ``download_done`` to ``reply_to``, or the outcome set on ``future``.
+    """
+
+    type: Literal["download"]
+    request: Request
+    """The ``crawlfw.http.Request`` to download (its callback and errback are not called)."""
+    key: Count
+    """The sender's number for this download, repeated in the ``download_done``."""
+    reply_to: NotRequired[ActorRef]
+    """The actor told ``download_done`` (the Pipeline's ``ChildRef``)."""
+    future: NotRequired[Future]
+    """For a caller outside the actors (a blocking ``crawler.engine.download``): the
+    Engine sets the ``Response`` or the exception on it instead of replying."""
+
+
+class DownloadDone(TypedDict):
+    """Engine -> the ``reply_to`` of a ``download``: how the download ended."""
+
+    type: Literal["download_done"]
+    key: Count
+    """The ``key`` of the ``download``."""
+    response: NotRequired[Response]
+    """The ``Response`` (any HTTP status), after the downloader middlewares."""
+    error: NotRequired[BaseException]
+    """Instead of ``response``: why there is none (a ``DownloadError``, an
+    ``IgnoreRequest`` from a middleware, ``DownloadCancelled`` when the spider closed)."""
+
+
+class ResumeParked(TypedDict):
+    """A downloader middleware that parked a request (``RequestParked``; the robots.txt
+    middleware, once the host's robots.txt is known), through
+    ``crawler.engine.resume_parked`` -> Engine: go on with that request.
+
+    The Engine kept it (its frontier lease included) since it was parked: it passes the
+    middlewares after the one that parked it and is downloaded, or, with ``error``,
+    goes to ``process_exception`` and its errback.
+    """
+
+    type: Literal["resume_parked"]
+    request: Request
+    """The parked request (the same object)."""
+    error: NotRequired[BaseException]
+    """Why it must not be downloaded (``IgnoreRequest("Forbidden by robots.txt")``)."""
 
 
 class RecheckIdle(TypedDict):
@@ -642,6 +704,17 @@ class ResponseScraped(TypedDict):
 # --- Pipeline and Exporter --------------------------------------------------------------
 
 
+class FinishedItem(TypedDict):
+    """One item of a ``process_items`` replay that went through the item pipelines."""
+
+    index: Count
+    """Its place in ``items``."""
+    passed: bool
+    """True if it passed every pipeline (then it is exported as ``item``)."""
+    item: Item | None
+    """What it became if it passed (None if it was dropped or failed)."""
+
+
 class ProcessItems(TypedDict):
     """SpiderRunner -> Pipeline: run ITEM_PIPELINES over these items, in order."""
 
@@ -664,6 +737,9 @@ class ProcessItems(TypedDict):
     exported: NotRequired[bool]
     """True once the batch's surviving items were sent to the exporters (set by the
     Pipeline as it handles the message): a replay does not send them again."""
+    finished: NotRequired[list[FinishedItem]]
+    """On a replay: items after the first ``processed`` that had gone through the item
+    pipelines (an earlier one was waiting for its media downloads); not run again."""
 
 
 class ItemsProcessed(TypedDict):
@@ -1114,6 +1190,9 @@ MESSAGE_TYPES: dict[str, type] = {
         ResumeCrawl,
         ScheduleRequest,
         DownloadRequest,
+        Download,
+        DownloadDone,
+        ResumeParked,
         StatusReported,
         CommandAccepted,
         ResponseFetched,

@@ -16,18 +16,23 @@ Design (no Deferreds: Scrapy 1.2 made ``process_request`` wait on a Deferred):
    :attr:`RobotsTxtMiddleware.DOWNLOAD_PRIORITY`, ``dont_filter``, meta
    ``dont_obey_robotstxt``, callback/errback on this middleware (stat
    ``robotstxt/request_count``). That request and every later one for the same host
-   are **parked**: kept in the middleware, and ``process_request`` raises
-   :class:`crawlfw.core.flow.downloadermw.RequestParked`, which tells the engine to forget
-   them silently (no errback).
+   are **parked**: ``process_request`` raises
+   :class:`crawlfw.core.flow.downloadermw.RequestParked`, and the engine keeps the request
+   (its frontier lease too) until this middleware resumes it; the middleware notes it
+   under its host.
 3. When robots.txt arrives (callback; stats ``robotstxt/response_count`` and
    ``robotstxt/response_status_count/<status>``), a 2xx body is parsed; a 4xx or 5xx
    answer (after retries; redirects are followed) allows everything. On a download
    error (errback; logged at ERROR, stat ``robotstxt/exception_count/<type>``)
-   everything is allowed too, as in Scrapy. Either way the parked requests are
-   re-issued with ``crawler.engine.crawl(request.replace(dont_filter=True), spider)``
-   (``dont_filter`` because the duplicate filter has already seen them), each
-   carrying its answer (checked against the new parser when released), so it is
-   allowed or dropped as in step 1 even if the parser has been evicted meanwhile.
+   everything is allowed too, as in Scrapy. Either way each parked request is
+   checked against the new parser and resumed in the engine with
+   ``crawler.engine.resume_parked(request, error)``: allowed, it goes on through the
+   downloader middlewares after this one and is downloaded; disallowed, ``error`` is
+   the ``IgnoreRequest`` of step 1 (logged, counted), which goes to
+   ``process_exception`` and the request's errback, as Scrapy 1.2's Deferred failing
+   did. It never goes back to the scheduler (no second dupefilter pass, no second
+   push), and it is decided when released, so the parser's eviction meanwhile does not
+   matter.
 
 Memory (broad crawls): the parsers are kept in an LRU of at most
 ``ROBOTSTXT_CACHE_SIZE`` hosts (default 5000; 0 or less: unbounded). A host whose
@@ -37,7 +42,7 @@ eviction never drops a parked request; they hold only hosts with a fetch in flig
 
 Threads: ``process_request`` runs on the engine's thread and the robots.txt callback
 on the spider runner's, so the parser cache and the parked lists are guarded by a
-lock; the engine's ``crawl`` is thread-safe.
+lock; the engine's ``crawl`` and ``resume_parked`` are thread-safe (messages).
 """
 
 import functools
@@ -58,7 +63,6 @@ __all__ = ["RobotsTxtMiddleware"]
 logger = logging.getLogger(__name__)
 
 _NETLOC_META = "_robotstxt_netloc"
-_DECIDED_META = "_robotstxt_allowed"  # a released request: its robots.txt answer (bool)
 
 
 class RobotsTxtMiddleware:
@@ -97,10 +101,6 @@ class RobotsTxtMiddleware:
         meta = request.meta
         if meta.get("dont_obey_robotstxt"):
             return None
-        if _DECIDED_META in meta:  # released from parking, already checked
-            if meta.pop(_DECIDED_META):
-                return None
-            self._forbidden(request, spider)
         parsed = urlparse_cached(request)
         if parsed.scheme not in ("http", "https"):
             return None
@@ -135,13 +135,17 @@ class RobotsTxtMiddleware:
         self._forbidden(request, spider)
 
     def _forbidden(self, request, spider):
+        raise self._forbidden_error(request, spider)
+
+    def _forbidden_error(self, request, spider) -> IgnoreRequest:
+        """Log and count ``request`` as forbidden; return the ``IgnoreRequest`` for it."""
         logger.debug(
             "Forbidden by robots.txt: %(request)s",
             {"request": request},
             extra={"spider": spider},
         )
         self._inc("robotstxt/forbidden", spider)
-        raise IgnoreRequest("Forbidden by robots.txt")
+        return IgnoreRequest("Forbidden by robots.txt")
 
     def _fetch_robots(self, parsed, netloc, spider):
         robotsurl = f"{parsed.scheme}://{netloc}/robots.txt"
@@ -216,12 +220,11 @@ class RobotsTxtMiddleware:
             if 0 < self._cache_size < len(parsers):
                 parsers.popitem(last=False)  # the least recently used host
             parked = self._parked.pop(netloc, [])
+        engine = self.crawler.engine
         for request in parked:
-            # Decided now, against this parser: the re-issued request carries the
-            # answer, so it never depends on the parser still being cached when it comes
-            # back (a cache smaller than the hosts in flight would otherwise thrash).
+            # Decided now, against this parser, so it never depends on the parser still
+            # being cached (a cache smaller than the hosts in flight would thrash).
             allowed = parser is None or parser.can_fetch(
                 request.url, self._useragent(request, spider))
-            meta = dict(request.meta)
-            meta[_DECIDED_META] = allowed
-            self.crawler.engine.crawl(request.replace(dont_filter=True, meta=meta), spider)
+            error = None if allowed else self._forbidden_error(request, spider)
+            engine.resume_parked(request, error)

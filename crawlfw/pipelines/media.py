@@ -9,16 +9,25 @@ and passed to :meth:`MediaPipeline.media_downloaded` or
 :meth:`MediaPipeline.media_failed`. :meth:`MediaPipeline.item_completed` then receives
 ``[(success, result_or_failure), ...]`` in request order and returns the item.
 
-Scrapy chains Deferreds; here ``process_item`` runs synchronously on the Pipeline
-actor's thread and returns the finished item. The downloads of one item run in
-parallel (at most :attr:`MediaPipeline.MAX_PARALLEL_DOWNLOADS`); every overridable hook
-runs on the Pipeline actor's thread, one at a time.
+Scrapy chains Deferreds: the item's processing resumes when its downloads return, and
+other items go on meanwhile. Here too: in a running crawl ``process_item`` returns an
+:class:`~crawlfw.pipelines.AwaitingDownloads` when the item has media to download; the
+Pipeline actor asks the engine for them (``download`` messages, answered with
+``download_done``), goes on with other items, and resumes this item
+(``media_downloaded``/``media_failed``, ``item_completed``, the later pipelines) when
+the last answer comes. The downloads of one item run in parallel. Every overridable hook
+runs on the Pipeline actor's thread, one at a time. With a ``download_func`` (or no
+crawl) the downloads are made synchronously, at most
+:attr:`MediaPipeline.MAX_PARALLEL_DOWNLOADS` at a time, and the finished item is
+returned. Two items waiting at once for requests of one fingerprint share its download
+(the Pipeline actor asks once) and its ``media_downloaded`` (run once, cached).
 """
 
 import concurrent.futures
 import logging
 from collections import defaultdict
 
+from crawlfw.pipelines import AwaitingDownloads
 from crawlfw.utils.failure import Failure
 from crawlfw.utils.misc import arg_to_iter
 from crawlfw.utils.request import request_fingerprint
@@ -49,13 +58,10 @@ class MediaPipeline:
     #: ``item_completed`` logs each failed result at ERROR (with its traceback).
     LOG_FAILED_RESULTS = True
 
-    #: Media of one item downloaded at the same time at most (crawlfw addition; the
-    #: crawl's ``CONCURRENT_REQUESTS`` still applies).
+    #: With a ``download_func``: media of one item downloaded at the same time at most
+    #: (crawlfw addition). In a crawl the engine downloads them all at once, within the
+    #: download slots' concurrency; each ends by ``DOWNLOAD_TIMEOUT`` at the latest.
     MAX_PARALLEL_DOWNLOADS = 16
-
-    #: Seconds one download may take, from scheduling to response, before it fails
-    #: with ``TimeoutError`` (crawlfw addition).
-    DOWNLOAD_WAIT_S = 180.0
 
     class SpiderInfo:
         """Per-spider state.
@@ -127,7 +133,11 @@ class MediaPipeline:
         """Download the item's media (see the module docstring) and complete the item.
 
         Returns:
-            What :meth:`item_completed` returns (normally the item).
+            What :meth:`item_completed` returns (normally the item), or, in a running
+            crawl when something is to be downloaded, an
+            :class:`~crawlfw.pipelines.AwaitingDownloads` that returns it once resumed
+            with the downloads' outcomes (a subclass overriding ``process_item`` chains
+            its own step with ``.then(step)``, as on Scrapy's Deferred).
 
         Raises:
             Exception: whatever ``get_media_requests`` or ``item_completed`` raise
@@ -137,13 +147,31 @@ class MediaPipeline:
         if info is None or info.spider is not spider:
             info = self.spiderinfo = self.SpiderInfo(spider)
         requests = list(arg_to_iter(self.get_media_requests(item, info)))
-        results = self._process_requests(requests, info)
-        return self.item_completed(results, item, info)
+        plans, to_download = self._plan(requests, info)
+        if to_download and self.download_func is None and self.crawler is not None \
+                and self.crawler.engine is not None:
+            for request in to_download.values():
+                request.meta["handle_httpstatus_all"] = True
+
+            def resume(outcomes):
+                for (fp, request), outcome in zip(to_download.items(), outcomes, strict=True):
+                    if fp not in info.downloaded:  # another item's (the same download) did
+                        self._cache(fp, self._handle_download(outcome, request, info), info)
+                return self.item_completed(self._results(plans, info), item, info)
+
+            return AwaitingDownloads(to_download.values(), resume)
+        if to_download:
+            for fp, request, outcome in self._download_all(to_download, info):
+                self._cache(fp, self._handle_download(outcome, request, info), info)
+        return self.item_completed(self._results(plans, info), item, info)
 
     # --- the download of one item's requests ------------------------------------------
 
-    def _process_requests(self, requests, info):
-        """Return ``[(success, value), ...]`` for ``requests``, in order."""
+    def _plan(self, requests, info):
+        """Sort ``requests`` out: ``(plans, to_download)``, ``plans`` a list of
+        ``(request, fp, callback, errback)`` in order, ``to_download`` ``{fp: request}``
+        of those neither cached nor answered by ``media_to_download``, in first-seen
+        order."""
         plans = []  # (request, fp, callback, errback)
         to_download = {}  # fp -> request, in first-seen order
         for request in requests:
@@ -164,9 +192,10 @@ class MediaPipeline:
                 to_download[fp] = request
             else:
                 self._cache(fp, result, info)
-        if to_download:
-            for fp, request, outcome in self._download_all(to_download, info):
-                self._cache(fp, self._handle_download(outcome, request, info), info)
+        return plans, to_download
+
+    def _results(self, plans, info):
+        """``[(success, value), ...]`` of ``plans``, in order, from the cache."""
         return [self._apply(info.downloaded[fp], callback, errback, request)
                 for request, fp, callback, errback in plans]
 
@@ -194,13 +223,10 @@ class MediaPipeline:
         try:
             if self.download_func is not None:
                 return self.download_func(request, info.spider)
-            if self.crawler is None or self.crawler.engine is None:
-                raise RuntimeError(
-                    f"{type(self).__name__} has no running crawl to download "
-                    f"{request.url} with: build it with from_crawler(), or pass download_func"
-                )
-            return self.crawler.engine.download(request, info.spider,
-                                                timeout_s=self.DOWNLOAD_WAIT_S)
+            raise RuntimeError(  # process_item asks a running crawl's engine otherwise
+                f"{type(self).__name__} has no running crawl to download "
+                f"{request.url} with: build it with from_crawler(), or pass download_func"
+            )
         except Exception as e:
             return e
 

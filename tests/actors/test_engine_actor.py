@@ -180,3 +180,99 @@ def test_an_idle_answer_overtaken_by_new_work_does_not_close(peers):
     status = engine.ask({"type": "get_status"}, timeout=WAIT_S)  # both handled by now
     assert status["downloading"] == 1 and not status["closing"]
     assert not peers.messages("supervisor", "spider_closing")
+
+
+# --- downloads outside the frontier (``download``) and parked requests ------------------
+
+
+def test_download_is_fetched_and_answered_to_its_sender_not_the_spider(peers):
+    engine = peers.engine
+    answers = Log()
+    sender = Recorder.start(answers)
+    try:
+        engine.tell({"type": "start_engine", "spider_runner": peers.ref("runner")})
+        request = Request("http://media.example/a.jpg")
+        engine.tell({"type": "download", "request": request, "key": 7, "reply_to": sender})
+        [fetch] = peers.wait("downloader", "fetch")
+        assert fetch["request"] is request and fetch["slot"] == "media.example"
+        response = _response(request)
+        engine.tell({"type": "response_downloaded", "request": request, "response": response,
+                     "slot": fetch["slot"]})
+        [done] = wait_for(lambda: answers.snapshot(), "the download_done")
+        assert done == {"type": "download_done", "key": 7, "response": response}
+        assert peers.messages("runner", "scrape_response") == []
+        assert all(request not in m.get("requests", ())
+                   for m in peers.messages("scheduler", "enqueue_requests"))
+    finally:
+        sender.stop()
+
+
+def test_closing_cancels_the_downloads_in_flight(peers):
+    from crawlfw.exceptions import DownloadCancelled
+
+    engine = peers.engine
+    answers = Log()
+    sender = Recorder.start(answers)
+    try:
+        engine.tell({"type": "start_engine", "spider_runner": peers.ref("runner")})
+        request = Request("http://media.example/slow.jpg")
+        engine.tell({"type": "download", "request": request, "key": 1, "reply_to": sender})
+        peers.wait("downloader", "fetch")
+        engine.tell({"type": "close_spider", "reason": "shutdown"})
+        [done] = wait_for(lambda: answers.snapshot(), "the download_done")
+        assert done["key"] == 1 and isinstance(done["error"], DownloadCancelled)
+        # not given back to the scheduler (it never came from there)
+        assert all(request not in m["requests"]
+                   for m in peers.messages("scheduler", "release_requests"))
+    finally:
+        sender.stop()
+
+
+class ParkingMiddleware:
+    """Parks every request it gets, noting the call."""
+
+    calls = []
+
+    def process_request(self, request, spider):
+        from crawlfw.core.flow.downloadermw import RequestParked
+
+        self.calls.append(("park", request.url))
+        raise RequestParked("waiting")
+
+
+class AfterParkingMiddleware:
+    """Runs after ParkingMiddleware: notes the requests it sees."""
+
+    def process_request(self, request, spider):
+        ParkingMiddleware.calls.append(("after", request.url))
+
+
+def test_a_parked_request_waits_in_the_engine_and_goes_on_after_its_middleware():
+    ParkingMiddleware.calls = []
+    peers = Peers()
+    peers.engine.stop()
+    peers.crawler = get_crawler(_Spider, {"LOG_LEVEL": "INFO", "DOWNLOADER_MIDDLEWARES": {
+        f"{__name__}.ParkingMiddleware": 1, f"{__name__}.AfterParkingMiddleware": 2}})
+    peers.crawler.spider = _Spider()
+    pool = DownloaderPool(1)
+    pool.refs[0] = peers.ref("downloader")
+    peers.engine = EngineActor.start(peers.crawler, peers.ref("scheduler"),
+                                     peers.ref("runner"), pool, max_concurrency=2,
+                                     crawl_id="engine-test-1",
+                                     supervisor=peers.ref("supervisor"))
+    try:
+        engine = peers.engine
+        engine.tell({"type": "start_engine", "spider_runner": peers.ref("runner")})
+        request = Request("http://parked.example/x")
+        request._lease = 42
+        engine.tell({"type": "requests_dequeued", "requests": [request], "pending": 0})
+        wait_for(lambda: ParkingMiddleware.calls, "the request to be parked")
+        assert peers.messages("downloader", "fetch") == []
+        engine.tell({"type": "resume_parked", "request": request})
+        [fetch] = peers.wait("downloader", "fetch")
+        assert fetch["request"] is request and request._lease == 42  # its lease kept
+        assert ParkingMiddleware.calls == [("park", request.url), ("after", request.url)]
+        # it never went back to the scheduler
+        assert peers.messages("scheduler", "enqueue_requests") == []
+    finally:
+        peers.stop()

@@ -78,6 +78,16 @@ def test_request_parked_propagates_untouched():
     assert not issubclass(RequestParked, IgnoreRequest)
 
 
+def test_a_parked_request_goes_on_after_the_middleware_that_parked_it():
+    mwm, log = build(("a", {}), ("b", {"request": RequestParked("waiting")}), ("c", {}))
+    with pytest.raises(RequestParked) as parked:
+        mwm.process_request(REQ, None)
+    assert parked.value.resume_at == 2
+    log.clear()
+    assert mwm.process_request(REQ, None, parked.value.resume_at) is None
+    assert log == [("c", "request")]  # neither a nor b again
+
+
 def test_process_response_runs_in_reverse_order():
     mwm, log = build(("a", {}), ("b", {}), ("c", {}))
     assert mwm.process_response(REQ, RESP, None) is RESP

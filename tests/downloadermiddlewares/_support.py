@@ -46,15 +46,21 @@ def close_crawler(crawler, spider=None):
 
 
 class RecordingEngine:
-    """Stands in for ``crawler.engine``: records ``crawl(request, spider)`` calls."""
+    """Stands in for ``crawler.engine``: records ``crawl(request, spider)`` calls, and
+    ``resume_parked(request, error)`` calls as ``(request, error)`` in ``resumed``."""
 
     def __init__(self):
         self.crawled = []
+        self.resumed = []
         self._lock = threading.Lock()
 
     def crawl(self, request, spider=None):
         with self._lock:
             self.crawled.append(request)
+
+    def resume_parked(self, request, error=None):
+        with self._lock:
+            self.resumed.append((request, error))
 
     def close_spider(self, spider=None, reason="cancelled"):  # pragma: no cover - unused
         pass

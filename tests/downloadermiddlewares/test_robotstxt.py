@@ -118,22 +118,27 @@ def test_park_fetch_once_release(setup):
     assert crawler.stats.get_value("robotstxt/request_count") == 2
     # the robots request itself is not parked
     assert mw.process_request(robots[0], spider) is None
-    # robots.txt arrives: the parked requests come back, with dont_filter
+    # robots.txt arrives: the parked requests are resumed in the engine, decided (the
+    # same objects: never scheduled again)
     crawler.engine.crawled = []
     assert (
         list(robots[0].callback(robots_response(robots[0], b"User-agent: *\nDisallow: /private")))
         == []
     )
-    reissued = crawler.engine.crawled
-    assert [r.url for r in reissued] == [first.url, second.url]
-    assert all(r.dont_filter for r in reissued)
+    assert crawler.engine.crawled == []
+    resumed = crawler.engine.resumed
+    assert [r for r, _ in resumed] == [first, second]
+    assert isinstance(resumed[0][1], IgnoreRequest)
+    assert str(resumed[0][1]) == "Forbidden by robots.txt"
+    assert resumed[1][1] is None
+    assert crawler.stats.get_value("robotstxt/forbidden") == 1
     assert crawler.stats.get_value("robotstxt/response_count") == 1
     assert crawler.stats.get_value("robotstxt/response_status_count/200") == 1
-    # now they are checked at once
+    # now new requests are checked at once
     with pytest.raises(IgnoreRequest, match="Forbidden by robots.txt"):
-        mw.process_request(reissued[0], spider)
-    assert mw.process_request(reissued[1], spider) is None
-    assert crawler.stats.get_value("robotstxt/forbidden") == 1
+        mw.process_request(Request(first.url), spider)
+    assert mw.process_request(Request(second.url), spider) is None
+    assert crawler.stats.get_value("robotstxt/forbidden") == 2
     # the other host is still pending
     with pytest.raises(RequestParked):
         mw.process_request(Request("https://other.org/x"), spider)
@@ -165,14 +170,13 @@ def test_parser_cache_is_an_lru(setup):
         mw.process_request(Request(b + "private/1"), spider)
     with pytest.raises(RequestParked):
         mw.process_request(Request(b + "public"), spider)
+    crawler.engine.resumed = []
     robots = _release_all(crawler, spider, mw)
     assert [r.url for r in robots] == ["http://b.example/robots.txt"]
     assert crawler.stats.get_value("robotstxt/request_count") == 4
-    reissued = crawler.engine.crawled
-    assert [r.url for r in reissued] == [b + "private/1", b + "public"]
-    with pytest.raises(IgnoreRequest):
-        mw.process_request(reissued[0], spider)
-    assert mw.process_request(reissued[1], spider) is None
+    resumed = crawler.engine.resumed
+    assert [r.url for r, _ in resumed] == [b + "private/1", b + "public"]
+    assert isinstance(resumed[0][1], IgnoreRequest) and resumed[1][1] is None
     assert len(mw._parsers) == 2
 
 
@@ -187,8 +191,8 @@ def test_parked_requests_survive_eviction(setup):
     crawler.engine.crawled = []
     ry.callback(robots_response(ry, b""))
     rx.callback(robots_response(rx, b""))
-    assert [r.url for r in crawler.engine.crawled] == [
-        "http://y.example/1", "http://x.example/1", "http://x.example/2"]
+    assert [(r.url, error) for r, error in crawler.engine.resumed] == [
+        ("http://y.example/1", None), ("http://x.example/1", None), ("http://x.example/2", None)]
     assert list(mw._parsers) == ["x.example"]
 
 
@@ -233,7 +237,8 @@ def test_download_error_allows_all(setup, caplog):
         mw.process_request(Request("http://example.com/x"), spider)
     robots = crawler.engine.crawled[0]
     robots.errback(DNSLookupError("no such host", url=robots.url))
-    assert [r.url for r in crawler.engine.crawled[1:]] == ["http://example.com/x"]
+    assert [(r.url, error) for r, error in crawler.engine.resumed] == [
+        ("http://example.com/x", None)]
     assert mw.process_request(Request("http://example.com/y"), spider) is None
     assert "Error downloading" in caplog.text and "no such host" in caplog.text
     assert (
@@ -251,7 +256,7 @@ def test_ignored_robots_request_is_not_an_error(setup, caplog):
 
     crawler.engine.crawled[0].errback(FailureLike())
     assert "Error downloading" not in caplog.text
-    assert len(crawler.engine.crawled) == 2
+    assert len(crawler.engine.resumed) == 1
 
 
 @pytest.mark.parametrize(
@@ -321,13 +326,8 @@ def test_real_site(setup, site_server):
     response = fetch(robots)
     assert isinstance(response, Response) and response.status == 200
     robots.callback(response)
-    decisions = []
-    for request in crawler.engine.crawled:
-        try:
-            decisions.append(mw.process_request(request, spider) is None)
-        except IgnoreRequest:
-            decisions.append(False)
-    assert decisions == [False, True]  # "Disallow: /docs/3.2/"
+    decisions = [(request.url, error is None) for request, error in crawler.engine.resumed]
+    assert decisions == [(urls[0], False), (urls[1], True)]  # "Disallow: /docs/3.2/"
 
 
 def test_real_missing_robots_txt(setup, site_server):
@@ -339,4 +339,5 @@ def test_real_missing_robots_txt(setup, site_server):
     robots = crawler.engine.crawled.pop(0)
     robots.callback(fetch(robots))
     assert crawler.stats.get_value("robotstxt/response_status_count/404") == 1
-    assert mw.process_request(crawler.engine.crawled[0], spider) is None
+    [(request, error)] = crawler.engine.resumed
+    assert request.url == server.url + "/page/2/" and error is None

@@ -23,17 +23,20 @@ exception (Scrapy 1.2 did: the errback of the chain caught it). If
 ``process_exception`` propagate to the caller, which treats them like a download
 error of the request (errback; ``IgnoreRequest`` is logged at DEBUG only).
 
-A middleware may also take a request over and re-issue it later: its
-``process_request`` raises :class:`RequestParked` (the robots.txt middleware does this
-while a host's robots.txt is being fetched). The engine must catch it **before** the
-generic exception path: the request is forgotten silently (no ``process_exception``,
-no errback, no log, no stats); the middleware owns it and later calls
-``crawler.engine.crawl(request, spider)`` again::
+A middleware may also make a request wait: its ``process_request`` raises
+:class:`RequestParked` (the robots.txt middleware does this while a host's robots.txt is
+being fetched), as Scrapy 1.2's returned a Deferred. The engine must catch it **before**
+the generic exception path: the request waits in the engine (no ``process_exception``,
+no errback, no log, no stats; its frontier lease kept) until the middleware calls
+``crawler.engine.resume_parked(request, error=None)``; then the chain goes on with the
+middleware after the one that parked it (``RequestParked.resume_at``), or with
+``error`` the request goes to ``process_exception``::
 
     try:
-        result = mwm.process_request(request, spider)
-    except RequestParked:
-        return                      # free the request's slot; nothing else
+        result = mwm.process_request(request, spider, start)
+    except RequestParked as parked:
+        keep request until resumed; then process_request(request, spider,
+        parked.resume_at)
     except Exception as e:
         ... process_exception(request, e, spider) ...
 
@@ -54,15 +57,21 @@ __all__ = ["DownloaderMiddlewareManager", "RequestParked"]
 
 
 class RequestParked(Exception):
-    """Raised by a downloader middleware's ``process_request`` that took the request over.
-
-    The middleware keeps the request and schedules it again later with
-    ``crawler.engine.crawl(request, spider)``; the engine must drop it silently (see
-    the module docstring). Not an ``IgnoreRequest``: no errback is called.
+    """Raised by a downloader middleware's ``process_request`` that makes the request
+    wait: the engine keeps it until the middleware calls
+    ``crawler.engine.resume_parked(request, error=None)`` (see the module docstring).
+    Not an ``IgnoreRequest``: no errback is called.
 
     Args:
         message: why the request is parked (for debugging).
+
+    Attributes:
+        resume_at (int): set by :meth:`DownloaderMiddlewareManager.process_request`: the
+            index of the ``process_request`` hook after the one that raised, where the
+            chain goes on.
     """
+
+    resume_at = 0
 
 
 class _InvalidOutput(TypeError):
@@ -110,12 +119,14 @@ class DownloaderMiddlewareManager(MiddlewareManager):
         if hasattr(mw, "process_exception"):
             self.methods["process_exception"].insert(0, component_method(mw, "process_exception"))
 
-    def process_request(self, request, spider):
+    def process_request(self, request, spider, start: int = 0):
         """Run every ``process_request`` hook in order until one answers.
 
         Args:
             request: the ``crawlfw.http.Request`` about to be downloaded.
             spider: the spider the request belongs to.
+            start: the index of the first hook to run (0; a resumed parked request:
+                its ``RequestParked.resume_at``).
 
         Returns:
             None when every middleware returned None (download the request); else the
@@ -124,11 +135,17 @@ class DownloaderMiddlewareManager(MiddlewareManager):
 
         Raises:
             _InvalidOutput: a middleware returned something else.
+            RequestParked: a middleware makes the request wait (``resume_at`` set).
             Exception: whatever a middleware raised (``IgnoreRequest`` typically);
                 the caller passes it to :meth:`process_exception`.
         """
-        for method in self.methods["process_request"]:
-            result = method(request=request, spider=spider)
+        methods = self.methods["process_request"]
+        for method in methods[start:] if start else methods:
+            try:
+                result = method(request=request, spider=spider)
+            except RequestParked as parked:
+                parked.resume_at = methods.index(method, start) + 1
+                raise
             if result is None:
                 continue
             if not isinstance(result, (Response, Request)):
