@@ -110,7 +110,7 @@ class DownloaderMiddlewareManager(MiddlewareManager):
     def _get_mwlist_from_settings(cls, settings):
         return build_component_list(settings.getwithbase("DOWNLOADER_MIDDLEWARES"))
 
-    def _add_middleware(self, mw):
+    def _add_middleware(self, mw) -> None:
         super()._add_middleware(mw)
         if hasattr(mw, "process_request"):
             self.methods["process_request"].append(component_method(mw, "process_request"))

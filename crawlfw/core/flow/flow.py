@@ -123,7 +123,7 @@ class FlowControl:
     """
 
     def __init__(self, max_concurrency: int, max_active_size: int,
-                 stall_timeout_s: float = 0.0):
+                 stall_timeout_s: float = 0.0) -> None:
         self.max_concurrency = max(1, max_concurrency)
         self.max_active_size = max_active_size
         self.downloading = 0
@@ -196,7 +196,7 @@ class FlowControl:
 
     # --- events -------------------------------------------------------------------------
 
-    def start(self):
+    def start(self) -> None:
         """The engine starts (``start_engine``): from now on :meth:`next_actions` acts."""
         self.running = True
 
@@ -216,7 +216,7 @@ class FlowControl:
             return HOLD
         return DOWNLOAD
 
-    def transfer_started(self):
+    def transfer_started(self) -> None:
         """A request was sent to a downloader (``fetch``)."""
         self.downloading += 1
 
@@ -235,7 +235,7 @@ class FlowControl:
             self.downloading -= 1
         return True
 
-    def host_done(self, request):
+    def host_done(self, request) -> None:
         """``request`` left the download stage (downloaded, failed, dropped or answered
         by a middleware, replaced by a redirect or retry, parked): if the frontier
         handed it out for a host (``request._host``), count it for that host, once (the
@@ -262,12 +262,12 @@ class FlowControl:
         return bool((self.finished or self.host_delays) and self.credit > 0
                     and self.running and not self.closing)
 
-    def sent_to_spider(self, size: int = 0):
+    def sent_to_spider(self, size: int = 0) -> None:
         """A response of ``size`` body bytes (0 for a failure) was sent to the spider."""
         self.in_spider += 1
         self.in_spider_bytes += size
 
-    def scraped(self, size: int, items: int):
+    def scraped(self, size: int, items: int) -> None:
         """The spider finished with a response of ``size`` body bytes (0 for a failure),
         which produced ``items`` items, now in the pipeline."""
         self.activity += 1
@@ -275,24 +275,24 @@ class FlowControl:
         self.in_spider_bytes -= size
         self.in_pipeline += items
 
-    def items_added(self, count: int):
+    def items_added(self, count: int) -> None:
         """``count`` items were sent to the pipeline from outside the spider (user
         actors' ``add_items``)."""
         self.activity += 1
         self.in_pipeline += count
 
-    def items_processed(self, count: int):
+    def items_processed(self, count: int) -> None:
         """The pipeline is done with ``count`` items."""
         self.activity += 1
         self.in_pipeline -= count
 
-    def start_pulled(self, exhausted: bool):
+    def start_pulled(self, exhausted: bool) -> None:
         """The spider answered ``pull_start_requests``; ``exhausted``: it has no more."""
         self.activity += 1
         self.start_pull_pending = False
         self.start_exhausted = exhausted
 
-    def crawl_requested(self):
+    def crawl_requested(self) -> None:
         """A request was sent to the Scheduler from outside (``crawl``): work to wait for."""
         self.activity += 1
 
@@ -334,30 +334,30 @@ class FlowControl:
         self.idle_signal_token = self.activity
         return IDLE_SIGNAL
 
-    def idle_barriers_sent(self, count: int):
+    def idle_barriers_sent(self, count: int) -> None:
         """``spider_idle`` was told to ``count`` user actors: not idle until each
         answered (:meth:`idle_barrier_passed`), so what they add is waited for."""
         self.idle_barriers += count
 
-    def idle_barrier_passed(self):
+    def idle_barrier_passed(self) -> None:
         """A user actor answered its ``idle_barrier``; what it added before was counted
         already (``crawl_requested``, ``items_added``: new activity)."""
         if self.idle_barriers > 0:
             self.idle_barriers -= 1
 
-    def idle_kept_open(self):
+    def idle_kept_open(self) -> None:
         """A ``spider_idle`` handler raised ``DontCloseSpider``: no close until
         :meth:`idle_rechecked`."""
         self.recheck_pending = True
 
-    def idle_released(self):
+    def idle_released(self) -> None:
         """``spider_idle`` fired and no handler raised ``DontCloseSpider``: a recheck
         still pending from an earlier turn no longer holds the spider open, so the next
         clean idle check closes it at once (Scrapy 2: one ``spider_idle`` per idle turn,
         no close delay)."""
         self.recheck_pending = False
 
-    def idle_rechecked(self):
+    def idle_rechecked(self) -> None:
         """The recheck timer fired: the next clean idle check fires ``spider_idle`` again."""
         self.recheck_pending = False
         self.idle_signal_token = None

@@ -111,7 +111,7 @@ class Scraper:
     """
 
     def __init__(self, crawler, sink: ScraperSink, *, spidermw=None, start_skip: int = 0,
-                 start_exhausted: bool = False):
+                 start_exhausted: bool = False) -> None:
         self.crawler = crawler
         self.spider = crawler.spider
         self.spidermw = (spidermw if spidermw is not None
@@ -318,7 +318,7 @@ class Scraper:
             self.done_leases.append(request._lease)
         return n_items, n_requests
 
-    def _refuse_local(self, request, source):
+    def _refuse_local(self, request, source) -> None:
         logger.warning(
             "Ignoring request %(request)s from %(source)s: a web page cannot open local "
             "files (set LOCAL_URLS_FROM_WEB_ENABLED = True to allow it)",
@@ -331,13 +331,13 @@ class Scraper:
 
     # --- errors -------------------------------------------------------------------------
 
-    def _spider_error(self, exc, request, response):
+    def _spider_error(self, exc, request, response) -> None:
         if isinstance(exc, CloseSpider):
             self._close_spider_sink(exc.reason or "cancelled")
             return
         report_spider_error(self.crawler, exc, request, response)
 
-    def _log_download_error(self, error, request):
+    def _log_download_error(self, error, request) -> None:
         if isinstance(error, IgnoreRequest):
             return
         if isinstance(error, CloseSpider):
@@ -374,7 +374,7 @@ class Scraper:
             return None
 
 
-def report_spider_error(crawler, exc, request, response):
+def report_spider_error(crawler, exc, request, response) -> None:
     """Log "Spider error processing <request>" with the traceback of ``exc``, send
     ``spider_error`` and count ``spider_exceptions/<Type>``.
 

@@ -70,7 +70,7 @@ class _Host:
     __slots__ = ("queued", "head", "in_flight", "last_start_s", "gap", "entry", "ready_since",
                  "since")
 
-    def __init__(self, last_start_s: float = _NEVER, gap: float = 1.0):
+    def __init__(self, last_start_s: float = _NEVER, gap: float = 1.0) -> None:
         self.queued = 0
         self.head = None  # best sort key queued, or None
         self.in_flight = 0
@@ -80,7 +80,7 @@ class _Host:
         self.ready_since = None  # not None while in the ready heap
         self.since = _NEVER  # since when it has had requests queued (the tie-break)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"_Host(queued={self.queued}, head={self.head}, in_flight={self.in_flight}, "
                 f"last_start_s={self.last_start_s})")
 
@@ -102,7 +102,7 @@ class HostQueues:
         in_flight: requests leased and not reported finished, all hosts.
     """
 
-    def __init__(self, policy, *, rng: random.Random | None = None):
+    def __init__(self, policy, *, rng: random.Random | None = None) -> None:
         self.policy = policy
         self.rng = rng or random.Random()
         self.hosts: dict[str, _Host] = {}
@@ -369,7 +369,7 @@ class MemoryHostStore:
         lifo: the order of the non-start requests within one priority.
     """
 
-    def __init__(self, lifo: bool = True):
+    def __init__(self, lifo: bool = True) -> None:
         self.lifo = lifo
         self.hosts: dict[str, tuple[list, dict]] = {}  # key -> (heap of sort keys, {sort key: deque})
         self._len = 0

@@ -653,7 +653,7 @@ class _Ahead:
 
     __slots__ = ("hot", "cold")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.hot = deque()
         self.cold = deque()
 
@@ -731,9 +731,9 @@ class RedisFrontier(FrontierBase):
     durable = True
     shared = True
 
-    def __init__(self, url, key, dupefilter, *, worker, lifo=True, lease_timeout_s=60.0,
-                 retry_timeout_s=300.0, prefetch=0, max_open=0, stats=None, client=None,
-                 link=None, join_only=False, host_limits=None, rng=None, logunser=False):
+    def __init__(self, url, key, dupefilter, *, worker, lifo: bool = True, lease_timeout_s: float = 60.0,
+                 retry_timeout_s: float = 300.0, prefetch: int = 0, max_open: int = 0, stats=None, client=None,
+                 link=None, join_only: bool = False, host_limits=None, rng=None, logunser: bool = False) -> None:
         import redis
 
         self.url = url
@@ -1342,7 +1342,7 @@ class RedisFrontier(FrontierBase):
         checkpoint would settle for the workers waiting on them)."""
         return bool(self.leased or self._pending_acks)
 
-    def _note_expired(self, n):
+    def _note_expired(self, n) -> None:
         n = int(n)
         if n:
             self._inc("frontier/leases_expired", n)

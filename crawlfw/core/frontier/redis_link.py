@@ -85,7 +85,7 @@ class Scripts:
             next call reconnects).
     """
 
-    def __init__(self, client, sources: dict):
+    def __init__(self, client, sources: dict) -> None:
         self.client = client
         self.sources = {}
         self.shas = {}
@@ -141,7 +141,7 @@ class ThreadRedis:
             (the shared download slots that hold permits).
     """
 
-    def __init__(self, url: str):
+    def __init__(self, url: str) -> None:
         import redis
 
         self.client = redis.Redis.from_url(url, socket_timeout=30, socket_connect_timeout=5,
@@ -198,7 +198,7 @@ class RedisLink:
             crawl with it at its next tick.
     """
 
-    def __init__(self, stopping=None):
+    def __init__(self, stopping=None) -> None:
         self.stopping = stopping if stopping is not None else threading.Event()
         self.down_since = None
         self.failure = None

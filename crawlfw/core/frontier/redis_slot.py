@@ -141,7 +141,7 @@ class SharedDownloadSlot(DownloadSlot):
     """
 
     def __init__(self, client, url, key, worker, permit_timeout_s, retry_timeout_s,
-                 *args, stats=None, spider=None, link=None, scripts=None, holders=None, **kw):
+                 *args, stats=None, spider=None, link=None, scripts=None, holders=None, **kw) -> None:
         super().__init__(*args, **kw)
         self.link = link if link is not None else redis_link(getattr(spider, "crawler", None))
         self.stats = stats
@@ -163,7 +163,7 @@ class SharedDownloadSlot(DownloadSlot):
         self._renewed_s = time.monotonic()
 
     @classmethod
-    def from_settings(cls, settings, spider=None, *, slot="", client=None, stats=None,
+    def from_settings(cls, settings, spider=None, *, slot: str = "", client=None, stats=None,
                       link=None, holders=None, **kw):
         """A slot configured like :meth:`DownloadSlot.from_settings`, its permits in the
         Redis of ``FRONTIER_URL`` under the crawl's key (``FRONTIER_KEY`` or

@@ -51,9 +51,9 @@ class Scheduler:
         crawlfw.core.frontier.frontier.FrontierError: the ``JOBDIR``'s frontier cannot be opened.
     """
 
-    def __init__(self, dupefilter, jobdir=None, dqclass=None, mqclass=None, logunser=False,
-                 stats=None, fsync=True, frontier=None, wal_checkpoint_s=30.0, policy=None,
-                 **kw):
+    def __init__(self, dupefilter, jobdir=None, dqclass=None, mqclass=None, logunser: bool = False,
+                 stats=None, fsync: bool = True, frontier=None, wal_checkpoint_s: float = 30.0, policy=None,
+                 **kw) -> None:
         self.df = dupefilter
         self.logunser = logunser
         self.stats = stats
