@@ -35,6 +35,13 @@ had in flight and fail its poison requests: every ``fetch`` is answered once
 (``response_downloaded`` or ``download_failed``), whatever dies meanwhile.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
+
+if TYPE_CHECKING:
+    from crawlfw.http import Request
+
 __all__ = [
     "FlowControl",
     "NO_ACTIONS",
@@ -50,8 +57,22 @@ __all__ = [
     "IDLE_WAIT",
 ]
 
+#: :meth:`FlowControl.next_actions`' answer: ``(credit, start_count, idle_token)``.
+Actions = tuple[int, int, "int | None"]
+
 #: :meth:`FlowControl.next_actions` when there is nothing to send.
-NO_ACTIONS = (0, 0, None)
+NO_ACTIONS: Actions = (0, 0, None)
+
+
+class HostReports(TypedDict, total=False):
+    """What :meth:`FlowControl.take_reports` puts in a ``pull_requests`` message (its
+    ``finished`` and ``delays`` fields, ``crawlfw/actors/messages.py``)."""
+
+    finished: dict[str, int]
+    delays: dict[str, float]
+
+
+_Reports = TypeVar("_Reports", bound=HostReports)
 
 # What to do with dequeued requests (FlowControl.dequeued).
 #: Download them now (through the downloader middlewares).
@@ -134,24 +155,24 @@ class FlowControl:
         self.start_exhausted = False
         self.start_pull_pending = False
         self.running = False
-        self.closing = None
+        self.closing: str | None = None
         self.paused = False
-        self.held = []
+        self.held: list[Request] = []
         self.activity = 0
         self.idle_check_pending = False
-        self.idle_signal_token = None
+        self.idle_signal_token: int | None = None
         self.recheck_pending = False
         self.idle_barriers = 0
         self.stall_timeout_s = stall_timeout_s
-        self.stuck_token = None
-        self.stuck_since = None
+        self.stuck_token: int | None = None
+        self.stuck_since: float | None = None
         self.stalled = False
-        self.finished = {}
-        self.host_delays = {}
+        self.finished: dict[str, int] = {}
+        self.host_delays: dict[str, float] = {}
 
     # --- what to send -------------------------------------------------------------------
 
-    def next_actions(self) -> tuple:
+    def next_actions(self) -> Actions:
         """Decide what to send after an event, and count it as sent.
 
         Returns:
@@ -200,7 +221,7 @@ class FlowControl:
         """The engine starts (``start_engine``): from now on :meth:`next_actions` acts."""
         self.running = True
 
-    def dequeued(self, requests) -> str:
+    def dequeued(self, requests: list[Request]) -> str:
         """The Scheduler sent ``requests`` (a list) against credit.
 
         Returns:
@@ -235,7 +256,7 @@ class FlowControl:
             self.downloading -= 1
         return True
 
-    def host_done(self, request) -> None:
+    def host_done(self, request: Request) -> None:
         """``request`` left the download stage (downloaded, failed, dropped or answered
         by a middleware, replaced by a redirect or retry, parked): if the frontier
         handed it out for a host (``request._host``), count it for that host, once (the
@@ -246,7 +267,7 @@ class FlowControl:
             finished = self.finished
             finished[host] = finished.get(host, 0) + 1
 
-    def take_reports(self, message: dict) -> dict:
+    def take_reports(self, message: _Reports) -> _Reports:
         """Move the pending ``finished`` counts and ``host_delays`` into ``message``
         (a ``pull_requests``) and return it."""
         if self.finished:
@@ -370,7 +391,7 @@ class FlowControl:
         self.paused = True
         return True
 
-    def resume(self):
+    def resume(self) -> list[Request] | None:
         """Resume (``resume_crawl``).
 
         Returns:
@@ -384,7 +405,7 @@ class FlowControl:
         held, self.held = self.held, []
         return held
 
-    def close(self, reason: str):
+    def close(self, reason: str) -> list[Request] | None:
         """Start closing with ``reason`` (``finish_reason``).
 
         Returns:
@@ -402,7 +423,7 @@ class FlowControl:
         self.downloading = 0
         return abandoned
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         """The figures of ``get_status`` (``EngineStatus``): ``running``, ``closing``,
         ``downloading``, ``in_spider``,
         ``in_pipeline``, ``start_requests_exhausted``, ``credit``, ``paused``, ``held``
