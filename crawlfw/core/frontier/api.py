@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from crawlfw.core.transport.slot import slot_key
@@ -65,7 +65,7 @@ class DupeFilter(Protocol):
     def close(self, reason: str) -> None:
         """Called as the crawl closes with ``reason``."""
 
-    def log(self, request: Request, spider: Spider) -> None:
+    def log(self, request: Request, spider: Spider | None) -> None:
         """Log that ``request`` was filtered."""
 
 
@@ -89,7 +89,7 @@ class Frontier(Protocol):
         """Queue ``request`` in its host's queue unless the dupefilter drops it (or it
         cannot be stored and ``transient_ok`` is False); False when not queued."""
 
-    def push_many(self, requests: Iterable[Request], *, transient_ok: bool = False,
+    def push_many(self, requests: Sequence[Request], *, transient_ok: bool = False,
                   start: Mapping[str, Any] | None = None) -> list[bool]:
         """``push`` each request; with ``start`` (``{'consumed': int, 'exhausted':
         bool}``) also count the start requests consumed, in the same transaction.
@@ -113,7 +113,7 @@ class Frontier(Protocol):
     def release(self, requests: Iterable[Request]) -> None:
         """Give leased requests back unfinished (their hosts' counts too)."""
 
-    def ack(self, lease_ids: Iterable[Any]) -> None:
+    def ack(self, lease_ids: Sequence[int]) -> None:
         """Forget leased requests whose work is durable."""
 
     def commit(self, meta: Mapping[str, Any] | None = None) -> None:
@@ -146,7 +146,7 @@ class FrontierBase:
         def push(self, request: Request, *, transient_ok: bool = False) -> bool: ...
         def set_meta(self, meta: Mapping[str, Any]) -> None: ...
 
-    def push_many(self, requests: Iterable[Request], *, transient_ok: bool = False,
+    def push_many(self, requests: Sequence[Request], *, transient_ok: bool = False,
                   start: Mapping[str, Any] | None = None) -> list[bool]:
         """Queue ``requests`` (see ``push``); with ``start``, ``{'consumed': int,
         'exhausted': bool}``, also count the start requests they came from in the
