@@ -317,13 +317,13 @@ class FlowControl:
         """A request was sent to the Scheduler from outside (``crawl``): work to wait for."""
         self.activity += 1
 
-    def idle_checked(self, token: int, pending: bool, now: float | None = None) -> str:
+    def idle_checked(self, token: int, pending: int, now: float | None = None) -> str:
         """The Scheduler answered ``check_idle`` sent with ``token``; ``pending``: it
         still holds requests.
 
         Args:
             token: the answer's token.
-            pending: requests the Scheduler holds.
+            pending: requests the Scheduler holds (0: none).
             now: a monotonic time in seconds, for the stall timeout (None: not timed).
 
         Returns:
