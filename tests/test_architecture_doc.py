@@ -68,6 +68,11 @@ def test_every_dotted_name_resolves(dotted):
         pytest.fail(f"ARCHITECTURE.md names {dotted}, which does not resolve: {exc!r}")
 
 
+def _norm(name: str) -> str:
+    """A section's name as a heading writes it (one space, Markdown's single backquotes)."""
+    return " ".join(name.replace("``", "`").split())
+
+
 def _section_refs():
     refs = set()
     for folder in ("crawlfw", "docs", "tests"):
@@ -76,11 +81,11 @@ def _section_refs():
                 if file.name == Path(__file__).name:
                     continue
                 for name in SECTION_REF.findall(file.read_text(encoding="utf-8")):
-                    refs.add((str(file.relative_to(ROOT)), " ".join(name.split())))
+                    refs.add((str(file.relative_to(ROOT)), _norm(name)))
     for name in SECTION_REF.findall((ROOT / "README.md").read_text(encoding="utf-8")):
-        refs.add(("README.md", " ".join(name.split())))
+        refs.add(("README.md", _norm(name)))
     for name in OWN_REF.findall(ARCHITECTURE):
-        refs.add(("ARCHITECTURE.md", " ".join(name.split())))
+        refs.add(("ARCHITECTURE.md", _norm(name)))
     return sorted(refs)
 
 

@@ -265,7 +265,8 @@ class Crawl(TypedDict):
     Supervisor -> Engine: schedule a request in a running crawl.
 
     ``crawler.engine.crawl`` checks the message against its schema (unless
-    ``MESSAGE_VALIDATION = 'off'``) and tells the engine directly; the Supervisor forwards
+    ``MESSAGE_VALIDATION = 'off'``) and tells the engine directly (keeping causal order
+    with the caller's other messages); the Supervisor forwards
     the ones it receives to the crawl's engine.
     """
 
