@@ -75,7 +75,7 @@ def _norm(name: str) -> str:
 
 def _section_refs():
     refs = set()
-    for folder in ("crawlfw", "docs", "tests"):
+    for folder in ("crawlfw", "docs", "tests", "benchmarks"):
         for file in (ROOT / folder).rglob("*"):
             if file.suffix in (".py", ".md") and file.is_file():
                 if file.name == Path(__file__).name:
