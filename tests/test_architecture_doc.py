@@ -19,6 +19,11 @@ ARCHITECTURE = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
 PATH = re.compile(r"(?<![\w./-])((?:crawlfw|tests|docs|benchmarks|examples)/[\w./-]*[\w/])"
                   r"(?:::(\w+))?")
 # A dotted name; one in quotes is a setting's value (``'crawlfw.pqueues.X'``), not checked.
+# A path inside the package written without its ``crawlfw/`` (``core/feeds/feeds.py``).
+SHORT_PATH = re.compile(
+    r"(?<![\w./-])((?:core|actors|http|utils|selector|settings|spiders|pipelines|extensions|"
+    r"downloadermiddlewares|spidermiddlewares|commands|linkextractors|loader|contracts)"
+    r"/[\w./-]*\.py)\b")
 DOTTED = re.compile(r"(?<![\w./'-])(crawlfw(?:\.\w+)+)")
 HEADINGS = {line.lstrip("#").strip() for line in ARCHITECTURE.splitlines()
             if line.startswith("#")}
@@ -42,6 +47,12 @@ def test_every_path_named_exists(path, test_name):
     if test_name:
         assert re.search(rf"def {test_name}\b", target.read_text(encoding="utf-8")), (
             f"ARCHITECTURE.md cites {path}::{test_name}, which is not there")
+
+
+@pytest.mark.parametrize("path", sorted(set(SHORT_PATH.findall(ARCHITECTURE))))
+def test_every_package_relative_path_exists(path):
+    assert (ROOT / "crawlfw" / path).exists(), (
+        f"ARCHITECTURE.md names {path} (in crawlfw/), which does not exist")
 
 
 def _resolve(dotted: str):
@@ -100,6 +111,8 @@ def test_the_checks_find_what_is_missing():
     assert PATH.findall("see `crawlfw/core/nothing.py` and tests/a.py::test_b.") == [
         ("crawlfw/core/nothing.py", ""), ("tests/a.py", "test_b")]
     assert not (ROOT / "crawlfw/core/nothing.py").exists()
+    assert SHORT_PATH.findall("in `core/feeds/feeds.py`, not crawlfw/core/x.py") == [
+        "core/feeds/feeds.py"]
     with pytest.raises(ImportError):
         _resolve("crawlfw_nothing.x")
     with pytest.raises(AttributeError):
