@@ -9,10 +9,14 @@ outside (CLI, shell, tests) and is answered by the Supervisor (and the Engine's
 
 Each class below is the definition of its message: the field's annotation is its type, the
 string under the field is its one-line doc, and the class docstring's first paragraph says
-who sends it to whom. The JSON Schemas in ``conf/schemas/messages.json`` (``$defs/<type>``)
-are generated from these classes by :mod:`crawlfw.actors._schema` (``python -m
-crawlfw.actors._schema > conf/schemas/messages.json``), and a test checks that the shipped
-file is what the generator writes; :mod:`crawlfw.actors._validation` checks messages
+who sends it to whom and what it means, as ``<sender> -> <receiver>[; <route>...]:
+<meaning>`` (a route may pass several actors, ``Scheduler -> SpiderRunner -> Pipeline``).
+:mod:`crawlfw.actors._doc` reads that form and writes the message table of ARCHITECTURE.md
+("Messages") from it: who sends what is said there, generated, and only here by hand.
+
+The JSON Schemas in ``conf/schemas/messages.json`` (``$defs/<type>``) are generated from
+these classes by :mod:`crawlfw.actors._schema` (``python -m crawlfw.actors._schema
+--write``), and a test checks that the shipped file is what the generator writes; :mod:`crawlfw.actors._validation` checks messages
 against that file at the boundaries (messages from outside the tree: the Supervisor,
 ``crawler.engine.crawl``, the control endpoint) and, with ``MESSAGE_VALIDATION = 'all'`` or
 ``CRAWLFW_VALIDATE_MESSAGES=all`` (the test suite), on every message.
@@ -30,55 +34,11 @@ public dotted path; a class this module must not import (it would point up the l
 A sent object belongs to the receiver: never mutate a request, response or item after
 sending it (pykka does not copy messages).
 
-Who sends what (see ARCHITECTURE.md for the picture)::
-
-    outside    -> Supervisor : start_crawl, stop_crawl, get_status, crawl (forwarded)
-    outside    -> Supervisor : pause_crawl, resume_crawl (forwarded), schedule_request
-                              (from the control endpoint, see crawlfw.control)
-    outside    -> Engine     : get_status (crawler.engine, the control endpoint)
-    endpoint   -> outside    : status_reported, command_accepted, response_fetched,
-                              control_error (replies on the control socket)
-    any child  -> Supervisor : actor_failed
-    timer      -> Supervisor : restart_child (a backoff is over)
-    stopping thread -> Supervisor : crawl_stopped
-    user actor -> Engine     : crawl, add_items, block_slot, close_spider,
-                              idle_barrier_passed
-    signal relay -> user actor : item_scraped, item_dropped, response_received,
-                              response_downloaded, request_scheduled, request_dropped,
-                              spider_idle, spider_error, spider_opened (crawlfw.actors.EVENTS),
-                              idle_barrier (after spider_idle)
-    Engine     -> Supervisor : spider_closing
-    Supervisor -> Engine     : start_engine, close_spider
-    Supervisor -> Engine     : crawl (forwarded from another thread or process)
-    crawler.engine.crawl -> Engine : crawl (checked against its schema first)
-    timer      -> Engine     : recheck_idle (also ``stuck``: a stuck crawl's recheck)
-    timer      -> Scheduler  : frontier_tick (FRONTIER_URL)
-    Downloader -> itself     : pump
-    AutoThrottle (Engine's thread) -> Downloader : set_slot_delay
-    Engine     -> Scheduler  : enqueue_requests, release_requests, pull_requests, check_idle
-    timer      -> Scheduler  : dispatch_due (a host of the frontier is ready by its delay)
-    Supervisor -> Scheduler  : start_checkpoints (JOBDIR)
-    Scheduler  -> SpiderRunner -> Pipeline -> Exporter(s) : checkpoint (JOBDIR)
-    Exporter (or Pipeline) -> Scheduler : checkpoint_reached (JOBDIR)
-    Scheduler  -> Supervisor : stop_crawl (the frontier failed; stalled: STALL_TIMEOUT)
-    Scheduler  -> Engine     : requests_dequeued, idle_checked
-    Engine     -> Downloader : fetch
-    Downloader -> Engine     : response_downloaded, download_failed
-    Downloader -> Scheduler  : release_requests (what its slot table holds as it stops)
-    Engine     -> SpiderRunner : pull_start_requests, scrape_response, scrape_failure
-    SpiderRunner -> Engine   : start_requests_pulled, response_scraped, close_spider
-    SpiderRunner -> Scheduler : enqueue_requests
-    SpiderRunner -> Pipeline : process_items
-    Pipeline   -> Engine     : items_processed, download (a media pipeline's item waits)
-    Engine     -> Pipeline   : download_done (the reply to ``download``)
-    crawler.engine.download -> Engine : download (with a ``future``: a blocking caller)
-    RobotsTxtMiddleware (crawler.engine.resume_parked) -> Engine : resume_parked
-    Pipeline   -> Exporter   : export_items
-
-To add a message type: write its TypedDict here (every field documented), list it in
-:data:`MESSAGE_TYPES`, regenerate ``conf/schemas/messages.json`` with
-:mod:`crawlfw.actors._schema`; ``tests/actors/test_messages.py`` fails until the shipped
-file is what the generator writes.
+To add a message type: write its TypedDict here (its route and meaning first, every field
+documented), list it in :data:`MESSAGE_TYPES`, regenerate ``conf/schemas/messages.json``
+(``python -m crawlfw.actors._schema --write``) and ARCHITECTURE.md's table (``python -m
+crawlfw.actors._doc --write``); ``tests/actors/test_messages.py`` and
+``tests/actors/test_message_table.py`` fail until both are what the generators write.
 """
 
 import sys
@@ -234,7 +194,9 @@ class StartCrawl(TypedDict):
 
 
 class StopCrawl(TypedDict):
-    """Outside -> Supervisor: close a running crawl's spider (or every crawl) with ``reason``.
+    """Outside (``Crawler.stop``, ^C, the control endpoint) -> Supervisor; Scheduler
+    (``frontier_failed``, ``stalled``) -> Supervisor; Exporter (``feed_failed``) ->
+    Supervisor: close a running crawl's spider (or every crawl) with ``reason``.
 
     Answered with :class:`StopCrawlReply`.
     """
@@ -247,8 +209,8 @@ class StopCrawl(TypedDict):
 
 
 class GetStatus(TypedDict):
-    """Outside -> Supervisor (answered with :class:`SupervisorStatus`) or outside -> Engine
-    (``crawler.engine.ref``, answered with :class:`EngineStatus`): report status.
+    """Outside -> Supervisor; outside (``crawler.engine``, the control endpoint) -> Engine:
+    report status (answered with :class:`SupervisorStatus`, :class:`EngineStatus`).
 
     The Supervisor answers from what it holds itself and asks no child; the control
     endpoint asks each crawl's Engine for the in-flight figures.
@@ -299,11 +261,12 @@ class StartEngine(TypedDict):
 
 
 class Crawl(TypedDict):
-    """Outside (``crawler.engine.crawl(request, spider)``) -> Engine, or outside ->
+    """In-tree code (``crawler.engine.crawl(request, spider)``) -> Engine; outside ->
     Supervisor -> Engine: schedule a request in a running crawl.
 
     ``crawler.engine.crawl`` checks the message against its schema (unless
-    ``MESSAGE_VALIDATION = 'off'``) and tells the engine directly; the Supervisor forwards
+    ``MESSAGE_VALIDATION = 'off'``) and tells the engine directly (keeping causal order
+    with the caller's other messages); the Supervisor forwards
     the ones it receives to the crawl's engine.
     """
 
@@ -315,9 +278,10 @@ class Crawl(TypedDict):
 
 
 class Download(TypedDict):
-    """Pipeline (a media pipeline's item waiting for its files) or
-    ``crawler.engine.download`` (any thread but an actor's carrying downloads) -> Engine:
-    download ``request`` outside the frontier, as Scrapy's ``engine.download`` does.
+    """Pipeline (a media pipeline's item waiting for its files) -> Engine;
+    ``crawler.engine.download`` (a blocking caller on any thread but an actor's carrying
+    downloads) -> Engine: download ``request`` outside the frontier, as Scrapy's
+    ``engine.download`` does.
 
     The request passes the downloader middlewares and a download slot (no dupefilter,
     no scheduler, no spider middlewares, no callback); it is logged ("Crawled (200)
@@ -339,7 +303,7 @@ class Download(TypedDict):
 
 
 class DownloadDone(TypedDict):
-    """Engine -> the ``reply_to`` of a ``download``: how the download ended."""
+    """Engine -> Pipeline (the ``reply_to`` of a ``download``): how the download ended."""
 
     type: Literal["download_done"]
     key: Count
@@ -352,9 +316,9 @@ class DownloadDone(TypedDict):
 
 
 class ResumeParked(TypedDict):
-    """A downloader middleware that parked a request (``RequestParked``; the robots.txt
-    middleware, once the host's robots.txt is known), through
-    ``crawler.engine.resume_parked`` -> Engine: go on with that request.
+    """RobotsTxtMiddleware (``crawler.engine.resume_parked``) -> Engine: go on with a
+    request a downloader middleware parked (``RequestParked``), once its host's robots.txt
+    is known.
 
     The Engine kept it (its frontier lease included) since it was parked: it passes the
     middlewares after the one that parked it and is downloaded, or, with ``error``,
@@ -393,7 +357,9 @@ class DispatchDue(TypedDict):
 
 
 class CloseSpider(TypedDict):
-    """Anyone -> Engine: close the spider with ``reason`` (closespider, CloseSpider, ^C)."""
+    """Supervisor -> Engine; SpiderRunner -> Engine; user actor -> Engine; extensions
+    (``crawler.engine.close_spider``) -> Engine: close the spider with ``reason``
+    (closespider, CloseSpider, ^C)."""
 
     type: Literal["close_spider"]
     reason: Reason
@@ -419,7 +385,8 @@ class StartTaken(TypedDict):
 
 
 class EnqueueRequests(TypedDict):
-    """Engine or SpiderRunner -> Scheduler: add requests (dupefilter applied)."""
+    """SpiderRunner -> Scheduler; Engine (redirects, retries, ``crawl``) -> Scheduler: add
+    requests (dupefilter applied)."""
 
     type: Literal["enqueue_requests"]
     requests: list[Request]
@@ -436,9 +403,9 @@ class EnqueueRequests(TypedDict):
 
 
 class ReleaseRequests(TypedDict):
-    """Engine -> Scheduler: leased requests the engine will not finish (the spider is
-    closing): queue them again. Downloader -> Scheduler: the same for what its slot
-    table still holds when it stops (aborted transfers, queued requests)."""
+    """Engine -> Scheduler; Downloader (as it stops) -> Scheduler: queue again leased
+    requests that will not be finished (the spider is closing): the Engine's, and what a
+    downloader's slot table still holds (aborted transfers, queued requests)."""
 
     type: Literal["release_requests"]
     requests: list[Request]
@@ -1060,7 +1027,7 @@ class BlockSlot(TypedDict):
 
 
 class ItemScraped(TypedDict):
-    """Crawl event -> user actor: an item passed every item pipeline."""
+    """Signal relay -> user actor: an item passed every item pipeline."""
 
     type: Literal["item_scraped"]
     item: Item
@@ -1070,7 +1037,7 @@ class ItemScraped(TypedDict):
 
 
 class ItemDropped(TypedDict):
-    """Crawl event -> user actor: an item pipeline raised ``DropItem``."""
+    """Signal relay -> user actor: an item pipeline raised ``DropItem``."""
 
     type: Literal["item_dropped"]
     item: Item
@@ -1082,7 +1049,7 @@ class ItemDropped(TypedDict):
 
 
 class ResponseReceived(TypedDict):
-    """Crawl event -> user actor: a response passed the downloader middlewares."""
+    """Signal relay -> user actor: a response passed the downloader middlewares."""
 
     type: Literal["response_received"]
     response: Response
@@ -1094,7 +1061,7 @@ class ResponseReceived(TypedDict):
 
 
 class RequestScheduled(TypedDict):
-    """Crawl event -> user actor: a request entered the scheduler."""
+    """Signal relay -> user actor: a request entered the scheduler."""
 
     type: Literal["request_scheduled"]
     request: Request
@@ -1102,7 +1069,7 @@ class RequestScheduled(TypedDict):
 
 
 class RequestDropped(TypedDict):
-    """Crawl event -> user actor: the dupefilter dropped a request."""
+    """Signal relay -> user actor: the dupefilter dropped a request."""
 
     type: Literal["request_dropped"]
     request: Request
@@ -1110,13 +1077,13 @@ class RequestDropped(TypedDict):
 
 
 class SpiderIdle(TypedDict):
-    """Crawl event -> user actor: the spider has nothing left to do."""
+    """Signal relay -> user actor: the spider has nothing left to do."""
 
     type: Literal["spider_idle"]
 
 
 class IdleBarrier(TypedDict):
-    """Signal relay -> user actor, right after its ``spider_idle`` event: answer
+    """Signal relay (right after the ``spider_idle`` event) -> user actor: answer
     ``idle_barrier_passed`` to ``reply_to`` (the base class does). The inbox is first in
     first out, so the answer follows what the actor's ``spider_idle`` handler sent (its
     ``crawl``/``add_items``), and the engine does not close the spider before it."""
@@ -1134,13 +1101,13 @@ class IdleBarrierPassed(TypedDict):
 
 
 class SpiderOpened(TypedDict):
-    """Crawl event -> user actor: the spider was opened."""
+    """Signal relay -> user actor: the spider was opened."""
 
     type: Literal["spider_opened"]
 
 
 class SpiderError(TypedDict):
-    """Crawl event -> user actor: a spider callback raised."""
+    """Signal relay -> user actor: a spider callback raised."""
 
     type: Literal["spider_error"]
     failure: Failure

@@ -1,49 +1,19 @@
 """The Supervisor: owns the actor tree of every crawl, is the one actor the outside
 (CLI, shell, ``CrawlerProcess``) talks to, notices a child's death and stops trees in order.
 
-Tree of one crawl (started by ``start_crawl``)::
-
-    Supervisor
-    ├── ExporterActor      (one per feed: FEEDS entries, FEED_URI)
-    ├── SchedulerActor
-    ├── EngineActor
-    ├── DownloaderActor × DOWNLOADER_ACTORS (a fixed pool, each serving many download
-    │                                        slots; the engine sends each request to
-    │                                        the one serving its slot)
-    ├── PipelineActor
-    ├── SpiderRunnerActor
-    └── UserActor × ACTORS entries (crawlfw.actors.UserActor)
-
-Shutdown order (``spider_closing`` from the engine, or a fatal child failure): user
-actors, downloaders
-(in-flight transfers aborted; the engine has re-queued their requests), spider runner
-(its last checkpoint sent, with a JOBDIR), engine, pipeline (``close_spider`` of the item
-pipelines), exporters (the feed is stored), scheduler (the last checkpoint committed, its
-queue kept in JOBDIR); then ``spider_closed``, the stats
-dump, "Spider closed (reason)", ``engine_stopped``, and the crawl's ``finished`` event.
-
-The tree is started from one table, :data:`CHILD_SPECS`: an OTP-style
-:class:`~crawlfw.core.control._supervision.ChildSpec` per kind of child (id, start function,
-restart policy, shutdown timeout; the start functions are plain named functions of the
-crawl's :class:`CrawlTree`), walked in order; ``CrawlTree.specs`` maps each child
-started, ``(role, key)``, to its entry. Downloaders, the pipeline, the
-exporters and user actors (``ACTORS``) are ``permanent``: one that dies is restarted,
-behind a :class:`~crawlfw.actors._childref.ChildRef` that keeps what was sent to it (a
-downloader: its inbox, the replacement taking over its slot table, which starts again
-what was in flight; the pipeline and the exporters: the message they died on first; a
-user actor: its inbox, the message it died on dropped, also after a failed
-``on_start``) within the crawl's
-restart intensity, ``SUPERVISOR_MAX_RESTARTS`` restarts per ``SUPERVISOR_RESTART_WINDOW``
-seconds for all its children together, each after a backoff (``SUPERVISOR_BACKOFF``
-seconds, doubled per restart within the window, at most ``SUPERVISOR_BACKOFF_MAX``).
-Past the intensity, or when a ``temporary`` child dies (engine, scheduler, spider runner:
-restarting them could lose or repeat what they hold), or a pipeline or exporter that
-cannot be restarted (a failed ``on_start``, a feed that cannot be cut back), the crawl is
-closed with ``<role>_failed``.
-
-Stopping a crawl's tree runs on a thread of its own (``crawlfw-stop-<crawl id>``), each
-child with its spec's shutdown timeout, so a slow feed upload of one crawl never stalls
-the Supervisor or another crawl.
+The design (the tree's picture, restart policies and intensity, what a restart keeps,
+the stop order) is ARCHITECTURE.md's, "The actor tree" and "Supervision"; here is the
+code. A crawl's tree is started by ``start_crawl`` from one table, :data:`CHILD_SPECS`:
+an OTP-style :class:`~crawlfw.core.control._supervision.ChildSpec` per kind of child (id,
+start function, restart policy, shutdown timeout), walked in order; the start functions
+are plain named functions of the crawl's :class:`CrawlTree`, and ``CrawlTree.specs``
+maps each child started, ``(role, key)``, to its entry. A ``permanent`` child that dies
+is restarted behind its :class:`~crawlfw.actors._childref.ChildRef` after the backoff of
+the crawl's :class:`~crawlfw.core.control._supervision.RestartIntensity` (a
+``restart_child`` timer); a ``temporary`` one, or one past the intensity, closes the
+crawl with ``<role>_failed``. Stopping a crawl's tree runs on a thread of its own
+(``crawlfw-stop-<crawl id>``), each child with its spec's shutdown timeout, and ends with
+``crawl_stopped``.
 """
 
 import itertools
