@@ -108,15 +108,17 @@ class OneRequest(crawlfw.Spider):
     def closed(self, reason):
         from crawlfw.responsetypes import responsetypes
         print("LOADED", sorted(m for m in ("asyncio", "unittest", "xmlrpc.client",
-                                             "lxml.html", "http.server")
+                                             "lxml.html", "http.server",
+                                             "importlib.metadata")
                                  if m in sys.modules), responsetypes._mimetypes is None)
 '''
 
 
 def test_a_one_request_crawl_imports_nothing_it_does_not_use(tmp_path):
     # start-up (#20): asyncio (async callbacks), lxml.html (FormRequest.from_response),
-    # xmlrpc (XmlRpcRequest) and the system's mime.types (responses without
-    # Content-Type) are loaded on first use only
+    # xmlrpc (XmlRpcRequest), the system's mime.types (responses without Content-Type)
+    # and importlib.metadata (a distribution declaring crawlfw.commands) are loaded
+    # when needed only
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "index.html").write_text("<html><body>one page</body></html>")
     server = StaticSiteServer(tmp_path / "site").start()
