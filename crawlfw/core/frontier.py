@@ -711,6 +711,56 @@ class SqliteFrontier(FrontierBase):
         self._inc("scheduler/enqueued")
         return True
 
+    def push_many(self, requests, *, transient_ok: bool = False, start=None) -> list:
+        """Queue ``requests`` as :meth:`push` does one by one, in the open transaction
+        (:meth:`FrontierBase.push_many <crawlfw.core.frontier_api.FrontierBase.push_many>`).
+
+        With crawlfw's own :class:`~crawlfw.dupefilters.RFPDupeFilter` (its class, no
+        method replaced on the instance) once its first duplicate was logged, a request
+        whose fingerprint is in the in-memory seen cache (most links of a crawl) is
+        answered here, and ``dupefilter/filtered`` counted once per batch; every other
+        request goes through :meth:`push`. Same result as the general path
+        (``tests/core/test_frontier_push_many.py`` compares both on a table of batches).
+
+        Returns:
+            list[bool]: per request, False when it was a duplicate or was refused.
+
+        Raises:
+            sqlite3.Error: the disk failed (the caller ends the crawl).
+        """
+        df = self.df
+        fingerprint = self._fingerprint
+        if (fingerprint is None or df.__class__ is not RFPDupeFilter
+                or _REPLACEABLE & vars(df).keys()):
+            return super().push_many(requests, transient_ok=transient_ok, start=start)
+        cache = self._seen_cache
+        push = self.push
+        spider = self.spider
+        queued = []
+        append = queued.append
+        filtered = 0
+        try:
+            for request in requests:
+                if not request.dont_filter and not (df.logdupes or df.debug):
+                    try:
+                        seen = fingerprint(request) in cache
+                    except Exception:  # push() contains and reports it
+                        seen = False
+                    if seen:
+                        filtered += 1
+                        append(False)
+                        continue
+                append(push(request, transient_ok=transient_ok))
+        finally:
+            if filtered:
+                spider.crawler.stats.inc_value("dupefilter/filtered", filtered, spider=spider)
+        if start is not None:
+            meta = {"start_requests": self.meta.get("start_requests", 0) + start["consumed"]}
+            if start["exhausted"]:
+                meta["start_exhausted"] = True
+            self.set_meta(meta)
+        return queued
+
     def _seen(self, request) -> bool:
         if self._fingerprint is None:
             return self.df.request_seen(request)

@@ -1,8 +1,9 @@
-"""MemoryFrontier.push_many's shortcut (crawlfw's own RFPDupeFilter taken inline, stats
-counted once per batch, #20) gives what the general path (FrontierBase.push_many: push
-one by one, the dupefilter asked through its methods) gives, on a table of batches:
-the same answers, the same fingerprints, the same stats, the same log lines and the
-same queue order."""
+"""The push_many shortcuts of MemoryFrontier (crawlfw's own RFPDupeFilter taken inline,
+stats counted once per batch) and SqliteFrontier (a duplicate in the seen cache answered
+without push, its count once per batch) (#20) give what the general path
+(FrontierBase.push_many: push one by one, the dupefilter asked through its methods)
+gives, on a table of batches: the same answers, the same fingerprints, the same stats,
+the same log lines and the same queue order."""
 
 import logging
 import random
@@ -10,7 +11,7 @@ import random
 import pytest
 
 from crawlfw import Spider
-from crawlfw.core.frontier import MemoryFrontier
+from crawlfw.core.frontier import MemoryFrontier, SqliteFrontier
 from crawlfw.core.frontier_api import FrontierBase
 from crawlfw.dupefilters import RFPDupeFilter
 from crawlfw.http import Request
@@ -46,10 +47,18 @@ def _batches(seed: int):
             for _ in range(rng.randrange(1, 6))]
 
 
-def _run(batches, push_many, *, mqclass, debug, starts):
+def _frontier(kind, jobdir, dupefilter, mqclass, stats):
+    if kind == "memory":
+        return MemoryFrontier(dupefilter, mqclass, stats=stats)
+    jobdir.mkdir()
+    return SqliteFrontier(str(jobdir), dupefilter, lifo=mqclass is LifoMemoryQueue, fsync=False,
+                          stats=stats)
+
+
+def _run(batches, push_many, *, mqclass, debug, starts, kind="memory", jobdir=None):
     crawler = get_crawler(Spider)
     spider = crawler._create_spider("push")
-    frontier = MemoryFrontier(RFPDupeFilter(debug=debug), mqclass, stats=crawler.stats)
+    frontier = _frontier(kind, jobdir, RFPDupeFilter(debug=debug), mqclass, crawler.stats)
     frontier.open(spider)
     crawlfw_logger = logging.getLogger("crawlfw")
     records = []
@@ -68,9 +77,12 @@ def _run(batches, push_many, *, mqclass, debug, starts):
         crawlfw_logger.setLevel(level)
     order = [(r.method, r.url, r.body, r.priority) for r in frontier.lease(10_000, 0.0)]
     stats = {k: v for k, v in crawler.stats.get_stats().items() if k != "start_time"}
-    return {"answers": answers, "fingerprints": sorted(frontier.df.fingerprints),
-            "stats": stats, "logs": [r.getMessage() for r in records], "order": order,
-            "meta": dict(frontier.meta)}
+    seen = sorted(frontier.df.fingerprints if kind == "memory" else frontier._seen_cache)
+    meta = {k: v for k, v in frontier.meta.items() if k in ("start_requests", "start_exhausted")}
+    if kind != "memory":
+        frontier.close("finished")
+    return {"answers": answers, "fingerprints": seen, "stats": stats,
+            "logs": [r.getMessage() for r in records], "order": order, "meta": meta}
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -82,6 +94,18 @@ def test_shortcut_matches_the_general_path(seed, debug):
                 starts=starts)
     general = _run(_batches(seed), FrontierBase.push_many, mqclass=mqclass, debug=debug,
                    starts=starts)
+    assert fast == general
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("debug", [False, True])
+def test_jobdir_shortcut_matches_the_general_path(tmp_path, seed, debug):
+    mqclass = LifoMemoryQueue if seed % 2 else FifoMemoryQueue
+    starts = seed % 3 == 0
+    fast = _run(_batches(seed), SqliteFrontier.push_many, mqclass=mqclass, debug=debug,
+                starts=starts, kind="sqlite", jobdir=tmp_path / "fast")
+    general = _run(_batches(seed), FrontierBase.push_many, mqclass=mqclass, debug=debug,
+                   starts=starts, kind="sqlite", jobdir=tmp_path / "general")
     assert fast == general
 
 
