@@ -109,16 +109,17 @@ class OneRequest(crawlfw.Spider):
         from crawlfw.responsetypes import responsetypes
         print("LOADED", sorted(m for m in ("asyncio", "unittest", "xmlrpc.client",
                                              "lxml.html", "http.server",
-                                             "importlib.metadata")
+                                             "importlib.metadata", "protego",
+                                             "xml.sax.saxutils")
                                  if m in sys.modules), responsetypes._mimetypes is None)
 '''
 
 
 def test_a_one_request_crawl_imports_nothing_it_does_not_use(tmp_path):
     # start-up (#20): asyncio (async callbacks), lxml.html (FormRequest.from_response),
-    # xmlrpc (XmlRpcRequest), the system's mime.types (responses without Content-Type)
-    # and importlib.metadata (a distribution declaring crawlfw.commands) are loaded
-    # when needed only
+    # xmlrpc (XmlRpcRequest), the system's mime.types (responses without Content-Type),
+    # importlib.metadata (a distribution declaring crawlfw.commands), protego
+    # (ROBOTSTXT_OBEY) and xml.sax (XML feeds) are loaded when needed only
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "index.html").write_text("<html><body>one page</body></html>")
     server = StaticSiteServer(tmp_path / "site").start()
@@ -127,7 +128,7 @@ def test_a_one_request_crawl_imports_nothing_it_does_not_use(tmp_path):
         spider.write_text(CRAWL_PROBE.format(url=server.url))
         out = subprocess.run(
             [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(spider),
-             "-s", "LOG_LEVEL=WARNING"],
+             "-s", "LOG_LEVEL=WARNING", "-o", str(tmp_path / "items.jl")],
             capture_output=True, text=True, env=get_testenv(), timeout=120, cwd=tmp_path,
         )
     finally:

@@ -45,8 +45,6 @@ import logging
 import threading
 from collections import OrderedDict
 
-from protego import Protego
-
 from crawlfw.core.downloadermw import RequestParked
 from crawlfw.exceptions import IgnoreRequest, NotConfigured
 from crawlfw.http import Request
@@ -181,6 +179,8 @@ class RobotsTxtMiddleware:
         Returns:
             A ``protego.Protego``, or None (allow all).
         """
+        from protego import Protego  # first use: a crawl without ROBOTSTXT_OBEY needs none
+
         text = to_unicode(body, encoding="utf-8", errors="ignore").lstrip("\ufeff")
         try:
             return Protego.parse(text)
