@@ -72,8 +72,8 @@ def measure(pages: int = 400, repeat: int = 7, seed: int = 1) -> dict:
     if pages < 1 or repeat < 1:
         raise ValueError("--pages and --repeat must be at least 1")
     from crawlfw import signals
-    from crawlfw.core.downloadermw import DownloaderMiddlewareManager
-    from crawlfw.core.scraper import Scraper
+    from crawlfw.core.flow.downloadermw import DownloaderMiddlewareManager
+    from crawlfw.core.flow.scraper import Scraper
     from crawlfw.crawler import Crawler
     from crawlfw.exporters import JsonLinesItemExporter
     from crawlfw.http import Headers, HtmlResponse, Request

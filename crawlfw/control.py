@@ -5,7 +5,7 @@ starts (``CONTROL_ENDPOINT = True``, the default): a Unix domain socket
 ``<runtime dir>/<pid>.sock`` (``$XDG_RUNTIME_DIR/crawlfw/``, else
 ``~/.local/state/crawlfw/run/``; directory 0700, socket 0600) served by a thread. Only
 the same user or root is served: the peer's uid is checked with ``SO_PEERCRED`` (see
-:mod:`crawlfw.core.control`). No TCP listener exists.
+:mod:`crawlfw.core.control.protocol`). No TCP listener exists.
 
 Wire format: JSON lines, each a message dict of :mod:`crawlfw.actors.messages`, checked
 against its JSON Schema here (whatever ``MESSAGE_VALIDATION`` says: this is the process's
@@ -40,7 +40,7 @@ import weakref
 import pykka
 
 from crawlfw.actors._validation import validate_message
-from crawlfw.core.control import (
+from crawlfw.core.control.protocol import (
     MAX_MESSAGE_BYTES,
     SOCKET_SUFFIX,
     LineReader,
@@ -54,8 +54,8 @@ from crawlfw.core.control import (
 )
 from crawlfw.exceptions import InvalidMessage
 from crawlfw.extensions._periodic import PeriodicCall
-from crawlfw.utils._fds import out_of_fds, retry_when_out_of_fds
-from crawlfw.utils.rates import RateWindow
+from crawlfw.core._fds import out_of_fds, retry_when_out_of_fds
+from crawlfw.core.control.rates import RateWindow
 
 logger = logging.getLogger(__name__)
 
@@ -213,7 +213,7 @@ class ControlEndpoint:
 
     Args:
         runner: the :class:`~crawlfw.crawler.CrawlerRunner` whose Supervisor it talks to.
-        directory: the socket directory (default :func:`crawlfw.core.control.runtime_dir`).
+        directory: the socket directory (default :func:`crawlfw.core.control.protocol.runtime_dir`).
 
     Attributes:
         path: the socket path, set by :meth:`open`.

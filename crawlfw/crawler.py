@@ -20,7 +20,7 @@ import pykka
 from crawlfw import signals
 from crawlfw.actors._facade import EngineFacade
 from crawlfw.actors.supervisor import Supervisor
-from crawlfw.core._reasons import FAILURE_REASONS, is_failure_reason
+from crawlfw.core.flow._reasons import FAILURE_REASONS, is_failure_reason
 from crawlfw.exceptions import (
     CrawlfwDeprecationWarning,
     CrawlStartError,
@@ -97,7 +97,7 @@ class Crawler:
         self._crawl_id = None
         self._finished = threading.Event()
         #: Set once the crawl is asked to stop (^C, stop()): a Redis frontier that cannot
-        #: be reached then stops retrying (crawlfw.core.redis_link.RedisLink).
+        #: be reached then stops retrying (crawlfw.core.frontier.redis_link.RedisLink).
         self._stop_requested = threading.Event()
 
     @property
@@ -402,7 +402,7 @@ class CrawlerProcess(CrawlerRunner):
 
 def check_frontier(crawler) -> None:
     """Before a crawl with ``FRONTIER_URL`` starts: check that the Redis can be used
-    (:func:`crawlfw.core.redis_link.check_server`: the URL, a server that speaks
+    (:func:`crawlfw.core.frontier.redis_link.check_server`: the URL, a server that speaks
     Redis, the password, ``maxmemory-policy noeviction``), waiting up to
     ``FRONTIER_RETRY_TIMEOUT`` while it cannot be reached (a stop request ends the wait).
 
@@ -412,8 +412,8 @@ def check_frontier(crawler) -> None:
             ``start_failed: ...`` (``engine_stopped`` fired), as a start the Supervisor
             refuses.
     """
-    from crawlfw.core.frontier import FrontierError
-    from crawlfw.core.redis_link import check_server, redis_link
+    from crawlfw.core.frontier.frontier import FrontierError
+    from crawlfw.core.frontier.redis_link import check_server, redis_link
 
     try:
         check_server(crawler.settings["FRONTIER_URL"],

@@ -32,7 +32,7 @@ The tree (Scrapy 1.2's public exceptions first, then crawlfw's download errors):
         └── DownloadCancelled        the transfer was aborted (max size, shutdown) curl 23, 42, 63
 
 Other curl codes give a plain ``DownloadError``; the one table is
-``crawlfw.core._curl_errors.CURL_CODE_TABLE``.
+``crawlfw.core.transport._curl_errors.CURL_CODE_TABLE``.
 
 ``crawlfw.exceptions.ConnectionRefusedError`` deliberately shadows the builtin of the
 same name inside this module; it subclasses it, so ``except ConnectionRefusedError``

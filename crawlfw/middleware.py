@@ -197,7 +197,7 @@ def component_method(component, name: str, *, iterable_arg: str | None = None):
       called without it (the ``spider=`` keyword, or the last positional argument, is
       dropped);
     - a coroutine method (``async def``) is run to completion on the calling thread's
-      event loop (:func:`crawlfw.utils._async.run_coroutine`): on the actor that runs
+      event loop (:func:`crawlfw.spiders._async.run_coroutine`): on the actor that runs
       the component;
     - an async generator method (``async def`` with ``yield``) is iterated as a plain
       iterator; its ``iterable_arg`` argument (``result`` of
@@ -206,7 +206,7 @@ def component_method(component, name: str, *, iterable_arg: str | None = None):
       ``async def`` callback or ``start()``, or an async generator middleware before),
       that async generator is handed over as it is; when it is a plain one (a plain
       callback or middleware before), it is stepped one value at a time, as the async
-      generator asks, outside the event loop (:func:`crawlfw.utils._async.iterate_fed`).
+      generator asks, outside the event loop (:func:`crawlfw.spiders._async.iterate_fed`).
       Either way nothing is collected: the results stream (Scrapy 2.13), and endless
       start requests stay lazy.
 
@@ -222,7 +222,7 @@ def component_method(component, name: str, *, iterable_arg: str | None = None):
         A callable taking the arguments crawlfw passes (``spider`` included). It
         keeps ``__self__`` (the component) and ``__name__`` for error messages.
     """
-    from crawlfw.utils._async import (
+    from crawlfw.spiders._async import (
         async_source,
         iterate_async_generator,
         iterate_fed,

@@ -352,7 +352,7 @@ class RemoteStats:
     repr shows the current stats.
 
     Args:
-        client: a :class:`crawlfw.core.control.ControlClient` of the crawl's process.
+        client: a :class:`crawlfw.core.control.protocol.ControlClient` of the crawl's process.
         crawl_id: the crawl.
     """
 
@@ -364,7 +364,7 @@ class RemoteStats:
         """The crawl's stats now (values as JSON: dates are ISO 8601 strings).
 
         Raises:
-            crawlfw.core.control.ControlError: the crawl is gone.
+            crawlfw.core.control.protocol.ControlError: the crawl is gone.
         """
         return _crawl_of(self._client, self._crawl_id)["stats"]
 
@@ -382,7 +382,7 @@ class RemoteStats:
 
 
 def _crawl_of(client, crawl_id) -> dict:
-    from crawlfw.core.control import ControlError
+    from crawlfw.core.control.protocol import ControlError
 
     reply = client.ask({"type": "get_status"})
     for crawl in reply.get("crawls", []):
@@ -403,13 +403,13 @@ class AttachedShell:
 
     Args:
         endpoint: the endpoint's ``status_reported`` reply with ``socket`` (see
-            :func:`crawlfw.core.control.discover`).
+            :func:`crawlfw.core.control.protocol.discover`).
         crawl: the crawl's status dict (``crawl_id``, ``spider``).
         code: with code, :meth:`start` runs it instead of opening a console.
     """
 
     def __init__(self, endpoint, crawl, code=None):
-        from crawlfw.core.control import ControlClient
+        from crawlfw.core.control.protocol import ControlClient
 
         self.client = ControlClient(endpoint["socket"])
         self.pid = endpoint["pid"]
@@ -444,7 +444,7 @@ class AttachedShell:
         """Add ``url`` to the crawl, parsed by the spider method named ``callback``.
 
         Raises:
-            crawlfw.core.control.ControlError: bad URL, or no such spider method.
+            crawlfw.core.control.protocol.ControlError: bad URL, or no such spider method.
         """
         self._send({"type": "schedule_request", "url": str(url), "callback": callback,
                     "priority": int(priority), "dont_filter": bool(dont_filter)})
@@ -455,7 +455,7 @@ class AttachedShell:
         ``response``.
 
         Raises:
-            crawlfw.core.control.ControlError: the download failed (the message names
+            crawlfw.core.control.protocol.ControlError: the download failed (the message names
                 the error) or the crawl is gone.
         """
         import base64

@@ -1,6 +1,6 @@
 """Out of file descriptors is a transient condition, not a death: a feed file opened or
 a control connection accepted while something else in the process holds every
-descriptor is tried again after a short backoff (``crawlfw.utils._fds``).
+descriptor is tried again after a short backoff (``crawlfw.core._fds``).
 
 The crawl-level tests run ``crawlfw runspider`` in a subprocess under a low
 ``RLIMIT_NOFILE`` whose spider, at its first response, takes every free descriptor and
@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from crawlfw.utils._fds import FD_RETRY_DELAYS_S, out_of_fds, retry_when_out_of_fds
+from crawlfw.core._fds import FD_RETRY_DELAYS_S, out_of_fds, retry_when_out_of_fds
 from tests.support.countserver import CountingServer
 from tests.support.wait import wait_for
 

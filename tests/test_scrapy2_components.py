@@ -523,7 +523,7 @@ def test_memory_frontier_start_queue_order():
     """Start requests: first in, first out, after other requests of the same priority
     (Scrapy 2.13: a priority's regular queue is popped before its start queue); a higher
     priority still goes first; released ones go back there."""
-    from crawlfw.core.frontier import MemoryFrontier
+    from crawlfw.core.frontier.frontier import MemoryFrontier
     from crawlfw.dupefilters import RFPDupeFilter
     from crawlfw.http import Request
     from crawlfw.squeues import LifoMemoryQueue

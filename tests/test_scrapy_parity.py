@@ -321,7 +321,7 @@ IMPORT_ERRORS = {
 # --------------------------------------------------------------------------------------
 
 _TWISTED_HANDLERS = (
-    "Twisted download handlers: crawlfw downloads with pycurl (crawlfw.core.curl, "
+    "Twisted download handlers: crawlfw downloads with pycurl (crawlfw.core.transport.curl, "
     "crawlfw.actors.downloader); DOWNLOAD_HANDLERS names those"
 )
 
@@ -337,7 +337,7 @@ NOT_PROVIDED = {
     "scrapy.core.downloader.handlers.http11": _TWISTED_HANDLERS,
     "scrapy.core.downloader.handlers.s3": _TWISTED_HANDLERS,
     "scrapy.core.downloader.middleware": (
-        "the downloader middleware manager is crawlfw.core.downloadermw "
+        "the downloader middleware manager is crawlfw.core.flow.downloadermw "
         "(DownloaderMiddlewareManager), run by the Engine actor"),
     "scrapy.core.downloader.tls": "Twisted TLS helpers; curl does TLS",
     "scrapy.core.downloader.webclient": "Twisted HTTP/1.0 client; curl downloads",

@@ -12,7 +12,7 @@ messages, and sends requests and items into the crawl (:meth:`UserActor.crawl`,
 from crawlfw.actors._base import CrawlActor
 from crawlfw.actors._user import EVENTS, UserActor
 from crawlfw.actors._validation import register_schema, validate_message
-from crawlfw.core._supervision import ChildSpec, RestartIntensity
+from crawlfw.core.control._supervision import ChildSpec, RestartIntensity
 from crawlfw.exceptions import InvalidMessage
 
 __all__ = [

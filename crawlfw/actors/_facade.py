@@ -388,7 +388,7 @@ class _DownloaderView:
     """``crawler.engine.downloader``: what extensions may do to the download slots.
 
     The slots live in the downloader actors' threads (each in a
-    :class:`crawlfw.core.slots.SlotTable`), so they are changed by message to the
+    :class:`crawlfw.core.transport.slots.SlotTable`), so they are changed by message to the
     downloader serving the slot, never written from another thread: AutoThrottle calls
     :meth:`set_slot_delay` where Scrapy's writes ``slots[key].delay``; a user's
     extension written for Scrapy reads :attr:`slots` (snapshots asked of the
@@ -420,7 +420,7 @@ class _DownloaderView:
         """The key of ``request``'s download slot as the engine computes it (by IP with
         ``CONCURRENT_REQUESTS_PER_IP`` once the host's address is known); call it on the
         engine's thread (``response_downloaded`` handlers run there)."""
-        from crawlfw.core.slot import slot_key
+        from crawlfw.core.transport.slot import slot_key
 
         return slot_key(request, self.ip_cache)
 

@@ -100,7 +100,7 @@ class UserActor(RestartableActor):
 
     def block_slot(self, slot: str, reason: str) -> None:
         """Stop downloading from download slot ``slot`` (normally a host name, see
-        ``crawlfw.core.slot.slot_key``): every request for it that comes to be
+        ``crawlfw.core.transport.slot.slot_key``): every request for it that comes to be
         downloaded from now on fails with ``IgnoreRequest`` naming ``reason`` (its
         errback runs, or it is counted in ``downloader/exception_type_count``)."""
         self.send(self.engine, {"type": "block_slot", "slot": slot, "reason": reason})

@@ -5,9 +5,9 @@ The Supervisor starts the pool when the crawl starts (:class:`DownloaderPool`, p
 children of the crawl's tree) and the Engine sends each request to the downloader that
 serves its slot: always the same one for a slot key (a stable hash of the key,
 :meth:`DownloaderPool.index_of`), so a host's politeness is kept in one place. A
-downloader keeps its slots in a :class:`crawlfw.core.slots.SlotTable`
+downloader keeps its slots in a :class:`crawlfw.core.transport.slots.SlotTable`
 (``CONCURRENT_REQUESTS_PER_DOMAIN``/``_PER_IP``, ``DOWNLOAD_DELAY``, AutoThrottle's delay,
-each slot's queue; idle slots evicted) and starts on its :class:`crawlfw.core.curl.MultiDriver`
+each slot's queue; idle slots evicted) and starts on its :class:`crawlfw.core.transport.curl.MultiDriver`
 what the table says may start; it sends ``response_downloaded`` / ``download_failed`` back
 to the Engine.
 
@@ -27,12 +27,12 @@ import zlib
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
-from crawlfw.core.curl import DnsCacheBudget, MultiDriver, driver_options
-from crawlfw.core.slot import DownloadSlot
-from crawlfw.core.slots import SlotTable
+from crawlfw.core.transport.curl import DnsCacheBudget, MultiDriver, driver_options
+from crawlfw.core.transport.slot import DownloadSlot
+from crawlfw.core.transport.slots import SlotTable
 from crawlfw.exceptions import ConnectError, StopDownload
-from crawlfw.utils import _faults
-from crawlfw.utils._fds import fds_exhausted
+from crawlfw.core import _faults
+from crawlfw.core._fds import fds_exhausted
 
 __all__ = ["DownloaderActor", "DownloaderPool"]
 
@@ -130,7 +130,7 @@ class DownloaderPool:
             across threads), so a host name is resolved once per crawl, not once per
             downloader.
         dns_cache_size: ``DNSCACHE_SIZE``, the most host names that cache holds (a
-            :class:`~crawlfw.core.curl.DnsCacheBudget` shared by the downloaders).
+            :class:`~crawlfw.core.transport.curl.DnsCacheBudget` shared by the downloaders).
 
     Attributes:
         refs: ``[ActorRef]``, downloader ``i`` at index ``i`` (its child key ``str(i)``).
@@ -138,7 +138,7 @@ class DownloaderPool:
             handle's own DNS cache serves every transfer already).
         replacements: ``{i: ActorRef}`` restarted downloaders the Engine has not put in
             place yet (the Supervisor stops them too if the crawl ends first).
-        dns_budget: the :class:`~crawlfw.core.curl.DnsCacheBudget` of ``DNSCACHE_SIZE``,
+        dns_budget: the :class:`~crawlfw.core.transport.curl.DnsCacheBudget` of ``DNSCACHE_SIZE``,
             or None (``DNSCACHE_ENABLED`` off).
 
     Raises:
@@ -194,7 +194,7 @@ class DownloaderActor(CrawlActor):
     index: this downloader's number in the pool (its child key is ``str(index)``).
     engine: the Engine's ActorRef (default ``reply_to``).
     share: a ``pycurl.CurlShare`` for its transfers (the pool's DNS cache), or None.
-    dns_budget: the pool's :class:`~crawlfw.core.curl.DnsCacheBudget` (``DNSCACHE_SIZE``),
+    dns_budget: the pool's :class:`~crawlfw.core.transport.curl.DnsCacheBudget` (``DNSCACHE_SIZE``),
         or None.
     concurrency: the crawl's effective ``CONCURRENT_REQUESTS`` (lowered to fit the open
         file limit), or None for the setting; sizes the connection cache.
@@ -218,8 +218,8 @@ class DownloaderActor(CrawlActor):
         self._shared_slot = bool(settings.get("FRONTIER_URL"))
         self._holders = ()  # shared slots holding permits (FRONTIER_URL)
         if self._shared_slot:  # limits held across the workers of the crawl
-            from crawlfw.core.redis_link import redis_link
-            from crawlfw.core.redis_slot import SharedDownloadSlot, maintain_shared_slots
+            from crawlfw.core.frontier.redis_link import redis_link
+            from crawlfw.core.frontier.redis_slot import SharedDownloadSlot, maintain_shared_slots
 
             self._maintain = maintain_shared_slots
             self._link = redis_link(crawler)

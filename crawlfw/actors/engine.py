@@ -4,7 +4,7 @@ and responses on to the SpiderRunner; detects idleness and asks the Supervisor t
 the spider.
 
 The flow-control state and its decisions live in a plain object,
-:class:`crawlfw.core.flow.FlowControl` (``self.flow``); this actor turns each message into
+:class:`crawlfw.core.flow.flow.FlowControl` (``self.flow``); this actor turns each message into
 calls on it and its answers into messages, signals, middleware calls and fetches.
 
 Flow control is credit-based: the engine grants the Scheduler credit (``pull_requests``)
@@ -34,7 +34,7 @@ get the event as a message: the engine makes no idle check until each has answer
 An answer with requests pending while nothing else is outstanding and nothing happened
 (the Scheduler cannot dispatch them) is asked again on the next event or after
 :data:`STUCK_RECHECK_S`, never at once; stuck for ``STALL_TIMEOUT`` seconds, the crawl
-is reported by the Scheduler and ends ``stalled`` (see :mod:`crawlfw.core.flow`).
+is reported by the Scheduler and ends ``stalled`` (see :mod:`crawlfw.core.flow.flow`).
 
 Downloader restarts (``downloader_failed`` from the Supervisor, after its backoff, with
 the restarted actor): the engine puts the new actor in the pool and sends it again the
@@ -56,8 +56,8 @@ import time
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
 from crawlfw.actors._user import IDLE_BARRIER
-from crawlfw.core.downloadermw import DownloaderMiddlewareManager, RequestParked
-from crawlfw.core.flow import (
+from crawlfw.core.flow.downloadermw import DownloaderMiddlewareManager, RequestParked
+from crawlfw.core.flow.flow import (
     DOWNLOAD,
     HOLD,
     IDLE_BUSY,
@@ -69,7 +69,7 @@ from crawlfw.core.flow import (
     POISON_CRASHES,
     FlowControl,
 )
-from crawlfw.core.slot import DOWNLOAD_SLOT, IpCache, slot_key
+from crawlfw.core.transport.slot import DOWNLOAD_SLOT, IpCache, slot_key
 from crawlfw.exceptions import DontCloseSpider, DownloaderCrashed, IgnoreRequest
 from crawlfw.http import Request, Response
 from crawlfw.logformatter import LogFormatter

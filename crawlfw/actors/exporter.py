@@ -1,5 +1,5 @@
 """ExporterActor: writes the items that left the pipeline to one feed (``FEED_URI``,
-``FEED_FORMAT``) through :mod:`crawlfw.core.feeds`; stores the feed when stopped.
+``FEED_FORMAT``) through :mod:`crawlfw.core.feeds.feeds`; stores the feed when stopped.
 
 The feeds are opened before the actors are built, on the Supervisor's thread, all of
 them prepared (:func:`prepare_feeds`: configuration checked, nothing touched) before any
@@ -13,9 +13,9 @@ emptied for it. A write that fails with an ``OSError``
 
 The actor is restartable (:class:`~crawlfw.actors._childref.RestartableActor`): at the
 start of each batch it notes the feed's position (:meth:`FeedWriter.mark
-<crawlfw.core.feeds.FeedWriter.mark>`: the buffered file's ``tell()``, no flush); if it
+<crawlfw.core.feeds.feeds.FeedWriter.mark>`: the buffered file's ``tell()``, no flush); if it
 dies in the middle of the batch, it cuts the feed back there (:meth:`FeedWriter.rewind
-<crawlfw.core.feeds.FeedWriter.rewind>`) before handing its messages over, and its
+<crawlfw.core.feeds.feeds.FeedWriter.rewind>`) before handing its messages over, and its
 replacement, given the same ``FeedWriter``, writes the whole batch: every item once. A
 feed that cannot be cut back (standard output, FTP, S3) makes the death final
 (``exporter_failed``), said in one log line.
@@ -26,9 +26,9 @@ import logging
 from crawlfw.actors import messages
 from crawlfw.actors._childref import RestartableActor
 from crawlfw.actors.pipeline import forward_checkpoint
-from crawlfw.core.feeds import FeedResumeError, FeedWriter
+from crawlfw.core.feeds.feeds import FeedResumeError, FeedWriter
 from crawlfw.exceptions import CrawlStartError, NotConfigured
-from crawlfw.utils import _faults
+from crawlfw.core import _faults
 
 logger = logging.getLogger(__name__)
 
@@ -54,13 +54,13 @@ def prepare_feeds(crawler, feeds, resume_states=None) -> list:
 
     Args:
         crawler: the Crawler.
-        feeds: ``[(uri, options), ...]`` (:func:`crawlfw.core.feeds.feeds_from_settings`;
+        feeds: ``[(uri, options), ...]`` (:func:`crawlfw.core.feeds.feeds.feeds_from_settings`;
             ``uri`` None: ``FEED_URI``).
         resume_states: ``{feed key: state}`` committed by an earlier run of this
-            ``JOBDIR`` job, or None (see :meth:`crawlfw.core.feeds.FeedWriter.open`).
+            ``JOBDIR`` job, or None (see :meth:`crawlfw.core.feeds.feeds.FeedWriter.open`).
 
     Returns:
-        list of prepared :class:`~crawlfw.core.feeds.FeedWriter`, in ``feeds`` order.
+        list of prepared :class:`~crawlfw.core.feeds.feeds.FeedWriter`, in ``feeds`` order.
 
     Raises:
         CrawlStartError: one line naming the first feed at fault and what is wrong with
@@ -153,7 +153,7 @@ class FeedFailures:
 class ExporterActor(RestartableActor):
     """Args:
     crawler: the Crawler (settings, spider, stats).
-    writer: the feed's :class:`~crawlfw.core.feeds.FeedWriter`, already opened (by the
+    writer: the feed's :class:`~crawlfw.core.feeds.feeds.FeedWriter`, already opened (by the
         Supervisor, on its thread, so that a feed that cannot be opened fails the
         crawl's start and a ``JOBDIR`` job knows the feed's state before any item); a
         replacement gets the writer of the actor it replaces.

@@ -511,7 +511,7 @@ class Fetch(TypedDict):
     request: Request
     """The ``crawlfw.http.Request``, after the downloader middlewares."""
     slot: str
-    """The request's download slot key (``crawlfw.core.slot.slot_key``; by IP with
+    """The request's download slot key (``crawlfw.core.transport.slot.slot_key``; by IP with
     ``CONCURRENT_REQUESTS_PER_IP``)."""
     reply_to: ActorRef
     """The Engine's ``pykka.ActorRef``."""

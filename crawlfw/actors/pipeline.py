@@ -20,11 +20,11 @@ import logging
 from crawlfw import signals
 from crawlfw.actors import messages
 from crawlfw.actors._childref import RestartableActor
-from crawlfw.core.scraper import report_spider_error
+from crawlfw.core.flow.scraper import report_spider_error
 from crawlfw.exceptions import DropItem
 from crawlfw.logformatter import LogFormatter
 from crawlfw.pipelines import ItemPipelineManager
-from crawlfw.utils import _faults
+from crawlfw.core import _faults
 from crawlfw.utils.failure import Failure
 from crawlfw.utils.log import _debug_wanted, failure_to_exc_info, logformatter_adapter
 

@@ -43,11 +43,11 @@ import time
 
 from crawlfw import signals
 from crawlfw.actors._base import CrawlActor
-from crawlfw.core.frontier import FrontierError
-from crawlfw.core.frontier_api import FrontierBase
-from crawlfw.core.redis_link import FrontierStopping
-from crawlfw.core.shared_idle import IDLE_CHECKPOINT, IDLE_HOLD, SharedIdlePolicy
-from crawlfw.utils import _faults
+from crawlfw.core.frontier.frontier import FrontierError
+from crawlfw.core.frontier.api import FrontierBase
+from crawlfw.core.frontier.redis_link import FrontierStopping
+from crawlfw.core.frontier.shared_idle import IDLE_CHECKPOINT, IDLE_HOLD, SharedIdlePolicy
+from crawlfw.core import _faults
 
 logger = logging.getLogger(__name__)
 
@@ -494,7 +494,7 @@ def frontier_of(scheduler):
     """The frontier to drive: the Scheduler's own, unless the scheduler is not a
     :class:`~crawlfw.core.scheduler.Scheduler` or a subclass overrides Scrapy's
     ``enqueue_request``/``next_request`` (then those are called, without leases)."""
-    from crawlfw.core.scheduler import Scheduler
+    from crawlfw.core.frontier.scheduler import Scheduler
 
     frontier = getattr(scheduler, "frontier", None)  # (an empty frontier is falsy)
     cls = type(scheduler)

@@ -19,7 +19,7 @@ import pykka
 from crawlfw.actors import messages
 from crawlfw.actors._base import CrawlActor
 from crawlfw.actors._validation import validate_message
-from crawlfw.core.scraper import OUTPUT_BATCH, Scraper, report_spider_error  # noqa: F401
+from crawlfw.core.flow.scraper import OUTPUT_BATCH, Scraper, report_spider_error  # noqa: F401
 
 # OUTPUT_BATCH and report_spider_error are defined in crawlfw.core.scraper and stay
 # importable from here, as before the Scraper was split out.

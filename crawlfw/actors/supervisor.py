@@ -22,7 +22,7 @@ pipelines), exporters (the feed is stored), scheduler (the last checkpoint commi
 queue kept in JOBDIR); then ``spider_closed``, the stats
 dump, "Spider closed (reason)", ``engine_stopped``, and the crawl's ``finished`` event.
 
-Every child has a :class:`~crawlfw.core._supervision.ChildSpec` (role, factory, restart
+Every child has a :class:`~crawlfw.core.control._supervision.ChildSpec` (role, factory, restart
 policy, shutdown timeout), kept in ``CrawlTree.specs``. Downloaders, the pipeline, the
 exporters and user actors (``ACTORS``) are ``permanent``: one that dies is restarted (a
 downloader by this actor, which hands the new one to the engine with
@@ -58,12 +58,12 @@ from crawlfw.actors._childref import ChildRef
 from crawlfw.actors._facade import EngineFacade
 from crawlfw.actors._user import IDLE_BARRIER
 from crawlfw.actors.exporter import FeedFailures
-from crawlfw.core._reasons import is_failure_reason, register_failure_reason
-from crawlfw.core._supervision import PERMANENT, ChildSpec, RestartIntensity
-from crawlfw.core.frontier import FrontierError
-from crawlfw.core.slot import slot_key
+from crawlfw.core.flow._reasons import is_failure_reason, register_failure_reason
+from crawlfw.core.control._supervision import PERMANENT, ChildSpec, RestartIntensity
+from crawlfw.core.frontier.frontier import FrontierError
+from crawlfw.core.transport.slot import slot_key
 from crawlfw.exceptions import CrawlStartError
-from crawlfw.utils._fds import fit_concurrency
+from crawlfw.core._fds import fit_concurrency
 from crawlfw.utils._hooks import contain_dupefilter
 from crawlfw.utils.misc import load_object
 
@@ -407,8 +407,8 @@ class Supervisor(CrawlActor):
         from crawlfw.actors.pipeline import PipelineActor
         from crawlfw.actors.scheduler import SchedulerActor, frontier_of
         from crawlfw.actors.spider_runner import SpiderRunnerActor
-        from crawlfw.core.curl import driver_options
-        from crawlfw.core.feeds import feeds_from_settings
+        from crawlfw.core.transport.curl import driver_options
+        from crawlfw.core.feeds.feeds import feeds_from_settings
         from crawlfw.pipelines import ItemPipelineManager
 
         crawler = tree.crawler

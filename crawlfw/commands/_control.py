@@ -13,7 +13,7 @@ import sys
 import argh
 
 from crawlfw.commands import fail
-from crawlfw.core.control import ControlClient, ControlError, discover, find_crawl
+from crawlfw.core.control.protocol import ControlClient, ControlError, discover, find_crawl
 
 __all__ = ["crawl_arg", "json_arg", "target", "send", "print_json", "human_bytes",
            "human_duration"]

@@ -6,7 +6,7 @@ Each worker is the same command run as a child process (``python -m crawlfw.cmdl
 with ``FRONTIER_WORKER=<base>-<i>`` (``<base>``: ``FRONTIER_WORKER`` or the host name)
 and its own JSON Lines part file, ``<part dir>/<worker id>.jl``, whose committed length
 is kept in the shared frontier with the worker's acks. Before any worker starts, the
-parent checks the Redis (:func:`crawlfw.core.redis_link.check_server`): a malformed
+parent checks the Redis (:func:`crawlfw.core.frontier.redis_link.check_server`): a malformed
 URL, a wrong password, a server that does not speak Redis or an evicting
 ``maxmemory-policy`` end the command at once, in one line, exit status 1.
 
@@ -21,7 +21,7 @@ that reason. Parts left by an earlier run make every worker join only, so a Redi
 lost the crawl (restarted without persistence, flushed) is refused instead of crawled
 again from the start. When every worker has finished, the parent writes the
 items of all parts, in worker order, to the feed of ``-o`` (any format and storage, by
-:class:`crawlfw.core.feeds.FeedWriter`) and removes the parts. Interrupted (^C), it
+:class:`crawlfw.core.feeds.feeds.FeedWriter`) and removes the parts. Interrupted (^C), it
 leaves the parts in place: the same command resumes the crawl and its parts.
 """
 
@@ -108,9 +108,9 @@ def run_workers(settings, workers: int, command: list, spargs: dict, spidercls) 
     from crawlfw.utils.log import configure_logging
 
     configure_logging(settings)
-    from crawlfw.core.feeds import feeds_from_settings
-    from crawlfw.core.frontier import FrontierError
-    from crawlfw.core.redis_link import RedisLink, check_server
+    from crawlfw.core.feeds.feeds import feeds_from_settings
+    from crawlfw.core.frontier.frontier import FrontierError
+    from crawlfw.core.frontier.redis_link import RedisLink, check_server
 
     link = RedisLink()  # ^C while waiting for the Redis ends the wait
     old = {sig: signal.signal(sig, lambda *_: link.stopping.set())
@@ -227,9 +227,9 @@ def run_workers(settings, workers: int, command: list, spargs: dict, spidercls) 
 
 def _merge(settings, spidercls, spargs, parts: Path, ids, feeds) -> None:
     """Write the items of every part, worker by worker, to each feed (``-o``, ``-O``,
-    ``FEEDS``: ``[(uri, options)]`` as :func:`crawlfw.core.feeds.feeds_from_settings`
+    ``FEEDS``: ``[(uri, options)]`` as :func:`crawlfw.core.feeds.feeds.feeds_from_settings`
     gives them), then remove the parts."""
-    from crawlfw.core.feeds import FeedWriter
+    from crawlfw.core.feeds.feeds import FeedWriter
 
     spider = spidercls(**spargs)
     stored = True
@@ -257,7 +257,7 @@ def _parts_dir(output: str, spider_name: str) -> Path:
     """Where the workers' part files go: ``<-o file>.parts`` beside a local ``-o``
     file (``%(...)s`` placeholders kept as their names), else
     ``crawlfw-<spider>.parts`` in the current directory (stdout, FTP, S3 feeds)."""
-    from crawlfw.core.feeds import uri_scheme
+    from crawlfw.core.feeds.feeds import uri_scheme
 
     plain = re.sub(r"%\((\w+)\)s", r"\1", output)
     if output != "-" and uri_scheme(output) in ("", "file"):

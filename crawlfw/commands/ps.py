@@ -2,7 +2,7 @@
 
 from crawlfw.commands import command
 from crawlfw.commands._control import human_duration, json_arg, print_json
-from crawlfw.core.control import discover
+from crawlfw.core.control.protocol import discover
 
 
 @json_arg

@@ -9,7 +9,7 @@ import argh
 
 from crawlfw.commands import ScrapyCommand, command, feed_options, spider_arguments
 from crawlfw.commands._command import delegate
-from crawlfw.core._reasons import is_failure_reason
+from crawlfw.core.flow._reasons import is_failure_reason
 from crawlfw.exceptions import CrawlStartError, UsageError
 from crawlfw.utils.spider import iter_spider_classes
 

@@ -86,7 +86,7 @@ def run_attached(crawl, url=None, *, code=None) -> None:
             ``code`` raised.
     """
     from crawlfw.commands._control import target
-    from crawlfw.core.control import ControlError
+    from crawlfw.core.control.protocol import ControlError
     from crawlfw.shell import AttachedShell, CodeError
 
     endpoint, found = target(crawl)

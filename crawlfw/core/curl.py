@@ -14,7 +14,7 @@ one thread (pycurl ``doc/thread-safety.rst``).
 Failures: network problems never raise. A transfer that fails below HTTP comes back
 from :meth:`MultiDriver.perform` as a :class:`Result` whose ``error`` is a
 :class:`crawlfw.exceptions.DownloadError` subclass (mapping in
-:mod:`crawlfw.core._curl_errors`). HTTP error statuses (404, 500...) are ordinary
+:mod:`crawlfw.core.transport._curl_errors`). HTTP error statuses (404, 500...) are ordinary
 responses. Only caller mistakes raise (unsupported scheme, invalid arguments, use
 after :meth:`~MultiDriver.close`).
 
@@ -42,7 +42,7 @@ from urllib.parse import urlsplit
 
 import pycurl
 
-from crawlfw.core._curl_errors import exception_for
+from crawlfw.core.transport._curl_errors import exception_for
 from crawlfw.exceptions import (
     DNSLookupError,
     DownloadCancelled,

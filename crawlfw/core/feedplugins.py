@@ -1,4 +1,4 @@
-"""The plug-in points of a feed that :mod:`crawlfw.core.feeds` drives: the default
+"""The plug-in points of a feed that :mod:`crawlfw.core.feeds.feeds` drives: the default
 ``item_filter`` (:class:`ItemFilter`) and the ``postprocessing`` chain
 (:class:`PostProcessingManager`), both Scrapy 2.6's.
 

@@ -56,7 +56,7 @@ Settings used (Scrapy 1.2 names and meanings):
     ``postprocessing`` (plug-ins, :mod:`crawlfw.extensions.postprocessing`, with their
     options), ``item_filter`` (a class built with the feed's options, whose
     ``accepts(item)`` picks the items; default
-    :class:`crawlfw.core.feedplugins.ItemFilter`) and ``item_classes``. A feed
+    :class:`crawlfw.core.feeds.plugins.ItemFilter`) and ``item_classes``. A feed
     with batches or post-processing cannot be cut back: refused with ``JOBDIR`` or
     ``FRONTIER_URL``. Unknown options are refused, unless the feed has plug-ins or an
     item filter (which may read their own).
@@ -80,10 +80,10 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from urllib.parse import urlparse
 
-from crawlfw.core.feedplugins import ItemFilter, PostProcessingManager
-from crawlfw.core.feedstorage import FileFeedStorage, _redact_uri
+from crawlfw.core.feeds.plugins import ItemFilter, PostProcessingManager
+from crawlfw.core.feeds.storage import FileFeedStorage, _redact_uri
 from crawlfw.exceptions import NotConfigured, UsageError
-from crawlfw.utils._fds import retry_when_out_of_fds
+from crawlfw.core._fds import retry_when_out_of_fds
 from crawlfw.utils.misc import create_instance, load_object
 from crawlfw.utils.python import without_none_values
 
@@ -482,7 +482,7 @@ class FeedWriter:
         """``self.storage.open(spider)``, tried again while the process is out of file
         descriptors (``EMFILE``/``ENFILE``: a transient condition, not a failed feed),
         each retry counted in ``feedexport/emfile_retries``; see
-        :func:`crawlfw.utils._fds.retry_when_out_of_fds`."""
+        :func:`crawlfw.core._fds.retry_when_out_of_fds`."""
         crawler = self.crawler or getattr(self.spider, "crawler", None)
         stats = getattr(crawler, "stats", None)
 
@@ -799,7 +799,7 @@ class FeedWriter:
                 continue
         now = datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
         params["time"] = now.isoformat().replace(":", "-")
-        from crawlfw.core.redis_link import worker_id
+        from crawlfw.core.frontier.redis_link import worker_id
 
         params["worker"] = worker_id(self.settings)  # FRONTIER_WORKER or <host>-<pid>
         params["batch_id"] = self.batch_id  # Scrapy 2.3: the batch's number, from 1

@@ -17,7 +17,7 @@ scheme     class                       URI example
 ``s3``     :class:`S3FeedStorage`      ``s3://bucket/path/items.jl`` (boto3)
 =========  ==========================  =============================================
 
-They live in ``core/`` beside :class:`crawlfw.core.feeds.FeedWriter`, which needs
+They live in ``core/`` beside :class:`crawlfw.core.feeds.feeds.FeedWriter`, which needs
 :class:`FileFeedStorage` to know which feeds it can cut back, so that ``core/`` imports
 nothing from ``extensions/`` (the layers of ``tests/test_layers.py``).
 """

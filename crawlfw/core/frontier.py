@@ -2,7 +2,7 @@
 the leases on requests being worked on. Plain, thread-free objects that
 :class:`crawlfw.actors.scheduler.SchedulerActor` wraps (through
 :class:`crawlfw.core.scheduler.Scheduler`); their interface is the
-:class:`~crawlfw.core.frontier_api.Frontier` Protocol.
+:class:`~crawlfw.core.frontier.api.Frontier` Protocol.
 
 Operations (both implementations)::
 
@@ -17,7 +17,7 @@ Operations (both implementations)::
     len(frontier)                       # requests queued (not leased)
 
 Both keep one queue per host and a ready-set of hosts
-(:class:`~crawlfw.core.hostqueues.HostQueues`): a lease hands out requests only of hosts
+(:class:`~crawlfw.core.frontier.hostqueues.HostQueues`): a lease hands out requests only of hosts
 below their concurrency and past their delay (ARCHITECTURE.md, "The frontier: per-host
 queues").
 
@@ -50,12 +50,12 @@ import time
 import uuid
 from urllib.parse import urlsplit
 
-from crawlfw.core.frontier_api import FrontierBase, host_key, is_start_request
-from crawlfw.core.hostpolicy import HostPolicy
-from crawlfw.core.hostqueues import HostQueues, MemoryHostStore, sort_key
-from crawlfw.core.pqueue import PriorityQueue
+from crawlfw.core.frontier.api import FrontierBase, host_key, is_start_request
+from crawlfw.core.transport.hostpolicy import HostPolicy
+from crawlfw.core.frontier.hostqueues import HostQueues, MemoryHostStore, sort_key
+from crawlfw.core.frontier.pqueue import PriorityQueue
 from crawlfw.dupefilters import RFPDupeFilter
-from crawlfw.utils import _faults
+from crawlfw.core import _faults
 from crawlfw.utils.reqser import request_from_dict, request_to_dict
 from crawlfw.utils.request import request_fingerprint
 
@@ -128,7 +128,7 @@ _LIFO_NEXT = ("SELECT id, data, priority, start_seq FROM requests WHERE host = ?
 _FIFO_NEXT = ("SELECT id, data, priority, start_seq FROM requests WHERE host = ? AND "
               "leased = 0 ORDER BY priority DESC, start_seq, id LIMIT ?")
 #: Each host's queued count and best sort key (``1 - max(2 * priority + not start)`` is
-#: :func:`~crawlfw.core.hostqueues.sort_key` of its best row): the ready-set at open.
+#: :func:`~crawlfw.core.frontier.hostqueues.sort_key` of its best row): the ready-set at open.
 _HOST_HEADS = ("SELECT host, COUNT(*), 1 - MAX(priority * 2 + (start_seq = 0)) FROM "
                "requests WHERE leased = 0 GROUP BY host")
 _PUSH = "INSERT INTO requests (priority, data, host) VALUES (?, ?, ?)"
@@ -216,7 +216,7 @@ class JobMeta(dict):
 
     Keys: ``start_requests`` (int, start requests already scheduled), ``start_exhausted``
     (bool), ``feeds`` (``{feed key: state dict}``, see
-    :meth:`crawlfw.core.feeds.FeedWriter.checkpoint`), ``spider_state`` (str, the pickled
+    :meth:`crawlfw.core.feeds.feeds.FeedWriter.checkpoint`), ``spider_state`` (str, the pickled
     ``spider.state`` as latin-1 text, or absent), ``resumed`` (bool: the job existed).
     """
 
@@ -264,7 +264,7 @@ def _lifo_of(mqclass) -> bool:
 
 class MemoryFrontier(FrontierBase):
     """The in-memory frontier (no ``JOBDIR``): one queue per host behind the dupefilter,
-    and a ready-set of hosts (:mod:`crawlfw.core.hostqueues`).
+    and a ready-set of hosts (:mod:`crawlfw.core.frontier.hostqueues`).
 
     Within a host: higher ``Request.priority`` first; within one priority the order of
     ``mqclass`` (``SCHEDULER_MEMORY_QUEUE``: a ``...Fifo...`` class first in first out,
@@ -272,14 +272,14 @@ class MemoryFrontier(FrontierBase):
     (``meta['is_start_request']``, set by the Scraper) go first in first out, after the
     other requests of the same priority (Scrapy 2.13's start queue): ``start_urls`` are
     fetched in their order. Across hosts: see :meth:`HostQueues.lease
-    <crawlfw.core.hostqueues.HostQueues.lease>`.
+    <crawlfw.core.frontier.hostqueues.HostQueues.lease>`.
 
     Args:
         dupefilter: an object with ``request_seen(request) -> bool`` and
             ``log(request, spider)``.
         mqclass: the per-priority queue class (only its order is used).
         stats: the crawl's stats collector, or None.
-        policy: the per-host politeness (:class:`~crawlfw.core.hostpolicy.HostPolicy`);
+        policy: the per-host politeness (:class:`~crawlfw.core.transport.hostpolicy.HostPolicy`);
             default: 8 at once per host, no delay.
         rng: the random generator of randomized delays (tests pass a seeded one).
     """
@@ -318,7 +318,7 @@ class MemoryFrontier(FrontierBase):
 
     def push_many(self, requests, *, transient_ok: bool = False, start=None) -> list:
         """Queue ``requests`` as :meth:`push` does one by one
-        (:meth:`FrontierBase.push_many <crawlfw.core.frontier_api.FrontierBase.push_many>`).
+        (:meth:`FrontierBase.push_many <crawlfw.core.frontier.api.FrontierBase.push_many>`).
 
         With crawlfw's own :class:`~crawlfw.dupefilters.RFPDupeFilter` (its class, no
         ``requests.seen`` file, no method replaced on the instance) the filter's rule is
@@ -462,7 +462,7 @@ class SqliteFrontier(FrontierBase):
         stats: the crawl's stats collector, or None.
         wal_checkpoint_s: most seconds between two checkpoints of the write-ahead log
             into the main file (``FRONTIER_WAL_CHECKPOINT_INTERVAL``).
-        policy: the per-host politeness (:class:`~crawlfw.core.hostpolicy.HostPolicy`);
+        policy: the per-host politeness (:class:`~crawlfw.core.transport.hostpolicy.HostPolicy`);
             default: 8 at once per host, no delay.
         rng: the random generator of randomized delays (tests pass a seeded one).
         logunser: log the first request kept in memory because it cannot be stored
@@ -594,7 +594,7 @@ class SqliteFrontier(FrontierBase):
     def _migrate_to_host_layout(self) -> None:
         """Give a frontier of schema version 1 (one queue for every host) the ``host``
         column, filled from each row's request (``meta['download_slot']`` or the URL's
-        host name, :func:`~crawlfw.core.frontier_api.host_key`), and the per-host
+        host name, :func:`~crawlfw.core.frontier.api.host_key`), and the per-host
         index; its old indexes go. In the open transaction, committed with the open."""
         columns = {row[1] for row in self.conn.execute("PRAGMA table_info(requests)")}
         if "host" not in columns:
@@ -713,7 +713,7 @@ class SqliteFrontier(FrontierBase):
 
     def push_many(self, requests, *, transient_ok: bool = False, start=None) -> list:
         """Queue ``requests`` as :meth:`push` does one by one, in the open transaction
-        (:meth:`FrontierBase.push_many <crawlfw.core.frontier_api.FrontierBase.push_many>`).
+        (:meth:`FrontierBase.push_many <crawlfw.core.frontier.api.FrontierBase.push_many>`).
 
         With crawlfw's own :class:`~crawlfw.dupefilters.RFPDupeFilter` (its class, no
         method replaced on the instance) once its first duplicate was logged, a request
@@ -783,7 +783,7 @@ class SqliteFrontier(FrontierBase):
                                      (bytes.fromhex(fp),)).rowcount
 
     def lease(self, n: int, now_s: float | None = None) -> list:
-        """Take up to ``n`` requests of ready hosts (:mod:`crawlfw.core.hostqueues`),
+        """Take up to ``n`` requests of ready hosts (:mod:`crawlfw.core.frontier.hostqueues`),
         next first; each gets ``request._lease`` (the row id; None for a transient
         request, which is not tracked), ``_host`` and ``_paced``.
 
@@ -806,7 +806,7 @@ class SqliteFrontier(FrontierBase):
         return out
 
     def _take(self, host: str, limit: int, bound):
-        """``take`` of :meth:`HostQueues.lease <crawlfw.core.hostqueues.HostQueues.lease>`:
+        """``take`` of :meth:`HostQueues.lease <crawlfw.core.frontier.hostqueues.HostQueues.lease>`:
         the host's transient requests first, then its rows in queue order (one indexed
         SELECT of at most ``limit + 1`` rows: the one past those taken is the new head).
         The rows' ids go to ``self._taken`` (marked leased by :meth:`lease`)."""

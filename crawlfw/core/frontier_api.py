@@ -1,10 +1,10 @@
 """The frontier interface every frontier implements, and the logic they share.
 
-Three frontiers keep a crawl's requests: :class:`~crawlfw.core.frontier.MemoryFrontier`
-(no ``JOBDIR``), :class:`~crawlfw.core.frontier.SqliteFrontier` (``JOBDIR``) and
-:class:`~crawlfw.core.redis_frontier.RedisFrontier` (``FRONTIER_URL``). Each keeps one
+Three frontiers keep a crawl's requests: :class:`~crawlfw.core.frontier.frontier.MemoryFrontier`
+(no ``JOBDIR``), :class:`~crawlfw.core.frontier.frontier.SqliteFrontier` (``JOBDIR``) and
+:class:`~crawlfw.core.frontier.redis_frontier.RedisFrontier` (``FRONTIER_URL``). Each keeps one
 queue per host key (:func:`host_key`) and a ready-set of hosts
-(:mod:`crawlfw.core.hostqueues`): :meth:`Frontier.lease` hands out requests of ready
+(:mod:`crawlfw.core.frontier.hostqueues`): :meth:`Frontier.lease` hands out requests of ready
 hosts only, so a request never occupies the crawl's global concurrency while it waits
 for its host (ARCHITECTURE.md, "The frontier: per-host queues").
 
@@ -20,7 +20,7 @@ import logging
 import time
 from typing import Protocol, runtime_checkable
 
-from crawlfw.core.slot import slot_key
+from crawlfw.core.transport.slot import slot_key
 
 __all__ = ["Frontier", "FrontierBase", "host_key", "is_start_request"]
 
@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 
 def host_key(request) -> str:
     """The key of ``request``'s host queue: ``meta['download_slot']`` when set, else the
-    URL's lower-case host name (:func:`crawlfw.core.slot.slot_key` without the IP cache).
+    URL's lower-case host name (:func:`crawlfw.core.transport.slot.slot_key` without the IP cache).
 
     With ``CONCURRENT_REQUESTS_PER_IP`` the downloader's slots still enforce the per-IP
     limit; the frontier then limits per host name with the same figure (an
@@ -51,7 +51,7 @@ class Frontier(Protocol):
     Attributes:
         durable: True when pushes, acks and metadata survive the process (``commit``).
         meta: the job's metadata as last committed (a dict; see
-            :class:`~crawlfw.core.frontier.JobMeta`).
+            :class:`~crawlfw.core.frontier.frontier.JobMeta`).
     """
 
     durable: bool
@@ -70,7 +70,7 @@ class Frontier(Protocol):
         Returns a list of bools."""
 
     def lease(self, n: int, now_s: float | None = None) -> list:
-        """Up to ``n`` requests of ready hosts (see :mod:`crawlfw.core.hostqueues`),
+        """Up to ``n`` requests of ready hosts (see :mod:`crawlfw.core.frontier.hostqueues`),
         each stamped ``_host``, ``_paced`` and ``_lease``. ``now_s``: a
         ``time.monotonic()`` value (None: read now)."""
 
@@ -166,7 +166,7 @@ class FrontierBase:
     def next_ready_in_s(self, now_s: float | None = None):
         """Seconds until a host with queued requests becomes ready by its delay (0.0:
         one is ready now), None when none waits for a delay
-        (:meth:`crawlfw.core.hostqueues.HostQueues.next_ready_in_s`)."""
+        (:meth:`crawlfw.core.frontier.hostqueues.HostQueues.next_ready_in_s`)."""
         if self.hosts is None:
             return None
         return self.hosts.next_ready_in_s(time.monotonic() if now_s is None else now_s)

@@ -1,7 +1,7 @@
 """The politeness rule of one host: how many transfers at once, how long between starts.
 
-One definition, used by the downloader's slots (:meth:`crawlfw.core.slot.DownloadSlot.from_settings`)
-and by the frontier's per-host queues (:class:`crawlfw.core.hostqueues.HostQueues`), so the
+One definition, used by the downloader's slots (:meth:`crawlfw.core.transport.slot.DownloadSlot.from_settings`)
+and by the frontier's per-host queues (:class:`crawlfw.core.frontier.hostqueues.HostQueues`), so the
 two never disagree. The rule is Scrapy 1.2's ``Downloader._get_slot``:
 
 - concurrency: ``CONCURRENT_REQUESTS_PER_IP`` when non-zero, else
@@ -25,7 +25,7 @@ from crawlfw.exceptions import CrawlfwDeprecationWarning
 __all__ = ["HostPolicy", "DELAY_MEMORY", "politeness_settings"]
 
 #: Keys whose AutoThrottle delay is remembered (least recently set go first), as
-#: AutoThrottle and the downloader's :class:`~crawlfw.core.slots.SlotTable` remember them.
+#: AutoThrottle and the downloader's :class:`~crawlfw.core.transport.slots.SlotTable` remember them.
 DELAY_MEMORY = 10_000
 
 

@@ -1,6 +1,6 @@
 """Per-host queues and the ready-set of hosts: which host's requests may be handed out now.
 
-The frontier keeps one queue per *host key* (:func:`crawlfw.core.slot.slot_key` without
+The frontier keeps one queue per *host key* (:func:`crawlfw.core.transport.slot.slot_key` without
 the IP cache: ``meta['download_slot']`` if set, else the lower-case host name) and hands
 out only requests of hosts that are **ready** (Heritrix, BUbiNG and URLFrontier do the
 same). A host is ready when
@@ -8,7 +8,7 @@ same). A host is ready when
 - it has queued requests,
 - fewer of its requests are in flight (handed out by :meth:`HostQueues.lease` and not
   yet reported by :meth:`HostQueues.finished`) than its concurrency
-  (:meth:`crawlfw.core.hostpolicy.HostPolicy.concurrency`), and
+  (:meth:`crawlfw.core.transport.hostpolicy.HostPolicy.concurrency`), and
 - ``now_s`` is past its next start time: after a host with a delay ``d > 0``
   (``DOWNLOAD_DELAY``, AutoThrottle's) hands out a request, its next start is
   ``now_s + d`` (randomized as ``RANDOMIZE_DOWNLOAD_DELAY`` says), and it hands out one
@@ -39,7 +39,7 @@ every host. Memory: a host with nothing queued and nothing in flight keeps no st
 except its next start time while that is in the future (a small heap, evicted once
 passed), so 100,000 hosts crawled do not leave 100,000 empty queues.
 
-Plain and clock-free, like :class:`~crawlfw.core.slots.SlotTable`: every method that
+Plain and clock-free, like :class:`~crawlfw.core.transport.slots.SlotTable`: every method that
 needs the time takes it (``now_s``, a ``time.monotonic()`` value); tested table-driven in
 ``tests/core/test_hostqueues.py``.
 """
@@ -89,11 +89,11 @@ class HostQueues:
     """The ready-set of hosts (see the module doc).
 
     Args:
-        policy: a :class:`~crawlfw.core.hostpolicy.HostPolicy` (or any object with
+        policy: a :class:`~crawlfw.core.transport.hostpolicy.HostPolicy` (or any object with
             ``concurrency(key) -> int``, ``base_delay_s(key) -> float`` and
             ``randomize``; each gap is the delay times ``rng.uniform(0.5, 1.5)`` when
             ``randomize``, as :meth:`HostPolicy.delay_s
-            <crawlfw.core.hostpolicy.HostPolicy.delay_s>` draws it).
+            <crawlfw.core.transport.hostpolicy.HostPolicy.delay_s>` draws it).
         rng: the random generator for randomized delays (tests pass a seeded one).
 
     Attributes:

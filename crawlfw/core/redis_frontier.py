@@ -1,6 +1,6 @@
 """The shared frontier: one crawl across many processes and machines, on Redis.
 
-:class:`RedisFrontier` has the interface of :class:`crawlfw.core.frontier.SqliteFrontier`
+:class:`RedisFrontier` has the interface of :class:`crawlfw.core.frontier.frontier.SqliteFrontier`
 (``push``, ``lease``, ``hosts_finished``, ``ack``, ``release``, ``commit``,
 ``set_meta``, ``meta``) over a Redis server named by ``FRONTIER_URL =
 'redis://host:port/db'``. Every process (a "worker") with the same URL and key joins
@@ -37,7 +37,7 @@ key of one crawl lives in one slot)::
     <prefix>:figures     hash        worker id -> its pages and items (JSON; for status)
     <prefix>:worker:<id> hash        that worker's committed feeds and spider.state (JSON)
 
-The host key of a request is :func:`crawlfw.core.frontier_api.host_key` (``slot_key``
+The host key of a request is :func:`crawlfw.core.frontier.api.host_key` (``slot_key``
 without the IP cache: ``meta['download_slot']``, else the lower-case host name). A host with nothing queued,
 nothing in flight and its next start passed keeps nothing in Redis: memory follows the
 active hosts.
@@ -76,7 +76,7 @@ machinery (``transient_ok``: robots.txt, ``crawler.engine.download``), which sta
 this worker's memory.
 
 Retries, the crawl's retry budget, worker ids and the start check live in
-:mod:`crawlfw.core.redis_link` (re-exported here). A script whose reply was lost is
+:mod:`crawlfw.core.frontier.redis_link` (re-exported here). A script whose reply was lost is
 safe to run again: pushes go through the dupefilter, acks and releases check the owner,
 finished reports check the worker, and leases taken by a lost call are not renewed, so
 they expire and go back to the queue.
@@ -95,10 +95,10 @@ import random
 import time
 from collections import deque
 
-from crawlfw.core.frontier import SEEN_CACHE_SIZE, FrontierError, JobMeta, _Lifo
-from crawlfw.core.frontier_api import FrontierBase, host_key
-from crawlfw.core.pqueue import PriorityQueue
-from crawlfw.core.redis_link import (
+from crawlfw.core.frontier.frontier import SEEN_CACHE_SIZE, FrontierError, JobMeta, _Lifo
+from crawlfw.core.frontier.api import FrontierBase, host_key
+from crawlfw.core.frontier.pqueue import PriorityQueue
+from crawlfw.core.frontier.redis_link import (
     PROBE_TIMEOUT_S,
     RETRY_FIRST_S,
     RETRY_MAX_S,
@@ -539,7 +539,7 @@ return {tonumber(redis.call('HGET', META, 'queued') or '0'), redis.call('ZCARD',
         redis.call('ZCARD', NEXT), redis.call('HLEN', INFLIGHT)}
 """
 
-# The host key of a stored request, as crawlfw.core.slot.slot_key says (for a
+# The host key of a stored request, as crawlfw.core.transport.slot.slot_key says (for a
 # migration): meta download_slot, else the URL's host name in lower case.
 _HOST_OF_JSON = """
 local function host_of_json(data)
@@ -668,8 +668,8 @@ class _Ahead:
 
 class RedisFrontier(FrontierBase):
     """The frontier shared by every worker of one crawl, in Redis (see the module doc);
-    a :class:`~crawlfw.core.frontier_api.Frontier` (the stats and the requests kept in
-    memory as :class:`~crawlfw.core.frontier_api.FrontierBase` counts them).
+    a :class:`~crawlfw.core.frontier.api.Frontier` (the stats and the requests kept in
+    memory as :class:`~crawlfw.core.frontier.api.FrontierBase` counts them).
 
     Args:
         url: ``redis://[:password@]host:port/db`` (``rediss://`` for TLS, ``unix://``).
@@ -704,7 +704,7 @@ class RedisFrontier(FrontierBase):
             (``FRONTIER_JOIN_ONLY``).
         host_limits: ``() -> (concurrency: int, delay_s: float, randomize: bool)``, the
             per-host rule the downloader's slots use
-            (:func:`crawlfw.core.hostpolicy.politeness_settings`), kept from the first
+            (:func:`crawlfw.core.transport.hostpolicy.politeness_settings`), kept from the first
             :meth:`lease` on (``spider_opened`` handlers may set the spider's
             ``download_delay``). Default: ``(8, 0.0, True)``, Scrapy's defaults.
         rng: the random generator that seeds the delay's randomization (tests pass a
@@ -962,7 +962,7 @@ class RedisFrontier(FrontierBase):
         concurrency across every worker, past their delay), leased for
         ``lease_timeout_s``: the head of the ready host whose head has the highest
         priority, among equals the host whose requests have waited longest (as
-        :class:`crawlfw.core.hostqueues.HostQueues`), one request at a time (so a host
+        :class:`crawlfw.core.frontier.hostqueues.HostQueues`), one request at a time (so a host
         gives up to its free concurrency before the next). Each gets ``request._lease`` (its id), ``request._host`` (its
         host key: report its end with :meth:`hosts_finished`) and ``request._paced``
         (True: the downloader's slot applies only its concurrency, not the delay nor a
@@ -1330,7 +1330,7 @@ class RedisFrontier(FrontierBase):
 
     def pending_local(self) -> int:
         """Requests this worker keeps in memory only (transient: not storable in
-        Redis), counted as pending by the shared idle check (:mod:`crawlfw.core.shared_idle`)."""
+        Redis), counted as pending by the shared idle check (:mod:`crawlfw.core.frontier.shared_idle`)."""
         return len(self._transient)
 
     def has_unacked(self) -> bool:

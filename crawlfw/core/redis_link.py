@@ -1,6 +1,6 @@
 """The Redis plumbing of a shared crawl (``FRONTIER_URL``), used by the shared frontier
-(:mod:`crawlfw.core.redis_frontier`), the shared download slots
-(:mod:`crawlfw.core.redis_slot`), the scheduler, the feeds (``%(worker)s``), the
+(:mod:`crawlfw.core.frontier.redis_frontier`), the shared download slots
+(:mod:`crawlfw.core.frontier.redis_slot`), the scheduler, the feeds (``%(worker)s``), the
 crawler's start check and the ``--workers`` parent:
 
 - :func:`worker_id` (this process's worker id) and :func:`frontier_key` (a crawl's key
@@ -10,11 +10,11 @@ crawler's start check and the ``--workers`` parent:
   :func:`call_with_retry`, which retries a lost connection with exponential backoff;
 - the error classes :class:`FrontierPermanentError` (not retried) and
   :class:`FrontierStopping` (not retried: the crawl stops), both
-  :class:`~crawlfw.core.frontier.FrontierError`;
+  :class:`~crawlfw.core.frontier.frontier.FrontierError`;
 - :func:`check_server`, the check of a Redis before a crawl starts.
 
 Nothing here knows the frontier's layout. The frontier module re-exports these names,
-so ``from crawlfw.core.redis_frontier import RedisLink`` keeps working.
+so ``from crawlfw.core.frontier.redis_frontier import RedisLink`` keeps working.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ import socket
 import threading
 import time
 
-from crawlfw.core.frontier import FrontierError
+from crawlfw.core.frontier.frontier import FrontierError
 
-logger = logging.getLogger("crawlfw.core.redis_frontier")  # (the name users filter on)
+logger = logging.getLogger("crawlfw.core.frontier.redis_frontier")  # (the name users filter on)
 
 __all__ = ["Scripts", "ThreadRedis", "worker_id", "frontier_key", "call_with_retry", "check_server",
            "RedisLink", "redis_link", "FrontierPermanentError", "FrontierStopping",

@@ -3,7 +3,7 @@ did not pace: a download slot whose concurrency (``CONCURRENT_REQUESTS_PER_DOMAI
 ``_PER_IP``) and delay (``DOWNLOAD_DELAY``) hold for the whole crawl, with permits in
 Redis.
 
-A request leased from the shared frontier (:class:`crawlfw.core.redis_frontier.RedisFrontier`)
+A request leased from the shared frontier (:class:`crawlfw.core.frontier.redis_frontier.RedisFrontier`)
 was counted in its host's concurrency for the whole crawl and spaced by its delay there,
 in the same Lua call that leased it; it arrives marked ``request._paced`` and starts as
 soon as the local concurrency allows, without a permit and without a round trip. The
@@ -11,7 +11,7 @@ permits are for the others, which do not come from the frontier: robots.txt,
 ``crawler.engine.download`` (media pipelines), a spider's requests kept in memory
 (``transient_ok``). These keep the downloader's full politeness across workers.
 
-:class:`SharedDownloadSlot` is a :class:`crawlfw.core.slot.DownloadSlot` whose
+:class:`SharedDownloadSlot` is a :class:`crawlfw.core.transport.slot.DownloadSlot` whose
 :meth:`~SharedDownloadSlot.pop_ready` takes permits from Redis for unpaced requests:
 such a transfer starts only with a permit of its slot, and a slot has at most
 ``concurrency`` permits out, across every worker. With a delay, at most one transfer of
@@ -24,7 +24,7 @@ long. Renewals and give-backs are done by :func:`maintain_shared_slots`, which t
 downloader calls as it pumps (at least once a second while a slot holds permits), for
 the slots holding permits only: a pump never looks at every slot. A downloader's slots
 share its thread's one Redis client and script connection
-(:meth:`crawlfw.core.redis_link.RedisLink.for_thread`).
+(:meth:`crawlfw.core.frontier.redis_link.RedisLink.for_thread`).
 
 Keys, one pair per slot, each with its own Redis Cluster hash tag (so the slots of a
 big crawl spread over the cluster's nodes)::
@@ -39,8 +39,8 @@ import itertools
 import logging
 import time
 
-from crawlfw.core.frontier import FrontierError
-from crawlfw.core.redis_link import (
+from crawlfw.core.frontier.frontier import FrontierError
+from crawlfw.core.frontier.redis_link import (
     FrontierPermanentError,
     Scripts,
     call_with_retry,
@@ -48,7 +48,7 @@ from crawlfw.core.redis_link import (
     redis_link,
     worker_id,
 )
-from crawlfw.core.slot import DownloadSlot
+from crawlfw.core.transport.slot import DownloadSlot
 
 __all__ = ["SharedDownloadSlot", "maintain_shared_slots"]
 
@@ -122,15 +122,15 @@ class SharedDownloadSlot(DownloadSlot):
         worker: this worker's id (in the permit tokens).
         permit_timeout_s: seconds a permit lives without a renewal.
         retry_timeout_s: seconds a lost connection is retried.
-        *args, **kw: :class:`~crawlfw.core.slot.DownloadSlot` arguments.
+        *args, **kw: :class:`~crawlfw.core.transport.slot.DownloadSlot` arguments.
         stats: the crawl's stats collector (counts ``frontier/redis_calls``), or None.
         spider: the spider (for log records and stats).
-        link: the crawl's :class:`~crawlfw.core.redis_link.RedisLink` (default:
+        link: the crawl's :class:`~crawlfw.core.frontier.redis_link.RedisLink` (default:
             the one of ``spider.crawler``): one retry budget for the crawl; once a
             call failed for good (the crawl stops, or Redis stayed unreachable for the
             budget) :meth:`pop_ready` starts nothing and asks again after
             :data:`FAILED_WAIT_S`; the scheduler's own calls fail the crawl.
-        scripts: the thread's :class:`~crawlfw.core.redis_link.Scripts` (default: one
+        scripts: the thread's :class:`~crawlfw.core.frontier.redis_link.Scripts` (default: one
             of this slot's own, on ``client``).
         holders: the set where a slot holding permits puts itself, for
             :func:`maintain_shared_slots` (default: a set of its own).
@@ -168,7 +168,7 @@ class SharedDownloadSlot(DownloadSlot):
         """A slot configured like :meth:`DownloadSlot.from_settings`, its permits in the
         Redis of ``FRONTIER_URL`` under the crawl's key (``FRONTIER_KEY`` or
         ``crawlfw:<spider name>``), on the calling thread's connection
-        (:meth:`~crawlfw.core.redis_link.RedisLink.for_thread`: one per downloader).
+        (:meth:`~crawlfw.core.frontier.redis_link.RedisLink.for_thread`: one per downloader).
 
         Args:
             settings: the crawl settings.
@@ -373,7 +373,7 @@ class SharedDownloadSlot(DownloadSlot):
     def close(self) -> None:
         """Give back the permits of transfers still in flight (the downloader stops);
         close this slot's own connection (a shared one is closed by its thread,
-        :meth:`~crawlfw.core.redis_link.RedisLink.close_thread`)."""
+        :meth:`~crawlfw.core.frontier.redis_link.RedisLink.close_thread`)."""
         tokens = [*self._given_back, *(t for t, _ in self._free), *self.permits.values()]
         self.permits.clear()
         self._free.clear()
@@ -391,7 +391,7 @@ class SharedDownloadSlot(DownloadSlot):
 
 def maintain_shared_slots(holders: set, now_s: float) -> bool:
     """Renew and give back the permits of the shared slots in ``holders`` (a
-    downloader's: :attr:`crawlfw.core.redis_link.ThreadRedis.holders`), dropping those
+    downloader's: :attr:`crawlfw.core.frontier.redis_link.ThreadRedis.holders`), dropping those
     that hold none any more. Costs nothing for the slots without permits.
 
     Args:

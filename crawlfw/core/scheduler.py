@@ -6,18 +6,18 @@ translates messages into calls on its :attr:`Scheduler.frontier`.
 ``scrapy.core.scheduler.Scheduler``; a Scrapy-style scheduler of the user's (only
 ``enqueue_request``/``next_request``/``__len__``) works too, without a durable frontier.
 
-Without a ``JOBDIR`` the frontier is a :class:`~crawlfw.core.frontier.MemoryFrontier`.
+Without a ``JOBDIR`` the frontier is a :class:`~crawlfw.core.frontier.frontier.MemoryFrontier`.
 With one (Scrapy 1.2's "jobs: pausing and resuming crawls") it is a
-:class:`~crawlfw.core.frontier.SqliteFrontier` in ``<JOBDIR>/frontier.sqlite``, which
+:class:`~crawlfw.core.frontier.frontier.SqliteFrontier` in ``<JOBDIR>/frontier.sqlite``, which
 also survives a crash (``kill -9``): see ARCHITECTURE.md, "Lose nothing". With a
-``FRONTIER_URL`` it is a :class:`~crawlfw.core.redis_frontier.RedisFrontier` shared by
+``FRONTIER_URL`` it is a :class:`~crawlfw.core.frontier.redis_frontier.RedisFrontier` shared by
 every worker of the crawl (ARCHITECTURE.md, "One crawl, many workers").
 """
 
 import logging
 
-from crawlfw.core.frontier import MemoryFrontier, SqliteFrontier
-from crawlfw.core.hostpolicy import HostPolicy
+from crawlfw.core.frontier.frontier import MemoryFrontier, SqliteFrontier
+from crawlfw.core.transport.hostpolicy import HostPolicy
 from crawlfw.utils.job import job_dir
 from crawlfw.utils.misc import load_object
 
@@ -42,13 +42,13 @@ class Scheduler:
         fsync: with a ``JOBDIR``, make each commit survive a power loss
             (``FRONTIER_FSYNC``).
         frontier: a frontier object to use instead of one built from ``jobdir``
-            (the shared :class:`~crawlfw.core.redis_frontier.RedisFrontier`).
+            (the shared :class:`~crawlfw.core.frontier.redis_frontier.RedisFrontier`).
         wal_checkpoint_s: with a ``JOBDIR``, most seconds between two checkpoints of
             SQLite's write-ahead log into ``frontier.sqlite``
             (``FRONTIER_WAL_CHECKPOINT_INTERVAL``).
 
     Raises:
-        crawlfw.core.frontier.FrontierError: the ``JOBDIR``'s frontier cannot be opened.
+        crawlfw.core.frontier.frontier.FrontierError: the ``JOBDIR``'s frontier cannot be opened.
     """
 
     def __init__(self, dupefilter, jobdir=None, dqclass=None, mqclass=None, logunser=False,
@@ -154,7 +154,7 @@ class Scheduler:
 #: a ready-set of hosts (ARCHITECTURE.md, "The frontier: per-host queues"), which is what
 #: Scrapy's ``DownloaderAwarePriorityQueue`` (its broad-crawl advice) is for.
 PRIORITY_QUEUES = (
-    "crawlfw.core.pqueue.PriorityQueue",  # crawlfw's default
+    "crawlfw.core.frontier.pqueue.PriorityQueue",  # crawlfw's default
     "crawlfw.pqueues.DownloaderAwarePriorityQueue",
     "scrapy.pqueues.DownloaderAwarePriorityQueue",
 )
@@ -201,7 +201,7 @@ def max_open_leases(settings) -> int:
 def _redis_frontier(crawler, dupefilter):
     """The shared frontier named by ``FRONTIER_URL`` (``FRONTIER_KEY``,
     ``FRONTIER_WORKER``, ``FRONTIER_LEASE_TIMEOUT``, ``FRONTIER_RETRY_TIMEOUT``)."""
-    from crawlfw.core.frontier import FrontierError
+    from crawlfw.core.frontier.frontier import FrontierError
     from crawlfw.exceptions import CrawlStartError
 
     settings = crawler.settings
@@ -216,9 +216,9 @@ def _redis_frontier(crawler, dupefilter):
 
 
 def _open_redis_frontier(crawler, settings, dupefilter, dqname):
-    from crawlfw.core.hostpolicy import politeness_settings
-    from crawlfw.core.redis_frontier import RedisFrontier
-    from crawlfw.core.redis_link import frontier_key, redis_link, worker_id
+    from crawlfw.core.transport.hostpolicy import politeness_settings
+    from crawlfw.core.frontier.redis_frontier import RedisFrontier
+    from crawlfw.core.frontier.redis_link import frontier_key, redis_link, worker_id
 
     def host_limits():  # the downloader slots' rule (read after spider_opened)
         return politeness_settings(settings, crawler.spider)

@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from typing import Protocol, cast
 
 from crawlfw import signals
-from crawlfw.core.spidermw import SpiderMiddlewareManager
+from crawlfw.core.flow.spidermw import SpiderMiddlewareManager
 from crawlfw.exceptions import CloseSpider, DownloadError, IgnoreRequest
 from crawlfw.http import Request, Response
 from crawlfw.item import ITEM_TYPES

@@ -9,7 +9,7 @@ to 0.5x-1.5x when ``randomize_delay`` (``RANDOMIZE_DOWNLOAD_DELAY``).
 Unlike Scrapy's slot, :class:`DownloadSlot` never reads a clock: every decision takes
 the current time as an argument (``now_s``, a ``time.monotonic()`` value), so it is
 plain logic testable without sleeping. A downloader actor keeps the slots it serves in a
-:class:`crawlfw.core.slots.SlotTable`.
+:class:`crawlfw.core.transport.slots.SlotTable`.
 
 Request meta keys read here:
 
@@ -25,7 +25,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
 
-from crawlfw.core.hostpolicy import politeness_settings
+from crawlfw.core.transport.hostpolicy import politeness_settings
 
 __all__ = ["DownloadSlot", "IpCache", "slot_key", "url_host", "DOWNLOAD_SLOT"]
 
@@ -40,7 +40,7 @@ def slot_key(request, ip_cache: Mapping[str, str] | None = None) -> str:
         request: a :class:`crawlfw.http.Request`.
         ip_cache: only when ``CONCURRENT_REQUESTS_PER_IP`` is non-zero: a mapping of
             host name -> IP address already resolved (the engine's :class:`IpCache`,
-            filled from :attr:`crawlfw.core.curl.Result.remote_ip`). A host found there
+            filled from :attr:`crawlfw.core.transport.curl.Result.remote_ip`). A host found there
             is keyed by its IP, so host names sharing an IP share a slot; a host not yet
             resolved keeps its name, as with Scrapy's ``dnscache``.
 
@@ -179,7 +179,7 @@ class DownloadSlot:
     def from_settings(cls, settings, spider=None, **kw) -> DownloadSlot:
         """A slot configured like Scrapy 1.2's ``Downloader._get_slot``.
 
-        The rule is :func:`crawlfw.core.hostpolicy.politeness_settings`, the one the
+        The rule is :func:`crawlfw.core.transport.hostpolicy.politeness_settings`, the one the
         frontier's per-host queues use too: concurrency is ``CONCURRENT_REQUESTS_PER_IP``
         when non-zero, else ``CONCURRENT_REQUESTS_PER_DOMAIN``, overridden by
         ``spider.max_concurrent_requests``; the delay is ``DOWNLOAD_DELAY`` overridden by

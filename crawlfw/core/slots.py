@@ -2,7 +2,7 @@
 
 A downloader actor serves many download slots (hosts, or IPs with
 ``CONCURRENT_REQUESTS_PER_IP``) on one ``CurlMulti``. :class:`SlotTable` keeps their
-politeness state (one :class:`~crawlfw.core.slot.DownloadSlot` each: its queue, its
+politeness state (one :class:`~crawlfw.core.transport.slot.DownloadSlot` each: its queue, its
 concurrency, ``DOWNLOAD_DELAY`` and its randomization, AutoThrottle's delay) and decides
 which requests may start now, so that the actor is a thin shell: it calls
 :meth:`SlotTable.enqueue` for a ``fetch``, :meth:`SlotTable.pop_ready` to know what to
@@ -22,7 +22,7 @@ start at once). A delay set from outside (AutoThrottle, :meth:`SlotTable.set_del
 remembered for the last :data:`DELAY_MEMORY` slots, and given back to a slot created
 again for the same key.
 
-Like :class:`~crawlfw.core.flow.FlowControl`, nothing here reads a clock, starts a
+Like :class:`~crawlfw.core.flow.flow.FlowControl`, nothing here reads a clock, starts a
 thread or sends a message: every method takes the current time (``now_s``, a
 ``time.monotonic()`` value) and the table is tested table-driven
 (``tests/core/test_slots.py``).
@@ -35,8 +35,8 @@ import itertools
 from collections import OrderedDict
 from collections.abc import Callable
 
-from crawlfw.core.hostpolicy import DELAY_MEMORY  # slots whose AutoThrottle delay is kept
-from crawlfw.core.slot import DownloadSlot
+from crawlfw.core.transport.hostpolicy import DELAY_MEMORY  # slots whose AutoThrottle delay is kept
+from crawlfw.core.transport.slot import DownloadSlot
 
 __all__ = ["SlotTable", "DELAY_MEMORY"]
 
@@ -76,7 +76,7 @@ class SlotTable:
         """Queue ``request`` in slot ``key`` (created if needed), behind the others.
 
         Args:
-            key: the slot key (:func:`crawlfw.core.slot.slot_key`).
+            key: the slot key (:func:`crawlfw.core.transport.slot.slot_key`).
             request: a :class:`crawlfw.http.Request`.
             now_s: the current time (``time.monotonic()`` seconds).
         """
@@ -245,7 +245,7 @@ class SlotTable:
         reports for a key asked by name. Read it; never change it.
 
         Returns:
-            a :class:`~crawlfw.core.slot.DownloadSlot`, or None (not held, ``make`` false).
+            a :class:`~crawlfw.core.transport.slot.DownloadSlot`, or None (not held, ``make`` false).
         """
         slot = self.slots.get(key)
         if slot is not None or not make:

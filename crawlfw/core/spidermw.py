@@ -73,7 +73,7 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
-from crawlfw.core.downloadermw import _InvalidOutput, _mw_name, _type_name
+from crawlfw.core.flow.downloadermw import _InvalidOutput, _mw_name, _type_name
 from crawlfw.item import AnyItem, BaseItem
 from crawlfw.middleware import MiddlewareManager, component_method
 from crawlfw.utils.conf import build_component_list

@@ -1,7 +1,7 @@
 """Downloader middlewares shipped with crawlfw (Scrapy 1.2's set, same module names).
 
 One component per module; each is enabled through ``DOWNLOADER_MIDDLEWARES_BASE`` and
-run by :class:`crawlfw.core.downloadermw.DownloaderMiddlewareManager`:
+run by :class:`crawlfw.core.flow.downloadermw.DownloaderMiddlewareManager`:
 
 ==================  =========================================  ===========================
 module              class                                      switched by

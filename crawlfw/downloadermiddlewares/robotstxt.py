@@ -17,7 +17,7 @@ Design (no Deferreds: Scrapy 1.2 made ``process_request`` wait on a Deferred):
    ``dont_obey_robotstxt``, callback/errback on this middleware (stat
    ``robotstxt/request_count``). That request and every later one for the same host
    are **parked**: kept in the middleware, and ``process_request`` raises
-   :class:`crawlfw.core.downloadermw.RequestParked`, which tells the engine to forget
+   :class:`crawlfw.core.flow.downloadermw.RequestParked`, which tells the engine to forget
    them silently (no errback).
 3. When robots.txt arrives (callback; stats ``robotstxt/response_count`` and
    ``robotstxt/response_status_count/<status>``), a 2xx body is parsed; a 4xx or 5xx
@@ -45,7 +45,7 @@ import logging
 import threading
 from collections import OrderedDict
 
-from crawlfw.core.downloadermw import RequestParked
+from crawlfw.core.flow.downloadermw import RequestParked
 from crawlfw.exceptions import IgnoreRequest, NotConfigured
 from crawlfw.http import Request
 from crawlfw.utils.httpobj import urlparse_cached

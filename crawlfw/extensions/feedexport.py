@@ -3,13 +3,13 @@
 
 A *feed storage* says where a feed goes, picked by URI scheme from ``FEED_STORAGES`` /
 ``FEED_STORAGES_BASE`` (the table of schemes and classes is in
-:mod:`crawlfw.core.feedstorage`).
+:mod:`crawlfw.core.feeds.storage`).
 
-The storages and :class:`ItemFilter` live in :mod:`crawlfw.core.feedstorage` and
-:mod:`crawlfw.core.feedplugins` (``core/`` needs them and imports nothing from
+The storages and :class:`ItemFilter` live in :mod:`crawlfw.core.feeds.storage` and
+:mod:`crawlfw.core.feeds.plugins` (``core/`` needs them and imports nothing from
 ``extensions/``); this Scrapy path names them too.
 
-The actual feed writing logic is :class:`crawlfw.core.feeds.FeedWriter`; the crawlfw
+The actual feed writing logic is :class:`crawlfw.core.feeds.feeds.FeedWriter`; the crawlfw
 runtime's Exporter actor drives it directly. :class:`FeedExporter` here is the Scrapy
 extension class, kept for code that builds it with ``from_crawler`` and fires the
 ``spider_opened`` / ``item_scraped`` / ``spider_closed`` signals itself.
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import logging
 
-from crawlfw.core.feedplugins import ItemFilter
-from crawlfw.core.feeds import FeedWriter
-from crawlfw.core.feedstorage import (
+from crawlfw.core.feeds.plugins import ItemFilter
+from crawlfw.core.feeds.feeds import FeedWriter
+from crawlfw.core.feeds.storage import (
     BlockingFeedStorage,
     FileFeedStorage,
     FTPFeedStorage,
@@ -49,10 +49,10 @@ class FeedExporter:
     """The Scrapy 1.2 extension that writes the feed, driven by signals.
 
     In the crawlfw runtime the Exporter actor writes feeds with
-    :class:`crawlfw.core.feeds.FeedWriter` and this extension is not used. It exists for
+    :class:`crawlfw.core.feeds.feeds.FeedWriter` and this extension is not used. It exists for
     Scrapy-style use: ``FeedExporter.from_crawler(crawler)`` connects to the crawler's
     ``spider_opened``, ``item_scraped`` and ``spider_closed`` signals and forwards them
-    to a :class:`~crawlfw.core.feeds.FeedWriter`.
+    to a :class:`~crawlfw.core.feeds.feeds.FeedWriter`.
 
     Args:
         settings: a :class:`~crawlfw.settings.Settings`.
@@ -90,7 +90,7 @@ class FeedExporter:
         """``spider_closed`` handler: finish and store the feed.
 
         Returns:
-            dict: the :meth:`~crawlfw.core.feeds.FeedWriter.close` summary.
+            dict: the :meth:`~crawlfw.core.feeds.feeds.FeedWriter.close` summary.
         """
         return self.writer.close()
 

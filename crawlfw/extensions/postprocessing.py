@@ -15,7 +15,7 @@ and ``close()``, which flushes what it holds into ``file`` and must not close ``
 
 A post-processed feed cannot be resumed or cut back (its file is a compressed stream):
 it is refused with ``JOBDIR`` or a shared frontier, and an exporter that dies while
-writing to it ends the crawl (see :mod:`crawlfw.core.feeds`).
+writing to it ends the crawl (see :mod:`crawlfw.core.feeds.feeds`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import gzip
 import lzma
 from typing import Any, BinaryIO
 
-from crawlfw.core.feedplugins import PostProcessingManager
+from crawlfw.core.feeds.plugins import PostProcessingManager
 
 __all__ = ["Bz2Plugin", "GzipPlugin", "LZMAPlugin", "PostProcessingManager"]
 

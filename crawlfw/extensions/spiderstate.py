@@ -48,7 +48,7 @@ class SpiderState:
             os.replace(tmp, self.statefn)
 
     def spider_opened(self, spider):
-        from crawlfw.core.frontier import read_job_meta
+        from crawlfw.core.frontier.frontier import read_job_meta
 
         committed = read_job_meta(self.jobdir).get("spider_state") if self.jobdir else None
         if committed is not None:  # as of the frontier's last commit: the newest

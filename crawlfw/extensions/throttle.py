@@ -8,7 +8,7 @@ AUTOTHROTTLE_MAX_DELAY]``; non-200 responses may only increase it. Slots start a
 is set to it when the spider opens, as Scrapy 2 does).
 
 Runs on the Engine's thread (``response_downloaded``). It keeps each slot's delay itself
-(the last :data:`~crawlfw.core.slots.DELAY_MEMORY` slots it adjusted) and tells the
+(the last :data:`~crawlfw.core.transport.slots.DELAY_MEMORY` slots it adjusted) and tells the
 downloader serving the slot its new delay (``crawler.engine.downloader.set_slot_delay``,
 a ``set_slot_delay`` message, only when it changes): the slot belongs to that actor's
 thread, which applies it before its next start there.
@@ -18,8 +18,8 @@ import logging
 from collections import OrderedDict
 
 from crawlfw import signals
-from crawlfw.core.slot import slot_key
-from crawlfw.core.slots import DELAY_MEMORY
+from crawlfw.core.transport.slot import slot_key
+from crawlfw.core.transport.slots import DELAY_MEMORY
 from crawlfw.exceptions import NotConfigured
 
 logger = logging.getLogger(__name__)

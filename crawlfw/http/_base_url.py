@@ -46,7 +46,7 @@ def get_base_url(response) -> str:
         text = response.text
         if _BASE_TAG.search(text) is None:
             # no <base> anywhere: w3lib would return safe_url_string(url) (UTF-8)
-            from crawlfw.utils._urls import safe_url
+            from crawlfw.utils._url_fastpaths import safe_url
 
             base = safe_url(response.url, None)
         else:

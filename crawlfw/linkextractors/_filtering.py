@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 from w3lib.url import canonicalize_url
 
 from crawlfw.selector.csstranslator import HTMLTranslator
-from crawlfw.utils._urls import url_extension
+from crawlfw.utils._url_fastpaths import url_extension
 from crawlfw.utils.misc import arg_to_iter
 from crawlfw.utils.url import url_is_from_any_domain
 

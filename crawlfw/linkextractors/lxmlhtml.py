@@ -23,7 +23,7 @@ from w3lib.html import strip_html5_whitespace
 
 from crawlfw.link import Link
 from crawlfw.linkextractors._filtering import FilteringLinkExtractor
-from crawlfw.utils._urls import absolute_url, safe_url, url_origin
+from crawlfw.utils._url_fastpaths import absolute_url, safe_url, url_origin
 from crawlfw.utils.misc import arg_to_iter, rel_has_nofollow
 from crawlfw.utils.python import to_native_str, unique
 

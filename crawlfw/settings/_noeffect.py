@@ -4,7 +4,7 @@ and the one-line warning a user gets for setting one.
 The runtime has no Twisted download handlers, no pluggable downloader class and a
 single-threaded item pipeline actor, so these settings cannot act; each entry says why
 and what does the job instead. ``DOWNLOAD_HANDLERS`` entries set to None *do* work
-(they disable their scheme: see :func:`crawlfw.core.curl.driver_options`); other
+(they disable their scheme: see :func:`crawlfw.core.transport.curl.driver_options`); other
 handler classes do not.
 """
 
@@ -21,13 +21,13 @@ SETTINGS_WITHOUT_EFFECT = {
                   "pool of DOWNLOADER_ACTORS actors serving every download slot",
     "DOWNLOADER_IDLE_TIMEOUT": "the downloaders are a fixed pool (DOWNLOADER_ACTORS) and "
                                "an idle download slot is evicted once its delay has passed",
-    "DOWNLOAD_HANDLERS": "every scheme is fetched by libcurl (crawlfw.core.curl); only "
+    "DOWNLOAD_HANDLERS": "every scheme is fetched by libcurl (crawlfw.core.transport.curl); only "
                          "None, which disables a scheme, is honoured",
     "MEMDEBUG_NOTIFY": "no memory debugging report is mailed (Scrapy 1.2 did not send one "
                        "either); the figures are in the stats (memdebug/...)",
 }
 
-_CURL_HANDLER = "crawlfw.core.curl.MultiDriver"
+_CURL_HANDLER = "crawlfw.core.transport.curl.MultiDriver"
 _warned = set()  # setting names warned about in this process
 
 

@@ -23,11 +23,11 @@ downloaded with libcurl):
   supported, and ``crawlfw.extensions.telnet.TelnetConsole`` is not in
   ``EXTENSIONS_BASE``;
 * ``DOWNLOAD_HANDLERS_BASE`` maps every scheme to the curl transfer core
-  (``crawlfw.core.curl.MultiDriver``); a scheme set to None in ``DOWNLOAD_HANDLERS``
+  (``crawlfw.core.transport.curl.MultiDriver``); a scheme set to None in ``DOWNLOAD_HANDLERS``
   is refused (``NotSupported``), other handler classes have no effect;
   ``DNSCACHE_ENABLED``, ``DNSCACHE_SIZE``, ``DNS_TIMEOUT`` and
   ``DOWNLOADER_CLIENT_TLS_METHOD`` map to curl options
-  (``crawlfw.core.curl.driver_options``, ``DnsCacheBudget``);
+  (``crawlfw.core.transport.curl.driver_options``, ``DnsCacheBudget``);
 * settings kept for Scrapy projects but without effect, each logged once as a warning
   when a user sets it (``crawlfw.settings._noeffect``): ``CONCURRENT_ITEMS``,
   ``DOWNLOADER``, ``DOWNLOAD_HANDLERS`` classes, ``MEMDEBUG_NOTIFY``;
@@ -100,15 +100,15 @@ DNS_TIMEOUT = 60  # seconds a lookup may take: then DNSLookupError (0: DOWNLOAD_
 DOWNLOAD_DELAY = 0  # seconds
 
 DOWNLOAD_HANDLERS = {}
-# Every scheme is fetched by libcurl (crawlfw.core.curl.MultiDriver); the keys list
+# Every scheme is fetched by libcurl (crawlfw.core.transport.curl.MultiDriver); the keys list
 # the schemes the downloader accepts (a scheme mapped to None in DOWNLOAD_HANDLERS
 # is refused with NotSupported; other handler classes have no effect).
 DOWNLOAD_HANDLERS_BASE = {
-    'file': 'crawlfw.core.curl.MultiDriver',
-    'http': 'crawlfw.core.curl.MultiDriver',
-    'https': 'crawlfw.core.curl.MultiDriver',
-    's3': 'crawlfw.core.curl.MultiDriver',
-    'ftp': 'crawlfw.core.curl.MultiDriver',
+    'file': 'crawlfw.core.transport.curl.MultiDriver',
+    'http': 'crawlfw.core.transport.curl.MultiDriver',
+    'https': 'crawlfw.core.transport.curl.MultiDriver',
+    's3': 'crawlfw.core.transport.curl.MultiDriver',
+    'ftp': 'crawlfw.core.transport.curl.MultiDriver',
 }
 
 DOWNLOAD_TIMEOUT = 180  # seconds (3 min)
@@ -303,10 +303,10 @@ ROBOTSTXT_CACHE_SIZE = 5000  # crawlfw: robots.txt parsers kept (LRU, hosts); 0:
 SCHEDULER = 'crawlfw.core.scheduler.Scheduler'
 SCHEDULER_DISK_QUEUE = 'crawlfw.squeues.PickleLifoDiskQueue'
 SCHEDULER_MEMORY_QUEUE = 'crawlfw.squeues.LifoMemoryQueue'
-# Per-host queues with a ready-set of hosts (crawlfw.core.hostqueues), whatever the name:
+# Per-host queues with a ready-set of hosts (crawlfw.core.frontier.hostqueues), whatever the name:
 # this value, 'crawlfw.pqueues.DownloaderAwarePriorityQueue' and
 # 'scrapy.pqueues.DownloaderAwarePriorityQueue' are accepted; another is refused at start.
-SCHEDULER_PRIORITY_QUEUE = 'crawlfw.core.pqueue.PriorityQueue'
+SCHEDULER_PRIORITY_QUEUE = 'crawlfw.core.frontier.pqueue.PriorityQueue'
 
 SPIDER_LOADER_CLASS = 'crawlfw.spiderloader.SpiderLoader'
 
@@ -383,7 +383,7 @@ SUPERVISOR_BACKOFF_MAX = 30.0  # seconds
 SUPERVISOR_MAX_RESTARTS = 3
 SUPERVISOR_RESTART_WINDOW = 60  # seconds
 
-# With a JOBDIR, the durable frontier (crawlfw.core.frontier.SqliteFrontier) commits
+# With a JOBDIR, the durable frontier (crawlfw.core.frontier.frontier.SqliteFrontier) commits
 # the work of finished requests at least every FRONTIER_CHECKPOINT_INTERVAL seconds
 # while the crawl runs (a crash redoes at most that much). FRONTIER_FSYNC = True makes
 # each commit, and the feed file with it, survive a power loss (fsync); False only
@@ -403,7 +403,7 @@ FRONTIER_WAL_CHECKPOINT_INTERVAL = 30.0  # seconds
 # wait for each other's leases).
 STALL_TIMEOUT = 300.0  # seconds
 
-# One crawl across many processes and machines (crawlfw.core.redis_frontier): every
+# One crawl across many processes and machines (crawlfw.core.frontier.redis_frontier): every
 # worker with the same FRONTIER_URL ('redis://host:port/db') and FRONTIER_KEY (default:
 # 'crawlfw:<spider name>') shares one frontier. A worker's lease not renewed within
 # FRONTIER_LEASE_TIMEOUT seconds goes back to the queue (the worker died); a lost

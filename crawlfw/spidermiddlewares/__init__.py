@@ -22,7 +22,7 @@ __all__: list[str] = []
 
 # The default middlewares' output chain in one pass, offered to the manager (core/ does
 # not import components: they register with it).
-from crawlfw.core.spidermw import SpiderMiddlewareManager as _Manager  # noqa: E402
+from crawlfw.core.flow.spidermw import SpiderMiddlewareManager as _Manager  # noqa: E402
 from crawlfw.spidermiddlewares._default_chain import default_chain_output as _run  # noqa: E402
 from crawlfw.spidermiddlewares._default_chain import default_chain_plan as _plan  # noqa: E402
 

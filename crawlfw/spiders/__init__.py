@@ -88,7 +88,7 @@ class Spider(object_ref):
         A spider that defines Scrapy 2.13's ``async def start(self)`` (an async
         generator of requests) and does not override ``start_requests`` gets the
         requests ``start()`` yields instead, stepped one at a time on the calling
-        thread's event loop (``crawlfw.utils._async``). When both are overridden,
+        thread's event loop (``crawlfw.spiders._async``). When both are overridden,
         ``start_requests`` is used, as Scrapy before 2.13 would; a ``start`` that is not
         an ``async def`` generator is the spider's own method, not a start hook.
 
@@ -97,7 +97,7 @@ class Spider(object_ref):
         """
         start = type(self).start
         if start is not Spider.start and inspect.isasyncgenfunction(start):
-            from crawlfw.utils._async import iterate_async_generator
+            from crawlfw.spiders._async import iterate_async_generator
 
             return iterate_async_generator(self.start())
         return self._requests_from_start_urls()

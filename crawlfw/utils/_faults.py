@@ -116,7 +116,7 @@ def armed(name: str) -> bool:
 
 def half_written_batch(writer, items) -> None:
     """The damage of ``feed.mid_batch``: write half of ``items`` to the feed of
-    ``writer`` (a :class:`crawlfw.core.feeds.FeedWriter`), then half an item's line, and
+    ``writer`` (a :class:`crawlfw.core.feeds.feeds.FeedWriter`), then half an item's line, and
     flush it to the file (a process ended there leaves a torn line)."""
     for item in items[: len(items) // 2]:
         writer.export_item(item)

@@ -11,7 +11,7 @@ from urllib.parse import urlunparse
 from w3lib.http import basic_auth_header
 from w3lib.url import canonicalize_url
 
-from crawlfw.utils._urls import canonical_url
+from crawlfw.utils._url_fastpaths import canonical_url
 from crawlfw.utils.httpobj import urlparse_cached
 from crawlfw.utils.python import to_bytes
 

@@ -4,7 +4,7 @@ import inspect
 import logging
 
 from crawlfw.spiders import Spider
-from crawlfw.utils._async import iterate_async_generator, run_coroutine
+from crawlfw.spiders._async import iterate_async_generator, run_coroutine
 from crawlfw.utils.misc import arg_to_iter
 
 logger = logging.getLogger(__name__)
@@ -23,7 +23,7 @@ def iterate_spider_output(result):
     Returns:
         An iterable: ``[]`` for None, ``[obj]`` for one object, the iterable itself; a
         coroutine is run to completion now, on the calling thread's own event loop
-        (``crawlfw.utils._async``), and its result treated the same way; an async
+        (``crawlfw.spiders._async``), and its result treated the same way; an async
         generator becomes a plain generator stepping it on that loop as it is iterated.
 
     Raises:

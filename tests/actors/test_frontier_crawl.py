@@ -207,7 +207,7 @@ class CountingScheduler:
 
     @staticmethod
     def cls():
-        from crawlfw.core.scheduler import Scheduler
+        from crawlfw.core.frontier.scheduler import Scheduler
 
         class Sub(Scheduler):
             enqueued = 0

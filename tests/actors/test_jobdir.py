@@ -40,7 +40,7 @@ def test_pause_and_resume_with_jobdir(tmp_path, caplog):
 
 def test_unserializable_requests_stay_in_memory(tmp_path):
     import crawlfw
-    from crawlfw.core.scheduler import Scheduler
+    from crawlfw.core.frontier.scheduler import Scheduler
     from crawlfw.dupefilters import RFPDupeFilter
     from crawlfw.utils.test import get_crawler
 

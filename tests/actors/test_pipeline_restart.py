@@ -1,7 +1,7 @@
 """A restarted Pipeline actor keeps the crawl's item pipelines (opened and closed once),
 and a crawl stopped while the dead pipeline waits for its backoff still exports what
 it held. In-process crawls against a local site; the pipeline is made to die by the
-``pipeline.items`` fault point armed with the ``raise`` mode (``crawlfw.utils._faults``);
+``pipeline.items`` fault point armed with the ``raise`` mode (``crawlfw.core._faults``);
 waits are on events, never sleeps."""
 
 import json
@@ -12,7 +12,7 @@ import pytest
 
 from crawlfw import signals
 from crawlfw.crawler import CrawlerRunner
-from crawlfw.utils import _faults
+from crawlfw.core import _faults
 from tests.crash.batchspider import ITEMS_PER_PAGE, BatchSpider
 from tests.support.crawl import run_crawl
 from tests.support.linksite import LinkSite

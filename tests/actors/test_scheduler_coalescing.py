@@ -11,7 +11,7 @@ import pytest
 import crawlfw
 from crawlfw import signals
 from crawlfw.actors.scheduler import SchedulerActor
-from crawlfw.core.scheduler import Scheduler
+from crawlfw.core.frontier.scheduler import Scheduler
 from crawlfw.utils.test import get_crawler
 
 pytestmark = pytest.mark.slow

@@ -14,7 +14,7 @@ import pytest
 import crawlfw
 from crawlfw import signals
 from crawlfw.actors.downloader import DownloaderActor
-from crawlfw.core.slot import DownloadSlot
+from crawlfw.core.transport.slot import DownloadSlot
 from crawlfw.crawler import CrawlerRunner
 from crawlfw.exceptions import DontCloseSpider, DownloaderCrashed
 from crawlfw.exporters import JsonLinesItemExporter

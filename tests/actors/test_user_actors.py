@@ -12,7 +12,7 @@ import crawlfw
 import crawlfw.actors
 import crawlfw.exceptions
 from crawlfw.actors import UserActor
-from crawlfw.core._reasons import is_failure_reason
+from crawlfw.core.flow._reasons import is_failure_reason
 from crawlfw.crawler import CrawlerRunner
 from crawlfw.exceptions import CrawlStartError
 from tests.support.countserver import CountingServer

@@ -32,7 +32,7 @@ SPIDER = """
 """
 
 BAD_SCHEDULER = """
-    from crawlfw.core.scheduler import Scheduler
+    from crawlfw.core.frontier.scheduler import Scheduler
 
 
     class BrokenScheduler(Scheduler):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from crawlfw.core.control import (
+from crawlfw.core.control.protocol import (
     ControlError,
     LineReader,
     LineTooLong,

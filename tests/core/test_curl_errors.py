@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from crawlfw.core._curl_errors import CURL_CODE_TABLE, exception_for
+from crawlfw.core.transport._curl_errors import CURL_CODE_TABLE, exception_for
 from crawlfw.exceptions import (
     ConnectError,
     ConnectionLostError,

@@ -3,7 +3,7 @@ building from settings."""
 
 import pytest
 
-from crawlfw.core.downloadermw import DownloaderMiddlewareManager, RequestParked, _InvalidOutput
+from crawlfw.core.flow.downloadermw import DownloaderMiddlewareManager, RequestParked, _InvalidOutput
 from crawlfw.exceptions import IgnoreRequest
 from crawlfw.http import HtmlResponse, Request, Response
 from tests.downloadermiddlewares._support import close_crawler, get_crawler, open_spider
@@ -213,7 +213,7 @@ def test_default_chains_crawl_a_real_site(site_server):
     spider runner drive them, over the real quotes.toscrape.com copy: redirects
     (slashless author URLs), 404 filtering, offsite filtering, depth limit, referer,
     stats. Requests are sent with http.client (the downloader is another part)."""
-    from crawlfw.core.spidermw import SpiderMiddlewareManager
+    from crawlfw.core.flow.spidermw import SpiderMiddlewareManager
     from crawlfw.spiders import Spider
     from tests.downloadermiddlewares._support import fetch
 

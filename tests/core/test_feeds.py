@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from crawlfw.core.feeds import FeedWriter, _redact_uri, feed_settings_from_cli, uri_scheme
+from crawlfw.core.feeds.feeds import FeedWriter, _redact_uri, feed_settings_from_cli, uri_scheme
 from crawlfw.exceptions import NotConfigured, UsageError
 from crawlfw.extensions.feedexport import BlockingFeedStorage
 from crawlfw.settings import Settings
@@ -184,7 +184,7 @@ def test_redact_uri(uri, redacted):
 
 
 def test_writes_json_feed_and_logs(tmp_path, caplog):
-    caplog.set_level(logging.INFO, logger="crawlfw.core.feeds")
+    caplog.set_level(logging.INFO, logger="crawlfw.core.feeds.feeds")
     path = tmp_path / "out.json"
     writer, result = write_feed({"FEED_URI": str(path), "FEED_FORMAT": "json"}, [{"a": 1}, {"a": 2}])
     assert json.loads(path.read_bytes()) == [{"a": 1}, {"a": 2}]
@@ -273,7 +273,7 @@ def test_empty_feed_stored_when_store_empty(tmp_path, fmt, check):
 
 
 def test_storage_error_is_logged_with_local_path(tmp_path, caplog):
-    caplog.set_level(logging.INFO, logger="crawlfw.core.feeds")
+    caplog.set_level(logging.INFO, logger="crawlfw.core.feeds.feeds")
     settings = {
         "FEED_URI": "broken://host/feed.jl",
         "FEED_STORAGES": {"broken": "tests.core.test_feeds.BrokenUploadStorage"},
@@ -417,7 +417,7 @@ class BrokenUploadStorage(BlockingFeedStorage):
 
 
 def test_exported_names():
-    import crawlfw.core.feeds as module
+    import crawlfw.core.feeds.feeds as module
 
     assert sorted(module.__all__) == ["FeedReplacedError", "FeedResumeError", "FeedWriter",
                                       "feed_settings_from_cli",
@@ -430,7 +430,7 @@ def test_exported_names():
 def test_feeds_from_settings_lists_feeds_then_feed_uri(tmp_path):
     from pathlib import Path
 
-    from crawlfw.core.feeds import feeds_from_settings
+    from crawlfw.core.feeds.feeds import feeds_from_settings
 
     settings = {"FEEDS": {Path("a.json"): {"format": "json"}, "b.jl": None}, "FEED_URI": "c.csv"}
     assert feeds_from_settings(settings) == [("a.json", {"format": "json"}), ("b.jl", None),
@@ -548,7 +548,7 @@ def test_a_stdout_feed_cannot_be_rewound():
 
 
 def test_a_feed_file_replaced_during_the_crawl_is_an_error_not_stored(tmp_path, caplog):
-    from crawlfw.core.feeds import FeedReplacedError
+    from crawlfw.core.feeds.feeds import FeedReplacedError
 
     path = tmp_path / "items.jl"
     writer = FeedWriter({"FEED_URI": str(path)}, FeedSpider())
@@ -567,7 +567,7 @@ def test_a_feed_file_replaced_during_the_crawl_is_an_error_not_stored(tmp_path, 
 
 
 def test_resume_of_a_shortened_feed_is_refused_or_started_anew(tmp_path):
-    from crawlfw.core.feeds import FeedResumeError
+    from crawlfw.core.feeds.feeds import FeedResumeError
 
     path = tmp_path / "items.json"
     writer = FeedWriter({"FEED_URI": str(path), "FEED_FORMAT": "json"}, FeedSpider())

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from crawlfw.actors.exporter import open_feeds, prepare_feeds
-from crawlfw.core.feeds import FeedWriter
+from crawlfw.core.feeds.feeds import FeedWriter
 from crawlfw.exceptions import CrawlStartError
 from crawlfw.extensions.feedexport import FileFeedStorage
 from crawlfw.settings import Settings

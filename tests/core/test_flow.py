@@ -6,7 +6,7 @@ returned and the state it left."""
 
 import pytest
 
-from crawlfw.core.flow import (
+from crawlfw.core.flow.flow import (
     DOWNLOAD,
     HOLD,
     IDLE_BUSY,

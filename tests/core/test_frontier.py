@@ -11,14 +11,14 @@ import textwrap
 import pytest
 
 import crawlfw
-from crawlfw.core.frontier import (
+from crawlfw.core.frontier.frontier import (
     FrontierError,
     JobLocked,
     MemoryFrontier,
     SqliteFrontier,
     read_job_meta,
 )
-from crawlfw.core.hostpolicy import HostPolicy
+from crawlfw.core.transport.hostpolicy import HostPolicy
 from crawlfw.dupefilters import BaseDupeFilter, RFPDupeFilter
 from crawlfw.squeues import LifoMemoryQueue
 from crawlfw.utils.test import get_crawler
@@ -110,7 +110,7 @@ def test_open_leases_of_a_dead_process_are_queued_again(tmp_path, spider):
         import os, sys
         sys.path.insert(0, {str(os.getcwd())!r})
         import crawlfw
-        from crawlfw.core.frontier import SqliteFrontier
+        from crawlfw.core.frontier.frontier import SqliteFrontier
         from crawlfw.dupefilters import RFPDupeFilter
         f = SqliteFrontier({str(tmp_path)!r}, RFPDupeFilter())
         f.open(None)
@@ -134,7 +134,7 @@ def test_uncommitted_work_is_gone_after_a_crash(tmp_path, spider):
         import os, sys
         sys.path.insert(0, {str(os.getcwd())!r})
         import crawlfw
-        from crawlfw.core.frontier import SqliteFrontier
+        from crawlfw.core.frontier.frontier import SqliteFrontier
         from crawlfw.dupefilters import RFPDupeFilter
         f = SqliteFrontier({str(tmp_path)!r}, RFPDupeFilter())
         f.open(None)
@@ -202,7 +202,7 @@ def test_other_schema_version_is_refused(tmp_path, spider):
 def test_old_jobdir_format_is_migrated(tmp_path, spider, caplog):
     """A JOBDIR of crawlfw 0.1 (Scrapy 1.2's layout: pickled disk queues per priority in
     requests.queue/, hex fingerprints in requests.seen) is moved into the frontier."""
-    from crawlfw.core.pqueue import PriorityQueue
+    from crawlfw.core.frontier.pqueue import PriorityQueue
     from crawlfw.squeues import PickleLifoDiskQueue
     from crawlfw.utils.reqser import request_to_dict
     from crawlfw.utils.request import request_fingerprint
@@ -461,8 +461,8 @@ def test_host_delay_spaces_leases(frontier):
 
 def test_every_frontier_offers_the_frontier_protocol(frontier):
     from crawlfw.actors.scheduler import _ScrapySchedulerFrontier
-    from crawlfw.core.frontier_api import Frontier
-    from crawlfw.core.scheduler import Scheduler
+    from crawlfw.core.frontier.api import Frontier
+    from crawlfw.core.frontier.scheduler import Scheduler
 
     assert isinstance(frontier, Frontier)
     wrapped = _ScrapySchedulerFrontier(Scheduler(RFPDupeFilter()))
@@ -474,7 +474,7 @@ def test_scheduler_next_request_reports_its_host_at_once(tmp_path, spider):
     """Scrapy's ``next_request`` has no transfer to report: the host is freed at once,
     so more than its concurrency can be taken one by one (the downloader's slot limits
     them), and the request is not marked paced (the slot applies the delay too)."""
-    from crawlfw.core.scheduler import Scheduler
+    from crawlfw.core.frontier.scheduler import Scheduler
 
     scheduler = Scheduler(RFPDupeFilter(), policy=HostPolicy(1, 0.0, False))
     scheduler.open(spider)

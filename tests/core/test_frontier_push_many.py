@@ -11,8 +11,8 @@ import random
 import pytest
 
 from crawlfw import Spider
-from crawlfw.core.frontier import MemoryFrontier, SqliteFrontier
-from crawlfw.core.frontier_api import FrontierBase
+from crawlfw.core.frontier.frontier import MemoryFrontier, SqliteFrontier
+from crawlfw.core.frontier.api import FrontierBase
 from crawlfw.dupefilters import RFPDupeFilter
 from crawlfw.http import Request
 from crawlfw.squeues import FifoMemoryQueue, LifoMemoryQueue

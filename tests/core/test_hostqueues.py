@@ -12,9 +12,9 @@ import warnings
 
 import pytest
 
-from crawlfw.core.hostpolicy import DELAY_MEMORY, HostPolicy, politeness_settings
-from crawlfw.core.hostqueues import HostQueues, MemoryHostStore, sort_key
-from crawlfw.core.slot import DownloadSlot
+from crawlfw.core.transport.hostpolicy import DELAY_MEMORY, HostPolicy, politeness_settings
+from crawlfw.core.frontier.hostqueues import HostQueues, MemoryHostStore, sort_key
+from crawlfw.core.transport.slot import DownloadSlot
 from crawlfw.exceptions import CrawlfwDeprecationWarning
 from crawlfw.http import Request
 from crawlfw.settings import Settings

@@ -11,8 +11,8 @@ import time
 import pytest
 
 import crawlfw
-from crawlfw.core.frontier import FrontierError
-from crawlfw.core.redis_frontier import RedisFrontier, frontier_key, worker_id
+from crawlfw.core.frontier.frontier import FrontierError
+from crawlfw.core.frontier.redis_frontier import RedisFrontier, frontier_key, worker_id
 from crawlfw.dupefilters import RFPDupeFilter
 from crawlfw.settings import Settings
 from crawlfw.utils.test import get_crawler
@@ -286,7 +286,7 @@ def test_open_leases_stop_at_max_open_until_acked(make):
 
 
 def test_max_open_leases_setting():
-    from crawlfw.core.scheduler import max_open_leases
+    from crawlfw.core.frontier.scheduler import max_open_leases
 
     assert max_open_leases(Settings({"CONCURRENT_REQUESTS": 8})) == 64
     assert max_open_leases(Settings({"FRONTIER_MAX_OPEN_LEASES": "0"})) == 0
@@ -296,7 +296,7 @@ def test_max_open_leases_setting():
 
 
 def test_feed_uri_worker_placeholder(tmp_path, spider):
-    from crawlfw.core.feeds import FeedWriter
+    from crawlfw.core.feeds.feeds import FeedWriter
 
     writer = FeedWriter({"FEED_URI": str(tmp_path / "%(name)s-%(worker)s.jl"),
                          "FEED_FORMAT": "jsonlines", "FRONTIER_WORKER": "m1-3"}, spider)
@@ -326,7 +326,7 @@ def test_the_retry_budget_is_one_for_the_whole_crawl():
     """FRONTIER_RETRY_TIMEOUT counts from the crawl's first failed call: a call made
     after another gave up (the close path, a download slot) is not retried for a new
     period; a stop request ends the waiting at once."""
-    from crawlfw.core.redis_frontier import FrontierStopping, RedisLink, call_with_retry
+    from crawlfw.core.frontier.redis_frontier import FrontierStopping, RedisLink, call_with_retry
 
     link = RedisLink()
     ping = _refused_ping()
@@ -351,7 +351,7 @@ def test_loading_is_transient(caplog):
     failure (the reply of a loading server; a real one is loaded in milliseconds)."""
     import redis
 
-    from crawlfw.core.redis_frontier import call_with_retry
+    from crawlfw.core.frontier.redis_frontier import call_with_retry
 
     answers = [redis.exceptions.BusyLoadingError("Redis is loading the dataset in memory")] * 2
 
@@ -369,7 +369,7 @@ def test_loading_is_transient(caplog):
 def test_an_authentication_error_is_not_retried(tmp_path):
     import redis
 
-    from crawlfw.core.redis_frontier import FrontierPermanentError, RedisLink, call_with_retry
+    from crawlfw.core.frontier.redis_frontier import FrontierPermanentError, RedisLink, call_with_retry
     from tests.support.redisserver import RedisServer, require_redis
 
     require_redis()
@@ -407,7 +407,7 @@ def test_a_runner_whose_frontier_is_refused_ends_the_crawl(tmp_path):
 def test_join_only_never_creates_a_crawl(make):
     """``FRONTIER_JOIN_ONLY``: a worker joins a crawl Redis holds and refuses an empty
     Redis instead of starting the crawl anew."""
-    from crawlfw.core.redis_frontier import FrontierPermanentError
+    from crawlfw.core.frontier.redis_frontier import FrontierPermanentError
 
     with pytest.raises(FrontierPermanentError, match=r"holds no crawl under key \{t\}"):
         make("b", join_only=True)
@@ -419,7 +419,7 @@ def test_join_only_never_creates_a_crawl(make):
 
 @pytest.mark.slow
 def test_a_crawl_without_its_mark_but_with_other_keys_is_refused(make):
-    from crawlfw.core.redis_frontier import FrontierPermanentError
+    from crawlfw.core.frontier.redis_frontier import FrontierPermanentError
 
     a = make("a")
     a.push(R("1"))
@@ -724,7 +724,7 @@ def test_autothrottle_delays_are_shared_and_forgotten_with_the_host(make):
 
 @pytest.mark.slow
 def test_the_host_key_is_the_download_slot_or_the_lower_case_host_name(make):
-    from crawlfw.core.redis_frontier import host_key
+    from crawlfw.core.frontier.redis_frontier import host_key
 
     assert host_key(H("Example.COM:8080", "x")) == "example.com"
     assert host_key(H("a.test", meta={"download_slot": "pool-1"})) == "pool-1"

@@ -8,7 +8,7 @@ import time
 import pytest
 
 import crawlfw
-from crawlfw.core.redis_slot import HOLD_S, SharedDownloadSlot
+from crawlfw.core.frontier.redis_slot import HOLD_S, SharedDownloadSlot
 from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.slow
@@ -125,8 +125,8 @@ def test_maintain_renews_held_permits_and_gives_back_unused_ones(make):
 
 def test_slots_of_one_thread_share_one_connection_and_a_pump_looks_only_at_due_slots(
         redis_server, monkeypatch):
-    from crawlfw.core.redis_link import RedisLink
-    from crawlfw.core.slots import SlotTable
+    from crawlfw.core.frontier.redis_link import RedisLink
+    from crawlfw.core.transport.slots import SlotTable
     from crawlfw.settings import Settings
 
     settings = Settings({"FRONTIER_URL": redis_server.url, "FRONTIER_KEY": "t",

@@ -1,4 +1,4 @@
-"""Scraper (crawlfw/core/scraper.py), called directly: a real Spider subclass, real
+"""Scraper (crawlfw/core/flow/scraper.py), called directly: a real Spider subclass, real
 Requests and Responses, the crawler's default spider middlewares, and a sink that
 records its calls in order. No actors, no threads."""
 
@@ -11,7 +11,7 @@ import pytest
 
 import crawlfw
 from crawlfw import signals
-from crawlfw.core.scraper import OUTPUT_BATCH, Scraper, report_spider_error
+from crawlfw.core.flow.scraper import OUTPUT_BATCH, Scraper, report_spider_error
 from crawlfw.exceptions import CloseSpider, DownloadError, IgnoreRequest
 from crawlfw.http import HtmlResponse, Request
 from crawlfw.item import Field, Item

@@ -3,7 +3,7 @@ driven without Redis, actors or a clock (times are ``now_s`` arguments)."""
 
 import pytest
 
-from crawlfw.core.shared_idle import (
+from crawlfw.core.frontier.shared_idle import (
     IDLE_ANSWER,
     IDLE_CHECKPOINT,
     IDLE_HOLD,

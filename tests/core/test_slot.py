@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from crawlfw.core.slot import DownloadSlot, slot_key
+from crawlfw.core.transport.slot import DownloadSlot, slot_key
 from crawlfw.exceptions import CrawlfwDeprecationWarning
 from crawlfw.http import Request
 from crawlfw.settings import Settings
@@ -242,6 +242,6 @@ def test_paced_requests_skip_the_delay_but_not_the_concurrency():
 def test_url_host_is_urlsplit_hostname(url):
     from urllib.parse import urlsplit
 
-    from crawlfw.core.slot import url_host
+    from crawlfw.core.transport.slot import url_host
 
     assert url_host(url) == (urlsplit(url).hostname or "")

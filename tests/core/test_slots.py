@@ -9,8 +9,8 @@ import random
 
 import pytest
 
-from crawlfw.core.slot import DownloadSlot
-from crawlfw.core.slots import DELAY_MEMORY, SlotTable
+from crawlfw.core.transport.slot import DownloadSlot
+from crawlfw.core.transport.slots import DELAY_MEMORY, SlotTable
 from crawlfw.http import Request
 
 REQ = {f"{h}{n}": Request(f"http://{h}/{n}") for h in "abc" for n in range(1, 6)}

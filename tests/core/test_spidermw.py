@@ -3,8 +3,8 @@ output validation, start requests."""
 
 import pytest
 
-from crawlfw.core.downloadermw import _InvalidOutput
-from crawlfw.core.spidermw import SpiderMiddlewareManager
+from crawlfw.core.flow.downloadermw import _InvalidOutput
+from crawlfw.core.flow.spidermw import SpiderMiddlewareManager
 from crawlfw.http import Request, Response
 from crawlfw.settings import Settings
 from crawlfw.spidermiddlewares.httperror import HttpError, HttpErrorMiddleware

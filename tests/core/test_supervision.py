@@ -3,7 +3,7 @@ the plain object behind the Supervisor's restart decisions."""
 
 import pytest
 
-from crawlfw.core._supervision import ChildSpec, RestartIntensity
+from crawlfw.core.control._supervision import ChildSpec, RestartIntensity
 
 
 @pytest.mark.parametrize("deaths, expected", [

@@ -1,7 +1,7 @@
 """Fault injection: the crawl process ends (``os._exit``) at each risky point of the
 commit protocol; the same command run again finishes with every page exactly once.
 
-The points (crawlfw/utils/_faults.py): after a lease and before its ack, in the middle
+The points (crawlfw/core/_faults.py): after a lease and before its ack, in the middle
 of writing a feed batch (half a line on disk), between the feed's flush and the
 frontier's commit, inside the commit (before ``COMMIT``), just after a commit. Which pass
 through the point ends the process is drawn from a seeded ``random.Random``.
@@ -59,7 +59,7 @@ def test_spider_state_survives_a_crash(site, tmp_path):
     import base64
     import pickle
 
-    from crawlfw.core.frontier import read_job_meta
+    from crawlfw.core.frontier.frontier import read_job_meta
 
     state = pickle.loads(base64.b64decode(read_job_meta(str(job))["spider_state"]))
     assert state["parsed"] == site.pages

@@ -3,7 +3,7 @@ lost or written twice.
 
 Real subprocess runs of ``crawlfw runspider`` against a local site; the actors are made
 to die by fault points armed with the ``raise`` mode (``CRAWLFW_FAULTS``, see
-crawlfw/utils/_faults.py): ``pipeline.items`` raises half-way through a batch,
+crawlfw/core/_faults.py): ``pipeline.items`` raises half-way through a batch,
 ``exporter.items`` before writing a batch, ``feed.mid_batch`` after writing half a batch
 and half an item's line. Which batch is drawn from a seeded ``random.Random``.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from crawlfw.core.frontier import read_job_meta
+from crawlfw.core.frontier.frontier import read_job_meta
 from tests.crash.batchspider import ITEMS_PER_PAGE
 from tests.support.linksite import LinkSite
 from tests.support.proc import run_measured

@@ -5,7 +5,7 @@ import importlib
 import pytest
 
 EXPORTS = {
-    "crawlfw.core.downloadermw": ["DownloaderMiddlewareManager", "RequestParked"],
+    "crawlfw.core.flow.downloadermw": ["DownloaderMiddlewareManager", "RequestParked"],
     "crawlfw.core.spidermw": ["SpiderMiddlewareManager"],
     "crawlfw.http.cookies": [
         "CookieJar",

@@ -12,7 +12,7 @@ import logging
 import pytest
 from protego import Protego
 
-from crawlfw.core.downloadermw import RequestParked
+from crawlfw.core.flow.downloadermw import RequestParked
 from crawlfw.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from crawlfw.exceptions import DNSLookupError, IgnoreRequest, NotConfigured
 from crawlfw.http import Request, Response, TextResponse

@@ -9,7 +9,7 @@ from urllib.parse import quote
 import pytest
 
 from crawlfw import signals
-from crawlfw.core.feeds import FeedWriter
+from crawlfw.core.feeds.feeds import FeedWriter
 from crawlfw.exceptions import NotConfigured
 from crawlfw.extensions.feedexport import (
     BlockingFeedStorage,
@@ -199,7 +199,7 @@ def test_ftp_overwrites_existing_file(ftp_server):
 
 @pytest.mark.slow
 def test_ftp_bad_login_keeps_local_copy(ftp_server, tmp_path, caplog):
-    caplog.set_level(logging.ERROR, logger="crawlfw.core.feeds")
+    caplog.set_level(logging.ERROR, logger="crawlfw.core.feeds.feeds")
     staging = tmp_path / "staging"
     staging.mkdir()
     uri = f"ftp://{ftp_server.user}:wrong@127.0.0.1:{ftp_server.port}/items.jl"
@@ -293,7 +293,7 @@ class _Crawler:
 
 
 def test_feed_exporter_extension_follows_signals(tmp_path, caplog):
-    caplog.set_level(logging.INFO, logger="crawlfw.core.feeds")
+    caplog.set_level(logging.INFO, logger="crawlfw.core.feeds.feeds")
     crawler = _Crawler({"FEED_URI": str(tmp_path / "%(name)s.xml"), "FEED_FORMAT": "xml"})
     extension = FeedExporter.from_crawler(crawler)
     spider = FeedSpider()

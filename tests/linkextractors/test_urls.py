@@ -1,4 +1,4 @@
-"""The URL shortcuts of crawlfw.utils._urls (link extractors, Request,
+"""The URL shortcuts of crawlfw.utils._url_fastpaths (link extractors, Request,
 TextResponse.urljoin) give exactly the reference functions' results: urljoin, w3lib's
 safe_url_string, urlparse + splitext."""
 
@@ -11,7 +11,7 @@ import pytest
 from w3lib.html import strip_html5_whitespace
 from w3lib.url import canonicalize_url, safe_url_string
 
-from crawlfw.utils._urls import (
+from crawlfw.utils._url_fastpaths import (
     absolute_url,
     canonical_url,
     join_prefixes,
@@ -224,7 +224,7 @@ _NEEDS_ESCAPING = re.compile(r"[^\x21-\x7e]|[\"'<>\[\\\]^`{|}@;]|#.*#|[?#]$|\?#"
 
 
 def test_needs_escaping_is_the_one_pattern():
-    from crawlfw.utils._urls import _needs_escaping
+    from crawlfw.utils._url_fastpaths import _needs_escaping
 
     rnd = random.Random(20)
     pieces = [chr(c) for c in range(0x80)] + ["\u00e9", "\u2028", "\ud800", "\U0001f600", "##",

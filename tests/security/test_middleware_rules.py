@@ -173,7 +173,7 @@ def test_each_transfer_allows_only_its_own_scheme():
     redirects (never followed by curl) limited to http/https."""
     import pycurl
 
-    from crawlfw.core import curl
+    from crawlfw.core.transport import curl
 
     assert set(curl._SCHEME_PROTOCOLS) == set(curl.SUPPORTED_SCHEMES)
     for bit in curl._SCHEME_PROTOCOLS.values():

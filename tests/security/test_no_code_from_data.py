@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import crawlfw
-from crawlfw.core.redis_frontier import RedisFrontier
+from crawlfw.core.frontier.redis_frontier import RedisFrontier
 from crawlfw.dupefilters import RFPDupeFilter
 from crawlfw.utils.reqser import request_from_dict, request_to_dict
 from crawlfw.utils.test import get_crawler

@@ -93,7 +93,7 @@ def test_feed_storages_and_exporters():
 
 def test_download_handlers_cover_schemes():
     assert set(ds.DOWNLOAD_HANDLERS_BASE) == {"file", "http", "https", "s3", "ftp"}
-    assert set(ds.DOWNLOAD_HANDLERS_BASE.values()) == {"crawlfw.core.curl.MultiDriver"}
+    assert set(ds.DOWNLOAD_HANDLERS_BASE.values()) == {"crawlfw.core.transport.curl.MultiDriver"}
 
 
 def test_item_pipelines_and_stats():

@@ -9,7 +9,7 @@ import logging
 
 import pytest
 
-from crawlfw.core.spidermw import SpiderMiddlewareManager
+from crawlfw.core.flow.spidermw import SpiderMiddlewareManager
 from crawlfw.http import FormRequest, Request, Response
 from crawlfw.spidermiddlewares._default_chain import default_chain_plan
 from crawlfw.spidermiddlewares.depth import DepthMiddleware

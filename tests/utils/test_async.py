@@ -8,7 +8,7 @@ import pytest
 
 import crawlfw
 from crawlfw.http import HtmlResponse, Request
-from crawlfw.utils._async import (
+from crawlfw.spiders._async import (
     iterate_async_generator,
     iterate_fed,
     run_coroutine,

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from crawlfw.settings import Settings
-from crawlfw.utils._fds import RESERVED_FDS, fds_needed, fit_concurrency
+from crawlfw.core._fds import RESERVED_FDS, fds_needed, fit_concurrency
 
 
 @pytest.mark.parametrize("settings, limit, expected", [
@@ -51,7 +51,7 @@ def test_soft_limit_raised_to_hard_and_exhaustion_detected():
         import os, resource, logging
         logging.basicConfig(level=logging.DEBUG)
         resource.setrlimit(resource.RLIMIT_NOFILE, (100, 200))
-        from crawlfw.utils._fds import raise_nofile_limit, fds_exhausted
+        from crawlfw.core._fds import raise_nofile_limit, fds_exhausted
         print(raise_nofile_limit(), fds_exhausted())
         held = []
         try:

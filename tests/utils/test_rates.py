@@ -1,6 +1,6 @@
 import pytest
 
-from crawlfw.utils.rates import RateWindow
+from crawlfw.core.control.rates import RateWindow
 
 
 def test_no_rate_before_two_samples():

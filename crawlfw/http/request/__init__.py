@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from crawlfw.http.common import obsolete_setter
 from crawlfw.http.headers import Headers
-from crawlfw.utils._urls import safe_url
+from crawlfw.utils._url_fastpaths import safe_url
 from crawlfw.utils.trackref import object_ref
 from crawlfw.utils.url import escape_ajax
 

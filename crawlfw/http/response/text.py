@@ -36,7 +36,7 @@ from w3lib.html import strip_html5_whitespace
 from crawlfw.http._base_url import get_base_url
 from crawlfw.http.request import Request
 from crawlfw.http.response import Response
-from crawlfw.utils._urls import join_prefixes, join_url
+from crawlfw.utils._url_fastpaths import join_prefixes, join_url
 
 if TYPE_CHECKING:
     from crawlfw.selector import Selector, SelectorList
