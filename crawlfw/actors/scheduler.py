@@ -195,14 +195,17 @@ class SchedulerActor(CrawlActor):
             requests = first["requests"]
         else:
             requests = [r for m in messages for r in m["requests"]]
-        send = self.crawler.signals.send_catch_log
+        manager = self.crawler.signals
         try:
             queued = self.frontier.push_many(requests,
                                              transient_ok=first.get("transient_ok", False),
                                              start=first.get("start"))
-            for request, ok in zip(requests, queued, strict=True):
-                send(signals.request_scheduled if ok else signals.request_dropped,
-                     request=request, spider=self.spider)
+            # one test per batch: with no receiver, no per-request send at all
+            if manager.has_receivers(signals.request_scheduled, signals.request_dropped):
+                send = manager.send_catch_log
+                for request, ok in zip(requests, queued, strict=True):
+                    send(signals.request_scheduled if ok else signals.request_dropped,
+                         request=request, spider=self.spider)
             for message in messages:
                 done = message.get("done")
                 if done:
