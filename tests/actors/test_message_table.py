@@ -1,5 +1,5 @@
 """ARCHITECTURE.md's message table is generated from the TypedDicts of
-crawlfw/actors/messages.py (crawlfw.actors._doc), as the JSON Schemas are: one source."""
+crawlfw/actors/messages/ (crawlfw.actors._doc), as the JSON Schemas are: one source."""
 
 import pytest
 
