@@ -36,9 +36,11 @@ COMMAND_MODULES = [
 ]
 
 
-def _commands(in_project: bool):
+def _commands(in_project: bool, names=COMMAND_MODULES):
+    """The built-in command functions of ``names`` (modules of ``crawlfw/commands/``),
+    those that need a project left out when ``in_project`` is false."""
     functions = []
-    for name in COMMAND_MODULES:
+    for name in names:
         try:
             module = importlib.import_module(f"crawlfw.commands.{name}")
         except ModuleNotFoundError as e:
@@ -129,9 +131,16 @@ def execute(argv=None) -> None:
     )
     # BY_NAME_IF_KWONLY: keyword-only parameters are options, positional ones with a
     # default are optional positional arguments (``startproject <name> [dir]``).
-    builtin = [f for f in _commands(in_project) if _name(f) not in custom]
+    listing = not argv or argv in (["-h"], ["--help"])
+    if not listing and argv[0] in COMMAND_MODULES and argv[0] not in custom:
+        # a built-in command is named: only its module is imported and only its parser
+        # built (the others' imports, e.g. unittest for check, cost start-up time)
+        names = [argv[0]]
+    else:
+        names = COMMAND_MODULES
+    builtin = [f for f in _commands(in_project, names) if _name(f) not in custom]
     customs = [argh_function(name, cmd, settings) for name, cmd in sorted(custom.items())]
-    if not argv or argv in (["-h"], ["--help"]):
+    if listing:
         _print_commands(settings, in_project, builtin + customs)
         sys.exit(0)
     # argh's default formatter appends "(default: ...)" to every option's help; the help

@@ -45,7 +45,6 @@ import re
 import warnings
 from collections.abc import Mapping
 from typing import Any
-from xml.sax.saxutils import XMLGenerator
 
 from crawlfw.exceptions import CrawlfwDeprecationWarning
 from crawlfw.item import AnyItem
@@ -500,6 +499,8 @@ class XmlItemExporter(BaseItemExporter):
         super().__init__(**kwargs)
         if not self.encoding:
             self.encoding = "utf-8"
+        from xml.sax.saxutils import XMLGenerator  # on first use: only XML feeds need it
+
         self.xg = XMLGenerator(file, encoding=_xml_encoding_name(self.encoding))
         self._valid_names = set()
         self._check_name(self.item_element)

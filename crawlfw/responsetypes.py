@@ -12,7 +12,7 @@ explicit filename, then a sniff of the first 5000 bytes of the body.
 from __future__ import annotations
 
 import posixpath
-from mimetypes import MimeTypes
+from typing import Any
 
 from crawlfw.http import HtmlResponse, Response, TextResponse, XmlResponse
 from crawlfw.utils.python import binary_is_text, to_bytes
@@ -66,13 +66,29 @@ class ResponseTypes:
 
     def __init__(self):
         self.classes = {}
-        self.mimetypes = MimeTypes()
-        for ext, mimetype in _EXTRA_TYPES.items():
-            self.mimetypes.add_type(mimetype, ext)
+        self._mimetypes: Any = None
         for mimetype, cls in self.CLASSES.items():
             self.classes[mimetype] = self._load(cls)
         self._content_type_cache: dict[tuple[bytes, bool], type[Response]] = {}
         self._ext_cache: dict[str, type[Response]] = {}
+
+    @property
+    def mimetypes(self):
+        """The ``mimetypes.MimeTypes`` table of file extensions (the system's tables and
+        Scrapy's extra types), read when a class is first chosen by file name: a crawl
+        whose responses all say their ``Content-Type`` never reads the system files."""
+        if self._mimetypes is None:
+            from mimetypes import MimeTypes
+
+            table = MimeTypes()
+            for ext, mimetype in _EXTRA_TYPES.items():
+                table.add_type(mimetype, ext)
+            self._mimetypes = table
+        return self._mimetypes
+
+    @mimetypes.setter
+    def mimetypes(self, table) -> None:
+        self._mimetypes = table
 
     def _load(self, path):
         if not isinstance(path, str):

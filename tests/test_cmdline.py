@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from crawlfw.utils.test import get_testenv
+from tests.support.servers import StaticSiteServer
 
 pytestmark = pytest.mark.slow
 
@@ -52,3 +53,85 @@ def test_startup_objects_frozen_before_the_command_runs():
 def test_threshold_set_by_the_program_is_kept():
     frozen, threshold = _run_probe("1234")
     assert threshold[0] == 1234
+
+
+COMMAND_PROBE = """
+import sys
+from crawlfw.cmdline import execute
+try:
+    execute(sys.argv[1:])
+except SystemExit:
+    pass
+finally:
+    print("modules", sorted(m for m in sys.modules
+                            if m.startswith("crawlfw.commands.") or m == "unittest"))
+"""
+
+
+def _modules_after(*argv):
+    out = subprocess.run(
+        [sys.executable, "-c", COMMAND_PROBE, *argv], capture_output=True, text=True,
+        env=get_testenv(), timeout=60,
+    ).stdout
+    line = next(line for line in out.splitlines() if line.startswith("modules "))
+    return set(eval(line.split(" ", 1)[1]))  # noqa: S307 -- our own probe's output
+
+
+def test_a_named_builtin_command_imports_only_its_own_module():
+    # start-up (#20): "crawlfw version" builds the version command alone; the other
+    # command modules (check's unittest, bench's http.server...) are not imported
+    modules = _modules_after("version")
+    assert "crawlfw.commands.version" in modules
+    assert not modules & {"crawlfw.commands.check", "crawlfw.commands.bench",
+                          "crawlfw.commands.genspider", "crawlfw.commands.shell",
+                          "unittest"}
+
+
+def test_the_listing_and_an_unknown_command_still_see_every_command():
+    for argv in ([], ["-h"], ["no-such-command"]):
+        modules = _modules_after(*argv)
+        assert {"crawlfw.commands.check", "crawlfw.commands.version",
+                "crawlfw.commands.runspider"} <= modules, argv
+
+
+CRAWL_PROBE = '''
+import sys
+import crawlfw
+
+class OneRequest(crawlfw.Spider):
+    name = "one"
+    start_urls = ["{url}/index.html"]
+
+    def parse(self, response):
+        pass
+
+    def closed(self, reason):
+        from crawlfw.responsetypes import responsetypes
+        print("LOADED", sorted(m for m in ("asyncio", "unittest", "xmlrpc.client",
+                                             "lxml.html", "http.server",
+                                             "importlib.metadata", "protego",
+                                             "xml.sax.saxutils")
+                                 if m in sys.modules), responsetypes._mimetypes is None)
+'''
+
+
+def test_a_one_request_crawl_imports_nothing_it_does_not_use(tmp_path):
+    # start-up (#20): asyncio (async callbacks), lxml.html (FormRequest.from_response),
+    # xmlrpc (XmlRpcRequest), the system's mime.types (responses without Content-Type),
+    # importlib.metadata (a distribution declaring crawlfw.commands), protego
+    # (ROBOTSTXT_OBEY) and xml.sax (XML feeds) are loaded when needed only
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "index.html").write_text("<html><body>one page</body></html>")
+    server = StaticSiteServer(tmp_path / "site").start()
+    try:
+        spider = tmp_path / "one.py"
+        spider.write_text(CRAWL_PROBE.format(url=server.url))
+        out = subprocess.run(
+            [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(spider),
+             "-s", "LOG_LEVEL=WARNING", "-o", str(tmp_path / "items.jl")],
+            capture_output=True, text=True, env=get_testenv(), timeout=120, cwd=tmp_path,
+        )
+    finally:
+        server.stop()
+    line = next(line for line in out.stdout.splitlines() if line.startswith("LOADED "))
+    assert line == "LOADED [] True", out.stderr[-2000:]

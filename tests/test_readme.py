@@ -5,6 +5,9 @@ The test runs that command's crawl part as written (the ``pip install -e .`` ste
 the test environment's own install), in a directory holding only a copy of
 ``examples/``, with the port changed to a free one. The expected items are read from
 the site's files with lxml, independently of crawlfw.
+
+It also holds README's "Where things live" to its promise (issue 19): at most ten lines
+naming the folder of each subsystem, every path it names existing.
 """
 
 import json
@@ -88,3 +91,33 @@ def test_first_command_crawls_the_example_site(tmp_path):
     assert [{k: v for k, v in a.items() if k != "url"} for a in got_authors] == sorted(
         authors.values(), key=lambda a: a["name"])
     assert len(quotes) == 6 and len(authors) == 4
+
+
+def where_things_live() -> str:
+    """The body of README's "Where things live" section (up to the next heading)."""
+    text = (REPO / "README.md").read_text()
+    match = re.search(r"^## Where things live\n(.*?)^## ", text, re.S | re.M)
+    assert match, 'README.md has no "## Where things live" section'
+    return match.group(1)
+
+
+def test_where_things_live_fits_in_ten_lines():
+    lines = [line for line in where_things_live().splitlines()
+             if line.strip() and not line.startswith("```")]
+    assert 0 < len(lines) <= 10, lines
+
+
+def test_where_things_live_names_each_subsystem_folder():
+    # a newcomer finds the transport, frontier, flow, feeds and control code, the actors
+    # and the Scrapy-compatible packages from this section alone
+    named = set(re.findall(r"\bcrawlfw/[\w/.]*", where_things_live()))
+    for folder in ("core/transport/", "core/frontier/", "core/flow/", "core/feeds/",
+                   "core/control/", "actors/", "http/", "selector/", "spiders/"):
+        assert f"crawlfw/{folder}" in named, folder
+
+
+def test_every_path_where_things_live_names_exists():
+    named = sorted(set(re.findall(r"\bcrawlfw/[\w/.]*", where_things_live())))
+    assert len(named) >= 10
+    missing = [path for path in named if not (REPO / path).exists()]
+    assert missing == [], f"README's 'Where things live' names paths that do not exist: {missing}"

@@ -201,3 +201,24 @@ def test_custom_classes_mapping():
 
 def test_module_instance():
     assert isinstance(responsetypes, ResponseTypes)
+
+
+def test_the_extension_table_is_read_on_first_use_and_can_be_replaced():
+    # start-up (#20): the system's mime.types files are read when a class is first
+    # chosen by file name, not when crawlfw.responsetypes is imported
+    import mimetypes
+
+    from crawlfw.http import HtmlResponse, Response, XmlResponse
+    from crawlfw.responsetypes import ResponseTypes
+
+    types = ResponseTypes()
+    assert types._mimetypes is None
+    assert types.from_content_type(b"text/html") is HtmlResponse
+    assert types._mimetypes is None
+    assert types.from_filename("feed.rss") is XmlResponse  # one of Scrapy's extra types
+    assert isinstance(types.mimetypes, mimetypes.MimeTypes)
+    table = mimetypes.MimeTypes()
+    table.types_map[1].pop(".rss", None)
+    types = ResponseTypes()
+    types.mimetypes = table
+    assert types.from_filename("feed.rss") is Response

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import inspect
 import queue
-from importlib import metadata
 
 import pykka
 
@@ -26,6 +25,10 @@ __all__ = ["Envelope", "is_stop", "pykka_problems"]
 
 
 def _pykka_version() -> str:
+    """pykka's installed version, for the refusal message (``importlib.metadata`` is
+    imported here only: ~25 ms of start-up otherwise)."""
+    from importlib import metadata
+
     try:
         return metadata.version("pykka")
     except metadata.PackageNotFoundError:  # pragma: no cover - a vendored copy

@@ -60,7 +60,7 @@ _DESCRIPTION = (
     "'replies', the answers an ask of a message type can get. The keyword 'pyclass' (a "
     "dotted class path or a list of them) requires a Python instance of that class; it is "
     "crawlfw's extension, checked by crawlfw.actors._validation. Generated from the "
-    "TypedDicts of crawlfw/actors/messages.py by 'python -m crawlfw.actors._schema': edit "
+    "TypedDicts of crawlfw/actors/messages/ by 'python -m crawlfw.actors._schema': edit "
     "those, not this file."
 )
 

@@ -11,16 +11,11 @@ each slot's queue; idle slots evicted) and starts on its :class:`crawlfw.core.tr
 what the table says may start; it sends ``response_downloaded`` / ``download_failed`` back
 to the Engine.
 
-The downloader's :class:`~crawlfw.core.transport.slots.SlotTable` is the crawl's one per-request
-ledger of transfers (the Engine counts only how many it sent). It outlives the actor:
-the pool keeps it (:attr:`DownloaderPool.tables`), and senders hold a
-:class:`~crawlfw.actors._childref.ChildRef`, so when a downloader dies its inbox (and
-the ``fetch`` it died on, noted in the table) is kept for the replacement the
-Supervisor starts after its backoff. The replacement takes the table over, starts again
-what was in flight, and fails a poison request (in flight in ``POISON_CRASHES`` deaths)
-with :class:`~crawlfw.exceptions.DownloaderCrashed`: every ``fetch`` is answered once.
-When it stops, it gives what its table still holds back to the Scheduler
-(``release_requests``).
+Its :class:`~crawlfw.core.transport.slots.SlotTable` is the crawl's one per-request
+ledger of transfers, kept by the pool (:attr:`DownloaderPool.tables`) for the next
+incarnation; what a restart keeps and replays, and the poison requests, are
+ARCHITECTURE.md's ("Supervision"). When it stops, it gives what its table still holds
+back to the Scheduler (``release_requests``).
 
 Only this actor's thread touches its CurlMulti. While transfers are in flight or requests
 wait for a delay the actor tells itself ``pump``: one pump waits in curl (epoll) until a

@@ -7,17 +7,13 @@ The flow-control state and its decisions live in a plain object,
 :class:`crawlfw.core.flow.flow.FlowControl` (``self.flow``); this actor turns each message into
 calls on it and its answers into messages, signals, middleware calls and fetches.
 
-Flow control is credit-based: the engine grants the Scheduler credit (``pull_requests``)
-for as many requests as it has free download capacity (``CONCURRENT_REQUESTS`` minus
-transfers in flight, and none while responses waiting for the spider exceed
-``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` bytes). The Scheduler hands out only requests of hosts
-that may start now (its per-host queues), so a request never holds credit while it
-waits for its host. Each request the frontier handed out for a host (``request._host``)
-is reported once as it leaves the download stage, whatever the way (response, failure,
-``IgnoreRequest``, a middleware's answer, a replacement, a robots.txt park): counted per
-host in ``FlowControl.finished`` and sent with the next ``pull_requests``. Start requests are pulled from the SpiderRunner
-only while credit is unused, i.e. while the Scheduler is empty (Scrapy consumes start
-requests lazily in the same way).
+Flow control is credit-based (``pull_requests``, ARCHITECTURE.md, "The frontier:
+per-host queues", the credit rule): free download capacity is ``CONCURRENT_REQUESTS``
+minus transfers in flight, and none while responses waiting for the spider exceed
+``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` bytes. Each request the frontier handed out for a host
+(``request._host``) is counted per host in ``FlowControl.finished`` as it leaves the
+download stage and sent with the next ``pull_requests``. Start requests are pulled from
+the SpiderRunner only while credit is unused.
 
 Idle detection: when no transfer, no response in the spider and no item in the pipeline
 is outstanding, start requests are exhausted and credit is unused, the engine sends
@@ -36,33 +32,15 @@ An answer with requests pending while nothing else is outstanding and nothing ha
 :data:`STUCK_RECHECK_S`, never at once; stuck for ``STALL_TIMEOUT`` seconds, the crawl
 is reported by the Scheduler and ends ``stalled`` (see :mod:`crawlfw.core.flow.flow`).
 
-Transfers in flight are one count here (``FlowControl.downloading``); which requests
-they are is kept by the downloaders' slot tables alone. A downloader that dies is
-restarted by the Supervisor behind its ``ChildRef`` (the ``fetch``es sent meanwhile are
-kept for the replacement), and the replacement takes over the dead one's table: it
-starts again what was in flight, and fails a request that was in flight in
-:data:`POISON_CRASHES` downloader deaths with
-:class:`~crawlfw.exceptions.DownloaderCrashed` (a ``download_failed`` as any other).
-The engine sees only the answers: every ``fetch`` is answered once.
-
-Downloads outside the frontier (``download``: a media pipeline's item waiting, or a
-blocking ``crawler.engine.download``): the request passes the downloader middlewares
-and a slot like any other, but no scheduler; its redirects and retries are downloaded
-at once, and its response (logged, ``response_received`` fired) or error goes back to
-the sender (``download_done``, or the caller's future) instead of the spider. Closing
-answers every one still pending with ``DownloadCancelled`` (``direct``).
-
-Parked requests (a downloader middleware's ``process_request`` raised
-``RequestParked``: robots.txt pending for the host) wait here (``parked``: request ->
-the index of the next middleware), their frontier lease kept and their host's frontier
-slot given back, until ``resume_parked``: then the middleware chain goes on after the
-one that parked it (or, with an ``error``, ``process_exception``). They never go back
-to the Scheduler but on close, with the transfers abandoned.
-
-Pause (``pause_crawl``, from the control endpoint): no credit is granted and no idle
-check is made; requests the Scheduler still sends against credit granted before are
-held (``FlowControl.held``) and downloaded on ``resume_crawl``, or sent back to the
-Scheduler if the spider closes meanwhile. Transfers in flight finish.
+Its place in a request's path (credit, the downloader middlewares, parked requests,
+downloads outside the frontier, idleness, pause) and the one count of transfers in
+flight are described once, in ARCHITECTURE.md: "One request's path, from
+``start_requests`` to a feed line" and "The actor tree". What a downloader's death does
+to a ``fetch`` (kept behind its ``ChildRef``, started again, or failed as a poison request
+with :class:`~crawlfw.exceptions.DownloaderCrashed`): "Supervision". The engine sees only
+the answers: every ``fetch`` is answered once. Closing answers every ``download`` still
+pending with ``DownloadCancelled``; a parked request goes back to the Scheduler only
+then, with the transfers abandoned.
 """
 
 from __future__ import annotations

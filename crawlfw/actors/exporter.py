@@ -13,12 +13,10 @@ emptied for it. A write that fails with an ``OSError``
 
 The actor is restartable (:class:`~crawlfw.actors._childref.RestartableActor`): at the
 start of each batch it notes the feed's position (:meth:`FeedWriter.mark
-<crawlfw.core.feeds.feeds.FeedWriter.mark>`: the buffered file's ``tell()``, no flush); if it
-dies in the middle of the batch, it cuts the feed back there (:meth:`FeedWriter.rewind
-<crawlfw.core.feeds.feeds.FeedWriter.rewind>`) before handing its messages over, and its
-replacement, given the same ``FeedWriter``, writes the whole batch: every item once. A
-feed that cannot be cut back (standard output, FTP, S3) makes the death final
-(``exporter_failed``), said in one log line.
+<crawlfw.core.feeds.feeds.FeedWriter.mark>`); dying in the batch it cuts the feed back
+there (:meth:`FeedWriter.rewind <crawlfw.core.feeds.feeds.FeedWriter.rewind>`) before
+handing its messages over, and its replacement writes the whole batch. Which feeds can
+be cut back and what the others do: ARCHITECTURE.md, "Supervision".
 """
 
 import logging

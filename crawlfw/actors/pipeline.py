@@ -6,13 +6,11 @@ A pipeline that raises ``DropItem`` drops the item (logged at WARNING by the log
 formatter); any other exception is logged as "Error processing <item>" with its traceback
 and the item is not exported; the crawl goes on.
 
-The actor is restartable (:class:`~crawlfw.actors._childref.RestartableActor`): if it
-dies (a bug, not an item pipeline's exception), the Supervisor starts another with the
-same ``ItemPipelineManager`` (``open_spider``/``close_spider`` run once per crawl), and
-the batch it was handling is replayed from the item it died on: the items before it are
-not run through the item pipelines again, the one it died on is (at-least-once for that
-item's pipeline code). A batch's surviving items go to the exporters once, after the
-whole batch: a replay after that point only reports and counts.
+The actor is restartable (:class:`~crawlfw.actors._childref.RestartableActor`): the
+Supervisor restarts it with the same ``ItemPipelineManager`` and the batch it died on is
+replayed from the item it died on, its progress kept beside the actor
+(:class:`_BatchProgress`); what is run again and what is not is ARCHITECTURE.md's
+("Supervision").
 """
 
 import itertools

@@ -13,11 +13,10 @@ that ended per host since the last one (``finished``) and AutoThrottle's new del
 (``delays``), which make hosts ready again; when credit is left and a host waits only for
 its delay, the actor tells itself ``dispatch_due`` by a timer at that time.
 
-With a durable frontier (``JOBDIR``) it also drives checkpoints: every
-``FRONTIER_CHECKPOINT_INTERVAL`` seconds it tells the SpiderRunner ``checkpoint``; the
-message travels SpiderRunner -> Pipeline -> each Exporter (each adding what it made
-durable) and comes back as ``checkpoint_reached``, on which the frontier acks the leases
-whose work is now durable and commits, with the feeds' lengths, in one transaction.
+With a durable frontier (``JOBDIR``) it also drives checkpoints (every
+``FRONTIER_CHECKPOINT_INTERVAL`` seconds a ``checkpoint`` to the SpiderRunner, back as
+``checkpoint_reached``, then one commit): the protocol is ARCHITECTURE.md's, "Lose
+nothing".
 
 A ``check_idle`` carrying ``stalled_s`` (the engine found the crawl stuck past
 ``STALL_TIMEOUT``: requests pending, none dispatched, nothing in flight) makes it log
@@ -25,15 +24,12 @@ what the frontier holds (``describe_pending``: counts, the oldest pending reques
 who holds its lease) and tell the Supervisor ``stop_crawl`` with ``stalled``.
 
 With a shared frontier (``FRONTIER_URL``, several workers) a timer tells it
-``frontier_tick`` every :data:`TICK_S` seconds: it renews its leases (the heartbeat,
-three times per ``FRONTIER_LEASE_TIMEOUT``), leases requests other workers pushed while
-it has unused credit, and answers a ``check_idle`` it held back: the crawl is idle only
-when the shared queue is empty and no worker holds a lease, so when the queue is empty
-this worker's own done leases are committed at once (a checkpoint), and the answer
-waits while another worker is busy. There, ``enqueue_requests`` messages that arrive in
-a burst (one right behind the other in the inbox) are pushed together, in one Redis
-round trip, before any other message is handled: every ``enqueue_requests`` is pushed
-before the next ``checkpoint_reached``, as without coalescing, so checkpoints stay exact.
+``frontier_tick`` every :data:`TICK_S` seconds: it renews its leases, leases what other
+workers pushed while it has unused credit, and answers a ``check_idle`` it held back
+(the decision is :class:`~crawlfw.core.frontier.shared_idle.SharedIdlePolicy`'s). There,
+``enqueue_requests`` messages that arrive in a burst are pushed together, in one Redis
+round trip, before any other message is handled. Why and how: ARCHITECTURE.md, "One
+crawl, many workers".
 """
 
 import logging
@@ -202,14 +198,17 @@ class SchedulerActor(CrawlActor):
             requests = first["requests"]
         else:
             requests = [r for m in messages for r in m["requests"]]
-        send = self.crawler.signals.send_catch_log
+        manager = self.crawler.signals
         try:
             queued = self.frontier.push_many(requests,
                                              transient_ok=first.get("transient_ok", False),
                                              start=first.get("start"))
-            for request, ok in zip(requests, queued, strict=True):
-                send(signals.request_scheduled if ok else signals.request_dropped,
-                     request=request, spider=self.spider)
+            # one test per batch: with no receiver, no per-request send at all
+            if manager.has_receivers(signals.request_scheduled, signals.request_dropped):
+                send = manager.send_catch_log
+                for request, ok in zip(requests, queued, strict=True):
+                    send(signals.request_scheduled if ok else signals.request_dropped,
+                         request=request, spider=self.spider)
             for message in messages:
                 done = message.get("done")
                 if done:

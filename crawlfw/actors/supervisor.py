@@ -1,49 +1,20 @@
 """The Supervisor: owns the actor tree of every crawl, is the one actor the outside
 (CLI, shell, ``CrawlerProcess``) talks to, notices a child's death and stops trees in order.
 
-Tree of one crawl (started by ``start_crawl``)::
-
-    Supervisor
-    ├── ExporterActor      (one per feed: FEEDS entries, FEED_URI)
-    ├── SchedulerActor
-    ├── EngineActor
-    ├── DownloaderActor × DOWNLOADER_ACTORS (a fixed pool, each serving many download
-    │                                        slots; the engine sends each request to
-    │                                        the one serving its slot)
-    ├── PipelineActor
-    ├── SpiderRunnerActor
-    └── UserActor × ACTORS entries (crawlfw.actors.UserActor)
-
-Shutdown order (``spider_closing`` from the engine, or a fatal child failure): user
-actors, downloaders
-(in-flight transfers aborted; the engine has re-queued their requests), spider runner
-(its last checkpoint sent, with a JOBDIR), engine, pipeline (``close_spider`` of the item
-pipelines), exporters (the feed is stored), scheduler (the last checkpoint committed, its
-queue kept in JOBDIR); then ``spider_closed``, the stats
-dump, "Spider closed (reason)", ``engine_stopped``, and the crawl's ``finished`` event.
-
-The tree is started from one table, :data:`CHILD_SPECS`: an OTP-style
-:class:`~crawlfw.core.control._supervision.ChildSpec` per kind of child (id, start function,
-restart policy, shutdown timeout; the start functions are plain named functions of the
-crawl's :class:`CrawlTree`), walked in order; ``CrawlTree.specs`` maps each child
-started, ``(role, key)``, to its entry. Downloaders, the pipeline, the
-exporters and user actors (``ACTORS``) are ``permanent``: one that dies is restarted,
-behind a :class:`~crawlfw.actors._childref.ChildRef` that keeps what was sent to it (a
-downloader: its inbox, the replacement taking over its slot table, which starts again
-what was in flight; the pipeline and the exporters: the message they died on first; a
-user actor: its inbox, the message it died on dropped, also after a failed
-``on_start``) within the crawl's
-restart intensity, ``SUPERVISOR_MAX_RESTARTS`` restarts per ``SUPERVISOR_RESTART_WINDOW``
-seconds for all its children together, each after a backoff (``SUPERVISOR_BACKOFF``
-seconds, doubled per restart within the window, at most ``SUPERVISOR_BACKOFF_MAX``).
-Past the intensity, or when a ``temporary`` child dies (engine, scheduler, spider runner:
-restarting them could lose or repeat what they hold), or a pipeline or exporter that
-cannot be restarted (a failed ``on_start``, a feed that cannot be cut back), the crawl is
-closed with ``<role>_failed``.
-
-Stopping a crawl's tree runs on a thread of its own (``crawlfw-stop-<crawl id>``), each
-child with its spec's shutdown timeout, so a slow feed upload of one crawl never stalls
-the Supervisor or another crawl.
+The design (the tree's picture, restart policies and intensity, what a restart keeps,
+the stop order) is ARCHITECTURE.md's, "The actor tree" and "Supervision"; here is the
+code. A crawl's tree is started by ``start_crawl`` from one table, :data:`CHILD_SPECS`
+(in :mod:`crawlfw.actors._tree`, with :class:`CrawlTree`; both importable from here too):
+an OTP-style :class:`~crawlfw.core.control._supervision.ChildSpec` per kind of child (id,
+start function, restart policy, shutdown timeout), walked in order; the start functions
+are plain named functions of the crawl's :class:`CrawlTree`, and ``CrawlTree.specs``
+maps each child started, ``(role, key)``, to its entry. A ``permanent`` child that dies
+is restarted behind its :class:`~crawlfw.actors._childref.ChildRef` after the backoff of
+the crawl's :class:`~crawlfw.core.control._supervision.RestartIntensity` (a
+``restart_child`` timer); a ``temporary`` one, or one past the intensity, closes the
+crawl with ``<role>_failed``. Stopping a crawl's tree runs on a thread of its own
+(``crawlfw-stop-<crawl id>``), each child with its spec's shutdown timeout, and ends with
+``crawl_stopped``.
 """
 
 import itertools
@@ -56,16 +27,19 @@ import pykka
 from crawlfw import signals
 from crawlfw.actors import messages
 from crawlfw.actors._base import CrawlActor
-from crawlfw.actors._childref import ChildRef
 from crawlfw.actors._facade import EngineFacade
-from crawlfw.actors._user import IDLE_BARRIER
-from crawlfw.actors.exporter import FeedFailures
+from crawlfw.actors._tree import (  # noqa: F401 (STOP_TIMEOUT_S: public here too)
+    CHILD_SPECS,
+    STOP_TIMEOUT_S,
+    CrawlTree,
+    _timeout_of,
+    _user_actor_classes,
+)
 from crawlfw.core import _faults
 from crawlfw.core._fds import fit_concurrency
-from crawlfw.core.control._supervision import PERMANENT, TEMPORARY, ChildSpec, RestartIntensity
-from crawlfw.core.flow._reasons import is_failure_reason, register_failure_reason
+from crawlfw.core.control._supervision import PERMANENT
+from crawlfw.core.flow._reasons import is_failure_reason
 from crawlfw.core.frontier.frontier import FrontierError
-from crawlfw.core.transport.slot import slot_key
 from crawlfw.exceptions import CrawlStartError
 from crawlfw.utils._hooks import contain_dupefilter
 from crawlfw.utils.misc import load_object
@@ -74,60 +48,8 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["Supervisor", "CrawlTree"]
 
-#: Seconds each child gets to finish its inbox when stopped in order.
-STOP_TIMEOUT_S = 60.0
 
 _ids = itertools.count(1)
-
-
-class CrawlTree:
-    """The actors of one crawl, as the Supervisor keeps them, and the plain parts their
-    child specs' ``start`` functions read (:data:`CHILD_SPECS`)."""
-
-    def __init__(self, crawl_id, crawler, supervisor=None):
-        self.crawl_id = crawl_id
-        self.crawler = crawler
-        self.supervisor = supervisor  # the Supervisor's ActorRef: every child reports to it
-        self.engine = None
-        self.scheduler = None
-        self.spider_runner = None
-        self.pipeline = None
-        self.exporters = []
-        self.failed_feeds = FeedFailures()  # feeds whose storage failed: ends feed_failed
-        self.frontier = None
-        self.downloaders = None  # DownloaderPool: the downloader actors, the one record
-        self.user_actors = {}  # class path -> ref (ACTORS), in start order
-        self.specs = {}  # (role, key) of each child started -> its ChildSpec
-        self.restartable = {}  # (role, key) -> ChildRef: the pipeline, each exporter,
-        # each downloader, each user actor
-        self.pending = set()  # (role, key) of restartable children waiting for a backoff
-        # What the start functions read, prepared by Supervisor._start_tree:
-        self.core_scheduler = None  # the Scheduler object (crawlfw.core.scheduler)
-        self.durable = False  # its frontier keeps the crawl (JOBDIR, FRONTIER_URL)
-        self.job = {}  # a durable frontier's job metadata (start requests done...)
-        self.writers = {}  # feed name -> FeedWriter, opened, in FEEDS order
-        self.user_actor_classes = {}  # ACTORS: class path -> UserActor subclass, in order
-        self.itemproc = None  # the ItemPipelineManager: opened once, kept across restarts
-        settings = crawler.settings
-        self.intensity = RestartIntensity(
-            max_restarts=max(0, settings.getint("SUPERVISOR_MAX_RESTARTS", 3)),
-            window_s=max(0.0, settings.getfloat("SUPERVISOR_RESTART_WINDOW", 60.0)),
-            backoff_s=max(0.0, settings.getfloat("SUPERVISOR_BACKOFF", 0.5)),
-            backoff_max_s=max(0.0, settings.getfloat("SUPERVISOR_BACKOFF_MAX", 30.0)),
-        )
-        self.timers = set()  # pending restarts (threading.Timer)
-        self.closing = None
-        self.stopper = None  # the thread stopping the tree, once closing
-        self.started_at = time.time()
-
-    @property
-    def common(self) -> dict:
-        """The arguments every child's ``start`` takes: ``crawl_id``, ``supervisor``."""
-        return {"crawl_id": self.crawl_id, "supervisor": self.supervisor}
-
-    def spec_of(self, role: str, key: str = "") -> ChildSpec | None:
-        """The child spec of the child ``role``/``key`` (None: not a child of this tree)."""
-        return self.specs.get((role, key))
 
 
 class Supervisor(CrawlActor):
@@ -563,145 +485,6 @@ class Supervisor(CrawlActor):
                 crawler._crawl_finished(reason)
 
 
-# --- the tree's child specs -------------------------------------------------------------
-# Each start function takes the crawl's tree and a child's key, starts that child from
-# what the tree holds, records it where its siblings find it, and returns its ref; the
-# permanent ones are called again to restart a child (a ChildRef-backed child: the new
-# actor attaches itself to the ChildRef made at its first start).
-
-def _start_exporter(tree: CrawlTree, key: str):
-    """The Exporter of the feed ``key`` (its URI template, password redacted), behind
-    a :class:`ChildRef`, writing through ``tree.writers[key]`` (opened at start)."""
-    from crawlfw.actors.exporter import ExporterActor
-
-    child = tree.restartable.get(("exporter", key))
-    if child is None:
-        child = tree.restartable[("exporter", key)] = ChildRef("exporter", key)
-        tree.exporters.append(child)
-    ExporterActor.start(tree.crawler, tree.writers[key], tree.failed_feeds, child_ref=child,
-                        key=key, **tree.common)
-    return child
-
-
-def _feeds(tree: CrawlTree) -> list[tuple[str, str]]:
-    return [("exporter", name) for name in tree.writers]
-
-
-def _start_scheduler(tree: CrawlTree, key: str):
-    """The Scheduler actor, driving the tree's Scheduler object and its frontier."""
-    from crawlfw.actors.scheduler import SchedulerActor
-
-    tree.scheduler = SchedulerActor.start(tree.crawler, tree.core_scheduler, **tree.common)
-    return tree.scheduler
-
-
-def _start_engine(tree: CrawlTree, key: str):
-    """The Engine, with the crawl's effective concurrency (``fit_concurrency``)."""
-    from crawlfw.actors.engine import EngineActor
-
-    pool = tree.downloaders
-    tree.engine = EngineActor.start(tree.crawler, tree.scheduler, None, pool,
-                                    max_concurrency=pool.concurrency, **tree.common)
-    return tree.engine
-
-
-def _start_downloader(tree: CrawlTree, key: str):
-    """Downloader number ``key`` of the pool, behind a :class:`ChildRef` (made at its
-    first start and put in the pool), serving the pool's slot table number ``key``: a
-    replacement takes the dead one's table over and starts again what was in flight."""
-    from crawlfw.actors.downloader import DownloaderActor
-
-    pool, index = tree.downloaders, int(key)
-    child = tree.restartable.get(("downloader", key))
-    if child is None:
-        child = pool.refs[index] = tree.restartable[("downloader", key)] = \
-            ChildRef("downloader", key)
-    DownloaderActor.start(tree.crawler, index, tree.engine, share=pool.share,
-                          dns_budget=pool.dns_budget, concurrency=pool.concurrency,
-                          table=pool.tables[index], scheduler=tree.scheduler,
-                          child_ref=child, **tree.common)
-    return child
-
-
-def _downloaders(tree: CrawlTree) -> list[tuple[str, str]]:
-    return [("downloader", str(index)) for index in range(len(tree.downloaders.refs))]
-
-
-def _start_pipeline(tree: CrawlTree, key: str):
-    """The Pipeline actor, behind a :class:`ChildRef`, with the crawl's
-    ``ItemPipelineManager`` (made and opened at the first start only; a restart keeps
-    it)."""
-    from crawlfw.actors.pipeline import PipelineActor
-    from crawlfw.pipelines import ItemPipelineManager
-
-    child = tree.restartable.get(("pipeline", ""))
-    restart = child is not None
-    if child is None:
-        tree.itemproc = ItemPipelineManager.from_crawler(tree.crawler)
-        child = tree.restartable[("pipeline", "")] = ChildRef("pipeline")
-    PipelineActor.start(tree.crawler, tree.engine, tree.exporters, itemproc=tree.itemproc,
-                        restart=restart, child_ref=child, **tree.common)
-    tree.pipeline = child
-    return child
-
-
-def _start_spider_runner(tree: CrawlTree, key: str):
-    """The SpiderRunner, resuming the start requests where a durable job left them."""
-    from crawlfw.actors.spider_runner import SpiderRunnerActor
-
-    tree.spider_runner = SpiderRunnerActor.start(
-        tree.crawler, tree.scheduler, tree.pipeline, tree.engine, durable=tree.durable,
-        start_skip=tree.job.get("start_requests", 0),
-        start_exhausted=tree.job.get("start_exhausted", False), **tree.common)
-    return tree.spider_runner
-
-
-def _start_user_actor(tree: CrawlTree, key: str):
-    """The ``ACTORS`` entry of class path ``key``, behind a :class:`ChildRef`; at its
-    first start the crawl events it subscribes to (``cls.events``) are relayed to it as
-    messages (to its current actor, across restarts)."""
-    cls = tree.user_actor_classes[key]
-    role = cls.role
-    child = tree.restartable.get((role, key))
-    first = child is None
-    if first:
-        register_failure_reason(f"{role}_failed")
-        child = tree.restartable[(role, key)] = ChildRef(role, key)
-    cls.start(tree.crawler, engine=tree.engine, key=key, child_ref=child, **tree.common)
-    if first:
-        tree.user_actors[key] = child
-        for event in cls.events:
-            tree.crawler.signals.connect(_EventRelay(tree, key, event),
-                                         getattr(signals, event), weak=False)
-    return child
-
-
-def _user_actors(tree: CrawlTree) -> list[tuple[str, str]]:
-    return [(cls.role, path) for path, cls in tree.user_actor_classes.items()]
-
-
-#: The children of a crawl's tree, in start order (OTP's child specs; see
-#: :class:`~crawlfw.core.control._supervision.ChildSpec`). The engine, the scheduler and the
-#: spider runner are temporary: they hold what a restart would lose or repeat (the
-#: flow-control counters, the lease table, the spider's generators), so their death
-#: closes the crawl. The downloaders, the pipeline, the exporters and the user actors
-#: are restarted behind a ChildRef (crawlfw/actors/_childref.py). The
-#: item-carrying pipeline and exporters get all the time they need to stop. The order
-#: in which a tree stops is :meth:`Supervisor._stop_tree`'s.
-CHILD_SPECS: tuple[ChildSpec, ...] = (
-    ChildSpec("exporter", _start_exporter, PERMANENT, None, children=_feeds),
-    ChildSpec("scheduler", _start_scheduler, TEMPORARY, STOP_TIMEOUT_S),
-    ChildSpec("engine", _start_engine, TEMPORARY, STOP_TIMEOUT_S),
-    ChildSpec("downloader", _start_downloader, PERMANENT, STOP_TIMEOUT_S,
-              children=_downloaders),
-    ChildSpec("pipeline", _start_pipeline, PERMANENT, None),
-    ChildSpec("spider_runner", _start_spider_runner, TEMPORARY, STOP_TIMEOUT_S),
-    ChildSpec("custom", _start_user_actor, PERMANENT, STOP_TIMEOUT_S, children=_user_actors),
-)
-
-_SPEC_BY_ID = {spec.id: spec for spec in CHILD_SPECS}
-
-
 def _wrong_type_note(stats) -> str:
     """``""``, or, for a crawl that scraped no item while components returned results of
     the wrong type (``invalid_output/<Component>.<method>`` stats), the text that says
@@ -774,75 +557,6 @@ def _log_restarting(tree, role, key, delay_s):
                 extra={"spider": tree.crawler.spider})
 
 
-class _EventRelay:
-    """A signal receiver telling a user actor ``{"type": event, **signal arguments}``.
-
-    For ``spider_idle`` it also tells an ``idle_barrier`` after the event and returns
-    :data:`~crawlfw.actors._user.IDLE_BARRIER`: the Engine (which fired the signal, on
-    its thread) then does not close the spider before the actor answered, so what the
-    actor's handler added is processed first (docs/actors.md)."""
-
-    def __init__(self, tree, path, event):
-        self.tree = tree
-        self.path = path
-        self.event = event
-
-    def __call__(self, **kwargs):
-        ref = self.tree.user_actors.get(self.path)
-        if ref is None or self.tree.stopper is not None:
-            return
-        kwargs.pop("signal", None)
-        kwargs.pop("sender", None)
-        kwargs.pop("spider", None)
-        kwargs.pop("dont_log", None)
-        if self.event in _SLOT_EVENTS:
-            kwargs["slot"] = slot_key(kwargs["request"])
-        try:
-            ref.tell({"type": self.event, **kwargs})
-            if self.event == "spider_idle":  # the engine waits for its answer
-                ref.tell({"type": "idle_barrier", "reply_to": self.tree.engine})
-                return IDLE_BARRIER
-        except pykka.ActorDeadError:
-            pass  # dead, restarting: the event is lost
-        return None
-
-
-def _user_actor_classes(settings):
-    """``[(path, class)]`` of the ``ACTORS`` setting, in order.
-
-    Raises:
-        CrawlStartError: an entry cannot be loaded, is not a ``UserActor`` subclass,
-            subscribes to an unknown event, or takes one of crawlfw's own roles.
-    """
-    from crawlfw.actors._user import EVENTS, UserActor
-    from crawlfw.utils.conf import build_component_list
-
-    classes = []
-    for path in build_component_list(settings.getdict("ACTORS")):
-        try:
-            cls = load_object(path) if isinstance(path, str) else path
-        except Exception as e:
-            raise CrawlStartError(f"ACTORS: cannot load {path!r}: {type(e).__name__}: {e}") from e
-        name = path if isinstance(path, str) else f"{cls.__module__}.{cls.__qualname__}"
-        if not (isinstance(cls, type) and issubclass(cls, UserActor)):
-            raise CrawlStartError(f"ACTORS: {name} is not a subclass of crawlfw.actors.UserActor")
-        if cls.role in _OWN_ROLES:
-            raise CrawlStartError(f"ACTORS: {name} takes crawlfw's own role {cls.role!r}; "
-                                  "set its role to 'custom' or a name of its own")
-        unknown = sorted(set(cls.events) - EVENTS)
-        if unknown:
-            raise CrawlStartError(f"ACTORS: {name} subscribes to unknown events {unknown}; "
-                                  f"known: {sorted(EVENTS)}")
-        classes.append((name, cls))
-    return classes
-
-
-_SLOT_EVENTS = frozenset({"response_received", "response_downloaded"})
-
-_OWN_ROLES = frozenset({"supervisor", "engine", "scheduler", "downloader", "spider_runner",
-                        "pipeline", "exporter"})
-
-
 def _control_error(error: str) -> messages.ControlError:
     return {"type": "control_error", "error": error}
 
@@ -852,13 +566,6 @@ def _feed_export_enabled(settings) -> bool:
 
     enabled = build_component_list(settings.getwithbase("EXTENSIONS"))
     return "crawlfw.extensions.feedexport.FeedExporter" in enabled
-
-
-def _timeout_of(role: str) -> float | None:
-    """The shutdown timeout (seconds, None: as long as it takes) of the children of
-    role ``role``, from :data:`CHILD_SPECS` (the user actors' entry for ``custom``)."""
-    spec = _SPEC_BY_ID.get(role)
-    return spec.shutdown_timeout_s if spec is not None else STOP_TIMEOUT_S
 
 
 def _stop(ref, timeout_s=STOP_TIMEOUT_S):

@@ -17,8 +17,8 @@ Each command becomes an argh subcommand that takes its raw arguments
 import argparse
 import inspect
 import optparse
+import os
 import sys
-from importlib import metadata
 
 import argh
 
@@ -27,8 +27,8 @@ from crawlfw.exceptions import UsageError
 from crawlfw.utils.misc import walk_modules
 
 __all__ = ["ENTRY_POINT_GROUP", "iter_command_classes", "get_commands_from_module",
-           "get_commands_from_entry_points", "get_commands_dict", "argh_function",
-           "run_command"]
+           "get_commands_from_entry_points", "may_declare_entry_points", "get_commands_dict",
+           "argh_function", "run_command"]
 
 #: The entry-point group of third-party commands (Scrapy's ``scrapy.commands``).
 ENTRY_POINT_GROUP = "crawlfw.commands"
@@ -65,6 +65,56 @@ def get_commands_from_module(module_name: str, inproject: bool) -> tuple[dict, s
     return cmds, hidden
 
 
+def may_declare_entry_points(group: str) -> bool:
+    """Whether a distribution on ``sys.path`` may declare entry points of ``group``:
+    False only when none can, read without importing ``importlib.metadata``.
+
+    ``importlib.metadata.entry_points`` finds distributions through the
+    ``find_distributions`` of the ``sys.meta_path`` finders; the standard one reads the
+    ``*.dist-info`` and ``*.egg-info`` folders of each ``sys.path`` directory (and the
+    ``EGG-INFO`` of a ``.egg`` one) and their ``entry_points.txt``. This reads the same
+    files and answers False when none names ``group``; any other finder, a ``sys.path``
+    entry that is a file (a zip), or a file it cannot read makes it answer True, and
+    the caller asks ``importlib.metadata``.
+
+    Args:
+        group: the entry-point group, e.g. ``"crawlfw.commands"``.
+
+    Returns:
+        bool: False when no distribution can declare it.
+    """
+    from importlib.machinery import PathFinder
+
+    for finder in sys.meta_path:
+        if (getattr(finder, "find_distributions", None) is not None
+                and finder is not PathFinder):
+            return True
+    for entry in sys.path:
+        path = entry or "."
+        try:
+            children = os.listdir(path)
+        except NotADirectoryError:
+            return True  # a zip file: importlib.metadata reads it
+        except OSError:
+            if os.path.exists(path):
+                return True
+            continue
+        folders = [child for child in children
+                   if child.lower().endswith((".dist-info", ".egg-info"))]
+        if path.lower().endswith(".egg"):
+            folders += [child for child in children if child.lower() == "egg-info"]
+        for folder in folders:
+            try:
+                with open(os.path.join(path, folder, "entry_points.txt"), "rb") as f:
+                    if group.encode() in f.read():
+                        return True
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # no entry points (or an .egg-info file: no folder)
+            except OSError:
+                return True
+    return False
+
+
 def get_commands_from_entry_points(inproject: bool, group: str = ENTRY_POINT_GROUP):
     """Instantiate the commands registered under the entry-point ``group``.
 
@@ -75,6 +125,10 @@ def get_commands_from_entry_points(inproject: bool, group: str = ENTRY_POINT_GRO
         TypeError: an entry point does not name a :class:`ScrapyCommand` subclass.
     """
     cmds, hidden = {}, set()
+    if not may_declare_entry_points(group):
+        return cmds, hidden
+    from importlib import metadata  # ~25 ms of imports and a scan of every distribution
+
     for entry_point in metadata.entry_points(group=group):
         obj = entry_point.load()
         if not (inspect.isclass(obj) and issubclass(obj, ScrapyCommand)):

@@ -50,8 +50,6 @@ import logging
 import threading
 from collections import OrderedDict
 
-from protego import Protego
-
 from crawlfw.core.flow.downloadermw import RequestParked
 from crawlfw.exceptions import IgnoreRequest, NotConfigured
 from crawlfw.http import Request
@@ -185,6 +183,8 @@ class RobotsTxtMiddleware:
         Returns:
             A ``protego.Protego``, or None (allow all).
         """
+        from protego import Protego  # first use: a crawl without ROBOTSTXT_OBEY needs none
+
         text = to_unicode(body, encoding="utf-8", errors="ignore").lstrip("\ufeff")
         try:
             return Protego.parse(text)

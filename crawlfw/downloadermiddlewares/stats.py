@@ -1,5 +1,6 @@
 """Download statistics: request/response counts and bytes, exceptions by type."""
 
+import re
 from urllib.parse import urlunparse
 
 from crawlfw.exceptions import NotConfigured
@@ -33,17 +34,50 @@ def _headers_length(headers) -> int:
     return size + 2 * (lines - 1) if lines else 0
 
 
+# An ASCII http(s) URL urllib reads plainly: a host without userinfo or IPv6 brackets,
+# an optional port, then the path and query without ";" (path parameters) and no
+# control character or space anywhere (urlsplit strips or drops those).
+_PLAIN_URL = re.compile(
+    r"https?://([^\x00-\x20\x7f/?#@\[\]:;\\]*)(?::[0-9]*)?"
+    r"([/?][^\x00-\x20\x7f#;]*)?(?:#[^\x00-\x20\x7f]*)?")
+
+
+def _target_and_host_lengths(url) -> tuple[int, int] | None:
+    """``(len(path), len(host))`` in bytes of what ``request_httprepr`` writes for
+    ``url``: the request target (``urlunparse`` of the path, ``/`` when empty, the path
+    parameters and the query) and the ``Host`` value (``urlparse(url).hostname``), read
+    without ``urlparse`` from a plain ASCII http(s) URL (RFC 3986 section 3: scheme,
+    authority, path, query, fragment); None for any other URL (the caller then parses
+    it). ``tests/downloadermiddlewares/test_simple.py`` compares both on a table."""
+    if url.__class__ is not str or not url.isascii():
+        return None
+    match = _PLAIN_URL.fullmatch(url)
+    if match is None:
+        return None
+    rest = match.group(2)
+    if not rest:
+        return 1, len(match.group(1))
+    q = rest.find("?")
+    if q < 0:
+        return len(rest), len(match.group(1))
+    # urlunparse writes "?" only before a non-empty query, and "/" for an empty path
+    return (q or 1) + (len(rest) - q if q + 1 < len(rest) else 0), len(match.group(1))
+
+
 def _request_httprepr_length(request) -> int:
     """``len(request_httprepr(request))`` (crawlfw.utils.request), computed without
     building the representation: the request line, ``Host``, the stored headers, a
-    blank line and the body, in bytes."""
+    blank line and the body, in bytes. A plain http(s) URL is read without
+    ``urlparse`` (:func:`_target_and_host_lengths`)."""
     headers = request.headers
     if headers.__class__ is not Headers or request.method.__class__ is not str:
         return len(request_httprepr(request))
-    parsed = urlparse_cached(request)
-    path = urlunparse(("", "", parsed.path or "/", parsed.params, parsed.query, ""))
-    host = parsed.hostname or ""
-    size = (len(request.method.encode()) + len(path.encode()) + len(host.encode())
+    lengths = _target_and_host_lengths(request.url)
+    if lengths is None:
+        parsed = urlparse_cached(request)
+        path = urlunparse(("", "", parsed.path or "/", parsed.params, parsed.query, ""))
+        lengths = len(path.encode()), len((parsed.hostname or "").encode())
+    size = (len(request.method.encode()) + lengths[0] + lengths[1]
             + 20)  # " ", " HTTP/1.1\r\n", "Host: ", "\r\n"
     if headers:
         size += _headers_length(headers) + 2

@@ -71,6 +71,10 @@ def get_settings_priority(priority):
     return priority
 
 
+#: Value types ``copy.deepcopy`` returns as they are (its atomic types).
+_IMMUTABLE = frozenset({type(None), bool, int, float, complex, str, bytes})
+
+
 class SettingsAttribute:
     """A setting's value with the priority it was set at (internal to settings).
 
@@ -104,6 +108,17 @@ class SettingsAttribute:
                 value = BaseSettings(value, priority=priority)
             self.value = value
             self.priority = priority
+
+    def __deepcopy__(self, memo):
+        """What ``copy.deepcopy`` makes of it, made directly: an immutable value (most
+        settings) is shared, any other deep-copied with ``memo`` (a crawler copies all
+        the settings twice at start-up; the generic path costs ~10 ms)."""
+        new = object.__new__(self.__class__)
+        memo[id(self)] = new
+        value = self.value
+        new.value = value if value.__class__ in _IMMUTABLE else copy.deepcopy(value, memo)
+        new.priority = self.priority
+        return new
 
     def __str__(self):
         return f"<SettingsAttribute value={self.value!r} priority={self.priority}>"

@@ -9,9 +9,11 @@ and run the spider's coroutines on it, on the calling thread, to completion: an
 would. No Twisted and no other loop is involved.
 """
 
-import asyncio
 import threading
 import weakref
+
+# asyncio (about 14 ms of imports) is imported by the functions that run a loop: a
+# crawl of plain callbacks and middlewares never needs it.
 
 __all__ = ["thread_loop", "run_coroutine", "iterate_async_generator", "async_source",
            "iterate_fed"]
@@ -26,6 +28,8 @@ class _ThreadLoop:
     __slots__ = ("loop",)
 
     def __init__(self):
+        import asyncio
+
         self.loop = asyncio.new_event_loop()
 
     def __del__(self):
@@ -44,6 +48,8 @@ def thread_loop():
         RuntimeError: an event loop is already running on this thread (spider code
             called from inside a coroutine cannot be driven synchronously).
     """
+    import asyncio
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -157,6 +163,8 @@ class _Fed:
         return self
 
     async def __anext__(self):
+        import asyncio
+
         if self.need is None or self.need.done():
             raise RuntimeError("an async iterable made from a plain one is read by one "
                                "consumer at a time, inside the async generator it was given to")
@@ -194,6 +202,8 @@ def iterate_fed(make_agen, iterable):
         generator, at its ``async for``). Closing it early closes the async generator.
         (It is not an :func:`async_source`: the async generator needs this driver.)
     """
+    import asyncio
+
     fed = _Fed()
     items = iter(iterable)
     loop = thread_loop()

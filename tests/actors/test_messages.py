@@ -31,7 +31,7 @@ SCHEMAS = json.loads(schema_path().read_text())["$defs"]
 
 
 def test_shipped_schema_is_the_generated_one():
-    # conf/schemas/messages.json is generated from crawlfw/actors/messages.py; after editing
+    # conf/schemas/messages.json is generated from crawlfw/actors/messages/; after editing
     # a message type run: python -m crawlfw.actors._schema --write
     assert schema_path().read_text(encoding="utf-8") == render_schemas()
 

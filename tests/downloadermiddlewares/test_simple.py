@@ -1,5 +1,8 @@
 """DefaultHeaders, DownloadTimeout, HttpAuth, UserAgent, Chunked and DownloaderStats."""
 
+import random
+import re
+
 import pytest
 
 from crawlfw.downloadermiddlewares.chunked import ChunkedTransferMiddleware
@@ -230,9 +233,85 @@ def test_downloader_stats_request_length_is_the_httprepr_length(request_):
     assert _request_httprepr_length(request_) == len(request_httprepr(request_))
 
 
+_TARGET_URLS = [
+    "http://example.com", "http://example.com/", "https://example.com:8443/a/b?c=d#e",
+    "http://Example.COM/P", "http://example.com?q", "http://example.com/?", "http://example.com?",
+    "http://example.com/a;p?q", "http://example.com/a?q;x", "http://example.com/a#f;g",
+    "http://u:p@example.com/", "http://[::1]:8080/x", "http://example.com:/x", "http://example.com:x/",
+    "http:///path", "http://", "https://", "http://example.com/a b", "http://example.com/\tx",
+    " http://example.com/", "http://example.com/ ", "HTTP://example.com/", "ftp://example.com/",
+    "http://ex\u00e9mple.com/", "http://example.com/caf\u00e9", "http://example.com/a?b?c",
+    "http://example.com/%7E?x=%20", "http://example.com#", "http://example.com/a#", "http:example.com",
+    "http://exa\\mple.com/", "http://example.com/\x7f", "http://example.com//a//", "http://a.b.c:1/?#",
+]
+
+
+def _random_urls(seed, count=300):
+    rng = random.Random(seed)
+    odd = "aZ09/?#;:@[]%&=.-_~ \t\x00\x7f\u00e9\\"
+    plain = "aZ09/?#:%&=.-_~"  # what the links of a crawl are made of, mostly
+    for _ in range(count):
+        scheme = rng.choice(["http://", "https://", "HTTP://", "http:", "ftp://", ""])
+        alphabet = rng.choice([odd, plain, plain])
+        yield scheme + "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 16)))
+
+
+@pytest.mark.parametrize("url", _TARGET_URLS + list(_random_urls(1)))
+def test_downloader_stats_target_shortcut_matches_urlparse(url):
+    # the shortcut reads plain http(s) URLs without urlparse (#20): where it answers,
+    # it answers what urlparse + urlunparse give request_httprepr
+    from urllib.parse import urlparse, urlunparse
+
+    from crawlfw.downloadermiddlewares.stats import _target_and_host_lengths
+
+    lengths = _target_and_host_lengths(url)
+    try:
+        parsed = urlparse(url)
+        expected = (len(urlunparse(("", "", parsed.path or "/", parsed.params, parsed.query,
+                                    "")).encode()),
+                    len((parsed.hostname or "").encode()))
+    except ValueError:  # urlparse refuses it: so must the shortcut
+        assert lengths is None
+        return
+    assert lengths is None or lengths == expected
+    if re.fullmatch(r"https?://[a-zA-Z0-9.-]*(:[0-9]*)?([/?][a-zA-Z0-9/%._~=&?-]*)?(#[a-zA-Z0-9]*)?", url):
+        assert lengths is not None  # the plain URLs of a crawl take the shortcut
+
+
 @pytest.mark.parametrize("response", list(_length_responses()), ids=repr)
 def test_downloader_stats_response_length_is_the_httprepr_length(response):
     from crawlfw.downloadermiddlewares.stats import _response_httprepr_length
 
     for _ in range(2):  # the status line's length is cached on the first call
         assert _response_httprepr_length(response) == len(response_httprepr(response))
+
+
+_DEFAULTS = [
+    {},
+    {"Accept": "text/html", "Accept-Language": "en"},
+    {"accept": b"a/b", "X-LIST": ["1", b"2"], "X-Int": 5, "X-Empty": []},
+    {"X-Caf\u00e9": "\u00e9t\u00e9", b"x-raw": b"v"},
+]
+_REQUEST_HEADERS = [None, {"Accept": "mine"}, {"ACCEPT-language": ["fr", "de"]}, {"X-List": []}]
+
+
+@pytest.mark.parametrize("defaults", _DEFAULTS)
+@pytest.mark.parametrize("request_headers", _REQUEST_HEADERS)
+def test_default_headers_shortcut_matches_setdefault(defaults, request_headers):
+    # the middleware stores names and values normalised once per encoding (#20): the
+    # same headers as Headers.setdefault(name, value) for each default, request by
+    # request, whatever the order of the encodings met
+    mw = DefaultHeadersMiddleware(defaults.items())
+    earlier = []
+    for encoding in ("utf-8", "latin-1", "utf-8", "latin-1"):
+        request = Request("http://example.com/", headers=request_headers, encoding=encoding)
+        expected = Request("http://example.com/", headers=request_headers, encoding=encoding)
+        for name, value in defaults.items():
+            expected.headers.setdefault(name, value)
+        mw.process_request(request, None)
+        assert dict(request.headers) == dict(expected.headers)
+        for previous in earlier:  # each request has its own value lists
+            for key, values in request.headers.items():
+                if key in previous.headers:
+                    assert values is not dict.__getitem__(previous.headers, key)
+        earlier.append(request)

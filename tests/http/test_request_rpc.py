@@ -69,3 +69,15 @@ def test_replace_keeps_body():
     assert type(r2) is XmlRpcRequest
     assert r2.body == r.body
     assert isinstance(r2, Request)
+
+
+def test_dumps_args_is_read_from_xmlrpc_dumps_on_first_access():
+    import xmlrpc.client
+
+    from crawlfw.http.request import rpc
+    from crawlfw.utils.python import get_func_args
+
+    assert rpc.DUMPS_ARGS == get_func_args(xmlrpc.client.dumps)
+    assert rpc.xmlrpclib is xmlrpc.client
+    with pytest.raises(AttributeError, match="no_such_name"):
+        rpc.no_such_name  # noqa: B018

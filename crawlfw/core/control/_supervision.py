@@ -1,8 +1,8 @@
 """Plain parts of supervision (no threads): child specs and restart intensity.
 
 A crawl's tree is started from a table of :class:`ChildSpec` (``CHILD_SPECS`` in
-:mod:`crawlfw.actors.supervisor`), walked in order, as an OTP supervisor starts its
-children from their child specs.
+:mod:`crawlfw.actors._tree`), walked in order by :mod:`crawlfw.actors.supervisor`, as an
+OTP supervisor starts its children from their child specs.
 
 Erlang/OTP's supervisor is the model (``supervisor`` manual, "Restart intensity and
 period"): a supervisor allows at most ``max_restarts`` restarts of its children within

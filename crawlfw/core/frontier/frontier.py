@@ -59,6 +59,7 @@ from crawlfw.core.frontier.pqueue import PriorityQueue
 from crawlfw.core.transport.hostpolicy import HostPolicy
 from crawlfw.dupefilters import RFPDupeFilter
 from crawlfw.utils.reqser import request_from_dict, request_to_dict
+from crawlfw.utils.request import request_fingerprint
 
 if TYPE_CHECKING:
     import random
@@ -72,6 +73,11 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["FrontierError", "JobLocked", "JobLock", "JobMeta", "MemoryFrontier",
            "SqliteFrontier", "FRONTIER_FILE", "JOB_FILE", "LOCK_FILE", "read_job_meta"]
+
+#: RFPDupeFilter methods whose replacement on an instance (a guarded hook, a test's
+#: spy) makes :meth:`MemoryFrontier.push_many` call them instead of taking their rule
+#: inline.
+_REPLACEABLE = frozenset({"request_seen", "request_fingerprint", "log"})
 
 #: The frontier's file inside ``JOBDIR``.
 FRONTIER_FILE = "frontier.sqlite"
@@ -324,6 +330,68 @@ class MemoryFrontier(FrontierBase):
             stats.inc_value("scheduler/enqueued/memory", spider=self.spider)
             stats.inc_value("scheduler/enqueued", spider=self.spider)
         return True
+
+    def push_many(self, requests: Sequence[Request], *, transient_ok: bool = False,
+                  start: Mapping[str, Any] | None = None) -> list[bool]:
+        """Queue ``requests`` as :meth:`push` does one by one
+        (:meth:`FrontierBase.push_many <crawlfw.core.frontier.api.FrontierBase.push_many>`).
+
+        With crawlfw's own :class:`~crawlfw.dupefilters.RFPDupeFilter` (its class, no
+        ``requests.seen`` file, no method replaced on the instance) the filter's rule is
+        taken inline: a request is a duplicate when its fingerprint is in
+        ``fingerprints`` (then ``log``), else its fingerprint is added; and the stats
+        (``dupefilter/filtered`` once the first duplicate was logged,
+        ``scheduler/enqueued/memory``, ``scheduler/enqueued``) are counted once per
+        batch instead of once per request. Same result as the general path
+        (``tests/core/test_frontier_push_many.py`` compares both on a table of batches).
+
+        Returns:
+            list[bool]: per request, False when it was a duplicate.
+        """
+        df = self.df
+        if (df.__class__ is not RFPDupeFilter or df.file is not None
+                or _REPLACEABLE & vars(df).keys()):
+            return super().push_many(requests, transient_ok=transient_ok, start=start)
+        seen = df.fingerprints
+        store_push = self.store.push
+        added = self.hosts.added
+        spider = self.spider
+        queued: list[bool] = []
+        append = queued.append
+        filtered = enqueued = 0
+        try:
+            for request in requests:
+                if not request.dont_filter:
+                    fp = request_fingerprint(request)
+                    if fp in seen:
+                        if df.logdupes or df.debug:
+                            df.log(request, spider)  # the log line, and its count
+                        else:
+                            filtered += 1
+                        append(False)
+                        continue
+                    seen.add(fp)
+                meta = request._meta
+                key = sort_key(request.priority, bool(meta and meta.get("is_start_request")))
+                host = host_key(request)
+                store_push(host, key, request)
+                added(host, key)
+                enqueued += 1
+                append(True)
+        finally:
+            if filtered:  # (open() bound the spider before any push)
+                spider.crawler.stats.inc_value(  # type: ignore[union-attr]
+                    "dupefilter/filtered", filtered, spider=spider)
+            stats = self.stats
+            if enqueued and stats is not None:
+                stats.inc_value("scheduler/enqueued/memory", enqueued, spider=spider)
+                stats.inc_value("scheduler/enqueued", enqueued, spider=spider)
+        if start is not None:
+            meta = {"start_requests": self.meta.get("start_requests", 0) + start["consumed"]}
+            if start["exhausted"]:
+                meta["start_exhausted"] = True
+            self.set_meta(meta)
+        return queued
 
     def lease(self, n: int, now_s: float | None = None) -> list[Request]:
         """Up to ``n`` requests of ready hosts, next first (their ``_lease`` stays None:
@@ -665,6 +733,58 @@ class SqliteFrontier(FrontierBase):
         self._inc("scheduler/enqueued/disk")
         self._inc("scheduler/enqueued")
         return True
+
+    def push_many(self, requests: Sequence[Request], *, transient_ok: bool = False,
+                  start: Mapping[str, Any] | None = None) -> list[bool]:
+        """Queue ``requests`` as :meth:`push` does one by one, in the open transaction
+        (:meth:`FrontierBase.push_many <crawlfw.core.frontier.api.FrontierBase.push_many>`).
+
+        With crawlfw's own :class:`~crawlfw.dupefilters.RFPDupeFilter` (its class, no
+        method replaced on the instance) once its first duplicate was logged, a request
+        whose fingerprint is in the in-memory seen cache (most links of a crawl) is
+        answered here, and ``dupefilter/filtered`` counted once per batch; every other
+        request goes through :meth:`push`. Same result as the general path
+        (``tests/core/test_frontier_push_many.py`` compares both on a table of batches).
+
+        Returns:
+            list[bool]: per request, False when it was a duplicate or was refused.
+
+        Raises:
+            sqlite3.Error: the disk failed (the caller ends the crawl).
+        """
+        df = self.df
+        fingerprint = self._fingerprint
+        if (fingerprint is None or df.__class__ is not RFPDupeFilter
+                or _REPLACEABLE & vars(df).keys()):
+            return super().push_many(requests, transient_ok=transient_ok, start=start)
+        cache = self._seen_cache
+        push = self.push
+        spider = self.spider
+        queued: list[bool] = []
+        append = queued.append
+        filtered = 0
+        try:
+            for request in requests:
+                if not request.dont_filter and not (df.logdupes or df.debug):
+                    try:
+                        seen = fingerprint(request) in cache
+                    except Exception:  # push() contains and reports it
+                        seen = False
+                    if seen:
+                        filtered += 1
+                        append(False)
+                        continue
+                append(push(request, transient_ok=transient_ok))
+        finally:
+            if filtered:  # (open() bound the spider before any push)
+                spider.crawler.stats.inc_value(  # type: ignore[union-attr]
+                    "dupefilter/filtered", filtered, spider=spider)
+        if start is not None:
+            meta = {"start_requests": self.meta.get("start_requests", 0) + start["consumed"]}
+            if start["exhausted"]:
+                meta["start_exhausted"] = True
+            self.set_meta(meta)
+        return queued
 
     def _seen(self, request: Request) -> bool:
         if self._fingerprint is None:

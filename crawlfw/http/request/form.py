@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from urllib.parse import urlencode, urljoin
 
-import lxml.html
-from cssselect import HTMLTranslator
 from lxml import etree
 from w3lib.html import strip_html5_whitespace
 
@@ -125,6 +123,8 @@ class FormRequest(Request):
             )
         kwargs.setdefault("encoding", response.encoding)
         if formcss is not None:
+            from cssselect import HTMLTranslator  # imported on first use: start-up
+
             formxpath = HTMLTranslator().css_to_xpath(formcss)
         form = _get_form(response, formname, formid, formnumber, formxpath)
         formdata = _get_inputs(form, formdata, dont_click, clickdata)
@@ -152,6 +152,8 @@ def _urlencode(seq, enc: str) -> str:
 
 
 def _create_root_node(text: str, base_url: str):
+    import lxml.html  # imported on first use: a crawl that sends no form never needs it
+
     body = text.strip().replace("\x00", "").encode("utf8") or b"<html/>"
     parser = lxml.html.HTMLParser(recover=True, encoding="utf8")
     root = etree.fromstring(body, parser=parser, base_url=base_url)
