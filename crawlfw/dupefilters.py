@@ -7,10 +7,17 @@ instead (``crawlfw.core.frontier.frontier.SqliteFrontier``), so a resumed crawl 
 already fetched.
 """
 
+from __future__ import annotations
+
 import logging
 import os
+from typing import TYPE_CHECKING
 
 from crawlfw.utils.request import request_fingerprint
+
+if TYPE_CHECKING:
+    from crawlfw.http import Request
+    from crawlfw.spiders import Spider
 
 __all__ = ["BaseDupeFilter", "RFPDupeFilter"]
 
@@ -22,16 +29,16 @@ class BaseDupeFilter:
     def from_settings(cls, settings):
         return cls()
 
-    def request_seen(self, request) -> bool:
+    def request_seen(self, request: Request) -> bool:
         return False
 
-    def open(self):
+    def open(self) -> None:
         pass
 
-    def close(self, reason):
+    def close(self, reason: str) -> None:
         pass
 
-    def log(self, request, spider):
+    def log(self, request: Request, spider: Spider | None) -> None:
         """Log that a request has been filtered."""
 
 
@@ -61,7 +68,7 @@ class RFPDupeFilter(BaseDupeFilter):
         in ``requests.seen``."""
         return cls(None, settings.getbool("DUPEFILTER_DEBUG"))
 
-    def request_seen(self, request) -> bool:
+    def request_seen(self, request: Request) -> bool:
         """True if a request with the same fingerprint was seen; else remember it."""
         fp = self.request_fingerprint(request)
         if fp in self.fingerprints:
@@ -72,14 +79,14 @@ class RFPDupeFilter(BaseDupeFilter):
             self.file.flush()
         return False
 
-    def request_fingerprint(self, request) -> str:
+    def request_fingerprint(self, request: Request) -> str:
         return request_fingerprint(request)
 
-    def close(self, reason):
+    def close(self, reason: str) -> None:
         if self.file:
             self.file.close()
 
-    def log(self, request, spider):
+    def log(self, request: Request, spider: Spider | None) -> None:
         if self.debug:
             msg = "Filtered duplicate request: %(request)s"
             self.logger.debug(msg, {"request": request}, extra={"spider": spider})

@@ -40,6 +40,7 @@ with the builtin still catches it.
 """
 
 import builtins
+from typing import Any
 
 __all__ = [
     "NotConfigured",
@@ -123,7 +124,8 @@ class StopDownload(Exception):
     def __init__(self, *, fail: bool = True):
         super().__init__()
         self.fail = fail
-        self.response = None
+        # a crawlfw.http.Response once set (not named: crawlfw.http imports this module)
+        self.response: Any = None
 
 
 # Items
@@ -147,7 +149,7 @@ class UsageError(Exception):
         print_help: whether the command's help is printed before the message.
     """
 
-    def __init__(self, *a, **kw):
+    def __init__(self, *a: Any, **kw: Any) -> None:
         self.print_help = kw.pop("print_help", True)
         super().__init__(*a, **kw)
 

@@ -44,6 +44,7 @@ import pprint
 import re
 import warnings
 from collections.abc import Mapping
+from typing import Any
 
 from crawlfw.exceptions import CrawlfwDeprecationWarning
 from crawlfw.item import AnyItem
@@ -241,7 +242,7 @@ class BaseItemExporter:
                 f"and encoding)"
             )
 
-    def export_item(self, item):
+    def export_item(self, item: Any) -> None:
         """Write one item to the output.
 
         Args:
@@ -267,16 +268,16 @@ class BaseItemExporter:
         serializer = field.get("serializer", _identity)
         return serializer(value)
 
-    def start_exporting(self):
+    def start_exporting(self) -> None:
         """Write the format's header, if any (called once, before the first item)."""
 
-    def finish_exporting(self):
+    def finish_exporting(self) -> None:
         """Write the format's footer, if any (called once, after the last item).
 
         The file is left open: closing it is the caller's job.
         """
 
-    def resume_exporting(self, items: int, fields=None):
+    def resume_exporting(self, items: int, fields: Any = None) -> None:
         """Continue a document that an earlier run of the same job started (called
         instead of :meth:`start_exporting`: the header is already in the file).
 

@@ -14,11 +14,15 @@ the item pipeline manager) collect the hook methods of their components into
 caller's thread.
 """
 
+from __future__ import annotations
+
 import functools
 import inspect
 import logging
 import pprint
 from collections import defaultdict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from crawlfw.exceptions import NotConfigured
 from crawlfw.utils.misc import create_instance, load_object
@@ -26,6 +30,12 @@ from crawlfw.utils.misc import create_instance, load_object
 __all__ = ["MiddlewareManager", "component_method"]
 
 logger = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    from crawlfw.settings import BaseSettings
+    from crawlfw.statscollectors import StatsCollector
+
+_M = TypeVar("_M", bound="MiddlewareManager")
 
 
 class MiddlewareManager:
@@ -44,21 +54,21 @@ class MiddlewareManager:
     component_name = 'foo middleware'
     #: The crawl's stats collector (set by :meth:`from_settings` with a crawler), where
     #: a component's result of the wrong type is counted.
-    stats = None
+    stats: StatsCollector | None = None
 
-    def __init__(self, *middlewares):
+    def __init__(self, *middlewares: Any) -> None:
         self.middlewares = middlewares
-        self.methods = defaultdict(list)
+        self.methods: defaultdict[str, list[Callable[..., Any]]] = defaultdict(list)
         for mw in middlewares:
             self._add_middleware(mw)
 
     @classmethod
-    def _get_mwlist_from_settings(cls, settings):
+    def _get_mwlist_from_settings(cls, settings: BaseSettings) -> list[Any]:
         """Return the ordered list of component paths (or classes) to enable."""
         raise NotImplementedError
 
     @classmethod
-    def from_settings(cls, settings, crawler=None):
+    def from_settings(cls: type[_M], settings: BaseSettings, crawler: Any = None) -> _M:
         """Build the manager with every enabled component.
 
         Logs "Disabled <Class>: <reason>" (WARNING) for a component raising
@@ -103,17 +113,17 @@ class MiddlewareManager:
         return manager
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls: type[_M], crawler: Any) -> _M:
         """Build the manager from ``crawler.settings``, passing ``crawler`` to components."""
         return cls.from_settings(crawler.settings, crawler)
 
-    def _add_middleware(self, mw):
+    def _add_middleware(self, mw: Any) -> None:
         if hasattr(mw, 'open_spider'):
             self.methods['open_spider'].append(component_method(mw, 'open_spider'))
         if hasattr(mw, 'close_spider'):
             self.methods['close_spider'].insert(0, component_method(mw, 'close_spider'))
 
-    def _count_invalid_output(self, method):
+    def _count_invalid_output(self, method: Callable[..., Any]) -> None:
         """Count a result of the wrong type from a component's ``method`` in the stat
         ``invalid_output/<Component class>.<method name>`` (the caller raises the
         ERROR that names it)."""

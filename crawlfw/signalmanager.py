@@ -31,6 +31,7 @@ import inspect
 import logging
 import threading
 import weakref
+from collections.abc import Callable
 
 from crawlfw.utils._hooks import count_hook_error
 
@@ -227,7 +228,8 @@ class SignalManager:
                 return True
         return False
 
-    def send_catch_log(self, signal, **kwargs):
+    def send_catch_log(self, signal: object,
+                       **kwargs: object) -> list[tuple[Callable[..., object], object]]:
         """Send a signal to every connected receiver, catching and logging their errors.
 
         Each receiver is called, in connection order, with the keyword arguments

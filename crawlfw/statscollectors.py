@@ -11,9 +11,15 @@ never loses a count. ``spider`` arguments are accepted for Scrapy compatibility
 and ignored (one collector per crawler, one spider per crawler).
 """
 
+from __future__ import annotations
+
 import logging
 import pprint
 import threading
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from crawlfw.spiders import Spider
 
 __all__ = ["StatsCollector", "MemoryStatsCollector", "DummyStatsCollector"]
 
@@ -33,11 +39,11 @@ class StatsCollector:
         self._stats = {}
         self._lock = threading.Lock()
 
-    def get_value(self, key, default=None, spider=None):
+    def get_value(self, key: str, default: Any = None, spider: Spider | None = None) -> Any:
         """Return the value of a stat, or ``default`` when it is not set."""
         return self._stats.get(key, default)
 
-    def get_stats(self, spider=None):
+    def get_stats(self, spider: Spider | None = None) -> dict[str, Any]:
         """Return a snapshot (shallow copy) of all stats.
 
         Returns:
@@ -47,7 +53,7 @@ class StatsCollector:
         with self._lock:
             return dict(self._stats)
 
-    def set_value(self, key, value, spider=None):
+    def set_value(self, key: str, value: Any, spider: Spider | None = None) -> None:
         """Set a stat to ``value``."""
         with self._lock:
             self._stats[key] = value
@@ -57,7 +63,8 @@ class StatsCollector:
         with self._lock:
             self._stats = stats
 
-    def inc_value(self, key, count=1, start=0, spider=None):
+    def inc_value(self, key: str, count: float = 1, start: float = 0,
+                  spider: Spider | None = None) -> None:
         """Add ``count`` to a stat, starting from ``start`` when it is not set.
 
         Args:
@@ -69,13 +76,13 @@ class StatsCollector:
             d = self._stats
             d[key] = d.get(key, start) + count
 
-    def max_value(self, key, value, spider=None):
+    def max_value(self, key: str, value: Any, spider: Spider | None = None) -> None:
         """Set a stat to ``value`` if it is unset or lower."""
         with self._lock:
             d = self._stats
             d[key] = max(d.setdefault(key, value), value)
 
-    def min_value(self, key, value, spider=None):
+    def min_value(self, key: str, value: Any, spider: Spider | None = None) -> None:
         """Set a stat to ``value`` if it is unset or higher."""
         with self._lock:
             d = self._stats

@@ -25,13 +25,19 @@ nothing to do no pump is queued and the thread sleeps in ``queue.get()`` (an idl
 uses ~0 % CPU).
 """
 
+from __future__ import annotations
+
 import logging
 import os
 import queue
 import time
 import zlib
+from typing import TYPE_CHECKING, Any
+
+import pykka
 
 from crawlfw import signals
+from crawlfw.actors import messages
 from crawlfw.actors._childref import RestartableActor
 from crawlfw.core import _faults
 from crawlfw.core._fds import fds_exhausted
@@ -39,6 +45,13 @@ from crawlfw.core.transport.curl import DnsCacheBudget, MultiDriver, driver_opti
 from crawlfw.core.transport.slot import DownloadSlot
 from crawlfw.core.transport.slots import SlotTable
 from crawlfw.exceptions import ConnectError, DownloaderCrashed, StopDownload
+
+if TYPE_CHECKING:
+    import pycurl
+
+    from crawlfw.actors._types import CrawlerLike
+    from crawlfw.core.frontier.redis_link import PermitHolder
+    from crawlfw.http import Request
 
 __all__ = ["DownloaderActor", "DownloaderPool"]
 
@@ -157,7 +170,8 @@ class DownloaderPool:
         if not isinstance(size, int) or size < 1:
             raise ValueError(f"DOWNLOADER_ACTORS must be an int >= 1, got {size!r}")
         self.dns_budget = DnsCacheBudget(dns_cache_size) if share_dns else None
-        self.refs = [None] * size
+        # each filled by the Supervisor as it starts that downloader, before the Engine runs
+        self.refs: list[pykka.ActorRef[Any]] = [None] * size  # type: ignore[list-item]
         self.tables = [SlotTable() for _ in range(size)]
         self._one = size == 1
         self.concurrency = None  # the crawl's effective CONCURRENT_REQUESTS (Supervisor)
@@ -175,13 +189,13 @@ class DownloaderPool:
             return 0
         return zlib.crc32(slot.encode("utf-8", "surrogatepass")) % len(self.refs)
 
-    def ref_for(self, slot: str):
+    def ref_for(self, slot: str) -> pykka.ActorRef[Any]:
         """The ``ActorRef`` of the downloader serving ``slot``."""
         if self._one:
             return self.refs[0]
         return self.refs[zlib.crc32(slot.encode("utf-8", "surrogatepass")) % len(self.refs)]
 
-    def all_refs(self) -> list:
+    def all_refs(self) -> list[pykka.ActorRef[Any]]:
         """Every downloader ref (to stop)."""
         return [r for r in self.refs if r is not None]
 
@@ -210,8 +224,11 @@ class DownloaderActor(RestartableActor):
 
     role = "downloader"
 
-    def __init__(self, crawler, index: int, engine, share=None, concurrency=None,
-                 dns_budget=None, table=None, scheduler=None, child_ref=None, **kw):
+    def __init__(self, crawler: CrawlerLike, index: int, engine: pykka.ActorRef[Any],
+                 share: pycurl.CurlShare | None = None, concurrency: int | None = None,
+                 dns_budget: DnsCacheBudget | None = None, table: SlotTable | None = None,
+                 scheduler: pykka.ActorRef[Any] | None = None, child_ref: Any = None,
+                 **kw: Any) -> None:
         super().__init__(settings=crawler.settings, key=str(index), child_ref=child_ref,
                          **kw)
         self.index = index
@@ -223,10 +240,11 @@ class DownloaderActor(RestartableActor):
         self._send_signal = crawler.signals.send_catch_log  # a no-op without receivers
         self.stats = crawler.stats
         self.engine = engine
-        self._deferred = []  # (due, slot key, request): out of fds, tried again at due
+        self._deferred: list[tuple[float, str, Request]] = []  # (due, slot key, request): out of fds, tried again at due
         self._warned_fds = False
         self._shared_slot = bool(settings.get("FRONTIER_URL"))
-        self._holders = ()  # shared slots holding permits (FRONTIER_URL)
+        # shared slots holding permits (FRONTIER_URL; an empty tuple without)
+        self._holders: set[PermitHolder] = ()  # type: ignore[assignment]
         if self._shared_slot:  # limits held across the workers of the crawl
             from crawlfw.core.frontier.redis_link import redis_link
             from crawlfw.core.frontier.redis_slot import SharedDownloadSlot, maintain_shared_slots
@@ -240,7 +258,7 @@ class DownloaderActor(RestartableActor):
                                                         stats=crawler.stats, link=self._link,
                                                         holders=holders)
         else:
-            template = []  # read when the first slot is made: after spider_opened,
+            template: list[Any] = []  # read when the first slot is made: after spider_opened,
             # whose handlers may set spider.download_delay (AutoThrottle does, as Scrapy's)
 
             def new_slot(key):
@@ -251,7 +269,7 @@ class DownloaderActor(RestartableActor):
                 return DownloadSlot(*template)
         self.table = table if table is not None else SlotTable()
         self.table.new_slot = new_slot  # this incarnation's (its thread's Redis link)
-        self._keys = {}  # request in flight -> its slot key
+        self._keys: dict[Request, str] = {}  # request in flight -> its slot key
         # CONCURRENT_REQUESTS_PER_IP: tell the engine the address each response came from
         self._send_ip = bool(settings.getint("CONCURRENT_REQUESTS_PER_IP"))
         self.timeout_s = settings.getfloat("DOWNLOAD_TIMEOUT")
@@ -263,7 +281,8 @@ class DownloaderActor(RestartableActor):
             self.driver_options["share"] = share
         if dns_budget is not None:
             self.driver_options["dns_cache_budget"] = dns_budget
-        self.driver = None
+        # made in on_start, on the actor's thread, before any message is handled
+        self.driver: MultiDriver = None  # type: ignore[assignment]
         self._pump_queued = False
 
     def _create_actor_inbox(self):  # pykka hook, called from Actor.__init__
@@ -282,8 +301,8 @@ class DownloaderActor(RestartableActor):
         requests (``DownloaderCrashed``, counted in ``supervisor/poison_requests``)."""
         table = self.table
         if self._shared_slot:  # the slots' Redis calls go through this thread's link
-            for slot in table.slots.values():
-                slot.rebind_thread(self._holders)
+            for slot in table.slots.values():  # SharedDownloadSlots (redis_slot.py)
+                slot.rebind_thread(self._holders)  # type: ignore[attr-defined]
         requeued, poisoned = table.requeue_after_crash(now_s)
         if requeued or poisoned:
             logger.warning("Downloader %(index)d failed; re-sending its %(n)d requests",
@@ -346,15 +365,15 @@ class DownloaderActor(RestartableActor):
         if self.driver is not None:
             self.driver.abort_all()
             self.driver.close()
-            self.driver = None
+            self.driver = None  # type: ignore[assignment]  # no message is handled after
         if self._shared_slot:
             if closing_slots:  # shared slots give their permits back
-                for slot in self.table.slots.values():
-                    slot.close()
+                for slot in self.table.slots.values():  # SharedDownloadSlots (redis_slot.py)
+                    slot.close()  # type: ignore[attr-defined]
             self._link.close_thread()
         self._inbox.close()
 
-    def handle_fetch(self, message):
+    def handle_fetch(self, message: messages.Fetch) -> None:
         _faults.hit("downloader.fetch")
         now = time.monotonic()
         request = message["request"]
@@ -366,17 +385,18 @@ class DownloaderActor(RestartableActor):
         self._start_ready(now)
         self._queue_pump()
 
-    def handle_set_slot_delay(self, message):
+    def handle_set_slot_delay(self, message: messages.SetSlotDelay) -> None:
         self.table.set_delay(message["slot"], message["delay_s"], time.monotonic())
         self._queue_pump()
 
-    def handle_get_slots(self, message):
+    def handle_get_slots(self, message: messages.GetSlots) -> messages.SlotsReport:
         """Answer an ``ask`` of ``get_slots`` (``crawler.engine.downloader.slots``) with
         a :class:`~crawlfw.actors.messages.SlotsReport`: every slot held, or the keys
         asked (a key not held is reported as the slot it would get now, except for the
         shared slots of a ``FRONTIER_URL`` crawl, whose limits live in Redis)."""
         table = self.table
         keys = message.get("keys")
+        chosen: list[tuple[str, DownloadSlot | None]]
         if keys is None:
             chosen = list(table.slots.items())
         else:
@@ -387,7 +407,7 @@ class DownloaderActor(RestartableActor):
                                 "transferring": list(slot.inprogress)}
                           for key, slot in chosen if slot is not None}}
 
-    def handle_pump(self, message):
+    def handle_pump(self, message: messages.Pump) -> None:
         self._pump_queued = False
         if self.driver.active:  # transfers in flight: a death loses them (tests)
             _faults.hit("downloader.transfers")
@@ -417,11 +437,11 @@ class DownloaderActor(RestartableActor):
             self._send_signal(signals.request_left_downloader, request=request,
                               spider=self.spider)
             if result.error is None:
-                message = {"type": "response_downloaded", "request": request,
-                           "response": result.response, "slot": key}
+                answer = {"type": "response_downloaded", "request": request,
+                          "response": result.response, "slot": key}
                 if send_ip and result.remote_ip:
-                    message["ip"] = result.remote_ip
-                send(engine, message)
+                    answer["ip"] = result.remote_ip
+                send(engine, answer)
             elif type(result.error) is ConnectError and fds_exhausted():
                 self._out_of_fds(key, request, result.error, now)
             else:

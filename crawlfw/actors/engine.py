@@ -43,12 +43,18 @@ pending with ``DownloadCancelled``; a parked request goes back to the Scheduler 
 then, with the transfers abandoned.
 """
 
+from __future__ import annotations
+
 import logging
 import threading
 import time
 from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+import pykka
 
 from crawlfw import signals
+from crawlfw.actors import messages
 from crawlfw.actors._base import CrawlActor
 from crawlfw.actors._user import IDLE_BARRIER
 from crawlfw.core.flow.downloadermw import DownloaderMiddlewareManager, RequestParked
@@ -69,6 +75,10 @@ from crawlfw.exceptions import DontCloseSpider, DownloadCancelled, IgnoreRequest
 from crawlfw.http import Request, Response
 from crawlfw.logformatter import LogFormatter
 from crawlfw.utils.log import _debug_wanted, logformatter_adapter
+
+if TYPE_CHECKING:
+    from crawlfw.actors._types import CrawlerLike
+    from crawlfw.actors.downloader import DownloaderPool
 
 logger = logging.getLogger(__name__)
 
@@ -103,8 +113,9 @@ class EngineActor(CrawlActor):
         ("response_downloaded", "response_scraped", "items_processed", "requests_dequeued")
     )
 
-    def __init__(self, crawler, scheduler, spider_runner, downloaders,
-                 max_concurrency: int | None = None, **kw):
+    def __init__(self, crawler: CrawlerLike, scheduler: pykka.ActorRef[Any],
+                 spider_runner: pykka.ActorRef[Any] | None, downloaders: DownloaderPool,
+                 max_concurrency: int | None = None, **kw: Any) -> None:
         super().__init__(settings=crawler.settings, **kw)
         self.crawler = crawler
         self.spider = crawler.spider
@@ -120,7 +131,7 @@ class EngineActor(CrawlActor):
                                 settings.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE"),
                                 stall_timeout_s=0.0 if self.shared_frontier
                                 else settings.getfloat("STALL_TIMEOUT", 300.0))
-        self._stuck_timer = None  # the recheck while the scheduler's requests are stuck
+        self._stuck_timer: threading.Timer | None = None  # the recheck while the scheduler's requests are stuck
         self.pool = downloaders
         # CONCURRENT_REQUESTS_PER_IP: host name -> IP its last response came from, so
         # later requests are keyed by IP (as Scrapy's dnscache does).
@@ -129,19 +140,19 @@ class EngineActor(CrawlActor):
         # Requests a downloader middleware parked (RequestParked: robots.txt pending) ->
         # the index of the middleware after it, where process_request goes on when
         # resume_parked comes; their frontier leases stay theirs meanwhile.
-        self.parked = {}
+        self.parked: dict[Request, int] = {}
         # Downloads outside the frontier (``download``: media pipelines,
         # crawler.engine.download): request -> (reply_to ref or Future, key). A redirect
         # or retry a middleware returns takes its original's place.
-        self.direct = {}
+        self.direct: dict[Request, tuple[pykka.ActorRef[Any] | Future[Any], int]] = {}
         # (request, first middleware) of ``download`` and ``resume_parked`` requests
         # received while paused: downloaded on resume
-        self.direct_held = []
-        self._idle_timer = None  # the recheck after DontCloseSpider
+        self.direct_held: list[tuple[Request, int]] = []
+        self._idle_timer: threading.Timer | None = None  # the recheck after DontCloseSpider
         self._finish_reason = "finished"  # "start_error" once start() raised
-        self.pipeline = None  # for add_items (user actors), from start_engine
-        self.early_items = []  # add_items before start_engine
-        self.blocked_slots = {}  # slot key -> reason (block_slot, from user actors)
+        self.pipeline: pykka.ActorRef[Any] | None = None  # for add_items (user actors), from start_engine
+        self.early_items: list[Any] = []  # add_items before start_engine
+        self.blocked_slots: dict[str, str] = {}  # slot key -> reason (block_slot, from user actors)
         # Built on the caller's (supervisor's) thread, before spider_opened is sent.
         self.mw = DownloaderMiddlewareManager.from_crawler(crawler)
         self.logformatter = crawler.logformatter
@@ -163,7 +174,7 @@ class EngineActor(CrawlActor):
 
     # --- messages -----------------------------------------------------------------------
 
-    def handle_start_engine(self, message):
+    def handle_start_engine(self, message: messages.StartEngine) -> None:
         self.spider_runner = message["spider_runner"]
         self.pipeline = message.get("pipeline")
         self.flow.start()
@@ -186,7 +197,7 @@ class EngineActor(CrawlActor):
             return
         super().on_undelivered(ref, message)
 
-    def handle_requests_dequeued(self, message):
+    def handle_requests_dequeued(self, message: messages.RequestsDequeued) -> None:
         requests = message["requests"]
         what = self.flow.dequeued(requests)
         if what is DOWNLOAD:
@@ -196,7 +207,7 @@ class EngineActor(CrawlActor):
         elif what is not HOLD:  # RELEASE: closing
             self._requeue(requests)
 
-    def handle_response_downloaded(self, message):
+    def handle_response_downloaded(self, message: messages.ResponseDownloaded) -> None:
         request = message["request"]
         if not self.flow.transfer_done():  # closing: back to the Scheduler
             self._requeue([request])
@@ -210,7 +221,7 @@ class EngineActor(CrawlActor):
         self._process_response(request, response)
         self._after()
 
-    def handle_download_failed(self, message):
+    def handle_download_failed(self, message: messages.DownloadFailed) -> None:
         request = message["request"]
         if not self.flow.transfer_done():  # closing: back to the Scheduler
             self._requeue([request])
@@ -218,7 +229,7 @@ class EngineActor(CrawlActor):
         self._process_exception(request, message["error"])
         self._after()
 
-    def handle_start_requests_pulled(self, message):
+    def handle_start_requests_pulled(self, message: messages.StartRequestsPulled) -> None:
         if message.get("items"):  # items start() yielded, in the pipeline now
             self.flow.items_added(message["items"])
         if message.get("error"):
@@ -226,25 +237,25 @@ class EngineActor(CrawlActor):
         self.flow.start_pulled(message["exhausted"])
         self._after()
 
-    def handle_response_scraped(self, message):
+    def handle_response_scraped(self, message: messages.ResponseScraped) -> None:
         self.flow.scraped(message["size"], message["items"])
         self._after()
 
-    def handle_items_processed(self, message):
+    def handle_items_processed(self, message: messages.ItemsProcessed) -> None:
         self.flow.items_processed(message["count"])
         self._after()
 
-    def handle_crawl(self, message):
+    def handle_crawl(self, message: messages.Crawl) -> None:
         self.flow.crawl_requested()
         self.send(self.scheduler, {"type": "enqueue_requests", "requests": [message["request"]],
                                    "transient_ok": True})
         self._after()
 
-    def handle_download(self, message):
+    def handle_download(self, message: messages.Download) -> None:
         """Download a request outside the frontier (Scrapy's ``engine.download``) and
         answer its sender once (see :class:`crawlfw.actors.messages.Download`)."""
         request = message["request"]
-        target = message.get("reply_to")
+        target: pykka.ActorRef[Any] | Future[Any] | None = message.get("reply_to")
         if target is None:
             target = message["future"]
         self.direct[request] = (target, message["key"])
@@ -259,7 +270,7 @@ class EngineActor(CrawlActor):
         self._download(request)
         self._after()
 
-    def handle_resume_parked(self, message):
+    def handle_resume_parked(self, message: messages.ResumeParked) -> None:
         """A middleware gives back a request it parked: go on with the middlewares after
         it, or with ``error``, to ``process_exception``."""
         request = message["request"]
@@ -278,7 +289,7 @@ class EngineActor(CrawlActor):
             self._download(request, start)
         self._after()
 
-    def handle_idle_checked(self, message):
+    def handle_idle_checked(self, message: messages.IdleChecked) -> None:
         decision = self.flow.idle_checked(message["token"], message["pending"],
                                           time.monotonic())
         if decision is IDLE_BUSY:
@@ -291,9 +302,11 @@ class EngineActor(CrawlActor):
                                                      STUCK_RECHECK_S)
         elif decision is IDLE_STALLED:
             # The Scheduler says what it holds and stops the crawl (stalled).
+            stuck_since = self.flow.stuck_since
+            assert stuck_since is not None, "set with the first stuck answer"
             self.send(self.scheduler, {
                 "type": "check_idle", "token": message["token"], "reply_to": self.actor_ref,
-                "stalled_s": round(time.monotonic() - self.flow.stuck_since, 1)})
+                "stalled_s": round(time.monotonic() - stuck_since, 1)})
         elif decision is IDLE_SIGNAL:
             if self._fire_spider_idle():
                 self.flow.idle_released()
@@ -309,7 +322,7 @@ class EngineActor(CrawlActor):
         # IDLE_IGNORE: paused (checked again on resume); IDLE_WAIT: a handler raised
         # DontCloseSpider, the recheck timer runs
 
-    def handle_recheck_idle(self, message):
+    def handle_recheck_idle(self, message: messages.RecheckIdle) -> None:
         if message.get("stuck"):
             self._stuck_timer = None
             self._after()
@@ -318,11 +331,11 @@ class EngineActor(CrawlActor):
         self.flow.idle_rechecked()
         self._after()
 
-    def handle_pause_crawl(self, message):
+    def handle_pause_crawl(self, message: messages.PauseCrawl) -> None:
         if self.flow.pause():
             logger.info("Crawl paused", extra={"spider": self.spider})
 
-    def handle_resume_crawl(self, message):
+    def handle_resume_crawl(self, message: messages.ResumeCrawl) -> None:
         held = self.flow.resume()
         if held is None:
             return  # not paused
@@ -334,30 +347,34 @@ class EngineActor(CrawlActor):
             self._download(request, start)
         self._after()
 
-    def handle_close_spider(self, message):
+    def handle_close_spider(self, message: messages.CloseSpider) -> None:
         self._close(message["reason"])
 
-    def handle_add_items(self, message):
+    def handle_add_items(self, message: messages.AddItems) -> None:
         items = message["items"]
         if self.flow.closing:
             logger.warning("%(n)d items added while the spider is closing were dropped",
                            {"n": len(items)}, extra={"spider": self.spider})
             return
-        if not self.flow.running:  # before start_engine (a spider_opened handler): kept till then
+        if not self.flow.running or self.pipeline is None:
+            # before start_engine (a spider_opened handler), or no pipeline was named:
+            # kept till then
             self.early_items.extend(items)
             return
         self.flow.items_added(len(items))
         self.send(self.pipeline, {"type": "process_items", "items": items, "response": None})
 
-    def handle_block_slot(self, message):
+    def handle_block_slot(self, message: messages.BlockSlot) -> None:
         slot = message["slot"]
         if slot not in self.blocked_slots:
             self.blocked_slots[slot] = message["reason"]
             logger.info("Download slot %(slot)s blocked: %(reason)s",
                         {"slot": slot, "reason": message["reason"]}, extra={"spider": self.spider})
 
-    def handle_get_status(self, message):
-        return self.flow.status()
+    def handle_get_status(self, message: messages.GetStatus) -> messages.EngineStatus:
+        # FlowControl.status() gives EngineStatus's fields (the core cannot name the type)
+        status: messages.EngineStatus = self.flow.status()  # type: ignore[assignment]
+        return status
 
     # --- downloading --------------------------------------------------------------------
 
@@ -518,7 +535,7 @@ class EngineActor(CrawlActor):
             isinstance(getattr(x, "value", x), DontCloseSpider) for _, x in results
         )
 
-    def handle_idle_barrier_passed(self, message):
+    def handle_idle_barrier_passed(self, message: messages.IdleBarrierPassed) -> None:
         """A user actor handled ``spider_idle``; what it added came before this."""
         self.flow.idle_barrier_passed()
         self._after()

@@ -37,8 +37,10 @@ import queue
 import sqlite3
 import threading
 import time
+from typing import Any
 
 from crawlfw import signals
+from crawlfw.actors import messages
 from crawlfw.actors._base import CrawlActor
 from crawlfw.core import _faults
 from crawlfw.core.frontier.api import FrontierBase
@@ -78,6 +80,7 @@ class SchedulerActor(CrawlActor):
     """
 
     role = "scheduler"
+    actor_inbox: queue.Queue[Any]  # what _create_actor_inbox makes
 
     def __init__(self, crawler, scheduler, **kw):
         super().__init__(settings=crawler.settings, **kw)
@@ -142,7 +145,7 @@ class SchedulerActor(CrawlActor):
 
     # --- messages -----------------------------------------------------------------------
 
-    def handle_enqueue_requests(self, message):
+    def handle_enqueue_requests(self, message: messages.EnqueueRequests) -> None:
         if self.failed:
             return
         if self.shared and "start" not in message:
@@ -213,7 +216,7 @@ class SchedulerActor(CrawlActor):
         except _FRONTIER_ERRORS as e:
             self._fail(e)
 
-    def handle_release_requests(self, message):
+    def handle_release_requests(self, message: messages.ReleaseRequests) -> None:
         """Leased requests the engine could not finish (the spider is closing): queued
         again (a durable frontier keeps them for the next run)."""
         if self.failed:
@@ -223,7 +226,7 @@ class SchedulerActor(CrawlActor):
         except _FRONTIER_ERRORS as e:
             self._fail(e)
 
-    def handle_pull_requests(self, message):
+    def handle_pull_requests(self, message: messages.PullRequests) -> None:
         """Credit from the engine, with the transfers finished per host since its last
         ``pull_requests`` (``finished``) and AutoThrottle's new delays (``delays``)."""
         finished = message.get("finished")
@@ -239,13 +242,13 @@ class SchedulerActor(CrawlActor):
         self.reply_to = message["reply_to"]
         self._dispatch()
 
-    def handle_dispatch_due(self, message):
+    def handle_dispatch_due(self, message: messages.DispatchDue) -> None:
         """A host's delay has passed (the timer :meth:`_wake_later` started)."""
         if self._wake_at is not None and time.monotonic() >= self._wake_at:
             self._wake_at = None
         self._dispatch()
 
-    def handle_check_idle(self, message):
+    def handle_check_idle(self, message: messages.CheckIdle) -> None:
         if self.idle_policy is not None:  # a shared frontier: the whole crawl decides
             self.idle_check = message
             self._answer_idle_check(first=True)
@@ -288,17 +291,17 @@ class SchedulerActor(CrawlActor):
             self.send(self.supervisor, {"type": "stop_crawl", "crawl_id": self.crawl_id,
                                         "reason": "stalled"})
 
-    def handle_start_checkpoints(self, message):
+    def handle_start_checkpoints(self, message: messages.StartCheckpoints) -> None:
         """The Supervisor names the SpiderRunner, where checkpoints start."""
         self.spider_runner = message["spider_runner"]
 
-    def handle_checkpoint_reached(self, message):
+    def handle_checkpoint_reached(self, message: messages.CheckpointReached) -> None:
         """Everything the listed leases caused is durable (their requests pushed, their
         items in every feed): ack them and commit, with the feeds' states."""
         self.checkpoint_pending = False
         if self.failed:
             return
-        meta = {}
+        meta: dict[str, Any] = {}
         if message["feeds"]:
             feeds = dict(self.frontier.meta.get("feeds", {}))
             feeds.update(message["feeds"])
@@ -318,7 +321,7 @@ class SchedulerActor(CrawlActor):
         elif self.shared:
             self._dispatch()  # leases acked: the open-lease limit may allow more
 
-    def handle_frontier_tick(self, message):
+    def handle_frontier_tick(self, message: messages.FrontierTick) -> None:
         """Shared frontier: renew leases, poll for requests, answer a held idle check."""
         self._ticker.pending = False
         if self.failed:

@@ -46,9 +46,13 @@ Points (see ARCHITECTURE.md, "Lose nothing" and "Supervision"):
   frontier's earlier leases not recovered yet).
 """
 
+from __future__ import annotations
+
 import errno
 import os
 import signal
+from collections.abc import Callable, Sequence
+from typing import IO, Any, Protocol
 
 __all__ = ["hit", "armed", "fatal_next", "holding", "half_written_batch", "InjectedFault",
            "EXIT_STATUS"]
@@ -61,8 +65,18 @@ class InjectedFault(RuntimeError):
     """Raised at a fault point armed with the ``raise`` mode."""
 
 
-def _parse(spec: str):
-    points, modes = {}, {}
+class _FeedWriterLike(Protocol):
+    """What :func:`half_written_batch` uses of a ``core/feeds/feeds.py`` ``FeedWriter``
+    (a subsystem above this module)."""
+
+    file: IO[bytes] | None
+
+    def export_item(self, item: Any) -> None: ...
+
+
+def _parse(spec: str) -> tuple[dict[str, int], dict[str, tuple[str, int]]]:
+    points: dict[str, int] = {}
+    modes: dict[str, tuple[str, int]] = {}
     for part in filter(None, (p.strip() for p in spec.split(","))):
         name, _, rest = part.partition(":")
         count, _, mode = rest.partition(":")
@@ -82,7 +96,7 @@ def _parse(spec: str):
 _POINTS, _MODES = _parse(os.environ.get("CRAWLFW_FAULTS", ""))
 
 
-def hit(name: str, damage=None, *args) -> None:
+def hit(name: str, damage: Callable[..., object] | None = None, *args: Any) -> None:
     """Count one pass through fault point ``name``; on the chosen pass end the process,
     or raise (``eio``: ``OSError``; ``raise``: :class:`InjectedFault`).
 
@@ -133,12 +147,13 @@ def armed(name: str) -> bool:
     return bool(_POINTS) and name in _POINTS
 
 
-def half_written_batch(writer, items) -> None:
+def half_written_batch(writer: _FeedWriterLike, items: Sequence[Any]) -> None:
     """The damage of ``feed.mid_batch``: write half of ``items`` to the feed of
     ``writer`` (a :class:`crawlfw.core.feeds.feeds.FeedWriter`), then half an item's line, and
     flush it to the file (a process ended there leaves a torn line)."""
     for item in items[: len(items) // 2]:
         writer.export_item(item)
+    assert writer.file is not None, "the feed is open while it takes items"
     writer.file.write(b'{"torn": "half a li')
     writer.file.flush()
 

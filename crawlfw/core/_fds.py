@@ -20,8 +20,14 @@ import logging
 import math
 import socket
 import time
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from crawlfw.settings import BaseSettings
 
 logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 __all__ = ["raise_nofile_limit", "fds_needed", "fit_concurrency", "fds_exhausted",
            "out_of_fds", "retry_when_out_of_fds", "FD_RETRY_DELAYS_S", "RESERVED_FDS"]
@@ -32,7 +38,7 @@ RESERVED_FDS = 64
 #: Descriptors each downloader actor holds (epoll, wakeup pipe, curl's own wakeup pair).
 FDS_PER_DOWNLOADER = 6
 
-_raised = []  # the (soft, hard) limits after the first call, once per process
+_raised: list[tuple[float, float]] = []  # the (soft, hard) limits after the first call, once per process
 
 
 def raise_nofile_limit() -> tuple[float, float]:
@@ -74,7 +80,7 @@ def fds_needed(concurrency: int, maxconnects: int, downloaders: int) -> int:
     return RESERVED_FDS + FDS_PER_DOWNLOADER * downloaders + 2 * concurrency + maxconnects
 
 
-def fit_concurrency(settings, limit: float | None = None) -> int:
+def fit_concurrency(settings: BaseSettings, limit: float | None = None) -> int:
     """The ``CONCURRENT_REQUESTS`` the crawl can hold within the open file limit.
 
     When the concurrency asked for does not fit, one WARNING says so with the figures
@@ -132,8 +138,10 @@ def out_of_fds(error: BaseException) -> bool:
     return isinstance(error, OSError) and error.errno in (errno.EMFILE, errno.ENFILE)
 
 
-def retry_when_out_of_fds(call, what: str, on_retry=None, delays_s=FD_RETRY_DELAYS_S,
-                          sleep=time.sleep):
+def retry_when_out_of_fds(call: Callable[[], _T], what: str,
+                          on_retry: Callable[[], object] | None = None,
+                          delays_s: Sequence[float] = FD_RETRY_DELAYS_S,
+                          sleep: Callable[[float], object] = time.sleep) -> _T:
     """Return ``call()``, trying it again while it fails for want of file descriptors
     (:func:`out_of_fds`): a transient condition (something else in the process holds
     them for now), not a reason to fail a feed or a control connection.
@@ -163,7 +171,7 @@ def retry_when_out_of_fds(call, what: str, on_retry=None, delays_s=FD_RETRY_DELA
                 logger.warning(
                     "Out of file descriptors (%(errno)s) opening %(what)s: trying again "
                     "(for up to %(total).0f s)",
-                    {"errno": errno.errorcode.get(e.errno, e.errno), "what": what,
+                    {"errno": errno.errorcode.get(e.errno or 0, e.errno), "what": what,
                      "total": sum(delays_s)})
             if on_retry is not None:
                 on_retry()

@@ -18,6 +18,7 @@ import warnings
 from collections.abc import MutableMapping
 from importlib import import_module
 from pprint import pformat
+from typing import Any
 
 from crawlfw.exceptions import CrawlfwDeprecationWarning
 from crawlfw.settings import default_settings
@@ -137,23 +138,23 @@ class BaseSettings(MutableMapping):
             :class:`BaseSettings`).
     """
 
-    def __init__(self, values=None, priority='project'):
+    def __init__(self, values: Any = None, priority: str | int = 'project') -> None:
         self.frozen = False
         self.attributes = {}
         self.update(values, priority)
 
     # -- reading -----------------------------------------------------------------
 
-    def __getitem__(self, opt_name):
+    def __getitem__(self, opt_name: str) -> Any:
         attr = self.attributes.get(opt_name)
         if attr is None:
             return None
         return attr.value
 
-    def __contains__(self, name):
+    def __contains__(self, name: object) -> bool:
         return name in self.attributes
 
-    def get(self, name, default=None):
+    def get(self, name: str, default: Any = None) -> Any:
         """Return a setting's value unconverted.
 
         Args:
@@ -166,7 +167,7 @@ class BaseSettings(MutableMapping):
         value = self[name]
         return value if value is not None else default
 
-    def getbool(self, name, default=False):
+    def getbool(self, name: str, default: Any = False) -> bool:
         """Return a setting as a bool.
 
         ``1``, ``'1'``, ``True``, ``'True'``, ``'true'`` are true; ``0``, ``'0'``,
@@ -198,7 +199,7 @@ class BaseSettings(MutableMapping):
                 return False
             raise ValueError(f"{_BOOL_ERROR}; setting {name!r} has value {got!r}") from None
 
-    def getint(self, name, default=0):
+    def getint(self, name: str, default: Any = 0) -> int:
         """Return a setting as an int.
 
         Args:
@@ -218,7 +219,7 @@ class BaseSettings(MutableMapping):
             raise ValueError(
                 f"Setting {name!r} must be an integer, got {got!r}") from None
 
-    def getfloat(self, name, default=0.0):
+    def getfloat(self, name: str, default: Any = 0.0) -> float:
         """Return a setting as a float.
 
         Args:
@@ -238,7 +239,7 @@ class BaseSettings(MutableMapping):
             raise ValueError(
                 f"Setting {name!r} must be a number, got {got!r}") from None
 
-    def getlist(self, name, default=None):
+    def getlist(self, name: str, default: Any = None) -> list[Any]:
         """Return a setting as a new list.
 
         A string is split on ``','`` (``'one,two'`` -> ``['one', 'two']``); any
@@ -264,7 +265,7 @@ class BaseSettings(MutableMapping):
                 f"Setting {name!r} must be a list or a comma-separated string, "
                 f"got {value!r}") from None
 
-    def getdict(self, name, default=None):
+    def getdict(self, name: str, default: Any = None) -> dict[Any, Any]:
         """Return a setting as a new dict.
 
         A string is parsed as a JSON object; a :class:`BaseSettings` is converted
@@ -295,7 +296,7 @@ class BaseSettings(MutableMapping):
                 f"Setting {name!r} must be a dict or a JSON object string, "
                 f"got {value!r}") from None
 
-    def getwithbase(self, name):
+    def getwithbase(self, name: str) -> "BaseSettings":
         """Merge a component dict setting with its ``<name>_BASE`` counterpart.
 
         Args:
@@ -310,7 +311,7 @@ class BaseSettings(MutableMapping):
         compbs.update(self[name])
         return compbs
 
-    def getpriority(self, name):
+    def getpriority(self, name: str) -> int | None:
         """Return the numeric priority of a setting, or None when it is absent."""
         attr = self.attributes.get(name)
         if attr is None:
@@ -532,7 +533,7 @@ class Settings(BaseSettings):
         priority: priority name or number for ``values``.
     """
 
-    def __init__(self, values=None, priority='project'):
+    def __init__(self, values: Any = None, priority: str | int = 'project') -> None:
         # values are applied after the defaults are promoted, so that user dicts
         # update (rather than replace) the default dicts.
         super().__init__()

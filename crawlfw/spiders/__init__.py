@@ -9,6 +9,7 @@ import inspect
 import logging
 import warnings
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 from crawlfw import signals
 from crawlfw.http import Request
@@ -127,7 +128,7 @@ class Spider(object_ref):
         """Return ``Request(url, dont_filter=True)`` (Scrapy 1.2's hook)."""
         return Request(url, dont_filter=True)
 
-    def parse(self, response):
+    def parse(self, response: Any) -> Any:
         """Default callback; subclasses must override it when they rely on it.
 
         Raises:

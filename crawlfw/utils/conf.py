@@ -9,7 +9,9 @@ import numbers
 import os
 import sys
 import warnings
+from collections.abc import Callable
 from configparser import ConfigParser
+from typing import Any
 
 from crawlfw.exceptions import CrawlfwDeprecationWarning
 from crawlfw.settings import BaseSettings
@@ -31,7 +33,8 @@ _warned_legacy_cfgs = set()  # scrapy.cfg paths warned about in this process
 ENVVAR = 'CRAWLFW_SETTINGS_MODULE'
 
 
-def build_component_list(compdict, custom=None, convert=update_classpath):
+def build_component_list(compdict: Any, custom: Any = None,
+                         convert: Callable[[Any], Any] = update_classpath) -> list[Any]:
     """Order the components of a ``{path: order}`` mapping.
 
     Components whose order is None are disabled and left out; the rest are sorted

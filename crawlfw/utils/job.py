@@ -1,11 +1,13 @@
 """Job directory helper (Scrapy 1.2's ``scrapy.utils.job``)."""
 
 import os
+from collections.abc import Mapping
+from typing import Any
 
 __all__ = ["job_dir"]
 
 
-def job_dir(settings):
+def job_dir(settings: Mapping[str, Any]) -> str | None:
     """Return the ``JOBDIR`` setting, creating the directory if it does not exist.
 
     The job directory holds the state of a paused crawl (scheduler queues, seen

@@ -10,6 +10,7 @@ import logging
 import sys
 import warnings
 from logging.config import dictConfig
+from typing import Any
 
 import crawlfw
 from crawlfw.exceptions import CrawlfwDeprecationWarning
@@ -31,7 +32,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-def failure_to_exc_info(failure):
+def failure_to_exc_info(failure: Any) -> tuple[Any, Any, Any] | None:
     """Return the ``exc_info`` triple of an error, for ``logger.log(..., exc_info=...)``.
 
     Args:

@@ -176,7 +176,9 @@ def md5sum(file):
     return m.hexdigest()
 
 
-def create_instance(objcls, settings, crawler, *args, **kwargs):
+# Any: a component class and what it builds are any; settings and the crawler are of
+# layers this module cannot import (a BaseSettings or None, a Crawler or None).
+def create_instance(objcls: Any, settings: Any, crawler: Any, *args: Any, **kwargs: Any) -> Any:
     """Build a component the way Scrapy builds middlewares, pipelines and extensions.
 
     Uses ``objcls.from_crawler(crawler, *args, **kwargs)`` when ``crawler`` is given

@@ -24,7 +24,11 @@ frontiers store) leaves out every key whose value is the default; :func:`request
 reads both forms.
 """
 
+from __future__ import annotations
+
 import inspect
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from crawlfw.http.request import Request
 from crawlfw.http.request._serialize import (  # noqa: F401  (private names: old imports)
@@ -37,11 +41,14 @@ from crawlfw.http.request._serialize import (  # noqa: F401  (private names: old
     request_to_dict,
 )
 
+if TYPE_CHECKING:
+    from crawlfw.spiders import Spider
+
 __all__ = ["request_to_dict", "request_from_dict"]
 
 
 
-def request_from_dict(d, spider=None):
+def request_from_dict(d: Mapping[str, Any], spider: Spider | None = None) -> Request:
     """Rebuild a Request from a dict made by :func:`request_to_dict`.
 
     Args:

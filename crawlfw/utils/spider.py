@@ -2,6 +2,8 @@
 
 import inspect
 import logging
+from collections.abc import Iterable
+from typing import Any
 
 from crawlfw.spiders import Spider
 from crawlfw.spiders._async import iterate_async_generator, run_coroutine
@@ -12,7 +14,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["iterate_spider_output", "iter_spider_classes", "spidercls_for_request", "DefaultSpider"]
 
 
-def iterate_spider_output(result):
+def iterate_spider_output(result: Any) -> Iterable[Any]:
     """Return an iterable over a callback's result.
 
     Args:

@@ -182,6 +182,18 @@ def test_an_idle_answer_overtaken_by_new_work_does_not_close(peers):
     assert not peers.messages("supervisor", "spider_closing")
 
 
+def test_items_added_with_no_pipeline_named_are_kept_and_the_engine_lives_on(peers):
+    # start_engine may name no pipeline (pipeline is NotRequired): a user actor's
+    # add_items is then kept for later, not sent to None (which killed the engine).
+    engine = peers.engine
+    engine.tell({"type": "start_engine", "spider_runner": peers.ref("runner")})
+    peers.wait("runner", "pull_start_requests")
+    engine.tell({"type": "add_items", "items": [{"n": 1}]})
+    status = engine.ask({"type": "get_status"}, timeout=WAIT_S)
+    assert status["running"] and status["in_pipeline"] == 0
+    assert not peers.messages("supervisor", "actor_failed")
+
+
 # --- downloads outside the frontier (``download``) and parked requests ------------------
 
 

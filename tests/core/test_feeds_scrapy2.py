@@ -38,6 +38,18 @@ def test_batches_with_store_empty_false(tmp_path):
         {"n": 2}, {"n": 3}]
 
 
+def test_discarding_a_batched_feed_between_batches_keeps_the_stored_ones(tmp_path):
+    # A full batch is stored and the next batch's file waits for its first item: a
+    # discard then has no file to undo (it used to call close() on None).
+    writer = feed(tmp_path, "d-%(batch_id)d.jl", format="jsonlines", batch_item_count=1)
+    writer.open()
+    writer.export_item({"n": 0})
+    assert writer.file is None
+    writer.discard()
+    assert [p.name for p in tmp_path.iterdir()] == ["d-1.jl"]
+    assert json.loads((tmp_path / "d-1.jl").read_text()) == {"n": 0}
+
+
 def test_empty_postprocessed_feed_not_stored_leaves_nothing(tmp_path):
     writer = feed(tmp_path, "e.jl.gz", format="jsonlines", postprocessing=[GZIP],
                   store_empty=False)

@@ -82,7 +82,7 @@ class RestartIntensity:
     """
 
     def __init__(self, max_restarts: int, window_s: float, backoff_s: float = 0.0,
-                 backoff_max_s: float = 30.0):
+                 backoff_max_s: float = 30.0) -> None:
         if max_restarts < 0 or window_s < 0 or backoff_s < 0 or backoff_max_s < 0:
             raise ValueError(
                 f"restart intensity figures must not be negative: max_restarts={max_restarts}, "

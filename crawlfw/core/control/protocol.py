@@ -175,7 +175,7 @@ class LineReader:
         max_bytes: the longest line accepted, newline excluded.
     """
 
-    def __init__(self, sock: socket.socket, max_bytes: int = MAX_MESSAGE_BYTES):
+    def __init__(self, sock: socket.socket, max_bytes: int = MAX_MESSAGE_BYTES) -> None:
         self.sock = sock
         self.max_bytes = max_bytes
         self._buffer = bytearray()

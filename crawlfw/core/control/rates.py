@@ -2,6 +2,7 @@
 
 import threading
 from collections import deque
+from collections.abc import Mapping
 
 __all__ = ["RateWindow"]
 
@@ -20,13 +21,13 @@ class RateWindow:
         min_gap_s: seconds between kept samples.
     """
 
-    def __init__(self, window_s: float = 60.0, min_gap_s: float = 1.0):
+    def __init__(self, window_s: float = 60.0, min_gap_s: float = 1.0) -> None:
         self.window_s = window_s
         self.min_gap_s = min_gap_s
-        self._samples = deque()  # (time_s, {name: count})
+        self._samples: deque[tuple[float, dict[str, int]]] = deque()  # (time_s, {name: count})
         self._lock = threading.Lock()
 
-    def add(self, now_s: float, counts: dict) -> None:
+    def add(self, now_s: float, counts: Mapping[str, int]) -> None:
         """Record ``counts`` (name -> int, never decreasing) at monotonic time ``now_s``."""
         with self._lock:
             samples = self._samples

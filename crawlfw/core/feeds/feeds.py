@@ -76,8 +76,9 @@ import os
 import re
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
+from typing import IO, TYPE_CHECKING, Any, TypeAlias, TypeGuard
 from urllib.parse import urlparse
 
 from crawlfw.core._fds import retry_when_out_of_fds
@@ -87,6 +88,17 @@ from crawlfw.exceptions import NotConfigured, UsageError
 from crawlfw.utils.misc import create_instance, load_object
 from crawlfw.utils.python import without_none_values
 
+if TYPE_CHECKING:
+    from crawlfw.core._types import CrawlerLike
+    from crawlfw.core.feeds.storage import IFeedStorage
+    from crawlfw.exporters import BaseItemExporter
+    from crawlfw.settings import BaseSettings
+    from crawlfw.spiders import Spider
+
+    #: What a feed's exporter writes into: the storage's file, or the post-processing
+    #: plug-ins over it.
+    FeedFile: TypeAlias = IO[bytes] | PostProcessingManager
+
 __all__ = ["FeedReplacedError", "FeedResumeError", "FeedWriter", "feed_settings_from_cli", "feeds_from_settings", "uri_scheme"]
 
 logger = logging.getLogger(__name__)
@@ -95,7 +107,7 @@ logger = logging.getLogger(__name__)
 _EXTENSION_FORMATS = {"jl": "jsonlines", "jsonl": "jsonlines"}
 
 
-def _as_settings(settings):
+def _as_settings(settings: BaseSettings | Mapping[str, Any] | None) -> BaseSettings:
     """Return ``settings`` as a :class:`~crawlfw.settings.Settings` (a plain mapping is
     laid over the defaults)."""
     from crawlfw.settings import BaseSettings, Settings
@@ -105,7 +117,7 @@ def _as_settings(settings):
     return Settings(dict(settings or {}))
 
 
-def _components(settings, name) -> dict:
+def _components(settings: BaseSettings, name: str) -> dict[str, Any]:
     """``{key: class path or class}`` merged from ``name`` over ``name + '_BASE'``,
     entries set to None dropped."""
     return dict(without_none_values(dict(settings.getwithbase(name))))
@@ -128,7 +140,7 @@ def uri_scheme(uri: str) -> str:
     return scheme
 
 
-def _local_path_of(file) -> str | None:
+def _local_path_of(file: object) -> str | None:
     """The path of ``file`` on the local disk if it has one that exists, else None."""
     name = getattr(file, "name", None)
     if isinstance(name, str) and os.path.isfile(name):
@@ -173,23 +185,25 @@ class FeedWriter:
         exporter: the item exporter, set by :meth:`open`.
     """
 
-    def __init__(self, settings, spider=None, *, crawler=None, uri=None, options=None):
+    def __init__(self, settings: BaseSettings | Mapping[str, Any] | None,
+                 spider: Spider | None = None, *, crawler: CrawlerLike | None = None,
+                 uri: str | None = None, options: Mapping[str, Any] | None = None) -> None:
         self.settings = settings = _as_settings(settings)
         self.spider = spider
         self.crawler = crawler
         exporters = _components(settings, "FEED_EXPORTERS")
         if uri is None:
-            self.urifmt = settings.get("FEED_URI")
-            if not self.urifmt:
+            urifmt = settings.get("FEED_URI")
+            if not urifmt:
                 raise NotConfigured("FEED_URI is not set: there is no feed to write")
-            self.urifmt = str(self.urifmt)
+            self.urifmt = str(urifmt)
             options = {"format": settings.get("FEED_FORMAT")}
             where = "FEED_FORMAT"
         else:
             self.urifmt = str(uri)
             where = f"FEEDS[{_redact_uri(self.urifmt)!r}]"
             options = _check_feed_options(self.urifmt, options, exporters, where)
-        self.options = options
+        self.options: dict[str, Any] = options
         self.format = str(options.get("format") or "").lower()
         self.store_empty = (settings.getbool("FEED_STORE_EMPTY")
                             if options.get("store_empty") is None
@@ -230,18 +244,18 @@ class FeedWriter:
         except (ImportError, NameError, ValueError, TypeError) as e:
             raise NotConfigured(f"FEED_URI_PARAMS {uripar!r} cannot be loaded: {e}") from e
 
-        self.uri = None
+        self.uri: str | None = None
         self.itemcount = 0
-        self.storage = None
-        self.exporter = None
-        self.file = None
-        self._export = self._start_and_export
+        self.storage: IFeedStorage | None = None
+        self.exporter: BaseItemExporter | None = None
+        self.file: FeedFile | None = None
+        self._export: Callable[[Any], None] = self._start_and_export
         self._configure_scrapy2(options, settings, where)
         self._state = "new"
-        self._resume = None  # the JOBDIR state prepare() accepted
+        self._resume: Mapping[str, Any] | None = None  # the JOBDIR state prepare() accepted
         self._started = False
         self._resumable = False  # a local file: checkpoint() can give its state
-        self._identity = None  # (st_dev, st_ino) of a local file, checked at commits
+        self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of a local file, checked at commits
 
     @property
     def key(self) -> str:
@@ -249,7 +263,8 @@ class FeedWriter:
         return self.urifmt
 
     @classmethod
-    def from_crawler(cls, crawler, uri=None, options=None):
+    def from_crawler(cls, crawler: CrawlerLike, uri: str | None = None,
+                     options: Mapping[str, Any] | None = None) -> FeedWriter:
         """Build from ``crawler.settings`` for ``crawler.spider``, storages built with
         ``from_crawler`` (the spider may instead be given to :meth:`open`).
 
@@ -265,7 +280,7 @@ class FeedWriter:
 
     # lifecycle
 
-    def open(self, spider=None, resume=None):
+    def open(self, spider: Spider | None = None, resume: Mapping[str, Any] | None = None) -> str:
         """Resolve the feed URI, open the storage and build the exporter.
 
         Args:
@@ -292,21 +307,23 @@ class FeedWriter:
         elif self._state != "prepared":
             raise RuntimeError(f"FeedWriter for {self.urifmt!r} is already {self._state}")
         resume = self._resume
-        self.storage = self._make_storage(self.uri)
-        self._resumable = (hasattr(self.storage, "path") and _is_file_storage(self.storage)
+        uri = self.uri
+        assert uri is not None, "prepare() resolved it"
+        self.storage = storage = self._make_storage(uri)
+        self._resumable = (hasattr(storage, "path") and _is_file_storage(storage)
                            and self.not_rewindable_because is None)
-        if resume and self._resumable:
-            problem = _resume_problem(self.storage.path, resume["offset"], self.uri)
+        if resume and self._resumable and _is_file_storage(storage):
+            problem = _resume_problem(storage.path, resume["offset"], uri)
             if problem is None:
-                _cut_back(self.storage.path, resume["offset"], self.uri)
+                _cut_back(storage.path, resume["offset"], uri)
             elif not self.settings.getbool("FEED_RESTART_BROKEN"):
                 raise FeedResumeError(problem)
             else:
                 resume = None
                 aside = None
-                if os.path.exists(self.storage.path):
-                    aside = f"{self.storage.path}.broken-{int(time.time())}"
-                    os.replace(self.storage.path, aside)
+                if os.path.exists(storage.path):
+                    aside = f"{storage.path}.broken-{int(time.time())}"
+                    os.replace(storage.path, aside)
                 logger.warning("%(problem)s; starting the feed anew (FEED_RESTART_BROKEN)%(kept)s",
                                {"problem": problem,
                                 "kept": f"; the old file is kept as {aside}" if aside else ""})
@@ -321,9 +338,10 @@ class FeedWriter:
             self._discard()
             raise
         self._state = "open"
-        return _redact_uri(self.uri)
+        return _redact_uri(uri)
 
-    def prepare(self, spider=None, resume=None) -> str:
+    def prepare(self, spider: Spider | None = None,
+                resume: Mapping[str, Any] | None = None) -> str:
         """Resolve the feed URI and check that its target can be written, touching
         nothing: no file is created, opened or emptied. :meth:`open` then opens it.
 
@@ -353,17 +371,17 @@ class FeedWriter:
         if self.spider is None:
             raise ValueError("FeedWriter.open() needs the spider (none given to the constructor)")
         if resume and resume.get("format") == self.format and resume.get("uri"):
-            self.uri = resume["uri"]
+            self.uri = uri = resume["uri"]
             self.overwrite = False  # -O emptied the file when the job began, not now
         else:
             resume = None
-            self.uri = self._resolve_uri()
-        storage = self._make_storage(self.uri)
+            self.uri = uri = self._resolve_uri()
+        storage = self._make_storage(uri)
         if _is_file_storage(storage):
             _check_writable(storage.path)
         self._resume = resume
         self._state = "prepared"
-        return _redact_uri(self.uri)
+        return _redact_uri(uri)
 
     def discard(self) -> None:
         """Give up an opened feed without storing it: the storage's ``discard`` undoes
@@ -379,7 +397,8 @@ class FeedWriter:
 
     # Scrapy 2 feed options: batches, post-processing, item filters
 
-    def _configure_scrapy2(self, options, settings, where) -> None:
+    def _configure_scrapy2(self, options: Mapping[str, Any], settings: BaseSettings,
+                           where: str) -> None:
         """Read ``batch_item_count`` (``FEED_EXPORT_BATCH_ITEM_COUNT``),
         ``postprocessing`` and ``item_filter``/``item_classes``; install the
         :meth:`export_item` that applies them (a feed without them keeps the plain one).
@@ -393,8 +412,8 @@ class FeedWriter:
         if where == "FEED_FORMAT":  # the FEED_URI feed
             where = "FEED_URI"
         self.batch_id = 1
-        self._batch_errors: list = []
-        self._target = None  # the storage's file under a PostProcessingManager
+        self._batch_errors: list[str] = []
+        self._target: IO[bytes] | None = None  # the storage's file under a PostProcessingManager
         count = options.get("batch_item_count")
         if count is None:
             count = settings.get("FEED_EXPORT_BATCH_ITEM_COUNT", 0) or 0
@@ -448,7 +467,7 @@ class FeedWriter:
         if self.item_filter is not None or count:
             self.export_item = self._export_item_scrapy2  # type: ignore[method-assign]
 
-    def _export_item_scrapy2(self, item):
+    def _export_item_scrapy2(self, item: Any) -> None:
         """:meth:`export_item` for a feed with an item filter or batches: an item the
         filter refuses is skipped; a batch that is full is stored and the next one
         begins (its file opened by its first item)."""
@@ -474,11 +493,12 @@ class FeedWriter:
 
     def _open_batch_file(self) -> None:
         """Open the current batch's file (a batch after the first)."""
+        assert self.uri is not None, "_next_batch() resolved it"
         self.storage = self._make_storage(self.uri)
         self.file = self._postprocessed(self._open_storage())
         self.exporter = self._make_exporter()
 
-    def _open_storage(self):
+    def _open_storage(self) -> IO[bytes]:
         """``self.storage.open(spider)``, tried again while the process is out of file
         descriptors (``EMFILE``/``ENFILE``: a transient condition, not a failed feed),
         each retry counted in ``feedexport/emfile_retries``; see
@@ -486,13 +506,15 @@ class FeedWriter:
         crawler = self.crawler or getattr(self.spider, "crawler", None)
         stats = getattr(crawler, "stats", None)
 
-        def count():
+        def count() -> None:
             if stats is not None:
                 stats.inc_value("feedexport/emfile_retries")
-        return retry_when_out_of_fds(lambda: self.storage.open(self.spider),
+        storage = self.storage
+        assert storage is not None and self.uri is not None, "opened by the caller"
+        return retry_when_out_of_fds(lambda: storage.open(self.spider),
                                      f"feed {_redact_uri(self.uri)}", on_retry=count)
 
-    def _postprocessed(self, file):
+    def _postprocessed(self, file: IO[bytes]) -> FeedFile:
         """``file`` under a :class:`~crawlfw.extensions.postprocessing.PostProcessingManager`
         when the feed has ``postprocessing``, else ``file``."""
         if not self.postprocessing:
@@ -501,19 +523,22 @@ class FeedWriter:
         return PostProcessingManager(self.postprocessing, file, self.options)
 
     @property
-    def _raw_file(self):
+    def _raw_file(self) -> FeedFile | None:
         """The storage's own file (under the post-processing, if any)."""
         return self._target if self._target is not None else self.file
 
-    def _finished_file(self):
+    def _finished_file(self) -> IO[bytes]:
         """The file to hand to the storage: the post-processing closed (its last bytes
         written) first."""
+        file = self.file
+        assert file is not None, "a feed with a file to store"
         if self._target is not None:
-            self.file.close()
+            file.close()
             return self._target
-        return self.file
+        assert not isinstance(file, PostProcessingManager), "its _target is set"
+        return file
 
-    def check_resume(self, resume) -> None:
+    def check_resume(self, resume: Mapping[str, Any] | None) -> None:
         """Check, writing nothing, that :meth:`open` can resume this feed from
         ``resume`` (a state of :meth:`checkpoint` committed by an earlier run of the
         job): a local file at least as long as its committed length. Call it for every
@@ -543,30 +568,35 @@ class FeedWriter:
         """
         if self._identity is None:
             return
+        storage = self.storage
+        assert _is_file_storage(storage), "only a local file has an identity"
         try:
-            now = _file_identity(self.storage.path)
+            now: tuple[int, int] | None = _file_identity(storage.path)
         except FileNotFoundError:
             now = None
         if now != self._identity:
             what = "deleted or moved" if now is None else "replaced by another file"
             raise FeedReplacedError(
-                f"Feed {_redact_uri(self.uri)}: the file {self.storage.path} was {what} "
+                f"Feed {_redact_uri(self.uri or self.urifmt)}: the file {storage.path} was {what} "
                 f"during the crawl; the items written to it are not in it")
 
-    def _make_exporter(self):
+    def _make_exporter(self) -> BaseItemExporter:
         kwargs = dict(self.item_export_kwargs)
         if self.indent is not None and self.format == "json":
             kwargs["indent"] = self.indent
-        return self._exporter_cls(
+        exporter: BaseItemExporter = self._exporter_cls(
             self.file, fields_to_export=self.export_fields, encoding=self.export_encoding,
             **kwargs,
         )
+        return exporter
 
-    def _resume_document(self, items, fields):
+    def _resume_document(self, items: int, fields: list[str] | dict[str, str] | None) -> None:
         """Go on with a document whose header and ``items`` items are in the file."""
-        self.exporter.resume_exporting(items, fields)
+        exporter = self.exporter
+        assert exporter is not None, "made by the caller"
+        exporter.resume_exporting(items, fields)
         self._started = True
-        self._export = self.exporter.export_item
+        self._export = exporter.export_item
         self.itemcount = items
 
     @property
@@ -580,16 +610,18 @@ class FeedWriter:
         FTP and S3 feeds cannot)."""
         return self._state == "open" and self._resumable
 
-    def mark(self) -> tuple:
+    def mark(self) -> tuple[int, int, bool]:
         """The feed's position now, for :meth:`rewind`: no flush, no system call (the
         buffered file's ``tell()`` is kept in memory).
 
         Returns:
             tuple: opaque; ``(offset in bytes, items, started)``.
         """
-        return self.file.tell(), self.itemcount, self._started
+        file = self.file
+        assert file is not None, "an open feed"
+        return file.tell(), self.itemcount, self._started
 
-    def rewind(self, mark: tuple) -> None:
+    def rewind(self, mark: tuple[int, int, bool]) -> None:
         """Cut the feed back to ``mark`` (a :meth:`mark` of this writer) and go on from
         there with a new exporter, as :meth:`open` resumes a ``JOBDIR`` feed: what was
         written after the mark (half a batch, half a line) is gone, and the document is
@@ -613,9 +645,11 @@ class FeedWriter:
         stream = getattr(self.exporter, "stream", None)  # CSV's text layer
         if stream is not None and self._started:
             stream.flush()
-        self.file.flush()
-        self.file.truncate(offset)
-        self.file.seek(offset)  # in "wb" mode truncate() leaves the position past the end
+        file = self.file
+        assert file is not None, "a rewindable feed is open"
+        file.flush()
+        file.truncate(offset)
+        file.seek(offset)  # in "wb" mode truncate() leaves the position past the end
         self.exporter = self._make_exporter()
         self._started = False
         self._export = self._start_and_export
@@ -623,7 +657,7 @@ class FeedWriter:
         if started:
             self._resume_document(items, fields)
 
-    def checkpoint(self, fsync: bool = True) -> dict | None:
+    def checkpoint(self, fsync: bool = True) -> dict[str, Any] | None:
         """Flush the feed to the file (and to the disk with ``fsync``) and return its
         state, to be committed in the ``JOBDIR`` frontier with the leases whose items it
         holds.
@@ -647,21 +681,23 @@ class FeedWriter:
             flush = getattr(self.exporter, "stream", None)  # CSV's text layer
             if flush is not None:
                 flush.flush()
-        self.file.flush()
+        file = self.file
+        assert file is not None, "a resumable feed is open"
+        file.flush()
         if fsync:
-            os.fsync(self.file.fileno())
+            os.fsync(file.fileno())
         self.check_identity()
         document_fields = getattr(self.exporter, "document_fields", None)
         return {
             "uri": self.uri,
             "format": self.format,
-            "offset": self.file.tell(),
+            "offset": file.tell(),
             "items": self.itemcount,
             "started": self._started,
             "fields": document_fields() if document_fields is not None else None,
         }
 
-    def export_item(self, item):
+    def export_item(self, item: Any) -> None:
         """Write one item (the hot path: one exporter call and a counter increment).
 
         Args:
@@ -674,17 +710,19 @@ class FeedWriter:
         self._export(item)
         self.itemcount += 1
 
-    def _start_and_export(self, item):
+    def _start_and_export(self, item: Any) -> None:
         if self._state != "open":
             raise RuntimeError(f"FeedWriter for {self.urifmt!r} is not open ({self._state})")
         if self.file is None:  # the next batch's file, opened by its first item
             self._open_batch_file()
-        self.exporter.start_exporting()
+        exporter = self.exporter
+        assert exporter is not None, "made with the file"
+        exporter.start_exporting()
         self._started = True
-        self._export = self.exporter.export_item
+        self._export = exporter.export_item
         self._export(item)
 
-    def close(self) -> dict:
+    def close(self) -> dict[str, Any]:
         """Finish the document and store it, unless it is empty and ``FEED_STORE_EMPTY``
         is False; log the outcome.
 
@@ -711,11 +749,11 @@ class FeedWriter:
             result["error"] = self._batch_errors[0]
         return result
 
-    def _store_current(self) -> dict:
+    def _store_current(self) -> dict[str, Any]:
         """Finish and store the current file (the feed's, or its current batch's);
         see :meth:`close`."""
-        result = {
-            "uri": _redact_uri(self.uri),
+        result: dict[str, Any] = {
+            "uri": _redact_uri(self.uri or self.urifmt),
             "format": self.format,
             "itemcount": self.itemcount,
             "stored": False,
@@ -731,12 +769,14 @@ class FeedWriter:
             logger.debug("Not storing empty %(format)s feed in: %(uri)s (FEED_STORE_EMPTY "
                          "is False)", log_args, extra=extra)
             return result
+        exporter, storage = self.exporter, self.storage
+        assert exporter is not None and storage is not None, "made with the file"
         try:
             if not self._started:
-                self.exporter.start_exporting()
-            self.exporter.finish_exporting()
+                exporter.start_exporting()
+            exporter.finish_exporting()
             self.check_identity()
-            self.storage.store(self._finished_file())
+            storage.store(self._finished_file())
         except FeedReplacedError as e:  # nothing to store: the file is gone
             result["error"] = f"{type(e).__name__}: {e}"
             logger.error("Error storing %(format)s feed (%(itemcount)d items): %(error)s",
@@ -756,40 +796,44 @@ class FeedWriter:
                         log_args, extra=extra)
         return result
 
-    def __enter__(self):
+    def __enter__(self) -> FeedWriter:
         if self._state == "new":
             self.open()
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: object) -> None:
         if self._state == "open":
             self.close()
 
     # helpers
 
-    def _make_storage(self, uri):
+    def _make_storage(self, uri: str) -> IFeedStorage:
         kwargs = {}
         if _takes_feed_options(self._storage_cls, self.crawler):
             kwargs["feed_options"] = {**self.options, "overwrite": self.overwrite}
-        return create_instance(self._storage_cls, self.settings, self.crawler, uri, **kwargs)
+        storage: IFeedStorage = create_instance(self._storage_cls, self.settings, self.crawler,
+                                                uri, **kwargs)
+        return storage
 
-    def _discard(self):
-        if self._target is not None:  # the plug-ins' last bytes go into a file dropped
-            try:
+    def _discard(self) -> None:
+        if self._target is not None and self.file is not None:  # the plug-ins' last bytes
+            try:                                                 # go into a file dropped
                 self.file.close()
             except Exception:
                 logger.debug("Error closing the post-processing of %(uri)s",
                              {"uri": self.name}, exc_info=True)
         file = self._raw_file
+        if file is None:  # a batch after the first that got no item: nothing opened
+            return
         discard = getattr(self.storage, "discard", None)
         if discard is not None:
             discard(file)
         elif file not in (sys.stdout, getattr(sys.stdout, "buffer", None)):
             file.close()
 
-    def _uri_params(self) -> Mapping:
+    def _uri_params(self) -> Mapping[str, Any]:
         spider = self.spider
-        params = {}
+        params: dict[str, Any] = {}
         for name in dir(spider):
             if name.startswith("__"):
                 continue
@@ -813,7 +857,8 @@ class FeedWriter:
     def _resolve_uri(self) -> str:
         params = self._uri_params()
         try:
-            return self.urifmt % params
+            uri: str = self.urifmt % params
+            return uri
         except KeyError as e:
             raise NotConfigured(
                 f"FEED_URI {_redact_uri(self.urifmt)!r} uses %({e.args[0]})s, but spider "
@@ -846,7 +891,7 @@ def _check_writable(path: str) -> None:
         raise PermissionError(errno.EACCES, "Permission denied", parent)
 
 
-def _is_file_storage(storage) -> bool:
+def _is_file_storage(storage: object) -> TypeGuard[FileFeedStorage]:
     return isinstance(storage, FileFeedStorage)
 
 
@@ -859,7 +904,7 @@ class FeedReplacedError(OSError):
     """A local feed file was deleted, moved or replaced while the crawl wrote it."""
 
 
-def _file_identity(file) -> tuple:
+def _file_identity(file: IO[bytes] | FeedFile | str) -> tuple[int, int]:
     """``(st_dev, st_ino)`` of an open file or a path."""
     st = os.fstat(file.fileno()) if hasattr(file, "fileno") else os.stat(file)
     return st.st_dev, st.st_ino
@@ -905,7 +950,7 @@ FEED_OPTIONS = frozenset(
 )
 
 
-def _export_fields(fields, settings):
+def _export_fields(fields: Any, settings: BaseSettings) -> list[str] | dict[str, str] | None:
     """The ``fields_to_export`` of a feed: its ``fields`` option, else
     ``FEED_EXPORT_FIELDS``; a list of names, or a dict ``{item field: output name}``
     (Scrapy 2.4) kept as is; None (all fields) when empty."""
@@ -922,7 +967,8 @@ def _export_fields(fields, settings):
     return list(fields) or None
 
 
-def _check_feed_options(uri, options, exporters, where) -> dict:
+def _check_feed_options(uri: str, options: Mapping[str, Any] | None,
+                        exporters: Mapping[str, Any], where: str) -> dict[str, Any]:
     """Validate one ``FEEDS`` entry's options; return them with ``format`` filled in."""
     if options is None:
         options = {}
@@ -949,7 +995,7 @@ def _check_feed_options(uri, options, exporters, where) -> dict:
     return options
 
 
-def _takes_feed_options(storage_cls, crawler) -> bool:
+def _takes_feed_options(storage_cls: Any, crawler: CrawlerLike | None) -> bool:
     """True when the factory ``create_instance`` will call accepts ``feed_options``."""
     import inspect
 
@@ -965,7 +1011,8 @@ def _takes_feed_options(storage_cls, crawler) -> bool:
         return False
 
 
-def feeds_from_settings(settings) -> list:
+def feeds_from_settings(settings: BaseSettings | Mapping[str, Any] | None,
+                        ) -> list[tuple[str | None, dict[str, Any] | None]]:
     """Return the feeds to write: ``[(uri, options | None), ...]``.
 
     The ``FEEDS`` entries in their order (keys made ``str``: a ``pathlib.Path`` works),
@@ -986,7 +1033,7 @@ def feeds_from_settings(settings) -> list:
         feeds = settings.getdict("FEEDS")  # also a JSON object string (-s FEEDS=...)
     except ValueError as e:
         raise NotConfigured(str(e)) from None
-    result: list[tuple[str | None, dict | None]] = [
+    result: list[tuple[str | None, dict[str, Any] | None]] = [
         (str(uri), options) for uri, options in feeds.items()]
     feed_uri = settings.get("FEED_URI")
     if feed_uri and str(feed_uri) not in {uri for uri, _ in result}:
@@ -994,7 +1041,7 @@ def feeds_from_settings(settings) -> list:
     return result
 
 
-def _split_cli_format(output: str, valid) -> tuple[str, str | None]:
+def _split_cli_format(output: str, valid: Iterable[str]) -> tuple[str, str | None]:
     """Split Scrapy 2's ``-o URI:FORMAT`` (``-o -:jl``, ``-o out.txt:jsonlines``) into
     ``(URI, FORMAT)``; ``(output, None)`` when what follows the last ``:`` is not a
     format of ``valid`` (``C:\\x.json``, ``ftp://u:p@host/x.jl``, ``stdout:``)."""
@@ -1004,7 +1051,9 @@ def _split_cli_format(output: str, valid) -> tuple[str, str | None]:
     return output, None
 
 
-def feed_settings_from_cli(output, output_format=None, settings=None) -> dict:
+def feed_settings_from_cli(output: str | None, output_format: str | None = None,
+                           settings: BaseSettings | Mapping[str, Any] | None = None,
+                           ) -> dict[str, str]:
     """Turn ``-o FILE`` / ``-t FORMAT`` command-line options into feed settings, as the
     ``crawl`` and ``runspider`` commands of Scrapy 1.2 do.
 

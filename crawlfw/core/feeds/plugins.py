@@ -12,8 +12,8 @@ The post-processing plug-ins themselves (gzip, bz2, LZMA) stay in
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
-from typing import Any, BinaryIO
+from collections.abc import Iterable, Mapping
+from typing import IO, Any
 
 from crawlfw.utils.misc import load_object
 
@@ -38,7 +38,7 @@ class ItemFilter:
         ImportError, NameError, ValueError: an ``item_classes`` path cannot be loaded.
     """
 
-    def __init__(self, feed_options: dict[str, Any] | None) -> None:
+    def __init__(self, feed_options: Mapping[str, Any] | None) -> None:
         self.feed_options = feed_options
         classes = (feed_options or {}).get("item_classes") or ()
         self.item_classes = tuple(load_object(c) if isinstance(c, str) else c
@@ -68,7 +68,7 @@ class PostProcessingManager(io.IOBase):
         Exception: whatever a plug-in's constructor raises for its options.
     """
 
-    def __init__(self, plugins: Iterable[Any], file: BinaryIO,
+    def __init__(self, plugins: Iterable[Any], file: IO[bytes],
                  feed_options: dict[str, Any]) -> None:
         super().__init__()
         self.file = file

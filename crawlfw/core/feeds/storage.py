@@ -29,12 +29,17 @@ import os
 import posixpath
 import sys
 from tempfile import NamedTemporaryFile
-from typing import IO, Protocol, runtime_checkable
+from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import unquote, urlparse
 
 from w3lib.url import file_uri_to_path
 
 from crawlfw.exceptions import NotConfigured
+
+if TYPE_CHECKING:
+    from crawlfw.core._types import CrawlerLike
+    from crawlfw.settings import BaseSettings
+    from crawlfw.spiders import Spider
 
 __all__ = [
     "IFeedStorage",
@@ -60,7 +65,7 @@ class IFeedStorage(Protocol):
     ``open`` created.
     """
 
-    def open(self, spider) -> IO[bytes]:
+    def open(self, spider: Spider | None) -> IO[bytes]:
         """Open the storage for ``spider`` and return a binary file to write the feed into.
 
         Args:
@@ -90,7 +95,7 @@ class BlockingFeedStorage:
     path is in ``file.name`` (the feed writer logs it).
     """
 
-    def open(self, spider):
+    def open(self, spider: Spider | None) -> IO[bytes]:
         """Create and return the local temporary file (opened ``w+b``).
 
         Raises:
@@ -101,7 +106,7 @@ class BlockingFeedStorage:
             raise OSError(f"Not a Directory: {path} (FEED_TEMPDIR)")
         return NamedTemporaryFile(prefix="feed-", dir=path, delete=False)
 
-    def store(self, file):
+    def store(self, file: IO[bytes]) -> None:
         """Upload ``file`` with :meth:`_store_in_thread`, then delete it.
 
         Raises:
@@ -115,12 +120,12 @@ class BlockingFeedStorage:
             file.close()
         _remove_quietly(file.name)
 
-    def discard(self, file):
+    def discard(self, file: IO[bytes]) -> None:
         """Close and delete the temporary file without uploading it."""
         file.close()
         _remove_quietly(file.name)
 
-    def _store_in_thread(self, file):
+    def _store_in_thread(self, file: IO[bytes]) -> None:
         """Upload the finished temporary ``file`` (positioned at 0). Subclasses implement it.
 
         Raises:
@@ -137,20 +142,22 @@ class StdoutFeedStorage:
         _stdout: a binary file to use instead of ``sys.stdout.buffer`` (for tests).
     """
 
-    def __init__(self, uri, _stdout=None):
+    def __init__(self, uri: str, _stdout: IO[bytes] | None = None) -> None:
         self._stdout = _stdout
 
-    def open(self, spider):
+    def open(self, spider: Spider | None) -> IO[bytes]:
         """Return the binary standard output (looked up now, so redirections apply)."""
         if self._stdout is not None:
             return self._stdout
-        return getattr(sys.stdout, "buffer", sys.stdout)
+        stdout: Any = sys.stdout  # a TextIO, or a binary file a test put there
+        out: IO[bytes] = getattr(stdout, "buffer", stdout)
+        return out
 
-    def store(self, file):
+    def store(self, file: IO[bytes]) -> None:
         """Flush the standard output (it is never closed)."""
         file.flush()
 
-    def discard(self, file):
+    def discard(self, file: IO[bytes]) -> None:
         """Nothing to undo: nothing was written (the feed writer starts exporting lazily)."""
 
 
@@ -169,7 +176,7 @@ class FileFeedStorage:
         feed_options (dict | None): the feed's options; ``overwrite`` (bool) is read.
     """
 
-    def __init__(self, uri, *, feed_options=None):
+    def __init__(self, uri: str, *, feed_options: dict[str, Any] | None = None) -> None:
         if urlparse(uri).scheme == "file":
             self.path = file_uri_to_path(uri)
         else:
@@ -178,7 +185,7 @@ class FileFeedStorage:
         self._created = False
         self._initial_size = 0
 
-    def open(self, spider):
+    def open(self, spider: Spider | None) -> IO[bytes]:
         """Create the parent directories if needed and open the file for appending (or,
         with ``overwrite``, for writing it anew).
 
@@ -200,11 +207,11 @@ class FileFeedStorage:
             self._created = True
         return open(self.path, self.write_mode)
 
-    def store(self, file):
+    def store(self, file: IO[bytes]) -> None:
         """Close the file: its data is already in place."""
         file.close()
 
-    def discard(self, file):
+    def discard(self, file: IO[bytes]) -> None:
         """Close the file and undo ``open``: delete it if ``open`` created it, else cut it
         back to its size before ``open``."""
         file.close()
@@ -232,7 +239,7 @@ class FTPFeedStorage(BlockingFeedStorage):
         ValueError: the URI has no host or no file name.
     """
 
-    def __init__(self, uri, use_active_mode=False, timeout_s=60.0):
+    def __init__(self, uri: str, use_active_mode: bool = False, timeout_s: float = 60.0) -> None:
         u = urlparse(uri)
         if not u.hostname:
             raise ValueError(f"FTP feed URI {_redact_uri(uri)!r} has no host name")
@@ -247,16 +254,16 @@ class FTPFeedStorage(BlockingFeedStorage):
         self.timeout_s = timeout_s
 
     @classmethod
-    def from_crawler(cls, crawler, uri):
+    def from_crawler(cls, crawler: CrawlerLike, uri: str) -> FTPFeedStorage:
         """Build from the crawler's settings (see :meth:`from_settings`)."""
         return cls.from_settings(crawler.settings, uri)
 
     @classmethod
-    def from_settings(cls, settings, uri):
+    def from_settings(cls, settings: BaseSettings, uri: str) -> FTPFeedStorage:
         """Build with ``use_active_mode`` from the ``FEED_STORAGE_FTP_ACTIVE`` setting."""
         return cls(uri, use_active_mode=settings.getbool("FEED_STORAGE_FTP_ACTIVE"))
 
-    def _store_in_thread(self, file):
+    def _store_in_thread(self, file: IO[bytes]) -> None:
         """Connect, log in, create and enter the directory, ``STOR`` the file, quit.
 
         Raises:
@@ -295,8 +302,9 @@ class S3FeedStorage(BlockingFeedStorage):
         ValueError: the URI has no bucket.
     """
 
-    def __init__(self, uri, access_key=None, secret_key=None, *, endpoint_url=None,
-                 region_name=None, acl=None):
+    def __init__(self, uri: str, access_key: str | None = None, secret_key: str | None = None,
+                 *, endpoint_url: str | None = None, region_name: str | None = None,
+                 acl: str | None = None) -> None:
         try:
             import boto3.session
         except ImportError:
@@ -320,12 +328,12 @@ class S3FeedStorage(BlockingFeedStorage):
         )
 
     @classmethod
-    def from_crawler(cls, crawler, uri):
+    def from_crawler(cls, crawler: CrawlerLike, uri: str) -> S3FeedStorage:
         """Build from the crawler's settings (see :meth:`from_settings`)."""
         return cls.from_settings(crawler.settings, uri)
 
     @classmethod
-    def from_settings(cls, settings, uri):
+    def from_settings(cls, settings: BaseSettings, uri: str) -> S3FeedStorage:
         """Build from settings: ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, the
         endpoint from ``FEED_STORAGE_S3_ENDPOINT_URL`` or else ``AWS_ENDPOINT_URL``,
         ``AWS_REGION_NAME`` and ``FEED_STORAGE_S3_ACL``."""
@@ -339,7 +347,7 @@ class S3FeedStorage(BlockingFeedStorage):
             acl=settings.get("FEED_STORAGE_S3_ACL") or None,
         )
 
-    def _store_in_thread(self, file):
+    def _store_in_thread(self, file: IO[bytes]) -> None:
         """``PutObject`` the file to ``bucketname``/``keyname``.
 
         Raises:
@@ -368,7 +376,7 @@ def _redact_uri(uri: str) -> str:
     return u._replace(netloc=f"{u.username or ''}:***@{host}").geturl()
 
 
-def _setting_of(spider, name):
+def _setting_of(spider: Spider | None, name: str) -> Any:
     """Read setting ``name`` from ``spider.crawler.settings`` (or ``spider.settings``)."""
     crawler = getattr(spider, "crawler", None)
     settings = getattr(crawler, "settings", None)
@@ -379,14 +387,14 @@ def _setting_of(spider, name):
     return settings.get(name)
 
 
-def _remove_quietly(path):
+def _remove_quietly(path: str) -> None:
     try:
         os.remove(path)
     except FileNotFoundError:
         pass
 
 
-def _ftp_makedirs_cwd(ftp, path, first_call=True):
+def _ftp_makedirs_cwd(ftp: ftplib.FTP, path: str, first_call: bool = True) -> None:
     """Enter FTP directory ``path``, creating it and its missing parents (``MKD``)."""
     try:
         ftp.cwd(path)

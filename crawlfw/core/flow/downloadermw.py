@@ -47,11 +47,15 @@ Order (Scrapy 1.2): ``process_request`` runs in ascending order of the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crawlfw.http import Request, Response
 from crawlfw.middleware import MiddlewareManager, component_method
 from crawlfw.utils.conf import build_component_list
+
+if TYPE_CHECKING:
+    from crawlfw.settings import BaseSettings
+    from crawlfw.spiders import Spider
 
 __all__ = ["DownloaderMiddlewareManager", "RequestParked"]
 
@@ -107,10 +111,10 @@ class DownloaderMiddlewareManager(MiddlewareManager):
     component_name = "downloader middleware"
 
     @classmethod
-    def _get_mwlist_from_settings(cls, settings):
+    def _get_mwlist_from_settings(cls, settings: BaseSettings) -> list[Any]:
         return build_component_list(settings.getwithbase("DOWNLOADER_MIDDLEWARES"))
 
-    def _add_middleware(self, mw):
+    def _add_middleware(self, mw: Any) -> None:
         super()._add_middleware(mw)
         if hasattr(mw, "process_request"):
             self.methods["process_request"].append(component_method(mw, "process_request"))
@@ -119,7 +123,8 @@ class DownloaderMiddlewareManager(MiddlewareManager):
         if hasattr(mw, "process_exception"):
             self.methods["process_exception"].insert(0, component_method(mw, "process_exception"))
 
-    def process_request(self, request, spider, start: int = 0):
+    def process_request(self, request: Request, spider: Spider,
+                        start: int = 0) -> Response | Request | None:
         """Run every ``process_request`` hook in order until one answers.
 
         Args:
@@ -157,7 +162,8 @@ class DownloaderMiddlewareManager(MiddlewareManager):
             return result
         return None
 
-    def process_response(self, request, response, spider):
+    def process_response(self, request: Request, response: Response | Request | None,
+                         spider: Spider) -> Response | Request:
         """Run every ``process_response`` hook in reverse order.
 
         Args:
@@ -191,7 +197,8 @@ class DownloaderMiddlewareManager(MiddlewareManager):
                 return response
         return response
 
-    def process_exception(self, request, exception, spider):
+    def process_exception(self, request: Request, exception: BaseException,
+                          spider: Spider) -> Response | Request | None:
         """Offer a download (or ``process_request``) error to each middleware.
 
         Args:

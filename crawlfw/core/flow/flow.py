@@ -35,6 +35,13 @@ had in flight and fail its poison requests: every ``fetch`` is answered once
 (``response_downloaded`` or ``download_failed``), whatever dies meanwhile.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
+
+if TYPE_CHECKING:
+    from crawlfw.http import Request
+
 __all__ = [
     "FlowControl",
     "NO_ACTIONS",
@@ -50,8 +57,22 @@ __all__ = [
     "IDLE_WAIT",
 ]
 
+#: :meth:`FlowControl.next_actions`' answer: ``(credit, start_count, idle_token)``.
+Actions = tuple[int, int, "int | None"]
+
 #: :meth:`FlowControl.next_actions` when there is nothing to send.
-NO_ACTIONS = (0, 0, None)
+NO_ACTIONS: Actions = (0, 0, None)
+
+
+class HostReports(TypedDict, total=False):
+    """What :meth:`FlowControl.take_reports` puts in a ``pull_requests`` message (its
+    ``finished`` and ``delays`` fields, ``crawlfw/actors/messages.py``)."""
+
+    finished: dict[str, int]
+    delays: dict[str, float]
+
+
+_Reports = TypeVar("_Reports", bound=HostReports)
 
 # What to do with dequeued requests (FlowControl.dequeued).
 #: Download them now (through the downloader middlewares).
@@ -123,7 +144,7 @@ class FlowControl:
     """
 
     def __init__(self, max_concurrency: int, max_active_size: int,
-                 stall_timeout_s: float = 0.0):
+                 stall_timeout_s: float = 0.0) -> None:
         self.max_concurrency = max(1, max_concurrency)
         self.max_active_size = max_active_size
         self.downloading = 0
@@ -134,24 +155,24 @@ class FlowControl:
         self.start_exhausted = False
         self.start_pull_pending = False
         self.running = False
-        self.closing = None
+        self.closing: str | None = None
         self.paused = False
-        self.held = []
+        self.held: list[Request] = []
         self.activity = 0
         self.idle_check_pending = False
-        self.idle_signal_token = None
+        self.idle_signal_token: int | None = None
         self.recheck_pending = False
         self.idle_barriers = 0
         self.stall_timeout_s = stall_timeout_s
-        self.stuck_token = None
-        self.stuck_since = None
+        self.stuck_token: int | None = None
+        self.stuck_since: float | None = None
         self.stalled = False
-        self.finished = {}
-        self.host_delays = {}
+        self.finished: dict[str, int] = {}
+        self.host_delays: dict[str, float] = {}
 
     # --- what to send -------------------------------------------------------------------
 
-    def next_actions(self) -> tuple:
+    def next_actions(self) -> Actions:
         """Decide what to send after an event, and count it as sent.
 
         Returns:
@@ -196,11 +217,11 @@ class FlowControl:
 
     # --- events -------------------------------------------------------------------------
 
-    def start(self):
+    def start(self) -> None:
         """The engine starts (``start_engine``): from now on :meth:`next_actions` acts."""
         self.running = True
 
-    def dequeued(self, requests) -> str:
+    def dequeued(self, requests: list[Request]) -> str:
         """The Scheduler sent ``requests`` (a list) against credit.
 
         Returns:
@@ -216,7 +237,7 @@ class FlowControl:
             return HOLD
         return DOWNLOAD
 
-    def transfer_started(self):
+    def transfer_started(self) -> None:
         """A request was sent to a downloader (``fetch``)."""
         self.downloading += 1
 
@@ -235,7 +256,7 @@ class FlowControl:
             self.downloading -= 1
         return True
 
-    def host_done(self, request):
+    def host_done(self, request: Request) -> None:
         """``request`` left the download stage (downloaded, failed, dropped or answered
         by a middleware, replaced by a redirect or retry, parked): if the frontier
         handed it out for a host (``request._host``), count it for that host, once (the
@@ -246,7 +267,7 @@ class FlowControl:
             finished = self.finished
             finished[host] = finished.get(host, 0) + 1
 
-    def take_reports(self, message: dict) -> dict:
+    def take_reports(self, message: _Reports) -> _Reports:
         """Move the pending ``finished`` counts and ``host_delays`` into ``message``
         (a ``pull_requests``) and return it."""
         if self.finished:
@@ -262,12 +283,12 @@ class FlowControl:
         return bool((self.finished or self.host_delays) and self.credit > 0
                     and self.running and not self.closing)
 
-    def sent_to_spider(self, size: int = 0):
+    def sent_to_spider(self, size: int = 0) -> None:
         """A response of ``size`` body bytes (0 for a failure) was sent to the spider."""
         self.in_spider += 1
         self.in_spider_bytes += size
 
-    def scraped(self, size: int, items: int):
+    def scraped(self, size: int, items: int) -> None:
         """The spider finished with a response of ``size`` body bytes (0 for a failure),
         which produced ``items`` items, now in the pipeline."""
         self.activity += 1
@@ -275,34 +296,34 @@ class FlowControl:
         self.in_spider_bytes -= size
         self.in_pipeline += items
 
-    def items_added(self, count: int):
+    def items_added(self, count: int) -> None:
         """``count`` items were sent to the pipeline from outside the spider (user
         actors' ``add_items``)."""
         self.activity += 1
         self.in_pipeline += count
 
-    def items_processed(self, count: int):
+    def items_processed(self, count: int) -> None:
         """The pipeline is done with ``count`` items."""
         self.activity += 1
         self.in_pipeline -= count
 
-    def start_pulled(self, exhausted: bool):
+    def start_pulled(self, exhausted: bool) -> None:
         """The spider answered ``pull_start_requests``; ``exhausted``: it has no more."""
         self.activity += 1
         self.start_pull_pending = False
         self.start_exhausted = exhausted
 
-    def crawl_requested(self):
+    def crawl_requested(self) -> None:
         """A request was sent to the Scheduler from outside (``crawl``): work to wait for."""
         self.activity += 1
 
-    def idle_checked(self, token: int, pending: bool, now: float | None = None) -> str:
+    def idle_checked(self, token: int, pending: int, now: float | None = None) -> str:
         """The Scheduler answered ``check_idle`` sent with ``token``; ``pending``: it
         still holds requests.
 
         Args:
             token: the answer's token.
-            pending: requests the Scheduler holds.
+            pending: requests the Scheduler holds (0: none).
             now: a monotonic time in seconds, for the stall timeout (None: not timed).
 
         Returns:
@@ -334,30 +355,30 @@ class FlowControl:
         self.idle_signal_token = self.activity
         return IDLE_SIGNAL
 
-    def idle_barriers_sent(self, count: int):
+    def idle_barriers_sent(self, count: int) -> None:
         """``spider_idle`` was told to ``count`` user actors: not idle until each
         answered (:meth:`idle_barrier_passed`), so what they add is waited for."""
         self.idle_barriers += count
 
-    def idle_barrier_passed(self):
+    def idle_barrier_passed(self) -> None:
         """A user actor answered its ``idle_barrier``; what it added before was counted
         already (``crawl_requested``, ``items_added``: new activity)."""
         if self.idle_barriers > 0:
             self.idle_barriers -= 1
 
-    def idle_kept_open(self):
+    def idle_kept_open(self) -> None:
         """A ``spider_idle`` handler raised ``DontCloseSpider``: no close until
         :meth:`idle_rechecked`."""
         self.recheck_pending = True
 
-    def idle_released(self):
+    def idle_released(self) -> None:
         """``spider_idle`` fired and no handler raised ``DontCloseSpider``: a recheck
         still pending from an earlier turn no longer holds the spider open, so the next
         clean idle check closes it at once (Scrapy 2: one ``spider_idle`` per idle turn,
         no close delay)."""
         self.recheck_pending = False
 
-    def idle_rechecked(self):
+    def idle_rechecked(self) -> None:
         """The recheck timer fired: the next clean idle check fires ``spider_idle`` again."""
         self.recheck_pending = False
         self.idle_signal_token = None
@@ -370,7 +391,7 @@ class FlowControl:
         self.paused = True
         return True
 
-    def resume(self):
+    def resume(self) -> list[Request] | None:
         """Resume (``resume_crawl``).
 
         Returns:
@@ -384,7 +405,7 @@ class FlowControl:
         held, self.held = self.held, []
         return held
 
-    def close(self, reason: str):
+    def close(self, reason: str) -> list[Request] | None:
         """Start closing with ``reason`` (``finish_reason``).
 
         Returns:
@@ -402,7 +423,7 @@ class FlowControl:
         self.downloading = 0
         return abandoned
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         """The figures of ``get_status`` (``EngineStatus``): ``running``, ``closing``,
         ``downloading``, ``in_spider``,
         ``in_pipeline``, ``start_requests_exhausted``, ``credit``, ``paused``, ``held``

@@ -33,8 +33,8 @@ from __future__ import annotations
 import base64
 import logging
 import pickle
-from collections.abc import Iterator
-from typing import Protocol, cast
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from crawlfw import signals
 from crawlfw.core.flow.spidermw import SpiderMiddlewareManager
@@ -44,6 +44,10 @@ from crawlfw.item import ITEM_TYPES
 from crawlfw.utils.failure import Failure
 from crawlfw.utils.log import failure_to_exc_info
 from crawlfw.utils.spider import iterate_spider_output
+
+if TYPE_CHECKING:
+    from crawlfw.core._types import CrawlerLike
+    from crawlfw.spiders import Spider
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +77,7 @@ class ScraperSink(Protocol):
                 frontier); False for the last batch of a callback and for start requests.
         """
 
-    def items(self, items: list, response: Response | None,
+    def items(self, items: list[Any], response: Response | None,
               spider_error: tuple[BaseException, Request] | None) -> None:
         """Take a batch of items (1 to :data:`OUTPUT_BATCH`, of any item type: dict, ``Item``,
         dataclass, attrs, pydantic: :data:`crawlfw.item.ITEM_TYPES`).
@@ -110,8 +114,9 @@ class Scraper:
     for ``async def`` callbacks and ``start()`` (each thread has its own event loop).
     """
 
-    def __init__(self, crawler, sink: ScraperSink, *, spidermw=None, start_skip: int = 0,
-                 start_exhausted: bool = False):
+    def __init__(self, crawler: CrawlerLike, sink: ScraperSink, *,
+                 spidermw: SpiderMiddlewareManager | None = None, start_skip: int = 0,
+                 start_exhausted: bool = False) -> None:
         self.crawler = crawler
         self.spider = crawler.spider
         self.spidermw = (spidermw if spidermw is not None
@@ -121,14 +126,14 @@ class Scraper:
         self._close_spider_sink = sink.close_spider
         self.start_skip = start_skip
         self.start_exhausted = start_exhausted
-        self.start_requests: Iterator | None = None
+        self.start_requests: Iterator[Any] | None = None
         #: True once ``start_requests()``/``start()`` raised: the crawl's finish reason
         #: becomes ``start_error`` (Scrapy 2.13) instead of ``finished``.
         self.start_error = False
         #: Items the last :meth:`pull_start_requests` handed to the sink (Scrapy 2.13
         #: accepts items from ``start()``).
         self.start_items = 0
-        self.done_leases: list = []  # leases whose callback finished since take_done_leases
+        self.done_leases: list[int] = []  # leases whose callback finished since take_done_leases
         settings = getattr(crawler, "settings", None)
         self._local_guard = not (
             settings is not None and settings.getbool("LOCAL_URLS_FROM_WEB_ENABLED")
@@ -173,11 +178,11 @@ class Scraper:
         """
         if self.start_requests is None:
             self.open_start_requests()
-        batch = []
-        items = []
+        batch: list[Request] = []
+        items: list[Any] = []
         exhausted = False
         consumed = 0
-        start_requests = cast(Iterator, self.start_requests)  # opened above
+        start_requests = cast("Iterator[Any]", self.start_requests)  # opened above
         try:
             for _ in range(count):
                 request = next(start_requests)
@@ -215,6 +220,7 @@ class Scraper:
         Returns:
             ``(n_items, n_requests)`` handed to the sink.
         """
+        output: Iterable[Any]
         try:
             output = self.spidermw.scrape_response(self.call_spider, response, request,
                                                    self.spider)
@@ -233,6 +239,7 @@ class Scraper:
         Returns:
             ``(n_items, n_requests)`` handed to the sink.
         """
+        output: Iterable[Any]
         try:
             output = self.call_spider(error, request, self.spider)
         except Exception as e:
@@ -242,7 +249,8 @@ class Scraper:
             self._log_download_error(error, request)
         return self._consume(output, request, None)
 
-    def call_spider(self, result, request, spider):
+    def call_spider(self, result: Response | BaseException, request: Request,
+                    spider: Spider) -> Iterable[Any]:
         """Run the callback on a Response, or the errback on an exception (Scrapy 1.2's
         ``Scraper.call_spider``; the ``scrape_func`` of
         :meth:`~crawlfw.core.spidermw.SpiderMiddlewareManager.scrape_response`).
@@ -269,10 +277,12 @@ class Scraper:
             raise result
         return iterate_spider_output(request.errback(Failure(result, request)))
 
-    def _consume(self, output, request, response):
-        requests, items = [], []
+    def _consume(self, output: Iterable[Any], request: Request,
+                 response: Response | None) -> tuple[int, int]:
+        requests: list[Request] = []
+        items: list[Any] = []
         n_requests = n_items = 0
-        error = None
+        error: tuple[BaseException, Request] | None = None
         source = response if response is not None else request
         from_web = self._local_guard and source.url.startswith(_WEB_PREFIXES)
         try:
@@ -318,7 +328,7 @@ class Scraper:
             self.done_leases.append(request._lease)
         return n_items, n_requests
 
-    def _refuse_local(self, request, source):
+    def _refuse_local(self, request: Request, source: Request | Response) -> None:
         logger.warning(
             "Ignoring request %(request)s from %(source)s: a web page cannot open local "
             "files (set LOCAL_URLS_FROM_WEB_ENABLED = True to allow it)",
@@ -331,13 +341,14 @@ class Scraper:
 
     # --- errors -------------------------------------------------------------------------
 
-    def _spider_error(self, exc, request, response):
+    def _spider_error(self, exc: BaseException, request: Request,
+                      response: Response | None) -> None:
         if isinstance(exc, CloseSpider):
             self._close_spider_sink(exc.reason or "cancelled")
             return
         report_spider_error(self.crawler, exc, request, response)
 
-    def _log_download_error(self, error, request):
+    def _log_download_error(self, error: BaseException, request: Request) -> None:
         if isinstance(error, IgnoreRequest):
             return
         if isinstance(error, CloseSpider):
@@ -353,7 +364,7 @@ class Scraper:
 
     # --- checkpoints (durable frontier) -------------------------------------------------
 
-    def take_done_leases(self) -> list:
+    def take_done_leases(self) -> list[int]:
         """Return the leases of the requests whose callback (or errback) finished since
         the last call, in that order, and forget them."""
         leases, self.done_leases = self.done_leases, []
@@ -374,7 +385,8 @@ class Scraper:
             return None
 
 
-def report_spider_error(crawler, exc, request, response):
+def report_spider_error(crawler: CrawlerLike, exc: BaseException, request: Request,
+                        response: Response | None) -> None:
     """Log "Spider error processing <request>" with the traceback of ``exc``, send
     ``spider_error`` and count ``spider_exceptions/<Type>``.
 

@@ -71,12 +71,17 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from crawlfw.core.flow.downloadermw import _InvalidOutput, _mw_name, _type_name
 from crawlfw.item import AnyItem, BaseItem
 from crawlfw.middleware import MiddlewareManager, component_method
 from crawlfw.utils.conf import build_component_list
+
+if TYPE_CHECKING:
+    from crawlfw.http import Request, Response
+    from crawlfw.settings import BaseSettings
+    from crawlfw.spiders import Spider
 
 __all__ = ["SpiderMiddlewareManager"]
 
@@ -85,7 +90,7 @@ def _isiterable(obj: Any) -> bool:
     return isinstance(obj, Iterable)
 
 
-def _iterate_spider_output(result: Any) -> Iterable:
+def _iterate_spider_output(result: Any) -> Iterable[Any]:
     """None -> []; a single object -> [object]; an iterable -> itself (Scrapy's
     ``iterate_spider_output``/``arg_to_iter``). Mappings (dicts, items), items of any
     type (:class:`~crawlfw.item.AnyItem`: a pydantic model is iterable), ``str`` and
@@ -94,19 +99,21 @@ def _iterate_spider_output(result: Any) -> Iterable:
         return []
     if isinstance(result, (Mapping, BaseItem, str, bytes, AnyItem)) or not _isiterable(result):
         return [result]
-    return result
+    iterable: Iterable[Any] = result
+    return iterable
 
 
-def _process_start_hook(mw):
+def _process_start_hook(mw: Any) -> Callable[..., Any]:
     """``process_start_requests(start_requests, spider)`` running Scrapy 2.13's
     ``async def process_start(self, start)`` of ``mw`` (an async generator taking the
     start requests as an async iterable)."""
     process_start = component_method(mw, "process_start", iterable_arg="start")
 
-    def process_start_requests(start_requests, spider=None):
+    def process_start_requests(start_requests: Iterable[Any], spider: Spider | None = None) -> Any:
         return process_start(start=start_requests)
 
-    process_start_requests.__self__ = mw
+    # a plain function standing for the middleware's method (messages name its class)
+    process_start_requests.__self__ = mw  # type: ignore[attr-defined]
     process_start_requests.__name__ = "process_start"
     return process_start_requests
 
@@ -124,10 +131,10 @@ class SpiderMiddlewareManager(MiddlewareManager):
     component_name = "spider middleware"
 
     @classmethod
-    def _get_mwlist_from_settings(cls, settings):
+    def _get_mwlist_from_settings(cls, settings: BaseSettings) -> list[Any]:
         return build_component_list(settings.getwithbase("SPIDER_MIDDLEWARES"))
 
-    def _add_middleware(self, mw):
+    def _add_middleware(self, mw: Any) -> None:
         super()._add_middleware(mw)
         if hasattr(mw, "process_spider_input"):
             self.methods["process_spider_input"].append(component_method(mw, "process_spider_input"))
@@ -147,10 +154,10 @@ class SpiderMiddlewareManager(MiddlewareManager):
     def scrape_response(
         self,
         scrape_func: Callable[[Any, Any, Any], Any],
-        response,
-        request,
-        spider,
-    ) -> Iterable:
+        response: Response,
+        request: Request,
+        spider: Spider,
+    ) -> Iterable[Any]:
         """Run the input hooks, the callback (via ``scrape_func``), then the output hooks.
 
         Args:
@@ -186,7 +193,7 @@ class SpiderMiddlewareManager(MiddlewareManager):
                 raise
         return self._process_spider_output(response, result, spider)
 
-    def _process_spider_input(self, response, spider) -> Exception | None:
+    def _process_spider_input(self, response: Response, spider: Spider) -> Exception | None:
         """Run the input hooks; return the first exception one raised, else None."""
         for method in self.methods["process_spider_input"]:
             try:
@@ -201,7 +208,8 @@ class SpiderMiddlewareManager(MiddlewareManager):
                 )
         return None
 
-    def _process_spider_exception(self, response, exception, spider) -> Iterable | None:
+    def _process_spider_exception(self, response: Response, exception: Exception,
+                                  spider: Spider) -> Iterable[Any] | None:
         """Offer ``exception`` to the exception hooks; the first iterable wins."""
         for method in self.methods["process_spider_exception"]:
             result = method(response=response, exception=exception, spider=spider)
@@ -213,7 +221,8 @@ class SpiderMiddlewareManager(MiddlewareManager):
                     f"Middleware {_mw_name(method)}.process_spider_exception must return None or an "
                     f"iterable, got {_type_name(result)}"
                 )
-            return result
+            iterable: Iterable[Any] = result
+            return iterable
         return None
 
     #: ``(plan, run)`` shortcuts for known chains of ``process_spider_output`` hooks,
@@ -222,20 +231,22 @@ class SpiderMiddlewareManager(MiddlewareManager):
     #: ``_default_chain.py``). ``plan(hooks)`` returns a plan or None (not that chain);
     #: ``run(plan, response, result, spider)`` does what the chain would, or returns None
     #: to take the general path.
-    output_shortcuts: ClassVar[list[tuple[Callable, Callable]]] = []
+    output_shortcuts: ClassVar[list[tuple[Callable[..., Any], Callable[..., Any]]]] = []
 
     #: ``(hooks, plan, run)``: a copy of the ``process_spider_output`` hooks last seen,
     #: the plan a shortcut made of them (or None) and that shortcut's ``run``.
-    _output_plan: tuple[list, Any, Callable | None] = ([], None, None)
+    _output_plan: tuple[list[Callable[..., Any]], Any, Callable[..., Any] | None] = (
+        [], None, None)
 
     @classmethod
-    def register_output_shortcut(cls, plan: Callable, run: Callable) -> None:
+    def register_output_shortcut(cls, plan: Callable[..., Any], run: Callable[..., Any]) -> None:
         """Offer a one-pass ``(plan, run)`` for a known chain of output hooks (see
         :attr:`output_shortcuts`); registering the same pair twice is a no-op."""
         if (plan, run) not in cls.output_shortcuts:
             cls.output_shortcuts.append((plan, run))
 
-    def _process_spider_output(self, response, result, spider) -> Iterable:
+    def _process_spider_output(self, response: Response, result: Iterable[Any],
+                               spider: Spider) -> Iterable[Any]:
         methods = self.methods["process_spider_output"]
         # A known chain (e.g. only the default middlewares, any of them disabled): one
         # generator does what their chain of generators does.
@@ -250,7 +261,7 @@ class SpiderMiddlewareManager(MiddlewareManager):
                         break
             self._output_plan = (list(methods), plan, run)
         if run is not None:
-            output = run(plan, response, result, spider)
+            output: Iterable[Any] | None = run(plan, response, result, spider)
             if output is not None:
                 return output
         for method in methods:
@@ -262,7 +273,8 @@ class SpiderMiddlewareManager(MiddlewareManager):
                 )
         return result
 
-    def process_start_requests(self, start_requests: Iterable, spider) -> Iterable:
+    def process_start_requests(self, start_requests: Iterable[Any],
+                               spider: Spider) -> Iterable[Any]:
         """Pass the spider's start requests through each ``process_start_requests``.
 
         Args:

@@ -18,16 +18,24 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Protocol, runtime_checkable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from crawlfw.core.transport.slot import slot_key
 
-__all__ = ["Frontier", "FrontierBase", "host_key", "is_start_request"]
+if TYPE_CHECKING:
+    from crawlfw.core.frontier.hostqueues import HostQueues
+    from crawlfw.core.transport.hostpolicy import HostPolicy
+    from crawlfw.http import Request
+    from crawlfw.spiders import Spider
+    from crawlfw.statscollectors import StatsCollector
+
+__all__ = ["DupeFilter", "Frontier", "FrontierBase", "host_key", "is_start_request"]
 
 logger = logging.getLogger(__name__)
 
 
-def host_key(request) -> str:
+def host_key(request: Request) -> str:
     """The key of ``request``'s host queue: ``meta['download_slot']`` when set, else the
     URL's lower-case host name (:func:`crawlfw.core.transport.slot.slot_key` without the IP cache).
 
@@ -38,10 +46,27 @@ def host_key(request) -> str:
     return slot_key(request)
 
 
-def is_start_request(request) -> bool:
+def is_start_request(request: Request) -> bool:
     """True for a start request (``meta['is_start_request']``, set by the Scraper)."""
     meta = request._meta
     return bool(meta and meta.get("is_start_request"))
+
+
+class DupeFilter(Protocol):
+    """What a frontier uses of a ``DUPEFILTER_CLASS`` instance (Scrapy 1.2's
+    ``BaseDupeFilter`` interface, :mod:`crawlfw.dupefilters`)."""
+
+    def request_seen(self, request: Request) -> bool:
+        """True when ``request`` is a duplicate of one seen before (it is recorded)."""
+
+    def open(self) -> None:
+        """Called as the crawl opens."""
+
+    def close(self, reason: str) -> None:
+        """Called as the crawl closes with ``reason``."""
+
+    def log(self, request: Request, spider: Spider | None) -> None:
+        """Log that ``request`` was filtered."""
 
 
 @runtime_checkable
@@ -55,26 +80,27 @@ class Frontier(Protocol):
     """
 
     durable: bool
-    meta: dict
+    meta: dict[str, Any]
 
-    def open(self, spider) -> None:
+    def open(self, spider: Spider) -> None:
         """Bind the spider whose methods are the requests' callbacks."""
 
-    def push(self, request, *, transient_ok: bool = False) -> bool:
+    def push(self, request: Request, *, transient_ok: bool = False) -> bool:
         """Queue ``request`` in its host's queue unless the dupefilter drops it (or it
         cannot be stored and ``transient_ok`` is False); False when not queued."""
 
-    def push_many(self, requests, *, transient_ok: bool = False, start=None) -> list:
+    def push_many(self, requests: Sequence[Request], *, transient_ok: bool = False,
+                  start: Mapping[str, Any] | None = None) -> list[bool]:
         """``push`` each request; with ``start`` (``{'consumed': int, 'exhausted':
         bool}``) also count the start requests consumed, in the same transaction.
         Returns a list of bools."""
 
-    def lease(self, n: int, now_s: float | None = None) -> list:
+    def lease(self, n: int, now_s: float | None = None) -> list[Request]:
         """Up to ``n`` requests of ready hosts (see :mod:`crawlfw.core.frontier.hostqueues`),
         each stamped ``_host``, ``_paced`` and ``_lease``. ``now_s``: a
         ``time.monotonic()`` value (None: read now)."""
 
-    def hosts_finished(self, counts: dict, now_s: float | None = None) -> None:
+    def hosts_finished(self, counts: Mapping[str, int], now_s: float | None = None) -> None:
         """Transfers of these hosts ended (``{host key: count}``): they may be ready."""
 
     def next_ready_in_s(self, now_s: float | None = None) -> float | None:
@@ -84,19 +110,19 @@ class Frontier(Protocol):
     def set_host_delay(self, key: str, delay_s: float) -> None:
         """AutoThrottle's delay for host ``key``, in seconds."""
 
-    def release(self, requests) -> None:
+    def release(self, requests: Iterable[Request]) -> None:
         """Give leased requests back unfinished (their hosts' counts too)."""
 
-    def ack(self, lease_ids) -> None:
+    def ack(self, lease_ids: Sequence[int]) -> None:
         """Forget leased requests whose work is durable."""
 
-    def commit(self, meta: dict | None = None) -> None:
+    def commit(self, meta: Mapping[str, Any] | None = None) -> None:
         """Make everything since the last commit durable, with ``meta``."""
 
-    def set_meta(self, meta: dict) -> None:
+    def set_meta(self, meta: Mapping[str, Any]) -> None:
         """Write metadata, durable with the next commit."""
 
-    def close(self, reason: str) -> list:
+    def close(self, reason: str) -> list[Request]:
         """Close; returns the requests that are lost with the process."""
 
     def __len__(self) -> int:
@@ -111,11 +137,17 @@ class FrontierBase:
     ``logunser`` (``LOG_UNSERIALIZABLE_REQUESTS``) and define ``push`` and ``set_meta``.
     """
 
-    stats = None
-    spider = None
+    stats: StatsCollector | None = None
+    spider: Spider | None = None
     logunser = False
+    if TYPE_CHECKING:  # what the subclasses define
+        meta: dict[str, Any]
 
-    def push_many(self, requests, *, transient_ok: bool = False, start=None) -> list:
+        def push(self, request: Request, *, transient_ok: bool = False) -> bool: ...
+        def set_meta(self, meta: Mapping[str, Any]) -> None: ...
+
+    def push_many(self, requests: Sequence[Request], *, transient_ok: bool = False,
+                  start: Mapping[str, Any] | None = None) -> list[bool]:
         """Queue ``requests`` (see ``push``); with ``start``, ``{'consumed': int,
         'exhausted': bool}``, also count the start requests they came from in the
         metadata, in the same transaction (a resumed job skips that many).
@@ -136,7 +168,7 @@ class FrontierBase:
         if self.stats is not None:
             self.stats.inc_value(key, count, spider=self.spider)
 
-    def _kept_in_memory(self, request) -> None:
+    def _kept_in_memory(self, request: Request) -> None:
         """``request`` cannot be stored and is kept in memory, not resumed (a request of
         the crawl's own machinery): counted in ``scheduler/unserializable`` (and the
         memory enqueue counters), and with ``LOG_UNSERIALIZABLE_REQUESTS`` the first
@@ -154,16 +186,16 @@ class FrontierBase:
     # The per-host part, for frontiers whose ready-set is a HostQueues in ``hosts``
     # (None: no per-host queues, e.g. a Scrapy-style scheduler seen as a frontier).
 
-    hosts = None
-    policy = None
+    hosts: HostQueues | None = None
+    policy: HostPolicy | None = None
 
-    def hosts_finished(self, counts, now_s: float | None = None) -> None:
+    def hosts_finished(self, counts: Mapping[str, int], now_s: float | None = None) -> None:
         """Transfers of these hosts ended (``{host key: count}``): their in-flight
         counts go down and they may be ready again."""
         if self.hosts is not None and counts:
             self.hosts.finished(counts, time.monotonic() if now_s is None else now_s)
 
-    def next_ready_in_s(self, now_s: float | None = None):
+    def next_ready_in_s(self, now_s: float | None = None) -> float | None:
         """Seconds until a host with queued requests becomes ready by its delay (0.0:
         one is ready now), None when none waits for a delay
         (:meth:`crawlfw.core.frontier.hostqueues.HostQueues.next_ready_in_s`)."""

@@ -48,6 +48,8 @@ import pickle
 import sqlite3
 import time
 import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from crawlfw.core import _faults
@@ -58,6 +60,14 @@ from crawlfw.core.transport.hostpolicy import HostPolicy
 from crawlfw.dupefilters import RFPDupeFilter
 from crawlfw.utils.reqser import request_from_dict, request_to_dict
 from crawlfw.utils.request import request_fingerprint
+
+if TYPE_CHECKING:
+    import random
+
+    from crawlfw.core.frontier.api import DupeFilter
+    from crawlfw.http import Request
+    from crawlfw.spiders import Spider
+    from crawlfw.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
 
@@ -159,10 +169,10 @@ class JobLock:
         jobdir: the ``JOBDIR`` (must exist).
     """
 
-    def __init__(self, jobdir: str):
+    def __init__(self, jobdir: str) -> None:
         self.jobdir = jobdir
         self.path = os.path.join(jobdir, LOCK_FILE)
-        self._fd = None
+        self._fd: int | None = None
 
     def acquire(self) -> None:
         """Take the lock without waiting.
@@ -211,7 +221,7 @@ class JobLock:
             os.close(fd)
 
 
-class JobMeta(dict):
+class JobMeta(dict[str, Any]):
     """The metadata a ``JOBDIR`` frontier keeps, as committed by the last run (a dict).
 
     Keys: ``start_requests`` (int, start requests already scheduled), ``start_exhausted``
@@ -255,7 +265,7 @@ def read_job_meta(jobdir: str) -> JobMeta:
 PushMany = FrontierBase
 
 
-def _lifo_of(mqclass) -> bool:
+def _lifo_of(mqclass: Any) -> bool:
     """The order a ``SCHEDULER_MEMORY_QUEUE``/``SCHEDULER_DISK_QUEUE`` class stands for
     within one priority: a class named ``...Fifo...`` is first in first out, any other
     last in first out (Scrapy 1.2's default)."""
@@ -285,8 +295,12 @@ class MemoryFrontier(FrontierBase):
     """
 
     durable = False
+    policy: HostPolicy
+    hosts: HostQueues
 
-    def __init__(self, dupefilter, mqclass=None, stats=None, *, policy=None, rng=None):
+    def __init__(self, dupefilter: DupeFilter, mqclass: Any = None,
+                 stats: StatsCollector | None = None, *, policy: HostPolicy | None = None,
+                 rng: random.Random | None = None) -> None:
         self.df = dupefilter
         self.stats = stats
         self.spider = None
@@ -295,10 +309,11 @@ class MemoryFrontier(FrontierBase):
         self.hosts = HostQueues(self.policy, rng=rng)
         self.meta = JobMeta(resumed=False)
 
-    def open(self, spider) -> None:
+    def open(self, spider: Spider) -> None:
+        """Bind the spider (for the dupefilter's log and the stats)."""
         self.spider = spider
 
-    def push(self, request, *, transient_ok: bool = True) -> bool:
+    def push(self, request: Request, *, transient_ok: bool = True) -> bool:
         """Queue ``request`` in its host's queue; False when the dupefilter dropped it
         (``dont_filter`` bypasses the dupefilter). ``transient_ok`` is ignored: nothing
         here is durable."""
@@ -316,7 +331,8 @@ class MemoryFrontier(FrontierBase):
             stats.inc_value("scheduler/enqueued", spider=self.spider)
         return True
 
-    def push_many(self, requests, *, transient_ok: bool = False, start=None) -> list:
+    def push_many(self, requests: Sequence[Request], *, transient_ok: bool = False,
+                  start: Mapping[str, Any] | None = None) -> list[bool]:
         """Queue ``requests`` as :meth:`push` does one by one
         (:meth:`FrontierBase.push_many <crawlfw.core.frontier.api.FrontierBase.push_many>`).
 
@@ -340,7 +356,7 @@ class MemoryFrontier(FrontierBase):
         store_push = self.store.push
         added = self.hosts.added
         spider = self.spider
-        queued = []
+        queued: list[bool] = []
         append = queued.append
         filtered = enqueued = 0
         try:
@@ -363,8 +379,9 @@ class MemoryFrontier(FrontierBase):
                 enqueued += 1
                 append(True)
         finally:
-            if filtered:
-                spider.crawler.stats.inc_value("dupefilter/filtered", filtered, spider=spider)
+            if filtered:  # (open() bound the spider before any push)
+                spider.crawler.stats.inc_value(  # type: ignore[union-attr]
+                    "dupefilter/filtered", filtered, spider=spider)
             stats = self.stats
             if enqueued and stats is not None:
                 stats.inc_value("scheduler/enqueued/memory", enqueued, spider=spider)
@@ -376,7 +393,7 @@ class MemoryFrontier(FrontierBase):
             self.set_meta(meta)
         return queued
 
-    def lease(self, n: int, now_s: float | None = None) -> list:
+    def lease(self, n: int, now_s: float | None = None) -> list[Request]:
         """Up to ``n`` requests of ready hosts, next first (their ``_lease`` stays None:
         not tracked); each carries ``_host``, to be reported by :meth:`hosts_finished`."""
         out = self.hosts.lease(n, time.monotonic() if now_s is None else now_s,
@@ -386,7 +403,7 @@ class MemoryFrontier(FrontierBase):
             self.stats.inc_value("scheduler/dequeued", len(out), spider=self.spider)
         return out
 
-    def release(self, requests) -> None:
+    def release(self, requests: Iterable[Request]) -> None:
         """Queue leased requests again (the dupefilter is bypassed: it saw them); their
         hosts' in-flight counts go down."""
         for request in requests:
@@ -402,16 +419,16 @@ class MemoryFrontier(FrontierBase):
                 self.store.push(host, key, again)
                 self.hosts.released(host, key)
 
-    def ack(self, lease_ids) -> None:
+    def ack(self, lease_ids: Sequence[int]) -> None:
         """Nothing to do: memory leases are not tracked."""
 
-    def commit(self, meta=None) -> None:
+    def commit(self, meta: Mapping[str, Any] | None = None) -> None:
         """Nothing to do: nothing is durable."""
 
-    def set_meta(self, meta: dict) -> None:
+    def set_meta(self, meta: Mapping[str, Any]) -> None:
         """Nothing to do: nothing is durable."""
 
-    def close(self, reason: str) -> list:
+    def close(self, reason: str) -> list[Request]:
         """Return the requests still queued (they are lost with the process)."""
         left = self.store.drain()
         self.hosts = HostQueues(self.policy)
@@ -476,9 +493,13 @@ class SqliteFrontier(FrontierBase):
     """
 
     durable = True
+    policy: HostPolicy
+    hosts: HostQueues
 
-    def __init__(self, jobdir, dupefilter, *, lifo=True, fsync=True, stats=None,
-                 wal_checkpoint_s=30.0, policy=None, rng=None, logunser=False):
+    def __init__(self, jobdir: str, dupefilter: DupeFilter, *, lifo: bool = True,
+                 fsync: bool = True, stats: StatsCollector | None = None,
+                 wal_checkpoint_s: float = 30.0, policy: HostPolicy | None = None,
+                 rng: random.Random | None = None, logunser: bool = False) -> None:
         self.jobdir = jobdir
         self.policy = policy if policy is not None else HostPolicy()
         self.hosts = HostQueues(self.policy, rng=rng)
@@ -491,8 +512,8 @@ class SqliteFrontier(FrontierBase):
             dupefilter.request_fingerprint if isinstance(dupefilter, RFPDupeFilter) else None
         )
         self._transient = MemoryHostStore(lifo=True)  # requests that cannot be stored
-        self._taken = []  # row ids taken by the lease under way
-        self._seen_cache = set()  # fingerprints known to be in ``seen`` (bounded)
+        self._taken: list[int] = []  # row ids taken by the lease under way
+        self._seen_cache: set[str] = set()  # fingerprints known to be in ``seen`` (bounded)
         self._leased = 0
         self.job_path = os.path.join(jobdir, JOB_FILE)
         self.wal_checkpoint_s = wal_checkpoint_s
@@ -508,7 +529,7 @@ class SqliteFrontier(FrontierBase):
             self.lock.release()
             raise
 
-    def _open(self, lifo, fsync):
+    def _open(self, lifo: bool, fsync: bool) -> None:
         record = self._read_job_record()
         existed = os.path.exists(self.path)
         if record is not None and not existed:
@@ -559,13 +580,14 @@ class SqliteFrontier(FrontierBase):
             raise FrontierError(f"Cannot open the frontier {self.path}: {e}") from e
         self.meta["resumed"] = existed
 
-    def _read_job_record(self) -> dict | None:
+    def _read_job_record(self) -> dict[str, Any] | None:
         """The job's record (:data:`JOB_FILE`), or None when there is none (a new job,
         or a frontier copied alone, which is consistent by itself).
 
         Raises:
             FrontierError: the record exists but cannot be read.
         """
+        record: dict[str, Any]
         try:
             with open(self.job_path, encoding="utf-8") as f:
                 record = json.load(f)
@@ -615,10 +637,11 @@ class SqliteFrontier(FrontierBase):
             "queues (version %(version)d)",
             {"jobdir": self.jobdir, "n": len(updates), "version": SCHEMA_VERSION})
 
-    def _check_history(self, record: dict) -> None:
+    def _check_history(self, record: Mapping[str, Any]) -> None:
         """Refuse a frontier that is not the job ``record`` describes, or is older than
         its last commit. Reads only (nothing is written before this passes)."""
         conn = self.conn
+        meta: dict[str, Any]
         if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
                         ).fetchone() is None:
             meta = {}
@@ -657,7 +680,7 @@ class SqliteFrontier(FrontierBase):
 
     # --- the queue ----------------------------------------------------------------------
 
-    def open(self, spider) -> None:
+    def open(self, spider: Spider) -> None:
         """Bind the spider whose methods are the requests' callbacks."""
         self.spider = spider
         if self._queued:
@@ -668,7 +691,7 @@ class SqliteFrontier(FrontierBase):
                 extra={"spider": spider},
             )
 
-    def push(self, request, *, transient_ok: bool = False) -> bool:
+    def push(self, request: Request, *, transient_ok: bool = False) -> bool:
         """Queue ``request`` (inside the open transaction) unless the dupefilter drops it.
 
         Args:
@@ -711,7 +734,8 @@ class SqliteFrontier(FrontierBase):
         self._inc("scheduler/enqueued")
         return True
 
-    def push_many(self, requests, *, transient_ok: bool = False, start=None) -> list:
+    def push_many(self, requests: Sequence[Request], *, transient_ok: bool = False,
+                  start: Mapping[str, Any] | None = None) -> list[bool]:
         """Queue ``requests`` as :meth:`push` does one by one, in the open transaction
         (:meth:`FrontierBase.push_many <crawlfw.core.frontier.api.FrontierBase.push_many>`).
 
@@ -736,7 +760,7 @@ class SqliteFrontier(FrontierBase):
         cache = self._seen_cache
         push = self.push
         spider = self.spider
-        queued = []
+        queued: list[bool] = []
         append = queued.append
         filtered = 0
         try:
@@ -752,8 +776,9 @@ class SqliteFrontier(FrontierBase):
                         continue
                 append(push(request, transient_ok=transient_ok))
         finally:
-            if filtered:
-                spider.crawler.stats.inc_value("dupefilter/filtered", filtered, spider=spider)
+            if filtered:  # (open() bound the spider before any push)
+                spider.crawler.stats.inc_value(  # type: ignore[union-attr]
+                    "dupefilter/filtered", filtered, spider=spider)
         if start is not None:
             meta = {"start_requests": self.meta.get("start_requests", 0) + start["consumed"]}
             if start["exhausted"]:
@@ -761,7 +786,7 @@ class SqliteFrontier(FrontierBase):
             self.set_meta(meta)
         return queued
 
-    def _seen(self, request) -> bool:
+    def _seen(self, request: Request) -> bool:
         if self._fingerprint is None:
             return self.df.request_seen(request)
         try:
@@ -782,7 +807,7 @@ class SqliteFrontier(FrontierBase):
         return not self.conn.execute("INSERT OR IGNORE INTO seen VALUES (?)",
                                      (bytes.fromhex(fp),)).rowcount
 
-    def lease(self, n: int, now_s: float | None = None) -> list:
+    def lease(self, n: int, now_s: float | None = None) -> list[Request]:
         """Take up to ``n`` requests of ready hosts (:mod:`crawlfw.core.frontier.hostqueues`),
         next first; each gets ``request._lease`` (the row id; None for a transient
         request, which is not tracked), ``_host`` and ``_paced``.
@@ -792,6 +817,7 @@ class SqliteFrontier(FrontierBase):
         """
         if _faults.holding("frontier.lease_none"):  # fault injection: a stuck frontier
             return []
+        taken: list[int]
         self._taken = taken = []
         out = self.hosts.lease(n, time.monotonic() if now_s is None else now_s, self._take)
         if taken:
@@ -805,11 +831,13 @@ class SqliteFrontier(FrontierBase):
             self._inc("scheduler/dequeued", len(out))
         return out
 
-    def _take(self, host: str, limit: int, bound):
+    def _take(self, host: str, limit: int, bound: int | None) -> tuple[list[Request], int | None]:
         """``take`` of :meth:`HostQueues.lease <crawlfw.core.frontier.hostqueues.HostQueues.lease>`:
         the host's transient requests first, then its rows in queue order (one indexed
         SELECT of at most ``limit + 1`` rows: the one past those taken is the new head).
         The rows' ids go to ``self._taken`` (marked leased by :meth:`lease`)."""
+        out: list[Request]
+        head: int | None
         out, head = [], None
         transient = self._transient
         if len(transient) and host in transient.hosts:
@@ -830,10 +858,10 @@ class SqliteFrontier(FrontierBase):
             taken.append(row_id)
         return out, head
 
-    def release(self, requests) -> None:
+    def release(self, requests: Iterable[Request]) -> None:
         """Queue leased requests again (the same rows; transient ones in memory); their
         hosts' in-flight counts go down."""
-        ids = []
+        ids: list[tuple[int]] = []
         hosts = self.hosts
         for request in requests:
             host = request._host
@@ -853,14 +881,14 @@ class SqliteFrontier(FrontierBase):
             self._queued += len(ids)
             self._leased -= len(ids)
 
-    def ack(self, lease_ids) -> None:
+    def ack(self, lease_ids: Sequence[int]) -> None:
         """Forget leased requests whose work is durable (deleted at the next commit)."""
         if lease_ids:
             self.conn.executemany("DELETE FROM requests WHERE id = ?",
                                   [(i,) for i in lease_ids])
             self._leased -= len(lease_ids)
 
-    def commit(self, meta: dict | None = None) -> None:
+    def commit(self, meta: Mapping[str, Any] | None = None) -> None:
         """Write ``meta`` (JSON-able values by key) and commit everything since the last
         commit in one transaction.
 
@@ -884,7 +912,7 @@ class SqliteFrontier(FrontierBase):
                 or time.monotonic() - self._last_wal_checkpoint >= self.wal_checkpoint_s):
             self._checkpoint_wal()
 
-    def close(self, reason: str) -> list:
+    def close(self, reason: str) -> list[Request]:
         """Commit what is pending (a clean stop keeps acked work) and close the file.
 
         Returns:
@@ -906,7 +934,7 @@ class SqliteFrontier(FrontierBase):
     def __len__(self) -> int:
         return self._queued + len(self._transient)
 
-    def describe_pending(self) -> dict:
+    def describe_pending(self) -> dict[str, Any]:
         """What the frontier holds, for a stalled crawl's report (reads only).
 
         Returns:
@@ -914,7 +942,7 @@ class SqliteFrontier(FrontierBase):
             counts as this object keeps them, and the oldest stored request with who
             holds its lease (this crawl, named by its pid, or nobody).
         """
-        out = {"queued": self._queued, "leased": self._leased,
+        out: dict[str, Any] = {"queued": self._queued, "leased": self._leased,
                "in memory": len(self._transient)}
         row = self.conn.execute(
             "SELECT id, leased, data FROM requests ORDER BY id LIMIT 1").fetchone()
@@ -930,7 +958,7 @@ class SqliteFrontier(FrontierBase):
 
     # --- metadata -----------------------------------------------------------------------
 
-    def set_meta(self, meta: dict) -> None:
+    def set_meta(self, meta: Mapping[str, Any]) -> None:
         """Write ``meta`` (JSON-able values by key) inside the open transaction: durable
         with the next commit, together with the pushes and acks before it."""
         self._write_meta(meta)
@@ -942,7 +970,7 @@ class SqliteFrontier(FrontierBase):
             meta[key] = json.loads(value)
         return meta
 
-    def _write_meta(self, meta: dict) -> None:
+    def _write_meta(self, meta: Mapping[str, Any]) -> None:
         self.conn.executemany(
             "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
             [(k, json.dumps(v)) for k, v in meta.items()],
@@ -950,7 +978,7 @@ class SqliteFrontier(FrontierBase):
 
     # --- the JOBDIR format of crawlfw < 0.2 (Scrapy 1.2's) ------------------------------
 
-    def _migrate_old_jobdir(self):
+    def _migrate_old_jobdir(self) -> None:
         """Move ``requests.queue/`` (pickled disk queues) and ``requests.seen`` (hex
         fingerprints), written by earlier versions, into this frontier, in the open
         transaction; the old files are renamed ``*.migrated`` after the commit."""
@@ -1000,9 +1028,9 @@ class SqliteFrontier(FrontierBase):
         )
 
 
-def _pop_up_to(queue, n: int) -> list:
+def _pop_up_to(queue: Any, n: int) -> list[Any]:
     """Pop up to ``n`` objects from ``queue`` (whose ``pop()`` returns None when empty)."""
-    out = []
+    out: list[Any] = []
     pop = queue.pop
     while len(out) < n:
         obj = pop()
@@ -1012,35 +1040,37 @@ def _pop_up_to(queue, n: int) -> list:
     return out
 
 
-class _Fifo(collections.deque):
+class _Fifo(collections.deque[Any]):
     """A first-in, first-out deque with the queue interface the PriorityQueue needs."""
 
     __slots__ = ()
 
-    def push(self, obj):
+    def push(self, obj: Any) -> None:
         self.append(obj)
 
-    def pop(self):  # noqa: D102 - popleft, returning None when empty
+    # the queue interface's pop(): no index, None when empty (not deque's)
+    def pop(self) -> Any:  # type: ignore[override]  # noqa: D102 - popleft, returning None when empty
         return self.popleft() if self else None
 
-    def close(self):
+    def close(self) -> None:
         self.clear()
 
 
-def _new_fifo(priority):
+def _new_fifo(priority: int) -> _Fifo:
     return _Fifo()
 
 
-class _Lifo(list):
+class _Lifo(list[Any]):
     """A last-in, first-out list with the queue interface the PriorityQueue needs."""
 
     __slots__ = ()
 
-    def push(self, obj):
+    def push(self, obj: Any) -> None:
         self.append(obj)
 
-    def pop(self):  # noqa: D102 - list.pop, returning None when empty
+    # the queue interface's pop(): no index, None when empty (not list's)
+    def pop(self) -> Any:  # type: ignore[override]  # noqa: D102 - list.pop, returning None when empty
         return super().pop() if self else None
 
-    def close(self):
+    def close(self) -> None:
         self.clear()

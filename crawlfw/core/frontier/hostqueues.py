@@ -50,9 +50,17 @@ import heapq
 import itertools
 import random
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 __all__ = ["HostQueues", "MemoryHostStore", "sort_key"]
+
+if TYPE_CHECKING:
+    from crawlfw.core.transport.hostpolicy import HostPolicy
+    from crawlfw.http import Request
+
+#: ``take(key, limit, bound) -> (requests, new_head)`` of :meth:`HostQueues.lease`.
+Take = Callable[[str, int, "int | None"], "tuple[list[Request], int | None]"]
 
 _INF = float("inf")
 _NEVER = float("-inf")
@@ -70,17 +78,17 @@ class _Host:
     __slots__ = ("queued", "head", "in_flight", "last_start_s", "gap", "entry", "ready_since",
                  "since")
 
-    def __init__(self, last_start_s: float = _NEVER, gap: float = 1.0):
+    def __init__(self, last_start_s: float = _NEVER, gap: float = 1.0) -> None:
         self.queued = 0
-        self.head = None  # best sort key queued, or None
+        self.head: int | None = None  # best sort key queued, or None
         self.in_flight = 0
         self.last_start_s = last_start_s  # when it last handed out a request
         self.gap = gap  # the delay's factor for the gap after that (randomization)
-        self.entry = None  # seq of its live heap entry (ready or delayed), or None
-        self.ready_since = None  # not None while in the ready heap
+        self.entry: int | None = None  # seq of its live heap entry (ready or delayed), or None
+        self.ready_since: float | None = None  # not None while in the ready heap
         self.since = _NEVER  # since when it has had requests queued (the tie-break)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"_Host(queued={self.queued}, head={self.head}, in_flight={self.in_flight}, "
                 f"last_start_s={self.last_start_s})")
 
@@ -102,17 +110,18 @@ class HostQueues:
         in_flight: requests leased and not reported finished, all hosts.
     """
 
-    def __init__(self, policy, *, rng: random.Random | None = None):
+    def __init__(self, policy: HostPolicy, *, rng: random.Random | None = None) -> None:
         self.policy = policy
         self.rng = rng or random.Random()
         self.hosts: dict[str, _Host] = {}
         self.queued = 0
         self.in_flight = 0
-        self._ready: list = []  # heap of (head, since, -queued, seq, key)
-        self._delayed: list = []  # heap of (next_start_s, seq, key)
+        # heap of (head, since, -queued, seq, key); a host's head is never None once queued
+        self._ready: list[tuple[int | None, float, int, int, str]] = []
+        self._delayed: list[tuple[float, int, str]] = []  # heap of (next_start_s, seq, key)
         # Empty hosts within their delay: key -> (next start, last start, gap).
-        self._cooling: dict[str, tuple] = {}
-        self._cooling_heap: list = []  # (next start, key)
+        self._cooling: dict[str, tuple[float, float, float]] = {}
+        self._cooling_heap: list[tuple[float, str]] = []  # (next start, key)
         self._seq = itertools.count()
         self._clock = _NEVER  # the latest now_s given: the time of a push (which has none)
 
@@ -136,7 +145,7 @@ class HostQueues:
         if h.entry is None:
             self._place(key, h, None)
 
-    def lease(self, n: int, now_s: float, take: Callable) -> list:
+    def lease(self, n: int, now_s: float, take: Take) -> list[Request]:
         """Up to ``n`` requests of ready hosts, best head first (see the module doc).
 
         Args:
@@ -155,7 +164,7 @@ class HostQueues:
         """
         self._clock = now_s
         self._promote(now_s)
-        out = []
+        out: list[Request] = []
         ready = self._ready
         hosts = self.hosts
         policy = self.policy
@@ -199,7 +208,7 @@ class HostQueues:
             self._place(key, h, now_s)
         return out
 
-    def finished(self, counts, now_s: float) -> None:
+    def finished(self, counts: Mapping[str, int], now_s: float) -> None:
         """Transfers of these hosts ended (downloaded, failed, dropped, answered by a
         middleware, replaced, released): their in-flight counts go down and they may be
         ready again.
@@ -345,7 +354,7 @@ class HostQueues:
             return _NEVER
         return h.last_start_s + delay * h.gap
 
-    def _best_head(self):
+    def _best_head(self) -> int | None:
         """The best head among the ready hosts (stale heap tops dropped), or None."""
         ready = self._ready
         hosts = self.hosts
@@ -369,12 +378,12 @@ class MemoryHostStore:
         lifo: the order of the non-start requests within one priority.
     """
 
-    def __init__(self, lifo: bool = True):
+    def __init__(self, lifo: bool = True) -> None:
         self.lifo = lifo
-        self.hosts: dict[str, tuple[list, dict]] = {}  # key -> (heap of sort keys, {sort key: deque})
+        self.hosts: dict[str, tuple[list[int], dict[int, deque[Request]]]] = {}  # key -> (heap of sort keys, {sort key: deque})
         self._len = 0
 
-    def push(self, host: str, key: int, request) -> None:
+    def push(self, host: str, key: int, request: Request) -> None:
         """Queue ``request`` of ``host`` with sort key ``key``."""
         entry = self.hosts.get(host)
         if entry is None:
@@ -387,13 +396,13 @@ class MemoryHostStore:
         q.append(request)
         self._len += 1
 
-    def take(self, host: str, limit: int, bound) -> tuple[list, int | None]:
+    def take(self, host: str, limit: int, bound: int | None) -> tuple[list[Request], int | None]:
         """See ``take`` in :meth:`HostQueues.lease`."""
         entry = self.hosts.get(host)
         if entry is None:
             return [], None
         heap, queues = entry
-        out = []
+        out: list[Request] = []
         lifo = self.lifo
         while len(out) < limit and heap:
             key = heap[0]
@@ -411,14 +420,14 @@ class MemoryHostStore:
             return out, None
         return out, heap[0]
 
-    def head(self, host: str):
+    def head(self, host: str) -> int | None:
         """The best sort key queued for ``host``, or None."""
         entry = self.hosts.get(host)
         return entry[0][0] if entry else None
 
-    def drain(self) -> list:
+    def drain(self) -> list[Request]:
         """Remove and return every queued request (host by host, each in queue order)."""
-        out = []
+        out: list[Request] = []
         for host in list(self.hosts):
             out.extend(self.take(host, self._len or 1, None)[0])
         return out

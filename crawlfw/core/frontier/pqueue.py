@@ -5,9 +5,23 @@ Lower numbers pop first: the scheduler pushes ``-request.priority`` so that high
 order applies (FIFO or LIFO).
 """
 
+from __future__ import annotations
+
 import heapq
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
 
 __all__ = ["PriorityQueue"]
+
+
+class InnerQueue(Protocol):
+    """One priority's queue (queuelib's interface): ``push``, ``pop`` (None when
+    empty), ``close``, ``len``."""
+
+    def push(self, obj: Any) -> None: ...
+    def pop(self) -> Any: ...
+    def close(self) -> None: ...
+    def __len__(self) -> int: ...
 
 
 class PriorityQueue:
@@ -19,10 +33,11 @@ class PriorityQueue:
         startprios: priorities of queues to recreate at once (for disk queues).
     """
 
-    def __init__(self, qfactory, startprios=()):
+    def __init__(self, qfactory: Callable[[int], InnerQueue],
+                 startprios: Iterable[int] = ()) -> None:
         self.qfactory = qfactory
-        self.queues = {}
-        self._prios = []  # heap of priorities that have a non-empty queue
+        self.queues: dict[int, InnerQueue] = {}
+        self._prios: list[int] = []  # heap of priorities that have a non-empty queue
         self._len = 0
         for p in startprios:
             q = self.queues[p] = qfactory(p)
@@ -30,7 +45,7 @@ class PriorityQueue:
                 heapq.heappush(self._prios, p)
                 self._len += len(q)
 
-    def push(self, obj, priority: int = 0) -> None:
+    def push(self, obj: Any, priority: int = 0) -> None:
         """Add ``obj`` with ``priority`` (lower pops first)."""
         q = self.queues.get(priority)
         if q is None:
@@ -40,7 +55,7 @@ class PriorityQueue:
         q.push(obj)
         self._len += 1
 
-    def pop(self):
+    def pop(self) -> Any:
         """Remove and return the next object, or None when every queue is empty."""
         prios = self._prios
         while prios:
@@ -56,7 +71,7 @@ class PriorityQueue:
             return obj
         return None
 
-    def close(self) -> list:
+    def close(self) -> list[int]:
         """Close every inner queue; return the priorities of the non-empty ones."""
         active = [p for p, q in self.queues.items() if len(q)]
         for q in self.queues.values():

@@ -94,6 +94,8 @@ import logging
 import random
 import time
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from crawlfw.core.frontier.api import FrontierBase, host_key
 from crawlfw.core.frontier.frontier import SEEN_CACHE_SIZE, FrontierError, JobMeta, _Lifo
@@ -116,6 +118,14 @@ from crawlfw.core.frontier.redis_link import (
 )
 from crawlfw.dupefilters import RFPDupeFilter
 from crawlfw.utils.reqser import request_from_dict, request_to_dict
+
+if TYPE_CHECKING:
+    import redis
+
+    from crawlfw.core.frontier.api import DupeFilter
+    from crawlfw.http import Request
+    from crawlfw.spiders import Spider
+    from crawlfw.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
 
@@ -653,14 +663,14 @@ class _Ahead:
 
     __slots__ = ("hot", "cold")
 
-    def __init__(self):
-        self.hot = deque()
-        self.cold = deque()
+    def __init__(self) -> None:
+        self.hot: deque[Request] = deque()
+        self.cold: deque[Request] = deque()
 
-    def append(self, request, hot: bool) -> None:
+    def append(self, request: Request, hot: bool) -> None:
         (self.hot if hot else self.cold).append(request)
 
-    def popleft(self):
+    def popleft(self) -> Request:
         """The next request to start (raises IndexError when empty)."""
         return self.hot.popleft() if self.hot else self.cold.popleft()
 
@@ -671,7 +681,7 @@ class _Ahead:
     def __len__(self) -> int:
         return len(self.hot) + len(self.cold)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Request]:
         yield from self.hot
         yield from self.cold
 
@@ -731,9 +741,13 @@ class RedisFrontier(FrontierBase):
     durable = True
     shared = True
 
-    def __init__(self, url, key, dupefilter, *, worker, lifo=True, lease_timeout_s=60.0,
-                 retry_timeout_s=300.0, prefetch=0, max_open=0, stats=None, client=None,
-                 link=None, join_only=False, host_limits=None, rng=None, logunser=False):
+    def __init__(self, url: str, key: str, dupefilter: DupeFilter, *, worker: str,
+                 lifo: bool = True, lease_timeout_s: float = 60.0,
+                 retry_timeout_s: float = 300.0, prefetch: int = 0, max_open: int = 0,
+                 stats: StatsCollector | None = None, client: redis.Redis | None = None,
+                 link: RedisLink | None = None, join_only: bool = False,
+                 host_limits: Callable[[], tuple[int, float, bool]] | None = None,
+                 rng: random.Random | None = None, logunser: bool = False) -> None:
         import redis
 
         self.url = url
@@ -754,24 +768,24 @@ class RedisFrontier(FrontierBase):
             dupefilter.request_fingerprint if isinstance(dupefilter, RFPDupeFilter) else None
         )
         self._transient = PriorityQueue(lambda priority: _Lifo())
-        self._seen_cache = set()
-        self._pending_acks = []
-        self.leased = set()  # ids of this worker's open leases
+        self._seen_cache: set[str] = set()
+        self._pending_acks: list[int] = []
+        self.leased: set[int] = set()  # ids of this worker's open leases
         self.prefetch = max(0, int(prefetch))
         self.max_open = max(0, int(max_open))
         self._prefetched = _Ahead()  # leased ahead, not handed out yet (in `leased`)
-        self._limited = set()  # hosts at their concurrency at their last lease here
+        self._limited: set[str] = set()  # hosts at their concurrency at their last lease here
         self._urgent = False  # a finished transfer of such a host waits to be reported
-        self._finished_hosts = set()  # the hosts of `_finished`
+        self._finished_hosts: set[str] = set()  # the hosts of `_finished`
         self.queued = 0  # the shared queue's length at the last lease or status call
         self._host_limits = host_limits or (lambda: (8, 0.0, True))
-        self._limits = None  # (concurrency, delay ms, randomize), read when first needed
+        self._limits: tuple[int, int, bool] | None = None  # (concurrency, delay ms, randomize), read when first needed
         self._rng = rng or random.Random()
-        self._flying = {}  # host -> deque of this worker's lease ids counted in flight
-        self._finished = []  # lease ids whose transfers ended, sent with the next call
+        self._flying: dict[str, deque[int]] = {}  # host -> deque of this worker's lease ids counted in flight
+        self._finished: list[int] = []  # lease ids whose transfers ended, sent with the next call
         self._finished_s = 0.0  # since when (monotonic s) _finished is not empty
-        self._delays = {}  # host -> delay ms (AutoThrottle), sent with the next lease
-        self._next_ready_at = None  # monotonic s when a host waiting for its delay may start
+        self._delays: dict[str, int] = {}  # host -> delay ms (AutoThrottle), sent with the next lease
+        self._next_ready_at: float | None = None  # monotonic s when a host waiting for its delay may start
         try:
             self.client = client or redis.Redis.from_url(
                 url, socket_timeout=30, socket_connect_timeout=5, protocol=2)
@@ -786,7 +800,7 @@ class RedisFrontier(FrontierBase):
         return f"{self.key}:{name}"
 
     @property
-    def limits(self) -> tuple:
+    def limits(self) -> tuple[int, int, bool]:
         """``(concurrency per host, delay ms, randomize)``, from ``host_limits``; kept
         from the first :meth:`lease` on (``spider_opened`` handlers, which run before
         it, may set the spider's ``download_delay``, as AutoThrottle does)."""
@@ -798,7 +812,7 @@ class RedisFrontier(FrontierBase):
 
     # --- Redis calls --------------------------------------------------------------------
 
-    def _call(self, name, args):
+    def _call(self, name: str, args: list[Any]) -> Any:
         """Run script ``name``; retry a lost connection with backoff
         (:func:`call_with_retry`).
 
@@ -842,14 +856,14 @@ class RedisFrontier(FrontierBase):
         stored = call_with_retry(lambda: self.client.hgetall(self._k(f"worker:{self.worker}")),
                                  self.url, self.retry_timeout_s, spider=self.spider,
                                  stats=self.stats, link=self.link)
-        for field, value in stored.items():
-            meta[field.decode()] = json.loads(value)
+        for field, value in stored.items():  # bytes (a client made here decodes nothing)
+            meta[field.decode() if isinstance(field, bytes) else field] = json.loads(value)
         meta["resumed"] = bool(stored)
         return meta
 
     # --- the queue ----------------------------------------------------------------------
 
-    def open(self, spider) -> None:
+    def open(self, spider: Spider) -> None:
         """Bind the spider whose methods are the requests' callbacks; log what the shared
         crawl holds."""
         self.spider = spider
@@ -872,11 +886,12 @@ class RedisFrontier(FrontierBase):
             extra={"spider": spider},
         )
 
-    def push(self, request, *, transient_ok: bool = False) -> bool:
+    def push(self, request: Request, *, transient_ok: bool = False) -> bool:
         """Queue one request (see :meth:`push_many`)."""
         return self.push_many([request], transient_ok=transient_ok)[0]
 
-    def push_many(self, requests, *, transient_ok: bool = False, start=None) -> list:
+    def push_many(self, requests: Sequence[Request], *, transient_ok: bool = False,
+                  start: Mapping[str, Any] | None = None) -> list[bool]:
         """Queue ``requests`` through the shared dupefilter, each in its host's queue,
         in one Redis call (which also carries the finished transfers noted by
         :meth:`hosts_finished`).
@@ -898,11 +913,11 @@ class RedisFrontier(FrontierBase):
         results = [False] * len(requests)
         if start is not None and not self.start_owner:
             start = None  # (another worker schedules the start requests: none came here)
-        args = [self.worker, "1" if self.lifo else "0",
+        args: list[Any] = [self.worker, "1" if self.lifo else "0",
                 -1 if start is None else start["consumed"],
                 1 if start is not None and start["exhausted"] else 0, self.lease_ms,
                 self.limits[0], ""]
-        sent = []  # indexes of requests sent
+        sent: list[int] = []  # indexes of requests sent
         fingerprint = self._fingerprint
         cache = self._seen_cache
         for i, request in enumerate(requests):
@@ -937,7 +952,7 @@ class RedisFrontier(FrontierBase):
                 if len(cache) >= SEEN_CACHE_SIZE:
                     cache.clear()
                 cache.add(fp)
-                fp = bytes.fromhex(fp)
+                fp = bytes.fromhex(fp)  # type: ignore[assignment]  # the hex str's bytes, for Redis
             meta = request._meta
             args += (fp, max(-_PRIO_MAX, min(_PRIO_MAX, request.priority)), data,
                      1 if meta and meta.get("is_start_request") else 0, str(host_key(request)))
@@ -967,7 +982,7 @@ class RedisFrontier(FrontierBase):
             self.meta["start_exhausted"] = True
         return results
 
-    def lease(self, n: int, now_s: float | None = None) -> list:
+    def lease(self, n: int, now_s: float | None = None) -> list[Request]:
         """Take up to ``n`` requests of hosts that may start one now (below their
         concurrency across every worker, past their delay), leased for
         ``lease_timeout_s``: the head of the ready host whose head has the highest
@@ -997,7 +1012,7 @@ class RedisFrontier(FrontierBase):
         Raises:
             FrontierError: Redis failed.
         """
-        out = []
+        out: list[Request] = []
         pop = self._transient.pop
         while len(out) < n:
             request = pop()
@@ -1084,7 +1099,7 @@ class RedisFrontier(FrontierBase):
             self._inc("scheduler/dequeued", len(out))
         return out
 
-    def hosts_finished(self, counts: dict, now_s: float | None = None) -> None:
+    def hosts_finished(self, counts: Mapping[str, int], now_s: float | None = None) -> None:
         """Transfers of requests this frontier leased ended (downloaded, failed, dropped
         or answered by a middleware, released): ``{host key: count}``. Noted here and
         sent with the next call to Redis (a push, a lease that needs Redis, a status:
@@ -1141,31 +1156,32 @@ class RedisFrontier(FrontierBase):
         it too once it has nothing queued or in flight and its delay has passed."""
         self._delays[host] = -1 if delay_s is None else max(0, int(round(delay_s * 1000)))
 
-    def release(self, requests) -> None:
+    def release(self, requests: Iterable[Request]) -> None:
         """Queue leased requests again (transient ones in memory); their hosts' in-flight
         counts go down with them."""
-        ids = []
+        ids: list[int] = []
         for request in requests:
             if request._lease is None:
                 self._transient.push(request, -request.priority)
             else:
                 ids.append(request._lease)
-                host_ids = self._flying.get(getattr(request, "_host", None))
-                if host_ids is not None and request._lease in host_ids:
+                host = request._host
+                host_ids = self._flying.get(host) if host is not None else None
+                if host is not None and host_ids is not None and request._lease in host_ids:
                     host_ids.remove(request._lease)
                     if not host_ids:
-                        del self._flying[request._host]
+                        del self._flying[host]
         if ids:
             self._call("release", [self.worker, self.limits[0], *ids])
             self.leased.difference_update(ids)
             self.queued += len(ids)
 
-    def ack(self, lease_ids) -> None:
+    def ack(self, lease_ids: Sequence[int]) -> None:
         """Note leases whose work is durable: forgotten in Redis at the next
         :meth:`commit`, with the worker's metadata."""
         self._pending_acks.extend(lease_ids)
 
-    def commit(self, meta: dict | None = None) -> None:
+    def commit(self, meta: Mapping[str, Any] | None = None) -> None:
         """Ack the leases noted since the last commit and write ``meta`` (JSON-able
         values by key: this worker's feed states, ``spider.state``) in one atomic call.
 
@@ -1176,7 +1192,7 @@ class RedisFrontier(FrontierBase):
         acks = self._pending_acks
         if not acks and not meta:
             return
-        fields = []
+        fields: list[str] = []
         for key, value in (meta or {}).items():
             fields += (key, json.dumps(value))
         acked, lost = self._call("commit", [self.worker, self.limits[0], len(fields) // 2,
@@ -1193,14 +1209,14 @@ class RedisFrontier(FrontierBase):
                 "more often: raise FRONTIER_LEASE_TIMEOUT)", {"n": lost},
                 extra={"spider": self.spider})
 
-    def set_meta(self, meta: dict) -> None:
+    def set_meta(self, meta: Mapping[str, Any]) -> None:
         """Write ``meta`` with the next commit (``start_requests``/``start_exhausted``
         are kept by :meth:`push_many` and ignored here)."""
         meta = {k: v for k, v in meta.items() if k not in ("start_requests", "start_exhausted")}
         if meta:
             self.commit(meta)
 
-    def renew(self) -> list:
+    def renew(self) -> list[int]:
         """The heartbeat: extend this worker's open leases (and its claim on the start
         requests) by ``lease_timeout_s``.
 
@@ -1217,7 +1233,7 @@ class RedisFrontier(FrontierBase):
             self._inc("frontier/leases_lost", len(lost))
         return lost
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         """The shared crawl's state, after moving expired leases back to the queue.
 
         Returns:
@@ -1245,7 +1261,7 @@ class RedisFrontier(FrontierBase):
                 "ready_hosts": int(ready), "delayed_hosts": int(delayed),
                 "busy_hosts": int(busy)}
 
-    def describe_pending(self) -> dict:
+    def describe_pending(self) -> dict[str, Any]:
         """What the shared frontier holds, for the stall report: ``{'queued': int,
         'leased': int, 'ready hosts': int, 'hosts in their delay': int, 'hosts with
         requests in flight': int, 'this worker's open leases': int}``.
@@ -1260,7 +1276,7 @@ class RedisFrontier(FrontierBase):
                 "hosts with requests in flight": status["busy_hosts"],
                 "this worker's open leases": status["own_leases"]}
 
-    def crawl_figures(self, own: dict) -> dict:
+    def crawl_figures(self, own: Mapping[str, int]) -> dict[str, Any]:
         """Publish this worker's figures and read the whole shared crawl's.
 
         Two Redis round trips (a script, then :meth:`status`); the scheduler calls it
@@ -1290,7 +1306,7 @@ class RedisFrontier(FrontierBase):
         beats = dict(zip(flat_beats[::2], flat_beats[1::2], strict=True))
         now_ms = int(sec) * 1000 + int(usec) / 1000
         shared = self.status()
-        workers = []
+        workers: list[dict[str, Any]] = []
         for wid, raw in sorted(figures.items()):
             wid = wid.decode() if isinstance(wid, bytes) else wid
             f = json.loads(raw)
@@ -1302,14 +1318,14 @@ class RedisFrontier(FrontierBase):
                 "pages": sum(w["pages"] for w in workers),
                 "items": sum(w["items"] for w in workers), "workers": workers}
 
-    def close(self, reason: str) -> list:
+    def close(self, reason: str) -> list[Request]:
         """Commit pending acks, give back this worker's open leases and its claim on
         the start requests (other workers need not wait for them to expire).
 
         Returns:
             list: transient requests still queued (lost: they are not stored).
         """
-        left = []
+        left: list[Request] = []
         while True:
             request = self._transient.pop()
             if request is None:
@@ -1342,7 +1358,7 @@ class RedisFrontier(FrontierBase):
         checkpoint would settle for the workers waiting on them)."""
         return bool(self.leased or self._pending_acks)
 
-    def _note_expired(self, n):
+    def _note_expired(self, n: int | str | bytes) -> None:
         n = int(n)
         if n:
             self._inc("frontier/leases_expired", n)

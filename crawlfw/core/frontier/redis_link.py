@@ -24,8 +24,20 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from crawlfw.core.frontier.frontier import FrontierError
+
+if TYPE_CHECKING:
+    import redis
+    import redis.connection
+
+    from crawlfw.settings import BaseSettings
+    from crawlfw.spiders import Spider
+    from crawlfw.statscollectors import StatsCollector
+
+_T = TypeVar("_T")
 
 logger = logging.getLogger("crawlfw.core.frontier.redis_frontier")  # (the name users filter on)
 
@@ -37,10 +49,10 @@ __all__ = ["Scripts", "ThreadRedis", "worker_id", "frontier_key", "call_with_ret
 RETRY_FIRST_S = 0.1
 RETRY_MAX_S = 5.0
 
-_worker_id = None
+_worker_id: str | None = None
 
 
-def worker_id(settings=None) -> str:
+def worker_id(settings: BaseSettings | None = None) -> str:
     """This process's worker id: ``FRONTIER_WORKER``, else ``<hostname>-<pid>`` (the same
     for the whole process). It names the worker's leases and committed feed state in a
     shared frontier and fills the ``%(worker)s`` placeholder of ``FEED_URI``.
@@ -59,7 +71,7 @@ def worker_id(settings=None) -> str:
     return _worker_id
 
 
-def frontier_key(settings, spider_name: str) -> str:
+def frontier_key(settings: BaseSettings, spider_name: str | None) -> str:
     """The key prefix of a shared crawl: ``{<FRONTIER_KEY>}`` or ``{crawlfw:<spider>}``
     (braces: a Redis Cluster hash tag, all keys of the crawl in one slot; a
     ``FRONTIER_KEY`` with its own braces is used as it is)."""
@@ -85,14 +97,14 @@ class Scripts:
             next call reconnects).
     """
 
-    def __init__(self, client, sources: dict):
+    def __init__(self, client: redis.Redis, sources: Mapping[str, str]) -> None:
         self.client = client
-        self.sources = {}
-        self.shas = {}
-        self.conn = None
+        self.sources: dict[str, str] = {}
+        self.shas: dict[str, str] = {}
+        self.conn: redis.connection.ConnectionInterface | None = None
         self.add(sources)
 
-    def add(self, sources: dict) -> None:
+    def add(self, sources: Mapping[str, str]) -> None:
         """Know the scripts of ``sources`` (``{name: Lua source}``) too."""
         import hashlib
 
@@ -101,8 +113,9 @@ class Scripts:
                 self.sources[name] = src
                 self.shas[name] = hashlib.sha1(src.encode()).hexdigest()
 
-    def run(self, name: str, keys: list, args: list):
-        """Run script ``name`` with ``keys`` and ``args``; returns its reply."""
+    def run(self, name: str, keys: list[str], args: list[Any]) -> Any:
+        """Run script ``name`` with ``keys`` and ``args``; returns its reply (any RESP
+        value: what the script returns)."""
         import redis
 
         conn = self.conn
@@ -126,6 +139,14 @@ class Scripts:
             self.conn = None
 
 
+class PermitHolder(Protocol):
+    """What a thread's :attr:`ThreadRedis.holders` hold: the shared download slots
+    (``core/frontier/redis_slot.py``) that keep permits in Redis."""
+
+    def maintain(self, now_s: float) -> bool:
+        """Renew and give back permits; True while some are still held."""
+
+
 class ThreadRedis:
     """One thread's Redis for one URL: a ``redis.Redis`` client (``client``, for plain
     commands and pipelines) and one dedicated connection for Lua scripts
@@ -141,15 +162,15 @@ class ThreadRedis:
             (the shared download slots that hold permits).
     """
 
-    def __init__(self, url: str):
+    def __init__(self, url: str) -> None:
         import redis
 
         self.client = redis.Redis.from_url(url, socket_timeout=30, socket_connect_timeout=5,
                                            protocol=2)
-        self._scripts = None
-        self.holders = set()
+        self._scripts: Scripts | None = None
+        self.holders: set[PermitHolder] = set()
 
-    def scripts(self, sources: dict) -> Scripts:
+    def scripts(self, sources: Mapping[str, str]) -> Scripts:
         """The thread's :class:`Scripts` (one connection), knowing ``sources`` too."""
         scripts = self._scripts
         if scripts is None:
@@ -198,10 +219,10 @@ class RedisLink:
             crawl with it at its next tick.
     """
 
-    def __init__(self, stopping=None):
+    def __init__(self, stopping: threading.Event | None = None) -> None:
         self.stopping = stopping if stopping is not None else threading.Event()
-        self.down_since = None
-        self.failure = None
+        self.down_since: float | None = None
+        self.failure: FrontierPermanentError | None = None
         self._lock = threading.Lock()
         self._local = threading.local()  # this thread's ThreadRedis per URL
 
@@ -229,7 +250,7 @@ class RedisLink:
                 conn.close()
             per_url.clear()
 
-    def down(self, now: float) -> tuple:
+    def down(self, now: float) -> tuple[float, bool]:
         """Note a failed call at ``now``; returns ``(down_since, first)``: ``first``
         True when this call is the one that found the link down (it logs it)."""
         with self._lock:
@@ -238,7 +259,7 @@ class RedisLink:
                 return now, True
             return self.down_since, False
 
-    def up(self):
+    def up(self) -> float | None:
         """Note a call that reached Redis; returns since when it was down (monotonic
         s), or None if it was not."""
         if self.down_since is None:  # (the common case: no lock)
@@ -248,15 +269,17 @@ class RedisLink:
             return since
 
 
-def redis_link(crawler) -> RedisLink:
+def redis_link(crawler: object) -> RedisLink:
     """The :class:`RedisLink` of ``crawler``'s crawl (made on first use, kept on the
     crawler; its ``stopping`` is the crawler's stop request), or a new one when
     ``crawler`` is None."""
     if crawler is None:
         return RedisLink()
-    link = getattr(crawler, "_redis_link", None)
+    link: RedisLink | None = getattr(crawler, "_redis_link", None)
     if link is None:
-        link = crawler._redis_link = RedisLink(getattr(crawler, "_stop_requested", None))
+        link = RedisLink(getattr(crawler, "_stop_requested", None))
+        # kept on the crawler, whose class does not declare it
+        crawler._redis_link = link  # type: ignore[attr-defined]
     return link
 
 
@@ -264,8 +287,9 @@ def redis_link(crawler) -> RedisLink:
 _LOST_MARK = "CRAWLFW_LOST"
 
 
-def call_with_retry(fn, url: str, retry_timeout_s: float, *, spider=None, stats=None,
-                    link=None):
+def call_with_retry(fn: Callable[[], _T], url: str, retry_timeout_s: float, *,
+                    spider: Spider | None = None, stats: StatsCollector | None = None,
+                    link: RedisLink | None = None) -> _T:
     """``fn()`` (one Redis call), retrying a lost connection with exponential backoff
     (:data:`RETRY_FIRST_S` to :data:`RETRY_MAX_S`) until Redis has been unreachable for
     ``retry_timeout_s`` seconds, counted from the first failed call of ``link`` (the
@@ -335,22 +359,22 @@ def call_with_retry(fn, url: str, retry_timeout_s: float, *, spider=None, stats=
                 raise FrontierPermanentError(_permanent_message(
                     url, redis.AuthenticationError(f"Authentication required ({e})"))) from e
             raise FrontierError(f"Redis at {_redact(url)}: {type(e).__name__}: {e}") from e
-        since = link.up()
-        if since is not None:
+        down_since = link.up()
+        if down_since is not None:
             logger.warning("Redis frontier %(url)s reachable again after %(s).1f s",
-                           {"url": _redact(url), "s": time.monotonic() - since},
+                           {"url": _redact(url), "s": time.monotonic() - down_since},
                            extra={"spider": spider})
         return result
 
 
-def _permanent_errors() -> tuple:
+def _permanent_errors() -> tuple[type[Exception], ...]:
     import redis.exceptions as e
 
     return (e.AuthenticationError, e.AuthenticationWrongNumberOfArgsError,
             e.NoPermissionError, e.InvalidResponse)
 
 
-def _permanent_message(url: str, error) -> str:
+def _permanent_message(url: str, error: Exception) -> str:
     import redis.exceptions as e
 
     if isinstance(error, (e.AuthenticationError, e.AuthenticationWrongNumberOfArgsError)):
@@ -374,7 +398,8 @@ def _lost_message(url: str, error: str) -> str:
 PROBE_TIMEOUT_S = 5.0
 
 
-def check_server(url: str, retry_timeout_s: float, *, link=None, spider=None) -> dict:
+def check_server(url: str, retry_timeout_s: float, *, link: RedisLink | None = None,
+                 spider: Spider | None = None) -> dict[str, str | None]:
     """Check, before a crawl starts, that ``url`` names a Redis the shared frontier can
     use; wait for it (up to ``retry_timeout_s``) while it cannot be reached.
 
@@ -438,7 +463,7 @@ def check_server(url: str, retry_timeout_s: float, *, link=None, spider=None) ->
     return {"maxmemory_policy": policy}
 
 
-def _probe(target) -> None:
+def _probe(target: str | tuple[str, int]) -> None:
     """Send a RESP ``PING`` to ``target`` (``(host, port)`` or a Unix socket path) and
     read the first bytes of the answer.
 
@@ -448,12 +473,11 @@ def _probe(target) -> None:
     """
     import redis
 
-    family = socket.AF_UNIX if isinstance(target, str) else None
     try:
-        if family is None:
+        if not isinstance(target, str):
             sock = socket.create_connection(target, timeout=PROBE_TIMEOUT_S)
         else:
-            sock = socket.socket(family, socket.SOCK_STREAM)
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sock.settimeout(PROBE_TIMEOUT_S)
             sock.connect(target)
     except OSError as e:
@@ -474,7 +498,7 @@ def _probe(target) -> None:
         raise redis.InvalidResponse(f"it answered PING with {first!r}")
 
 
-def _eviction_policy(client):
+def _eviction_policy(client: redis.Redis) -> str | None:
     """The server's ``maxmemory-policy`` from ``CONFIG GET``, else from ``INFO
     memory``; None when neither is allowed (renamed away, ACL)."""
     import redis

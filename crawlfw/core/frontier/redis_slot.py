@@ -38,10 +38,14 @@ from __future__ import annotations
 import itertools
 import logging
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from crawlfw.core.frontier.frontier import FrontierError
 from crawlfw.core.frontier.redis_link import (
     FrontierPermanentError,
+    PermitHolder,
+    RedisLink,
     Scripts,
     call_with_retry,
     frontier_key,
@@ -49,6 +53,16 @@ from crawlfw.core.frontier.redis_link import (
     worker_id,
 )
 from crawlfw.core.transport.slot import DownloadSlot
+
+if TYPE_CHECKING:
+    import redis
+
+    from crawlfw.http import Request
+    from crawlfw.settings import BaseSettings
+    from crawlfw.spiders import Spider
+    from crawlfw.statscollectors import StatsCollector
+
+_T = TypeVar("_T")
 
 __all__ = ["SharedDownloadSlot", "maintain_shared_slots"]
 
@@ -140,8 +154,11 @@ class SharedDownloadSlot(DownloadSlot):
     crawl with it (``frontier_failed``), in one line.
     """
 
-    def __init__(self, client, url, key, worker, permit_timeout_s, retry_timeout_s,
-                 *args, stats=None, spider=None, link=None, scripts=None, holders=None, **kw):
+    def __init__(self, client: redis.Redis, url: str, key: str, worker: str,
+                 permit_timeout_s: float, retry_timeout_s: float, *args: Any,
+                 stats: StatsCollector | None = None, spider: Spider | None = None,
+                 link: RedisLink | None = None, scripts: Scripts | None = None,
+                 holders: set[PermitHolder] | None = None, **kw: Any) -> None:
         super().__init__(*args, **kw)
         self.link = link if link is not None else redis_link(getattr(spider, "crawler", None))
         self.stats = stats
@@ -155,16 +172,19 @@ class SharedDownloadSlot(DownloadSlot):
         self._own_scripts = scripts is None
         self.scripts = scripts if scripts is not None else Scripts(client, _SOURCES)
         self.holders = holders if holders is not None else set()
-        self.permits = {}  # unpaced request in flight -> its permit token
-        self._given_back = []  # tokens of ended transfers, sent with the next call
-        self._free = []  # (token, since when, monotonic s): held for the next request
+        self.permits: dict[Request, str] = {}  # unpaced request in flight -> its permit token
+        self._given_back: list[str] = []  # tokens of ended transfers, sent with the next call
+        self._free: list[tuple[str, float]] = []  # (token, since when, monotonic s): held for the next request
         self._wait_until_s = 0.0  # no permit to be had before this (monotonic s)
         self._poll_s = POLL_S
         self._renewed_s = time.monotonic()
 
     @classmethod
-    def from_settings(cls, settings, spider=None, *, slot="", client=None, stats=None,
-                      link=None, holders=None, **kw):
+    def from_settings(
+            cls, settings: BaseSettings, spider: Spider | None = None, *, slot: str = "",
+            client: redis.Redis | None = None, stats: StatsCollector | None = None,
+            link: RedisLink | None = None, holders: set[PermitHolder] | None = None,
+            **kw: Any) -> SharedDownloadSlot:
         """A slot configured like :meth:`DownloadSlot.from_settings`, its permits in the
         Redis of ``FRONTIER_URL`` under the crawl's key (``FRONTIER_KEY`` or
         ``crawlfw:<spider name>``), on the calling thread's connection
@@ -196,14 +216,14 @@ class SharedDownloadSlot(DownloadSlot):
                    plain.concurrency, plain.delay_s, plain.randomize_delay, stats=stats,
                    spider=spider, link=link, scripts=scripts, holders=holders, **kw)
 
-    def _call(self, fn):
+    def _call(self, fn: Callable[[], _T]) -> _T:
         result = call_with_retry(fn, self.url, self.retry_timeout_s, spider=self.spider,
                                  stats=self.stats, link=self.link)
         if self.stats is not None:
             self.stats.inc_value("frontier/redis_calls", spider=self.spider)
         return result
 
-    def pop_ready(self, now_s: float) -> list:
+    def pop_ready(self, now_s: float) -> list[Request]:
         """Take the requests that may start now, oldest first, up to the local
         concurrency: a paced request (``request._paced``: the shared frontier counted
         and spaced it) at once; an unpaced one with a permit of the whole crawl: first
@@ -213,10 +233,10 @@ class SharedDownloadSlot(DownloadSlot):
         it."""
         queue = self.queue
         want = min(len(queue), self.concurrency - len(self.inprogress))
-        started = []
+        started: list[Request] = []
         if want <= 0:
             return started
-        waiting = None  # unpaced requests passed over (no permit now), in order
+        waiting: list[Request] | None = None  # unpaced requests passed over (no permit now), in order
         while want > 0 and queue:
             if getattr(queue[0], "_paced", False):
                 started.append(self._start(queue.popleft(), None))
@@ -240,11 +260,11 @@ class SharedDownloadSlot(DownloadSlot):
             queue.extendleft(reversed(waiting))
         return started
 
-    def _permits(self, now_s: float, want: int) -> list:
+    def _permits(self, now_s: float, want: int) -> list[str]:
         """Up to ``want`` permit tokens: held ones first, then from Redis (unless a
         refusal or the delay says to wait)."""
         free = self._free
-        tokens = []
+        tokens: list[str] = []
         while free and len(tokens) < want:  # reused without a round trip
             tokens.append(free.pop()[0])
         want -= len(tokens)
@@ -282,7 +302,7 @@ class SharedDownloadSlot(DownloadSlot):
         self._poll_s = POLL_S
         return tokens + new[:granted]
 
-    def _start(self, request, token):
+    def _start(self, request: Request, token: str | None) -> Request:
         self.inprogress[request] = None
         if token is not None:
             self.permits[request] = token
@@ -303,7 +323,7 @@ class SharedDownloadSlot(DownloadSlot):
             return wait
         return 0.0
 
-    def transfer_done(self, request) -> None:
+    def transfer_done(self, request: Request) -> None:
         """End ``request``'s transfer. Without a delay this worker keeps its permit for
         its next unpaced request of the slot (given back by :meth:`maintain` once
         unused for :data:`HOLD_S` seconds); with one, the permit is given back with the
@@ -358,7 +378,7 @@ class SharedDownloadSlot(DownloadSlot):
             pass  # (not renewed or given back: they expire; the crawl stops)
         return bool(self.permits or free or self._given_back)
 
-    def requeue_inprogress(self) -> list:
+    def requeue_inprogress(self) -> list[Request]:
         """Put in-flight requests back in the queue and give their permits back."""
         self._given_back += self.permits.values()
         self.permits.clear()
@@ -370,7 +390,7 @@ class SharedDownloadSlot(DownloadSlot):
         self.holders.discard(self)
         return super().requeue_inprogress()
 
-    def rebind_thread(self, holders: set) -> None:
+    def rebind_thread(self, holders: set[PermitHolder]) -> None:
         """Make this slot's Redis calls go through the calling thread's connection and
         put it in ``holders`` (that thread's set for :func:`maintain_shared_slots`): a
         restarted downloader takes over its dead predecessor's slots (whose thread's
@@ -402,7 +422,7 @@ class SharedDownloadSlot(DownloadSlot):
             self.client.close()
 
 
-def maintain_shared_slots(holders: set, now_s: float) -> bool:
+def maintain_shared_slots(holders: set[PermitHolder], now_s: float) -> bool:
     """Renew and give back the permits of the shared slots in ``holders`` (a
     downloader's: :attr:`crawlfw.core.frontier.redis_link.ThreadRedis.holders`), dropping those
     that hold none any more. Costs nothing for the slots without permits.

@@ -14,12 +14,24 @@ also survives a crash (``kill -9``): see ARCHITECTURE.md, "Lose nothing". With a
 every worker of the crawl (ARCHITECTURE.md, "One crawl, many workers").
 """
 
+from __future__ import annotations
+
 import logging
+from typing import TYPE_CHECKING, Any
 
 from crawlfw.core.frontier.frontier import MemoryFrontier, SqliteFrontier
 from crawlfw.core.transport.hostpolicy import HostPolicy
 from crawlfw.utils.job import job_dir
 from crawlfw.utils.misc import load_object
+
+if TYPE_CHECKING:
+    from crawlfw.core._types import CrawlerLike
+    from crawlfw.core.frontier.api import DupeFilter, Frontier
+    from crawlfw.core.frontier.redis_frontier import RedisFrontier
+    from crawlfw.http import Request
+    from crawlfw.settings import BaseSettings
+    from crawlfw.spiders import Spider
+    from crawlfw.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
 
@@ -51,13 +63,16 @@ class Scheduler:
         crawlfw.core.frontier.frontier.FrontierError: the ``JOBDIR``'s frontier cannot be opened.
     """
 
-    def __init__(self, dupefilter, jobdir=None, dqclass=None, mqclass=None, logunser=False,
-                 stats=None, fsync=True, frontier=None, wal_checkpoint_s=30.0, policy=None,
-                 **kw):
+    def __init__(self, dupefilter: DupeFilter, jobdir: str | None = None, dqclass: Any = None,
+                 mqclass: Any = None, logunser: bool = False,
+                 stats: StatsCollector | None = None, fsync: bool = True,
+                 frontier: Frontier | None = None, wal_checkpoint_s: float = 30.0,
+                 policy: HostPolicy | None = None, **kw: Any) -> None:
         self.df = dupefilter
         self.logunser = logunser
         self.stats = stats
-        self.spider = None
+        self.spider: Spider | None = None
+        self.frontier: Frontier
         if frontier is not None:
             self.frontier = frontier
         elif jobdir:
@@ -71,7 +86,16 @@ class Scheduler:
             self.frontier = MemoryFrontier(dupefilter, mqclass, stats=stats, policy=policy)
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: CrawlerLike) -> Scheduler:
+        """The scheduler of ``crawler``'s settings: ``DUPEFILTER_CLASS``, ``JOBDIR``
+        or ``FRONTIER_URL``, ``SCHEDULER_DISK_QUEUE``/``_MEMORY_QUEUE``,
+        ``LOG_UNSERIALIZABLE_REQUESTS``, ``FRONTIER_FSYNC``,
+        ``FRONTIER_WAL_CHECKPOINT_INTERVAL``, the politeness settings.
+
+        Raises:
+            crawlfw.exceptions.CrawlStartError: ``SCHEDULER_PRIORITY_QUEUE`` cannot be
+                honoured, or the shared frontier cannot be opened.
+        """
         settings = crawler.settings
         check_priority_queue(settings)
         dupefilter_cls = load_object(settings["DUPEFILTER_CLASS"])
@@ -79,7 +103,7 @@ class Scheduler:
             dupefilter = dupefilter_cls.from_crawler(crawler)
         else:
             dupefilter = dupefilter_cls.from_settings(settings)
-        frontier = None
+        frontier: Frontier | None = None
         if settings.get("FRONTIER_URL"):
             frontier = _redis_frontier(crawler, dupefilter)
         return cls(
@@ -96,14 +120,16 @@ class Scheduler:
         )
 
     def has_pending_requests(self) -> bool:
+        """True when requests are queued (Scrapy 1.2's interface)."""
         return len(self) > 0
 
-    def open(self, spider) -> None:
+    def open(self, spider: Spider) -> None:
+        """Open the frontier and the dupefilter for ``spider``."""
         self.spider = spider
         self.frontier.open(spider)
         return self.df.open()
 
-    def close(self, reason: str) -> list:
+    def close(self, reason: str) -> list[Request]:
         """Close the frontier and the dupefilter.
 
         Returns:
@@ -115,7 +141,7 @@ class Scheduler:
         finally:
             self.df.close(reason)
 
-    def enqueue_request(self, request) -> bool:
+    def enqueue_request(self, request: Request) -> bool:
         """Queue ``request``; False when the dupefilter dropped it (``dont_filter`` skips
         it). With a ``JOBDIR``, a request that cannot be stored (a callback that is no
         spider method) is kept in memory, not resumed (``scheduler/unserializable``,
@@ -123,7 +149,7 @@ class Scheduler:
         this path as on the SchedulerActor's ``push_many``."""
         return self.frontier.push(request, transient_ok=True)
 
-    def next_request(self):
+    def next_request(self) -> Request | None:
         """Pop the next request to download, or None.
 
         Scrapy's interface has no leases nor transfers to report: with a ``JOBDIR`` the
@@ -160,7 +186,7 @@ PRIORITY_QUEUES = (
 )
 
 
-def check_priority_queue(settings) -> None:
+def check_priority_queue(settings: BaseSettings) -> None:
     """Refuse a ``SCHEDULER_PRIORITY_QUEUE`` crawlfw cannot honour.
 
     Raises:
@@ -182,7 +208,7 @@ def check_priority_queue(settings) -> None:
             f"{', '.join(repr(v) for v in PRIORITY_QUEUES)} or leave it unset")
 
 
-def max_open_leases(settings) -> int:
+def max_open_leases(settings: BaseSettings) -> int:
     """``FRONTIER_MAX_OPEN_LEASES``: the most open leases a worker of a shared frontier
     holds; None (the default) is 8 × ``CONCURRENT_REQUESTS``, 0 no limit.
 
@@ -198,7 +224,7 @@ def max_open_leases(settings) -> int:
     return value
 
 
-def _redis_frontier(crawler, dupefilter):
+def _redis_frontier(crawler: CrawlerLike, dupefilter: DupeFilter) -> RedisFrontier:
     """The shared frontier named by ``FRONTIER_URL`` (``FRONTIER_KEY``,
     ``FRONTIER_WORKER``, ``FRONTIER_LEASE_TIMEOUT``, ``FRONTIER_RETRY_TIMEOUT``)."""
     from crawlfw.core.frontier.frontier import FrontierError
@@ -215,12 +241,13 @@ def _redis_frontier(crawler, dupefilter):
         raise CrawlStartError(f"shared frontier: {e}") from None
 
 
-def _open_redis_frontier(crawler, settings, dupefilter, dqname):
+def _open_redis_frontier(crawler: CrawlerLike, settings: BaseSettings, dupefilter: DupeFilter,
+                         dqname: str) -> RedisFrontier:
     from crawlfw.core.frontier.redis_frontier import RedisFrontier
     from crawlfw.core.frontier.redis_link import frontier_key, redis_link, worker_id
     from crawlfw.core.transport.hostpolicy import politeness_settings
 
-    def host_limits():  # the downloader slots' rule (read after spider_opened)
+    def host_limits() -> tuple[int, float, bool]:  # the downloader slots' rule (read after spider_opened)
         return politeness_settings(settings, crawler.spider)
 
     return RedisFrontier(

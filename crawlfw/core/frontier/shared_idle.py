@@ -7,6 +7,8 @@ ask Redis, when to checkpoint at once and when to answer with what pending count
 The :class:`~crawlfw.actors.scheduler.SchedulerActor` calls it and does what it says.
 """
 
+from typing import Any
+
 #: Hold the check: ask again at the next ``frontier_tick``.
 IDLE_HOLD = "hold"
 #: Start a checkpoint now (this worker's done leases are what every worker waits
@@ -32,7 +34,7 @@ class SharedIdlePolicy:
 
     __slots__ = ("tick_s", "last_status_s")
 
-    def __init__(self, tick_s: float):
+    def __init__(self, tick_s: float) -> None:
         self.tick_s = float(tick_s)
         self.last_status_s = float("-inf")  # when Redis was last asked
 
@@ -54,9 +56,9 @@ class SharedIdlePolicy:
         """
         return not first or now_s - self.last_status_s >= self.tick_s
 
-    def decide(self, status: dict, now_s: float, *, first: bool, pending_local: int,
+    def decide(self, status: dict[str, Any], now_s: float, *, first: bool, pending_local: int,
                has_unacked: bool, can_checkpoint: bool,
-               last_checkpoint_s: float) -> tuple:
+               last_checkpoint_s: float) -> tuple[str, int]:
         """What to do with the held check once Redis gave ``status``.
 
         Args:

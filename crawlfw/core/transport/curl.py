@@ -37,7 +37,8 @@ import math
 import selectors
 import time
 from array import array
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from urllib.parse import urlsplit
 
 import pycurl
@@ -52,6 +53,11 @@ from crawlfw.exceptions import (
 )
 from crawlfw.http import Headers
 from crawlfw.responsetypes import responsetypes
+
+if TYPE_CHECKING:
+    from crawlfw.exceptions import StopDownload
+    from crawlfw.http import Request, Response
+    from crawlfw.settings import BaseSettings
 
 __all__ = ["DnsCacheBudget", "MultiDriver", "Result", "SUPPORTED_SCHEMES"]
 
@@ -104,7 +110,10 @@ class Result(NamedTuple):
         response: the :class:`crawlfw.http.Response` (or subclass chosen by
             ``crawlfw.responsetypes``) on success, whatever the HTTP status; else None.
         error: a :class:`crawlfw.exceptions.DownloadError` subclass instance (not
-            raised) when the transfer failed below HTTP or was cancelled; else None.
+            raised) when the transfer failed below HTTP or was cancelled, or the
+            :class:`crawlfw.exceptions.StopDownload` a ``headers_received`` /
+            ``bytes_received`` handler raised with ``fail=True`` (its ``response`` set);
+            else None.
         download_latency_s: seconds from the start of the transfer to the first
             response byte (curl's ``STARTTRANSFER_TIME``; ``TOTAL_TIME`` when no byte
             arrived). Also stored in ``request.meta['download_latency']`` on success,
@@ -116,9 +125,9 @@ class Result(NamedTuple):
             (``file://``, or no connection made).
     """
 
-    request: Any
-    response: Any
-    error: DownloadError | None
+    request: Request
+    response: Response | None
+    error: DownloadError | StopDownload | None
     download_latency_s: float
     total_time_s: float
     bytes_received: int
@@ -130,13 +139,28 @@ class Result(NamedTuple):
         return self.error is None
 
 
+class StreamSignals(Protocol):
+    """What :attr:`MultiDriver.stream_signals` is: Scrapy 2's ``headers_received`` and
+    ``bytes_received`` signals, sent on the driver's thread."""
+
+    def wanted(self) -> bool:
+        """True when a handler is connected (checked once per transfer)."""
+
+    def headers_received(self, headers: Headers, body_length: int,
+                         request: Request) -> StopDownload | None:
+        """The final header block is complete; a StopDownload stops the transfer."""
+
+    def bytes_received(self, data: bytes, request: Request) -> StopDownload | None:
+        """A body chunk was kept; a StopDownload stops the transfer."""
+
+
 class _Transfer:
     """Per-transfer state, reachable from the easy handle's callbacks."""
 
     __slots__ = ("request", "url", "scheme", "chunks", "header_lines", "error", "maxsize", "dirty",
                  "stopped", "resolve_no")
 
-    def __init__(self, request, url: str, scheme: str, maxsize: int):
+    def __init__(self, request: Request, url: str, scheme: str, maxsize: int) -> None:
         self.request = request
         self.url = url
         self.scheme = scheme
@@ -145,12 +169,12 @@ class _Transfer:
         self.error: DownloadError | None = None
         self.maxsize = maxsize
         self.dirty = True  # the handle needs reset() before reuse
-        self.stopped = None  # the StopDownload a stream signal handler raised
+        self.stopped: StopDownload | None = None  # the StopDownload a stream signal handler raised
         self.resolve_no = 0  # the number of its name lookup (MultiDriver._on_resolver_start)
 
 
 #: ``DOWNLOADER_CLIENT_TLS_METHOD`` value -> ``CURLOPT_SSLVERSION`` (minimum | maximum).
-TLS_METHODS = {
+TLS_METHODS: dict[str, int] = {
     "TLS": pycurl.SSLVERSION_DEFAULT,
     "TLSv1.0": pycurl.SSLVERSION_TLSv1_0 | pycurl.SSLVERSION_MAX_TLSv1_0,
     "TLSv1.1": pycurl.SSLVERSION_TLSv1_1 | pycurl.SSLVERSION_MAX_TLSv1_1,
@@ -177,7 +201,7 @@ def ssl_version(tls_method: str) -> int:
         ) from None
 
 
-def driver_options(settings, concurrency: int | None = None) -> dict:
+def driver_options(settings: BaseSettings, concurrency: int | None = None) -> dict[str, Any]:
     """The :class:`MultiDriver` keyword arguments the settings give.
 
     ``CURL_MAXCONNECTS`` -> ``maxconnects`` (0, the default: ``CONCURRENT_REQUESTS``
@@ -265,7 +289,7 @@ class DnsCacheBudget:
 
     __slots__ = ("size", "max_timeout_s", "timeout_s", "bounding", "_starts", "_next")
 
-    def __init__(self, size: int, max_timeout_s: int = 60):
+    def __init__(self, size: int, max_timeout_s: int = 60) -> None:
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ValueError(f"DNSCACHE_SIZE must be an int >= 1, got {size!r}")
         self.size = size
@@ -372,9 +396,9 @@ class MultiDriver:
         verify_tls: bool = False,
         buffer_size_bytes: int = 64 * 1024,
         tls_method: str = "TLS",
-        schemes=SUPPORTED_SCHEMES,
-        share=None,
-    ):
+        schemes: Iterable[str] = SUPPORTED_SCHEMES,
+        share: pycurl.CurlShare | None = None,
+    ) -> None:
         if maxconnects < 1:
             raise ValueError(f"MultiDriver maxconnects must be >= 1, got {maxconnects!r}")
         if not dns_cache_timeout_s >= 0:
@@ -395,7 +419,7 @@ class MultiDriver:
         self._dns_timeout_s = (float(dns_timeout_s) if 0 < dns_timeout_s < math.inf
                                else 0.0)
         #: (deadline, handle, lookup number) per lookup started, deadlines in order
-        self._resolving: collections.deque = collections.deque()
+        self._resolving: collections.deque[tuple[float, pycurl.Curl, int]] = collections.deque()
         self._lookups = 0  # lookups started (numbers the entries of _resolving)
         self._watch_lookups = bool(self._dns_timeout_s or self._dns_budget is not None)
         self._verify = 1 if verify_tls else 0
@@ -421,7 +445,7 @@ class MultiDriver:
         #: transfer), ``headers_received(headers, body_length, request)`` and
         #: ``bytes_received(data, request)``, each returning a StopDownload to stop the
         #: transfer or None (Scrapy 2's ``headers_received``/``bytes_received`` signals).
-        self.stream_signals = None
+        self.stream_signals: StreamSignals | None = None
 
     # -- public API ---------------------------------------------------------------
 
@@ -432,7 +456,7 @@ class MultiDriver:
 
     def add(
         self,
-        request,
+        request: Request,
         *,
         timeout_s: float,
         maxsize_bytes: int = 0,
@@ -605,7 +629,7 @@ class MultiDriver:
         self._done = []
         return done
 
-    def abort_all(self) -> list:
+    def abort_all(self) -> list[Request]:
         """Remove every transfer in flight, without results.
 
         Returns:
@@ -638,7 +662,7 @@ class MultiDriver:
     def __enter__(self) -> MultiDriver:
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
@@ -675,7 +699,8 @@ class MultiDriver:
             setopt(pycurl.USERAGENT, "")
 
     def _set_request_options(
-        self, c, xfer: _Transfer, timeout_s, maxsize, warnsize, proxy, bindaddress
+        self, c: pycurl.Curl, xfer: _Transfer, timeout_s: float, maxsize: int, warnsize: int,
+        proxy: str | None, bindaddress: str | tuple[str, int] | None,
     ) -> bool:
         """Per-transfer options. Returns True when the handle needs a reset before reuse."""
         request = xfer.request
@@ -747,7 +772,7 @@ class MultiDriver:
 
     # -- libcurl callbacks (must never raise) -------------------------------------------
 
-    def _on_socket(self, what: int, fd: int, multi, socketp) -> None:
+    def _on_socket(self, what: int, fd: int, multi: pycurl.CurlMulti, socketp: object) -> None:
         """CURLMOPT_SOCKETFUNCTION: keep the selector's set of curl sockets in sync."""
         try:
             watched = self._watched
@@ -874,8 +899,8 @@ class MultiDriver:
         total = getinfo(pycurl.TOTAL_TIME)
         latency = getinfo(pycurl.STARTTRANSFER_TIME) or total
         ip = getinfo(pycurl.PRIMARY_IP) or None
-        response = None
-        error = xfer.error
+        response: Response | None = None
+        error: DownloadError | StopDownload | None = xfer.error
         stopped = xfer.stopped
         if stopped is not None:  # a signal handler raised StopDownload: code 23, no error
             code, message, error = 0, "", None
@@ -907,7 +932,8 @@ class MultiDriver:
         self._remove(c)
         return Result(request, response, error, latency, total, body_len, ip)
 
-    def _error_for(self, c: pycurl.Curl, xfer: _Transfer, code: int, message: str):
+    def _error_for(self, c: pycurl.Curl, xfer: _Transfer, code: int,
+                   message: str) -> DownloadError:
         if code == 63 and xfer.maxsize:  # CURLE_FILESIZE_EXCEEDED
             # curl fails on the Content-Length header before recording it in getinfo
             expected = _content_length(xfer.header_lines)
@@ -917,7 +943,8 @@ class MultiDriver:
         os_errno = c.getinfo(pycurl.OS_ERRNO) if code == 7 else 0
         return exception_for(code, message, xfer.url, os_errno)
 
-    def _build_response(self, c: pycurl.Curl, xfer: _Transfer, code: int, message: str):
+    def _build_response(self, c: pycurl.Curl, xfer: _Transfer, code: int,
+                        message: str) -> Response:
         chunks = xfer.chunks
         body = b"".join(chunks)
         url = xfer.url
@@ -951,7 +978,7 @@ def _host_of(url: str) -> str:
         return ""
 
 
-def _header_lines(headers, separate_proxy_auth: bool) -> tuple[list[bytes], list[bytes]]:
+def _header_lines(headers: Headers, separate_proxy_auth: bool) -> tuple[list[bytes], list[bytes]]:
     """``CURLOPT_HTTPHEADER`` lines for ``headers`` (+ suppressors), and proxy-only lines.
 
     Returns:
@@ -1047,7 +1074,8 @@ def _maxsize_error(xfer: _Transfer, size: int | None, *, expected: bool) -> Down
     return DownloadCancelled(message, xfer.url, 63)
 
 
-def _stream_signals(setopt, xfer: _Transfer, stream, maxsize: int, warnsize: int) -> None:
+def _stream_signals(setopt: Callable[[int, Any], None], xfer: _Transfer, stream: StreamSignals,
+                    maxsize: int, warnsize: int) -> None:
     """Install header and write callbacks that report to ``stream`` (see
     ``MultiDriver.stream_signals``): ``headers_received`` once the final header block
     is complete (not after a ``1xx`` block), ``bytes_received`` per body chunk after it
@@ -1058,7 +1086,7 @@ def _stream_signals(setopt, xfer: _Transfer, stream, maxsize: int, warnsize: int
     write = _make_writer(xfer, maxsize, warnsize) if maxsize or warnsize else None
     append = xfer.chunks.append
 
-    def on_header(line: bytes):
+    def on_header(line: bytes) -> int | None:
         lines.append(line)
         if (line == b"\r\n" or line == b"\n") and xfer.scheme in ("http", "https"):
             status = next((x for x in reversed(lines) if x[:5] == b"HTTP/"), b"")
@@ -1071,7 +1099,7 @@ def _stream_signals(setopt, xfer: _Transfer, stream, maxsize: int, warnsize: int
                 return 0
         return None
 
-    def on_data(data: bytes):
+    def on_data(data: bytes) -> int | None:
         if write is not None:
             if write(data) == 0:
                 return 0
@@ -1087,7 +1115,7 @@ def _stream_signals(setopt, xfer: _Transfer, stream, maxsize: int, warnsize: int
     setopt(pycurl.WRITEFUNCTION, on_data)
 
 
-def _make_writer(xfer: _Transfer, maxsize: int, warnsize: int):
+def _make_writer(xfer: _Transfer, maxsize: int, warnsize: int) -> Callable[[bytes], int | None]:
     """A WRITEFUNCTION enforcing ``maxsize`` (abort) and ``warnsize`` (log once).
 
     Never raises: a failure is recorded in ``xfer.error`` and the transfer aborted by
@@ -1097,7 +1125,7 @@ def _make_writer(xfer: _Transfer, maxsize: int, warnsize: int):
     received = 0
     warned = warnsize == 0
 
-    def write(data: bytes):
+    def write(data: bytes) -> int | None:
         nonlocal received, warned
         try:
             if received == 0 and not warned:

@@ -19,8 +19,17 @@ from __future__ import annotations
 
 import warnings
 from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from crawlfw.exceptions import CrawlfwDeprecationWarning
+
+if TYPE_CHECKING:
+    import random
+
+    from crawlfw.core._types import CrawlerLike
+    from crawlfw.settings import BaseSettings
+    from crawlfw.spiders import Spider
 
 __all__ = ["HostPolicy", "DELAY_MEMORY", "politeness_settings"]
 
@@ -29,7 +38,7 @@ __all__ = ["HostPolicy", "DELAY_MEMORY", "politeness_settings"]
 DELAY_MEMORY = 10_000
 
 
-def politeness_settings(settings, spider=None) -> tuple[int, float, bool]:
+def politeness_settings(settings: BaseSettings, spider: Spider | None = None) -> tuple[int, float, bool]:
     """The per-host limits the settings and the spider give (Scrapy 1.2's
     ``Downloader._get_slot`` rule, see the module doc).
 
@@ -79,24 +88,24 @@ class HostPolicy:
     """
 
     def __init__(self, concurrency: int = 8, delay_s: float = 0.0, randomize: bool = False,
-                 *, resolve=None):
+                 *, resolve: Callable[[], tuple[int, float, bool]] | None = None) -> None:
         self._resolve = resolve
         self._delays: OrderedDict[str, float] = OrderedDict()
         if resolve is None:
             self._set(concurrency, delay_s, randomize)
 
     @classmethod
-    def from_crawler(cls, crawler) -> HostPolicy:
+    def from_crawler(cls, crawler: CrawlerLike) -> HostPolicy:
         """The policy of ``crawler``'s settings and spider, resolved at first use (after
         ``spider_opened``), by :func:`politeness_settings`."""
         return cls(resolve=lambda: politeness_settings(crawler.settings, crawler.spider))
 
     @classmethod
-    def from_settings(cls, settings, spider=None) -> HostPolicy:
+    def from_settings(cls, settings: BaseSettings, spider: Spider | None = None) -> HostPolicy:
         """The policy of ``settings`` and ``spider``, resolved now."""
         return cls(*politeness_settings(settings, spider))
 
-    def _set(self, concurrency, delay_s, randomize):
+    def _set(self, concurrency: int, delay_s: float, randomize: bool) -> None:
         if not isinstance(concurrency, int) or concurrency < 1:
             raise ValueError(f"HostPolicy concurrency (CONCURRENT_REQUESTS_PER_DOMAIN) must be "
                              f"an int >= 1, got {concurrency!r}")
@@ -108,7 +117,7 @@ class HostPolicy:
         self._randomize = bool(randomize)
         self._resolve = None
 
-    def _resolved(self):
+    def _resolved(self) -> None:
         if self._resolve is not None:
             self._set(*self._resolve())
 
@@ -151,7 +160,7 @@ class HostPolicy:
                 return delay
         return self._delay_s
 
-    def delay_s(self, key: str, rng) -> float:
+    def delay_s(self, key: str, rng: random.Random) -> float:
         """Seconds to wait after a start of host ``key`` before the next one: the base
         delay, times a factor drawn from ``rng.uniform(0.5, 1.5)`` when randomized
         (Scrapy's ``RANDOMIZE_DOWNLOAD_DELAY``); 0.0 without a delay.

@@ -23,9 +23,15 @@ from __future__ import annotations
 import random
 from collections import deque
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from crawlfw.core.transport.hostpolicy import politeness_settings
+
+if TYPE_CHECKING:
+    from crawlfw.http import Request
+    from crawlfw.settings import BaseSettings
+    from crawlfw.spiders import Spider
 
 __all__ = ["DownloadSlot", "IpCache", "slot_key", "url_host", "DOWNLOAD_SLOT"]
 
@@ -33,7 +39,7 @@ __all__ = ["DownloadSlot", "IpCache", "slot_key", "url_host", "DOWNLOAD_SLOT"]
 DOWNLOAD_SLOT = "download_slot"
 
 
-def slot_key(request, ip_cache: Mapping[str, str] | None = None) -> str:
+def slot_key(request: Request, ip_cache: Mapping[str, str] | None = None) -> str:
     """The key of the download slot ``request`` belongs to (Scrapy 1.2's ``_get_slot_key``).
 
     Args:
@@ -51,7 +57,8 @@ def slot_key(request, ip_cache: Mapping[str, str] | None = None) -> str:
     """
     meta = request._meta
     if meta and DOWNLOAD_SLOT in meta:
-        return meta[DOWNLOAD_SLOT]
+        slot: str = meta[DOWNLOAD_SLOT]
+        return slot
     key = url_host(request.url)
     if ip_cache is not None:
         key = ip_cache.get(key, key)
@@ -95,7 +102,7 @@ def url_host(url: str) -> str:
     return host.lower()
 
 
-class IpCache(dict):
+class IpCache(dict[str, str]):
     """Host name -> the IP address its responses came from, for ``slot_key`` under
     ``CONCURRENT_REQUESTS_PER_IP`` (Scrapy's ``dnscache`` plays this part): host names
     on one address then share one slot. At most ``size`` names; the oldest learned goes
@@ -105,11 +112,11 @@ class IpCache(dict):
         size: the most names kept (>= 1).
     """
 
-    def __init__(self, size: int):
+    def __init__(self, size: int) -> None:
         super().__init__()
         self.size = max(1, int(size))
 
-    def learn(self, request, ip: str | None) -> None:
+    def learn(self, request: Request, ip: str | None) -> None:
         """Remember that ``request``'s host answered from ``ip`` (the address curl
         connected to). Nothing is learned through a proxy (``meta['proxy']``: the
         address is the proxy's) or without an address."""
@@ -161,7 +168,7 @@ class DownloadSlot:
         randomize_delay: bool,
         *,
         rng: random.Random | None = None,
-    ):
+    ) -> None:
         if not isinstance(concurrency, int) or concurrency < 1:
             raise ValueError(f"DownloadSlot concurrency must be an int >= 1, got {concurrency!r}")
         if not delay_s >= 0:
@@ -169,14 +176,15 @@ class DownloadSlot:
         self.concurrency = concurrency
         self.delay_s = float(delay_s)
         self.randomize_delay = bool(randomize_delay)
-        self.queue: deque = deque()
-        self.inprogress: dict = {}
+        self.queue: deque[Request] = deque()
+        self.inprogress: dict[Request, None] = {}
         self._rng = rng or random
         self._last_start_s = float("-inf")  # when the latest request started
         self._gap_factor = 1.0  # multiplies delay_s for the gap after that start
 
     @classmethod
-    def from_settings(cls, settings, spider=None, **kw) -> DownloadSlot:
+    def from_settings(cls, settings: BaseSettings, spider: Spider | None = None,
+                      **kw: Any) -> DownloadSlot:
         """A slot configured like Scrapy 1.2's ``Downloader._get_slot``.
 
         The rule is :func:`crawlfw.core.transport.hostpolicy.politeness_settings`, the one the
@@ -227,11 +235,11 @@ class DownloadSlot:
 
     # -- flow ---------------------------------------------------------------------
 
-    def enqueue(self, request) -> None:
+    def enqueue(self, request: Request) -> None:
         """Queue ``request`` behind the others."""
         self.queue.append(request)
 
-    def pop_ready(self, now_s: float) -> list:
+    def pop_ready(self, now_s: float) -> list[Request]:
         """Take the requests that may start now and mark them in flight.
 
         Args:
@@ -265,7 +273,7 @@ class DownloadSlot:
             free -= 1
         return started
 
-    def _pop_paced(self, now_s: float, free: int) -> list:
+    def _pop_paced(self, now_s: float, free: int) -> list[Request]:
         """:meth:`pop_ready` for the paced requests at the head of the queue (the
         frontier already spaced them by the delay, ``request._paced``): as many as the
         concurrency allows, not again one per delay. A start is still a start: a request
@@ -301,7 +309,7 @@ class DownloadSlot:
         wait = self._last_start_s + self.delay_s * self._gap_factor - now_s
         return wait if wait > 0 else 0.0
 
-    def transfer_done(self, request) -> None:
+    def transfer_done(self, request: Request) -> None:
         """Mark ``request`` (returned by :meth:`pop_ready`) as no longer in flight.
 
         Raises:
@@ -314,7 +322,7 @@ class DownloadSlot:
                 f"transfer_done({request!r}): request is not in flight in this slot"
             ) from None
 
-    def requeue_inprogress(self) -> list:
+    def requeue_inprogress(self) -> list[Request]:
         """Put every in-flight request back at the head of the queue, in start order.
 
         For a downloader that lost its transfers (restart, ``MultiDriver.abort_all``).
@@ -327,7 +335,7 @@ class DownloadSlot:
         self.queue.extendleft(reversed(requests))
         return requests
 
-    def extend(self, requests: Iterable) -> None:
+    def extend(self, requests: Iterable[Request]) -> None:
         """Queue several requests, in order."""
         self.queue.extend(requests)
 

@@ -44,10 +44,17 @@ import heapq
 import itertools
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from crawlfw.core.transport.hostpolicy import DELAY_MEMORY  # slots whose AutoThrottle delay is kept
 from crawlfw.core.transport.slot import DownloadSlot
 from crawlfw.utils.request import request_fingerprint
+
+if TYPE_CHECKING:
+    from crawlfw.http import Request
+
+#: ``(slot key, request)``: a request and the slot it is in.
+Keyed = tuple[str, "Request"]
 
 __all__ = ["SlotTable", "DELAY_MEMORY", "POISON_CRASHES"]
 
@@ -82,24 +89,24 @@ class SlotTable:
     """
 
     def __init__(self, new_slot: Callable[[str], DownloadSlot] | None = None,
-                 poison_crashes: int = POISON_CRASHES):
+                 poison_crashes: int = POISON_CRASHES) -> None:
         self.new_slot = new_slot
         self.poison_crashes = poison_crashes
         self.crashes: dict[str, int] = {}
-        self._poisoned: list = []  # (key, request, crashes): died_on_fetch's poison
+        self._poisoned: list[tuple[str, Request, int]] = []  # (key, request, crashes): died_on_fetch's poison
         self.slots: dict[str, DownloadSlot] = {}
         self.queued = 0
         self.in_flight = 0
         self.evicted = 0
-        self._ready: list = []  # heap of (at_s, seq, key): slots that may start then
+        self._ready: list[tuple[float, int, str]] = []  # heap of (at_s, seq, key): slots that may start then
         self._at: dict[str, float] = {}  # key -> at_s of its live _ready entry
-        self._idle: list = []  # heap of (evictable at_s, seq, key)
+        self._idle: list[tuple[float, int, str]] = []  # heap of (evictable at_s, seq, key)
         self._seq = itertools.count()
         self._delays: OrderedDict[str, float] = OrderedDict()  # set_delay, remembered
 
     # --- events ---------------------------------------------------------------------------
 
-    def enqueue(self, key: str, request, now_s: float) -> None:
+    def enqueue(self, key: str, request: Request, now_s: float) -> None:
         """Queue ``request`` in slot ``key`` (created if needed), behind the others.
 
         Args:
@@ -114,7 +121,7 @@ class SlotTable:
         self.queued += 1
         self._schedule(key, slot, now_s)
 
-    def pop_ready(self, now_s: float) -> list:
+    def pop_ready(self, now_s: float) -> list[Keyed]:
         """Take every request that may start now, marking them in flight.
 
         Args:
@@ -125,7 +132,7 @@ class SlotTable:
             each slot's requests oldest first (at most its free concurrency; one per
             delay when it has a ``delay_s``). ``[]`` when nothing is due.
         """
-        started = []
+        started: list[Keyed] = []
         due = []
         ready = self._ready
         at_of = self._at
@@ -146,7 +153,7 @@ class SlotTable:
             self._schedule(key, slot, now_s)
         return started
 
-    def done(self, key: str, request, now_s: float) -> None:
+    def done(self, key: str, request: Request, now_s: float) -> None:
         """The transfer of ``request`` (from :meth:`pop_ready`, slot ``key``) ended.
 
         Raises:
@@ -184,7 +191,7 @@ class SlotTable:
             self._at.pop(key, None)  # its due time may be earlier now
             self._schedule(key, slot, now_s)
 
-    def requeue_all(self, now_s: float) -> list:
+    def requeue_all(self, now_s: float) -> list[Keyed]:
         """Put every request in flight back at the head of its slot's queue, in start
         order (the transfers were lost: a closed ``CurlMulti``).
 
@@ -195,7 +202,7 @@ class SlotTable:
             ``[(key, request), ...]``, the re-queued requests. They are due at once (as
             far as each slot's delay allows) at the next :meth:`pop_ready`.
         """
-        requeued = []
+        requeued: list[Keyed] = []
         for key, slot in self.slots.items():
             if slot.inprogress:
                 requests = slot.requeue_inprogress()
@@ -206,7 +213,7 @@ class SlotTable:
                 self._schedule(key, slot, now_s)
         return requeued
 
-    def died_on_fetch(self, key: str, request) -> bool:
+    def died_on_fetch(self, key: str, request: Request) -> bool:
         """The downloader died handling the ``fetch`` of ``request`` (slot ``key``): it
         may be what killed it, so it counts as in flight in this death.
 
@@ -240,7 +247,7 @@ class SlotTable:
             return False
         return True
 
-    def requeue_after_crash(self, now_s: float) -> tuple[list, list]:
+    def requeue_after_crash(self, now_s: float) -> tuple[list[Keyed], list[tuple[str, Request, int]]]:
         """The downloader holding this table died (its transfers are lost): count one
         crash for each request in flight (:attr:`crashes`, by request fingerprint);
         take out those in flight in ``poison_crashes`` deaths or more (poison requests:
@@ -267,7 +274,7 @@ class SlotTable:
                     self.done(key, request, now_s)
         return self.requeue_all(now_s), poisoned
 
-    def release_all(self) -> list:
+    def release_all(self) -> list[Keyed]:
         """Take every request out of the table, in flight and queued (the downloader
         stops: its transfers are aborted, its queues given back).
 
@@ -275,7 +282,7 @@ class SlotTable:
             ``[(key, request), ...]``, slot by slot, each slot's in-flight requests
             first, then its queue in order. The slots stay (empty), to be closed.
         """
-        released = []
+        released: list[Keyed] = []
         for key, slot in self.slots.items():
             if slot.inprogress:
                 released.extend((key, r) for r in slot.inprogress)

@@ -8,6 +8,7 @@ makes tens per page), so ``__init__`` does the minimum: validation, one cached
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from crawlfw.http.common import obsolete_setter
 from crawlfw.http.headers import Headers
@@ -82,20 +83,20 @@ class Request(object_ref):
     #: The frontier lease this request was taken under (an int id given by a ``JOBDIR``
     #: frontier when the scheduler hands the request out), else None. Not copied by
     #: :meth:`replace`: a new request is new work.
-    _lease = None
+    _lease: int | None = None
     #: The frontier's host key this request was handed out for (set by the frontier's
     #: ``lease``, cleared when the engine reports its transfer finished); None otherwise.
     #: Never serialized, not copied by :meth:`replace`.
-    _host = None
+    _host: str | None = None
     #: True when the frontier spaced this request by its host's delay: the download
     #: slot then applies only its concurrency, not the delay again. Private, never
     #: serialized, not copied by :meth:`replace`.
-    _paced = False
+    _paced: bool = False
 
     def __init__(
         self,
         url: str,
-        callback: Callable | None = None,
+        callback: Callable[..., Any] | None = None,
         method: str = "GET",
         headers=None,
         body: bytes | str | None = None,
@@ -104,7 +105,7 @@ class Request(object_ref):
         encoding: str = "utf-8",
         priority: int = 0,
         dont_filter: bool = False,
-        errback: Callable | None = None,
+        errback: Callable[..., Any] | None = None,
         flags: list | None = None,
         cb_kwargs: dict | None = None,
     ):

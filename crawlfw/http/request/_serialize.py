@@ -11,6 +11,7 @@ class: the base class is known by its path (:func:`_is_base`), so
 """
 
 import inspect
+from typing import Any
 
 __all__ = ["request_to_dict"]
 
@@ -36,7 +37,8 @@ _DEFAULTS = {
 _PLAIN_KEYS = frozenset(('url', 'callback', 'method', 'priority', 'dont_filter'))
 
 
-def request_to_dict(request, spider=None, *, compact=False):
+# Any: a Request and a Spider, which this module cannot import (see above)
+def request_to_dict(request: Any, spider: Any = None, *, compact: bool = False) -> dict[str, Any]:
     """Convert a Request into a JSON-able dict.
 
     Args:
