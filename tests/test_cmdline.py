@@ -108,7 +108,7 @@ class OneRequest(crawlfw.Spider):
     def closed(self, reason):
         from crawlfw.responsetypes import responsetypes
         print("LOADED", sorted(m for m in ("asyncio", "unittest", "xmlrpc.client",
-                                             "lxml.html", "http.server",
+                                             "http.server",
                                              "importlib.metadata", "protego",
                                              "xml.sax.saxutils")
                                  if m in sys.modules), responsetypes._mimetypes is None)
@@ -116,10 +116,11 @@ class OneRequest(crawlfw.Spider):
 
 
 def test_a_one_request_crawl_imports_nothing_it_does_not_use(tmp_path):
-    # start-up (#20): asyncio (async callbacks), lxml.html (FormRequest.from_response),
-    # xmlrpc (XmlRpcRequest), the system's mime.types (responses without Content-Type),
+    # start-up (#20): asyncio (a spider's own async callbacks), xmlrpc (XmlRpcRequest), the system's mime.types (responses without Content-Type),
     # importlib.metadata (a distribution declaring crawlfw.commands), protego
-    # (ROBOTSTXT_OBEY) and xml.sax (XML feeds) are loaded when needed only
+    # (ROBOTSTXT_OBEY) and xml.sax (XML feeds) are loaded when needed only. lxml.html
+    # comes with the selectors, imported at every crawl's start (a first import
+    # mid-crawl meeting EMFILE would lose a page)
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "index.html").write_text("<html><body>one page</body></html>")
     server = StaticSiteServer(tmp_path / "site").start()

@@ -12,6 +12,7 @@ requests whose callback has finished on at each ``checkpoint`` (see
 """
 
 import collections
+import inspect
 import types
 
 import pykka
@@ -72,6 +73,7 @@ class SpiderRunnerActor(CrawlActor):
             self._checkpoint(0, self.scheduler)
 
     def on_start(self):
+        _import_what_callbacks_use(self.crawler.spider)
         self.scraper.open_start_requests()  # on this thread: async start() uses its loop
 
     # --- messages -----------------------------------------------------------------------
@@ -164,3 +166,23 @@ class SpiderRunnerActor(CrawlActor):
                                   "leases": self.scraper.take_done_leases(),
                                   "spider_state": self.scraper.spider_state_snapshot(),
                                   "feeds": {}})
+
+
+def _import_what_callbacks_use(spider) -> None:
+    """Import, before the crawl runs, the modules that spider callbacks load on first use:
+    the selectors (``response.css``/``xpath``) and, for a spider with ``async def``
+    methods, asyncio. An import is a file open: made mid-crawl while the process is out
+    of file descriptors (``EMFILE``), it would fail the callback and lose its page
+    (``tests/crash/test_broad.py::test_out_of_fds_during_transfers_is_transient``);
+    start-up keeps importing neither for a crawl that cannot use them (a spider without
+    coroutines loads no asyncio)."""
+    import crawlfw.selector  # noqa: F401
+
+    for cls in type(spider).__mro__:
+        if cls.__module__.split(".")[0] == "crawlfw":
+            continue  # crawlfw's own async defaults (Spider.start) run without asyncio
+        for method in vars(cls).values():
+            if inspect.iscoroutinefunction(method) or inspect.isasyncgenfunction(method):
+                import asyncio  # noqa: F401
+
+                return

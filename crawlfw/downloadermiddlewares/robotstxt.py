@@ -79,6 +79,9 @@ class RobotsTxtMiddleware:
     def __init__(self, crawler):
         if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
             raise NotConfigured
+        # protego is imported now, at the crawl's start: imported at the first robots.txt
+        # parsed, in a process out of file descriptors (EMFILE), it would fail the parse.
+        import protego  # noqa: F401
         self.crawler = crawler
         self._default_useragent = crawler.settings.get("USER_AGENT") or "crawlfw"
         self._robotstxt_useragent = crawler.settings.get("ROBOTSTXT_USER_AGENT")
