@@ -23,7 +23,6 @@ TOO_BIG_YET = {
     "core/frontier/redis_frontier.py",  # to split: issue 19
     "core/transport/curl.py",  # to split: issue 19
     "core/feeds/feeds.py",  # to split: issue 19
-    "core/frontier/frontier.py",  # to split: issue 19
 }
 
 

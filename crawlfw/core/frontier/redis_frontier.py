@@ -1,6 +1,6 @@
 """The shared frontier: one crawl across many processes and machines, on Redis.
 
-:class:`RedisFrontier` has the interface of :class:`crawlfw.core.frontier.frontier.SqliteFrontier`
+:class:`RedisFrontier` has the interface of :class:`crawlfw.core.frontier.sqlite_frontier.SqliteFrontier`
 (``push``, ``lease``, ``hosts_finished``, ``ack``, ``release``, ``commit``,
 ``set_meta``, ``meta``) over a Redis server named by ``FRONTIER_URL =
 'redis://host:port/db'``. Every process (a "worker") with the same URL and key joins
