@@ -27,7 +27,7 @@ downloaded with libcurl):
   is refused (``NotSupported``), other handler classes have no effect;
   ``DNSCACHE_ENABLED``, ``DNSCACHE_SIZE``, ``DNS_TIMEOUT`` and
   ``DOWNLOADER_CLIENT_TLS_METHOD`` map to curl options
-  (``crawlfw.core.transport.curl.driver_options``, ``DnsCacheBudget``);
+  (``crawlfw.core.transport.curl_options.driver_options``, ``DnsCacheBudget``);
 * settings kept for Scrapy projects but without effect, each logged once as a warning
   when a user sets it (``crawlfw.settings._noeffect``): ``CONCURRENT_ITEMS``,
   ``DOWNLOADER``, ``DOWNLOAD_HANDLERS`` classes, ``MEMDEBUG_NOTIFY``;
