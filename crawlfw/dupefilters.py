@@ -3,7 +3,7 @@
 ``RFPDupeFilter`` remembers request fingerprints (``crawlfw.utils.request.request_fingerprint``:
 SHA1 over method, canonical URL and body). Built with a ``path``, it appends them to
 ``<path>/requests.seen``; in a crawl with a ``JOBDIR`` the durable frontier keeps them
-instead (``crawlfw.core.frontier.frontier.SqliteFrontier``), so a resumed crawl skips what it
+instead (``crawlfw.core.frontier.sqlite_frontier.SqliteFrontier``), so a resumed crawl skips what it
 already fetched.
 """
 

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from crawlfw.core.transport.curl import DnsCacheBudget
+from crawlfw.core.transport.curl_options import DnsCacheBudget
 from tests.support.broadsite import BroadSite
 from tests.support.dnsserver import LocalDNS, namespaces_available, resolver_argv
 from tests.support.proc import crawlfw_env
@@ -68,7 +68,8 @@ def test_budget_refuses_a_bad_size_naming_the_setting(size):
 
 _DRIVER_SCRIPT = """
 import json, sys, time
-from crawlfw.core.transport.curl import DnsCacheBudget, MultiDriver
+from crawlfw.core.transport.curl import MultiDriver
+from crawlfw.core.transport.curl_options import DnsCacheBudget
 from crawlfw.http import Request
 
 port, spacing_s, size = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])

@@ -41,7 +41,8 @@ from crawlfw.actors import messages
 from crawlfw.actors._childref import RestartableActor
 from crawlfw.core import _faults
 from crawlfw.core._fds import fds_exhausted
-from crawlfw.core.transport.curl import DnsCacheBudget, MultiDriver, driver_options
+from crawlfw.core.transport.curl import MultiDriver
+from crawlfw.core.transport.curl_options import DnsCacheBudget, driver_options
 from crawlfw.core.transport.slot import DownloadSlot
 from crawlfw.core.transport.slots import SlotTable
 from crawlfw.exceptions import ConnectError, DownloaderCrashed, StopDownload
@@ -149,7 +150,7 @@ class DownloaderPool:
             across threads), so a host name is resolved once per crawl, not once per
             downloader.
         dns_cache_size: ``DNSCACHE_SIZE``, the most host names that cache holds (a
-            :class:`~crawlfw.core.transport.curl.DnsCacheBudget` shared by the downloaders).
+            :class:`~crawlfw.core.transport.curl_options.DnsCacheBudget` shared by the downloaders).
 
     Attributes:
         refs: ``[ActorRef]``, downloader ``i`` at index ``i`` (its child key ``str(i)``):
@@ -158,7 +159,7 @@ class DownloaderPool:
             across the incarnations of downloader ``i``.
         share: the shared ``pycurl.CurlShare``, or None (one downloader: its multi
             handle's own DNS cache serves every transfer already).
-        dns_budget: the :class:`~crawlfw.core.transport.curl.DnsCacheBudget` of ``DNSCACHE_SIZE``,
+        dns_budget: the :class:`~crawlfw.core.transport.curl_options.DnsCacheBudget` of ``DNSCACHE_SIZE``,
             or None (``DNSCACHE_ENABLED`` off).
 
     Raises:
@@ -209,7 +210,7 @@ class DownloaderActor(RestartableActor):
     index: this downloader's number in the pool (its child key is ``str(index)``).
     engine: the Engine's ActorRef (default ``reply_to``).
     share: a ``pycurl.CurlShare`` for its transfers (the pool's DNS cache), or None.
-    dns_budget: the pool's :class:`~crawlfw.core.transport.curl.DnsCacheBudget` (``DNSCACHE_SIZE``),
+    dns_budget: the pool's :class:`~crawlfw.core.transport.curl_options.DnsCacheBudget` (``DNSCACHE_SIZE``),
         or None.
     concurrency: the crawl's effective ``CONCURRENT_REQUESTS`` (lowered to fit the open
         file limit), or None for the setting; sizes the connection cache.

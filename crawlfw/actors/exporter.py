@@ -25,7 +25,8 @@ from crawlfw.actors import messages
 from crawlfw.actors._childref import RestartableActor
 from crawlfw.actors.pipeline import forward_checkpoint
 from crawlfw.core import _faults
-from crawlfw.core.feeds.feeds import FeedResumeError, FeedWriter
+from crawlfw.core.feeds.feeds import FeedWriter
+from crawlfw.core.feeds.resume import FeedResumeError
 from crawlfw.exceptions import CrawlStartError, NotConfigured
 
 logger = logging.getLogger(__name__)
@@ -52,7 +53,7 @@ def prepare_feeds(crawler, feeds, resume_states=None) -> list:
 
     Args:
         crawler: the Crawler.
-        feeds: ``[(uri, options), ...]`` (:func:`crawlfw.core.feeds.feeds.feeds_from_settings`;
+        feeds: ``[(uri, options), ...]`` (:func:`crawlfw.core.feeds.feed_settings.feeds_from_settings`;
             ``uri`` None: ``FEED_URI``).
         resume_states: ``{feed key: state}`` committed by an earlier run of this
             ``JOBDIR`` job, or None (see :meth:`crawlfw.core.feeds.feeds.FeedWriter.open`).

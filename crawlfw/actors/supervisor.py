@@ -334,8 +334,8 @@ class Supervisor(CrawlActor):
         from crawlfw.actors.downloader import DownloaderPool
         from crawlfw.actors.exporter import open_feeds, prepare_feeds
         from crawlfw.actors.scheduler import frontier_of
-        from crawlfw.core.feeds.feeds import feeds_from_settings
-        from crawlfw.core.transport.curl import driver_options
+        from crawlfw.core.feeds.feed_settings import feeds_from_settings
+        from crawlfw.core.transport.curl_options import driver_options
 
         crawler = tree.crawler
         spider = crawler.spider

@@ -149,7 +149,7 @@ def feed_options(settings, output, output_format, overwrite_output=None) -> None
     Raises:
         UsageError: unknown format (naming it and the valid ones); both ``-o`` and ``-O``.
     """
-    from crawlfw.core.feeds.feeds import feed_settings_from_cli
+    from crawlfw.core.feeds.feed_settings import feed_settings_from_cli
 
     if output and overwrite_output:
         raise UsageError("Please use only one of -o/--output and -O/--overwrite-output")

@@ -108,7 +108,7 @@ def run_workers(settings, workers: int, command: list, spargs: dict, spidercls) 
     from crawlfw.utils.log import configure_logging
 
     configure_logging(settings)
-    from crawlfw.core.feeds.feeds import feeds_from_settings
+    from crawlfw.core.feeds.feed_settings import feeds_from_settings
     from crawlfw.core.frontier.frontier import FrontierError
     from crawlfw.core.frontier.redis_link import RedisLink, check_server
 
@@ -227,7 +227,7 @@ def run_workers(settings, workers: int, command: list, spargs: dict, spidercls) 
 
 def _merge(settings, spidercls, spargs, parts: Path, ids, feeds) -> None:
     """Write the items of every part, worker by worker, to each feed (``-o``, ``-O``,
-    ``FEEDS``: ``[(uri, options)]`` as :func:`crawlfw.core.feeds.feeds.feeds_from_settings`
+    ``FEEDS``: ``[(uri, options)]`` as :func:`crawlfw.core.feeds.feed_settings.feeds_from_settings`
     gives them), then remove the parts."""
     from crawlfw.core.feeds.feeds import FeedWriter
 
@@ -257,7 +257,7 @@ def _parts_dir(output: str, spider_name: str) -> Path:
     """Where the workers' part files go: ``<-o file>.parts`` beside a local ``-o``
     file (``%(...)s`` placeholders kept as their names), else
     ``crawlfw-<spider>.parts`` in the current directory (stdout, FTP, S3 feeds)."""
-    from crawlfw.core.feeds.feeds import uri_scheme
+    from crawlfw.core.feeds.feed_settings import uri_scheme
 
     plain = re.sub(r"%\((\w+)\)s", r"\1", output)
     if output != "-" and uri_scheme(output) in ("", "file"):

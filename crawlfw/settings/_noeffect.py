@@ -4,7 +4,7 @@ and the one-line warning a user gets for setting one.
 The runtime has no Twisted download handlers, no pluggable downloader class and a
 single-threaded item pipeline actor, so these settings cannot act; each entry says why
 and what does the job instead. ``DOWNLOAD_HANDLERS`` entries set to None *do* work
-(they disable their scheme: see :func:`crawlfw.core.transport.curl.driver_options`); other
+(they disable their scheme: see :func:`crawlfw.core.transport.curl_options.driver_options`); other
 handler classes do not.
 """
 

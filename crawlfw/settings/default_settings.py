@@ -27,7 +27,7 @@ downloaded with libcurl):
   is refused (``NotSupported``), other handler classes have no effect;
   ``DNSCACHE_ENABLED``, ``DNSCACHE_SIZE``, ``DNS_TIMEOUT`` and
   ``DOWNLOADER_CLIENT_TLS_METHOD`` map to curl options
-  (``crawlfw.core.transport.curl.driver_options``, ``DnsCacheBudget``);
+  (``crawlfw.core.transport.curl_options.driver_options``, ``DnsCacheBudget``);
 * settings kept for Scrapy projects but without effect, each logged once as a warning
   when a user sets it (``crawlfw.settings._noeffect``): ``CONCURRENT_ITEMS``,
   ``DOWNLOADER``, ``DOWNLOAD_HANDLERS`` classes, ``MEMDEBUG_NOTIFY``;
@@ -383,7 +383,7 @@ SUPERVISOR_BACKOFF_MAX = 30.0  # seconds
 SUPERVISOR_MAX_RESTARTS = 3
 SUPERVISOR_RESTART_WINDOW = 60  # seconds
 
-# With a JOBDIR, the durable frontier (crawlfw.core.frontier.frontier.SqliteFrontier) commits
+# With a JOBDIR, the durable frontier (crawlfw.core.frontier.sqlite_frontier.SqliteFrontier) commits
 # the work of finished requests at least every FRONTIER_CHECKPOINT_INTERVAL seconds
 # while the crawl runs (a crash redoes at most that much). FRONTIER_FSYNC = True makes
 # each commit, and the feed file with it, survive a power loss (fsync); False only

@@ -604,7 +604,7 @@ def test_too_large_response_headers_are_named(driver, server, route, detail):
 
 def test_maxsize_with_content_length_cancels(driver, server, caplog):
     # At DEBUG: the ERROR line is the download error's ("Error downloading ..."), once.
-    with caplog.at_level(logging.DEBUG, logger="crawlfw.core.transport.curl"):
+    with caplog.at_level(logging.DEBUG, logger="crawlfw.core.transport.curl_transfer"):
         result = fetch_one(driver, Request(f"{server.url}/bytes/100000"), maxsize_bytes=1000)
     assert isinstance(result.error, DownloadCancelled)
     assert "expected response size (100000)" in str(result.error)
@@ -627,7 +627,7 @@ def test_body_within_maxsize_is_kept(driver, server):
 @pytest.mark.parametrize("route", ["bytes", "chunked"])
 def test_warnsize_logs_one_warning(driver, server, caplog, route):
     request = Request(f"{server.url}/{route}/300000")
-    with caplog.at_level(logging.WARNING, logger="crawlfw.core.transport.curl"):
+    with caplog.at_level(logging.WARNING, logger="crawlfw.core.transport.curl_transfer"):
         result = fetch_one(driver, request, warnsize_bytes=1000)
     assert result.response.body == pattern(300000)
     warnings = [r.getMessage() for r in caplog.records if "warn size (1000)" in r.getMessage()]
@@ -892,7 +892,7 @@ def ftp_server(tmp_path_factory):
     ],
 )
 def test_parse_header_lines(lines, pairs):
-    from crawlfw.core.transport.curl import _content_length, _parse_header_lines
+    from crawlfw.core.transport.curl_transfer import _content_length, _parse_header_lines
 
     assert _parse_header_lines(lines) == pairs
     assert _content_length(lines) == -1
@@ -915,7 +915,7 @@ def test_parse_header_lines(lines, pairs):
     ],
 )
 def test_content_length(lines, length):
-    from crawlfw.core.transport.curl import _content_length
+    from crawlfw.core.transport.curl_transfer import _content_length
 
     assert _content_length(lines) == length
 
@@ -962,7 +962,7 @@ def test_disabled_scheme_is_not_supported(server):
 
 
 def test_driver_options_from_settings():
-    from crawlfw.core.transport.curl import driver_options
+    from crawlfw.core.transport.curl_options import driver_options
     from crawlfw.settings import Settings
 
     options = driver_options(Settings())

@@ -8,7 +8,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from crawlfw.core.feeds.feeds import FeedWriter, _redact_uri, feed_settings_from_cli, uri_scheme
+from crawlfw.core.feeds.feed_settings import feed_settings_from_cli, uri_scheme
+from crawlfw.core.feeds.feeds import FeedWriter
+from crawlfw.core.feeds.storage import _redact_uri
 from crawlfw.exceptions import NotConfigured, UsageError
 from crawlfw.extensions.feedexport import BlockingFeedStorage
 from crawlfw.settings import Settings
@@ -417,11 +419,17 @@ class BrokenUploadStorage(BlockingFeedStorage):
 
 
 def test_exported_names():
+    # feeds.py was split (issue 19): the writer, the feeds of the settings, resuming
+    import crawlfw.core.feeds.feed_settings as feed_settings
     import crawlfw.core.feeds.feeds as module
+    import crawlfw.core.feeds.resume as resume
 
-    assert sorted(module.__all__) == ["FeedReplacedError", "FeedResumeError", "FeedWriter",
-                                      "feed_settings_from_cli",
-                                      "feeds_from_settings", "uri_scheme"]
+    assert sorted(module.__all__) == ["FeedWriter"]
+    assert sorted(feed_settings.__all__) == ["FEED_OPTIONS", "feed_settings_from_cli",
+                                             "feeds_from_settings", "uri_scheme"]
+    assert sorted(resume.__all__) == ["FeedReplacedError", "FeedResumeError"]
+    for mod in (module, feed_settings, resume):
+        assert all(hasattr(mod, name) for name in mod.__all__)
 
 
 # FEEDS (Scrapy 2): one writer per entry, options over the FEED_* settings
@@ -430,7 +438,7 @@ def test_exported_names():
 def test_feeds_from_settings_lists_feeds_then_feed_uri(tmp_path):
     from pathlib import Path
 
-    from crawlfw.core.feeds.feeds import feeds_from_settings
+    from crawlfw.core.feeds.feed_settings import feeds_from_settings
 
     settings = {"FEEDS": {Path("a.json"): {"format": "json"}, "b.jl": None}, "FEED_URI": "c.csv"}
     assert feeds_from_settings(settings) == [("a.json", {"format": "json"}), ("b.jl", None),
@@ -548,7 +556,7 @@ def test_a_stdout_feed_cannot_be_rewound():
 
 
 def test_a_feed_file_replaced_during_the_crawl_is_an_error_not_stored(tmp_path, caplog):
-    from crawlfw.core.feeds.feeds import FeedReplacedError
+    from crawlfw.core.feeds.resume import FeedReplacedError
 
     path = tmp_path / "items.jl"
     writer = FeedWriter({"FEED_URI": str(path)}, FeedSpider())
@@ -567,7 +575,7 @@ def test_a_feed_file_replaced_during_the_crawl_is_an_error_not_stored(tmp_path, 
 
 
 def test_resume_of_a_shortened_feed_is_refused_or_started_anew(tmp_path):
-    from crawlfw.core.feeds.feeds import FeedResumeError
+    from crawlfw.core.feeds.resume import FeedResumeError
 
     path = tmp_path / "items.json"
     writer = FeedWriter({"FEED_URI": str(path), "FEED_FORMAT": "json"}, FeedSpider())

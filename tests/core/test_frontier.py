@@ -15,9 +15,9 @@ from crawlfw.core.frontier.frontier import (
     FrontierError,
     JobLocked,
     MemoryFrontier,
-    SqliteFrontier,
     read_job_meta,
 )
+from crawlfw.core.frontier.sqlite_frontier import SqliteFrontier
 from crawlfw.core.transport.hostpolicy import HostPolicy
 from crawlfw.dupefilters import BaseDupeFilter, RFPDupeFilter
 from crawlfw.squeues import LifoMemoryQueue
@@ -110,7 +110,7 @@ def test_open_leases_of_a_dead_process_are_queued_again(tmp_path, spider):
         import os, sys
         sys.path.insert(0, {str(os.getcwd())!r})
         import crawlfw
-        from crawlfw.core.frontier.frontier import SqliteFrontier
+        from crawlfw.core.frontier.sqlite_frontier import SqliteFrontier
         from crawlfw.dupefilters import RFPDupeFilter
         f = SqliteFrontier({str(tmp_path)!r}, RFPDupeFilter())
         f.open(None)
@@ -134,7 +134,7 @@ def test_uncommitted_work_is_gone_after_a_crash(tmp_path, spider):
         import os, sys
         sys.path.insert(0, {str(os.getcwd())!r})
         import crawlfw
-        from crawlfw.core.frontier.frontier import SqliteFrontier
+        from crawlfw.core.frontier.sqlite_frontier import SqliteFrontier
         from crawlfw.dupefilters import RFPDupeFilter
         f = SqliteFrontier({str(tmp_path)!r}, RFPDupeFilter())
         f.open(None)

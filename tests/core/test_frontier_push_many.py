@@ -12,7 +12,8 @@ import pytest
 
 from crawlfw import Spider
 from crawlfw.core.frontier.api import FrontierBase
-from crawlfw.core.frontier.frontier import MemoryFrontier, SqliteFrontier
+from crawlfw.core.frontier.frontier import MemoryFrontier
+from crawlfw.core.frontier.sqlite_frontier import SqliteFrontier
 from crawlfw.dupefilters import RFPDupeFilter
 from crawlfw.http import Request
 from crawlfw.squeues import FifoMemoryQueue, LifoMemoryQueue

@@ -9,84 +9,45 @@
         writer.export_item(item)
     summary = writer.close()                # finishes, stores, logs; returns a dict
 
-Settings used (Scrapy 1.2 names and meanings):
-
-``FEED_URI``
-    where to write, a ``%``-template: ``%(name)s`` is the spider name, ``%(time)s`` the
-    UTC time the feed was opened (``2016-10-03T12-31-05``: ISO 8601 with ``-`` for
-    ``:``), ``%(worker)s`` this process's worker id in a shared crawl
-    (``FRONTIER_WORKER``, default ``<hostname>-<pid>``), and ``%(attr)s`` any other
-    spider attribute. Unset: no feed
-    (:class:`~crawlfw.exceptions.NotConfigured`).
-``FEED_URI_PARAMS``
-    a function (or its import path) ``f(params, spider)`` that may add to the ``params``
-    dict in place, or return a new dict to use instead.
-``FEED_FORMAT``
-    a key of ``FEED_EXPORTERS`` / ``FEED_EXPORTERS_BASE`` (case-insensitive).
-``FEED_STORAGES`` / ``FEED_STORAGES_BASE``
-    URI scheme -> storage class (path); ``''`` is for plain paths. A one-letter scheme
-    is a Windows drive letter (``C:\\out\\items.json``), i.e. a plain path.
-``FEED_EXPORTERS`` / ``FEED_EXPORTERS_BASE``
-    format -> exporter class (path). A None value removes a base entry.
-``FEED_EXPORT_FIELDS``
-    the fields to export, in order (list or comma-separated string), or a dict
-    ``{item field: output name}`` (Scrapy 2.4); None: all.
-``FEED_EXPORT_BATCH_ITEM_COUNT``
-    (Scrapy 2.3) start a new file every this many items (0, the default: one file); the
-    URI must then hold ``%(batch_id)d`` (1, 2, ...) or ``%(batch_time)s`` (the UTC time
-    the batch began, ``2026-11-25T16-02-36.123456+00-00``).
-``FEED_EXPORT_ENCODING``
-    the output encoding; None: UTF-8, with JSON escaped to ASCII.
-``FEED_STORE_EMPTY``
-    store a feed with no items. True (default, as Scrapy >= 2.11): an empty crawl writes
-    an empty JSON Lines/CSV file, ``[]`` in JSON. False (Scrapy 1.2's default): nothing is
-    written for it (a local file the storage created is removed again).
-``FEED_TEMPDIR``
-    where FTP and S3 feeds are staged before upload.
-``FEEDS`` (Scrapy >= 2.1)
-    ``{uri: options}``, one feed per entry, written side by side; read from the settings
-    as merged, so a spider's ``custom_settings`` may set it. Options (each defaults to
-    the ``FEED_*`` setting named): ``format`` (``FEED_FORMAT``; else guessed from the
-    URI's file extension), ``encoding`` (``FEED_EXPORT_ENCODING``), ``fields``
-    (``FEED_EXPORT_FIELDS``), ``store_empty`` (``FEED_STORE_EMPTY``), ``overwrite``
-    (False: a local file is appended to, as Scrapy 1.2 does; True: replaced),
-    ``indent`` (None; JSON only: indents each item), ``item_export_kwargs`` (more
-    keyword arguments for the exporter), ``uri_params`` (``FEED_URI_PARAMS``), and
-    Scrapy 2's ``batch_item_count`` (``FEED_EXPORT_BATCH_ITEM_COUNT``),
-    ``postprocessing`` (plug-ins, :mod:`crawlfw.extensions.postprocessing`, with their
-    options), ``item_filter`` (a class built with the feed's options, whose
-    ``accepts(item)`` picks the items; default
-    :class:`crawlfw.core.feeds.plugins.ItemFilter`) and ``item_classes``. A feed
-    with batches or post-processing cannot be cut back: refused with ``JOBDIR`` or
-    ``FRONTIER_URL``. Unknown options are refused, unless the feed has plug-ins or an
-    item filter (which may read their own).
-    ``FEED_URI``, when set, is one more feed with the ``FEED_*`` options
-    (:func:`feeds_from_settings`).
-
-:func:`feed_settings_from_cli` turns the ``-o FILE`` / ``-t FORMAT`` options of the
-``crawl`` and ``runspider`` commands (also Scrapy 2's ``-o URI:FORMAT``) into
-``FEED_URI`` / ``FEED_FORMAT``.
+The settings it reads (``FEEDS`` and the ``FEED_*`` settings, Scrapy's names and meanings)
+are listed, and parsed, in :mod:`crawlfw.core.feeds.feed_settings`; resuming a feed of a
+``JOBDIR`` job and cutting it back to its committed length are in
+:mod:`crawlfw.core.feeds.resume`.
 """
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
-from typing import IO, TYPE_CHECKING, Any, TypeAlias, TypeGuard
-from urllib.parse import urlparse
+from typing import IO, TYPE_CHECKING, Any, TypeAlias
 
 from crawlfw.core._fds import retry_when_out_of_fds
+from crawlfw.core.feeds.feed_settings import (
+    _as_settings,
+    _check_feed_options,
+    _components,
+    _export_fields,
+    _takes_feed_options,
+    uri_scheme,
+)
 from crawlfw.core.feeds.plugins import ItemFilter, PostProcessingManager
-from crawlfw.core.feeds.storage import FileFeedStorage, _redact_uri
-from crawlfw.exceptions import NotConfigured, UsageError
+from crawlfw.core.feeds.resume import (
+    FeedReplacedError,
+    FeedResumeError,
+    _check_writable,
+    _cut_back,
+    _file_identity,
+    _is_file_storage,
+    _resume_problem,
+)
+from crawlfw.core.feeds.storage import _redact_uri
+from crawlfw.exceptions import NotConfigured
 from crawlfw.utils.misc import create_instance, load_object
-from crawlfw.utils.python import without_none_values
 
 if TYPE_CHECKING:
     from crawlfw.core._types import CrawlerLike
@@ -99,45 +60,9 @@ if TYPE_CHECKING:
     #: plug-ins over it.
     FeedFile: TypeAlias = IO[bytes] | PostProcessingManager
 
-__all__ = ["FeedReplacedError", "FeedResumeError", "FeedWriter", "feed_settings_from_cli", "feeds_from_settings", "uri_scheme"]
+__all__ = ["FeedWriter"]
 
 logger = logging.getLogger(__name__)
-
-#: File extensions whose format name differs from the extension (``-o items.jl``).
-_EXTENSION_FORMATS = {"jl": "jsonlines", "jsonl": "jsonlines"}
-
-
-def _as_settings(settings: BaseSettings | Mapping[str, Any] | None) -> BaseSettings:
-    """Return ``settings`` as a :class:`~crawlfw.settings.Settings` (a plain mapping is
-    laid over the defaults)."""
-    from crawlfw.settings import BaseSettings, Settings
-
-    if isinstance(settings, BaseSettings):
-        return settings
-    return Settings(dict(settings or {}))
-
-
-def _components(settings: BaseSettings, name: str) -> dict[str, Any]:
-    """``{key: class path or class}`` merged from ``name`` over ``name + '_BASE'``,
-    entries set to None dropped."""
-    return dict(without_none_values(dict(settings.getwithbase(name))))
-
-
-def uri_scheme(uri: str) -> str:
-    """Return the storage scheme of a feed URI, lower-cased.
-
-    Args:
-        uri: a feed URI or a plain path (possibly still a ``%``-template).
-
-    Returns:
-        str: the scheme (``'ftp'``, ``'s3'``, ``'stdout'``, ``'file'``...), or ``''`` for a
-        plain path, including Windows paths with a drive letter (``C:\\x``, RFC 8089
-        appendix E.2).
-    """
-    scheme = urlparse(uri).scheme.lower()
-    if len(scheme) == 1 and scheme.isalpha():
-        return ""
-    return scheme
 
 
 def _local_path_of(file: object) -> str | None:
@@ -872,233 +797,3 @@ class FeedWriter:
             ) from None
 
 
-def _check_writable(path: str) -> None:
-    """Raise ``OSError`` when the local feed file ``path`` could not be opened for
-    writing, without creating, opening or changing anything."""
-    target = os.path.abspath(path)
-    if os.path.isdir(target):
-        raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
-    if os.path.exists(target):
-        if not os.access(target, os.W_OK):
-            raise PermissionError(errno.EACCES, "Permission denied", path)
-        return
-    parent = os.path.dirname(target)
-    while not os.path.exists(parent):  # the storage creates the missing directories
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent):
-        raise NotADirectoryError(errno.ENOTDIR, "Not a directory", parent)
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise PermissionError(errno.EACCES, "Permission denied", parent)
-
-
-def _is_file_storage(storage: object) -> TypeGuard[FileFeedStorage]:
-    return isinstance(storage, FileFeedStorage)
-
-
-class FeedResumeError(Exception):
-    """A ``JOBDIR`` job's feed cannot be resumed: its file is missing or shorter than
-    the length the job committed (changed outside the crawl)."""
-
-
-class FeedReplacedError(OSError):
-    """A local feed file was deleted, moved or replaced while the crawl wrote it."""
-
-
-def _file_identity(file: IO[bytes] | FeedFile | str) -> tuple[int, int]:
-    """``(st_dev, st_ino)`` of an open file or a path."""
-    st = os.fstat(file.fileno()) if hasattr(file, "fileno") else os.stat(file)
-    return st.st_dev, st.st_ino
-
-
-def _resume_problem(path: str, offset: int, uri: str) -> str | None:
-    """Why the feed file at ``path`` cannot be resumed at ``offset`` (its committed
-    length), or None when it can."""
-    try:
-        size = os.path.getsize(path)
-    except FileNotFoundError:
-        size = None
-    if size is not None and size >= offset:
-        return None
-    if size is None and offset == 0:
-        return None  # nothing was committed to it
-    state = "missing" if size is None else f"{size} bytes long"
-    return (f"Feed {_redact_uri(uri)} is {state}, but this job committed {offset} bytes "
-            f"of it: it was changed outside the crawl and resuming would write a broken "
-            f"document; restore the file, or set FEED_RESTART_BROKEN = True to start the "
-            f"feed anew (its old file kept aside)")
-
-
-def _cut_back(path: str, offset: int, uri: str) -> None:
-    """Truncate the feed file at ``path`` to ``offset`` bytes, its committed length
-    (checked first with :func:`_resume_problem`)."""
-    size = os.path.getsize(path) if os.path.exists(path) else 0
-    if size > offset:
-        os.truncate(path, offset)
-        logger.info("Feed %(uri)s cut back to its committed length (%(offset)d bytes; "
-                    "%(dropped)d bytes written after the last commit dropped)",
-                    {"uri": _redact_uri(uri), "offset": offset, "dropped": size - offset})
-
-
-#: The options of a ``FEEDS`` entry this writer understands (Scrapy 2's names).
-FEED_OPTIONS = frozenset(
-    {"format", "encoding", "fields", "store_empty", "overwrite", "indent",
-     "item_export_kwargs", "uri_params", "batch_item_count", "postprocessing",
-     "item_filter", "item_classes",
-     # the options of crawlfw.extensions.postprocessing's plug-ins
-     "gzip_compresslevel", "gzip_mtime", "gzip_filename", "bz2_compresslevel",
-     "lzma_format", "lzma_check", "lzma_preset", "lzma_filters"}
-)
-
-
-def _export_fields(fields: Any, settings: BaseSettings) -> list[str] | dict[str, str] | None:
-    """The ``fields_to_export`` of a feed: its ``fields`` option, else
-    ``FEED_EXPORT_FIELDS``; a list of names, or a dict ``{item field: output name}``
-    (Scrapy 2.4) kept as is; None (all fields) when empty."""
-    if fields is None:
-        fields = settings.get("FEED_EXPORT_FIELDS")
-        if isinstance(fields, str) and fields.lstrip().startswith("{"):
-            fields = settings.getdict("FEED_EXPORT_FIELDS")  # -s FEED_EXPORT_FIELDS='{...}'
-        elif not isinstance(fields, Mapping):
-            fields = settings.getlist("FEED_EXPORT_FIELDS")
-    if isinstance(fields, Mapping):
-        return dict(fields) or None
-    if isinstance(fields, str):
-        fields = [f.strip() for f in fields.split(",")]
-    return list(fields) or None
-
-
-def _check_feed_options(uri: str, options: Mapping[str, Any] | None,
-                        exporters: Mapping[str, Any], where: str) -> dict[str, Any]:
-    """Validate one ``FEEDS`` entry's options; return them with ``format`` filled in."""
-    if options is None:
-        options = {}
-    if not isinstance(options, Mapping):
-        raise NotConfigured(f"{where} must be a dict of feed options, got {options!r}")
-    options = dict(options)
-    unknown = sorted(set(options) - FEED_OPTIONS)
-    if unknown and not (options.get("postprocessing") or options.get("item_filter")):
-        # (plug-ins and item filters may read options of their own)
-        raise NotConfigured(
-            f"{where} has unsupported feed option(s) {', '.join(map(repr, unknown))}; "
-            f"supported: {', '.join(sorted(FEED_OPTIONS))}"
-        )
-    if not options.get("format"):
-        ext = os.path.splitext(urlparse(uri).path if uri_scheme(uri) else uri)[1]
-        ext = ext.lstrip(".").lower()
-        fmt = _EXTENSION_FORMATS.get(ext, ext)
-        if fmt not in exporters:
-            raise NotConfigured(
-                f"{where} has no 'format' and its file extension names none; known "
-                f"formats: {', '.join(sorted(exporters))}"
-            )
-        options["format"] = fmt
-    return options
-
-
-def _takes_feed_options(storage_cls: Any, crawler: CrawlerLike | None) -> bool:
-    """True when the factory ``create_instance`` will call accepts ``feed_options``."""
-    import inspect
-
-    if crawler is not None and hasattr(storage_cls, "from_crawler"):
-        factory = storage_cls.from_crawler
-    elif hasattr(storage_cls, "from_settings"):
-        factory = storage_cls.from_settings
-    else:
-        factory = storage_cls
-    try:
-        return "feed_options" in inspect.signature(factory).parameters
-    except (TypeError, ValueError):
-        return False
-
-
-def feeds_from_settings(settings: BaseSettings | Mapping[str, Any] | None,
-                        ) -> list[tuple[str | None, dict[str, Any] | None]]:
-    """Return the feeds to write: ``[(uri, options | None), ...]``.
-
-    The ``FEEDS`` entries in their order (keys made ``str``: a ``pathlib.Path`` works),
-    then ``FEED_URI`` as ``(None, None)`` (the writer reads it with the ``FEED_*``
-    settings) when it is set and is not a ``FEEDS`` key already.
-
-    Args:
-        settings: a :class:`~crawlfw.settings.Settings` (or a plain dict of overrides).
-
-    Returns:
-        list of ``(uri, options)``; ``uri`` None stands for ``FEED_URI``.
-
-    Raises:
-        NotConfigured: ``FEEDS`` is not a dict (nor a JSON object string).
-    """
-    settings = _as_settings(settings)
-    try:
-        feeds = settings.getdict("FEEDS")  # also a JSON object string (-s FEEDS=...)
-    except ValueError as e:
-        raise NotConfigured(str(e)) from None
-    result: list[tuple[str | None, dict[str, Any] | None]] = [
-        (str(uri), options) for uri, options in feeds.items()]
-    feed_uri = settings.get("FEED_URI")
-    if feed_uri and str(feed_uri) not in {uri for uri, _ in result}:
-        result.append((None, None))
-    return result
-
-
-def _split_cli_format(output: str, valid: Iterable[str]) -> tuple[str, str | None]:
-    """Split Scrapy 2's ``-o URI:FORMAT`` (``-o -:jl``, ``-o out.txt:jsonlines``) into
-    ``(URI, FORMAT)``; ``(output, None)`` when what follows the last ``:`` is not a
-    format of ``valid`` (``C:\\x.json``, ``ftp://u:p@host/x.jl``, ``stdout:``)."""
-    uri, sep, fmt = output.rpartition(":")
-    if sep and uri and fmt in valid:
-        return uri, fmt
-    return output, None
-
-
-def feed_settings_from_cli(output: str | None, output_format: str | None = None,
-                           settings: BaseSettings | Mapping[str, Any] | None = None,
-                           ) -> dict[str, str]:
-    """Turn ``-o FILE`` / ``-t FORMAT`` command-line options into feed settings, as the
-    ``crawl`` and ``runspider`` commands of Scrapy 1.2 do.
-
-    Without ``-t`` the format is the file extension (``.json`` -> ``json``, ``.csv``,
-    ``.xml``, ``.pickle``, ``.marshal``; ``.jl`` and ``.jsonl`` -> ``jsonlines``;
-    case-insensitive). ``-o -`` writes to the standard output (``stdout:``) and needs
-    ``-t``. As in Scrapy 2, the format may instead follow the URI after a colon:
-    ``-o -:jl`` (standard output, JSON Lines), ``-o out.txt:jsonlines``; it wins over
-    ``-t``.
-
-    Args:
-        output (str | None): the ``-o`` value; None or ``''`` returns ``{}``.
-        output_format (str | None): the ``-t`` value.
-        settings: the :class:`~crawlfw.settings.Settings` whose ``FEED_EXPORTERS`` (+
-            ``_BASE``) give the valid formats; None uses the defaults.
-
-    Returns:
-        dict: ``{'FEED_URI': str, 'FEED_FORMAT': str}``, to set at ``'cmdline'``
-        priority; ``{}`` when ``output`` is empty.
-
-    Raises:
-        UsageError: the format is not a known one (the message names it and lists the
-            valid ones), or cannot be guessed for ``-o -``.
-    """
-    if not output:
-        return {}
-    settings = _as_settings(settings)
-    valid = sorted(_components(settings, "FEED_EXPORTERS"))
-    output, suffix_format = _split_cli_format(output, valid)
-    if suffix_format:
-        output_format = suffix_format
-    uri = "stdout:" if output == "-" else output
-    if output_format:
-        fmt = output_format.lower()
-    elif output == "-":
-        raise UsageError(
-            "Cannot tell the output format of '-o -' (standard output) from a file "
-            f"extension: set one with the '-t' switch from the supported list {tuple(valid)}"
-        )
-    else:
-        ext = os.path.splitext(output)[1].lstrip(".").lower()
-        fmt = _EXTENSION_FORMATS.get(ext, ext) if "jsonlines" in valid else ext
-    if fmt not in valid:
-        raise UsageError(
-            f"Unrecognized output format '{fmt}', set one using the '-t' switch or as a "
-            f"file extension from the supported list {tuple(valid)}"
-        )
-    return {"FEED_URI": uri, "FEED_FORMAT": fmt}

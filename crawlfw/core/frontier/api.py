@@ -1,7 +1,7 @@
 """The frontier interface every frontier implements, and the logic they share.
 
 Three frontiers keep a crawl's requests: :class:`~crawlfw.core.frontier.frontier.MemoryFrontier`
-(no ``JOBDIR``), :class:`~crawlfw.core.frontier.frontier.SqliteFrontier` (``JOBDIR``) and
+(no ``JOBDIR``), :class:`~crawlfw.core.frontier.sqlite_frontier.SqliteFrontier` (``JOBDIR``) and
 :class:`~crawlfw.core.frontier.redis_frontier.RedisFrontier` (``FRONTIER_URL``). Each keeps one
 queue per host key (:func:`host_key`) and a ready-set of hosts
 (:mod:`crawlfw.core.frontier.hostqueues`): :meth:`Frontier.lease` hands out requests of ready

@@ -8,7 +8,7 @@ translates messages into calls on its :attr:`Scheduler.frontier`.
 
 Without a ``JOBDIR`` the frontier is a :class:`~crawlfw.core.frontier.frontier.MemoryFrontier`.
 With one (Scrapy 1.2's "jobs: pausing and resuming crawls") it is a
-:class:`~crawlfw.core.frontier.frontier.SqliteFrontier` in ``<JOBDIR>/frontier.sqlite``, which
+:class:`~crawlfw.core.frontier.sqlite_frontier.SqliteFrontier` in ``<JOBDIR>/frontier.sqlite``, which
 also survives a crash (``kill -9``): see ARCHITECTURE.md, "Lose nothing". With a
 ``FRONTIER_URL`` it is a :class:`~crawlfw.core.frontier.redis_frontier.RedisFrontier` shared by
 every worker of the crawl (ARCHITECTURE.md, "One crawl, many workers").
@@ -19,7 +19,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from crawlfw.core.frontier.frontier import MemoryFrontier, SqliteFrontier
+from crawlfw.core.frontier.frontier import MemoryFrontier
+from crawlfw.core.frontier.sqlite_frontier import SqliteFrontier
 from crawlfw.core.transport.hostpolicy import HostPolicy
 from crawlfw.utils.job import job_dir
 from crawlfw.utils.misc import load_object

@@ -36,17 +36,29 @@ import logging
 import math
 import selectors
 import time
-from array import array
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
-from urllib.parse import urlsplit
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, NamedTuple
 
 import pycurl
 
 from crawlfw.core.transport._curl_errors import exception_for
+from crawlfw.core.transport.curl_options import (
+    DnsCacheBudget,
+    ssl_version,
+)
+from crawlfw.core.transport.curl_transfer import (
+    StreamSignals,
+    _content_length,
+    _header_lines,
+    _host_of,
+    _make_writer,
+    _maxsize_error,
+    _parse_header_lines,
+    _stream_signals,
+    _Transfer,
+)
 from crawlfw.exceptions import (
     DNSLookupError,
-    DownloadCancelled,
     DownloadError,
     NotSupported,
     ResponseFailed,
@@ -57,9 +69,8 @@ from crawlfw.responsetypes import responsetypes
 if TYPE_CHECKING:
     from crawlfw.exceptions import StopDownload
     from crawlfw.http import Request, Response
-    from crawlfw.settings import BaseSettings
 
-__all__ = ["DnsCacheBudget", "MultiDriver", "Result", "SUPPORTED_SCHEMES"]
+__all__ = ["MultiDriver", "Result", "SUPPORTED_SCHEMES"]
 
 logger = logging.getLogger(__name__)
 
@@ -87,15 +98,6 @@ _SCHEME_PROTOCOLS = {
     "file": pycurl.PROTO_FILE,
 }
 _REDIR_PROTOCOLS = pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS
-
-# Request headers curl would add on its own unless told not to ("Name:" with no
-# value removes an internal header): lower-case name -> suppressing line.
-_SUPPRESS = {
-    b"accept": b"Accept:",  # curl adds "Accept: */*"
-    b"expect": b"Expect:",  # curl adds "Expect: 100-continue" for bodies > 1 MiB
-    b"content-type": b"Content-Type:",  # curl adds a form content type with POSTFIELDS
-}
-_SUPPRESS_ALL = list(_SUPPRESS.values())
 
 _WAKE = object()  # selector key data of the caller's wake fd
 
@@ -137,198 +139,6 @@ class Result(NamedTuple):
     def ok(self) -> bool:
         """True when the transfer produced a response (any HTTP status)."""
         return self.error is None
-
-
-class StreamSignals(Protocol):
-    """What :attr:`MultiDriver.stream_signals` is: Scrapy 2's ``headers_received`` and
-    ``bytes_received`` signals, sent on the driver's thread."""
-
-    def wanted(self) -> bool:
-        """True when a handler is connected (checked once per transfer)."""
-
-    def headers_received(self, headers: Headers, body_length: int,
-                         request: Request) -> StopDownload | None:
-        """The final header block is complete; a StopDownload stops the transfer."""
-
-    def bytes_received(self, data: bytes, request: Request) -> StopDownload | None:
-        """A body chunk was kept; a StopDownload stops the transfer."""
-
-
-class _Transfer:
-    """Per-transfer state, reachable from the easy handle's callbacks."""
-
-    __slots__ = ("request", "url", "scheme", "chunks", "header_lines", "error", "maxsize", "dirty",
-                 "stopped", "resolve_no")
-
-    def __init__(self, request: Request, url: str, scheme: str, maxsize: int) -> None:
-        self.request = request
-        self.url = url
-        self.scheme = scheme
-        self.chunks: list[bytes] = []
-        self.header_lines: list[bytes] = []
-        self.error: DownloadError | None = None
-        self.maxsize = maxsize
-        self.dirty = True  # the handle needs reset() before reuse
-        self.stopped: StopDownload | None = None  # the StopDownload a stream signal handler raised
-        self.resolve_no = 0  # the number of its name lookup (MultiDriver._on_resolver_start)
-
-
-#: ``DOWNLOADER_CLIENT_TLS_METHOD`` value -> ``CURLOPT_SSLVERSION`` (minimum | maximum).
-TLS_METHODS: dict[str, int] = {
-    "TLS": pycurl.SSLVERSION_DEFAULT,
-    "TLSv1.0": pycurl.SSLVERSION_TLSv1_0 | pycurl.SSLVERSION_MAX_TLSv1_0,
-    "TLSv1.1": pycurl.SSLVERSION_TLSv1_1 | pycurl.SSLVERSION_MAX_TLSv1_1,
-    "TLSv1.2": pycurl.SSLVERSION_TLSv1_2 | pycurl.SSLVERSION_MAX_TLSv1_2,
-    "TLSv1.3": pycurl.SSLVERSION_TLSv1_3 | pycurl.SSLVERSION_MAX_TLSv1_3,
-}
-
-
-def ssl_version(tls_method: str) -> int:
-    """Return the ``CURLOPT_SSLVERSION`` value of a ``DOWNLOADER_CLIENT_TLS_METHOD``.
-
-    Args:
-        tls_method: a key of :data:`TLS_METHODS` (Scrapy's names).
-
-    Raises:
-        ValueError: an unknown method; the message names the setting and the valid ones.
-    """
-    try:
-        return TLS_METHODS[tls_method]
-    except (KeyError, TypeError):
-        raise ValueError(
-            f"DOWNLOADER_CLIENT_TLS_METHOD must be one of {', '.join(TLS_METHODS)}; "
-            f"got {tls_method!r}"
-        ) from None
-
-
-def driver_options(settings: BaseSettings, concurrency: int | None = None) -> dict[str, Any]:
-    """The :class:`MultiDriver` keyword arguments the settings give.
-
-    ``CURL_MAXCONNECTS`` -> ``maxconnects`` (0, the default: ``CONCURRENT_REQUESTS``
-    shared among the ``DOWNLOADER_ACTORS``, so the idle keep-alive connections kept
-    across all hosts are bounded by the concurrency asked for, not by the hosts seen);
-    ``DNSCACHE_ENABLED`` False ->
-    ``dns_cache_timeout_s=0`` (no caching: every transfer resolves the host name again;
-    True keeps libcurl's cache, 60 s per answer, bounded to ``DNSCACHE_SIZE`` names by a
-    :class:`DnsCacheBudget` the caller makes: it is shared by a crawl's downloaders);
-    ``DNS_TIMEOUT`` -> ``dns_timeout_s``; ``DOWNLOADER_CLIENT_TLS_METHOD`` ->
-    ``tls_method``; the schemes of ``DOWNLOAD_HANDLERS`` (+ ``_BASE``) not set to None
-    -> ``schemes`` (``DOWNLOAD_HANDLERS = {'ftp': None}`` refuses ftp:// requests with
-    ``NotSupported``, as in Scrapy).
-
-    Args:
-        settings: a :class:`~crawlfw.settings.Settings`.
-        concurrency: the crawl's effective ``CONCURRENT_REQUESTS`` when it was lowered
-            to fit the open file limit (None: the setting).
-
-    Returns:
-        dict of keyword arguments.
-
-    Raises:
-        ValueError: ``DOWNLOADER_CLIENT_TLS_METHOD`` is not a known method, or
-            ``DNS_TIMEOUT`` is negative.
-    """
-    tls_method = settings.get("DOWNLOADER_CLIENT_TLS_METHOD", "TLS")
-    ssl_version(tls_method)  # checked here, on the caller's thread
-    dns_timeout_s = settings.getfloat("DNS_TIMEOUT", 60)
-    if not dns_timeout_s >= 0:
-        raise ValueError(f"DNS_TIMEOUT must be a number of seconds >= 0 (0: no limit of "
-                         f"its own), got {settings.get('DNS_TIMEOUT')!r}")
-    maxconnects = settings.getint("CURL_MAXCONNECTS", 0)
-    if maxconnects <= 0:
-        downloaders = max(1, settings.getint("DOWNLOADER_ACTORS", 1))
-        if concurrency is None:
-            concurrency = settings.getint("CONCURRENT_REQUESTS", 16)
-        maxconnects = max(1, -(-concurrency // downloaders))
-    return {
-        "maxconnects": maxconnects,
-        "dns_cache_timeout_s": 60 if settings.getbool("DNSCACHE_ENABLED", True) else 0,
-        "dns_timeout_s": dns_timeout_s,
-        "tls_method": tls_method,
-        "schemes": frozenset(
-            scheme for scheme, handler in dict(settings.getwithbase("DOWNLOAD_HANDLERS")).items()
-            if handler is not None
-        ),
-    }
-
-
-
-class DnsCacheBudget:
-    """How long libcurl may keep DNS answers so that its cache holds at most ``size``
-    host names: ``DNSCACHE_SIZE``, Scrapy's bound on its resolver cache, honoured
-    through the one knob libcurl's cache has, its expiry (``CURLOPT_DNS_CACHE_TIMEOUT``,
-    whole seconds; libcurl has no size option).
-
-    libcurl drops, each time a transfer ends, every answer older than that transfer's
-    cache timeout, so its cache holds the names resolved within the last timeout
-    seconds. The budget keeps the start times of the last ``size`` lookups (a ring of
-    ``size`` floats, 8 bytes each); once it has seen ``size`` of them, the timeout is the
-    whole seconds since the oldest of those (at most ``max_timeout_s``): the answers
-    younger than that are fewer than ``size`` (plus the lookups in flight), and the
-    oldest answers go first, as Scrapy's cache drops its oldest entry. A crawl that
-    resolves fewer than ``size`` names per ``max_timeout_s`` keeps the full timeout. A
-    rate above ``size`` names a second gives 0: no answer is kept past its transfer.
-
-    One budget serves all the downloaders of a crawl (their ``CurlShare`` holds one
-    cache); it is updated from their threads without a lock, so under contention an
-    update may be lost, which only makes the bound approximate by a lookup or two.
-
-    Args:
-        size: ``DNSCACHE_SIZE``, the most names to keep (int >= 1).
-        max_timeout_s: the longest an answer is kept (whole seconds >= 0; 60, as
-            ``DNSCACHE_ENABLED`` keeps them).
-
-    Attributes:
-        timeout_s: the cache timeout (s) new transfers get.
-        bounding: True once ``size`` lookups were seen: from then on every transfer is
-            given ``timeout_s`` (before, the driver's own timeout stands).
-
-    Raises:
-        ValueError: ``size`` is not an int >= 1 (the message names ``DNSCACHE_SIZE``).
-    """
-
-    __slots__ = ("size", "max_timeout_s", "timeout_s", "bounding", "_starts", "_next")
-
-    def __init__(self, size: int, max_timeout_s: int = 60) -> None:
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise ValueError(f"DNSCACHE_SIZE must be an int >= 1, got {size!r}")
-        self.size = size
-        self.max_timeout_s = max(0, int(max_timeout_s))
-        self.timeout_s = self.max_timeout_s
-        self.bounding = False
-        self._starts = array("d")
-        self._next = 0  # the ring's oldest start, once full
-
-    def started(self, now_s: float) -> int:
-        """Record a name lookup that starts now.
-
-        Args:
-            now_s: ``time.monotonic()`` seconds.
-
-        Returns:
-            int: the cache timeout (s) new transfers should get (:attr:`timeout_s`).
-        """
-        starts = self._starts
-        if len(starts) < self.size:
-            starts.append(now_s)
-            if len(starts) < self.size:
-                return self.timeout_s
-            self.bounding = True
-            oldest = starts[0]
-        else:
-            i = self._next
-            starts[i] = now_s
-            i += 1
-            if i == self.size:
-                i = 0
-            self._next = i
-            oldest = starts[i]
-        self.timeout_s = min(self.max_timeout_s, max(0, int(now_s - oldest)))
-        return self.timeout_s
-
-    def __repr__(self) -> str:
-        return (f"<DnsCacheBudget size={self.size} timeout_s={self.timeout_s} "
-                f"bounding={self.bounding}>")
 
 
 class MultiDriver:
@@ -967,195 +777,3 @@ class MultiDriver:
         return respcls(url=url, status=status, headers=headers, body=body, request=xfer.request)
 
 
-# -- helpers --------------------------------------------------------------------------
-
-
-def _host_of(url: str) -> str:
-    """The host name of ``url`` (``''`` when it has none): what a lookup resolves."""
-    try:
-        return urlsplit(url).hostname or ""
-    except ValueError:
-        return ""
-
-
-def _header_lines(headers: Headers, separate_proxy_auth: bool) -> tuple[list[bytes], list[bytes]]:
-    """``CURLOPT_HTTPHEADER`` lines for ``headers`` (+ suppressors), and proxy-only lines.
-
-    Returns:
-        ``(lines, proxy_lines)``: ``proxy_lines`` holds ``Proxy-Authorization`` when
-        ``separate_proxy_auth`` (it then goes on the CONNECT, not to the origin).
-
-    Raises:
-        ValueError: a header name or value contains CR or LF (header injection).
-    """
-    lines: list[bytes] = []
-    proxy_lines: list[bytes] = []
-    present = set()
-    if headers:
-        for name, values in headers.items():
-            lname = name.lower()
-            if lname in _SUPPRESS:
-                present.add(lname)
-            target = lines
-            if separate_proxy_auth and lname == b"proxy-authorization":
-                target = proxy_lines
-            for value in values:
-                # curl: "Name;" sends a header with an empty value ("Name:" would remove it)
-                line = name + b": " + value if value else name + b";"
-                if b"\n" in line or b"\r" in line:
-                    raise ValueError(f"Header contains CR or LF: {name!r}: {value!r}")
-                target.append(line)
-    if not present:
-        lines.extend(_SUPPRESS_ALL)
-    elif len(present) < len(_SUPPRESS):
-        lines.extend(line for lname, line in _SUPPRESS.items() if lname not in present)
-    return lines, proxy_lines
-
-
-def _parse_header_lines(lines: list[bytes]) -> list[tuple[bytes, bytes]]:
-    """Header ``(name, value)`` pairs of the LAST response block curl reported.
-
-    Earlier blocks (``100 Continue``, a proxy's ``CONNECT`` reply) and trailers after
-    the final blank line are skipped. Obsolete line folding (RFC 7230 §3.2.4) is
-    joined with a space.
-    """
-    start = 0
-    for i in range(len(lines) - 1, -1, -1):
-        if lines[i][:5] == b"HTTP/":
-            start = i + 1
-            break
-    pairs: list[tuple[bytes, bytes]] = []
-    for line in lines[start:] if start else lines:
-        if line == b"\r\n" or line == b"\n":
-            break
-        if line[:1] in (b" ", b"\t"):
-            if pairs:
-                name, value = pairs[-1]
-                pairs[-1] = (name, value + b" " + line.strip())
-            continue
-        name, sep, value = line.partition(b":")
-        if sep:
-            pairs.append((name.strip(), value.strip()))
-    return pairs
-
-
-def _content_length(header_lines: list[bytes]) -> int:
-    """The ``Content-Length`` of the last response block, or -1 (cheap: no full parse)."""
-    for i in range(len(header_lines) - 1, -1, -1):
-        line = header_lines[i]
-        if line[:5] == b"HTTP/":
-            break
-        if line[:15].lower() == b"content-length:":
-            try:
-                return int(line[15:])  # int() ignores the surrounding whitespace and CRLF
-            except ValueError:
-                return -1
-    return -1
-
-
-def _maxsize_error(xfer: _Transfer, size: int | None, *, expected: bool) -> DownloadCancelled:
-    if expected:
-        message = (
-            f"Cancelling download of {xfer.url}: expected response size ({size}) "
-            f"larger than download max size ({xfer.maxsize})."
-        )
-    elif size is not None:
-        message = (
-            f"Cancelling download of {xfer.url}: received ({size}) bytes larger than "
-            f"download max size ({xfer.maxsize})."
-        )
-    else:
-        message = (
-            f"Cancelling download of {xfer.url}: received more bytes than "
-            f"download max size ({xfer.maxsize})."
-        )
-    # Logged once, as the download error ("Error downloading ..." or the errback's).
-    logger.debug(message)
-    return DownloadCancelled(message, xfer.url, 63)
-
-
-def _stream_signals(setopt: Callable[[int, Any], None], xfer: _Transfer, stream: StreamSignals,
-                    maxsize: int, warnsize: int) -> None:
-    """Install header and write callbacks that report to ``stream`` (see
-    ``MultiDriver.stream_signals``): ``headers_received`` once the final header block
-    is complete (not after a ``1xx`` block), ``bytes_received`` per body chunk after it
-    is kept; a returned StopDownload aborts the transfer (returning 0 to curl) and is
-    kept in ``xfer.stopped``. Only installed while a handler is connected."""
-    request = xfer.request
-    lines = xfer.header_lines
-    write = _make_writer(xfer, maxsize, warnsize) if maxsize or warnsize else None
-    append = xfer.chunks.append
-
-    def on_header(line: bytes) -> int | None:
-        lines.append(line)
-        if (line == b"\r\n" or line == b"\n") and xfer.scheme in ("http", "https"):
-            status = next((x for x in reversed(lines) if x[:5] == b"HTTP/"), b"")
-            if status.split(b" ", 2)[1:2] and status.split(b" ", 2)[1][:1] == b"1":
-                return None  # 100 Continue and the like: the real headers follow
-            headers = Headers.from_raw_pairs(_parse_header_lines(lines))
-            stop = stream.headers_received(headers, _content_length(lines), request)
-            if stop is not None:
-                xfer.stopped = stop
-                return 0
-        return None
-
-    def on_data(data: bytes) -> int | None:
-        if write is not None:
-            if write(data) == 0:
-                return 0
-        else:
-            append(data)
-        stop = stream.bytes_received(data, request)
-        if stop is not None:
-            xfer.stopped = stop
-            return 0
-        return None
-
-    setopt(pycurl.HEADERFUNCTION, on_header)
-    setopt(pycurl.WRITEFUNCTION, on_data)
-
-
-def _make_writer(xfer: _Transfer, maxsize: int, warnsize: int) -> Callable[[bytes], int | None]:
-    """A WRITEFUNCTION enforcing ``maxsize`` (abort) and ``warnsize`` (log once).
-
-    Never raises: a failure is recorded in ``xfer.error`` and the transfer aborted by
-    returning 0 (curl then reports CURLE_WRITE_ERROR for this transfer only).
-    """
-    append = xfer.chunks.append
-    received = 0
-    warned = warnsize == 0
-
-    def write(data: bytes) -> int | None:
-        nonlocal received, warned
-        try:
-            if received == 0 and not warned:
-                expected = _content_length(xfer.header_lines)
-                if expected > warnsize:
-                    warned = True
-                    logger.warning(
-                        "Expected response size (%d) larger than download warn size (%d) in request %s.",
-                        expected,
-                        warnsize,
-                        xfer.request,
-                    )
-            received += len(data)
-            if maxsize and received > maxsize:
-                xfer.error = _maxsize_error(xfer, received, expected=False)
-                return 0
-            if not warned and received > warnsize:
-                warned = True
-                logger.warning(
-                    "Received (%d) bytes larger than download warn size (%d) in request %s.",
-                    received,
-                    warnsize,
-                    xfer.request,
-                )
-            append(data)
-        except Exception as exc:  # never let an exception reach libcurl
-            xfer.error = DownloadError(
-                f"Download failed: {xfer.url} (write callback failed: {exc!r})", xfer.url
-            )
-            return 0
-        return None
-
-    return write
