@@ -53,6 +53,9 @@ class SpiderRunnerActor(CrawlActor):
     def __init__(self, crawler, scheduler, pipeline, engine, *, durable=False, start_skip=0,
                  start_exhausted=False, **kw):
         super().__init__(settings=crawler.settings, **kw)
+        # On the starting thread, before spider_opened: a handler may take every free
+        # file descriptor (tests/test_fds_transient.py).
+        _import_what_callbacks_use(crawler.spider)
         self.crawler = crawler
         self.spider = crawler.spider
         self.scheduler = scheduler
@@ -73,7 +76,6 @@ class SpiderRunnerActor(CrawlActor):
             self._checkpoint(0, self.scheduler)
 
     def on_start(self):
-        _import_what_callbacks_use(self.crawler.spider)
         self.scraper.open_start_requests()  # on this thread: async start() uses its loop
 
     # --- messages -----------------------------------------------------------------------
