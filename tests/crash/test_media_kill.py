@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.servers import handler_server
 from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.slow
@@ -55,18 +56,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server():
-    handler = type("H", (Handler,), {"release": threading.Event(), "hits": []})
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    httpd.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.handler = handler
-    yield httpd
-    handler.release.set()
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join(10)
+    with handler_server(type("H", (Handler,), {"release": threading.Event(), "hits": []})) as httpd:
+        yield httpd
 
 
 def start(server, tmp_path, log):

@@ -14,6 +14,7 @@ from crawlfw.pipelines import AwaitingDownloads, ItemPipelineManager
 from crawlfw.pipelines.media import MediaPipeline
 from crawlfw.utils.test import get_crawler
 from tests.support.crawl import run_crawl
+from tests.support.servers import handler_server
 
 #: Seconds the slow media URL waits for its release before answering anyway.
 SLOW_WAIT_S = 30.0
@@ -43,17 +44,8 @@ class SlowMediaHandler(http.server.BaseHTTPRequestHandler):
 def slow_server():
     handler = type("Handler", (SlowMediaHandler,),
                    {"release": threading.Event(), "timed_out": []})
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    httpd.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.handler = handler
-    yield httpd
-    handler.release.set()
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join(10)
+    with handler_server(handler) as httpd:
+        yield httpd
 
 
 class ItemsSpider(Spider):

@@ -1,5 +1,6 @@
 """Real HTTP servers for tests, bound to 127.0.0.1 on a free port, run in a thread."""
 
+import contextlib
 import http.server
 import threading
 from functools import partial
@@ -45,6 +46,34 @@ class StaticSiteServer:
         if self.httpd is not None:
             self.httpd.shutdown()
             self.httpd.server_close()
+
+
+@contextlib.contextmanager
+def handler_server(handler):
+    """Serve ``handler`` (a ``BaseHTTPRequestHandler`` subclass) on 127.0.0.1, one thread
+    per request, for the ``with`` block.
+
+    Yields:
+        the ``ThreadingHTTPServer``, with ``url`` (``http://127.0.0.1:PORT``) and
+        ``handler`` set. At the end ``handler.release`` (a ``threading.Event``), when the
+        handler has one, is set first, so that requests held on it end; then the server
+        stops.
+    """
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    httpd.url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.handler = handler
+    try:
+        yield httpd
+    finally:
+        release = getattr(handler, "release", None)
+        if release is not None:
+            release.set()
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(10)
 
 
 class _EchoHandler(http.server.BaseHTTPRequestHandler):
