@@ -157,12 +157,18 @@ class FrontierBase:
         """
         push = self.push
         queued = [push(request, transient_ok=transient_ok) for request in requests]
+        self._count_start(start)
+        return queued
+
+    def _count_start(self, start: Mapping[str, Any] | None) -> None:
+        """Count, in the metadata (committed with the batch's pushes), the start requests
+        a :meth:`push_many` batch came from: ``start`` is ``{'consumed': int,
+        'exhausted': bool}``, or None for a batch of other requests."""
         if start is not None:
             meta = {"start_requests": self.meta.get("start_requests", 0) + start["consumed"]}
             if start["exhausted"]:
                 meta["start_exhausted"] = True
             self.set_meta(meta)
-        return queued
 
     def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None:

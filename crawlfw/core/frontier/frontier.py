@@ -326,11 +326,7 @@ class MemoryFrontier(FrontierBase):
             if enqueued and stats is not None:
                 stats.inc_value("scheduler/enqueued/memory", enqueued, spider=spider)
                 stats.inc_value("scheduler/enqueued", enqueued, spider=spider)
-        if start is not None:
-            meta = {"start_requests": self.meta.get("start_requests", 0) + start["consumed"]}
-            if start["exhausted"]:
-                meta["start_exhausted"] = True
-            self.set_meta(meta)
+        self._count_start(start)
         return queued
 
     def lease(self, n: int, now_s: float | None = None) -> list[Request]:

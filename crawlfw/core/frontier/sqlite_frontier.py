@@ -447,11 +447,7 @@ class SqliteFrontier(FrontierBase):
             if filtered:  # (open() bound the spider before any push)
                 spider.crawler.stats.inc_value(  # type: ignore[union-attr]
                     "dupefilter/filtered", filtered, spider=spider)
-        if start is not None:
-            meta = {"start_requests": self.meta.get("start_requests", 0) + start["consumed"]}
-            if start["exhausted"]:
-                meta["start_exhausted"] = True
-            self.set_meta(meta)
+        self._count_start(start)
         return queued
 
     def _seen(self, request: Request) -> bool:
