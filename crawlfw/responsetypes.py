@@ -74,13 +74,21 @@ class ResponseTypes:
 
     @property
     def mimetypes(self):
-        """The ``mimetypes.MimeTypes`` table of file extensions (the system's tables and
-        Scrapy's extra types), read when a class is first chosen by file name: a crawl
-        whose responses all say their ``Content-Type`` never reads the system files."""
+        """The ``mimetypes.MimeTypes`` table of file extensions (Python's built-in table
+        and Scrapy's extra types), made when a class is first chosen by file name.
+
+        A ``MimeTypes`` instance holds Python's built-in table only, but the first one
+        made in a process has the ``mimetypes`` module read the system's files for its
+        own module-level table (``mimetypes.init``). In a process out of file descriptors
+        (``EMFILE``) that read fails, after ``mimetypes`` has marked itself initialised:
+        the table is then simply made again, the same as it would have been."""
         if self._mimetypes is None:
             from mimetypes import MimeTypes
 
-            table = MimeTypes()
+            try:
+                table = MimeTypes()
+            except OSError:  # mimetypes.init() could not read a system file: see above
+                table = MimeTypes()
             for ext, mimetype in _EXTRA_TYPES.items():
                 table.add_type(mimetype, ext)
             self._mimetypes = table

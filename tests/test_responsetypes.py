@@ -1,7 +1,12 @@
+import subprocess
+import sys
+import textwrap
+
 import pytest
 
 from crawlfw.http import Headers, HtmlResponse, Response, TextResponse, XmlResponse
 from crawlfw.responsetypes import ResponseTypes, responsetypes
+from crawlfw.utils.test import get_testenv
 
 
 @pytest.mark.parametrize(
@@ -222,3 +227,30 @@ def test_the_extension_table_is_read_on_first_use_and_can_be_replaced():
     types = ResponseTypes()
     types.mimetypes = table
     assert types.from_filename("feed.rss") is Response
+
+
+@pytest.mark.slow
+def test_a_process_out_of_file_descriptors_still_chooses_by_file_name():
+    # The first MimeTypes() of a process has the mimetypes module read the system's
+    # files; out of descriptors (EMFILE) that read raises: the choice by file name must
+    # still answer (it never used those files), not fail the response.
+    code = textwrap.dedent("""
+        import mimetypes, os, resource
+        from crawlfw.http import Response, XmlResponse
+        from crawlfw.responsetypes import ResponseTypes
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+        held = []
+        try:
+            while True:
+                held.append(os.open(os.devnull, os.O_RDONLY))
+        except OSError:
+            pass
+        known = [f for f in mimetypes.knownfiles if os.path.isfile(f)]
+        types = ResponseTypes()
+        print(types.from_filename("feed.rss").__name__, types.from_filename("a.bin").__name__,
+              bool(known), mimetypes.inited)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=get_testenv(), timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[:2] == ["XmlResponse", "Response"], out.stdout
