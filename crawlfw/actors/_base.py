@@ -13,6 +13,7 @@ import pykka
 
 from crawlfw.actors import messages
 from crawlfw.actors._validation import validate_message, validation_mode
+from crawlfw.core.control.placement import AUTO, OFF, parse_cpu_affinity, placement
 from crawlfw.exceptions import InvalidMessage
 
 logger = logging.getLogger(__name__)
@@ -35,6 +36,17 @@ def current_actor() -> "CrawlActor | None":
 _COUNTING_MESSAGES = frozenset(
     {"items_processed", "response_scraped", "start_requests_pulled", "idle_checked"}
 )
+
+
+def _cpu_mode(settings) -> "str | frozenset[int]":
+    """``CPU_AFFINITY`` read from ``settings`` (None: the default, ``'auto'``); a bad
+    value, already refused when the crawler was made (``check_settings``), is ``'off'``."""
+    if settings is None:
+        return AUTO
+    try:
+        return parse_cpu_affinity(settings.get("CPU_AFFINITY", AUTO))
+    except ValueError:
+        return OFF
 
 
 class CrawlActor(pykka.ThreadingActor):
@@ -91,8 +103,26 @@ class CrawlActor(pykka.ThreadingActor):
         mode = validation_mode(settings)
         self._check_sent = mode == "all"
         self._check_received = mode == "all" or (mode == "boundary" and self.boundary)
+        self._cpu_mode = _cpu_mode(settings)
+        self._cpu_interval = (None if settings is None
+                              else settings.getfloat("CPU_AFFINITY_INTERVAL", 5.0))
         self._held: list[tuple[Any, Mapping[str, Any]]] = []  # (ref, message) sent while holding, not yet told
         self._holding = False
+
+    def _actor_loop(self) -> None:  # pykka hook: the body of the actor's thread
+        """Run pykka's loop on a thread placed by ``CPU_AFFINITY``
+        (:mod:`crawlfw.core.control.placement`): by default every actor thread of the
+        process on one CPU, so that hand-offs between them wake no other processor."""
+        if self._cpu_mode == OFF:
+            super()._actor_loop()
+            return
+        where = placement(self._cpu_interval)
+        placed = where.enter(self._cpu_mode)
+        try:
+            super()._actor_loop()
+        finally:
+            if placed:
+                where.leave()
 
     def send(self, ref: pykka.ActorRef, message: Mapping[str, Any]) -> None:
         """``tell`` ``message`` to ``ref``, checking it first when validation is ``'all'``.

@@ -12,9 +12,13 @@ in :data:`NUMBER_SETTINGS`, whose integer defaults stand for seconds that may ha
 fraction.
 """
 
+from collections.abc import Iterable
+from typing import Any
+
 from crawlfw.settings import _FALSE_STRINGS, _TRUE_STRINGS, SETTINGS_PRIORITIES, default_settings
 
-__all__ = ["NUMBER_SETTINGS", "setting_types", "check_settings"]
+__all__ = ["AUTO", "NUMBER_SETTINGS", "OFF", "check_settings", "parse_cpu_affinity",
+           "setting_types"]
 
 #: Settings with an integer default that are read as floats (seconds).
 NUMBER_SETTINGS = frozenset({
@@ -83,10 +87,79 @@ def check_settings(settings) -> list[str]:
         must be a number, got 'abc' (set with -s on the command line)"``; ``[]`` when
         all are fine.
     """
+    found = []
+    for name, kind in setting_types().items():
+        found.append((name, _check_one(settings, name, kind)))
+    found.append(("CPU_AFFINITY", _check_cpu_affinity(settings)))
     problems = []
-    for name, kind in sorted(setting_types().items()):
-        problem = _check_one(settings, name, kind)
+    for name, problem in sorted(found):
         if problem is not None:
             source = _SOURCES.get(settings.getpriority(name))
             problems.append(f"{problem} ({source})" if source else problem)
     return problems
+
+
+def _check_cpu_affinity(settings) -> str | None:
+    """The problem with ``CPU_AFFINITY`` (``'auto'``, ``'off'`` or CPU numbers), or None."""
+    try:
+        parse_cpu_affinity(settings.get("CPU_AFFINITY", "auto"))
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+#: ``CPU_AFFINITY`` value: one CPU chosen and moved by crawlfw.
+AUTO = "auto"
+#: ``CPU_AFFINITY`` value: the operating system places the threads.
+OFF = "off"
+
+_EXPECTED = "Setting 'CPU_AFFINITY' must be 'auto', 'off' or CPU numbers, got"
+_OFF_VALUES = frozenset({"off", "none", "false", "no", ""})
+
+
+def parse_cpu_affinity(value: Any) -> str | frozenset[int]:
+    """Read a ``CPU_AFFINITY`` setting value.
+
+    Args:
+        value: ``'auto'``; ``'off'`` (also None, False, ``'none'``, ``''``); a CPU
+            number (int or digit str); CPU numbers as a list/tuple/set of ints or a
+            comma-separated str (``'0,2'``).
+
+    Returns:
+        :data:`AUTO`, :data:`OFF`, or a non-empty frozenset of CPU numbers.
+
+    Raises:
+        ValueError: anything else (a negative number, a word other than the above),
+            with a message naming ``CPU_AFFINITY``, what it expects and the value.
+    """
+    if value is None or value is False:
+        return OFF
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text == AUTO:
+            return AUTO
+        if text in _OFF_VALUES:
+            return OFF
+        parts: Iterable[Any] = [part.strip() for part in text.split(",")]
+    elif isinstance(value, bool):
+        raise ValueError(f"{_EXPECTED} {value!r}")
+    elif isinstance(value, int):
+        parts = [value]
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        parts = value
+    else:
+        raise ValueError(f"{_EXPECTED} {value!r}")
+    cpus = set()
+    for part in parts:
+        try:
+            if isinstance(part, bool):
+                raise ValueError
+            cpu = int(part)
+        except (TypeError, ValueError):
+            raise ValueError(f"{_EXPECTED} {value!r} ({part!r} is not a CPU number)") from None
+        if cpu < 0:
+            raise ValueError(f"{_EXPECTED} {value!r} (CPU numbers start at 0)")
+        cpus.add(cpu)
+    if not cpus:
+        raise ValueError(f"{_EXPECTED} {value!r} (no CPU named)")
+    return frozenset(cpus)

@@ -377,6 +377,15 @@ PROGRESS = True
 # SUPERVISOR_RESTART_WINDOW seconds, all children of the crawl together; past that it
 # closes the crawl with '<role>_failed'. Restarts within the window wait
 # SUPERVISOR_BACKOFF seconds, doubled each time, at most SUPERVISOR_BACKOFF_MAX.
+# Where the crawl's actor threads run (crawlfw.core.control.placement): 'auto' keeps
+# them all on one CPU of those the process may use, so that handing a page from one to
+# the next wakes no other processor (they share one interpreter lock anyway), and moves
+# them when other processes take at least a quarter of that CPU, looking every
+# CPU_AFFINITY_INTERVAL seconds; 'off' leaves them to the operating system; CPU numbers
+# (3, '0,1', [2, 3]) put them on exactly those CPUs. Linux only (elsewhere: no effect).
+CPU_AFFINITY = "auto"
+CPU_AFFINITY_INTERVAL = 5.0  # seconds
+
 # See crawlfw.actors.supervisor.
 SUPERVISOR_BACKOFF = 0.5  # seconds
 SUPERVISOR_BACKOFF_MAX = 30.0  # seconds
