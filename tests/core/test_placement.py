@@ -124,6 +124,8 @@ def test_auto_puts_every_thread_on_one_allowed_cpu_and_forgets_it_after_the_last
         assert {frozenset(os.sched_getaffinity(tid)) for tid in threads.tids} == {
             frozenset({where.cpu})}
         assert sorted(where.placed_threads()) == sorted(threads.tids)
+        assert {os.sched_getscheduler(tid) for tid in threads.tids} == {os.SCHED_BATCH}
+        assert os.sched_getscheduler(0) == os.SCHED_OTHER  # nor its scheduling policy
         assert os.sched_getaffinity(0) == allowed  # the test's own thread is left alone
     finally:
         threads.stop()
