@@ -63,7 +63,7 @@ class Response(object_ref):
             refs = _trackref.live_refs[self.__class__]
             refs.data[weakref.ref(self, refs._remove)] = _time()
         if headers is None:
-            self.headers = Headers()
+            self.headers = Headers._empty()  # Headers(), without its constructor chain
         elif isinstance(headers, Headers):
             self.headers = headers.copy()
         else:
