@@ -62,16 +62,19 @@ class object_ref:
     Each subclass gets a ``__new__`` that records the instance (a subclass's own
     ``__new__`` is wrapped to record what it returns), except the classes that set
     ``_trackref_in_init = True`` (``Request``, ``Response``) and their subclasses: their
-    ``__init__`` records the instance (:func:`_record`), which spares the Python-level
+    ``__init__`` records the instance (``live_refs[type(self)]``'s ``data`` gets a
+    ``weakref.ref(self, its _remove)`` key, as ``WeakKeyDictionary.__setitem__`` does,
+    when :data:`enabled`), which spares the Python-level
     ``__new__`` on the hot path (a crawl makes tens of requests per page). An instance
     of those is recorded once ``Request.__init__``/``Response.__init__`` ran (a
     subclass's ``__init__`` calls it), with the same ``{class: {instance: time}}``
-    entry as before.
+    entry as before; one made without its ``__init__`` (``copy.copy``, unpickling) is
+    not recorded.
     """
 
     __slots__ = ()
 
-    #: True on a class whose ``__init__`` records its instances itself (:func:`_record`).
+    #: True on a class whose ``__init__`` records its instances itself.
     _trackref_in_init = False
 
     def __init_subclass__(cls, **kwargs):
@@ -83,15 +86,6 @@ class object_ref:
             cls.__new__ = _recording_new(own.__func__ if isinstance(own, staticmethod) else own)
         elif cls.__new__ is object.__new__:  # not inherited from a recording parent
             cls.__new__ = staticmethod(_tracking_new)
-
-
-def _record(obj) -> None:
-    """Record ``obj`` in :data:`live_refs` under its class, now (when :data:`enabled`):
-    what ``__init__`` of a class with ``_trackref_in_init`` does (it inlines the same
-    lines). The entry is weak (``WeakKeyDictionary``), the value the epoch seconds."""
-    if enabled:
-        refs = live_refs[obj.__class__]
-        refs.data[weakref.ref(obj, refs._remove)] = time()
 
 
 def _snapshot(wdict: weakref.WeakKeyDictionary) -> list:

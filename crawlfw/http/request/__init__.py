@@ -116,7 +116,7 @@ class Request(object_ref):
         flags: list | None = None,
         cb_kwargs: dict | None = None,
     ):
-        if _trackref.enabled:  # trackref._record(self), inline
+        if _trackref.enabled:  # recorded for trackref (see object_ref)
             refs = _trackref.live_refs[self.__class__]
             refs.data[_weakref(self, refs._remove)] = _time()
         self._encoding = encoding  # first: _set_url and _set_body use it

@@ -59,7 +59,7 @@ class Response(object_ref):
         flags: list | None = None,
         request: Request | None = None,
     ):
-        if _trackref.enabled:  # trackref._record(self), inline
+        if _trackref.enabled:  # recorded for trackref (see object_ref)
             refs = _trackref.live_refs[self.__class__]
             refs.data[weakref.ref(self, refs._remove)] = _time()
         if headers is None:
