@@ -55,6 +55,14 @@ _PLAIN_CANONICAL = re.compile(
     r"(?:#[A-Za-z0-9\-._~/!$&'()*+,=:@]*)?\Z"
 )
 
+# A relative reference that is a plain path (RFC 3986 "path-absolute" or
+# "path-noscheme"): segments of characters the "needs escaping" test lets through,
+# none empty and none starting with "." (so no "//" and no dot segment), no ":" (not
+# "a:b", a scheme), no query, no fragment; an optional final "/". urljoin() appends it
+# to the base's directory (or origin, for "/..."): join_url's first, cheapest test.
+_PLAIN_SEGMENT = r"[!$%&()*+,\-=0-9A-Z_a-z~][!$%&()*+,\-.=0-9A-Z_a-z~]*"
+_PLAIN_PATH = re.compile(rf"/?(?:{_PLAIN_SEGMENT}(?:/{_PLAIN_SEGMENT})*/?)?\Z")
+
 # scheme "://" netloc, then the path (up to "?" or "#"), as urlsplit splits them.
 _SPLIT_PATH = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/?#]*([^?#]*)")
 
@@ -166,6 +174,11 @@ def join_url(base, prefixes, href):
     Raises:
         ValueError, TypeError: as urljoin does (e.g. an invalid IPv6 host).
     """
+    if href and href.__class__ is str and _PLAIN_PATH.match(href) is not None:
+        # the common case, one test: "/a/b.html" on the origin, "a/b.html" on the directory
+        prefix = prefixes[0] if href[0] == "/" else prefixes[1]
+        if prefix is not None:
+            return prefix + href
     if href and href.__class__ is str and _UNSAFE_CHAR.search(href) is None and not (
         ("#" in href or "?" in href) and _FRAGMENT_RULES.search(href) is not None
     ):

@@ -36,16 +36,56 @@ live_refs: defaultdict[type, weakref.WeakKeyDictionary] = defaultdict(weakref.We
 enabled = True
 
 
+def _tracking_new(cls, *args, **kwargs):
+    """The ``__new__`` :class:`object_ref` gives its subclasses: a new instance, recorded."""
+    obj = object.__new__(cls)
+    if enabled:
+        live_refs[cls][obj] = time()
+    return obj
+
+
+def _recording_new(own_new):
+    """Wrap a subclass's own ``__new__`` so that what it returns is recorded too."""
+
+    def __new__(cls, *args, **kwargs):
+        obj = own_new(cls, *args, **kwargs)
+        if enabled and isinstance(obj, cls):
+            live_refs[cls][obj] = time()
+        return obj
+
+    return staticmethod(__new__)
+
+
 class object_ref:
-    """Inherit from this class to have every instance recorded in :data:`live_refs`."""
+    """Inherit from this class to have every instance recorded in :data:`live_refs`.
+
+    Each subclass gets a ``__new__`` that records the instance (a subclass's own
+    ``__new__`` is wrapped to record what it returns), except the classes that set
+    ``_trackref_in_init = True`` (``Request``, ``Response``) and their subclasses: their
+    ``__init__`` records the instance (``live_refs[type(self)]``'s ``data`` gets a
+    ``weakref.ref(self, its _remove)`` key, as ``WeakKeyDictionary.__setitem__`` does,
+    when :data:`enabled`), which spares the Python-level
+    ``__new__`` on the hot path (a crawl makes tens of requests per page). An instance
+    of those is recorded once ``Request.__init__``/``Response.__init__`` ran (a
+    subclass's ``__init__`` calls it), with the same ``{class: {instance: time}}``
+    entry as before; one made without its ``__init__`` (``copy.copy``, unpickling) is
+    not recorded.
+    """
 
     __slots__ = ()
 
-    def __new__(cls, *args, **kwargs):
-        obj = object.__new__(cls)
-        if enabled:
-            live_refs[cls][obj] = time()
-        return obj
+    #: True on a class whose ``__init__`` records its instances itself.
+    _trackref_in_init = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls._trackref_in_init:
+            return
+        own = cls.__dict__.get("__new__")
+        if own is not None:
+            cls.__new__ = _recording_new(own.__func__ if isinstance(own, staticmethod) else own)
+        elif cls.__new__ is object.__new__:  # not inherited from a recording parent
+            cls.__new__ = staticmethod(_tracking_new)
 
 
 def _snapshot(wdict: weakref.WeakKeyDictionary) -> list:

@@ -30,7 +30,7 @@ from crawlfw.exceptions import (
     ResponseHeadersTooLarge,
     TLSError,
 )
-from crawlfw.http import HtmlResponse, Request, Response, TextResponse
+from crawlfw.http import Headers, HtmlResponse, Request, Response, TextResponse
 
 # -- a misbehaving-on-demand HTTP/1.1 server ----------------------------------------------
 
@@ -896,6 +896,40 @@ def test_parse_header_lines(lines, pairs):
 
     assert _parse_header_lines(lines) == pairs
     assert _content_length(lines) == -1
+
+
+_HEADER_LINE_PIECES = [
+    b"HTTP/1.1 200 OK\r\n", b"HTTP/1.1 100 Continue\r\n", b"HTTP/1.0 301 Moved: here\n",
+    b"HTTP/2 404\r\n", b"\r\n", b"\n", b"", b"Server: nginx\r\n", b"server:  Other \r\n",
+    b"SET-COOKIE: a=1\r\n", b"set-cookie: b=2; Path=/\r\n", b"Set-Cookie:\r\n",
+    b"Content-Type: text/html; charset=\xe9\r\n", b"X-Bom: \xef\xbb\xbfv\r\n",
+    b"x-odd: \x0bv\x0c\r\n", b"X-Nul: a\x00b\r\n", b"X-Cr: a\rb\r\n", b" folded \r\n",
+    b"\tfolded: too\n", b"garbage\r\n", b"HTTP/2: not a field\r\n", b" : x\r\n",
+    b"\xc3\xa9t\xc3\xa9: utf-8 name\r\n", b"A:b:c\r\n", b"Trailer: t\r\n", b"k:v",
+    b"X-Space \x0c: v\r\n",
+]
+
+
+def _header_cases():
+    import random
+
+    rnd = random.Random(20)
+    cases = [[b"HTTP/1.1 200 OK\r\n", b"Server: nginx/1.22.1\r\n",
+              b"Content-Type: text/html\r\n", b"Content-Length: 9000\r\n", b"\r\n"]]
+    for _ in range(3000):
+        cases.append([rnd.choice(_HEADER_LINE_PIECES) for _ in range(rnd.randint(0, 9))])
+    return cases
+
+
+def test_headers_from_lines_is_the_general_parse():
+    # the one-pass parse of the downloader equals _parse_header_lines + from_raw_pairs
+    from crawlfw.core.transport.curl_transfer import _headers_from_lines, _parse_header_lines
+
+    for lines in _header_cases():
+        ours = _headers_from_lines(lines)
+        general = Headers.from_raw_pairs(_parse_header_lines(lines))
+        assert type(ours) is Headers and ours.encoding == general.encoding == "utf-8"
+        assert list(dict.items(ours)) == list(dict.items(general)), lines
 
 
 @pytest.mark.parametrize(

@@ -23,12 +23,23 @@ _URLS = [
     "http://a.example/", "http://a.example/1", "http://a.example/1#frag",
     "http://A.example/2?b=2&a=1", "http://a.example/2?a=1&b=2", "https://b.example:8443/x",
     "http://b.example/x", "http://c.example/%7Euser", "http://c.example/~user",
+    # the same resource spelt three ways (one fingerprint), upper case, odd ports
+    "http://d.example/caf\u00e9?q=\u20ac", "http://d.example/caf%C3%A9?q=%E2%82%AC",
+    "http://D.EXAMPLE:80/caf\u00e9?q=\u20ac#x", "http://[::1]:8080/v6", "http://e.example:0080/p",
 ]
+
+
+class _ShiftedUrl(Request):
+    """A subclass whose ``url`` is not its ``_url``: the fingerprint follows ``url``."""
+
+    @property
+    def url(self):
+        return self._url + "?shifted"
 
 
 def _request(rng: random.Random) -> Request:
     url = rng.choice(_URLS)
-    kind = rng.randrange(8)
+    kind = rng.randrange(11)
     if kind == 0:
         return Request(url, dont_filter=True)
     if kind == 1:
@@ -39,6 +50,14 @@ def _request(rng: random.Random) -> Request:
         return Request(url, meta={"is_start_request": True})
     if kind == 4:
         return Request(url, meta={"download_slot": "shared"})
+    if kind == 5:
+        return _ShiftedUrl(url)
+    if kind == 6:
+        return Request(url, method="get")  # upper-cased: the GET memo applies
+    if kind == 7:
+        return Request(url, body=b"x")  # a GET with a body: no memo
+    if kind == 8:
+        return Request(url, priority=2, meta={"is_start_request": True, "download_slot": "s"})
     return Request(url)
 
 

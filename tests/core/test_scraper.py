@@ -157,6 +157,31 @@ def test_callback_output_is_split_and_batched(crawl, caplog, output, expected, c
     assert not errors(caplog)
 
 
+class _FileUrlRequest(Request):
+    """A subclass whose ``url`` is not its ``_url``: the local-file check reads ``url``."""
+
+    @property
+    def url(self):
+        return "file:///etc/passwd" if "shifted" in self._url else self._url
+
+
+def test_local_file_requests_from_a_web_page_are_refused(crawl, caplog):
+    # _consume reads a plain Request's _url, any other request's url property
+    crawler, spider, sink, scraper = crawl
+    spider.output = lambda r: [
+        Request("file:///etc/passwd"), Request(f"{URL}/kept"),
+        crawlfw.FormRequest("file:///tmp/form"), _FileUrlRequest(f"{URL}/shifted"),
+        _FileUrlRequest(f"{URL}/plain"), Request("FILE:///upper"),
+    ]
+    request = Request(URL)
+    with caplog.at_level(logging.WARNING):
+        assert scraper.scrape_response(request, response_for(request)) == (0, 2)
+    assert sink.calls == [("requests", [f"{URL}/kept", f"{URL}/plain"], False)]
+    assert crawler.stats.get_value("scraper/refused_local_url") == 4
+    assert sum("a web page cannot open local files" in r.getMessage()
+               for r in caplog.records) == 4
+
+
 def test_wrong_types_are_logged_by_name_and_the_rest_kept(crawl, caplog):
     crawler, spider, sink, scraper = crawl
     spider.output = lambda r: _gen({"a": 1}, "text", Request(f"{URL}/0"), 3, {"a": 2})

@@ -8,6 +8,7 @@ import re
 from urllib.parse import urljoin, urlparse
 
 import pytest
+from w3lib.html import get_base_url as w3lib_get_base_url
 from w3lib.html import strip_html5_whitespace
 from w3lib.url import canonicalize_url, safe_url_string
 
@@ -87,6 +88,10 @@ HREFS = [
     "a#b?c", "a?b#c", "a\tb", " a", "a ", "\na", "//", "///x", "https://E.com/", "http://e.com",
     "http://e.com:8080", "http://e.com:0/", "http://e.com?q", "http://e.com#f", "http:/x",
     "https:x", "HTTP://e.com/",
+    # plain paths (join_url's first test) and near misses
+    "/A/B.HTML", "%7Euser/x", "/~u/(x)*,+=$&!-_", "a%2F..%2Fb", "x/", "-", "_/", "/a/b/",
+    "\u00e9", "a\u0130", "/a.b/c.d", "a/b.", "a/b..", "/..a", "a/.", "A:B", "/a:b",
+    "a'b", "/a@b", "/a;b", "a\x00", "/a\u2028", "\ufeffa", "a/b\n", "/p/7.html\t",
 ]
 
 
@@ -113,6 +118,43 @@ def test_absolute_url_table(base):
 def test_join_url_table(base):
     for href in HREFS + TRICKY_URLS:
         assert _ours_join(base, href) == _reference_join(base, href), (base, href)
+
+
+@pytest.mark.parametrize("base", BASES + TRICKY_URLS)
+def test_text_response_urljoin_table(base):
+    # TextResponse.urljoin takes join_url's plain-path test inline
+    from crawlfw.http import HtmlResponse
+
+    response = HtmlResponse(base, body=b"<html><body></body></html>")
+    # the reference: Scrapy's urljoin(get_base_url(response), href), w3lib's function
+    try:
+        reference_base = w3lib_get_base_url(response.text, response.url, response.encoding)
+    except ValueError:  # a base that cannot be parsed fails urljoin alike
+        with pytest.raises(ValueError):
+            response.urljoin("x")
+        return
+    for href in HREFS + TRICKY_URLS:
+        assert (_outcome(response.urljoin, href)
+                == _reference_join(reference_base, href)), (base, href)
+
+
+def test_the_plain_path_test_is_a_subset_of_the_general_rules():
+    # every href _PLAIN_PATH lets through is joined by prefix + href, as urljoin does
+    from crawlfw.utils._url_fastpaths import _PLAIN_PATH
+
+    rnd = random.Random(7)
+    pieces = list("aZ09/.-_~!$&()*+,=%:;@'?#") + ["\u00e9", "//", "/.", "./"]
+    hrefs = [*HREFS, *("".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 9)))
+                       for _ in range(20000))]
+    matched = 0
+    for base in ("http://e.com/p/5.html", "http://127.0.0.1:8000/", "https://e.com:8443/a/b/"):
+        origin, directory = join_prefixes(base)
+        for href in hrefs:
+            if href and _PLAIN_PATH.match(href):
+                matched += 1
+                joined = (origin if href[0] == "/" else directory) + href
+                assert joined == urljoin(base, href), (base, href)
+    assert matched > 3000
 
 
 @pytest.mark.parametrize(

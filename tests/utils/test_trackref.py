@@ -73,3 +73,70 @@ def test_tracking_can_be_disabled(monkeypatch):
     monkeypatch.setattr(trackref, "enabled", False)
     obj = Foo()
     assert obj not in trackref.live_refs[Foo]
+
+
+class Baz(trackref.object_ref):
+    """A subclass with its own __new__ (wrapped by object_ref to record what it returns)."""
+
+    def __new__(cls, *args, **kwargs):
+        return super().__new__(cls)
+
+    def __init__(self, value):
+        self.value = value
+
+
+class Sub(Foo):
+    pass
+
+
+class MyRequest(Request):
+    def __init__(self, url, extra=None, **kwargs):
+        super().__init__(url, **kwargs)
+        self.extra = extra
+
+
+def test_every_kind_of_subclass_is_tracked_under_its_own_class():
+    from crawlfw import Item, Spider
+    from crawlfw.http import FormRequest
+
+    class MyItem(Item):
+        pass
+
+    class MySpider(Spider):
+        name = "s"
+
+    try:
+        objs = [Baz(1), Sub(), MyRequest("http://example.com/my", extra=1),
+                FormRequest("http://example.com/form", formdata={"a": "1"}),
+                HtmlResponse("http://example.com/h", body=b""), MyItem(), MySpider()]
+        for obj in objs:
+            assert obj in trackref.live_refs[type(obj)], type(obj)
+            assert list(trackref.live_refs[type(obj)]).count(obj) == 1
+            assert isinstance(trackref.live_refs[type(obj)][obj], float)
+        assert Baz(2).value == 2
+        assert Sub not in {type(o) for o in trackref.live_refs[Foo]}
+        del objs, obj
+        gc.collect()
+        for cls in (Baz, Sub, MyRequest, MyItem, MySpider):
+            assert len(trackref.live_refs[cls]) == 0, cls
+    finally:
+        for cls in (Baz, Sub, MyRequest, MyItem, MySpider):
+            trackref.live_refs.pop(cls, None)
+
+
+def test_requests_and_responses_record_themselves_in_init_without_a_python_new(monkeypatch):
+    # the hot path: Request() and Response() use object's own __new__ (no Python frame)
+    assert Request.__new__ is object.__new__
+    assert HtmlResponse.__new__ is object.__new__
+    assert Foo.__new__ is not object.__new__
+    gc.collect()
+    before = len(trackref.live_refs[Request])
+    r = Request("http://example.com/in-init")
+    assert len(trackref.live_refs[Request]) == before + 1
+    assert trackref.live_refs[Request][r] <= trackref.time()
+    monkeypatch.setattr(trackref, "enabled", False)
+    assert Request("http://example.com/off") not in trackref.live_refs[Request]
+    assert HtmlResponse("http://example.com/off", body=b"") not in trackref.live_refs[HtmlResponse]
+    del r
+    gc.collect()
+    assert len(trackref.live_refs[Request]) == before

@@ -287,8 +287,11 @@ class Scraper:
         from_web = self._local_guard and source.url.startswith(_WEB_PREFIXES)
         try:
             for obj in output:
-                if isinstance(obj, Request):
-                    if from_web and obj.url.startswith(_LOCAL_PREFIXES):
+                ocls = obj.__class__
+                if ocls is Request or isinstance(obj, Request):
+                    # a plain Request's url property read without calling it
+                    if from_web and (obj._url if ocls is Request else obj.url).startswith(
+                            _LOCAL_PREFIXES):
                         self._refuse_local(obj, source)
                         continue
                     requests.append(obj)

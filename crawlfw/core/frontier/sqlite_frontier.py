@@ -45,7 +45,9 @@ from crawlfw.core.frontier.hostqueues import HostQueues, MemoryHostStore, sort_k
 from crawlfw.core.frontier.pqueue import PriorityQueue
 from crawlfw.core.transport.hostpolicy import HostPolicy
 from crawlfw.dupefilters import RFPDupeFilter
+from crawlfw.http.request import Request as _Request
 from crawlfw.utils.reqser import request_from_dict, request_to_dict
+from crawlfw.utils.request import _GET_FINGERPRINTS
 
 if TYPE_CHECKING:
     import random
@@ -410,7 +412,9 @@ class SqliteFrontier(FrontierBase):
         With crawlfw's own :class:`~crawlfw.dupefilters.RFPDupeFilter` (its class, no
         method replaced on the instance) once its first duplicate was logged, a request
         whose fingerprint is in the in-memory seen cache (most links of a crawl) is
-        answered here, and ``dupefilter/filtered`` counted once per batch; every other
+        answered here (the memo of a plain GET's fingerprint looked up inline, as
+        :func:`~crawlfw.utils.request.request_fingerprint` does), and
+        ``dupefilter/filtered`` counted once per batch; every other
         request goes through :meth:`push`. Same result as the general path
         (``tests/core/test_frontier_push_many.py`` compares both on a table of batches).
 
@@ -427,6 +431,7 @@ class SqliteFrontier(FrontierBase):
             return super().push_many(requests, transient_ok=transient_ok, start=start)
         cache = self._seen_cache
         push = self.push
+        get_fingerprints = _GET_FINGERPRINTS
         spider = self.spider
         queued: list[bool] = []
         append = queued.append
@@ -434,10 +439,17 @@ class SqliteFrontier(FrontierBase):
         try:
             for request in requests:
                 if not request.dont_filter and not (df.logdupes or df.debug):
-                    try:
-                        seen = fingerprint(request) in cache
-                    except Exception:  # push() contains and reports it
-                        seen = False
+                    # request_fingerprint's memo of a plain GET, looked up inline
+                    fp = (get_fingerprints.get(request._url)
+                          if request.__class__ is _Request and request.method == "GET"
+                          and not request._body else None)
+                    if fp is not None:
+                        seen = fp in cache
+                    else:
+                        try:
+                            seen = fingerprint(request) in cache
+                        except Exception:  # push() contains and reports it
+                            seen = False
                     if seen:
                         filtered += 1
                         append(False)

@@ -50,10 +50,10 @@ from crawlfw.core.transport.curl_transfer import (
     StreamSignals,
     _content_length,
     _header_lines,
+    _headers_from_lines,
     _host_of,
     _make_writer,
     _maxsize_error,
-    _parse_header_lines,
     _stream_signals,
     _Transfer,
 )
@@ -761,7 +761,7 @@ class MultiDriver:
         scheme = xfer.scheme
         if scheme == "http" or scheme == "https":
             status = c.getinfo(pycurl.RESPONSE_CODE)
-            headers = Headers.from_raw_pairs(_parse_header_lines(xfer.header_lines))
+            headers = _headers_from_lines(xfer.header_lines)
         elif scheme == "ftp":
             if code == 78:  # CURLE_REMOTE_FILE_NOT_FOUND: Scrapy's FTP handler answers 404
                 status, body = 404, message.encode("utf-8", "replace")
@@ -774,6 +774,10 @@ class MultiDriver:
             status = 200
             headers = Headers.from_raw_pairs([])
         respcls = responsetypes.from_args(headers=headers, url=url, body=body)
-        return respcls(url=url, status=status, headers=headers, body=body, request=xfer.request)
+        # the headers were just built for this response: given to it, not copied (a
+        # Response copies a Headers passed to its constructor)
+        response = respcls(url=url, status=status, body=body, request=xfer.request)
+        response.headers = headers
+        return response
 
 

@@ -142,6 +142,53 @@ def _parse_header_lines(lines: list[bytes]) -> list[tuple[bytes, bytes]]:
     return pairs
 
 
+_dict_get = dict.get
+_dict_setitem = dict.__setitem__
+_dict_clear = dict.clear
+_FOLD = (b" ", b"\t")
+
+
+def _headers_from_lines(lines: list[bytes]) -> Headers:
+    """``Headers.from_raw_pairs(_parse_header_lines(lines))`` in one pass: the fields of
+    the LAST response block (a line starting ``HTTP/`` starts a block over), up to its
+    blank line, obsolete folding joined with a space, lines without a colon skipped;
+    names title-cased, names and values stripped, repeated names accumulated.
+
+    Args:
+        lines: the header lines curl reported (``HEADERFUNCTION``), line ends included.
+
+    Returns:
+        A new :class:`~crawlfw.http.Headers` (``encoding`` utf-8).
+    """
+    headers = Headers.__new__(Headers)
+    headers.encoding = "utf-8"
+    last = None  # the value list of the last field, for a folded line
+    done = False  # the block's blank line was seen
+    for line in lines:
+        if line[:5] == b"HTTP/":  # a (next) block's status line: start over
+            _dict_clear(headers)
+            last = None
+            done = False
+        elif done:
+            continue
+        elif line[:1] in _FOLD:
+            if last is not None:
+                last[-1] = last[-1] + b" " + line.strip()
+        else:
+            name, sep, value = line.partition(b":")
+            if sep:
+                key = name.strip().title()
+                last = _dict_get(headers, key)
+                if last is None:
+                    last = [value.strip()]
+                    _dict_setitem(headers, key, last)
+                else:
+                    last.append(value.strip())
+            elif line == b"\r\n" or line == b"\n":
+                done = True
+    return headers
+
+
 def _content_length(header_lines: list[bytes]) -> int:
     """The ``Content-Length`` of the last response block, or -1 (cheap: no full parse)."""
     for i in range(len(header_lines) - 1, -1, -1):
@@ -195,7 +242,7 @@ def _stream_signals(setopt: Callable[[int, Any], None], xfer: _Transfer, stream:
             status = next((x for x in reversed(lines) if x[:5] == b"HTTP/"), b"")
             if status.split(b" ", 2)[1:2] and status.split(b" ", 2)[1][:1] == b"1":
                 return None  # 100 Continue and the like: the real headers follow
-            headers = Headers.from_raw_pairs(_parse_header_lines(lines))
+            headers = _headers_from_lines(lines)
             stop = stream.headers_received(headers, _content_length(lines), request)
             if stop is not None:
                 xfer.stopped = stop

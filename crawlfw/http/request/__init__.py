@@ -7,11 +7,14 @@ makes tens per page), so ``__init__`` does the minimum: validation, one cached
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
+from time import time as _time
 from typing import Any
 
 from crawlfw.http.common import obsolete_setter
 from crawlfw.http.headers import Headers
+from crawlfw.utils import trackref as _trackref
 from crawlfw.utils._url_fastpaths import safe_url
 from crawlfw.utils.trackref import object_ref
 from crawlfw.utils.url import escape_ajax
@@ -25,6 +28,7 @@ _SAFE_URL_CACHE: dict[tuple[str, str], str] = {}
 _SAFE_URL_CACHE_SIZE = 4096
 
 _dict_new = dict.__new__
+_weakref = weakref.ref
 
 
 def _make_safe_url(url: str, encoding: str) -> str:
@@ -93,6 +97,9 @@ class Request(object_ref):
     #: serialized, not copied by :meth:`replace`.
     _paced: bool = False
 
+    # Recorded for trackref by __init__ (no Python-level __new__: see object_ref).
+    _trackref_in_init = True
+
     def __init__(
         self,
         url: str,
@@ -109,6 +116,9 @@ class Request(object_ref):
         flags: list | None = None,
         cb_kwargs: dict | None = None,
     ):
+        if _trackref.enabled:  # recorded for trackref (see object_ref)
+            refs = _trackref.live_refs[self.__class__]
+            refs.data[_weakref(self, refs._remove)] = _time()
         self._encoding = encoding  # first: _set_url and _set_body use it
         self.method = "GET" if method == "GET" and method.__class__ is str else str(method).upper()
         # _set_url's work when the made-safe URL is cached (most links repeat ones seen)

@@ -6,13 +6,16 @@ Text responses are in :mod:`crawlfw.http.response.text` (``TextResponse``),
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable
+from time import time as _time
 from urllib.parse import urljoin
 
 from crawlfw.exceptions import NotSupported
 from crawlfw.http.common import obsolete_setter
 from crawlfw.http.headers import Headers
 from crawlfw.http.request import Request
+from crawlfw.utils import trackref as _trackref
 from crawlfw.utils.trackref import object_ref
 
 __all__ = ["Response"]
@@ -44,6 +47,9 @@ class Response(object_ref):
         ValueError: ``status`` is not an integer.
     """
 
+    # Recorded for trackref by __init__ (no Python-level __new__: see object_ref).
+    _trackref_in_init = True
+
     def __init__(
         self,
         url: str,
@@ -53,8 +59,11 @@ class Response(object_ref):
         flags: list | None = None,
         request: Request | None = None,
     ):
+        if _trackref.enabled:  # recorded for trackref (see object_ref)
+            refs = _trackref.live_refs[self.__class__]
+            refs.data[weakref.ref(self, refs._remove)] = _time()
         if headers is None:
-            self.headers = Headers()
+            self.headers = Headers._empty()  # Headers(), without its constructor chain
         elif isinstance(headers, Headers):
             self.headers = headers.copy()
         else:

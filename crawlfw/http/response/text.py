@@ -36,7 +36,7 @@ from w3lib.html import strip_html5_whitespace
 from crawlfw.http._base_url import get_base_url
 from crawlfw.http.request import Request
 from crawlfw.http.response import Response
-from crawlfw.utils._url_fastpaths import join_prefixes, join_url
+from crawlfw.utils._url_fastpaths import _PLAIN_PATH, join_prefixes, join_url
 
 if TYPE_CHECKING:
     from crawlfw.selector import Selector, SelectorList
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 __all__ = ["TextResponse"]
 
 _NOT_SET = object()
+
+_match_plain_path = _PLAIN_PATH.match  # urljoin's shortcut (join_url's first test)
 
 
 class TextResponse(Response):
@@ -187,6 +189,11 @@ class TextResponse(Response):
         if parts is None:
             base = get_base_url(self)
             parts = self._cached_join = (base, join_prefixes(base))
+        if url and url.__class__ is str and _match_plain_path(url) is not None:
+            # join_url's first test, inline: a plain path on the origin or directory
+            prefix = parts[1][0] if url[0] == "/" else parts[1][1]
+            if prefix is not None:
+                return prefix + url
         return join_url(parts[0], parts[1], url)  # urljoin(base, url), faster
 
     @property
