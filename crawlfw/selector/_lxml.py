@@ -88,7 +88,7 @@ def _document_bytes(text, utf8=None):
         first, last = body[0], body[-1]
         if first > 0x7F or last > 0x7F or 0x1C <= first <= 0x1F or 0x1C <= last <= 0x1F:
             body = text.strip().encode("utf8")
-        if b"\x00" in body:
+        if body.find(b"\x00") >= 0:  # not "in": it raises and clears a TypeError first
             body = body.replace(b"\x00", b"")
     return body
 

@@ -105,7 +105,9 @@ def _header_lines(headers: Headers, separate_proxy_auth: bool) -> tuple[list[byt
             for value in values:
                 # curl: "Name;" sends a header with an empty value ("Name:" would remove it)
                 line = name + b": " + value if value else name + b";"
-                if b"\n" in line or b"\r" in line:
+                # find(), not "in": bytes.__contains__ first tries its argument as an
+                # int and raises and clears a TypeError, twice per header line
+                if line.find(b"\n") >= 0 or line.find(b"\r") >= 0:
                     raise ValueError(f"Header contains CR or LF: {name!r}: {value!r}")
                 target.append(line)
     if not present:
