@@ -122,6 +122,9 @@ def test_bench_crawl_smoke(tmp_path):
     result = json.loads(last)
     assert [r["name"] for r in result["runs"]] == ["crawlfw", "bare"]
     assert result["ratio"] is None and "--no-reference" in result["reference_note"]
+    bare_ratio = result["runs"][0]["cpu_s_per_1000_pages"] / result["runs"][1]["cpu_s_per_1000_pages"]
+    assert result["ratios"] == {"bare": pytest.approx(bare_ratio)}
+    assert f"ratio crawlfw/bare loop CPU s per 1,000 pages: {bare_ratio:.2f}" in table
     assert result["site"]["pages"] == SMOKE_PAGES and result["site"]["server"] == "python"
     for run in result["runs"]:
         assert run["returncode"] == 0 and not run["timed_out"]
