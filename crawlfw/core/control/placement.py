@@ -262,6 +262,9 @@ class CpuPlacement:
         # alone on ``cpu`` the threads would have ``1 - others`` of it; ``best`` offers
         # what it left idle
         if idle_share(best) < 1.0 - others + MOVE_MARGIN:
+            logger.debug("CPU placement: CPU %d crowded (%.0f%% used by other processes), "
+                         "but CPU %d was idle only %.0f%%: staying", cpu, 100 * others,
+                         best, 100 * idle_share(best))
             return None
         if self._random.random() < 0.5:
             logger.debug("CPU placement: CPU %d crowded (%.0f%% used by other processes); "
