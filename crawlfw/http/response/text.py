@@ -30,6 +30,7 @@ from w3lib.encoding import (
     http_content_type_encoding,
     read_bom,
     resolve_encoding,
+    to_unicode,
 )
 from w3lib.html import strip_html5_whitespace
 
@@ -44,6 +45,9 @@ if TYPE_CHECKING:
 __all__ = ["TextResponse"]
 
 _NOT_SET = object()
+
+# the first bytes of the byte order marks read_bom() knows (UTF-8, UTF-16/32 LE and BE)
+_BOM_FIRST_BYTES = frozenset(b"\xef\xfe\xff\x00")
 
 
 class TextResponse(Response):
@@ -114,7 +118,13 @@ class TextResponse(Response):
 
     def _headers_encoding(self) -> str | None:
         content_type = self.headers.get(b"Content-Type") or b""
-        return http_content_type_encoding(content_type.decode("latin-1"))
+        try:
+            return _HEADER_ENCODINGS[content_type]
+        except KeyError:
+            enc = http_content_type_encoding(content_type.decode("latin-1"))
+            if len(_HEADER_ENCODINGS) < _ENCODING_MEMO_SIZE:
+                _HEADER_ENCODINGS[content_type] = enc
+            return enc
 
     def _body_declared_encoding(self) -> str | None:
         return html_body_declared_encoding(self._body)
@@ -156,7 +166,7 @@ class TextResponse(Response):
             benc = self.encoding
             ubody = self._cached_ubody
             if ubody is None:
-                benc, ubody = html_to_unicode(f"charset={benc}", self._body)
+                benc, ubody = _decode(benc, self._body)
                 self._cached_ubody = ubody
                 self._ubody_is_body = _is_body_as_utf8(self._body, benc, ubody)
         return ubody
@@ -386,6 +396,38 @@ class TextResponse(Response):
 _TEXT_PROPERTY = TextResponse.__dict__["text"]
 _TEXT_FOLLOW_URL = TextResponse._follow_url
 _UTF8_LABELS: dict = {}  # encoding name -> whether Python decodes it with the UTF-8 codec
+
+#: How many distinct values each of the memos below keeps (then they stop growing).
+_ENCODING_MEMO_SIZE = 256
+# Content-Type header value (bytes) -> http_content_type_encoding() of it (a pure
+# function of the value; a crawl sees a handful of values).
+_HEADER_ENCODINGS: dict[bytes, str | None] = {}
+# encoding name -> what html_to_unicode(f"charset={name}", body) takes from that
+# header (http_content_type_encoding(), "-be" added to utf-16/utf-32 as it does), or
+# None when the name is no label it reads (it then sniffs the body: not memoized).
+_CHARSET_ENCODINGS: dict[str, str | None] = {}
+
+
+def _decode(benc: str, body: bytes) -> tuple[str, str]:
+    """``html_to_unicode(f"charset={benc}", body)``: ``(encoding used, text)``.
+
+    What that call does for a body without a byte order mark, when ``benc`` is a label
+    it reads from the header (always, for a name :attr:`TextResponse.encoding` gives but
+    for an ``encoding`` argument that is no label), is ``to_unicode(body, enc)`` with
+    ``enc`` a function of ``benc`` alone: that is memoized; every other body takes the
+    call itself (tests/http/test_response.py checks the two agree on a table).
+    """
+    try:
+        enc = _CHARSET_ENCODINGS[benc]
+    except KeyError:
+        enc = http_content_type_encoding(f"charset={benc}")
+        if enc in ("utf-16", "utf-32"):
+            enc += "-be"
+        if len(_CHARSET_ENCODINGS) < _ENCODING_MEMO_SIZE:
+            _CHARSET_ENCODINGS[benc] = enc
+    if enc is None or (body and body[0] in _BOM_FIRST_BYTES and read_bom(body)[0]):
+        return html_to_unicode(f"charset={benc}", body)
+    return enc, to_unicode(body, enc)
 
 
 def _is_body_as_utf8(body: bytes, benc: str, ubody: str) -> bool:
