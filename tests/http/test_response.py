@@ -725,3 +725,37 @@ def test_headers_encoding_memo_matches_w3lib(content_type):
         r = TextResponse("http://www.example.com/", body=b"x",
                          headers={"Content-Type": content_type} if content_type else None)
         assert r._headers_encoding() == expected
+
+
+_DECLARED_BODIES = [
+    b"", b"<html>", b'<meta charset="utf-8">', b"<META CHARSET=KOI8-R>", b"<meta charset=' cp1251 '>",
+    b'<meta name="viewport" content="w"><meta charset="latin1">',
+    b'<meta http-equiv="Content-Type" content="text/html; charset=gb2312">',
+    b'<meta content="text/html; charset=gb2312">',  # no pragma: not a declaration
+    b'<meta httpequiv="ContentType" content="charset=euc-jp">',
+    b'<meta content="charset=x" charset="shift_jis">',
+    b'<!-- <meta charset="koi8-r"> --><meta charset="utf-8">',
+    b"<!-- unterminated <meta charset=koi8-r>",
+    b'<body><meta charset="koi8-r">', b'< body><meta charset="koi8-r">',
+    b'<?xml version="1.0" encoding="iso-8859-2"?><meta charset="utf-8">',
+    b"<?xml version='1.0'?><meta charset=utf-8>",
+    b'<meta charset="utf-7">', b'<meta charset="no-such-codec">', b"<meta charset=>",
+    b'<meta\xa0charset="koi8-r">', b'<meta\x85charset="koi8-r">', b"<meta\ncharset=cp1250>",
+    b'<meta title="a>b" charset="cp1253">', b"<meta charset=\xe9\xe9>",
+    b'<meta a="' + b"x" * 300 + b'" charset="cp1254">',
+    b"x" * 4080 + b'<meta charset="koi8-r">', b"x" * 4070 + b'<meta charset="koi8-r">',
+    b'\xef\xbb\xbf<meta charset="koi8-r">',
+]
+
+
+@pytest.mark.parametrize("body", _DECLARED_BODIES)
+def test_body_declared_encoding_memo_matches_w3lib(body):
+    from w3lib.encoding import html_body_declared_encoding
+
+    from crawlfw.http.response import text as text_mod
+
+    expected = html_body_declared_encoding(body)
+    assert text_mod._body_declared(body) == expected
+    assert text_mod._body_declared(body) == expected  # memoized now
+    assert text_mod._body_declared(b"<html>\n" + body) == html_body_declared_encoding(
+        b"<html>\n" + body)

@@ -127,7 +127,7 @@ class TextResponse(Response):
             return enc
 
     def _body_declared_encoding(self) -> str | None:
-        return html_body_declared_encoding(self._body)
+        return _body_declared(self._body)
 
     def _body_inferred_encoding(self) -> str:
         if self._cached_benc is None:
@@ -406,6 +406,48 @@ _HEADER_ENCODINGS: dict[bytes, str | None] = {}
 # header (http_content_type_encoding(), "-be" added to utf-16/utf-32 as it does), or
 # None when the name is no label it reads (it then sniffs the body: not memoized).
 _CHARSET_ENCODINGS: dict[str, str | None] = {}
+
+
+try:
+    # w3lib's scan of a body's first 4096 bytes for an encoding declaration, and its
+    # reading of a <meta> tag's attributes (WHATWG HTML, "prescan a byte stream")
+    from w3lib.encoding import _BODY_SCAN_RE, _meta_charset_label
+except ImportError:  # pragma: no cover - another w3lib: its function each time
+    _BODY_SCAN_RE = _meta_charset_label = None
+# a <meta> tag's attribute text -> the encoding label it declares (None: none); the
+# attributes of a site's charset and other head tags repeat from page to page
+_META_LABELS: dict[str, str | None] = {}
+_META_LABEL_MAX_CHARS = 256  # longer attribute texts are read each time
+
+
+def _body_declared(body: bytes) -> str | None:
+    """``html_body_declared_encoding(body)``, with the label each ``<meta>`` tag declares
+    memoized per attribute text (a pure function of it).
+
+    The same loop as w3lib's over the same scan: the first ``<body``, or the first
+    ``<meta>`` declaring a label, decides; a comment or a ``<meta>`` that declares none
+    is passed over; an XML declaration (rare in HTML) hands the body to w3lib's function.
+    tests/http/test_response.py checks the two agree on a table.
+    """
+    if _BODY_SCAN_RE is None or _meta_charset_label is None:
+        return html_body_declared_encoding(body)
+    for match in _BODY_SCAN_RE.finditer(body[:4096].decode("latin-1")):
+        attrs = match.group("meta")
+        if attrs is None:
+            if match.group("body") is not None:
+                return None
+            if match.group("xml") is not None:
+                return html_body_declared_encoding(body)
+            continue  # a comment
+        try:
+            label = _META_LABELS[attrs]
+        except KeyError:
+            label = _meta_charset_label(attrs) if "charset" in attrs.lower() else None
+            if len(attrs) <= _META_LABEL_MAX_CHARS and len(_META_LABELS) < _ENCODING_MEMO_SIZE:
+                _META_LABELS[attrs] = label
+        if label is not None:
+            return resolve_encoding(label)
+    return None
 
 
 def _decode(benc: str, body: bytes) -> tuple[str, str]:
