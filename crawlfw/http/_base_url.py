@@ -87,9 +87,8 @@ def get_base_url(response) -> str:
     Returns:
         Absolute URL (str).
     """
-    try:
-        return _baseurl_cache[response]
-    except KeyError:
+    base = _baseurl_cache.get(response)  # (no KeyError raised and caught per response)
+    if base is None:
         text = response.text
         if not scan_tags(response, text)[2]:
             # no <base> where w3lib looks: it would return safe_url_string(url) (UTF-8)
@@ -98,4 +97,4 @@ def get_base_url(response) -> str:
             base = html.get_base_url(text, response.url, response.encoding,
                                      max_scan=SCAN_CHARS)
         _baseurl_cache[response] = base
-        return base
+    return base

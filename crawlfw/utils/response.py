@@ -75,9 +75,8 @@ def get_meta_refresh(response) -> tuple[float, str] | tuple[None, None]:
         ``(interval_seconds, absolute_url)`` (float, str), or ``(None, None)`` when the
         page declares no refresh or a refresh without url (nothing to follow).
     """
-    try:
-        return _metaref_cache[response]
-    except KeyError:
+    result = _metaref_cache.get(response)  # (no KeyError raised and caught per response)
+    if result is None:
         text = response.text
         end, metas, _ = scan_tags(response, text)
         if metas and _may_refresh(text, end, metas):
@@ -87,7 +86,7 @@ def get_meta_refresh(response) -> tuple[float, str] | tuple[None, None]:
         else:
             result = (None, None)
         _metaref_cache[response] = result
-        return result
+    return result
 
 
 def _reason_phrase(status: int) -> str | None:
