@@ -14,18 +14,65 @@ import weakref
 
 from w3lib import html
 
-__all__ = ["get_base_url"]
+from crawlfw.utils._url_fastpaths import safe_url
+
+__all__ = ["get_base_url", "scan_tags"]
 
 #: How much of a document's text (characters) is scanned for <base>/<meta refresh>, as
 #: in Scrapy; a tag starting before the limit is read to its end.
 SCAN_CHARS = 4096
 
-# w3lib's own pre-test for a <base> tag (same pattern, same flags): w3lib declares a base
-# only where it matches, so a page where it matches nowhere is answered without w3lib's
-# scan.
-_BASE_TAG = re.compile("<base", re.IGNORECASE)
+try:
+    # w3lib >= 2.5's cut of a text to max_scan characters, extended to the end of a tag
+    # the limit splits: what its get_base_url and get_meta_refresh scan.
+    from w3lib.html import _cut as _w3lib_cut
+except ImportError:  # pragma: no cover - another w3lib: the whole text is a superset
+    _w3lib_cut = None
 
 _baseurl_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+# Where a <meta> or <base> tag may start: "<" and four ASCII letters, a superset of both
+# names in any ASCII case (no IGNORECASE: a character class is cheaper per character).
+# w3lib declares a base only where its own pre-test for a <base> tag matches, so a page
+# where "<base" occurs nowhere in what it scans is answered without w3lib.
+_TAG_STARTS = re.compile("<[mMbB][eEaA][tTsS][aAeE]")
+
+
+def scan_tags(response, text: str) -> tuple[int, tuple[int, ...], bool]:
+    """What w3lib's ``get_base_url`` and ``get_meta_refresh`` (``max_scan=SCAN_CHARS``)
+    would look at in a response's text, found in one pass and kept on the response
+    (``_text_scan``) for both.
+
+    Args:
+        response: the :class:`~crawlfw.http.TextResponse` whose ``.text`` is ``text``.
+        text: ``response.text``.
+
+    Returns:
+        ``(end, metas, has_base)``: ``text[:end]`` is what w3lib scans (the first
+        SCAN_CHARS characters, a tag the limit splits read to its end; with a w3lib that
+        does not say, the whole text, a superset); ``metas`` the offsets (ints, in order)
+        of every ``<meta`` in ``text[:end]`` in any ASCII case; ``has_base`` whether
+        ``<base`` occurs there in any ASCII case: w3lib's own pre-test
+        (``re.compile("<base", re.IGNORECASE | re.ASCII)``), which must match before it
+        declares a base. Both are ASCII-only matches, as w3lib's patterns (``re.ASCII``).
+    """
+    scan = getattr(response, "_text_scan", None)
+    if scan is None:
+        if len(text) <= SCAN_CHARS or _w3lib_cut is None:
+            end = len(text)
+        else:
+            end = len(_w3lib_cut(text, SCAN_CHARS)[0])
+        metas = []
+        has_base = False
+        for tag in _TAG_STARTS.finditer(text, 0, end):
+            name = tag.group().lower()  # ASCII letters: ASCII case folding
+            if name == "<meta":
+                metas.append(tag.start())
+            elif name == "<base":
+                has_base = True
+        scan = response._text_scan = (end, tuple(metas), has_base)
+    return scan
 
 
 def get_base_url(response) -> str:
@@ -40,17 +87,14 @@ def get_base_url(response) -> str:
     Returns:
         Absolute URL (str).
     """
-    try:
-        return _baseurl_cache[response]
-    except KeyError:
+    base = _baseurl_cache.get(response)  # (no KeyError raised and caught per response)
+    if base is None:
         text = response.text
-        if _BASE_TAG.search(text) is None:
-            # no <base> anywhere: w3lib would return safe_url_string(url) (UTF-8)
-            from crawlfw.utils._url_fastpaths import safe_url
-
+        if not scan_tags(response, text)[2]:
+            # no <base> where w3lib looks: it would return safe_url_string(url) (UTF-8)
             base = safe_url(response.url, None)
         else:
             base = html.get_base_url(text, response.url, response.encoding,
                                      max_scan=SCAN_CHARS)
         _baseurl_cache[response] = base
-        return base
+    return base

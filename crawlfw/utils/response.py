@@ -16,6 +16,7 @@ from crawlfw.http._base_url import (  # noqa: F401  (_baseurl_cache: tests/utils
     SCAN_CHARS,
     _baseurl_cache,
     get_base_url,
+    scan_tags,
 )
 
 # body_or_str (added for Scrapy 1.2 parity) is public too; __all__ is pinned by the
@@ -29,6 +30,36 @@ __all__ = [
 ]
 
 _metaref_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+try:
+    # the pattern w3lib >= 2.5's get_meta_refresh scans the text with (its default
+    # ignore_tags, sorted as it sorts them): a <meta> tag's attributes are its "attrs"
+    _META_SCAN = html._build_meta_scan_pattern(("noscript", "script"))
+except AttributeError:  # pragma: no cover - another w3lib: no pre-check
+    _META_SCAN = None
+
+
+def _may_refresh(text: str, end: int, metas: tuple[int, ...]) -> bool:
+    """Whether w3lib's ``get_meta_refresh`` of ``text`` (scanning ``text[:end]``) may
+    find a refresh: False is exact, True means "ask w3lib".
+
+    w3lib 2.5 reads a ``<meta`` tag's attributes only when they hold "refresh" once
+    lowered (``"refresh" in attrs.lower()``, before entities are replaced). This matches
+    w3lib's own scan pattern at every ``<meta`` of ``text[:end]`` (``metas``, from
+    :func:`~crawlfw.http._base_url.scan_tags`), each on its own: wherever w3lib's scan
+    reads a ``<meta`` tag it gets the same attributes; the tags it skips (in a comment
+    or a script) are looked at too, which only sends more pages to w3lib.
+    """
+    scan = _META_SCAN
+    if scan is None:
+        return True
+    for i in metas:
+        tag = scan.match(text, i, end)
+        if tag is not None:
+            attrs = tag.group("attrs")
+            if attrs is not None and "refresh" in attrs.lower():
+                return True
+    return False
 
 
 def get_meta_refresh(response) -> tuple[float, str] | tuple[None, None]:
@@ -44,14 +75,18 @@ def get_meta_refresh(response) -> tuple[float, str] | tuple[None, None]:
         ``(interval_seconds, absolute_url)`` (float, str), or ``(None, None)`` when the
         page declares no refresh or a refresh without url (nothing to follow).
     """
-    try:
-        return _metaref_cache[response]
-    except KeyError:
-        result = html.get_meta_refresh(
-            response.text, response.url, response.encoding, max_scan=SCAN_CHARS
-        )
+    result = _metaref_cache.get(response)  # (no KeyError raised and caught per response)
+    if result is None:
+        text = response.text
+        end, metas, _ = scan_tags(response, text)
+        if metas and _may_refresh(text, end, metas):
+            result = html.get_meta_refresh(
+                text, response.url, response.encoding, max_scan=SCAN_CHARS
+            )
+        else:
+            result = (None, None)
         _metaref_cache[response] = result
-        return result
+    return result
 
 
 def _reason_phrase(status: int) -> str | None:

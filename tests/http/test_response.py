@@ -680,3 +680,82 @@ def test_text_follow_honours_an_overridden_follow_url():
 
     r = Rewriting("http://e.com/", body=b"<html></html>")
     assert r.follow("x").url == "http://e.com/x?rewritten"
+
+
+# --- the memoized decoding of TextResponse.text gives html_to_unicode's answer -----------
+
+
+_DECODE_NAMES = ["utf-8", "UTF-8", "utf8", "cp1252", "latin-1", "iso-8859-2", "ascii",
+                 "gb2312", "gb18030", "shift_jis", "cp932", "utf-16", "utf-16-le",
+                 "UTF-32", "utf-32-be", "utf-7", "x-unknown", "", '"utf-8"', "utf-8;x",
+                 "utf 8", "\u00e9", "koi8-r", "big5"]
+_DECODE_BODIES = [b"", b"plain", b"caf\xc3\xa9", b"caf\xe9", b"\x80\x81\xfe", b"\xef\xbb\xbfbom8",
+                  b"\xff\xfeb\x00o\x00", b"\xfe\xff\x00b\x00o", b"\xff\xfe\x00\x00b\x00\x00\x00",
+                  b"\x00\x00\xfe\xffzz", b"\x00abc", b"\xef\xbbx", b"\xfe", b"\xff",
+                  b'<meta charset="koi8-r">\xc1\xc2', b"\x81\x40\x82\xa0",
+                  "\u4e2d\u6587".encode("gb18030"), b"a\x00b\x00"]
+
+
+@pytest.mark.parametrize("name", _DECODE_NAMES)
+@pytest.mark.parametrize("body", _DECODE_BODIES)
+def test_text_decoding_shortcut_matches_html_to_unicode(name, body):
+    from w3lib.encoding import html_to_unicode
+
+    from crawlfw.http.response import text as text_mod
+
+    expected = html_to_unicode(f"charset={name}", body)
+    assert text_mod._decode(name, body) == expected
+    assert text_mod._decode(name, body) == expected  # memoized now
+    if name:  # an encoding argument: .text is the decoding by that name
+        r = TextResponse("http://www.example.com/", body=body, encoding=name)
+        assert r.text == expected[1]
+
+
+@pytest.mark.parametrize("content_type", [
+    b"", b"text/html", b"text/html; charset=utf-8", b"text/html;charset=ISO-8859-4",
+    b'text/html; charset="gb2312"', b"text/html; foo=\"charset=utf-8\"; charset=cp1251",
+    b"text/html; charset=utf-7", b"text/html; charset=\xe9", b"TEXT/HTML; CHARSET=UTF-16",
+    b"text/plain; charset=", b"charset=latin1",
+])
+def test_headers_encoding_memo_matches_w3lib(content_type):
+    from w3lib.encoding import http_content_type_encoding
+
+    expected = http_content_type_encoding(content_type.decode("latin-1"))
+    for _ in range(2):  # computed, then memoized
+        r = TextResponse("http://www.example.com/", body=b"x",
+                         headers={"Content-Type": content_type} if content_type else None)
+        assert r._headers_encoding() == expected
+
+
+_DECLARED_BODIES = [
+    b"", b"<html>", b'<meta charset="utf-8">', b"<META CHARSET=KOI8-R>", b"<meta charset=' cp1251 '>",
+    b'<meta name="viewport" content="w"><meta charset="latin1">',
+    b'<meta http-equiv="Content-Type" content="text/html; charset=gb2312">',
+    b'<meta content="text/html; charset=gb2312">',  # no pragma: not a declaration
+    b'<meta httpequiv="ContentType" content="charset=euc-jp">',
+    b'<meta content="charset=x" charset="shift_jis">',
+    b'<!-- <meta charset="koi8-r"> --><meta charset="utf-8">',
+    b"<!-- unterminated <meta charset=koi8-r>",
+    b'<body><meta charset="koi8-r">', b'< body><meta charset="koi8-r">',
+    b'<?xml version="1.0" encoding="iso-8859-2"?><meta charset="utf-8">',
+    b"<?xml version='1.0'?><meta charset=utf-8>",
+    b'<meta charset="utf-7">', b'<meta charset="no-such-codec">', b"<meta charset=>",
+    b'<meta\xa0charset="koi8-r">', b'<meta\x85charset="koi8-r">', b"<meta\ncharset=cp1250>",
+    b'<meta title="a>b" charset="cp1253">', b"<meta charset=\xe9\xe9>",
+    b'<meta a="' + b"x" * 300 + b'" charset="cp1254">',
+    b"x" * 4080 + b'<meta charset="koi8-r">', b"x" * 4070 + b'<meta charset="koi8-r">',
+    b'\xef\xbb\xbf<meta charset="koi8-r">',
+]
+
+
+@pytest.mark.parametrize("body", _DECLARED_BODIES)
+def test_body_declared_encoding_memo_matches_w3lib(body):
+    from w3lib.encoding import html_body_declared_encoding
+
+    from crawlfw.http.response import text as text_mod
+
+    expected = html_body_declared_encoding(body)
+    assert text_mod._body_declared(body) == expected
+    assert text_mod._body_declared(body) == expected  # memoized now
+    assert text_mod._body_declared(b"<html>\n" + body) == html_body_declared_encoding(
+        b"<html>\n" + body)

@@ -326,3 +326,110 @@ def test_base_url_and_meta_refresh_shortcuts_match_w3lib(url, body, encoding):
     assert get_base_url(r) == html.get_base_url(ref.text, ref.url, ref.encoding, max_scan=4096)
     assert get_meta_refresh(r) == html.get_meta_refresh(
         ref.text, ref.url, ref.encoding, max_scan=4096)
+
+
+# --- the one pass over the scanned text (scan_tags) and the refresh pre-check ---------------
+
+_PAD = "x" * 4080  # puts what follows across the 4096-character scan limit
+
+_SCAN_BODIES = [
+    '<meta charset="utf-8"><meta name="viewport" content="width=device-width">',
+    '<Meta http-equiv="refresh" content="0;url=/a">',
+    '<mEtA\thttp-equiv=REFRESH content="0;url=/tab">',
+    '<meta\nhttp-equiv="refresh"\ncontent="0;url=/nl">',
+    '<meta/http-equiv="refresh" content="0;url=/slash">',  # no whitespace: not a tag
+    '<metahttp-equiv="refresh" content="0;url=/glued">',
+    '<meta http-equiv="&#114;efresh" content="0;url=/entity">',  # w3lib: no
+    '<meta http-equiv="refresh" content="0;url=/a?b=1&amp;c=2">',
+    '<meta content="<meta http-equiv=refresh content=\'0;url=/inner\'>">',
+    # a comment hides the first tag from w3lib, whose scan then reads the second, while a
+    # scan of <meta> tags alone would take the two for one tag that ends at the first ">"
+    '<!--<meta a="--><meta b=\'" >\' http-equiv=refresh content=\'0;url=/x\'>',
+    "<!--<meta a=--><meta http-equiv=refresh content='0;url=/y'>",
+    '<script>"<meta http-equiv=refresh content=0;url=/s>"</script><meta name=a>',
+    "<script><!--</script><meta http-equiv=refresh content='0;url=/after-script'>",
+    '<noscript><meta http-equiv=refresh content="0;url=/ns"></noscript><base href="/b/">',
+    '<meta name="x" content="a>b" http-equiv="refresh" content="0;url=/gt">',
+    '<meta http-equiv="refresh" content="0;url=/unterminated',
+    "<meta http-equiv='refresh' content='0;url=/\u00e9\u4e2d'>",
+    "<meta http-equiv=refresh content=\"0;url=/\u0130\u212a\">",
+    "<base href='/\u00e9/'><meta http-equiv=refresh content=5;url=x>",
+    "<BASE\thref=/tab/>",
+    "<bAsE href=/mixed/>",
+    "<basefont><base2 href=/no/>",
+    "<b>bold</b><body><br>",
+    _PAD + '<meta http-equiv="refresh" content="0;url=/straddle">',
+    _PAD + '<meta content="0;url=/straddle2" http-equiv="refresh">',
+    _PAD[:-10] + '<meta http-equiv="refresh" content="0;url=/' + "z" * 40 + '">',
+    _PAD + '<a title="<meta http-equiv=refresh content=0;url=/in-title>">x</a>',
+    _PAD + "<base href='/straddle/'>",
+    _PAD[:-9] + "<img alt='" + "y" * 30 + "'><base href='/after/'>",
+    _PAD + "xxxxxxxxxxxxxxx<meta http-equiv=refresh content=0;url=/past>",
+    "\u00e9" * 4090 + "<meta http-equiv=refresh content=0;url=/wide>",
+    "\u4e2d" * 4093 + "<base href=/cjk/>",
+]
+
+
+def _scan_cases():
+    rng = random.Random(2020)
+    pieces = ["<meta ", "<META\t", "<Meta", "<base ", "<BaSe", "http-equiv=", "refresh",
+              "ReFrEsH", '"', "'", "=", ">", "<", "<!--", "-->", "<script>", "</script>",
+              "<noscript>", "content=0;url=/r", 'content="1;url=/q"', "href=/h/", "\u00e9",
+              "\u0130", "\u212a", "&#114;", " ", "\t", "x" * 900, "y" * 2000]
+    bodies = list(_SCAN_BODIES)
+    for _ in range(400):
+        bodies.append("".join(rng.choice(pieces) for _ in range(rng.randint(1, 24))))
+    for i, body in enumerate(bodies):
+        for encoding in ("utf-8", "cp1252", "shift_jis", "utf-16"):
+            if i >= len(_SCAN_BODIES) and encoding in ("shift_jis", "utf-16"):
+                continue  # the random bodies once each in two encodings suffice
+            yield body, encoding
+
+
+@pytest.mark.parametrize(
+    ("body", "encoding"),
+    [pytest.param(*case, id=str(i)) for i, case in enumerate(_scan_cases())],
+)
+def test_scanned_text_shortcuts_match_w3lib(body, encoding):
+    from w3lib import html
+
+    raw = body.encode(encoding, errors="xmlcharrefreplace")
+    for prefix in (b"", b"\xef\xbb\xbf") if encoding == "utf-8" else (b"",):
+        url = "http://www.example.com/d/p.html"
+        r = HtmlResponse(url, body=prefix + raw, encoding=encoding)
+        ref = HtmlResponse(url, body=prefix + raw, encoding=encoding)
+        assert get_meta_refresh(r) == html.get_meta_refresh(
+            ref.text, ref.url, ref.encoding, max_scan=4096)
+        assert get_base_url(r) == html.get_base_url(
+            ref.text, ref.url, ref.encoding, max_scan=4096)
+        # and in the other order (the pass is shared: whichever comes first makes it)
+        r = HtmlResponse(url, body=prefix + raw, encoding=encoding)
+        assert get_base_url(r) == html.get_base_url(
+            ref.text, ref.url, ref.encoding, max_scan=4096)
+        assert get_meta_refresh(r) == html.get_meta_refresh(
+            ref.text, ref.url, ref.encoding, max_scan=4096)
+
+
+def test_a_page_without_a_refresh_meta_is_answered_without_w3lib_scan(monkeypatch):
+    from w3lib import html
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("w3lib scanned a page that cannot declare a refresh")
+
+    monkeypatch.setattr(html, "get_meta_refresh", refuse)
+    monkeypatch.setattr(html, "get_base_url", refuse)
+    body = (b'<html><head><meta charset="utf-8"><meta name="description" content="d">'
+            b"<title>t</title></head><body><main>" + b"<p>x</p>" * 900 + b"</main></body>")
+    r = HtmlResponse("http://www.example.com/a", body=body)
+    assert get_meta_refresh(r) == (None, None)
+    assert get_base_url(r) == "http://www.example.com/a"
+
+
+def test_only_two_non_ascii_characters_lower_to_ascii():
+    # what the ASCII case-insensitive matches of "<meta", "<base" and "refresh" rest on
+    import sys
+
+    lowered = [c for c in range(128, sys.maxunicode + 1)
+               if any(ord(ch) < 128 for ch in chr(c).lower())]
+    assert lowered == [0x130, 0x212A]
+    assert chr(0x130).lower() == "i\u0307" and chr(0x212A).lower() == "k"

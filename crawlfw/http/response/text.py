@@ -30,6 +30,7 @@ from w3lib.encoding import (
     http_content_type_encoding,
     read_bom,
     resolve_encoding,
+    to_unicode,
 )
 from w3lib.html import strip_html5_whitespace
 
@@ -46,6 +47,8 @@ __all__ = ["TextResponse"]
 _NOT_SET = object()
 
 _match_plain_path = _PLAIN_PATH.match  # urljoin's shortcut (join_url's first test)
+# the first bytes of the byte order marks read_bom() knows (UTF-8, UTF-16/32 LE and BE)
+_BOM_FIRST_BYTES = frozenset(b"\xef\xfe\xff\x00")
 
 
 class TextResponse(Response):
@@ -116,10 +119,16 @@ class TextResponse(Response):
 
     def _headers_encoding(self) -> str | None:
         content_type = self.headers.get(b"Content-Type") or b""
-        return http_content_type_encoding(content_type.decode("latin-1"))
+        try:
+            return _HEADER_ENCODINGS[content_type]
+        except KeyError:
+            enc = http_content_type_encoding(content_type.decode("latin-1"))
+            if len(_HEADER_ENCODINGS) < _ENCODING_MEMO_SIZE:
+                _HEADER_ENCODINGS[content_type] = enc
+            return enc
 
     def _body_declared_encoding(self) -> str | None:
-        return html_body_declared_encoding(self._body)
+        return _body_declared(self._body)
 
     def _body_inferred_encoding(self) -> str:
         if self._cached_benc is None:
@@ -158,7 +167,7 @@ class TextResponse(Response):
             benc = self.encoding
             ubody = self._cached_ubody
             if ubody is None:
-                benc, ubody = html_to_unicode(f"charset={benc}", self._body)
+                benc, ubody = _decode(benc, self._body)
                 self._cached_ubody = ubody
                 self._ubody_is_body = _is_body_as_utf8(self._body, benc, ubody)
         return ubody
@@ -393,6 +402,80 @@ class TextResponse(Response):
 _TEXT_PROPERTY = TextResponse.__dict__["text"]
 _TEXT_FOLLOW_URL = TextResponse._follow_url
 _UTF8_LABELS: dict = {}  # encoding name -> whether Python decodes it with the UTF-8 codec
+
+#: How many distinct values each of the memos below keeps (then they stop growing).
+_ENCODING_MEMO_SIZE = 256
+# Content-Type header value (bytes) -> http_content_type_encoding() of it (a pure
+# function of the value; a crawl sees a handful of values).
+_HEADER_ENCODINGS: dict[bytes, str | None] = {}
+# encoding name -> what html_to_unicode(f"charset={name}", body) takes from that
+# header (http_content_type_encoding(), "-be" added to utf-16/utf-32 as it does), or
+# None when the name is no label it reads (it then sniffs the body: not memoized).
+_CHARSET_ENCODINGS: dict[str, str | None] = {}
+
+
+try:
+    # w3lib's scan of a body's first 4096 bytes for an encoding declaration, and its
+    # reading of a <meta> tag's attributes (WHATWG HTML, "prescan a byte stream")
+    from w3lib.encoding import _BODY_SCAN_RE, _meta_charset_label
+except ImportError:  # pragma: no cover - another w3lib: its function each time
+    _BODY_SCAN_RE = _meta_charset_label = None
+# a <meta> tag's attribute text -> the encoding label it declares (None: none); the
+# attributes of a site's charset and other head tags repeat from page to page
+_META_LABELS: dict[str, str | None] = {}
+_META_LABEL_MAX_CHARS = 256  # longer attribute texts are read each time
+
+
+def _body_declared(body: bytes) -> str | None:
+    """``html_body_declared_encoding(body)``, with the label each ``<meta>`` tag declares
+    memoized per attribute text (a pure function of it).
+
+    The same loop as w3lib's over the same scan: the first ``<body``, or the first
+    ``<meta>`` declaring a label, decides; a comment or a ``<meta>`` that declares none
+    is passed over; an XML declaration (rare in HTML) hands the body to w3lib's function.
+    tests/http/test_response.py checks the two agree on a table.
+    """
+    if _BODY_SCAN_RE is None or _meta_charset_label is None:
+        return html_body_declared_encoding(body)
+    for match in _BODY_SCAN_RE.finditer(body[:4096].decode("latin-1")):
+        attrs = match.group("meta")
+        if attrs is None:
+            if match.group("body") is not None:
+                return None
+            if match.group("xml") is not None:
+                return html_body_declared_encoding(body)
+            continue  # a comment
+        try:
+            label = _META_LABELS[attrs]
+        except KeyError:
+            label = _meta_charset_label(attrs) if "charset" in attrs.lower() else None
+            if len(attrs) <= _META_LABEL_MAX_CHARS and len(_META_LABELS) < _ENCODING_MEMO_SIZE:
+                _META_LABELS[attrs] = label
+        if label is not None:
+            return resolve_encoding(label)
+    return None
+
+
+def _decode(benc: str, body: bytes) -> tuple[str, str]:
+    """``html_to_unicode(f"charset={benc}", body)``: ``(encoding used, text)``.
+
+    What that call does for a body without a byte order mark, when ``benc`` is a label
+    it reads from the header (always, for a name :attr:`TextResponse.encoding` gives but
+    for an ``encoding`` argument that is no label), is ``to_unicode(body, enc)`` with
+    ``enc`` a function of ``benc`` alone: that is memoized; every other body takes the
+    call itself (tests/http/test_response.py checks the two agree on a table).
+    """
+    try:
+        enc = _CHARSET_ENCODINGS[benc]
+    except KeyError:
+        enc = http_content_type_encoding(f"charset={benc}")
+        if enc in ("utf-16", "utf-32"):
+            enc += "-be"
+        if len(_CHARSET_ENCODINGS) < _ENCODING_MEMO_SIZE:
+            _CHARSET_ENCODINGS[benc] = enc
+    if enc is None or (body and body[0] in _BOM_FIRST_BYTES and read_bom(body)[0]):
+        return html_to_unicode(f"charset={benc}", body)
+    return enc, to_unicode(body, enc)
 
 
 def _is_body_as_utf8(body: bytes, benc: str, ubody: str) -> bool:
