@@ -44,6 +44,14 @@ def _tracking_new(cls, *args, **kwargs):
     return obj
 
 
+def _plain_new(cls, *args, **kwargs):
+    """The ``__new__`` of a class whose ``__init__`` records its instances: a new
+    instance, not recorded here. It takes (and ignores) the constructor's arguments as
+    Scrapy's ``object_ref.__new__`` does, so a subclass's own ``__new__`` may pass them
+    on (``super().__new__(cls, *args, **kwargs)``), which ``object.__new__`` refuses."""
+    return object.__new__(cls)
+
+
 def _recording_new(own_new):
     """Wrap a subclass's own ``__new__`` so that what it returns is recorded too."""
 
@@ -64,8 +72,10 @@ class object_ref:
     ``_trackref_in_init = True`` (``Request``, ``Response``) and their subclasses: their
     ``__init__`` records the instance (``live_refs[type(self)]``'s ``data`` gets a
     ``weakref.ref(self, its _remove)`` key, as ``WeakKeyDictionary.__setitem__`` does,
-    when :data:`enabled`), which spares the Python-level
-    ``__new__`` on the hot path (a crawl makes tens of requests per page). An instance
+    when :data:`enabled`), which spares the recording ``__new__`` on the hot path (a
+    crawl makes tens of requests per page); they keep a ``__new__`` that takes the
+    constructor's arguments (:func:`_plain_new`), so that a subclass's own ``__new__``
+    may pass them on, as with Scrapy's ``object_ref``. An instance
     of those is recorded once ``Request.__init__``/``Response.__init__`` ran (a
     subclass's ``__init__`` calls it), with the same ``{class: {instance: time}}``
     entry as before; one made without its ``__init__`` (``copy.copy``, unpickling) is
@@ -80,6 +90,8 @@ class object_ref:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if cls._trackref_in_init:
+            if "_trackref_in_init" in cls.__dict__ and "__new__" not in cls.__dict__:
+                cls.__new__ = staticmethod(_plain_new)
             return
         own = cls.__dict__.get("__new__")
         if own is not None:

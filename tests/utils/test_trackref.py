@@ -124,10 +124,11 @@ def test_every_kind_of_subclass_is_tracked_under_its_own_class():
             trackref.live_refs.pop(cls, None)
 
 
-def test_requests_and_responses_record_themselves_in_init_without_a_python_new(monkeypatch):
-    # the hot path: Request() and Response() use object's own __new__ (no Python frame)
-    assert Request.__new__ is object.__new__
-    assert HtmlResponse.__new__ is object.__new__
+def test_requests_and_responses_record_themselves_in_init_not_in_new(monkeypatch):
+    # the hot path: Request() and Response() record in __init__; their __new__ only
+    # makes the instance (and takes the constructor's arguments)
+    assert Request.__new__ is trackref._plain_new
+    assert HtmlResponse.__new__ is trackref._plain_new
     assert Foo.__new__ is not object.__new__
     gc.collect()
     before = len(trackref.live_refs[Request])
@@ -140,3 +141,25 @@ def test_requests_and_responses_record_themselves_in_init_without_a_python_new(m
     del r
     gc.collect()
     assert len(trackref.live_refs[Request]) == before
+
+
+def test_a_request_subclass_may_pass_the_arguments_on_to_its_parents_new():
+    # Scrapy's object_ref.__new__ takes *args, **kwargs: a subclass's own __new__ that
+    # forwards them (super().__new__(cls, *args, **kwargs)) works, and is recorded.
+    class ForwardingRequest(Request):
+        def __new__(cls, *args, **kwargs):
+            return super().__new__(cls, *args, **kwargs)
+
+    class ForwardingResponse(HtmlResponse):
+        def __new__(cls, *args, **kwargs):
+            return super().__new__(cls, *args, **kwargs)
+
+    try:
+        r = ForwardingRequest("http://example.com/fwd", meta={"a": 1})
+        h = ForwardingResponse("http://example.com/fwd", body=b"<p>x</p>")
+        assert r.meta == {"a": 1} and h.body == b"<p>x</p>"
+        assert r in trackref.live_refs[ForwardingRequest]
+        assert h in trackref.live_refs[ForwardingResponse]
+    finally:
+        trackref.live_refs.pop(ForwardingRequest, None)
+        trackref.live_refs.pop(ForwardingResponse, None)
