@@ -133,18 +133,40 @@ def test_auto_puts_every_thread_on_one_allowed_cpu_and_forgets_it_after_the_last
 
 
 @two_cpus
-def test_move_puts_every_placed_thread_on_the_new_cpu():
+def test_move_puts_every_placed_thread_and_what_they_started_on_the_new_cpu():
     where = CpuPlacement(interval_s=0)
     threads = _PlacedThreads(where, AUTO, 2)
+    started = {}
+    release = threading.Event()
+
+    def child():  # started by a placed thread: inherits its CPU, is not registered
+        started["tid"] = threading.get_native_id()
+        release.wait(10)
+
+    def start_child():  # on a placed thread that then ends
+        assert where.enter(AUTO)
+        thread = threading.Thread(target=child)
+        thread.start()
+        where.leave()
+        return thread
+
+    child_thread = None
     try:
         old = where.cpu
+        child_thread = _in_thread(start_child)
+        wait_for(lambda: "tid" in started, "the child thread")
+        assert os.sched_getaffinity(started["tid"]) == {old}
         new = min(os.sched_getaffinity(0) - {old})
         assert where.move(new, reason="a test") == new
         assert where.cpu == new and where.moves == 1
         assert {frozenset(os.sched_getaffinity(tid)) for tid in threads.tids} == {
             frozenset({new})}
+        assert os.sched_getaffinity(started["tid"]) == {new}
         assert where.move(new) is None  # already there
     finally:
+        release.set()
+        if child_thread is not None:
+            child_thread.join(10)
         threads.stop()
 
 

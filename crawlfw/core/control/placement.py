@@ -34,6 +34,7 @@ import logging
 import os
 import random
 import threading
+from collections.abc import Iterable
 
 from crawlfw.settings._validation import AUTO, OFF, parse_cpu_affinity
 
@@ -98,6 +99,26 @@ def _cpu_times() -> dict[int, tuple[int, int]]:
     except (OSError, ValueError):
         return {}
     return times
+
+
+def _threads_on(cpu: int, exclude: Iterable[int] = ()) -> list[int]:
+    """Native ids of this process's threads allowed on ``cpu`` alone, less ``exclude``
+    (``/proc/self/task``); [] when it cannot be read."""
+    skip = set(exclude)
+    found = []
+    try:
+        tids = [int(name) for name in os.listdir("/proc/self/task")]
+    except (OSError, ValueError):
+        return []
+    for tid in tids:
+        if tid in skip:
+            continue
+        try:
+            if os.sched_getaffinity(tid) == {cpu}:
+                found.append(tid)
+        except OSError:
+            continue
+    return found
 
 
 def _thread_cpu_ns(tid: int) -> int:
@@ -273,7 +294,9 @@ class CpuPlacement:
         return self.move(best, reason=f"other processes used {100 * others:.0f}% of it")
 
     def move(self, cpu: int, reason: str = "") -> int | None:
-        """Put every ``'auto'`` thread on ``cpu`` now.
+        """Put every ``'auto'`` thread on ``cpu`` now, and every other thread of the
+        process that runs only on the old CPU: the threads an actor thread started
+        (a coroutine spider's, curl's resolver) inherited its placement.
 
         Returns:
             ``cpu``, or None when no thread was moved (``cpu`` not allowed, none placed).
@@ -283,6 +306,11 @@ class CpuPlacement:
             if old is None or cpu == old:
                 return None
             moved = 0
+            for tid in _threads_on(old, exclude=self._threads):
+                try:
+                    os.sched_setaffinity(tid, {cpu})
+                except OSError:  # ended meanwhile
+                    pass
             for tid, mode in list(self._threads.items()):
                 if mode != AUTO:
                     continue
