@@ -80,6 +80,11 @@ MAX_CONNECTIONS = 32
 #: Seconds ``download_request`` waits for the page.
 DOWNLOAD_TIMEOUT_S = 180.0
 
+#: Seconds :meth:`ControlEndpoint.close` waits for the replies being prepared to be sent
+#: (a ``stop`` ends the crawl, and so the process, right after the Supervisor answers:
+#: without this wait the client could find the connection closed without its reply).
+REPLY_DRAIN_TIMEOUT_S = 5.0
+
 _rates = weakref.WeakKeyDictionary()  # crawler -> (RateWindow, time.time() first seen)
 _rates_lock = threading.Lock()
 
@@ -245,6 +250,8 @@ class ControlEndpoint:
         self._closed = threading.Event()
         self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self._sampler = None
+        self._replying = 0  # lines being carried out whose reply is not sent yet
+        self._replies_sent = threading.Condition()
 
     def open(self) -> "ControlEndpoint":
         """Bind the socket and start serving (accept thread ``crawlfw-control``).
@@ -267,8 +274,15 @@ class ControlEndpoint:
         logger.info("Control endpoint listening on %(path)s", {"path": self.path})
         return self
 
-    def close(self) -> None:
-        """Stop serving and remove the socket file (safe to call twice)."""
+    def close(self, drain_timeout_s: float = REPLY_DRAIN_TIMEOUT_S) -> None:
+        """Stop serving and remove the socket file (safe to call twice).
+
+        Args:
+            drain_timeout_s: seconds to wait, at most, for the replies to the requests
+                being carried out to be sent (a ``stop_crawl`` is answered while its
+                crawl, and with it the process, ends). New requests get no answer once
+                this is called.
+        """
         if self._closed.is_set():
             return
         self._closed.set()
@@ -286,6 +300,8 @@ class ControlEndpoint:
             except FileNotFoundError:
                 pass
         atexit.unregister(self.close)
+        with self._replies_sent:
+            self._replies_sent.wait_for(lambda: not self._replying, drain_timeout_s)
 
     def _sample(self):
         for crawler in list(self.runner.crawlers):
@@ -374,7 +390,14 @@ class ControlEndpoint:
                     return
                 if not line.strip():
                     continue
-                conn.sendall(encode_line(self.handle_line(line)))
+                with self._replies_sent:
+                    self._replying += 1
+                try:
+                    conn.sendall(encode_line(self.handle_line(line)))
+                finally:
+                    with self._replies_sent:
+                        self._replying -= 1
+                        self._replies_sent.notify_all()
         except (OSError, TimeoutError):
             pass  # the client went away or stayed silent
         finally:

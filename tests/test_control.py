@@ -12,6 +12,7 @@ import socket
 import stat
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -188,6 +189,62 @@ def test_stop_exits_0_with_the_feed_stored(live, runtime):
     items = crawl.items()
     assert 3 <= len(items) < 200
     assert not crawl.socket.exists()
+
+
+class _HeldEndpoint:
+    """A real :class:`~crawlfw.control.ControlEndpoint` whose ``get_status`` answer waits
+    for ``answer`` to be set (as a ``stop`` answer is prepared while its crawl ends)."""
+
+    @staticmethod
+    def open(runtime):
+        from crawlfw.control import ControlEndpoint
+        from crawlfw.crawler import CrawlerRunner
+
+        class Held(ControlEndpoint):
+            answer = threading.Event()
+
+            def _do_get_status(self, message):
+                self.answer.wait(20)
+                return super()._do_get_status(message)
+
+        return Held(CrawlerRunner(), directory=runtime.sockets).open()
+
+
+def test_close_sends_the_replies_being_prepared_first(runtime):
+    """The stop race CI met: ``stop`` is answered while the crawl ends and closes the
+    endpoint; the process must not end before the reply is sent."""
+    from crawlfw.core.control.protocol import ControlClient
+
+    endpoint = _HeldEndpoint.open(runtime)
+    replies = []
+    client = threading.Thread(target=lambda: replies.append(
+        ControlClient(endpoint.path, timeout_s=20).ask({"type": "get_status"})))
+    client.start()
+    wait_for(lambda: endpoint._replying == 1, timeout_s=10)
+    closer = threading.Thread(target=endpoint.close)
+    closer.start()
+    closer.join(0.3)
+    assert closer.is_alive(), "close() returned with a reply still to send"
+    assert not endpoint.path.exists()  # no new connection meanwhile
+    endpoint.answer.set()
+    closer.join(10)
+    client.join(10)
+    assert not closer.is_alive()
+    assert [reply["type"] for reply in replies] == ["status_reported"]
+
+
+def test_close_waits_for_a_reply_only_so_long(runtime):
+    endpoint = _HeldEndpoint.open(runtime)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(str(endpoint.path))
+        sock.sendall(b'{"type": "get_status"}\n')
+        wait_for(lambda: endpoint._replying == 1, timeout_s=10)
+        endpoint.close(drain_timeout_s=0.2)  # returns though the answer is held
+        assert not endpoint.path.exists()
+    finally:
+        endpoint.answer.set()
+        sock.close()
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ and run the spider's coroutines on it, on the calling thread, to completion: an
 would. No Twisted and no other loop is involved.
 """
 
+import sys
 import threading
 import weakref
 
@@ -23,9 +24,12 @@ _local = threading.local()
 
 class _ThreadLoop:
     """Holds a thread's event loop; closes it when the thread ends (its thread-local
-    data is dropped), so no selector or socket pair outlives the thread."""
+    data is dropped), so no selector or socket pair outlives the thread. A daemon
+    thread's loop dropped while the interpreter finalizes is left to the OS: asyncio's
+    modules may be torn down by then (closing raised AttributeError on ``None``)."""
 
     __slots__ = ("loop",)
+    _is_finalizing = staticmethod(sys.is_finalizing)  # ``sys`` may be gone by then
 
     def __init__(self):
         import asyncio
@@ -33,6 +37,8 @@ class _ThreadLoop:
         self.loop = asyncio.new_event_loop()
 
     def __del__(self):
+        if self._is_finalizing():
+            return
         loop = self.loop
         if not loop.is_closed() and not loop.is_running():
             loop.close()
