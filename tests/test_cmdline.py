@@ -110,7 +110,9 @@ class OneRequest(crawlfw.Spider):
         print("LOADED", sorted(m for m in ("asyncio", "unittest", "xmlrpc.client",
                                              "http.server",
                                              "importlib.metadata", "protego",
-                                             "xml.sax.saxutils")
+                                             "xml.sax.saxutils",
+                                             "webbrowser", "subprocess", "optparse",
+                                             "pkgutil")
                                  if m in sys.modules), responsetypes._mimetypes is None)
 '''
 
@@ -118,7 +120,9 @@ class OneRequest(crawlfw.Spider):
 def test_a_one_request_crawl_imports_nothing_it_does_not_use(tmp_path):
     # start-up (#20): asyncio (a spider's own async callbacks), xmlrpc (XmlRpcRequest), the system's mime.types (responses without Content-Type),
     # importlib.metadata (a distribution declaring crawlfw.commands), protego
-    # (ROBOTSTXT_OBEY) and xml.sax (XML feeds) are loaded when needed only. lxml.html
+    # (ROBOTSTXT_OBEY), xml.sax (XML feeds), webbrowser (open_in_browser), subprocess
+    # (--workers), optparse (class-based commands) and pkgutil (walk_modules: spider
+    # and command packages) are loaded when needed only. lxml.html
     # comes with the selectors, imported at every crawl's start (a first import
     # mid-crawl meeting EMFILE would lose a page)
     (tmp_path / "site").mkdir()

@@ -15,7 +15,6 @@ printing the message and, when its ``print_help`` is true, the command's help.
 """
 
 import os
-from optparse import OptionGroup
 
 from crawlfw.exceptions import UsageError
 from crawlfw.utils.conf import arglist_to_dict
@@ -82,6 +81,8 @@ class ScrapyCommand:
         NAME=VALUE`` (repeatable) and ``--pdb``. ``-h/--help`` is the parser's own.
         Subclasses call it and add their options.
         """
+        from optparse import OptionGroup  # only for class-based commands, when they run
+
         level = self.settings["LOG_LEVEL"] if self.settings is not None else "DEBUG"
         group = OptionGroup(parser, "Global Options")
         group.add_option("--logfile", metavar="FILE",

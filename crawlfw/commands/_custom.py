@@ -16,15 +16,18 @@ Each command becomes an argh subcommand that takes its raw arguments
 
 import argparse
 import inspect
-import optparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import argh
 
 from crawlfw.commands._command import ScrapyCommand
 from crawlfw.exceptions import UsageError
 from crawlfw.utils.misc import walk_modules
+
+if TYPE_CHECKING:  # optparse is imported when a class-based command runs
+    import optparse
 
 __all__ = ["ENTRY_POINT_GROUP", "iter_command_classes", "get_commands_from_module",
            "get_commands_from_entry_points", "may_declare_entry_points", "get_commands_dict",
@@ -177,7 +180,9 @@ def argh_function(name: str, cmd: ScrapyCommand, settings):
     return argh.named(name)(function)
 
 
-def _parser(name: str, cmd: ScrapyCommand) -> optparse.OptionParser:
+def _parser(name: str, cmd: ScrapyCommand) -> "optparse.OptionParser":
+    import optparse
+
     return optparse.OptionParser(prog=f"crawlfw {name}",
                                  usage=f"crawlfw {name} {cmd.syntax()}",
                                  description=cmd.long_desc(),

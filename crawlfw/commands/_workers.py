@@ -34,9 +34,7 @@ import re
 import shutil
 import signal
 import socket
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -140,6 +138,10 @@ def run_workers(settings, workers: int, command: list, spargs: dict, spidercls) 
     log_format = None
     if settings.getpriority("LOG_FORMAT") != _cmdline_priority():  # lines name the worker
         log_format = settings["LOG_FORMAT"].replace("[%(name)s]", "[{wid}] [%(name)s]", 1)
+
+    # subprocess and tempfile only here: a crawl without --workers imports neither
+    import subprocess
+    import tempfile
 
     reports = Path(tempfile.mkdtemp(prefix="crawlfw-workers-"))
     # Parts of an earlier run: the crawl has a history, so it must be found in Redis.

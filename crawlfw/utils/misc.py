@@ -3,7 +3,6 @@
 import hashlib
 import re
 from importlib import import_module
-from pkgutil import iter_modules
 from typing import Any
 
 from w3lib.html import replace_entities
@@ -104,6 +103,8 @@ def walk_modules(path):
     mod = import_module(path)
     mods.append(mod)
     if hasattr(mod, '__path__'):
+        from pkgutil import iter_modules  # only for packages of spiders or commands
+
         for _, subpath, ispkg in iter_modules(mod.__path__):
             fullpath = path + '.' + subpath
             if ispkg:

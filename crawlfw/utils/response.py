@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import tempfile
 import weakref
-import webbrowser
 from collections.abc import Callable
 from http import HTTPStatus
 
@@ -126,7 +125,17 @@ def response_httprepr(response) -> bytes:
     return s
 
 
-def open_in_browser(response, _openfunc: Callable[[str], object] = webbrowser.open):
+def __getattr__(name: str):
+    # webbrowser (and the shlex it loads) is imported by open_in_browser, a debugging
+    # aid; crawlfw.utils.response.webbrowser is still there for who reaches for it (PEP 562)
+    if name == "webbrowser":
+        import webbrowser
+
+        return webbrowser
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def open_in_browser(response, _openfunc: Callable[[str], object] | None = None):
     """Open a response in the local web browser (debugging aid).
 
     The body is written to a temporary file; for HTML, a ``<base href>`` pointing at the
@@ -135,7 +144,8 @@ def open_in_browser(response, _openfunc: Callable[[str], object] = webbrowser.op
 
     Args:
         response: an HtmlResponse (``.html`` file) or TextResponse (``.txt`` file).
-        _openfunc: called with the ``file://`` URL (for tests).
+        _openfunc: called with the ``file://`` URL (for tests; default
+            ``webbrowser.open``, looked up at the call).
 
     Returns:
         What ``_openfunc`` returns (``webbrowser.open``: bool).
@@ -158,6 +168,10 @@ def open_in_browser(response, _openfunc: Callable[[str], object] = webbrowser.op
         os.write(fd, body)
     finally:
         os.close(fd)
+    if _openfunc is None:
+        import webbrowser
+
+        _openfunc = webbrowser.open
     return _openfunc(f"file://{fname}")
 
 
