@@ -64,8 +64,12 @@ except SystemExit:
     pass
 finally:
     print("modules", sorted(m for m in sys.modules
-                            if m.startswith("crawlfw.commands.") or m == "unittest"))
+                            if m.startswith("crawlfw.commands.") or m in HEAVY))
 """
+# what the command line alone does not need: "crawlfw version" is to load none of them
+HEAVY = ("unittest", "w3lib.html", "w3lib.url", "urllib.request", "http.client", "ssl",
+         "hashlib", "platform", "optparse", "pkgutil")
+COMMAND_PROBE = f"HEAVY = {HEAVY!r}\n" + COMMAND_PROBE
 
 
 def _modules_after(*argv):
@@ -85,6 +89,10 @@ def test_a_named_builtin_command_imports_only_its_own_module():
     assert not modules & {"crawlfw.commands.check", "crawlfw.commands.bench",
                           "crawlfw.commands.genspider", "crawlfw.commands.shell",
                           "unittest"}
+    # nor w3lib (whose w3lib.url loads urllib.request, http.client, ssl and email: a
+    # third of the command's start-up), hashlib, platform (-v only), optparse (class-based
+    # commands) or pkgutil (packages of commands or spiders)
+    assert not modules & set(HEAVY), modules & set(HEAVY)
 
 
 def test_the_listing_and_an_unknown_command_still_see_every_command():

@@ -1,7 +1,5 @@
 """``crawlfw version [-v]``: print the crawlfw version (and, with -v, its dependencies)."""
 
-import platform
-
 import argh
 
 import crawlfw
@@ -61,6 +59,8 @@ def _versions():
     """Returns: list of ``(label, value)``: crawlfw, every runtime library (libxml2 and
     libcurl with their builds), the optional ones, Twisted (not used), Python, the
     platform."""
+    import platform  # (-v only: ~2 ms of "crawlfw version")
+
     import lxml.etree
 
     versions = [("crawlfw", crawlfw.__version__)]

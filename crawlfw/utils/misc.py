@@ -1,11 +1,8 @@
 """Helper functions which don't fit anywhere else (Scrapy 1.2's ``scrapy.utils.misc``)."""
 
-import hashlib
 import re
 from importlib import import_module
 from typing import Any
-
-from w3lib.html import replace_entities
 
 __all__ = [
     "arg_to_iter",
@@ -16,6 +13,19 @@ __all__ = [
     "create_instance",
     "rel_has_nofollow",
 ]
+
+
+
+def __getattr__(name: str):
+    # w3lib.html (with w3lib.url: urllib.request, http.client, ssl, email) is imported
+    # where it is used: every crawl loads it, the command line alone ("crawlfw
+    # version", "crawlfw -h") does not. Scrapy 1.2's module had replace_entities (PEP 562).
+    if name == "replace_entities":
+        from w3lib.html import replace_entities
+
+        return replace_entities
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _BASE_SINGLE_VALUES = (dict, str, bytes)
 _single_values = None
@@ -156,6 +166,8 @@ def extract_regex(regex, text, encoding='utf-8'):
     if strings is None:
         strings = regex.findall(text)
     strings = _flatten(strings)
+    from w3lib.html import replace_entities  # loaded by every crawl; not by the CLI alone
+
     return [replace_entities(s, keep=['lt', 'amp']) for s in strings]
 
 
@@ -168,6 +180,8 @@ def md5sum(file):
     Returns:
         str: 32 lowercase hex digits.
     """
+    import hashlib  # (its OpenSSL library costs the command line alone ~3 ms)
+
     m = hashlib.md5()
     while True:
         d = file.read(8192)
