@@ -120,7 +120,7 @@ class OneRequest(crawlfw.Spider):
                                              "importlib.metadata", "protego",
                                              "xml.sax.saxutils",
                                              "webbrowser", "subprocess", "optparse",
-                                             "pkgutil")
+                                             "pkgutil", "ftplib")
                                  if m in sys.modules), responsetypes._mimetypes is None)
 '''
 
@@ -129,8 +129,8 @@ def test_a_one_request_crawl_imports_nothing_it_does_not_use(tmp_path):
     # start-up (#20): asyncio (a spider's own async callbacks), xmlrpc (XmlRpcRequest), the system's mime.types (responses without Content-Type),
     # importlib.metadata (a distribution declaring crawlfw.commands), protego
     # (ROBOTSTXT_OBEY), xml.sax (XML feeds), webbrowser (open_in_browser), subprocess
-    # (--workers), optparse (class-based commands) and pkgutil (walk_modules: spider
-    # and command packages) are loaded when needed only. lxml.html
+    # (--workers), optparse (class-based commands), pkgutil (walk_modules: spider
+    # and command packages) and ftplib (FTP feeds) are loaded when needed only. lxml.html
     # comes with the selectors, imported at every crawl's start (a first import
     # mid-crawl meeting EMFILE would lose a page)
     (tmp_path / "site").mkdir()

@@ -24,7 +24,6 @@ nothing from ``extensions/`` (the layers of ``tests/test_layers.py``).
 
 from __future__ import annotations
 
-import ftplib
 import os
 import posixpath
 import sys
@@ -37,6 +36,8 @@ from w3lib.url import file_uri_to_path
 from crawlfw.exceptions import NotConfigured
 
 if TYPE_CHECKING:
+    import ftplib
+
     from crawlfw.core._types import CrawlerLike
     from crawlfw.settings import BaseSettings
     from crawlfw.spiders import Spider
@@ -252,6 +253,9 @@ class FTPFeedStorage(BlockingFeedStorage):
             raise ValueError(f"FTP feed URI {_redact_uri(uri)!r} has no file name in its path")
         self.use_active_mode = use_active_mode
         self.timeout_s = timeout_s
+        # ftplib is imported by FTP feeds only, here, as the crawl starts: imported when
+        # the file is stored, in a process out of file descriptors, it would fail the upload
+        import ftplib  # noqa: F401
 
     @classmethod
     def from_crawler(cls, crawler: CrawlerLike, uri: str) -> FTPFeedStorage:
@@ -270,6 +274,8 @@ class FTPFeedStorage(BlockingFeedStorage):
             ftplib.Error: the server refused a command (bad login: ``error_perm``).
             OSError: the connection failed or timed out.
         """
+        import ftplib
+
         file.seek(0)
         with ftplib.FTP(timeout=self.timeout_s) as ftp:
             ftp.connect(self.host, self.port)
@@ -396,6 +402,8 @@ def _remove_quietly(path: str) -> None:
 
 def _ftp_makedirs_cwd(ftp: ftplib.FTP, path: str, first_call: bool = True) -> None:
     """Enter FTP directory ``path``, creating it and its missing parents (``MKD``)."""
+    import ftplib
+
     try:
         ftp.cwd(path)
     except ftplib.error_perm:
