@@ -55,6 +55,52 @@ def test_threshold_set_by_the_program_is_kept():
     assert threshold[0] == 1234
 
 
+GC_PROBE = """
+import gc, sys
+import crawlfw
+if sys.argv[1] == "off":
+    gc.disable()
+gc.collect()  # the young generation empty: what follows starts from zero
+starts = []
+gc.callbacks.append(lambda phase, info: phase == "start" and starts.append(
+    (info["generation"], gc.get_freeze_count() > 0)))
+from crawlfw.cmdline import execute
+enabled_after_import = gc.isenabled()
+try:
+    execute(["version"])
+finally:
+    print("before_freeze", [g for g, frozen in starts if not frozen])
+    print("enabled", enabled_after_import, gc.isenabled())
+"""
+
+
+def _gc_probe(mode):
+    out = subprocess.run(
+        [sys.executable, "-c", GC_PROBE, mode], capture_output=True, text=True,
+        env=get_testenv(), timeout=60,
+    ).stdout
+    lines = dict(line.split(" ", 1) for line in out.splitlines()
+                 if line.startswith(("before_freeze", "enabled")))
+    return eval(lines["before_freeze"]), lines["enabled"]  # noqa: S307 -- our own probe's output
+
+
+def test_no_automatic_collection_runs_before_the_freeze():
+    # start-up (#20): importing crawlfw.cmdline and execute() up to gc.freeze() make
+    # long-lived objects only; the one full collection before the freeze is the only one
+    # (the automatic ones were ~1 % of a one-request crawl, 8 % of "crawlfw version")
+    before_freeze, enabled = _gc_probe("on")
+    # the full one last; at most one young collection, which loading cmdline's own code
+    # may trigger before its first line runs (there were 26 with the collector left on)
+    assert before_freeze[-1] == 2 and before_freeze[:-1] in ([], [0]), before_freeze
+    assert enabled == "True True"
+
+
+def test_a_collector_disabled_by_the_program_stays_disabled():
+    before_freeze, enabled = _gc_probe("off")
+    assert before_freeze == [2]  # execute()'s own gc.collect()
+    assert enabled == "False False"
+
+
 COMMAND_PROBE = """
 import sys
 from crawlfw.cmdline import execute
