@@ -14,8 +14,6 @@ __all__ = [
     "rel_has_nofollow",
 ]
 
-
-
 def __getattr__(name: str):
     # w3lib.html (with w3lib.url: urllib.request, http.client, ssl, email) is imported
     # where it is used: every crawl loads it, the command line alone ("crawlfw
@@ -166,9 +164,15 @@ def extract_regex(regex, text, encoding='utf-8'):
     if strings is None:
         strings = regex.findall(text)
     strings = _flatten(strings)
-    from w3lib.html import replace_entities  # loaded by every crawl; not by the CLI alone
+    global _replace_entities
+    if _replace_entities is None:  # w3lib.html is loaded by every crawl, not by the CLI
+        # alone; kept in a global: an import statement per call looks up
+        # w3lib.html.__path__, which raises and clears an AttributeError each time
+        from w3lib.html import replace_entities as _replace_entities
+    return [_replace_entities(s, keep=['lt', 'amp']) for s in strings]
 
-    return [replace_entities(s, keep=['lt', 'amp']) for s in strings]
+
+_replace_entities = None
 
 
 def md5sum(file):
