@@ -18,7 +18,7 @@ from crawlfw.exceptions import InvalidMessage
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CrawlActor", "current_actor"]
+__all__ = ["CrawlActor", "PeekableInbox", "current_actor"]
 
 _this_thread = threading.local()
 
@@ -47,6 +47,55 @@ def _cpu_mode(settings) -> "str | frozenset[int]":
         return parse_cpu_affinity(settings.get("CPU_AFFINITY", AUTO))
     except ValueError:
         return OFF
+
+
+_NOTHING = object()  # PeekableInbox: no envelope taken by peek()
+_simple_get = queue.SimpleQueue.get
+_simple_empty = queue.SimpleQueue.empty
+_simple_qsize = queue.SimpleQueue.qsize
+
+
+class PeekableInbox(queue.SimpleQueue):
+    """An actor's inbox (a ``queue.SimpleQueue``: one C lock, no ``Condition``) whose
+    consumer may look at the next envelope without taking it (:meth:`peek`).
+
+    ``peek`` takes the next envelope out of the queue and keeps it aside; ``get``,
+    ``get_nowait``, ``empty`` and ``qsize`` give or count it first, so the order is the
+    queue's. Senders only ``put`` (the C method, untouched); ``peek``/``get`` are the
+    actor's own thread's (pykka's loop, :class:`~crawlfw.actors._childref.ChildRef`'s
+    hand-over on the dying actor's thread), so the envelope kept aside needs no lock.
+    """
+
+    def __init__(self):
+        self._head: Any = _NOTHING
+
+    def peek(self) -> Any:
+        """The next envelope, left for ``get``.
+
+        Raises:
+            queue.Empty: nothing waits.
+        """
+        head = self._head
+        if head is _NOTHING:
+            head = self._head = _simple_get(self, False)
+        return head
+
+    def get(self, block: bool = True, timeout: float | None = None) -> Any:
+        """As ``queue.SimpleQueue.get``, the envelope :meth:`peek` looked at first."""
+        head = self._head
+        if head is _NOTHING:
+            return _simple_get(self, block, timeout)
+        self._head = _NOTHING
+        return head
+
+    def get_nowait(self) -> Any:
+        return self.get(False)
+
+    def empty(self) -> bool:
+        return self._head is _NOTHING and _simple_empty(self)
+
+    def qsize(self) -> int:
+        return (self._head is not _NOTHING) + _simple_qsize(self)
 
 
 class CrawlActor(pykka.ThreadingActor):
@@ -90,8 +139,9 @@ class CrawlActor(pykka.ThreadingActor):
         CPU per message between two threads here. ``SimpleQueue`` is one C lock, about
         0.25 µs, with the same ``put``/``get``/``get_nowait``/``empty``/``qsize`` that
         pykka, :meth:`on_receive` and :class:`~crawlfw.actors._childref.ChildRef` use.
-        An actor that must look at its inbox's head keeps a ``queue.Queue`` (the
-        Scheduler); the Downloader's inbox also wakes its curl wait.
+        An actor that must look at its inbox's head takes a :class:`PeekableInbox`
+        (the Scheduler with a shared frontier); the Downloader's inbox also wakes its
+        curl wait.
         """
         return queue.SimpleQueue()
 
