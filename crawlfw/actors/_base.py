@@ -158,6 +158,8 @@ class CrawlActor(pykka.ThreadingActor):
                               else settings.getfloat("CPU_AFFINITY_INTERVAL", 5.0))
         self._held: list[tuple[Any, Mapping[str, Any]]] = []  # (ref, message) sent while holding, not yet told
         self._holding = False
+        #: message type -> its bound ``handle_<type>`` method (:meth:`_find_handler`)
+        self._handlers: dict[str, Any] = {}
 
     def _actor_loop(self) -> None:  # pykka hook: the body of the actor's thread
         """Run pykka's loop on a thread placed by ``CPU_AFFINITY``
@@ -248,12 +250,36 @@ class CrawlActor(pykka.ThreadingActor):
                 logger.error("%s rejected a message: %s", self, e)
                 return {"type": "message_rejected", "error": str(e)}
         try:
-            handler = getattr(self, "handle_" + message["type"])
-        except (TypeError, KeyError, AttributeError):
-            error = f"{type(self).__name__} does not handle message {message!r:.200}"
-            logger.error(error)
-            return {"type": "message_rejected", "error": error}
+            handler = self._handlers[message["type"]]
+        except (TypeError, KeyError):
+            handler = self._find_handler(message)
+            if handler is None:
+                error = f"{type(self).__name__} does not handle message {message!r:.200}"
+                logger.error(error)
+                return {"type": "message_rejected", "error": error}
         return handler(message)
+
+    def _find_handler(self, message: Any) -> Any:
+        """``self.handle_<type>`` for ``message`` (None: not a dict with a ``type`` this
+        actor handles), noted in ``_handlers`` so the next message of its type finds it
+        with one dict lookup (the same bound method ``getattr`` gives: an actor's class
+        is not changed while it runs)."""
+        try:
+            kind = message["type"]
+            handler = getattr(self, "handle_" + kind)
+        except (TypeError, KeyError, AttributeError):
+            return None
+        if kind.__class__ is str:
+            self._handlers[kind] = handler
+        return handler
+
+    def _handle_receive(self, message: Any) -> Any:  # pykka hook: every message
+        """pykka's ``_handle_receive`` without its four ``isinstance`` tests (stop,
+        proxy calls) for a message dict, which is none of those: straight to
+        :meth:`on_receive`."""
+        if message.__class__ is dict:
+            return self.on_receive(message)
+        return super()._handle_receive(message)
 
     def __init_subclass__(cls, **kwargs):
         """Make an exception in a subclass's ``on_start`` reach :meth:`on_failure`.
