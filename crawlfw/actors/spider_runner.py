@@ -69,6 +69,40 @@ class SpiderRunnerActor(CrawlActor):
         self.scraper = Scraper(crawler, sink, start_skip=start_skip,
                                start_exhausted=start_exhausted)
         self._paced = collections.deque()  # futures of paced batches (_send_paced)
+        # The plain enqueue_requests held for the Scheduler, last of the held messages to
+        # it: the next one's requests are added to it (send), one push per burst.
+        self._held_enqueue: dict | None = None
+        self._enqueues_merged = 0
+
+    def send(self, ref, message) -> None:
+        """:meth:`CrawlActor.send <crawlfw.actors._base.CrawlActor.send>`; while a burst
+        is held (``hold_types``), a plain ``enqueue_requests`` (only ``requests``: no
+        leases, start or transient flag) adds its requests to the plain one held last
+        for the Scheduler, up to :attr:`max_held` times. The Scheduler then pushes the
+        same requests in the same order, before anything the burst sends it after
+        them, in one message (``tests/actors/test_spider_runner.py``)."""
+        if ref is not self.scheduler:
+            super().send(ref, message)
+            return
+        plain = len(message) == 2 and message.get("type") == "enqueue_requests"
+        held = self._held_enqueue
+        if plain and held is not None and self._enqueues_merged < self.max_held:
+            if self._check_sent:
+                validate_message(message)
+            if not self._enqueues_merged:
+                held["requests"] = list(held["requests"])  # its own list, to extend
+            held["requests"].extend(message["requests"])
+            self._enqueues_merged += 1
+            return
+        self._held_enqueue = None
+        super().send(ref, message)
+        if plain and self._holding:
+            self._held_enqueue = message
+            self._enqueues_merged = 0
+
+    def flush_held(self) -> None:
+        self._held_enqueue = None
+        super().flush_held()
 
     def on_stop(self):
         self.flush_held()
