@@ -13,6 +13,7 @@ import pytest
 from pykka import messages as pykka_messages
 
 from crawlfw.actors._base import CrawlActor
+from tests.support.wait import wait_for
 
 
 class _Text(str):
@@ -144,3 +145,83 @@ def test_stop_and_proxy_calls_still_take_pykkas_path():
     actor = _Actor()
     actor._handle_receive(pykka_messages._ActorStop())
     assert actor.actor_stopped.is_set()
+
+
+class _Sink(pykka.ThreadingActor):
+    """Records what it is told."""
+
+    def __init__(self, got):
+        super().__init__()
+        self.got = got
+
+    def on_receive(self, message):
+        self.got.append(message)
+
+
+class _Sender(CrawlActor):
+    def __init__(self):
+        super().__init__()
+        self.undelivered = []
+
+    def on_undelivered(self, ref, message):
+        self.undelivered.append(message)
+
+
+def _refs():
+    """(name, ref, what it received) for each kind of receiver: a live and a stopped
+    pykka ActorRef, a live and a dead ChildRef."""
+    from crawlfw.actors._childref import ChildRef
+
+    cases = []
+    got = []
+    live = _Sink.start(got)
+    cases.append(("live ActorRef", live, got))
+    got2 = []
+    stopped = _Sink.start(got2)
+    stopped.stop(timeout=10)
+    cases.append(("stopped ActorRef", stopped, got2))
+    got3 = []
+    child = ChildRef("sink")
+    child.attach(_Sink.start(got3))
+    cases.append(("live ChildRef", child, got3))
+    got4 = []
+    dead = ChildRef("sink")
+    inner = _Sink.start(got4)
+    dead.attach(inner)
+    inner.stop(timeout=10)
+    dead.give_up()
+    cases.append(("dead ChildRef", dead, got4))
+    return cases
+
+
+def _general_tell(sender, ref, message):
+    try:
+        ref.tell(message)
+    except pykka.ActorDeadError:
+        sender.on_undelivered(ref, message)
+
+
+def test_tell_fast_path_delivers_or_reports_as_ref_tell_does():
+    for way in ("fast", "general"):
+        results = []
+        for name, ref, got in _refs():
+            sender = _Sender()
+            message = {"type": "ping", "n": name}
+            if way == "fast":
+                sender._tell(ref, message)
+            else:
+                _general_tell(sender, ref, message)
+            if ref.is_alive():
+                assert wait_for(lambda got=got: got, f"the message to the {name}", timeout_s=10)
+            results.append((name, list(got), sender.undelivered))
+            try:
+                ref.stop(timeout=10)
+            except pykka.ActorDeadError:
+                pass
+        if way == "fast":
+            fast = results
+        else:
+            assert results == fast
+    assert [(name, bool(got), bool(lost)) for name, got, lost in fast] == [
+        ("live ActorRef", True, False), ("stopped ActorRef", False, True),
+        ("live ChildRef", True, False), ("dead ChildRef", False, True)]
