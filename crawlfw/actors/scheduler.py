@@ -160,7 +160,7 @@ class SchedulerActor(CrawlActor):
             self._push((message,))
         self._dispatch()
 
-    def _create_actor_inbox(self) -> "queue.SimpleQueue[Any]":  # pykka hook
+    def _create_actor_inbox(self) -> "queue.SimpleQueue[Any]":  # type: ignore[override]  # pykka hook, reads self.shared
         """A :class:`~crawlfw.actors._base.PeekableInbox` with a shared frontier
         (:meth:`_next_is_enqueue` looks at the message at its head), else the base
         class's ``SimpleQueue``."""
