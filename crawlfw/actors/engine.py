@@ -270,7 +270,7 @@ class EngineActor(CrawlActor):
         self._after()
 
     def handle_response_scraped(self, message: messages.ResponseScraped) -> None:
-        self.flow.scraped(message["size"], message["items"])
+        self.flow.scraped(message["size"], message["items"], message.get("responses", 1))
         self._after()
 
     def handle_items_processed(self, message: messages.ItemsProcessed) -> None:

@@ -102,3 +102,29 @@ def test_a_merged_pull_requests_leaves_the_scheduler_where_each_in_turn_does(cas
     at_once.handle_pull_requests(into)
     assert at_once.state() == one_by_one.state()
     assert into["type"] == "pull_requests" and into["count"] >= 0
+
+
+@pytest.mark.parametrize("reports", [
+    [(13, 1)], [(13, 1), (0, 0)], [(0, 0), (0, 0), (0, 0)], [(5_000_000, 3), (1, 0)],
+    *[[(random.Random(seed).randint(0, 10_000), random.Random(seed + 1).randint(0, 5))
+       for seed in range(k, k + n)] for k, n in ((1, 2), (10, 7), (40, 24))],
+], ids=lambda r: f"{len(r)} responses")
+def test_one_merged_response_scraped_counts_as_the_responses_in_turn(reports):
+    """The SpiderRunner's merged response_scraped (``responses``, sizes and items
+    summed) leaves the Engine's flow counters where one message per response does."""
+    from crawlfw.core.flow.flow import FlowControl
+
+    def flow():
+        f = FlowControl(16, 5_000_000)
+        for size, _ in reports:
+            f.sent_to_spider(size)
+        return f
+
+    one_by_one, at_once = flow(), flow()
+    for size, items in reports:
+        one_by_one.scraped(size, items)
+    at_once.scraped(sum(s for s, _ in reports), sum(i for _, i in reports), len(reports))
+    for f in (one_by_one, at_once):
+        assert f.in_spider == 0 and f.in_spider_bytes == 0
+    assert ((at_once.in_pipeline, at_once.next_actions())
+            == (one_by_one.in_pipeline, one_by_one.next_actions()))
