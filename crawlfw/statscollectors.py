@@ -76,6 +76,16 @@ class StatsCollector:
             d = self._stats
             d[key] = d.get(key, start) + count
 
+    def _inc_values(self, counts) -> None:
+        """``inc_value(key, count)`` for each ``(key, count)`` of ``counts`` (start 0),
+        under one lock: for crawlfw's per-request counters (:class:`~crawlfw.\
+downloadermiddlewares.stats.DownloaderStats`), used only while a collector's
+        ``inc_value`` is this class's."""
+        with self._lock:
+            d = self._stats
+            for key, count in counts:
+                d[key] = d.get(key, 0) + count
+
     def max_value(self, key: str, value: Any, spider: Spider | None = None) -> None:
         """Set a stat to ``value`` if it is unset or lower."""
         with self._lock:

@@ -6,7 +6,9 @@ a dead actor's inbox to its replacement, so it must speak pykka's inbox protocol
 pykka keeps private: an inbox holds ``Envelope(message, reply_to=future)`` objects
 (``pykka._envelope``), ``ActorRef.stop()`` asks with a ``pykka.messages._ActorStop()``,
 an ``ActorRef`` keeps its actor in ``_actor_weakref`` (read by ``ActorProxy``), and an
-actor is started by ``_start_actor_loop`` and fails through ``_handle_failure``.
+actor is started by ``_start_actor_loop``, fails through ``_handle_failure`` and gets
+each message through ``_handle_receive`` (which :class:`~crawlfw.actors._base.CrawlActor`
+shortens for message dicts).
 
 Those names are the same in every pykka 4 release from 4.1 (``pyproject.toml`` pins
 ``pykka>=4.1,<5``). A pykka that changed them would not fail here visibly but lose or
@@ -88,6 +90,7 @@ def pykka_problems(envelope_class=None, ref_class=None, actor_class=None) -> lis
     if not isinstance(actor_class._create_actor_inbox(), queue.Queue):
         problems.append("an actor's inbox is no longer a queue.Queue")
     for name, params in (("_start_actor_loop", ["self"]),
+                         ("_handle_receive", ["self", "message"]),
                          ("_handle_failure", ["self", "exception_type", "exception_value",
                                               "traceback"])):
         method = getattr(actor_class, name, None)

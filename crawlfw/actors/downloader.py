@@ -19,10 +19,10 @@ back to the Scheduler (``release_requests``).
 
 Only this actor's thread touches its CurlMulti. While transfers are in flight or requests
 wait for a delay the actor tells itself ``pump``: one pump waits in curl (epoll) until a
-transfer finishes, a message arrives (the inbox writes a byte to a pipe the wait also
-watches), curl's timer fires or a slot's delay passes, so it never busy-polls; with
-nothing to do no pump is queued and the thread sleeps in ``queue.get()`` (an idle crawler
-uses ~0 % CPU).
+transfer finishes, a message arrives (while the thread waits there, the inbox writes a
+byte to a pipe the wait also watches), curl's timer fires or a slot's delay passes, so it
+never busy-polls; with nothing to do no pump is queued and the thread sleeps in the
+inbox's ``get()`` (an idle crawler uses ~0 % CPU).
 """
 
 from __future__ import annotations
@@ -66,19 +66,42 @@ MAX_WAIT_S = 1.0
 FD_RETRY_S = 0.5
 
 
-class _WakeupInbox(queue.Queue):
-    """The actor's inbox; every ``put`` also makes ``wake_fd`` readable."""
+class _WakeupInbox(queue.SimpleQueue):
+    """The actor's inbox: a ``queue.SimpleQueue`` (one C lock, no ``Condition``) whose
+    ``put`` also makes ``wake_fd`` readable, but only while the actor's thread waits
+    in curl (:attr:`waiting`), so a message ends that wait.
+
+    The consumer (the actor's thread, :meth:`DownloaderActor.handle_pump`) sets
+    ``waiting`` True, drains the pipe (:meth:`drain`), then checks ``empty()`` and only
+    then waits in curl on ``wake_fd``; it sets ``waiting`` False when the wait is over.
+    A producer puts the message first, then reads ``waiting``. Under the GIL the two
+    threads' steps interleave but are not reordered, so either the producer read
+    ``waiting`` False, which came before the consumer set it, hence its message came
+    before the consumer's ``empty()`` check (which sees it, and does not wait); or it
+    read True and writes the byte, which ends (or cuts short) the wait. A message put
+    while the thread does anything else (handles a message, sleeps in ``get()``) costs
+    no system call: the thread takes it from the queue when it looks next.
+
+    ``_written`` is set by a producer after its byte went in, so a byte in the pipe
+    always has ``_written`` True or a producer about to set it: :meth:`drain` reads
+    only then (an unread byte at worst cuts one later wait short, once).
+    """
 
     def __init__(self):
-        super().__init__()
         self.closed = False
+        #: True while the consumer checks its inbox and waits in curl (set and cleared
+        #: on the actor's thread only).
+        self.waiting = False
+        self._written = False
         self.wake_fd, self._write_fd = os.pipe()
         os.set_blocking(self.wake_fd, False)
         os.set_blocking(self._write_fd, False)
 
     def put(self, item, block=True, timeout=None):
-        super().put(item, block, timeout)
-        if self.closed:
+        """Queue ``item`` (never blocks: the queue is unbounded); write the wake-up byte
+        if the consumer waits (see the class's docstring)."""
+        _simple_put(self, item)
+        if not self.waiting or self.closed:
             return
         try:
             os.write(self._write_fd, b"\0")
@@ -87,11 +110,16 @@ class _WakeupInbox(queue.Queue):
         except OSError:  # closed by the actor's thread meanwhile
             if not self.closed:
                 raise
+        self._written = True
 
     def drain(self) -> None:
-        """Consume the wakeup bytes (call before checking ``empty()`` and waiting)."""
+        """Consume the wake-up bytes, if any were written since the last drain (call
+        after setting :attr:`waiting`, before checking ``empty()`` and waiting)."""
+        if not self._written:
+            return
+        self._written = False
         try:
-            while os.read(self.wake_fd, 4096):
+            while len(os.read(self.wake_fd, 4096)) == 4096:
                 pass
         except BlockingIOError:
             pass
@@ -101,6 +129,9 @@ class _WakeupInbox(queue.Queue):
             self.closed = True
             os.close(self.wake_fd)
             os.close(self._write_fd)
+
+
+_simple_put = queue.SimpleQueue.put
 
 
 class _StreamSignals:
@@ -413,8 +444,9 @@ class DownloaderActor(RestartableActor):
         if self.driver.active:  # transfers in flight: a death loses them (tests)
             _faults.hit("downloader.transfers")
         inbox = self._inbox
-        inbox.drain()
         table = self.table
+        inbox.waiting = True  # first (see _WakeupInbox): a message put from now on wakes curl
+        inbox.drain()
         if inbox.empty():
             wait_s = MAX_WAIT_S
             if table.queued:
@@ -422,10 +454,14 @@ class DownloaderActor(RestartableActor):
                 if ready_in is not None and ready_in < wait_s:
                     wait_s = ready_in
         else:
+            inbox.waiting = False
             wait_s = 0.0  # messages are waiting: only collect what is already done
         if self._deferred:
             wait_s = min(wait_s, max(0.0, self._deferred[0][0] - time.monotonic()))
-        results = self.driver.perform(wait_s, inbox.wake_fd)
+        try:
+            results = self.driver.perform(wait_s, inbox.wake_fd)
+        finally:
+            inbox.waiting = False
         engine = self.engine
         now = time.monotonic()
         keys = self._keys

@@ -77,6 +77,8 @@ from crawlfw.logformatter import LogFormatter
 from crawlfw.utils.log import _debug_wanted, logformatter_adapter
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from crawlfw.actors._types import CrawlerLike
     from crawlfw.actors.downloader import DownloaderPool
 
@@ -93,6 +95,32 @@ IDLE_RECHECK_S = 5.0
 #: Seconds before asking the Scheduler again when it holds requests it cannot dispatch
 #: and nothing else happens (the next event asks sooner).
 STUCK_RECHECK_S = 1.0
+
+
+def merge_pull_requests(into: dict[str, Any], message: Mapping[str, Any]) -> None:
+    """Add the ``pull_requests`` ``message`` to the earlier ``into`` (not sent yet), so
+    that the Scheduler handling ``into`` alone does what handling both in turn does
+    (:meth:`SchedulerActor.handle_pull_requests
+    <crawlfw.actors.scheduler.SchedulerActor.handle_pull_requests>`): the credit
+    adds up, the finished transfers add up per host key, a host's later delay replaces
+    its earlier one. ``message``'s ``finished`` dict may become ``into``'s (both are
+    the sender's, handed over by ``FlowControl.take_reports``)."""
+    into["count"] += message["count"]
+    finished = message.get("finished")
+    if finished:
+        mine = into.get("finished")
+        if not mine:
+            into["finished"] = finished
+        else:
+            for key, n in finished.items():
+                mine[key] = mine.get(key, 0) + n
+    delays = message.get("delays")
+    if delays:
+        mine = into.get("delays")
+        if not mine:
+            into["delays"] = delays
+        else:
+            mine.update(delays)
 
 
 class EngineActor(CrawlActor):
@@ -159,6 +187,10 @@ class EngineActor(CrawlActor):
         # The default formatter logs "Crawled" lines at DEBUG: skip building them when
         # DEBUG is off. A custom formatter may choose another level, so it always runs.
         self._log_crawled = type(self.logformatter) is not LogFormatter
+        # The pull_requests held for the Scheduler, last of the held messages to it:
+        # the next one is added to it (_pull), so a burst grants its credit in one.
+        self._held_pull: dict[str, Any] | None = None
+        self._pulls_merged = 0  # pull_requests added to it
 
     def on_start(self):
         self.mw.open_spider(self.spider)
@@ -238,7 +270,7 @@ class EngineActor(CrawlActor):
         self._after()
 
     def handle_response_scraped(self, message: messages.ResponseScraped) -> None:
-        self.flow.scraped(message["size"], message["items"])
+        self.flow.scraped(message["size"], message["items"], message.get("responses", 1))
         self._after()
 
     def handle_items_processed(self, message: messages.ItemsProcessed) -> None:
@@ -499,21 +531,48 @@ class EngineActor(CrawlActor):
 
     # --- flow control and idleness ------------------------------------------------------
 
+    def send(self, ref: pykka.ActorRef[Any], message: Mapping[str, Any]) -> None:
+        """:meth:`CrawlActor.send <crawlfw.actors._base.CrawlActor.send>`; a message to
+        the Scheduler ends the adding to a held ``pull_requests`` (:meth:`_pull`)."""
+        if ref is self.scheduler:
+            self._held_pull = None
+        super().send(ref, message)
+
+    def flush_held(self) -> None:
+        self._held_pull = None
+        super().flush_held()
+
+    def _pull(self, message: messages.PullRequests) -> None:
+        """Send ``message`` (a ``pull_requests``) to the Scheduler; while a burst is held
+        (``hold_types``) and the last message held for the Scheduler is a
+        ``pull_requests``, add it to that one instead (:func:`merge_pull_requests`): the
+        Scheduler gets the same credit and reports, in the same order with respect to
+        everything else the Engine tells it, in one message and one answer."""
+        held = self._held_pull
+        if held is not None and self._pulls_merged < self.max_held:
+            merge_pull_requests(held, message)
+            self._pulls_merged += 1  # as many as max_held: then told as usual
+            return
+        self.send(self.scheduler, message)
+        if self._holding:
+            self._held_pull = message  # type: ignore[assignment]  # a dict
+            self._pulls_merged = 0
+
     def _after(self):
         """Grant credit, pull start requests, or check for idleness after each message."""
         flow = self.flow
         actions = flow.next_actions()
         if actions is NO_ACTIONS:
             if flow.reports_pending():  # the Scheduler holds credit: tell it at once
-                self.send(self.scheduler, flow.take_reports(
+                self._pull(flow.take_reports(
                     {"type": "pull_requests", "count": 0, "reply_to": self.actor_ref}))
             return
         credit, start_count, idle_token = actions
         if credit:
-            self.send(self.scheduler, flow.take_reports(
+            self._pull(flow.take_reports(
                 {"type": "pull_requests", "count": credit, "reply_to": self.actor_ref}))
         elif flow.reports_pending():
-            self.send(self.scheduler, flow.take_reports(
+            self._pull(flow.take_reports(
                 {"type": "pull_requests", "count": 0, "reply_to": self.actor_ref}))
         if start_count:
             self.send(self.spider_runner, {"type": "pull_start_requests", "count": start_count})

@@ -41,7 +41,7 @@ from typing import Any
 
 from crawlfw import signals
 from crawlfw.actors import messages
-from crawlfw.actors._base import CrawlActor
+from crawlfw.actors._base import CrawlActor, PeekableInbox
 from crawlfw.core import _faults
 from crawlfw.core.frontier.api import FrontierBase
 from crawlfw.core.frontier.frontier import FrontierError
@@ -80,14 +80,15 @@ class SchedulerActor(CrawlActor):
     """
 
     role = "scheduler"
-    actor_inbox: queue.Queue[Any]  # what _create_actor_inbox makes
 
     def __init__(self, crawler, scheduler, **kw):
+        self.frontier = frontier_of(scheduler)
+        # read by _create_actor_inbox, which CrawlActor.__init__ calls
+        self.shared = getattr(self.frontier, "shared", False)
         super().__init__(settings=crawler.settings, **kw)
         self.crawler = crawler
         self.spider = crawler.spider
         self.scheduler = scheduler
-        self.frontier = frontier_of(scheduler)
         self.durable = self.frontier.durable
         self.credit = 0
         self.reply_to = None
@@ -98,8 +99,8 @@ class SchedulerActor(CrawlActor):
         self.epoch = 0
         self.checkpoint_pending = False
         self.last_checkpoint = time.monotonic()
-        # A shared frontier (several workers): heartbeat, polling, idleness in Redis.
-        self.shared = getattr(self.frontier, "shared", False)
+        # A shared frontier (several workers, self.shared): heartbeat, polling,
+        # idleness in Redis.
         self.idle_check = None  # a check_idle held back (shared frontier)
         self.last_renew = time.monotonic()
         self.last_figures = 0.0  # shared frontier: when crawl_figures was last called
@@ -159,18 +160,18 @@ class SchedulerActor(CrawlActor):
             self._push((message,))
         self._dispatch()
 
-    @staticmethod
-    def _create_actor_inbox() -> queue.Queue:  # pykka hook
-        """A ``queue.Queue`` (not the base class's ``SimpleQueue``): :meth:`_next_is_enqueue`
-        looks at the message at its head."""
-        return queue.Queue()
+    def _create_actor_inbox(self) -> "queue.SimpleQueue[Any]":  # type: ignore[override]  # pykka hook, reads self.shared
+        """A :class:`~crawlfw.actors._base.PeekableInbox` with a shared frontier
+        (:meth:`_next_is_enqueue` looks at the message at its head), else the base
+        class's ``SimpleQueue``."""
+        return PeekableInbox() if self.shared else queue.SimpleQueue()
 
     def _next_is_enqueue(self) -> bool:
         """True when the next message in the inbox is an ``enqueue_requests`` (so no
         other message can be handled before the coalesced ones are pushed)."""
         try:
-            message = self.actor_inbox.queue[0].message
-        except (IndexError, AttributeError):
+            message = self.actor_inbox.peek().message  # type: ignore[attr-defined]  # PeekableInbox
+        except (queue.Empty, AttributeError):
             return False
         return message.__class__ is dict and message.get("type") == "enqueue_requests"
 

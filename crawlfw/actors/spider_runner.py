@@ -69,6 +69,72 @@ class SpiderRunnerActor(CrawlActor):
         self.scraper = Scraper(crawler, sink, start_skip=start_skip,
                                start_exhausted=start_exhausted)
         self._paced = collections.deque()  # futures of paced batches (_send_paced)
+        # The plain enqueue_requests held for the Scheduler, last of the held messages to
+        # it: the next one's requests are added to it (send), one push per burst.
+        self._held_enqueue: dict | None = None
+        self._enqueues_merged = 0
+        self._held_scraped: dict | None = None  # the response_scraped held last for the Engine
+
+    def send(self, ref, message) -> None:
+        """:meth:`CrawlActor.send <crawlfw.actors._base.CrawlActor.send>`; while a burst
+        is held (``hold_types``), a plain ``enqueue_requests`` (only ``requests``: no
+        leases, start or transient flag) adds its requests to the plain one held last
+        for the Scheduler, up to :attr:`max_held` times. The Scheduler then pushes the
+        same requests in the same order, before anything the burst sends it after
+        them, in one message (``tests/actors/test_spider_runner.py``). A
+        ``response_scraped`` takes in the one held last for the Engine
+        (:meth:`_merge_scraped`)."""
+        if ref is not self.scheduler:
+            if ref is self.engine:
+                if message.get("type") == "response_scraped" and self._holding:
+                    self._merge_scraped(message)
+                    return
+                self._held_scraped = None
+            super().send(ref, message)
+            return
+        plain = len(message) == 2 and message.get("type") == "enqueue_requests"
+        held = self._held_enqueue
+        if plain and held is not None and self._enqueues_merged < self.max_held:
+            if self._check_sent:
+                validate_message(message)
+            if not self._enqueues_merged:
+                held["requests"] = list(held["requests"])  # its own list, to extend
+            held["requests"].extend(message["requests"])
+            self._enqueues_merged += 1
+            return
+        self._held_enqueue = None
+        super().send(ref, message)
+        if plain and self._holding:
+            self._held_enqueue = message
+            self._enqueues_merged = 0
+
+    def _merge_scraped(self, message) -> None:
+        """Hold ``message`` (a ``response_scraped``, while holding); if the message held
+        last for the Engine is a ``response_scraped`` (fewer than :attr:`max_held`
+        merged), that one is taken out and its counts added to ``message``
+        (``responses``): the report moves later, after the requests and items of every
+        response it counts were held, never earlier (the Engine's idle check needs a
+        response's requests at the Scheduler before it hears the response scraped)."""
+        if self._check_sent:
+            validate_message(message)
+        held = self._held_scraped
+        if held is not None and held.get("responses", 1) < self.max_held:
+            for i in range(len(self._held) - 1, -1, -1):
+                if self._held[i][1] is held:
+                    del self._held[i]
+                    message = {**message,
+                               "items": held["items"] + message["items"],
+                               "requests": held["requests"] + message["requests"],
+                               "size": held["size"] + message["size"],
+                               "responses": held.get("responses", 1) + 1}
+                    break
+        self._held.append((self.engine, message))
+        self._held_scraped = message
+
+    def flush_held(self) -> None:
+        self._held_enqueue = None
+        self._held_scraped = None
+        super().flush_held()
 
     def on_stop(self):
         self.flush_held()

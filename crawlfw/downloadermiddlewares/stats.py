@@ -5,11 +5,15 @@ from urllib.parse import urlunparse
 
 from crawlfw.exceptions import NotConfigured
 from crawlfw.http.headers import Headers
+from crawlfw.statscollectors import StatsCollector
 from crawlfw.utils.httpobj import urlparse_cached
 from crawlfw.utils.request import request_httprepr
 from crawlfw.utils.response import _reason_phrase, response_httprepr
 
 __all__ = ["DownloaderStats"]
+
+_BASE_INC = StatsCollector.inc_value
+_BASE_INC_VALUES = StatsCollector._inc_values
 
 # status -> len(b"HTTP/1.1 <status> <reason phrase>\r\n"), as response_httprepr writes it
 _STATUS_LINE_LEN: dict = {}
@@ -122,6 +126,13 @@ class DownloaderStats:
 
     def __init__(self, stats):
         self.stats = stats
+        # The built-in collectors' inc_value: the three counts of a request or response
+        # under one lock (StatsCollector._inc_values); any other collector gets its
+        # inc_value called for each, as before.
+        self._inc_values = (stats._inc_values
+                            if getattr(type(stats), "inc_value", None) is _BASE_INC
+                            and getattr(type(stats), "_inc_values", None) is _BASE_INC_VALUES
+                            else None)
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -130,12 +141,34 @@ class DownloaderStats:
         return cls(crawler.stats)
 
     def process_request(self, request, spider):
+        inc = self._inc_values
+        if inc is not None:
+            try:
+                method_key = f"downloader/request_method_count/{request.method}"
+                reqlen = _request_httprepr_length(request)
+            except Exception:  # noqa: S110 - the general path counts and raises as it did
+                pass
+            else:
+                inc((("downloader/request_count", 1), (method_key, 1),
+                     ("downloader/request_bytes", reqlen)))
+                return
         self.stats.inc_value("downloader/request_count", spider=spider)
         self.stats.inc_value(f"downloader/request_method_count/{request.method}", spider=spider)
         reqlen = _request_httprepr_length(request)
         self.stats.inc_value("downloader/request_bytes", reqlen, spider=spider)
 
     def process_response(self, request, response, spider):
+        inc = self._inc_values
+        if inc is not None:
+            try:
+                status_key = f"downloader/response_status_count/{response.status}"
+                reslen = _response_httprepr_length(response)
+            except Exception:  # noqa: S110 - the general path counts and raises as it did
+                pass
+            else:
+                inc((("downloader/response_count", 1), (status_key, 1),
+                     ("downloader/response_bytes", reslen)))
+                return response
         self.stats.inc_value("downloader/response_count", spider=spider)
         self.stats.inc_value(f"downloader/response_status_count/{response.status}", spider=spider)
         reslen = _response_httprepr_length(response)

@@ -288,3 +288,45 @@ def test_a_parked_request_waits_in_the_engine_and_goes_on_after_its_middleware()
         assert peers.messages("scheduler", "enqueue_requests") == []
     finally:
         peers.stop()
+
+
+def test_a_burst_grants_its_credit_in_one_pull_requests():
+    """Messages that wait in the engine's inbox together are handled as a burst: the
+    credit each scraped response frees goes to the Scheduler in one ``pull_requests``
+    (merge_pull_requests), the same credit in total as one message per response."""
+    peers = Peers(max_concurrency=4)
+    try:
+        engine = peers.engine
+        first_seen, go_on = threading.Event(), threading.Event()
+
+        def hold_the_first(response, **_):
+            if response.url.endswith("/0"):
+                first_seen.set()
+                assert go_on.wait(WAIT_S)
+
+        peers.crawler.signals.connect(hold_the_first, signals.response_received, weak=False)
+        peers.log("scheduler").pending = 4
+        engine.tell({"type": "start_engine", "spider_runner": peers.ref("runner")})
+        (pull,) = peers.wait("scheduler", "pull_requests")
+        assert pull["count"] == 4
+        engine.tell({"type": "start_requests_pulled", "count": 0, "exhausted": True})
+        requests = [Request(f"http://example.com/{i}") for i in range(4)]
+        engine.tell({"type": "requests_dequeued", "requests": requests, "pending": 4})
+        peers.wait("downloader", "fetch", 4)
+        for request in requests:  # the first one's handler waits: the rest queue up
+            engine.tell({"type": "response_downloaded", "request": request,
+                         "response": _response(request), "slot": "example.com"})
+            if request is requests[0]:
+                assert first_seen.wait(WAIT_S)
+            # each scraped response frees one transfer's credit (one pull_requests each
+            # when handled one at a time)
+            engine.tell({"type": "response_scraped", "request": request, "items": 0,
+                         "requests": 0, "size": len(_response(request).body)})
+        go_on.set()
+        status = wait_for(lambda: (s := engine.ask({"type": "get_status"}, timeout=WAIT_S))
+                          and s["credit"] == 4 and s, "the credit granted", timeout_s=WAIT_S)
+        assert status["downloading"] == 0 and status["in_spider"] == 0
+        pulls = peers.wait("scheduler", "pull_requests", 2)
+        assert [p["count"] for p in pulls] == [4, 4]
+    finally:
+        peers.stop()

@@ -19,7 +19,10 @@ class Recorder(pykka.ThreadingActor):
 
     The "engine" recorder answers each ``response_scraped`` by telling the "scheduler"
     recorder a ``probe``, as the real engine's idle check does; ``done`` is set when
-    the recorders have had all 4 messages of ``expected`` responses.
+    the recorders have had everything of ``expected`` responses: a ``process_items``
+    each, ``response_scraped`` reporting them all (a burst merges them: ``responses``)
+    with a ``probe`` each, and 3 requests each (in ``enqueue_requests`` that a burst
+    merges too).
     """
 
     def __init__(self, name, log, lock, done, expected, scheduler=None):
@@ -32,7 +35,14 @@ class Recorder(pykka.ThreadingActor):
             self.scheduler.tell({"type": "probe", "url": message["request"].url})
         with self.lock:
             self.log.append((self.name, message))
-            if len(self.log) >= 4 * self.expected:
+            kinds = [m["type"] for _, m in self.log]
+            scraped = sum(m.get("responses", 1) for _, m in self.log
+                          if m["type"] == "response_scraped")
+            requests = sum(len(m["requests"]) for _, m in self.log
+                           if m["type"] == "enqueue_requests")
+            if (kinds.count("process_items") >= self.expected and scraped >= self.expected
+                    and kinds.count("probe") >= kinds.count("response_scraped")
+                    and requests >= 3 * self.expected):
                 self.done.set()
 
 
@@ -81,25 +91,44 @@ def test_output_told_in_order_when_responses_queue_up(responses):
                 ("engine", "response_scraped", url),
             ]
         got = []
+        reported = 0  # responses the engine heard of so far
+        covers = {}  # the url a response_scraped names (its last) -> the urls it reports
         for name, m in seen:
-            if m["type"] == "enqueue_requests":
-                got.append((name, m["type"], tuple(r.url for r in m["requests"])))
+            if m["type"] == "enqueue_requests":  # a burst's are merged: split them again
+                for i in range(0, len(m["requests"]), 3):
+                    got.append((name, m["type"],
+                                tuple(r.url for r in m["requests"][i:i + 3])))
             elif m["type"] == "process_items":
                 got.append((name, m["type"], tuple(i["url"] for i in m["items"])))
-            elif m["type"] == "response_scraped":
-                got.append((name, m["type"], m["request"].url))
+            elif m["type"] == "response_scraped":  # a burst's are merged: split them again
+                n = m.get("responses", 1)
+                group = urls[reported:reported + n]
+                assert m["request"].url == group[-1]  # a merged one names the last
+                assert (m["items"], m["requests"], m["size"]) == (n, 3 * n, 13 * n)
+                covers[m["request"].url] = group
+                reported += n
+                got += [(name, m["type"], url) for url in group]
         # each receiver gets its messages in the order they were sent
         for name in refs:
             assert [g for g in got if g[0] == name] == [e for e in expected_log if e[0] == name]
         # a response's requests reach the scheduler before anything the engine tells it
         # after hearing that the response was scraped (the idle check relies on it)
         scheduler_log = [m for name, m in seen if name == "scheduler"]
-        for url in urls:
-            enq = next(i for i, m in enumerate(scheduler_log) if m["type"] == "enqueue_requests"
-                       and m["requests"][0].url == f"{url}/0")
+        for last, group in covers.items():
             probe = next(i for i, m in enumerate(scheduler_log)
-                         if m["type"] == "probe" and m["url"] == url)
-            assert enq < probe
+                         if m["type"] == "probe" and m["url"] == last)
+            for url in group:
+                enq = next(i for i, m in enumerate(scheduler_log)
+                           if m["type"] == "enqueue_requests"
+                           and any(r.url == f"{url}/0" for r in m["requests"]))
+                assert enq < probe
+        # the responses waited together: their requests went in fewer enqueue_requests
+        # (each a plain one: nothing but the requests)
+        enqueues = [m for m in scheduler_log if m["type"] == "enqueue_requests"]
+        assert all(set(m) == {"type", "requests"} for m in enqueues)
+        if responses > 1:
+            assert len(enqueues) < responses
+            assert len(covers) < responses  # and fewer response_scraped
     finally:
         runner.stop()
         for ref in refs.values():

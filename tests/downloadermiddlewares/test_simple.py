@@ -14,6 +14,7 @@ from crawlfw.downloadermiddlewares.useragent import UserAgentMiddleware
 from crawlfw.exceptions import DNSLookupError, NotConfigured
 from crawlfw.http import Request, Response
 from crawlfw.spiders import Spider
+from crawlfw.statscollectors import MemoryStatsCollector
 from crawlfw.utils.request import request_httprepr
 from crawlfw.utils.response import response_httprepr
 from tests.downloadermiddlewares._support import close_crawler, get_crawler, open_spider
@@ -315,3 +316,60 @@ def test_default_headers_shortcut_matches_setdefault(defaults, request_headers):
                 if key in previous.headers:
                     assert values is not dict.__getitem__(previous.headers, key)
         earlier.append(request)
+
+
+class _OwnIncStats(MemoryStatsCollector):
+    """A collector with its own inc_value (the same rule): DownloaderStats calls it per
+    count, the general path."""
+
+    def inc_value(self, key, count=1, start=0, spider=None):
+        with self._lock:
+            self._stats[key] = self._stats.get(key, start) + count
+
+
+def _bad_request():
+    r = Request("http://example.com/")
+    dict.__setitem__(r.headers, b"X-Bad", [1])  # not bytes: its representation raises
+    return r
+
+
+def _bad_response():
+    r = Response("http://example.com/")
+    dict.__setitem__(r.headers, b"X-Bad", [1])
+    return r
+
+
+def _stats_after(mw, crawler, spider, requests, responses):
+    outcomes = []
+    for request in requests:
+        try:
+            outcomes.append(mw.process_request(request, spider))
+        except Exception as e:  # noqa: BLE001 - compared
+            outcomes.append(type(e))
+    for response in responses:
+        try:
+            outcomes.append(mw.process_response(response.request or Request(response.url),
+                                                response, spider) is response)
+        except Exception as e:  # noqa: BLE001
+            outcomes.append(type(e))
+    counts = {k: v for k, v in crawler.stats.get_stats().items() if k.startswith("downloader/")}
+    return counts, outcomes
+
+
+def test_downloader_stats_counts_under_one_lock_as_inc_value_does(crawl):
+    """The built-in collector's three counts per request and response in one
+    ``_inc_values`` give the stats (and the exceptions) of one ``inc_value`` each, on
+    the tables of odd requests and responses, including ones whose representation
+    raises (the counts before it are kept, as before)."""
+    requests = [*_length_requests(), _bad_request()]
+    responses = [*_length_responses(), _bad_response()]
+    results = []
+    for stats_class in (MemoryStatsCollector, _OwnIncStats):
+        crawler = crawl({"STATS_CLASS": f"{stats_class.__module__}.{stats_class.__qualname__}"})
+        spider = open_spider(crawler)
+        mw = DownloaderStats.from_crawler(crawler)
+        assert (mw._inc_values is None) is (stats_class is _OwnIncStats)
+        results.append(_stats_after(mw, crawler, spider, requests, responses))
+    fast, general = results
+    assert fast == general
+    assert fast[1][len(requests) - 1] is TypeError and fast[1][-1] is TypeError

@@ -428,14 +428,18 @@ class ScrapeFailure(TypedDict):
 
 
 class ResponseScraped(TypedDict):
-    """SpiderRunner -> Engine: a response or failure was fully handled by the spider."""
+    """SpiderRunner -> Engine: a response or failure was fully handled by the spider (or
+    several: a burst's reports merged into one)."""
 
     type: Literal["response_scraped"]
     request: Request
-    """The request whose callback or errback ran."""
+    """The request whose callback or errback ran (merged: the last one's)."""
     items: Count
     """How many items were sent to the pipeline."""
     requests: Count
     """How many requests were sent to the scheduler."""
     size: Count
     """Bytes of the response body (for the scraper memory cap), 0 for failures."""
+    responses: NotRequired[Annotated[int, Rule(minimum=1)]]
+    """How many responses and failures this reports, their counts and sizes summed
+    (absent: 1)."""

@@ -288,11 +288,12 @@ class FlowControl:
         self.in_spider += 1
         self.in_spider_bytes += size
 
-    def scraped(self, size: int, items: int) -> None:
+    def scraped(self, size: int, items: int, responses: int = 1) -> None:
         """The spider finished with a response of ``size`` body bytes (0 for a failure),
-        which produced ``items`` items, now in the pipeline."""
+        which produced ``items`` items, now in the pipeline (or with ``responses`` of
+        them, their sizes and items summed)."""
         self.activity += 1
-        self.in_spider -= 1
+        self.in_spider -= responses
         self.in_spider_bytes -= size
         self.in_pipeline += items
 
