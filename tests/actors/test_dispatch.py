@@ -113,6 +113,9 @@ def test_a_handler_patched_on_the_class_before_the_first_message_is_used():
 class _Other:
     """A message that is no dict."""
 
+    def __repr__(self):  # a stable test id: xdist's workers must collect the same names
+        return "_Other()"
+
 
 RECEIVE_CASES = [
     {"type": "ping"},
