@@ -536,8 +536,8 @@ class FeedWriter:
         return self._state == "open" and self._resumable
 
     def mark(self) -> tuple[int, int, bool]:
-        """The feed's position now, for :meth:`rewind`: no flush, no system call (the
-        buffered file's ``tell()`` is kept in memory).
+        """The feed's position now, for :meth:`rewind`: no flush (the buffered file's
+        ``tell()`` adds what it holds to the raw file's position, one ``lseek`` call).
 
         Returns:
             tuple: opaque; ``(offset in bytes, items, started)``.
