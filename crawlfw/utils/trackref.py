@@ -6,15 +6,19 @@ Classes that subclass :class:`object_ref` (``Request``, ``Response``, ``Selector
 helpers ``prefs()`` / :func:`print_live_refs` show the counts (Scrapy 1.2's
 ``scrapy.utils.trackref``).
 
-Recording costs one ``WeakKeyDictionary`` insert per object; set the module-level
-``enabled`` to False to switch it off (objects made meanwhile are not tracked).
+Recording costs one list append per object (a plain ``weakref.ref``, no callback, and
+the time): an object's death costs nothing here, and the dead entries are dropped in
+bulk when a class's list has grown to twice its live count (see :class:`LiveRefs`). Set
+the module-level ``enabled`` to False to switch recording off (objects made meanwhile
+are not tracked).
 """
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from operator import itemgetter
 from time import time
 
@@ -29,8 +33,142 @@ __all__ = [
 
 NoneType = type(None)
 
-#: ``{class: WeakKeyDictionary{instance: creation time (epoch seconds)}}``.
-live_refs: defaultdict[type, weakref.WeakKeyDictionary] = defaultdict(weakref.WeakKeyDictionary)
+_weakref = weakref.ref
+
+#: A class's list is pruned once it holds this many entries more than twice the live
+#: count found by the last prune.
+_PRUNE_SLACK = 1024
+
+
+class LiveRefs(MutableMapping):
+    """The live instances of one class and their creation times: a mapping
+    ``{instance: creation time (epoch seconds, float)}`` that holds its instances
+    weakly, what Scrapy's ``live_refs[cls]`` (a ``WeakKeyDictionary``) offers:
+    ``len()``, iteration, ``in``, ``[obj]`` (KeyError if not recorded), ``items()``,
+    ``[obj] = time`` (records ``obj``, or changes its time), ``del [obj]``.
+
+    Storage: ``_entries``, a list of ``(weakref.ref(obj), time)`` tuples with no
+    callback on the references, so an instance's death runs no Python code (a
+    ``WeakKeyDictionary`` calls its ``_remove`` in the dying object's thread). Recording
+    is one ``list.append`` (:meth:`record`, or inline in ``Request.__init__`` /
+    ``Response.__init__``: append, then :meth:`prune` once ``len(_entries) >=
+    _prune_at``); dead entries stay until the list has grown to twice the live count
+    of the last prune plus 1024 entries, when :meth:`prune` drops them all, so its cost
+    is O(1) amortised per record and the list holds at most about twice the live
+    objects.
+
+    Thread safety (instances are made and freed on different threads): an append is
+    one atomic list operation under the GIL; a prune reads a copy of the first ``n``
+    entries, filters it, and replaces those ``n`` entries in place with one slice
+    assignment (atomic too), so entries appended meanwhile by other threads, which lie
+    beyond ``n``, are kept; prunes are serialised by a lock taken without waiting (a
+    thread finding a prune under way skips its own). Readers work on a copy of the list.
+    Lookups by instance (``[obj]``, ``in``, ``del``) scan the list: O(n), for debugging.
+    """
+
+    __slots__ = ("_entries", "_prune_at", "_prunes", "_lock", "__weakref__")
+
+    def __init__(self) -> None:
+        self._entries: list[tuple[weakref.ref, float]] = []
+        self._prune_at = _PRUNE_SLACK
+        self._prunes = 0  # how many prunes ran (entries before a mark may have moved)
+        self._lock = threading.Lock()
+
+    def record(self, obj, when: float | None = None) -> None:
+        """Record ``obj`` (weakly) as made at ``when`` (epoch seconds; None: now)."""
+        entries = self._entries
+        entries.append((_weakref(obj), time() if when is None else when))
+        if len(entries) >= self._prune_at:
+            self.prune()
+
+    def prune(self) -> None:
+        """Drop the entries of dead instances (in place, see the class docstring); the
+        next prune comes when the list has grown to twice the live count plus 1024."""
+        if not self._lock.acquire(blocking=False):
+            return  # another thread is pruning
+        try:
+            entries = self._entries
+            n = len(entries)
+            kept = [e for e in entries[:n] if e[0]() is not None]
+            entries[:n] = kept
+            self._prune_at = 2 * len(kept) + _PRUNE_SLACK
+            self._prunes += 1
+        finally:
+            self._lock.release()
+
+    def _mark(self) -> tuple[int, int]:
+        """Where the list ends now: for :meth:`_record_once`."""
+        return self._prunes, len(self._entries)
+
+    def _record_once(self, obj, mark: tuple[int, int]) -> None:
+        """Record ``obj`` unless it was recorded since ``mark`` (a parent's ``__new__``
+        that a subclass's own ``__new__`` called records it first)."""
+        with self._lock:  # no prune moves the entries while we look
+            prunes, start = mark
+            if prunes == self._prunes:
+                if any(ref() is obj for ref, _ in self._entries[start:]):
+                    return
+            elif self._find(obj) >= 0:
+                return
+        self.record(obj)
+
+    def _live(self) -> list[tuple[object, float]]:
+        """``[(instance, time)]`` for the live instances, oldest record first."""
+        out = []
+        for ref, when in self._entries.copy():
+            obj = ref()
+            if obj is not None:
+                out.append((obj, when))
+        return out
+
+    def _find(self, obj) -> int:
+        entries = self._entries.copy()
+        for i in range(len(entries) - 1, -1, -1):
+            if entries[i][0]() is obj:
+                return i
+        return -1
+
+    def __getitem__(self, obj) -> float:
+        for ref, when in reversed(self._entries.copy()):
+            if ref() is obj:
+                return when
+        raise KeyError(obj)
+
+    def __setitem__(self, obj, when: float) -> None:
+        with self._lock:  # no prune moves the entries meanwhile
+            i = self._find(obj)
+            if i < 0:
+                self._entries.append((_weakref(obj), when))
+            else:
+                self._entries[i] = (self._entries[i][0], when)
+
+    def __delitem__(self, obj) -> None:
+        with self._lock:
+            i = self._find(obj)
+            if i < 0:
+                raise KeyError(obj)
+            del self._entries[i]
+
+    def __contains__(self, obj) -> bool:
+        return any(ref() is obj for ref, _ in self._entries.copy())
+
+    def __iter__(self) -> Iterator:
+        return iter([obj for obj, _ in self._live()])
+
+    def __len__(self) -> int:
+        return sum(1 for ref, _ in self._entries.copy() if ref() is not None)
+
+    def items(self):  # type: ignore[override]
+        """``[(instance, creation time)]`` of the live instances (a list: a snapshot)."""
+        return self._live()
+
+    def __repr__(self) -> str:
+        return f"<LiveRefs of {len(self)} live instances>"
+
+
+#: ``{class: LiveRefs{instance: creation time (epoch seconds)}}`` (Scrapy's
+#: ``{class: WeakKeyDictionary}``: the same mapping interface).
+live_refs: defaultdict[type, LiveRefs] = defaultdict(LiveRefs)
 
 #: Record new instances (True by default, as in Scrapy).
 enabled = True
@@ -40,7 +178,7 @@ def _tracking_new(cls, *args, **kwargs):
     """The ``__new__`` :class:`object_ref` gives its subclasses: a new instance, recorded."""
     obj = object.__new__(cls)
     if enabled:
-        live_refs[cls][obj] = time()
+        live_refs[cls].record(obj)
     return obj
 
 
@@ -56,9 +194,11 @@ def _recording_new(own_new):
     """Wrap a subclass's own ``__new__`` so that what it returns is recorded too."""
 
     def __new__(cls, *args, **kwargs):
+        refs = live_refs[cls]
+        mark = refs._mark()
         obj = own_new(cls, *args, **kwargs)
         if enabled and isinstance(obj, cls):
-            live_refs[cls][obj] = time()
+            refs._record_once(obj, mark)
         return obj
 
     return staticmethod(__new__)
@@ -70,8 +210,7 @@ class object_ref:
     Each subclass gets a ``__new__`` that records the instance (a subclass's own
     ``__new__`` is wrapped to record what it returns), except the classes that set
     ``_trackref_in_init = True`` (``Request``, ``Response``) and their subclasses: their
-    ``__init__`` records the instance (``live_refs[type(self)]``'s ``data`` gets a
-    ``weakref.ref(self, its _remove)`` key, as ``WeakKeyDictionary.__setitem__`` does,
+    ``__init__`` records the instance (what :meth:`LiveRefs.record` does, inline,
     when :data:`enabled`), which spares the recording ``__new__`` on the hot path (a
     crawl makes tens of requests per page); they keep a ``__new__`` that takes the
     constructor's arguments (:func:`_plain_new`), so that a subclass's own ``__new__``
@@ -100,9 +239,11 @@ class object_ref:
             cls.__new__ = staticmethod(_tracking_new)
 
 
-def _snapshot(wdict: weakref.WeakKeyDictionary) -> list:
-    # Other threads may insert while we read; copying under retry avoids
-    # "dictionary changed size during iteration".
+def _snapshot(wdict) -> list:
+    """``[(instance, time)]`` of a ``live_refs`` value: a :class:`LiveRefs`, or any
+    mapping put there by hand (copied under retry: other threads may insert)."""
+    if isinstance(wdict, LiveRefs):
+        return wdict._live()
     for _ in range(10):
         try:
             return list(wdict.items())

@@ -1,4 +1,5 @@
 import gc
+import weakref
 import re
 
 import pytest
@@ -163,3 +164,176 @@ def test_a_request_subclass_may_pass_the_arguments_on_to_its_parents_new():
     finally:
         trackref.live_refs.pop(ForwardingRequest, None)
         trackref.live_refs.pop(ForwardingResponse, None)
+
+
+# --- LiveRefs: the per-class storage (a list of plain weak references, pruned in bulk) ---
+
+
+def test_a_request_dying_runs_no_callback():
+    # the record is a plain weakref (no callback): a request freed on another thread
+    # (the scheduler's) runs no Python code there (a WeakKeyDictionary calls _remove)
+    r = Request("http://example.com/no-callback")
+    refs = weakref.getweakrefs(r)
+    assert refs and all(ref.__callback__ is None for ref in refs)
+    resp = HtmlResponse("http://example.com/no-callback", body=b"")
+    assert all(ref.__callback__ is None for ref in weakref.getweakrefs(resp))
+    assert all(ref.__callback__ is None for ref in weakref.getweakrefs(Foo()))
+
+
+def test_dead_entries_are_pruned_in_bulk_and_the_live_ones_kept():
+    keep = [Foo() for _ in range(50)]
+    times = {id(o): trackref.live_refs[Foo][o] for o in keep}
+    for _ in range(20000):
+        Foo()  # made and freed at once
+    refs = trackref.live_refs[Foo]
+    # never more than twice the live count at the last prune plus the slack
+    assert len(refs._entries) <= 2 * 50 + trackref._PRUNE_SLACK
+    assert refs._prunes >= 10
+    assert len(refs) == 50 and set(map(id, refs)) == set(map(id, keep))
+    assert all(refs[o] == times[id(o)] for o in keep)
+    refs.prune()
+    assert len(refs._entries) == 50
+
+
+def test_recording_on_many_threads_while_pruning_loses_nothing():
+    import threading
+
+    kept: list[list] = [[] for _ in range(4)]
+    start = threading.Barrier(5)
+
+    def make(out):
+        start.wait()
+        for i in range(6000):
+            obj = Foo()
+            if i % 3 == 0:
+                out.append(obj)  # kept alive; the others die at once
+
+    threads = [threading.Thread(target=make, args=(out,)) for out in kept]
+    for t in threads:
+        t.start()
+    start.wait()
+    refs = trackref.live_refs[Foo]
+    while any(t.is_alive() for t in threads):
+        refs.prune()  # a prune racing the appends of the four threads
+    for t in threads:
+        t.join()
+    alive = [o for out in kept for o in out]
+    assert len(alive) == 8000
+    assert len(refs) == 8000
+    assert set(map(id, refs)) == set(map(id, alive))
+    assert sum(1 for _ in trackref.iter_all("Foo")) == 8000
+
+
+class Qux(Foo):
+    """Its own __new__ calls the recording parent's __new__: one record, not two."""
+
+    def __new__(cls, *args, **kwargs):
+        return super().__new__(cls, *args, **kwargs)
+
+
+class Quux(Qux):
+    def __new__(cls, *args, **kwargs):
+        return super().__new__(cls)
+
+
+def test_a_subclass_new_calling_a_recording_parent_is_recorded_once():
+    try:
+        objs = [Qux(), Qux(), Quux()]
+        assert len(trackref.live_refs[Qux]) == 2
+        assert len(trackref.live_refs[Quux]) == 1
+        assert len(trackref.live_refs[Qux]._entries) == 2
+        assert len(trackref.live_refs[Quux]._entries) == 1
+        del objs
+        gc.collect()
+        assert len(trackref.live_refs[Qux]) == 0
+    finally:
+        trackref.live_refs.pop(Qux, None)
+        trackref.live_refs.pop(Quux, None)
+
+
+class _Key:
+    """A hashable object with a weak reference slot, for the mapping table."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"_Key({self.name})"
+
+
+# (operation, argument index or None): run on a WeakKeyDictionary and on a LiveRefs
+_OPS = [
+    ("set", 0, 1.0), ("set", 1, 2.0), ("set", 2, 3.0), ("len",), ("items",), ("iter",),
+    ("get", 0), ("get", 3), ("contains", 1), ("contains", 3), ("set", 1, 5.0), ("get", 1),
+    ("len",), ("del", 1), ("del", 1), ("contains", 1), ("len",), ("kill", 0), ("len",),
+    ("items",), ("bool",), ("set", 3, 0.5), ("getdefault", 3), ("getdefault", 1),
+    ("kill", 2), ("kill", 3), ("len",), ("bool",), ("items",), ("min",), ("set", 4, 9.0),
+    ("set", 4, 8.0), ("items",), ("min",), ("pop", 4), ("pop", 4), ("len",), ("eq",),
+]
+
+
+def _run(mapping, keys):
+    out = []
+    for op in _OPS:
+        kind = op[0]
+        try:
+            if kind == "set":
+                mapping[keys[op[1]]] = op[2]
+                out.append(None)
+            elif kind == "get":
+                out.append(mapping[keys[op[1]]])
+            elif kind == "getdefault":
+                out.append(mapping.get(keys[op[1]], "none"))
+            elif kind == "del":
+                del mapping[keys[op[1]]]
+                out.append(None)
+            elif kind == "pop":
+                out.append(mapping.pop(keys[op[1]]))
+            elif kind == "contains":
+                out.append(keys[op[1]] in mapping)
+            elif kind == "len":
+                out.append(len(mapping))
+            elif kind == "bool":
+                out.append(bool(mapping))
+            elif kind == "items":
+                out.append(sorted((k.name, t) for k, t in mapping.items()))
+            elif kind == "iter":
+                out.append(sorted(k.name for k in mapping))
+            elif kind == "min":
+                out.append(min(mapping.items(), key=lambda kv: kv[1])[0].name)
+            elif kind == "eq":
+                out.append(dict(mapping.items()) == {k: t for k, t in mapping.items()})
+            elif kind == "kill":
+                keys[op[1]] = None
+                gc.collect()
+                out.append(None)
+        except KeyError:
+            out.append(("KeyError", op[1]))
+        except ValueError:  # min() of nothing
+            out.append("ValueError")
+    return out
+
+
+def test_live_refs_gives_what_a_weak_key_dictionary_gives():
+    # Scrapy's live_refs[cls] is a WeakKeyDictionary: LiveRefs answers each operation of
+    # the table as one does (lookups, updates, deletes, deaths, min by time)
+    expected = _run(weakref.WeakKeyDictionary(), [_Key(i) for i in range(5)])
+    got = _run(trackref.LiveRefs(), [_Key(i) for i in range(5)])
+    assert got == expected
+    assert ("KeyError", 3) in expected and ("KeyError", 1) in expected
+    assert "ValueError" in expected
+
+
+def test_memdebug_counts_live_requests_per_class():
+    from crawlfw.extensions.memdebug import MemoryDebugger
+    from crawlfw.statscollectors import MemoryStatsCollector
+    from crawlfw.utils.test import get_crawler
+
+    stats = MemoryStatsCollector(get_crawler())
+    keep = [Foo(), Foo(), Foo()]
+    for _ in range(3000):
+        Foo()
+    MemoryDebugger(stats).spider_closed(spider=None, reason="finished")
+    assert stats.get_value("memdebug/live_refs/Foo") == 3
+    assert "memdebug/live_refs/Bar" not in stats.get_stats()
+    del keep

@@ -118,7 +118,10 @@ class Request(object_ref):
     ):
         if _trackref.enabled:  # recorded for trackref (see object_ref)
             refs = _trackref.live_refs[self.__class__]
-            refs.data[_weakref(self, refs._remove)] = _time()
+            entries = refs._entries  # LiveRefs.record(self), inline
+            entries.append((_weakref(self), _time()))
+            if len(entries) >= refs._prune_at:
+                refs.prune()
         self._encoding = encoding  # first: _set_url and _set_body use it
         self.method = "GET" if method == "GET" and method.__class__ is str else str(method).upper()
         # _set_url's work when the made-safe URL is cached (most links repeat ones seen)

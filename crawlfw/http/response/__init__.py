@@ -61,7 +61,10 @@ class Response(object_ref):
     ):
         if _trackref.enabled:  # recorded for trackref (see object_ref)
             refs = _trackref.live_refs[self.__class__]
-            refs.data[weakref.ref(self, refs._remove)] = _time()
+            entries = refs._entries  # LiveRefs.record(self), inline
+            entries.append((weakref.ref(self), _time()))
+            if len(entries) >= refs._prune_at:
+                refs.prune()
         if headers is None:
             self.headers = Headers._empty()  # Headers(), without its constructor chain
         elif isinstance(headers, Headers):
