@@ -1,6 +1,6 @@
 import gc
-import weakref
 import re
+import weakref
 
 import pytest
 

@@ -15,6 +15,7 @@ from typing import Any
 from crawlfw.http.common import obsolete_setter
 from crawlfw.http.headers import Headers
 from crawlfw.utils import trackref as _trackref
+from crawlfw.utils._url_fastpaths import SAFE_JOINED as _SAFE_JOINED
 from crawlfw.utils._url_fastpaths import safe_url
 from crawlfw.utils.trackref import object_ref
 from crawlfw.utils.url import escape_ajax
@@ -124,12 +125,15 @@ class Request(object_ref):
                 refs.prune()
         self._encoding = encoding  # first: _set_url and _set_body use it
         self.method = "GET" if method == "GET" and method.__class__ is str else str(method).upper()
-        # _set_url's work when the made-safe URL is cached (most links repeat ones seen)
-        safe = _SAFE_URL_CACHE.get((url, encoding)) if url.__class__ is str else None
-        if safe is None:
-            self._set_url(url)
+        if url is _SAFE_JOINED[0]:  # response.urljoin's shortcut made it: safe as is
+            self._url = url
         else:
-            self._url = safe
+            # _set_url's work when the made-safe URL is cached (most links repeat ones seen)
+            safe = _SAFE_URL_CACHE.get((url, encoding)) if url.__class__ is str else None
+            if safe is None:
+                self._set_url(url)
+            else:
+                self._url = safe
         if body is None:
             self._body = b""
         else:

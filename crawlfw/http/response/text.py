@@ -37,7 +37,7 @@ from w3lib.html import strip_html5_whitespace
 from crawlfw.http._base_url import get_base_url
 from crawlfw.http.request import Request
 from crawlfw.http.response import Response
-from crawlfw.utils._url_fastpaths import _PLAIN_PATH, join_prefixes, join_url
+from crawlfw.utils._url_fastpaths import _PLAIN_PATH, SAFE_JOINED, join_prefixes, join_url
 
 if TYPE_CHECKING:
     from crawlfw.selector import Selector, SelectorList
@@ -47,6 +47,19 @@ __all__ = ["TextResponse"]
 _NOT_SET = object()
 
 _match_plain_path = _PLAIN_PATH.match  # urljoin's shortcut (join_url's first test)
+
+#: crawlfw.selector.unified.response_selector, once loaded (that module imports this
+#: one: it cannot be imported at the top). Kept in a global because an import statement
+#: with a fromlist in the property cost a raised and cleared AttributeError per response.
+_response_selector: Callable[[Any], Selector] | None = None
+
+
+def _load_response_selector() -> Callable[[Any], Selector]:
+    global _response_selector
+    from crawlfw.selector.unified import response_selector
+
+    _response_selector = response_selector
+    return response_selector
 # the first bytes of the byte order marks read_bom() knows (UTF-8, UTF-16/32 LE and BE)
 _BOM_FIRST_BYTES = frozenset(b"\xef\xfe\xff\x00")
 
@@ -202,7 +215,9 @@ class TextResponse(Response):
             # join_url's first test, inline: a plain path on the origin or directory
             prefix = parts[1][0] if url[0] == "/" else parts[1][1]
             if prefix is not None:
-                return prefix + url
+                # safe as it is (see SAFE_JOINED): Request() takes it without a check
+                joined = SAFE_JOINED[0] = prefix + url
+                return joined
         return join_url(parts[0], parts[1], url)  # urljoin(base, url), faster
 
     @property
@@ -210,11 +225,10 @@ class TextResponse(Response):
         """A :class:`crawlfw.selector.Selector` over this response, built once on first use."""
         sel = self._cached_selector
         if sel is None:
-            from crawlfw.selector.unified import response_selector
-
             # The selector refers back to this response weakly: no reference cycle, so
             # the response and its lxml tree are freed by reference counting.
-            sel = self._cached_selector = response_selector(self)
+            make = _response_selector or _load_response_selector()
+            sel = self._cached_selector = make(self)
         return sel
 
     def xpath(self, query: str, **kwargs) -> SelectorList:
