@@ -6,15 +6,20 @@ Classes that subclass :class:`object_ref` (``Request``, ``Response``, ``Selector
 helpers ``prefs()`` / :func:`print_live_refs` show the counts (Scrapy 1.2's
 ``scrapy.utils.trackref``).
 
-Recording costs one list append per object (a plain ``weakref.ref``, no callback, and
-the time): an object's death costs nothing here, and the dead entries are dropped in
-bulk when a class's list has grown to twice its live count (see :class:`LiveRefs`). Set
-the module-level ``enabled`` to False to switch recording off (objects made meanwhile
-are not tracked).
+Recording costs, for ``Request``/``Response`` and their subclasses (tens per page),
+one attribute store: ``__init__`` puts the creation time in the instance's own
+``_trackref_time`` slot, and ``live_refs[cls]`` (a :class:`ScannedRefs`) finds the live
+ones among the objects the cycle collector tracks when asked (one pass over
+``gc.get_objects()``). For the other classes it costs one list append (a plain
+``weakref.ref``, no callback, and the time; see :class:`LiveRefs`): an object's death
+costs nothing here in either case, on whichever thread it happens. Set the
+module-level ``enabled`` to False to switch recording off (objects made meanwhile are
+not tracked).
 """
 
 from __future__ import annotations
 
+import gc
 import threading
 import weakref
 from collections import defaultdict
@@ -166,9 +171,101 @@ class LiveRefs(MutableMapping):
         return f"<LiveRefs of {len(self)} live instances>"
 
 
-#: ``{class: LiveRefs{instance: creation time (epoch seconds)}}`` (Scrapy's
-#: ``{class: WeakKeyDictionary}``: the same mapping interface).
-live_refs: defaultdict[type, LiveRefs] = defaultdict(LiveRefs)
+#: Name of the slot in which ``Request``/``Response`` keep their creation time.
+TIME_SLOT = "_trackref_time"
+
+
+def _scan(classes) -> dict[type, list[tuple[object, float]]]:
+    """``{class: [(instance, creation time)]}`` of the recorded live instances of
+    ``classes`` (a set of classes with the :data:`TIME_SLOT` slot, matched exactly),
+    found among the objects the cycle collector tracks (``gc.get_objects()``, one pass,
+    atomic under the GIL)."""
+    found: dict[type, list[tuple[object, float]]] = {cls: [] for cls in classes}
+    for obj in gc.get_objects():
+        cls = obj.__class__
+        if cls in found:
+            when = getattr(obj, TIME_SLOT, None)
+            if when is not None:
+                found[cls].append((obj, when))
+    return found
+
+
+class ScannedRefs(MutableMapping):
+    """``live_refs[cls]`` of a class whose ``__init__`` records its instances
+    (``Request``, ``Response`` and their subclasses): the same mapping as
+    :class:`LiveRefs` (``{instance: creation time}``), but nothing is kept here.
+    ``__init__`` stores the time in the instance's own :data:`TIME_SLOT` slot (one
+    attribute store: no weak reference, no list, nothing to do when the instance dies,
+    on whichever thread), and the live instances are found when asked for, among the
+    objects the cycle collector tracks: ``len()``, iteration and ``items()`` cost one
+    pass over them (``gc.get_objects()``: a debugging tool's price); ``[obj]``, ``in``,
+    ``[obj] = time`` and ``del [obj]`` read or write the slot (O(1)).
+
+    An instance counts when its class is exactly ``cls`` and its slot is set (it was
+    made with :data:`enabled` on, or given a time with ``[obj] = time``), until it is
+    freed. Objects moved out of the collector's generations by ``gc.freeze()`` are not
+    found (the CLI freezes what start-up made, before a crawl makes requests).
+    """
+
+    __slots__ = ("cls",)
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+
+    def _live(self) -> list[tuple[object, float]]:
+        """``[(instance, time)]`` of the live recorded instances."""
+        return _scan({self.cls})[self.cls]
+
+    def __getitem__(self, obj) -> float:
+        when = getattr(obj, TIME_SLOT, None) if obj.__class__ is self.cls else None
+        if when is None:
+            raise KeyError(obj)
+        return when
+
+    def __setitem__(self, obj, when: float) -> None:
+        if obj.__class__ is not self.cls:
+            raise TypeError(
+                f"live_refs[{self.cls.__name__}] records {self.cls.__name__} instances only, "
+                f"got {obj.__class__.__name__}")
+        setattr(obj, TIME_SLOT, when)
+
+    def __delitem__(self, obj) -> None:
+        self[obj]  # KeyError when not recorded
+        delattr(obj, TIME_SLOT)
+
+    def __contains__(self, obj) -> bool:
+        return obj.__class__ is self.cls and getattr(obj, TIME_SLOT, None) is not None
+
+    def __iter__(self) -> Iterator:
+        return iter([obj for obj, _ in self._live()])
+
+    def __len__(self) -> int:
+        return len(self._live())
+
+    def items(self):  # type: ignore[override]
+        """``[(instance, creation time)]`` of the live instances (a list: a snapshot)."""
+        return self._live()
+
+    def __repr__(self) -> str:
+        return f"<ScannedRefs of {len(self)} live {self.cls.__name__} instances>"
+
+
+class _LiveRefsByClass(defaultdict):
+    """``live_refs``: makes a class's mapping when first asked for it, a
+    :class:`ScannedRefs` for a class whose ``__init__`` records its instances, else a
+    :class:`LiveRefs`."""
+
+    def __missing__(self, cls):
+        value = self[cls] = (
+            ScannedRefs(cls) if getattr(cls, "_trackref_in_init", False) else LiveRefs())
+        return value
+
+
+#: ``{class: {instance: creation time (epoch seconds)}}`` (Scrapy's
+#: ``{class: WeakKeyDictionary}``: the same mapping interface): a :class:`LiveRefs` or,
+#: for ``Request``/``Response`` and their subclasses (present from the class's
+#: creation), a :class:`ScannedRefs`.
+live_refs: defaultdict[type, LiveRefs | ScannedRefs] = _LiveRefsByClass(LiveRefs)
 
 #: Record new instances (True by default, as in Scrapy).
 enabled = True
@@ -210,15 +307,16 @@ class object_ref:
     Each subclass gets a ``__new__`` that records the instance (a subclass's own
     ``__new__`` is wrapped to record what it returns), except the classes that set
     ``_trackref_in_init = True`` (``Request``, ``Response``) and their subclasses: their
-    ``__init__`` records the instance (what :meth:`LiveRefs.record` does, inline,
-    when :data:`enabled`), which spares the recording ``__new__`` on the hot path (a
-    crawl makes tens of requests per page); they keep a ``__new__`` that takes the
-    constructor's arguments (:func:`_plain_new`), so that a subclass's own ``__new__``
-    may pass them on, as with Scrapy's ``object_ref``. An instance
-    of those is recorded once ``Request.__init__``/``Response.__init__`` ran (a
-    subclass's ``__init__`` calls it), with the same ``{class: {instance: time}}``
-    entry as before; one made without its ``__init__`` (``copy.copy``, unpickling) is
-    not recorded.
+    ``__init__`` records the instance (its creation time in its ``_trackref_time``
+    slot, when :data:`enabled`; see :class:`ScannedRefs`), which spares the recording
+    ``__new__`` on the hot path (a crawl makes tens of requests per page); they keep a
+    ``__new__`` that takes the constructor's arguments (:func:`_plain_new`), so that a
+    subclass's own ``__new__`` may pass them on, as with Scrapy's ``object_ref``. An
+    instance of those is recorded once ``Request.__init__``/``Response.__init__`` ran
+    (a subclass's ``__init__`` calls it), with the same ``{class: {instance: time}}``
+    entry as before; one made without its ``__init__`` (``copy.copy``, unpickling)
+    carries the slot of the object it was copied from (recorded with that time if that
+    one was).
     """
 
     __slots__ = ()
@@ -231,6 +329,7 @@ class object_ref:
         if cls._trackref_in_init:
             if "_trackref_in_init" in cls.__dict__ and "__new__" not in cls.__dict__:
                 cls.__new__ = staticmethod(_plain_new)
+            live_refs[cls]  # listed from the start: its ScannedRefs finds the instances
             return
         own = cls.__dict__.get("__new__")
         if own is not None:
@@ -242,7 +341,7 @@ class object_ref:
 def _snapshot(wdict) -> list:
     """``[(instance, time)]`` of a ``live_refs`` value: a :class:`LiveRefs`, or any
     mapping put there by hand (copied under retry: other threads may insert)."""
-    if isinstance(wdict, LiveRefs):
+    if isinstance(wdict, (LiveRefs, ScannedRefs)):
         return wdict._live()
     for _ in range(10):
         try:
@@ -264,8 +363,12 @@ def format_live_refs(ignore: type | tuple[type, ...] = NoneType) -> str:
     """
     s = "Live References\n\n"
     now = time()
-    for cls, wdict in sorted(list(live_refs.items()), key=lambda x: x[0].__name__):
-        items = _snapshot(wdict)
+    classes = sorted(list(live_refs.items()), key=lambda x: x[0].__name__)
+    # one pass over the collector's objects for every ScannedRefs
+    scanned = _scan({cls for cls, wdict in classes
+                     if isinstance(wdict, ScannedRefs) and wdict.cls is cls})
+    for cls, wdict in classes:
+        items = scanned[cls] if cls in scanned else _snapshot(wdict)
         if not items:
             continue
         if issubclass(cls, ignore):
@@ -273,6 +376,17 @@ def format_live_refs(ignore: type | tuple[type, ...] = NoneType) -> str:
         oldest = min(t for _, t in items)
         s += f"{cls.__name__:<30} {len(items):6d}   oldest: {int(now - oldest)}s ago\n"
     return s
+
+
+def live_counts() -> dict[type, int]:
+    """``{class: number of live recorded instances}`` for every class of
+    :data:`live_refs` (those with none included), with one pass over the collector's
+    objects for all the :class:`ScannedRefs` together."""
+    classes = list(live_refs.items())
+    scanned = _scan({cls for cls, wdict in classes
+                     if isinstance(wdict, ScannedRefs) and wdict.cls is cls})
+    return {cls: len(scanned[cls]) if cls in scanned else len(_snapshot(wdict))
+            for cls, wdict in classes}
 
 
 def print_live_refs(*a, **kw) -> None:

@@ -169,15 +169,18 @@ def test_a_request_subclass_may_pass_the_arguments_on_to_its_parents_new():
 # --- LiveRefs: the per-class storage (a list of plain weak references, pruned in bulk) ---
 
 
-def test_a_request_dying_runs_no_callback():
-    # the record is a plain weakref (no callback): a request freed on another thread
-    # (the scheduler's) runs no Python code there (a WeakKeyDictionary calls _remove)
+def test_recording_keeps_no_weak_reference_with_a_callback():
+    # a request or response is recorded in its own slot (no weak reference at all), a
+    # Foo with a plain weakref (no callback): an object freed on another thread (the
+    # scheduler's) runs no Python code there (a WeakKeyDictionary calls its _remove)
     r = Request("http://example.com/no-callback")
-    refs = weakref.getweakrefs(r)
-    assert refs and all(ref.__callback__ is None for ref in refs)
     resp = HtmlResponse("http://example.com/no-callback", body=b"")
-    assert all(ref.__callback__ is None for ref in weakref.getweakrefs(resp))
-    assert all(ref.__callback__ is None for ref in weakref.getweakrefs(Foo()))
+    assert weakref.getweakrefs(r) == [] and weakref.getweakrefs(resp) == []
+    assert r in trackref.live_refs[Request] and resp in trackref.live_refs[HtmlResponse]
+    assert isinstance(trackref.live_refs[Request], trackref.ScannedRefs)
+    foo = Foo()
+    refs = weakref.getweakrefs(foo)
+    assert refs and all(ref.__callback__ is None for ref in refs)
 
 
 def test_dead_entries_are_pruned_in_bulk_and_the_live_ones_kept():
@@ -314,6 +317,88 @@ def _run(mapping, keys):
     return out
 
 
+class _Recorded(Request):
+    """The table's keys for ScannedRefs: a request subclass (recorded in its slot)."""
+
+    def __init__(self, name):
+        super().__init__(f"http://example.com/{name}")
+        self.name = name
+
+
+def _run_scanned(keys):
+    refs = trackref.live_refs[_Recorded]
+    for k in keys:  # made with recording on: forget them, as the table starts empty
+        del refs[k]
+    return _run(refs, keys)
+
+
+def test_scanned_refs_give_what_a_weak_key_dictionary_gives():
+    try:
+        expected = _run(weakref.WeakKeyDictionary(), [_Key(i) for i in range(5)])
+        assert _run_scanned([_Recorded(i) for i in range(5)]) == expected
+    finally:
+        trackref.live_refs.pop(_Recorded, None)
+
+
+def test_scanned_refs_find_what_every_thread_made_and_nothing_freed():
+    import threading
+
+    kept: list[list] = [[] for _ in range(4)]
+
+    def make(out):
+        for i in range(3000):
+            r = Request(f"http://example.com/{i}")
+            if i % 3 == 0:
+                out.append(r)
+
+    gc.collect()
+    before = len(trackref.live_refs[Request])
+    threads = [threading.Thread(target=make, args=(out,)) for out in kept]
+    for t in threads:
+        t.start()
+    refs = trackref.live_refs[Request]
+    while any(t.is_alive() for t in threads):
+        len(refs)  # a scan racing the four threads
+    for t in threads:
+        t.join()
+    alive = [r for out in kept for r in out]
+    assert len(refs) == before + 4000
+    assert {id(r) for r in alive} <= {id(r) for r in refs}
+    assert all(isinstance(refs[r], float) for r in alive)
+    del alive, kept
+    gc.collect()
+    assert len(refs) == before
+
+
+def test_scanned_refs_count_exact_classes_and_recorded_instances_only(monkeypatch):
+    from crawlfw.http import FormRequest, TextResponse
+
+    gc.collect()
+    n_request = len(trackref.live_refs[Request])
+    n_html = len(trackref.live_refs[HtmlResponse])
+    objs = [Request("http://e.com/1"), FormRequest("http://e.com/2"),
+            HtmlResponse("http://e.com/3", body=b""), TextResponse("http://e.com/4", body=b"")]
+    monkeypatch.setattr(trackref, "enabled", False)
+    off = Request("http://e.com/off")
+    assert len(trackref.live_refs[Request]) == n_request + 1
+    assert len(trackref.live_refs[HtmlResponse]) == n_html + 1
+    assert objs[1] in trackref.live_refs[FormRequest] and objs[1] not in trackref.live_refs[Request]
+    assert off not in trackref.live_refs[Request]
+    with pytest.raises(KeyError):
+        trackref.live_refs[Request][off]
+    with pytest.raises(TypeError, match="records Request instances only"):
+        trackref.live_refs[Request][objs[2]] = 1.0
+    trackref.live_refs[Request][off] = 5.0  # recorded by hand, as a WeakKeyDictionary
+    assert trackref.live_refs[Request][off] == 5.0
+    assert trackref.get_oldest("Request") is off
+    # the request's own attributes are what they were: the time is in a slot
+    assert "_trackref_time" not in vars(objs[0]) and "_trackref_time" not in vars(objs[2])
+    text = trackref.format_live_refs()
+    assert re.search(r"^FormRequest\s+\d+   oldest: \d+s ago$", text, re.M)
+    assert re.search(r"^TextResponse\s+\d+   oldest: \d+s ago$", text, re.M)
+    assert "Request " in text and "Request" not in trackref.format_live_refs(ignore=Request)
+
+
 def test_live_refs_gives_what_a_weak_key_dictionary_gives():
     # Scrapy's live_refs[cls] is a WeakKeyDictionary: LiveRefs answers each operation of
     # the table as one does (lookups, updates, deletes, deaths, min by time)
@@ -330,10 +415,15 @@ def test_memdebug_counts_live_requests_per_class():
     from crawlfw.utils.test import get_crawler
 
     stats = MemoryStatsCollector(get_crawler())
-    keep = [Foo(), Foo(), Foo()]
+    gc.collect()
+    n = len(trackref.live_refs[Request])
+    keep = [Foo(), Foo(), Foo(), Request("http://e.com/a"), Request("http://e.com/b")]
     for _ in range(3000):
         Foo()
+        Request("http://e.com/c")
     MemoryDebugger(stats).spider_closed(spider=None, reason="finished")
     assert stats.get_value("memdebug/live_refs/Foo") == 3
+    assert stats.get_value("memdebug/live_refs/Request") == n + 2
+    assert trackref.live_counts()[Request] == n + 2
     assert "memdebug/live_refs/Bar" not in stats.get_stats()
     del keep

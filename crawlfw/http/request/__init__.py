@@ -7,7 +7,6 @@ makes tens per page), so ``__init__`` does the minimum: validation, one cached
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from time import time as _time
 from typing import Any
@@ -29,7 +28,6 @@ _SAFE_URL_CACHE: dict[tuple[str, str], str] = {}
 _SAFE_URL_CACHE_SIZE = 4096
 
 _dict_new = dict.__new__
-_weakref = weakref.ref
 
 
 def _make_safe_url(url: str, encoding: str) -> str:
@@ -98,8 +96,10 @@ class Request(object_ref):
     #: serialized, not copied by :meth:`replace`.
     _paced: bool = False
 
-    # Recorded for trackref by __init__ (no Python-level __new__: see object_ref).
+    # Recorded for trackref by __init__ (no Python-level __new__: see object_ref), in
+    # the _trackref_time slot (trackref.TIME_SLOT); instances keep a __dict__.
     _trackref_in_init = True
+    __slots__ = ("_trackref_time", "__dict__", "__weakref__")
 
     def __init__(
         self,
@@ -118,11 +118,7 @@ class Request(object_ref):
         cb_kwargs: dict | None = None,
     ):
         if _trackref.enabled:  # recorded for trackref (see object_ref)
-            refs = _trackref.live_refs[self.__class__]
-            entries = refs._entries  # LiveRefs.record(self), inline
-            entries.append((_weakref(self), _time()))
-            if len(entries) >= refs._prune_at:
-                refs.prune()
+            self._trackref_time = _time()  # found by live_refs[cls] (ScannedRefs)
         self._encoding = encoding  # first: _set_url and _set_body use it
         self.method = "GET" if method == "GET" and method.__class__ is str else str(method).upper()
         if url is _SAFE_JOINED[0]:  # response.urljoin's shortcut made it: safe as is

@@ -6,7 +6,6 @@ Text responses are in :mod:`crawlfw.http.response.text` (``TextResponse``),
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Iterable
 from time import time as _time
 from urllib.parse import urljoin
@@ -47,8 +46,10 @@ class Response(object_ref):
         ValueError: ``status`` is not an integer.
     """
 
-    # Recorded for trackref by __init__ (no Python-level __new__: see object_ref).
+    # Recorded for trackref by __init__ (no Python-level __new__: see object_ref), in
+    # the _trackref_time slot (trackref.TIME_SLOT); instances keep a __dict__.
     _trackref_in_init = True
+    __slots__ = ("_trackref_time", "__dict__", "__weakref__")
 
     def __init__(
         self,
@@ -60,11 +61,7 @@ class Response(object_ref):
         request: Request | None = None,
     ):
         if _trackref.enabled:  # recorded for trackref (see object_ref)
-            refs = _trackref.live_refs[self.__class__]
-            entries = refs._entries  # LiveRefs.record(self), inline
-            entries.append((weakref.ref(self), _time()))
-            if len(entries) >= refs._prune_at:
-                refs.prune()
+            self._trackref_time = _time()  # found by live_refs[cls] (ScannedRefs)
         if headers is None:
             self.headers = Headers._empty()  # Headers(), without its constructor chain
         elif isinstance(headers, Headers):
