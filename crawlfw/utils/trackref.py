@@ -175,6 +175,18 @@ class LiveRefs(MutableMapping):
 TIME_SLOT = "_trackref_time"
 
 
+_getattribute = object.__getattribute__
+
+
+def _time_of(obj) -> float | None:
+    """The time in ``obj``'s :data:`TIME_SLOT`, or None when unset (read as the slot
+    is: a class's ``__getattr__`` is not asked)."""
+    try:
+        return _getattribute(obj, TIME_SLOT)
+    except AttributeError:
+        return None
+
+
 def _scan(classes) -> dict[type, list[tuple[object, float]]]:
     """``{class: [(instance, creation time)]}`` of the recorded live instances of
     ``classes`` (a set of classes with the :data:`TIME_SLOT` slot, matched exactly),
@@ -184,7 +196,7 @@ def _scan(classes) -> dict[type, list[tuple[object, float]]]:
     for obj in gc.get_objects():
         cls = obj.__class__
         if cls in found:
-            when = getattr(obj, TIME_SLOT, None)
+            when = _time_of(obj)
             if when is not None:
                 found[cls].append((obj, when))
     return found
@@ -217,7 +229,7 @@ class ScannedRefs(MutableMapping):
         return _scan({self.cls})[self.cls]
 
     def __getitem__(self, obj) -> float:
-        when = getattr(obj, TIME_SLOT, None) if obj.__class__ is self.cls else None
+        when = _time_of(obj) if obj.__class__ is self.cls else None
         if when is None:
             raise KeyError(obj)
         return when
@@ -234,7 +246,7 @@ class ScannedRefs(MutableMapping):
         delattr(obj, TIME_SLOT)
 
     def __contains__(self, obj) -> bool:
-        return obj.__class__ is self.cls and getattr(obj, TIME_SLOT, None) is not None
+        return obj.__class__ is self.cls and _time_of(obj) is not None
 
     def __iter__(self) -> Iterator:
         return iter([obj for obj, _ in self._live()])

@@ -83,3 +83,38 @@ def test_the_slot_never_makes_a_bad_url_pass():
     plain = response.urljoin("p/1.html")
     assert plain is _url_fastpaths.SAFE_JOINED[0]
     assert Request(plain).url == "http://e.com/d/p/1.html"
+
+
+def test_the_plain_path_memo_gives_the_regex_verdict():
+    # TextResponse.urljoin remembers _PLAIN_PATH's verdict per href: asked twice (the
+    # second time from the memo), every href of the tables and of the seeded random
+    # ones gets the regex's answer, and the joined URL is the reference urljoin's
+    from urllib.parse import urljoin
+
+    from crawlfw.http.response import text as text_module
+    from crawlfw.utils._url_fastpaths import _PLAIN_PATH
+
+    text_module._PLAIN_PATH_MEMO.clear()
+    hrefs = HREFS + TRICKY_URLS + _random_hrefs(2000) + ["a" * 201, "/" + "b" * 300]
+    response = HtmlResponse("http://e.com/d/p.html", body=b"")
+    for _ in range(2):
+        for href in hrefs:
+            expected = bool(href) and _PLAIN_PATH.match(href) is not None
+            try:
+                joined = response.urljoin(href)
+            except ValueError:
+                joined = ValueError
+            if len(href) <= text_module._PLAIN_PATH_MEMO_KEY_MAX:
+                assert text_module._PLAIN_PATH_MEMO[href] is expected, href
+            else:
+                assert href not in text_module._PLAIN_PATH_MEMO  # long ones not kept
+            if joined is not ValueError:
+                assert joined == urljoin("http://e.com/d/p.html", href), href
+    assert any(text_module._PLAIN_PATH_MEMO.values())
+    assert not all(text_module._PLAIN_PATH_MEMO.values())
+    # bounded: emptied when full
+    for i in range(text_module._PLAIN_PATH_MEMO_SIZE + 10):
+        response.urljoin(f"x{i}.html")
+    assert len(text_module._PLAIN_PATH_MEMO) <= text_module._PLAIN_PATH_MEMO_SIZE
+    # not a str: the general path, as before (urllib's urljoin gives the base for None)
+    assert response.urljoin(None) == urljoin("http://e.com/d/p.html", None)

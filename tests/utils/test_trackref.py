@@ -399,6 +399,26 @@ def test_scanned_refs_count_exact_classes_and_recorded_instances_only(monkeypatc
     assert "Request " in text and "Request" not in trackref.format_live_refs(ignore=Request)
 
 
+class _AnswersEverything(Request):
+    """A request subclass whose __getattr__ answers every missing attribute."""
+
+    def __getattr__(self, name):
+        return 1.0
+
+
+def test_an_unrecorded_request_with_a_getattr_is_not_counted(monkeypatch):
+    try:
+        monkeypatch.setattr(trackref, "enabled", False)
+        r = _AnswersEverything("http://e.com/x")
+        assert r._trackref_time == 1.0  # its __getattr__ answers...
+        assert r not in trackref.live_refs[_AnswersEverything]  # ...but the slot is unset
+        assert len(trackref.live_refs[_AnswersEverything]) == 0
+        with pytest.raises(KeyError):
+            trackref.live_refs[_AnswersEverything][r]
+    finally:
+        trackref.live_refs.pop(_AnswersEverything, None)
+
+
 def test_live_refs_gives_what_a_weak_key_dictionary_gives():
     # Scrapy's live_refs[cls] is a WeakKeyDictionary: LiveRefs answers each operation of
     # the table as one does (lookups, updates, deletes, deaths, min by time)

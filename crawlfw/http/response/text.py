@@ -48,6 +48,26 @@ _NOT_SET = object()
 
 _match_plain_path = _PLAIN_PATH.match  # urljoin's shortcut (join_url's first test)
 
+#: ``{href: whether it is a plain path}`` (``_PLAIN_PATH``'s verdict, for hrefs of at
+#: most _PLAIN_PATH_MEMO_KEY_MAX characters): pages repeat their navigation links, and
+#: a dict lookup costs a tenth of the regex. Emptied when full; plain dict operations
+#: are atomic under the GIL (responses are joined on several threads).
+_PLAIN_PATH_MEMO: dict[str, bool] = {}
+_PLAIN_PATH_MEMO_SIZE = 4096
+_PLAIN_PATH_MEMO_KEY_MAX = 200
+
+
+def _plain_path(url: str) -> bool:
+    """Whether ``url`` (a str) is non-empty and matches ``_PLAIN_PATH`` (join_url's
+    first test), remembered in ``_PLAIN_PATH_MEMO`` when it is short."""
+    plain = bool(url) and _match_plain_path(url) is not None
+    if len(url) <= _PLAIN_PATH_MEMO_KEY_MAX:
+        if len(_PLAIN_PATH_MEMO) >= _PLAIN_PATH_MEMO_SIZE:
+            _PLAIN_PATH_MEMO.clear()
+        _PLAIN_PATH_MEMO[url] = plain
+    return plain
+
+
 #: crawlfw.selector.unified.response_selector, once loaded (that module imports this
 #: one: it cannot be imported at the top). Kept in a global because an import statement
 #: with a fromlist in the property cost a raised and cleared AttributeError per response.
@@ -211,7 +231,10 @@ class TextResponse(Response):
         if parts is None:
             base = get_base_url(self)
             parts = self._cached_join = (base, join_prefixes(base))
-        if url and url.__class__ is str and _match_plain_path(url) is not None:
+        plain = _PLAIN_PATH_MEMO.get(url) if url.__class__ is str else False
+        if plain is None:
+            plain = _plain_path(url)
+        if plain:
             # join_url's first test, inline: a plain path on the origin or directory
             prefix = parts[1][0] if url[0] == "/" else parts[1][1]
             if prefix is not None:
