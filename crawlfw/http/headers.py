@@ -39,6 +39,10 @@ class Headers(CaselessDict):
         TypeError: a name is not str/bytes, or a value is not str/bytes/int.
     """
 
+    # encoding in a slot: setting it makes no instance dict (one per request and
+    # response); instances keep a __dict__ for other attributes, made when first used
+    __slots__ = ("encoding", "__dict__", "__weakref__")
+
     def __init__(self, seq=None, encoding: str = "utf-8"):
         self.encoding = encoding
         super().__init__(seq)

@@ -191,7 +191,32 @@ def test_empty_is_the_constructor_without_arguments(encoding):
     fast, slow = Headers._empty(encoding), Headers(encoding=encoding)
     assert type(fast) is Headers and fast == slow == {}
     assert vars(fast) == vars(slow)
+    assert fast.encoding == slow.encoding == encoding
     fast["X-A"], slow["X-A"] = "\u00e9", "\u00e9"
     assert dict(fast) == dict(slow)
     request = Request("http://example.com/", encoding=encoding)
     assert type(request.headers) is Headers and vars(request.headers) == vars(slow)
+    assert request.headers.encoding == encoding
+
+
+def test_encoding_is_a_slot_and_other_attributes_still_work():
+    # the encoding is kept in a slot (no instance dict per request); copies, pickles and
+    # subclasses keep it, and an instance still takes attributes of its own
+    import copy
+    import pickle
+
+    h = Headers({"A": "1"}, encoding="latin-1")
+    assert "encoding" not in vars(h)
+    for other in (h.copy(), copy.copy(h), copy.deepcopy(h), pickle.loads(pickle.dumps(h))):
+        assert other.encoding == "latin-1" and other == h and type(other) is Headers
+    h.note = "mine"
+    assert h.note == "mine"
+    import weakref
+
+    assert weakref.ref(h)() is h  # as before: a Headers can be referred to weakly
+
+    class MyHeaders(Headers):
+        pass
+
+    m = MyHeaders({"B": "\u00e9"}, encoding="latin-1")
+    assert m.encoding == "latin-1" and m[b"B"] == b"\xe9" and m.copy().encoding == "latin-1"
