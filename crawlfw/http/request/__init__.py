@@ -30,6 +30,25 @@ _SAFE_URL_CACHE_SIZE = 4096
 _dict_new = dict.__new__
 
 
+class _Marker:
+    """A module-level marker that copies and pickles as itself (``__reduce__`` names it)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __reduce__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+_UNSET = _Marker("_UNSET")  # Request._cookies/_flags: the empty default not made yet
+_DELETED = _Marker("_DELETED")  # ... deleted (del request.cookies)
+
+
 def _make_safe_url(url: str, encoding: str) -> str:
     # Only URLs that passed the scheme check are cached: a hit needs no check.
     key = (url, encoding)
@@ -143,7 +162,8 @@ class Request(object_ref):
             raise TypeError(f"Request errback must be a callable or None, got {errback!r}")
         self.callback = callback
         self.errback = errback
-        self.cookies = cookies or {}
+        if cookies:  # else the cookies property makes {} on first use
+            self._cookies = cookies
         if headers is None:
             self.headers = h = _dict_new(Headers)  # Headers._empty(encoding), inline
             h.encoding = encoding
@@ -155,7 +175,53 @@ class Request(object_ref):
         self.dont_filter = dont_filter
         self._meta = dict(meta) if meta else None
         self._cb_kwargs = dict(cb_kwargs) if cb_kwargs else None
-        self.flags = list(flags) if flags else []
+        if flags:  # else the flags property makes [] on first use
+            self._flags = list(flags)
+
+    # cookies and flags: plain attributes to their users (read, assigned, deleted), whose
+    # empty default is made on first read (most requests never have theirs read: the
+    # duplicates the scheduler drops). _UNSET: not made yet; _DELETED: deleted.
+    _cookies: Any = _UNSET
+    _flags: Any = _UNSET
+
+    def _get_cookies(self):
+        c = self._cookies
+        if c is _UNSET:
+            c = self._cookies = {}
+        elif c is _DELETED:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute 'cookies'")
+        return c
+
+    def _set_cookies(self, value) -> None:
+        self._cookies = value
+
+    def _del_cookies(self) -> None:
+        self._get_cookies()  # AttributeError when already deleted
+        self._cookies = _DELETED
+
+    cookies = property(
+        _get_cookies, _set_cookies, _del_cookies,
+        doc="``{name: value}`` or a list of cookie dicts given to the constructor (the "
+            "object itself), else an empty dict, for the cookies middleware.")
+
+    def _get_flags(self):
+        f = self._flags
+        if f is _UNSET:
+            f = self._flags = []
+        elif f is _DELETED:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute 'flags'")
+        return f
+
+    def _set_flags(self, value) -> None:
+        self._flags = value
+
+    def _del_flags(self) -> None:
+        self._get_flags()
+        self._flags = _DELETED
+
+    flags = property(
+        _get_flags, _set_flags, _del_flags,
+        doc="A list of str shown in logs (a copy of the constructor's ``flags``).")
 
     @property
     def meta(self) -> dict:
