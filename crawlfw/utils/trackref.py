@@ -321,9 +321,10 @@ class object_ref:
     ``_trackref_in_init = True`` (``Request``, ``Response``) and their subclasses: their
     ``__init__`` records the instance (its creation time in its ``_trackref_time``
     slot, when :data:`enabled`; see :class:`ScannedRefs`), which spares the recording
-    ``__new__`` on the hot path (a crawl makes tens of requests per page); they keep a
-    ``__new__`` that takes the constructor's arguments (:func:`_plain_new`), so that a
-    subclass's own ``__new__`` may pass them on, as with Scrapy's ``object_ref``. An
+    ``__new__`` on the hot path (a crawl makes tens of requests per page). They keep
+    ``object.__new__`` (which ``type()`` calls directly) until a subclass defines its own
+    ``__new__``: then they get one that takes the constructor's arguments
+    (:func:`_plain_new`), so that it may pass them on, as with Scrapy's ``object_ref``. An
     instance of those is recorded once ``Request.__init__``/``Response.__init__`` ran
     (a subclass's ``__init__`` calls it), with the same ``{class: {instance: time}}``
     entry as before; one made without its ``__init__`` (``copy.copy``, unpickling)
@@ -339,8 +340,15 @@ class object_ref:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if cls._trackref_in_init:
-            if "_trackref_in_init" in cls.__dict__ and "__new__" not in cls.__dict__:
-                cls.__new__ = staticmethod(_plain_new)
+            if "__new__" in cls.__dict__:
+                # Its own __new__ may pass the constructor's arguments on
+                # (super().__new__(cls, *args, **kwargs)), which object.__new__ refuses:
+                # the classes above it that record in __init__ get _plain_new, which
+                # takes them. Until such a subclass exists they keep object.__new__,
+                # which type() calls directly (no Python-level call per request).
+                for base in cls.__mro__[1:]:
+                    if base.__dict__.get("_trackref_in_init") and "__new__" not in base.__dict__:
+                        base.__new__ = staticmethod(_plain_new)
             live_refs[cls]  # listed from the start: its ScannedRefs finds the instances
             return
         own = cls.__dict__.get("__new__")

@@ -128,8 +128,9 @@ def test_every_kind_of_subclass_is_tracked_under_its_own_class():
 def test_requests_and_responses_record_themselves_in_init_not_in_new(monkeypatch):
     # the hot path: Request() and Response() record in __init__; their __new__ only
     # makes the instance (and takes the constructor's arguments)
-    assert Request.__new__ is trackref._plain_new
-    assert HtmlResponse.__new__ is trackref._plain_new
+    # (object.__new__ until a subclass with its own __new__ is defined, see below)
+    assert Request.__new__ in (object.__new__, trackref._plain_new)
+    assert HtmlResponse.__new__ in (object.__new__, trackref._plain_new)
     assert Foo.__new__ is not object.__new__
     gc.collect()
     before = len(trackref.live_refs[Request])
@@ -447,3 +448,59 @@ def test_memdebug_counts_live_requests_per_class():
     assert trackref.live_counts()[Request] == n + 2
     assert "memdebug/live_refs/Bar" not in stats.get_stats()
     del keep
+
+
+def test_the_roots_get_a_forgiving_new_only_when_a_subclass_defines_its_own():
+    class Root(trackref.object_ref):
+        _trackref_in_init = True
+        __slots__ = ("_trackref_time", "__dict__", "__weakref__")
+
+        def __init__(self, value, extra=None):
+            self._trackref_time = trackref.time()
+            self.value = value
+
+    class Child(Root):
+        pass
+
+    class Other(trackref.object_ref):
+        pass
+
+    try:
+        assert "__new__" not in Root.__dict__ and Root.__new__ is object.__new__
+        assert Child(1, extra=2).value == 1  # object.__new__ takes them: __init__ is own
+
+        class Forwarding(Child):
+            def __new__(cls, *args, **kwargs):
+                return super().__new__(cls, *args, **kwargs)
+
+        assert Root.__dict__["__new__"].__func__ is trackref._plain_new
+        assert "__new__" not in Child.__dict__
+        f = Forwarding(3, extra=4)
+        assert f.value == 3 and f in trackref.live_refs[Forwarding]
+        assert "__new__" not in trackref.object_ref.__dict__  # the base class untouched
+        o = Other()
+        assert o in trackref.live_refs[Other]  # recorded by its own recording __new__
+    finally:
+        for cls in ("Root", "Child", "Forwarding", "Other"):
+            for key in [k for k in trackref.live_refs if k.__name__ == cls]:
+                trackref.live_refs.pop(key, None)
+
+
+@pytest.mark.slow
+def test_request_and_response_are_made_without_a_python_new():
+    # the hot path: in a fresh interpreter that has loaded crawlfw (no subclass with
+    # its own __new__), type() calls object.__new__ for a Request directly
+    import subprocess
+    import sys
+
+    code = (
+        "import crawlfw, crawlfw.http, crawlfw.spiders, crawlfw.selector, crawlfw.item\n"
+        "from crawlfw.http import Request, HtmlResponse, FormRequest\n"
+        "assert '__new__' not in Request.__dict__, Request.__dict__['__new__']\n"
+        "assert Request.__new__ is object.__new__ and HtmlResponse.__new__ is object.__new__\n"
+        "assert FormRequest.__new__ is object.__new__\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
