@@ -8,7 +8,7 @@ helpers ``prefs()`` / :func:`print_live_refs` show the counts (Scrapy 1.2's
 
 Recording costs, for ``Request``/``Response`` and their subclasses (tens per page),
 one attribute store: ``__init__`` puts the creation time in the instance's own
-``_trackref_time`` slot, and ``live_refs[cls]`` (a :class:`ScannedRefs`) finds the live
+``_trackref_time`` attribute, and ``live_refs[cls]`` (a :class:`ScannedRefs`) finds the live
 ones among the objects the cycle collector tracks when asked (one pass over
 ``gc.get_objects()``). For the other classes it costs one list append (a plain
 ``weakref.ref``, no callback, and the time; see :class:`LiveRefs`): an object's death
@@ -171,25 +171,25 @@ class LiveRefs(MutableMapping):
         return f"<LiveRefs of {len(self)} live instances>"
 
 
-#: Name of the slot in which ``Request``/``Response`` keep their creation time.
-TIME_SLOT = "_trackref_time"
+#: Name of the attribute in which ``Request``/``Response`` keep their creation time.
+TIME_ATTR = "_trackref_time"
 
 
 _getattribute = object.__getattribute__
 
 
 def _time_of(obj) -> float | None:
-    """The time in ``obj``'s :data:`TIME_SLOT`, or None when unset (read as the slot
-    is: a class's ``__getattr__`` is not asked)."""
+    """The time in ``obj``'s :data:`TIME_ATTR` attribute, or None when unset (read with
+    ``object.__getattribute__``: a class's ``__getattr__`` is not asked)."""
     try:
-        return _getattribute(obj, TIME_SLOT)
+        return _getattribute(obj, TIME_ATTR)
     except AttributeError:
         return None
 
 
 def _scan(classes) -> dict[type, list[tuple[object, float]]]:
     """``{class: [(instance, creation time)]}`` of the recorded live instances of
-    ``classes`` (a set of classes with the :data:`TIME_SLOT` slot, matched exactly),
+    ``classes`` (a set of classes recording :data:`TIME_ATTR`, matched exactly),
     found among the objects the cycle collector tracks (``gc.get_objects()``, one pass,
     atomic under the GIL)."""
     found: dict[type, list[tuple[object, float]]] = {cls: [] for cls in classes}
@@ -206,14 +206,14 @@ class ScannedRefs(MutableMapping):
     """``live_refs[cls]`` of a class whose ``__init__`` records its instances
     (``Request``, ``Response`` and their subclasses): the same mapping as
     :class:`LiveRefs` (``{instance: creation time}``), but nothing is kept here.
-    ``__init__`` stores the time in the instance's own :data:`TIME_SLOT` slot (one
+    ``__init__`` stores the time in the instance's own :data:`TIME_ATTR` attribute (one
     attribute store: no weak reference, no list, nothing to do when the instance dies,
     on whichever thread), and the live instances are found when asked for, among the
     objects the cycle collector tracks: ``len()``, iteration and ``items()`` cost one
     pass over them (``gc.get_objects()``: a debugging tool's price); ``[obj]``, ``in``,
-    ``[obj] = time`` and ``del [obj]`` read or write the slot (O(1)).
+    ``[obj] = time`` and ``del [obj]`` read or write the attribute (O(1)).
 
-    An instance counts when its class is exactly ``cls`` and its slot is set (it was
+    An instance counts when its class is exactly ``cls`` and its attribute is set (it was
     made with :data:`enabled` on, or given a time with ``[obj] = time``), until it is
     freed. Objects moved out of the collector's generations by ``gc.freeze()`` are not
     found (the CLI freezes what start-up made, before a crawl makes requests).
@@ -239,11 +239,11 @@ class ScannedRefs(MutableMapping):
             raise TypeError(
                 f"live_refs[{self.cls.__name__}] records {self.cls.__name__} instances only, "
                 f"got {obj.__class__.__name__}")
-        setattr(obj, TIME_SLOT, when)
+        setattr(obj, TIME_ATTR, when)
 
     def __delitem__(self, obj) -> None:
         self[obj]  # KeyError when not recorded
-        delattr(obj, TIME_SLOT)
+        delattr(obj, TIME_ATTR)
 
     def __contains__(self, obj) -> bool:
         return obj.__class__ is self.cls and _time_of(obj) is not None
@@ -320,7 +320,7 @@ class object_ref:
     ``__new__`` is wrapped to record what it returns), except the classes that set
     ``_trackref_in_init = True`` (``Request``, ``Response``) and their subclasses: their
     ``__init__`` records the instance (its creation time in its ``_trackref_time``
-    slot, when :data:`enabled`; see :class:`ScannedRefs`), which spares the recording
+    attribute, when :data:`enabled`; see :class:`ScannedRefs`), which spares the recording
     ``__new__`` on the hot path (a crawl makes tens of requests per page). They keep
     ``object.__new__`` (which ``type()`` calls directly) until a subclass defines its own
     ``__new__``: then they get one that takes the constructor's arguments
@@ -328,7 +328,7 @@ class object_ref:
     instance of those is recorded once ``Request.__init__``/``Response.__init__`` ran
     (a subclass's ``__init__`` calls it), with the same ``{class: {instance: time}}``
     entry as before; one made without its ``__init__`` (``copy.copy``, unpickling)
-    carries the slot of the object it was copied from (recorded with that time if that
+    carries the attribute of the object it was copied from (recorded with that time if that
     one was).
     """
 

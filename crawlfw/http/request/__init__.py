@@ -116,9 +116,9 @@ class Request(object_ref):
     _paced: bool = False
 
     # Recorded for trackref by __init__ (no Python-level __new__: see object_ref), in
-    # the _trackref_time slot (trackref.TIME_SLOT); instances keep a __dict__.
+    # the instance's _trackref_time attribute (trackref.TIME_ATTR). No __slots__: a
+    # subclass may mix in a class with slots of its own.
     _trackref_in_init = True
-    __slots__ = ("_trackref_time", "__dict__", "__weakref__")
 
     def __init__(
         self,
@@ -166,7 +166,8 @@ class Request(object_ref):
             self._cookies = cookies
         if headers is None:
             self.headers = h = _dict_new(Headers)  # Headers._empty(encoding), inline
-            h.encoding = encoding
+            if encoding != "utf-8" or encoding.__class__ is not str:
+                h.encoding = encoding  # else the class's default
         elif headers.__class__ is Headers:
             self.headers = headers.copy()
             self.headers.encoding = encoding

@@ -47,9 +47,9 @@ class Response(object_ref):
     """
 
     # Recorded for trackref by __init__ (no Python-level __new__: see object_ref), in
-    # the _trackref_time slot (trackref.TIME_SLOT); instances keep a __dict__.
+    # the instance's _trackref_time attribute (trackref.TIME_ATTR). No __slots__: a
+    # subclass may mix in a class with slots of its own.
     _trackref_in_init = True
-    __slots__ = ("_trackref_time", "__dict__", "__weakref__")
 
     def __init__(
         self,
