@@ -5,7 +5,7 @@ import gc
 
 from crawlfw import signals
 from crawlfw.exceptions import NotConfigured
-from crawlfw.utils.trackref import live_refs
+from crawlfw.utils.trackref import live_counts
 
 __all__ = ["MemoryDebugger"]
 
@@ -31,7 +31,7 @@ class MemoryDebugger:
     def spider_closed(self, spider, reason):
         gc.collect()
         self.stats.set_value("memdebug/gc_garbage_count", len(gc.garbage), spider=spider)
-        for cls, wdict in live_refs.items():
-            if not wdict:
+        for cls, count in live_counts().items():  # one pass for Request/Response classes
+            if not count:
                 continue
-            self.stats.set_value(f"memdebug/live_refs/{cls.__name__}", len(wdict), spider=spider)
+            self.stats.set_value(f"memdebug/live_refs/{cls.__name__}", count, spider=spider)

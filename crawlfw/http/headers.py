@@ -39,8 +39,16 @@ class Headers(CaselessDict):
         TypeError: a name is not str/bytes, or a value is not str/bytes/int.
     """
 
+    #: The codec of str names and values. The default lives here, on the class: a new
+    #: request's or response's headers with the default encoding store nothing on the
+    #: instance (no instance dict made for it; no __slots__, so that a subclass may mix
+    #: in a class with slots of its own).
+    encoding: str = "utf-8"
+
     def __init__(self, seq=None, encoding: str = "utf-8"):
-        self.encoding = encoding
+        # stored unless it is the class's default "utf-8" (see encoding above)
+        if encoding != "utf-8" or encoding.__class__ is not str or type(self).encoding != "utf-8":
+            self.encoding = encoding
         super().__init__(seq)
 
     @classmethod
@@ -48,7 +56,8 @@ class Headers(CaselessDict):
         """``Headers(encoding=encoding)``, without the constructor chain (hot path:
         one per new Request)."""
         self = _dict_new(cls)
-        self.encoding = encoding
+        if encoding != "utf-8" or encoding.__class__ is not str or cls.encoding != "utf-8":
+            self.encoding = encoding
         return self
 
     @classmethod
@@ -71,7 +80,8 @@ class Headers(CaselessDict):
             A new :class:`Headers`.
         """
         self = cls.__new__(cls)
-        self.encoding = encoding
+        if encoding != "utf-8" or encoding.__class__ is not str or cls.encoding != "utf-8":
+            self.encoding = encoding
         for name, value in pairs:
             if name.__class__ is not bytes:
                 name = self._tobytes(name)
@@ -198,8 +208,11 @@ class Headers(CaselessDict):
         )
 
     def __copy__(self) -> Headers:
-        new = self.__class__.__new__(self.__class__)
-        new.encoding = self.encoding
+        cls = self.__class__
+        new = cls.__new__(cls)
+        enc = self.encoding
+        if enc != "utf-8" or enc.__class__ is not str or cls.encoding != "utf-8":
+            new.encoding = enc
         for key, lst in dict.items(self):
             _dict_setitem(new, key, list(lst))
         return new

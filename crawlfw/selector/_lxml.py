@@ -51,6 +51,14 @@ _PER_CALL_EXSLT = frozenset({
 
 _local = threading.local()
 
+#: The namespaces every selector starts with (``unified._default_namespaces()``): a query
+#: with just these is cached under the query string alone, without building
+#: ``tuple(namespaces.items())`` per call.
+_DEFAULT_NAMESPACES = {
+    "re": "http://exslt.org/regular-expressions",
+    "set": "http://exslt.org/sets",
+}
+
 
 def _new_parser(st):
     # recover=True: malformed markup still gives a tree, as in Scrapy 1.2 (parsel).
@@ -219,7 +227,8 @@ def compiled_xpath(query, namespaces):
     cache = getattr(_local, "xpaths", None)
     if cache is None:
         cache = _local.xpaths = {}
-    key = (query, tuple(namespaces.items()))
+    # a str key for the default namespaces (never equal to the tuple keys of others)
+    key = query if namespaces == _DEFAULT_NAMESPACES else (query, tuple(namespaces.items()))
     xp = cache.get(key)
     if xp is None:
         xp = _compile(query, namespaces)

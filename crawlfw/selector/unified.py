@@ -233,7 +233,20 @@ class SelectorList(list["Selector"]):
 
     def extract(self) -> list[str]:
         """Returns: list[str]: each member serialized (see :meth:`Selector.extract`)."""
-        return [x.extract() for x in self]
+        if Selector.extract is not _selector_extract:  # replaced: call it for each
+            return [x.extract() for x in self]
+        # Selector.extract's first rule inline (a text or attribute result is its own
+        # serialization) for the members that are plain Selectors; the others are asked
+        out = []
+        append = out.append
+        for x in self:
+            if x.__class__ is Selector:
+                root = x.root
+                if root.__class__ is str:
+                    append(root)
+                    continue
+            append(x.extract())
+        return out
 
     getall = extract
 
@@ -681,6 +694,10 @@ class Selector:
         return f"<{type(self).__name__} xpath={self._expr!r} data={data}>"
 
     __repr__ = __str__
+
+
+#: Selector.extract as defined here (SelectorList.extract's shortcut applies while it is).
+_selector_extract = Selector.extract
 
 
 def response_selector(response) -> Selector:

@@ -63,6 +63,17 @@ _PLAIN_CANONICAL = re.compile(
 _PLAIN_SEGMENT = r"[!$%&()*+,\-=0-9A-Z_a-z~][!$%&()*+,\-.=0-9A-Z_a-z~]*"
 _PLAIN_PATH = re.compile(rf"/?(?:{_PLAIN_SEGMENT}(?:/{_PLAIN_SEGMENT})*/?)?\Z")
 
+#: ``[url]``: the last URL that ``TextResponse.urljoin``'s plain-path shortcut returned
+#: (``origin`` or ``directory`` of :func:`join_prefixes` + a ``_PLAIN_PATH`` match), which
+#: ``safe_url`` returns as it is for any encoding: the prefix comes from a base that
+#: passed ``_needs_escaping`` and ``_plain_head`` and holds no "?" or "#", the path only
+#: characters ``_UNSAFE_CHAR`` lets through and no "?", "#" or ":", so the joined URL
+#: passes both tests with the base's very ``scheme://host[:port]``; it has no "#!" and
+#: has "://". ``Request()`` given that very object (``url is SAFE_JOINED[0]``: a str is
+#: immutable and this list keeps it alive) skips ``_make_safe_url``. One slot, shared by
+#: every thread: a hint, never a wrong answer. It starts with an object no caller has.
+SAFE_JOINED: list[object] = [object()]
+
 # scheme "://" netloc, then the path (up to "?" or "#"), as urlsplit splits them.
 _SPLIT_PATH = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/?#]*([^?#]*)")
 

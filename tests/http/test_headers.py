@@ -191,7 +191,72 @@ def test_empty_is_the_constructor_without_arguments(encoding):
     fast, slow = Headers._empty(encoding), Headers(encoding=encoding)
     assert type(fast) is Headers and fast == slow == {}
     assert vars(fast) == vars(slow)
+    assert fast.encoding == slow.encoding == encoding
     fast["X-A"], slow["X-A"] = "\u00e9", "\u00e9"
     assert dict(fast) == dict(slow)
     request = Request("http://example.com/", encoding=encoding)
     assert type(request.headers) is Headers and vars(request.headers) == vars(slow)
+    assert request.headers.encoding == encoding
+
+
+def test_the_default_encoding_is_not_stored_and_other_attributes_still_work():
+    # the default encoding is the class's (no instance dict per request); any other
+    # is the instance's; copies, pickles and subclasses keep it, and an instance still
+    # takes attributes of its own and weak references
+    import copy
+    import pickle
+    import weakref
+
+    assert "encoding" not in vars(Headers({"A": "1"})) and Headers().encoding == "utf-8"
+    assert "encoding" not in vars(Headers.from_raw_pairs([(b"A", b"1")]))
+    assert "encoding" not in vars(Request("http://e.com/").headers)
+    for encoding in ("utf-8", "latin-1"):
+        h = Headers({"A": "\u00e9"}, encoding=encoding)
+        for other in (h.copy(), copy.copy(h), copy.deepcopy(h), pickle.loads(pickle.dumps(h)),
+                      Headers.from_raw_pairs([("A", "\u00e9")], encoding=encoding),
+                      Headers._empty(encoding), Request("http://e.com/", encoding=encoding).headers,
+                      Request("http://e.com/", headers=h, encoding=encoding).headers):
+            assert other.encoding == encoding and type(other) is Headers
+        h.note = "mine"
+        assert h.note == "mine" and weakref.ref(h)() is h
+        h.encoding = "cp1252"
+        assert h.encoding == "cp1252" and h.copy().encoding == "cp1252"
+    # a request's encoding replaces the one of the headers it is given
+    assert Request("http://e.com/", headers=Headers(encoding="latin-1")).headers.encoding == "utf-8"
+
+    class MyHeaders(Headers):
+        encoding = "latin-1"  # another class default
+
+    m = MyHeaders({"B": "\u00e9"}, encoding="utf-8")
+    assert m.encoding == "utf-8" and m[b"B"] == b"\xc3\xa9"
+    for other in (m.copy(), MyHeaders._empty("utf-8"), MyHeaders.from_raw_pairs([], "utf-8")):
+        assert other.encoding == "utf-8"
+    assert MyHeaders().encoding == "utf-8"  # the constructor's default argument
+
+
+def test_a_subclass_may_mix_in_a_class_with_slots():
+    # no __slots__ on Request, Response or Headers: a mixin with slots of its own fits
+    from crawlfw.http import HtmlResponse
+
+    class Slotted:
+        __slots__ = ("extra",)
+
+    class SlottedDict(dict):
+        __slots__ = ("more",)
+
+    class MyRequest(Request, Slotted):
+        pass
+
+    class MyResponse(HtmlResponse, Slotted):
+        pass
+
+    class MyHeaders(Headers, SlottedDict):
+        pass
+
+    r = MyRequest("http://e.com/")
+    r.extra = 1
+    assert r.extra == 1 and r.url == "http://e.com/"
+    assert MyResponse("http://e.com/", body=b"<p>x</p>").css("p::text").get() == "x"
+    h = MyHeaders({"A": "1"})
+    h.more = 2
+    assert h[b"A"] == b"1" and h.more == 2

@@ -7,7 +7,6 @@ makes tens per page), so ``__init__`` does the minimum: validation, one cached
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from time import time as _time
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from crawlfw.http.common import obsolete_setter
 from crawlfw.http.headers import Headers
 from crawlfw.utils import trackref as _trackref
+from crawlfw.utils._url_fastpaths import SAFE_JOINED as _SAFE_JOINED
 from crawlfw.utils._url_fastpaths import safe_url
 from crawlfw.utils.trackref import object_ref
 from crawlfw.utils.url import escape_ajax
@@ -28,7 +28,25 @@ _SAFE_URL_CACHE: dict[tuple[str, str], str] = {}
 _SAFE_URL_CACHE_SIZE = 4096
 
 _dict_new = dict.__new__
-_weakref = weakref.ref
+
+
+class _Marker:
+    """A module-level marker that copies and pickles as itself (``__reduce__`` names it)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __reduce__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+_UNSET = _Marker("_UNSET")  # Request._cookies/_flags: the empty default not made yet
+_DELETED = _Marker("_DELETED")  # ... deleted (del request.cookies)
 
 
 def _make_safe_url(url: str, encoding: str) -> str:
@@ -97,7 +115,9 @@ class Request(object_ref):
     #: serialized, not copied by :meth:`replace`.
     _paced: bool = False
 
-    # Recorded for trackref by __init__ (no Python-level __new__: see object_ref).
+    # Recorded for trackref by __init__ (no Python-level __new__: see object_ref), in
+    # the instance's _trackref_time attribute (trackref.TIME_ATTR). No __slots__: a
+    # subclass may mix in a class with slots of its own.
     _trackref_in_init = True
 
     def __init__(
@@ -117,16 +137,18 @@ class Request(object_ref):
         cb_kwargs: dict | None = None,
     ):
         if _trackref.enabled:  # recorded for trackref (see object_ref)
-            refs = _trackref.live_refs[self.__class__]
-            refs.data[_weakref(self, refs._remove)] = _time()
+            self._trackref_time = _time()  # found by live_refs[cls] (ScannedRefs)
         self._encoding = encoding  # first: _set_url and _set_body use it
         self.method = "GET" if method == "GET" and method.__class__ is str else str(method).upper()
-        # _set_url's work when the made-safe URL is cached (most links repeat ones seen)
-        safe = _SAFE_URL_CACHE.get((url, encoding)) if url.__class__ is str else None
-        if safe is None:
-            self._set_url(url)
+        if url is _SAFE_JOINED[0]:  # response.urljoin's shortcut made it: safe as is
+            self._url = url
         else:
-            self._url = safe
+            # _set_url's work when the made-safe URL is cached (most links repeat ones seen)
+            safe = _SAFE_URL_CACHE.get((url, encoding)) if url.__class__ is str else None
+            if safe is None:
+                self._set_url(url)
+            else:
+                self._url = safe
         if body is None:
             self._body = b""
         else:
@@ -140,10 +162,12 @@ class Request(object_ref):
             raise TypeError(f"Request errback must be a callable or None, got {errback!r}")
         self.callback = callback
         self.errback = errback
-        self.cookies = cookies or {}
+        if cookies:  # else the cookies property makes {} on first use
+            self._cookies = cookies
         if headers is None:
             self.headers = h = _dict_new(Headers)  # Headers._empty(encoding), inline
-            h.encoding = encoding
+            if encoding != "utf-8" or encoding.__class__ is not str:
+                h.encoding = encoding  # else the class's default
         elif headers.__class__ is Headers:
             self.headers = headers.copy()
             self.headers.encoding = encoding
@@ -152,7 +176,53 @@ class Request(object_ref):
         self.dont_filter = dont_filter
         self._meta = dict(meta) if meta else None
         self._cb_kwargs = dict(cb_kwargs) if cb_kwargs else None
-        self.flags = list(flags) if flags else []
+        if flags:  # else the flags property makes [] on first use
+            self._flags = list(flags)
+
+    # cookies and flags: plain attributes to their users (read, assigned, deleted), whose
+    # empty default is made on first read (most requests never have theirs read: the
+    # duplicates the scheduler drops). _UNSET: not made yet; _DELETED: deleted.
+    _cookies: Any = _UNSET
+    _flags: Any = _UNSET
+
+    def _get_cookies(self):
+        c = self._cookies
+        if c is _UNSET:
+            c = self._cookies = {}
+        elif c is _DELETED:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute 'cookies'")
+        return c
+
+    def _set_cookies(self, value) -> None:
+        self._cookies = value
+
+    def _del_cookies(self) -> None:
+        self._get_cookies()  # AttributeError when already deleted
+        self._cookies = _DELETED
+
+    cookies = property(
+        _get_cookies, _set_cookies, _del_cookies,
+        doc="``{name: value}`` or a list of cookie dicts given to the constructor (the "
+            "object itself), else an empty dict, for the cookies middleware.")
+
+    def _get_flags(self):
+        f = self._flags
+        if f is _UNSET:
+            f = self._flags = []
+        elif f is _DELETED:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute 'flags'")
+        return f
+
+    def _set_flags(self, value) -> None:
+        self._flags = value
+
+    def _del_flags(self) -> None:
+        self._get_flags()
+        self._flags = _DELETED
+
+    flags = property(
+        _get_flags, _set_flags, _del_flags,
+        doc="A list of str shown in logs (a copy of the constructor's ``flags``).")
 
     @property
     def meta(self) -> dict:

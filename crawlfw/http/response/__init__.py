@@ -6,7 +6,6 @@ Text responses are in :mod:`crawlfw.http.response.text` (``TextResponse``),
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Iterable
 from time import time as _time
 from urllib.parse import urljoin
@@ -47,7 +46,9 @@ class Response(object_ref):
         ValueError: ``status`` is not an integer.
     """
 
-    # Recorded for trackref by __init__ (no Python-level __new__: see object_ref).
+    # Recorded for trackref by __init__ (no Python-level __new__: see object_ref), in
+    # the instance's _trackref_time attribute (trackref.TIME_ATTR). No __slots__: a
+    # subclass may mix in a class with slots of its own.
     _trackref_in_init = True
 
     def __init__(
@@ -60,8 +61,7 @@ class Response(object_ref):
         request: Request | None = None,
     ):
         if _trackref.enabled:  # recorded for trackref (see object_ref)
-            refs = _trackref.live_refs[self.__class__]
-            refs.data[weakref.ref(self, refs._remove)] = _time()
+            self._trackref_time = _time()  # found by live_refs[cls] (ScannedRefs)
         if headers is None:
             self.headers = Headers._empty()  # Headers(), without its constructor chain
         elif isinstance(headers, Headers):

@@ -37,7 +37,7 @@ from w3lib.html import strip_html5_whitespace
 from crawlfw.http._base_url import get_base_url
 from crawlfw.http.request import Request
 from crawlfw.http.response import Response
-from crawlfw.utils._url_fastpaths import _PLAIN_PATH, join_prefixes, join_url
+from crawlfw.utils._url_fastpaths import _PLAIN_PATH, SAFE_JOINED, join_prefixes, join_url
 
 if TYPE_CHECKING:
     from crawlfw.selector import Selector, SelectorList
@@ -47,6 +47,39 @@ __all__ = ["TextResponse"]
 _NOT_SET = object()
 
 _match_plain_path = _PLAIN_PATH.match  # urljoin's shortcut (join_url's first test)
+
+#: ``{href: whether it is a plain path}`` (``_PLAIN_PATH``'s verdict, for hrefs of at
+#: most _PLAIN_PATH_MEMO_KEY_MAX characters): pages repeat their navigation links, and
+#: a dict lookup costs a tenth of the regex. Emptied when full; plain dict operations
+#: are atomic under the GIL (responses are joined on several threads).
+_PLAIN_PATH_MEMO: dict[str, bool] = {}
+_PLAIN_PATH_MEMO_SIZE = 4096
+_PLAIN_PATH_MEMO_KEY_MAX = 200
+
+
+def _plain_path(url: str) -> bool:
+    """Whether ``url`` (a str) is non-empty and matches ``_PLAIN_PATH`` (join_url's
+    first test), remembered in ``_PLAIN_PATH_MEMO`` when it is short."""
+    plain = bool(url) and _match_plain_path(url) is not None
+    if len(url) <= _PLAIN_PATH_MEMO_KEY_MAX:
+        if len(_PLAIN_PATH_MEMO) >= _PLAIN_PATH_MEMO_SIZE:
+            _PLAIN_PATH_MEMO.clear()
+        _PLAIN_PATH_MEMO[url] = plain
+    return plain
+
+
+#: crawlfw.selector.unified.response_selector, once loaded (that module imports this
+#: one: it cannot be imported at the top). Kept in a global because an import statement
+#: with a fromlist in the property cost a raised and cleared AttributeError per response.
+_response_selector: Callable[[Any], Selector] | None = None
+
+
+def _load_response_selector() -> Callable[[Any], Selector]:
+    global _response_selector
+    from crawlfw.selector.unified import response_selector
+
+    _response_selector = response_selector
+    return response_selector
 # the first bytes of the byte order marks read_bom() knows (UTF-8, UTF-16/32 LE and BE)
 _BOM_FIRST_BYTES = frozenset(b"\xef\xfe\xff\x00")
 
@@ -198,11 +231,16 @@ class TextResponse(Response):
         if parts is None:
             base = get_base_url(self)
             parts = self._cached_join = (base, join_prefixes(base))
-        if url and url.__class__ is str and _match_plain_path(url) is not None:
+        plain = _PLAIN_PATH_MEMO.get(url) if url.__class__ is str else False
+        if plain is None:
+            plain = _plain_path(url)
+        if plain:
             # join_url's first test, inline: a plain path on the origin or directory
             prefix = parts[1][0] if url[0] == "/" else parts[1][1]
             if prefix is not None:
-                return prefix + url
+                # safe as it is (see SAFE_JOINED): Request() takes it without a check
+                joined = SAFE_JOINED[0] = prefix + url
+                return joined
         return join_url(parts[0], parts[1], url)  # urljoin(base, url), faster
 
     @property
@@ -210,11 +248,10 @@ class TextResponse(Response):
         """A :class:`crawlfw.selector.Selector` over this response, built once on first use."""
         sel = self._cached_selector
         if sel is None:
-            from crawlfw.selector.unified import response_selector
-
             # The selector refers back to this response weakly: no reference cycle, so
             # the response and its lxml tree are freed by reference counting.
-            sel = self._cached_selector = response_selector(self)
+            make = _response_selector or _load_response_selector()
+            sel = self._cached_selector = make(self)
         return sel
 
     def xpath(self, query: str, **kwargs) -> SelectorList:
