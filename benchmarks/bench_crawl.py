@@ -40,7 +40,11 @@ Usage::
 
     python benchmarks/bench_crawl.py [--pages N] [--seed S] [--concurrency C]
         [--no-reference] [--no-bare] [--python-server] [--server-workers W] [--json]
-        [--keep DIR] [--jobdir]
+        [--keep DIR] [--jobdir] [--rounds N]
+
+``--rounds N`` runs every crawler N times, in turn (crawlfw, Scrapy, the bare loop,
+then again): the table gives each crawler's medians and each ratio is the median of the
+N rounds' own ratios (runs made side by side), with its min-max.
 """
 
 import argparse
@@ -49,6 +53,7 @@ import os
 import platform
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -192,10 +197,25 @@ def _reference_version(python: str) -> str:
     return out.stdout.strip() or "?"
 
 
+def _ratios(runs: list[dict]) -> dict[str, float]:
+    """Issue 20's ratios of CPU s per 1,000 pages among ``runs`` (one round: one run per
+    crawler): ``scrapy`` (crawlfw / Scrapy), ``bare`` (crawlfw / the bare loop) and
+    ``jobdir`` (crawlfw with JOBDIR / crawlfw in memory), each when both ran."""
+    by_name = {r["name"]: r for r in runs}
+    ratios = {}
+    ours = by_name["crawlfw"]["cpu_s_per_1000_pages"]
+    for key, name in (("scrapy", "scrapy"), ("bare", "bare"), ("jobdir", "crawlfw+jobdir")):
+        other = by_name.get(name, {}).get("cpu_s_per_1000_pages")
+        if ours and other:
+            ratios[key] = other / ours if key == "jobdir" else ours / other
+    return ratios
+
+
 def run_benchmark(pages: int = 20000, *, seed: int = 1, concurrency: int = 16,
                   reference: bool = True, bare: bool = True, prefer_nginx: bool = True,
                   server_workers: int = 2, workdir: Path | None = None,
-                  timeout_s: float | None = None, progress=None, jobdir: bool = False) -> dict:
+                  timeout_s: float | None = None, progress=None, jobdir: bool = False,
+                  rounds: int = 1) -> dict:
     """Serve the site, run each crawler over it, and return the figures.
 
     Args:
@@ -211,13 +231,18 @@ def run_benchmark(pages: int = 20000, *, seed: int = 1, concurrency: int = 16,
         progress: a callable taking a status line, or None.
         jobdir: also run crawlfw with a ``JOBDIR`` (the durable SQLite frontier, its
             feed committed with it), as run ``crawlfw+jobdir``.
+        rounds: how many times every crawler runs, in turn (round 1: each once, in
+            order; then round 2...), so that each round's ratios compare runs made
+            side by side while the machine's speed drifts.
 
     Returns:
-        ``{"site": {...}, "machine": {...}, "runs": [run, ...], "ratio": float | None,
-        "ratios": {"scrapy" | "bare" | "jobdir": float}, "reference_note": str | None}``
-        (``ratio`` is ``ratios["scrapy"]``; ``jobdir`` is crawlfw with ``JOBDIR`` over
-        crawlfw in memory, the others crawlfw over the other crawler); each run is ``{"name", "version", "command",
-        "log", ...measure(), ...read_feed(), "responses", "finish_reason",
+        ``{"site": {...}, "machine": {...}, "rounds": int, "runs": [run, ...],
+        "ratio": float | None, "ratios": {"scrapy" | "bare" | "jobdir": float},
+        "ratios_by_round": {key: [float, one per round]}, "reference_note": str | None}``
+        (``ratio`` is ``ratios["scrapy"]``; each ratio is the median of its rounds'
+        ones; ``jobdir`` is crawlfw with ``JOBDIR`` over crawlfw in memory, the others
+        crawlfw over the other crawler); each run is ``{"name", "version", "command",
+        "log", "round", ...measure(), ...read_feed(), "responses", "finish_reason",
         "pages_per_s", "cpu_s_per_1000_pages"}``.
     """
     say = progress or (lambda line: None)
@@ -277,14 +302,18 @@ def run_benchmark(pages: int = 20000, *, seed: int = 1, concurrency: int = 16,
     try:
         with SiteServer(spec, workers=server_workers, prefer_nginx=prefer_nginx) as server:
             say(f"site: {pages} pages (seed {seed}) served by {server.kind} at {server.url}")
-            for name, version, plan in plans:
-                feed = workdir / f"{name}.jl"
-                log = workdir / f"{name}.log"
+            for round_no, (name, version, plan) in (
+                    (r, p) for r in range(1, rounds + 1) for p in plans):
+                stem = name if rounds == 1 else f"{name}.{round_no}"
+                feed = workdir / f"{stem}.jl"
+                log = workdir / f"{stem}.log"
                 if feed.exists():
                     feed.unlink()
                 argv, env = plan(server.url, feed)
-                say(f"running {name} ...")
-                run = {"name": name, "version": version, "command": argv, "log": str(log)}
+                say(f"running {name} ..." if rounds == 1
+                    else f"running {name} (round {round_no} of {rounds}) ...")
+                run = {"name": name, "version": version, "command": argv, "log": str(log),
+                       "round": round_no}
                 run.update(measure(argv, cwd=REPO, env=env, log_path=log, timeout_s=timeout_s))
                 run.update(read_feed(feed, server.url, spec))
                 stats = _log_stats(log)
@@ -301,17 +330,17 @@ def run_benchmark(pages: int = 20000, *, seed: int = 1, concurrency: int = 16,
         if tmp is not None:
             tmp.cleanup()
 
-    by_name = {r["name"]: r for r in runs}
-    ratios = {}
-    ours = by_name["crawlfw"]["cpu_s_per_1000_pages"]
-    for key, name in (("scrapy", "scrapy"), ("bare", "bare"), ("jobdir", "crawlfw+jobdir")):
-        other = by_name.get(name, {}).get("cpu_s_per_1000_pages")
-        if ours and other:
-            ratios[key] = other / ours if key == "jobdir" else ours / other
+    by_round: dict[str, list[float]] = {}  # ratio key -> one ratio per round
+    for round_no in range(1, rounds + 1):
+        for key, value in _ratios([r for r in runs if r["round"] == round_no]).items():
+            by_round.setdefault(key, []).append(value)
+    ratios = {key: statistics.median(values) for key, values in by_round.items()}
     ratio = ratios.get("scrapy")
     return {
         "site": {"pages": pages, "seed": seed, "server": server_kind,
                  "server_workers": server_workers, "concurrency": concurrency},
+        "rounds": rounds,
+        "ratios_by_round": by_round,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                     "python": platform.python_version(),
                     "date": time.strftime("%Y-%m-%d")},
@@ -320,6 +349,23 @@ def run_benchmark(pages: int = 20000, *, seed: int = 1, concurrency: int = 16,
         "ratios": ratios,
         "reference_note": reference_note,
     }
+
+
+def _median_runs(runs: list[dict]) -> list[dict]:
+    """One row per crawler (in the order they ran) holding the median of each figure
+    over its runs; ``complete`` only when every run was, the worst exit status."""
+    rows = []
+    for name in dict.fromkeys(r["name"] for r in runs):
+        mine = [r for r in runs if r["name"] == name]
+        row = dict(mine[0])
+        for key in ("pages", "wall_s", "pages_per_s", "cpu_s", "cpu_s_per_1000_pages",
+                    "peak_rss_mib"):
+            values = [r[key] for r in mine if r.get(key) is not None]
+            row[key] = statistics.median(values) if values else None
+        row["pages"] = int(row["pages"] or 0)
+        row["complete"] = all(r["complete"] for r in mine)
+        rows.append(row)
+    return rows
 
 
 def format_table(result: dict) -> str:
@@ -333,7 +379,8 @@ def format_table(result: dict) -> str:
         f"{'crawler':<8} {'version':<28} {'pages':>7} {'complete':>8} {'wall s':>8} "
         f"{'pages/s':>8} {'CPU s':>8} {'CPU s/1k':>9} {'peak RSS':>9}",
     ]
-    for r in result["runs"]:
+    rounds = result.get("rounds", 1)
+    for r in _median_runs(result["runs"]) if rounds > 1 else result["runs"]:
         per_k = r["cpu_s_per_1000_pages"]
         lines.append(
             f"{r['name']:<8} {r['version'][:28]:<28} {r['pages']:>7} "
@@ -355,11 +402,18 @@ def format_table(result: dict) -> str:
             lines.append(f"{r['name']}: " + "; ".join(problems) + f" (log: {r['log']})")
     targets = (("scrapy", "crawlfw/scrapy", 0.10), ("bare", "crawlfw/bare loop", 2.0),
                ("jobdir", "crawlfw with JOBDIR/crawlfw in memory", 1.10))
+    if rounds > 1:
+        lines.append(f"(each crawler ran {rounds} times, in turn: its row gives the medians; "
+                     f"each ratio is the median of the {rounds} rounds' ratios, min-max after it)")
     for key, what, target in targets:
         value = result.get("ratios", {}).get(key)
         if value is not None:
             verdict = "meets" if value <= target else "misses"
-            lines.append(f"ratio {what} CPU s per 1,000 pages: {value:.2f} "
+            figure = f"{value:.2f}"
+            values = result.get("ratios_by_round", {}).get(key, [])
+            if len(values) > 1:
+                figure = f"{value:.3f} ({min(values):.3f}-{max(values):.3f})"
+            lines.append(f"ratio {what} CPU s per 1,000 pages: {figure} "
                          f"({verdict} issue 20's target of at most {target:.2f})")
     if result["ratio"] is None and result["reference_note"]:
         lines.append(result["reference_note"])
@@ -384,6 +438,9 @@ def main(argv=None) -> int:
                         help="keep feeds and logs in DIR")
     parser.add_argument("--jobdir", action="store_true",
                         help="also run crawlfw with a JOBDIR (the durable frontier)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run every crawler this many times, in turn; report medians and "
+                             "the median of each round's ratios (1)")
     parser.add_argument("--json", action="store_true",
                         help="also print the results as one JSON line at the end")
     args = parser.parse_args(argv)
@@ -391,6 +448,8 @@ def main(argv=None) -> int:
         parser.error(f"--pages must be at least 2, got {args.pages}")
     if args.concurrency < 1:
         parser.error(f"--concurrency must be at least 1, got {args.concurrency}")
+    if args.rounds < 1:
+        parser.error(f"--rounds must be at least 1, got {args.rounds}")
     if args.keep is not None and args.keep.exists() and not args.keep.is_dir():
         parser.error(f"--keep {args.keep}: exists and is not a directory")
     result = run_benchmark(
@@ -398,7 +457,8 @@ def main(argv=None) -> int:
         reference=not args.no_reference, bare=not args.no_bare,
         prefer_nginx=not args.python_server and shutil.which("nginx") is not None,
         server_workers=args.server_workers, workdir=args.keep, timeout_s=args.timeout,
-        progress=lambda line: print(line, file=sys.stderr, flush=True), jobdir=args.jobdir)
+        progress=lambda line: print(line, file=sys.stderr, flush=True), jobdir=args.jobdir,
+        rounds=args.rounds)
     print(format_table(result))
     if args.json:
         print(json.dumps(result))

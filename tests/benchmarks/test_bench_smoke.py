@@ -141,6 +141,39 @@ def test_bench_crawl_smoke(tmp_path):
 
 
 @pytest.mark.slow
+def test_bench_crawl_rounds(tmp_path):
+    """``--rounds 2``: every crawler runs twice, in turn; the table gives medians and each
+    ratio is the median of the rounds' own ratios, with their spread."""
+    out = subprocess.run(
+        [sys.executable, str(BENCH / "bench_crawl.py"), "--pages", str(SMOKE_PAGES),
+         "--no-reference", "--python-server", "--timeout", "60", "--keep", str(tmp_path),
+         "--rounds", "2", "--json"],
+        capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stdout + out.stderr
+    table, last = out.stdout.rstrip().rsplit("\n", 1)
+    result = json.loads(last)
+    assert result["rounds"] == 2
+    assert [(r["name"], r["round"]) for r in result["runs"]] == [
+        ("crawlfw", 1), ("bare", 1), ("crawlfw", 2), ("bare", 2)]
+    per_round = [result["runs"][i]["cpu_s_per_1000_pages"] / result["runs"][i + 1]["cpu_s_per_1000_pages"]
+                 for i in (0, 2)]
+    assert result["ratios_by_round"] == {"bare": pytest.approx(per_round)}
+    assert result["ratios"]["bare"] == pytest.approx(sum(per_round) / 2)  # median of two
+    assert (f"ratio crawlfw/bare loop CPU s per 1,000 pages: {result['ratios']['bare']:.3f} "
+            f"({min(per_round):.3f}-{max(per_round):.3f})") in table
+    assert "each crawler ran 2 times" in table
+    rows = [line for line in table.splitlines() if line.startswith(("crawlfw ", "bare "))]
+    assert len(rows) == 2  # one row of medians per crawler
+    for run in result["runs"]:
+        assert run["complete"] and run["returncode"] == 0, run
+    assert sorted(p.name for p in tmp_path.glob("*.jl")) == [
+        "bare.1.jl", "bare.2.jl", "crawlfw.1.jl", "crawlfw.2.jl"]
+    bad = subprocess.run([sys.executable, str(BENCH / "bench_crawl.py"), "--rounds", "0"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--rounds must be at least 1, got 0" in bad.stderr
+
+
+@pytest.mark.slow
 def test_bench_idle_smoke():
     """The idle-CPU benchmark runs and reports (its figure is not judged here)."""
     out = subprocess.run([sys.executable, str(BENCH / "bench_idle.py"), "--seconds", "0.2",
