@@ -484,3 +484,33 @@ def test_scheduler_next_request_reports_its_host_at_once(tmp_path, spider):
     assert urls(taken) == ["c", "b", "a"]
     assert all(r._host is None and not r._paced for r in taken)
     assert scheduler.next_request() is None
+
+
+def test_sqlite_hands_out_the_pushed_objects_it_kept_and_rebuilds_the_others(tmp_path, spider,
+                                                                             monkeypatch):
+    """The requests kept as objects (at most LIVE_CACHE_SIZE) are leased as they were
+    pushed; the others, and a released one leased again, are rebuilt from their rows: the
+    same requests either way (their stored dicts equal)."""
+    from crawlfw.core.frontier import sqlite_frontier
+    from crawlfw.http.request._serialize import request_to_dict
+
+    monkeypatch.setattr(sqlite_frontier, "LIVE_CACHE_SIZE", 3)
+    f = sqlite(tmp_path, spider, lifo=False)
+    pushed = [R(f"{i}", priority=i % 2, meta={"depth": i}, headers={"Referer": "http://a/"},
+                callback=spider.parse_item, cb_kwargs={"n": i}, flags=["f"])
+              for i in range(6)]
+    assert f.push_many(pushed) == [True] * 6
+    assert len(f._live) == 3
+    leased = f.lease(6)
+    assert sorted(urls(leased)) == [str(i) for i in range(6)]
+    by_url = {r.url: r for r in pushed}
+    kept = [r for r in leased if r is by_url[r.url]]
+    assert sorted(urls(kept)) == ["0", "1", "2"]  # the first three pushed
+    for request in leased:
+        assert request_to_dict(request, spider) == request_to_dict(by_url[request.url], spider)
+        assert request._lease is not None
+    assert not f._live
+    f.release(kept[:1])
+    again = f.lease(1)
+    assert urls(again) == urls(kept[:1]) and again[0] is not kept[0]  # from its row
+    assert request_to_dict(again[0], spider) == request_to_dict(kept[0], spider)
