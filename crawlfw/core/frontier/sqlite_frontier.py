@@ -407,7 +407,7 @@ class SqliteFrontier(FrontierBase):
         host = host_key(request)
         row = self.conn.execute(_PUSH_START if start else _PUSH,
                                 (request.priority, data, host)).lastrowid
-        if len(self._live) < LIVE_CACHE_SIZE:
+        if row is not None and len(self._live) < LIVE_CACHE_SIZE:
             self._live[row] = request
         self.hosts.added(host, sort_key(request.priority, start))
         self._queued += 1
