@@ -371,6 +371,17 @@ def _snapshot(wdict) -> list:
     return []
 
 
+def _all_live() -> dict[type, list[tuple[object, float]]]:
+    """``{class: [(instance, creation time)]}`` for every class of :data:`live_refs`,
+    with one pass over the collector's objects for all the :class:`ScannedRefs`
+    together."""
+    classes = list(live_refs.items())
+    scanned = _scan({cls for cls, wdict in classes
+                     if isinstance(wdict, ScannedRefs) and wdict.cls is cls})
+    return {cls: scanned[cls] if cls in scanned else _snapshot(wdict)
+            for cls, wdict in classes}
+
+
 def format_live_refs(ignore: type | tuple[type, ...] = NoneType) -> str:
     """Return a table of live tracked objects per class: count and age of the oldest.
 
@@ -383,12 +394,7 @@ def format_live_refs(ignore: type | tuple[type, ...] = NoneType) -> str:
     """
     s = "Live References\n\n"
     now = time()
-    classes = sorted(list(live_refs.items()), key=lambda x: x[0].__name__)
-    # one pass over the collector's objects for every ScannedRefs
-    scanned = _scan({cls for cls, wdict in classes
-                     if isinstance(wdict, ScannedRefs) and wdict.cls is cls})
-    for cls, wdict in classes:
-        items = scanned[cls] if cls in scanned else _snapshot(wdict)
+    for cls, items in sorted(_all_live().items(), key=lambda x: x[0].__name__):
         if not items:
             continue
         if issubclass(cls, ignore):
@@ -402,11 +408,7 @@ def live_counts() -> dict[type, int]:
     """``{class: number of live recorded instances}`` for every class of
     :data:`live_refs` (those with none included), with one pass over the collector's
     objects for all the :class:`ScannedRefs` together."""
-    classes = list(live_refs.items())
-    scanned = _scan({cls for cls, wdict in classes
-                     if isinstance(wdict, ScannedRefs) and wdict.cls is cls})
-    return {cls: len(scanned[cls]) if cls in scanned else len(_snapshot(wdict))
-            for cls, wdict in classes}
+    return {cls: len(items) for cls, items in _all_live().items()}
 
 
 def print_live_refs(*a, **kw) -> None:
