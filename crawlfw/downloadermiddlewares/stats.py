@@ -107,6 +107,12 @@ def _response_httprepr_length(response) -> int:
     return line + 2 + len(response.body)
 
 
+_REQUEST_KEYS = ("downloader/request_count", "downloader/request_method_count/",
+                 "downloader/request_bytes")
+_RESPONSE_KEYS = ("downloader/response_count", "downloader/response_status_count/",
+                  "downloader/response_bytes")
+
+
 class DownloaderStats:
     """Count what goes through the downloader, in the crawler's stats.
 
@@ -141,39 +147,33 @@ class DownloaderStats:
         return cls(crawler.stats)
 
     def process_request(self, request, spider):
-        inc = self._inc_values
-        if inc is not None:
-            try:
-                method_key = f"downloader/request_method_count/{request.method}"
-                reqlen = _request_httprepr_length(request)
-            except Exception:  # noqa: S110 - the general path counts and raises as it did
-                pass
-            else:
-                inc((("downloader/request_count", 1), (method_key, 1),
-                     ("downloader/request_bytes", reqlen)))
-                return
-        self.stats.inc_value("downloader/request_count", spider=spider)
-        self.stats.inc_value(f"downloader/request_method_count/{request.method}", spider=spider)
-        reqlen = _request_httprepr_length(request)
-        self.stats.inc_value("downloader/request_bytes", reqlen, spider=spider)
+        self._count(_REQUEST_KEYS, request, "method", _request_httprepr_length, spider)
 
     def process_response(self, request, response, spider):
+        self._count(_RESPONSE_KEYS, response, "status", _response_httprepr_length, spider)
+        return response
+
+    def _count(self, keys, obj, attr, size_of, spider) -> None:
+        """Count one request or response: ``keys`` is ``(count key, prefix of the key
+        per value of its attribute attr, bytes key)``, ``size_of(obj)`` its length. With
+        a built-in collector the three go in under one lock; when a key or the length
+        cannot be computed, or with another collector, each is counted by ``inc_value``
+        in turn, so a failure raises after the counts before it, as it always did."""
+        count_key, kind_prefix, bytes_key = keys
         inc = self._inc_values
         if inc is not None:
             try:
-                status_key = f"downloader/response_status_count/{response.status}"
-                reslen = _response_httprepr_length(response)
-            except Exception:  # noqa: S110 - the general path counts and raises as it did
+                kind_key = f"{kind_prefix}{getattr(obj, attr)}"
+                size = size_of(obj)
+            except Exception:  # noqa: S110 - the general path below counts and raises
                 pass
             else:
-                inc((("downloader/response_count", 1), (status_key, 1),
-                     ("downloader/response_bytes", reslen)))
-                return response
-        self.stats.inc_value("downloader/response_count", spider=spider)
-        self.stats.inc_value(f"downloader/response_status_count/{response.status}", spider=spider)
-        reslen = _response_httprepr_length(response)
-        self.stats.inc_value("downloader/response_bytes", reslen, spider=spider)
-        return response
+                inc(((count_key, 1), (kind_key, 1), (bytes_key, size)))
+                return
+        stats = self.stats
+        stats.inc_value(count_key, spider=spider)
+        stats.inc_value(f"{kind_prefix}{getattr(obj, attr)}", spider=spider)
+        stats.inc_value(bytes_key, size_of(obj), spider=spider)
 
     def process_exception(self, request, exception, spider):
         ex_class = f"{type(exception).__module__}.{type(exception).__name__}"
