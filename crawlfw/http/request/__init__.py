@@ -49,6 +49,32 @@ _UNSET = _Marker("_UNSET")  # Request._cookies/_flags: the empty default not mad
 _DELETED = _Marker("_DELETED")  # ... deleted (del request.cookies)
 
 
+def _lazy_default(name: str, make: Callable[[], Any], doc: str) -> property:
+    """A property ``name`` that reads, assigns and deletes as a plain attribute would,
+    kept in ``_<name>``, whose default ``make()`` is made on first read (the class sets
+    ``_<name> = _UNSET``; deleting stores ``_DELETED``: reading then raises
+    AttributeError, as a deleted attribute does)."""
+    private = "_" + name
+
+    def get(self):
+        value = getattr(self, private)
+        if value is _UNSET:
+            value = make()
+            setattr(self, private, value)
+        elif value is _DELETED:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        return value
+
+    def set_(self, value) -> None:
+        setattr(self, private, value)
+
+    def delete(self) -> None:
+        get(self)  # AttributeError when already deleted
+        setattr(self, private, _DELETED)
+
+    return property(get, set_, delete, doc=doc)
+
+
 def _make_safe_url(url: str, encoding: str) -> str:
     # Only URLs that passed the scheme check are cached: a hit needs no check.
     key = (url, encoding)
@@ -184,45 +210,12 @@ class Request(object_ref):
     # duplicates the scheduler drops). _UNSET: not made yet; _DELETED: deleted.
     _cookies: Any = _UNSET
     _flags: Any = _UNSET
-
-    def _get_cookies(self):
-        c = self._cookies
-        if c is _UNSET:
-            c = self._cookies = {}
-        elif c is _DELETED:
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute 'cookies'")
-        return c
-
-    def _set_cookies(self, value) -> None:
-        self._cookies = value
-
-    def _del_cookies(self) -> None:
-        self._get_cookies()  # AttributeError when already deleted
-        self._cookies = _DELETED
-
-    cookies = property(
-        _get_cookies, _set_cookies, _del_cookies,
-        doc="``{name: value}`` or a list of cookie dicts given to the constructor (the "
-            "object itself), else an empty dict, for the cookies middleware.")
-
-    def _get_flags(self):
-        f = self._flags
-        if f is _UNSET:
-            f = self._flags = []
-        elif f is _DELETED:
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute 'flags'")
-        return f
-
-    def _set_flags(self, value) -> None:
-        self._flags = value
-
-    def _del_flags(self) -> None:
-        self._get_flags()
-        self._flags = _DELETED
-
-    flags = property(
-        _get_flags, _set_flags, _del_flags,
-        doc="A list of str shown in logs (a copy of the constructor's ``flags``).")
+    cookies = _lazy_default(
+        "cookies", dict,
+        "``{name: value}`` or a list of cookie dicts given to the constructor (the object "
+        "itself), else an empty dict, for the cookies middleware.")
+    flags = _lazy_default(
+        "flags", list, "A list of str shown in logs (a copy of the constructor's ``flags``).")
 
     @property
     def meta(self) -> dict:
