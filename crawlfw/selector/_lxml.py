@@ -51,10 +51,10 @@ _PER_CALL_EXSLT = frozenset({
 
 _local = threading.local()
 
-#: The namespaces every selector starts with (``unified._default_namespaces()``): a query
-#: with just these is cached under the query string alone, without building
-#: ``tuple(namespaces.items())`` per call.
-_DEFAULT_NAMESPACES = {
+#: The namespaces every selector starts with (EXSLT, https://exslt.org/; a copy each:
+#: ``unified._default_namespaces()``): a query with just these is cached under the query
+#: string alone, without building ``tuple(namespaces.items())`` per call.
+DEFAULT_NAMESPACES = {
     "re": "http://exslt.org/regular-expressions",
     "set": "http://exslt.org/sets",
 }
@@ -228,7 +228,7 @@ def compiled_xpath(query, namespaces):
     if cache is None:
         cache = _local.xpaths = {}
     # a str key for the default namespaces (never equal to the tuple keys of others)
-    key = query if namespaces == _DEFAULT_NAMESPACES else (query, tuple(namespaces.items()))
+    key = query if namespaces == DEFAULT_NAMESPACES else (query, tuple(namespaces.items()))
     xp = cache.get(key)
     if xp is None:
         xp = _compile(query, namespaces)

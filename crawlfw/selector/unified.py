@@ -129,10 +129,9 @@ _jmespath = None
 
 
 def _default_namespaces():
-    return {
-        "re": "http://exslt.org/regular-expressions",
-        "set": "http://exslt.org/sets",
-    }
+    """A new dict of the namespaces every selector starts with (EXSLT's ``re`` and
+    ``set``: ``_lxml.DEFAULT_NAMESPACES``, whose queries its XPath cache keys apart)."""
+    return dict(_lxml.DEFAULT_NAMESPACES)
 
 
 class SelectorList(list["Selector"]):
