@@ -18,6 +18,13 @@ _dict_setitem = dict.__setitem__
 _dict_new = dict.__new__
 
 
+def _store_encoding(headers, encoding) -> None:
+    """Set ``headers.encoding`` unless it is the class's default ``"utf-8"`` (a plain
+    str), which :attr:`Headers.encoding` gives without an instance attribute."""
+    if encoding != "utf-8" or encoding.__class__ is not str or headers.__class__.encoding != "utf-8":
+        headers.encoding = encoding
+
+
 class Headers(CaselessDict):
     """Case-insensitive, multi-valued HTTP header fields (RFC 9110 section 5).
 
@@ -46,9 +53,7 @@ class Headers(CaselessDict):
     encoding: str = "utf-8"
 
     def __init__(self, seq=None, encoding: str = "utf-8"):
-        # stored unless it is the class's default "utf-8" (see encoding above)
-        if encoding != "utf-8" or encoding.__class__ is not str or type(self).encoding != "utf-8":
-            self.encoding = encoding
+        _store_encoding(self, encoding)
         super().__init__(seq)
 
     @classmethod
@@ -57,7 +62,7 @@ class Headers(CaselessDict):
         one per new Request)."""
         self = _dict_new(cls)
         if encoding != "utf-8" or encoding.__class__ is not str or cls.encoding != "utf-8":
-            self.encoding = encoding
+            self.encoding = encoding  # _store_encoding, inline
         return self
 
     @classmethod
@@ -80,8 +85,7 @@ class Headers(CaselessDict):
             A new :class:`Headers`.
         """
         self = cls.__new__(cls)
-        if encoding != "utf-8" or encoding.__class__ is not str or cls.encoding != "utf-8":
-            self.encoding = encoding
+        _store_encoding(self, encoding)
         for name, value in pairs:
             if name.__class__ is not bytes:
                 name = self._tobytes(name)
@@ -210,9 +214,7 @@ class Headers(CaselessDict):
     def __copy__(self) -> Headers:
         cls = self.__class__
         new = cls.__new__(cls)
-        enc = self.encoding
-        if enc != "utf-8" or enc.__class__ is not str or cls.encoding != "utf-8":
-            new.encoding = enc
+        _store_encoding(new, self.encoding)
         for key, lst in dict.items(self):
             _dict_setitem(new, key, list(lst))
         return new
