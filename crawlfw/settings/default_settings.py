@@ -16,9 +16,9 @@ Rules for adding a setting:
 Differences from Scrapy 1.2 (the runtime has no Twisted reactor; every scheme is
 downloaded with libcurl):
 
-* removed: ``REACTOR_THREADPOOL_MAXSIZE``, ``TELNETCONSOLE_PORT``,
-  ``TELNETCONSOLE_HOST``, ``DOWNLOADER_HTTPCLIENTFACTORY``,
-  ``DOWNLOADER_CLIENTCONTEXTFACTORY`` (Twisted-only);
+* removed: ``DOWNLOADER_HTTPCLIENTFACTORY`` (Twisted-only, gone from Scrapy 2 too);
+  every key of Scrapy 2.19's defaults is here (the "Scrapy 2 settings" block), the
+  Twisted-only ones (``TWISTED_REACTOR``, ``TELNETCONSOLE_PORT``...) without effect;
 * ``TELNETCONSOLE_ENABLED`` is kept but ``False``: the telnet console is not
   supported, and ``crawlfw.extensions.telnet.TelnetConsole`` is not in
   ``EXTENSIONS_BASE``;
@@ -437,7 +437,7 @@ SCRAPER_SLOT_MAX_ACTIVE_SIZE = 5000000  # no effect: the actors' inboxes are bou
 TELNETCONSOLE_HOST = '127.0.0.1'  # no effect: no telnet console
 TELNETCONSOLE_PASSWORD = None  # no effect
 TELNETCONSOLE_PORT = [6023, 6073]  # no effect
-TELNETCONSOLE_USERNAME = 'scrapy'  # no effect
+TELNETCONSOLE_USERNAME = 'crawlfw'  # no effect (Scrapy: 'scrapy')
 TWISTED_DNS_RESOLVER = 'twisted.internet.resolver.GAIResolver'  # no effect
 # No Twisted reactor: coroutines run on asyncio loops, as with this (Scrapy's default)
 # reactor; another reactor gets one WARNING (crawlfw.utils.reactor).
