@@ -45,6 +45,7 @@ __all__ = [
     "parallel",
     "parallel_async",
     "process_chain",
+    "process_chain_both",
     "process_parallel",
 ]
 
@@ -241,6 +242,28 @@ def process_chain(callbacks: Iterable[Callable], input: Any, *a: Any,  # noqa: A
     except Exception as exc:
         return _done(error=exc)
     return _done(result)
+
+
+def process_chain_both(callbacks: Iterable[Callable], errbacks: Iterable[Callable],
+                       input: Any, *a: Any, **kw: Any) -> concurrent.futures.Future:  # noqa: A002
+    """Scrapy 1.2's callback/errback chain: for each ``(callback, errback)`` pair, a
+    result goes to the callback, a failure (an exception raised before, or ``input``
+    being a :class:`~crawlfw.utils.failure.Failure`) to the errback as a ``Failure``;
+    what either returns goes on (an exception raised becomes the failure).
+
+    Returns:
+        concurrent.futures.Future: done with the last result, or failed with the
+        failure left at the end.
+    """
+    result: Any = input
+    failed = isinstance(input, Failure)
+    for callback, errback in zip(callbacks, errbacks, strict=False):
+        try:
+            result = errback(result, *a, **kw) if failed else callback(result, *a, **kw)
+            failed = isinstance(result, Failure)
+        except Exception as exc:
+            result, failed = Failure(exc), True
+    return _done(error=result.value) if failed else _done(result)
 
 
 def process_parallel(callbacks: Iterable[Callable], input: Any, *a: Any,  # noqa: A002
