@@ -67,6 +67,9 @@ SETTINGS_WITHOUT_EFFECT = {
     "LOG_INSTALL_ROOT_HANDLER": "call crawlfw.utils.log.configure_logging("
                                 "install_root_handler=False) instead",
     "LOG_VERSIONS": "the versions logged at start are crawlfw's fixed list",
+    "METAREFRESH_IGNORE_TAGS": "a <meta http-equiv=\"refresh\"> inside <script> or "
+                               "<noscript> is always ignored (crawlfw.utils.response."
+                               "get_meta_refresh)",
     "PERIODIC_LOG_DELTA": "there is no PeriodicLog extension (LogStats logs every "
                           "LOGSTATS_INTERVAL seconds)",
     "PERIODIC_LOG_STATS": "there is no PeriodicLog extension",

@@ -401,7 +401,7 @@ LOG_FILE_APPEND = True  # False: LOG_FILE is emptied when logging is configured
 LOG_INSTALL_ROOT_HANDLER = True  # no effect: configure_logging(install_root_handler=)
 LOG_VERSIONS = ['lxml', 'libxml2', 'cssselect', 'parsel', 'w3lib', 'Twisted', 'Python',
                 'pyOpenSSL', 'cryptography', 'Platform']  # no effect
-# Tags whose <meta http-equiv="refresh"> is ignored (MetaRefreshMiddleware).
+# No effect: a <meta http-equiv="refresh"> inside <script> or <noscript> is always ignored.
 METAREFRESH_IGNORE_TAGS = ['noscript']
 PERIODIC_LOG_DELTA = None  # no effect: no PeriodicLog extension
 PERIODIC_LOG_STATS = None  # no effect
