@@ -10,6 +10,7 @@ The tree (Scrapy 1.2's public exceptions first, then crawlfw's download errors):
     ├── CloseSpider(reason)  raised by a spider callback to close the spider with ``reason``
     ├── DropItem             raised by an item pipeline to discard an item
     ├── NotSupported         a feature or scheme is not supported
+    │   └── UnsupportedURLSchemeError  a URL scheme without (or with a disabled) handler
     ├── UsageError           wrong command-line usage (exit status 2)
     ├── CrawlStartError      a crawl cannot start: a bad setting value, a feed that cannot
     │                        be opened (one line for the user; exit status 1)
@@ -30,6 +31,11 @@ The tree (Scrapy 1.2's public exceptions first, then crawlfw's download errors):
         │   └── ResponseHeadersTooLarge curl 100 and 56 "Too large response headers"
         │                            ("Response headers too large"; never retried)
         └── DownloadCancelled        the transfer was aborted (max size, shutdown) curl 23, 42, 63
+
+Scrapy 2.19's names are aliases of these classes: ``CannotResolveHostError`` is
+``DNSLookupError``, ``DownloadConnectionRefusedError`` ``ConnectionRefusedError``,
+``DownloadCancelledError`` ``DownloadCancelled``, ``DownloadFailedError`` ``DownloadError``,
+``ResponseDataLossError`` ``ResponseFailed``.
 
 Other curl codes give a plain ``DownloadError``; the one table is
 ``crawlfw.core.transport._curl_errors.CURL_CODE_TABLE``.
@@ -67,6 +73,12 @@ __all__ = [
     "ResponseHeadersTooLarge",
     "DownloadCancelled",
     "StopDownload",
+    "UnsupportedURLSchemeError",
+    "CannotResolveHostError",
+    "DownloadConnectionRefusedError",
+    "DownloadCancelledError",
+    "DownloadFailedError",
+    "ResponseDataLossError",
 ]
 
 
@@ -132,11 +144,27 @@ class StopDownload(Exception):
 
 
 class DropItem(Exception):
-    """Drop an item from the item pipeline."""
+    """Drop an item from the item pipeline.
+
+    Args:
+        message: why (logged as "Dropped: <message>").
+        log_level: the level of that log line, a name (``"INFO"``) or number; None
+            (default): the ``DEFAULT_DROPITEM_LOG_LEVEL`` setting (Scrapy 2.13+).
+    """
+
+    def __init__(self, message: str = "", log_level: str | int | None = None):
+        super().__init__(message)
+        self.log_level = log_level
 
 
 class NotSupported(Exception):
     """Indicates a feature or method is not supported."""
+
+
+class UnsupportedURLSchemeError(NotSupported):
+    """A request's URL scheme has no download handler (Scrapy 2.19's name), or its
+    scheme is disabled in ``DOWNLOAD_HANDLERS``. A :class:`NotSupported`, which crawlfw
+    raised before."""
 
 
 # Commands
@@ -242,3 +270,20 @@ class ResponseHeadersTooLarge(ResponseFailed):
 
 class DownloadCancelled(DownloadError):
     """The transfer was aborted on purpose (``DOWNLOAD_MAXSIZE`` exceeded, shutdown)."""
+
+
+# Scrapy 2.19's names of download errors, each the crawlfw class that stands for the same
+# failure (an ``except``/``failure.check()`` with either name catches it):
+
+#: The host name could not be resolved (Scrapy 2.19): :class:`DNSLookupError`.
+CannotResolveHostError = DNSLookupError
+#: The server refused the connection (Scrapy 2.19): :class:`ConnectionRefusedError`.
+DownloadConnectionRefusedError = ConnectionRefusedError
+#: The download was cancelled (Scrapy 2.19): :class:`DownloadCancelled`.
+DownloadCancelledError = DownloadCancelled
+#: The download failed (Scrapy 2.19's catch-all): :class:`DownloadError`, the base of
+#: every crawlfw download error.
+DownloadFailedError = DownloadError
+#: The response is incomplete (Scrapy 2.19): :class:`ResponseFailed`, a truncated or
+#: malformed response.
+ResponseDataLossError = ResponseFailed

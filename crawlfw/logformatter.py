@@ -83,9 +83,18 @@ class LogFormatter:
         }
 
     def dropped(self, item, exception, response, spider):
-        """A pipeline raised ``DropItem`` (WARNING): "Dropped: <reason>" then the item."""
+        """A pipeline raised ``DropItem``: "Dropped: <reason>" then the item, at the
+        exception's ``log_level``, else ``DEFAULT_DROPITEM_LOG_LEVEL`` (WARNING)."""
+        level = getattr(exception, "log_level", None)
+        if level is None:
+            settings = getattr(getattr(spider, "crawler", None), "settings", None)
+            level = settings.get("DEFAULT_DROPITEM_LOG_LEVEL") if settings is not None else None
+        if isinstance(level, str):
+            level = logging.getLevelName(level.upper())
+        if not isinstance(level, int):
+            level = logging.WARNING
         return {
-            'level': logging.WARNING,
+            'level': level,
             'msg': DROPPEDMSG,
             'args': {
                 'exception': exception,

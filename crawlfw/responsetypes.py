@@ -14,7 +14,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from crawlfw.http import HtmlResponse, Response, TextResponse, XmlResponse
+from crawlfw.http import HtmlResponse, JsonResponse, Response, TextResponse, XmlResponse
 from crawlfw.utils.python import binary_is_text, to_bytes
 
 __all__ = ["ResponseTypes", "responsetypes"]
@@ -49,8 +49,9 @@ class ResponseTypes:
         "application/xhtml+xml": "crawlfw.http.HtmlResponse",
         "application/vnd.wap.xhtml+xml": "crawlfw.http.HtmlResponse",
         "application/xml": "crawlfw.http.XmlResponse",
-        "application/json": "crawlfw.http.TextResponse",
-        "application/x-json": "crawlfw.http.TextResponse",
+        "application/json": "crawlfw.http.JsonResponse",
+        "application/x-json": "crawlfw.http.JsonResponse",
+        "application/json-amazonui-streaming": "crawlfw.http.JsonResponse",
         "application/javascript": "crawlfw.http.TextResponse",
         "application/x-javascript": "crawlfw.http.TextResponse",
         "text/xml": "crawlfw.http.XmlResponse",
@@ -62,6 +63,7 @@ class ResponseTypes:
         "crawlfw.http.TextResponse": TextResponse,
         "crawlfw.http.HtmlResponse": HtmlResponse,
         "crawlfw.http.XmlResponse": XmlResponse,
+        "crawlfw.http.JsonResponse": JsonResponse,
     }
 
     def __init__(self):

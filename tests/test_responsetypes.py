@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from crawlfw.http import Headers, HtmlResponse, Response, TextResponse, XmlResponse
+from crawlfw.http import Headers, HtmlResponse, JsonResponse, Response, TextResponse, XmlResponse
 from crawlfw.responsetypes import ResponseTypes, responsetypes
 from crawlfw.utils.test import get_testenv
 
@@ -20,8 +20,8 @@ from crawlfw.utils.test import get_testenv
         ("application/vnd.wap.xhtml+xml", HtmlResponse),
         ("application/xml", XmlResponse),
         ("text/xml", XmlResponse),
-        ("application/json", TextResponse),
-        ("application/x-json", TextResponse),
+        ("application/json", JsonResponse),
+        ("application/x-json", JsonResponse),
         ("application/javascript", TextResponse),
         ("application/x-javascript", TextResponse),
         ("text/plain", TextResponse),
@@ -46,7 +46,7 @@ def test_from_mimetype(mimetype, cls):
         ("text/html; charset=UTF-8", None, HtmlResponse),
         (b"TEXT/HTML", None, HtmlResponse),
         (b"  text/xml ; charset=utf-8", None, XmlResponse),
-        (b"application/json", None, TextResponse),
+        (b"application/json", None, JsonResponse),
         (b"application/octet-stream", None, Response),
         (b"text/html", b"gzip", Response),
         (b"", None, Response),
@@ -88,7 +88,7 @@ def test_from_content_disposition(value, cls):
         ("file.xhtml", HtmlResponse),
         ("feed.rss", XmlResponse),
         ("feed.atom", XmlResponse),
-        ("data.json", TextResponse),
+        ("data.json", JsonResponse),
         ("style.css", TextResponse),
         ("file.unknownext", Response),
         ("archive.tgz", Response),
@@ -254,3 +254,19 @@ def test_a_process_out_of_file_descriptors_still_chooses_by_file_name():
                          env=get_testenv(), timeout=60)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split()[:2] == ["XmlResponse", "Response"], out.stdout
+
+
+def test_json_response_scrapy_2_19():
+    # Scrapy 2.19 gives JsonResponse for these (issue 29)
+    for mimetype in ("application/json", "application/x-json",
+                     "application/json-amazonui-streaming"):
+        assert responsetypes.from_mimetype(mimetype) is JsonResponse
+    response = responsetypes.from_args(headers=Headers({"Content-Type": "application/json"}),
+                                       url="http://e.com/a", body=b'{"a": [1, 2]}')
+    assert response is JsonResponse and issubclass(JsonResponse, TextResponse)
+    made = JsonResponse("http://e.com/a", body=b'{"a": [1, 2]}', encoding="utf-8")
+    assert made.json() == {"a": [1, 2]}
+    assert made.replace(body=b"[3]").json() == [3]
+    from crawlfw.http.response.json import JsonResponse as same
+
+    assert same is JsonResponse

@@ -222,6 +222,11 @@ PROVIDED = {
     "scrapy.utils.markup": ["remove_tags", "replace_entities", "replace_escape_chars",
                             "remove_tags_with_content", "remove_comments", "get_base_url",
                             "get_meta_refresh", "unquote_markup", "replace_tags"],
+    # Scrapy 1.2's Deferred helpers, on what crawlfw returns (issue 29)
+    "scrapy.utils.defer": ["defer_fail", "defer_succeed", "defer_result", "mustbe_deferred",
+                           "parallel", "process_chain", "process_chain_both",
+                           "process_parallel", "iter_errback"],
+    "scrapy.utils.reactor": ["listen_tcp", "CallLaterOnce"],
     "scrapy.utils.misc": ["arg_to_iter", "load_object", "walk_modules", "extract_regex",
                           "md5sum", "rel_has_nofollow"],
     "scrapy.utils.multipart": ["encode_multipart"],
@@ -358,8 +363,6 @@ NOT_PROVIDED = {
         "DNS cache (DNSCACHE_ENABLED, DNSCACHE_SIZE, DNS_TIMEOUT)"),
     "scrapy.utils.benchserver": (
         "Twisted web server for `bench`; the bench command runs its own local link server"),
-    "scrapy.utils.defer": "Deferred helpers; crawlfw has no Deferreds",
-    "scrapy.utils.reactor": "Twisted reactor helpers (listen_tcp, CallLaterOnce)",
     "scrapy.utils.signal": (
         "pydispatch helpers over a global dispatcher; crawlfw's SignalManager "
         "(crawler.signals.send_catch_log, disconnect_all) has no global dispatcher"),
@@ -389,10 +392,6 @@ NOT_PROVIDED_NAMES = {
     ("scrapy.settings", "CrawlerSettings"): (
         "Scrapy 0.24's settings class (overrides/defaults), deprecated since 1.0; use Settings"),
     ("scrapy.settings.default_settings", "DOWNLOADER_HTTPCLIENTFACTORY"): "Twisted client",
-    ("scrapy.settings.default_settings", "DOWNLOADER_CLIENTCONTEXTFACTORY"): "Twisted TLS",
-    ("scrapy.settings.default_settings", "REACTOR_THREADPOOL_MAXSIZE"): "no Twisted reactor",
-    ("scrapy.settings.default_settings", "TELNETCONSOLE_PORT"): "no telnet console",
-    ("scrapy.settings.default_settings", "TELNETCONSOLE_HOST"): "no telnet console",
     ("scrapy.spiders", "ObsoleteClass"): "placeholder raising on use since Scrapy 0.x",
     ("scrapy.spiders", "spiders"): (
         "obsolete placeholder; use CrawlerRunner.spider_loader"),

@@ -3,7 +3,7 @@
 Classes:
     Headers: case-insensitive, multi-valued header fields (bytes).
     Request, FormRequest, JsonRequest, XmlRpcRequest: requests to make.
-    Response, TextResponse, HtmlResponse, XmlResponse: downloaded responses.
+    Response, TextResponse, HtmlResponse, XmlResponse, JsonResponse: downloaded responses.
 """
 
 from crawlfw.http.headers import Headers
@@ -13,6 +13,7 @@ from crawlfw.http.request.json_request import JsonRequest
 from crawlfw.http.request.rpc import XmlRpcRequest
 from crawlfw.http.response import Response
 from crawlfw.http.response.html import HtmlResponse
+from crawlfw.http.response.json import JsonResponse
 from crawlfw.http.response.text import TextResponse
 from crawlfw.http.response.xml import XmlResponse
 
@@ -26,4 +27,5 @@ __all__ = [
     "TextResponse",
     "HtmlResponse",
     "XmlResponse",
+    "JsonResponse",
 ]

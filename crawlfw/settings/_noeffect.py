@@ -1,4 +1,4 @@
-"""Scrapy 1.2 settings that crawlfw keeps (so projects load) but that change nothing,
+"""Scrapy 1.2 and 2.19 settings that crawlfw keeps (so projects load) but that change nothing,
 and the one-line warning a user gets for setting one.
 
 The runtime has no Twisted download handlers, no pluggable downloader class and a
@@ -25,6 +25,94 @@ SETTINGS_WITHOUT_EFFECT = {
                          "None, which disables a scheme, is honoured",
     "MEMDEBUG_NOTIFY": "no memory debugging report is mailed (Scrapy 1.2 did not send one "
                        "either); the figures are in the stats (memdebug/...)",
+    # Scrapy 2.19's settings (issue 29)
+    "ADDONS": "Scrapy add-ons are not loaded; set the settings an add-on would set yourself",
+    "ASYNCIO_EVENT_LOOP": "each actor thread runs coroutines on an event loop of asyncio's "
+                          "default class",
+    "AWS_MAX_POOL_CONNECTIONS": "boto3 keeps its own connection pool",
+    "AWS_SESSION_TOKEN": "S3 feeds and stores use AWS_ACCESS_KEY_ID and "
+                         "AWS_SECRET_ACCESS_KEY (or boto3's own configuration)",
+    "AWS_USE_SSL": "AWS_ENDPOINT_URL's scheme decides",
+    "AWS_VERIFY": "boto3's default certificate verification is used",
+    "CLOSESPIDER_PAGECOUNT_NO_ITEM": "the CloseSpider extension has CLOSESPIDER_PAGECOUNT, "
+                                     "_ITEMCOUNT, _ERRORCOUNT and _TIMEOUT",
+    "CLOSESPIDER_TIMEOUT_NO_ITEM": "the CloseSpider extension has CLOSESPIDER_PAGECOUNT, "
+                                   "_ITEMCOUNT, _ERRORCOUNT and _TIMEOUT",
+    "DNS_RESOLVER": "libcurl resolves host names (DNSCACHE_ENABLED, DNS_TIMEOUT)",
+    "DOWNLOADER_CLIENTCONTEXTFACTORY": "libcurl does TLS (DOWNLOADER_CLIENT_TLS_METHOD)",
+    "DOWNLOADER_CLIENT_TLS_CIPHERS": "libcurl's default cipher list is used",
+    "DOWNLOADER_CLIENT_TLS_VERBOSE_LOGGING": "libcurl does TLS and does not log its details",
+    "DOWNLOAD_BIND_ADDRESS": "set the request meta key 'bindaddress' instead",
+    "DOWNLOAD_DELAY_JITTER": "RANDOMIZE_DOWNLOAD_DELAY waits 0.5 to 1.5 times DOWNLOAD_DELAY",
+    "DOWNLOAD_FAIL_ON_DATALOSS": "a truncated response always fails (ResponseFailed, "
+                                 "retried by the RetryMiddleware)",
+    "DOWNLOAD_SLOTS": "every download slot has DOWNLOAD_DELAY and "
+                      "CONCURRENT_REQUESTS_PER_DOMAIN/_PER_IP",
+    "DOWNLOAD_TLS_MAX_VERSION": "use DOWNLOADER_CLIENT_TLS_METHOD",
+    "DOWNLOAD_TLS_MIN_VERSION": "use DOWNLOADER_CLIENT_TLS_METHOD",
+    "DOWNLOAD_VERIFY_CERTIFICATES": "certificates are not verified (as Scrapy's default)",
+    "FEED_STORAGE_GCS_ACL": "there is no gs:// feed storage",
+    "FILES_STORE_GCS_ACL": "there is no gs:// files store",
+    "FTP_PASSIVE_MODE": "libcurl's FTP transfers use passive mode",
+    "FTP_PASSWORD": "give the user and password in the ftp:// URL",
+    "FTP_USER": "give the user and password in the ftp:// URL",
+    "GCS_PROJECT_ID": "there is no Google Cloud Storage feed storage or files store",
+    "HTTP2_MAX_FRAME_SIZE": "there is no HTTP/2 download handler",
+    "HTTPAUTH_DOMAIN": "set the spider's http_user, http_pass and http_auth_domain",
+    "HTTPAUTH_PASS": "set the spider's http_user, http_pass and http_auth_domain",
+    "HTTPAUTH_USER": "set the spider's http_user, http_pass and http_auth_domain",
+    "HTTPX_HTTP2_ENABLED": "there is no httpx download handler",
+    "IMAGES_STORE_GCS_ACL": "there is no gs:// images store",
+    "LOG_COLOR": "log lines are not coloured",
+    "LOG_INSTALL_ROOT_HANDLER": "call crawlfw.utils.log.configure_logging("
+                                "install_root_handler=False) instead",
+    "LOG_VERSIONS": "the versions logged at start are crawlfw's fixed list",
+    "METAREFRESH_IGNORE_TAGS": "a <meta http-equiv=\"refresh\"> inside <script> or "
+                               "<noscript> is always ignored (crawlfw.utils.response."
+                               "get_meta_refresh)",
+    "PERIODIC_LOG_DELTA": "there is no PeriodicLog extension (LogStats logs every "
+                          "LOGSTATS_INTERVAL seconds)",
+    "PERIODIC_LOG_STATS": "there is no PeriodicLog extension",
+    "PERIODIC_LOG_TIMING_ENABLED": "there is no PeriodicLog extension",
+    "REACTOR_THREADPOOL_MAXSIZE": "there is no Twisted reactor",
+    "REFERRER_POLICIES": "set REFERRER_POLICY or the request meta key 'referrer_policy' to "
+                         "a policy class or one of the standard names",
+    "REMOTE_CONTROL_ENABLED": "a crawl process is controlled with crawlfw ps/status/pause/"
+                              "resume/stop (CONTROL_ENDPOINT)",
+    "REMOTE_CONTROL_JOBS_DIR": "see REMOTE_CONTROL_ENABLED",
+    "REMOTE_CONTROL_OUTPUT_MAX_BYTES": "see REMOTE_CONTROL_ENABLED",
+    "REMOTE_CONTROL_TIMEOUT_DEFAULT": "see REMOTE_CONTROL_ENABLED",
+    "REMOTE_CONTROL_TIMEOUT_MAX": "see REMOTE_CONTROL_ENABLED",
+    "REMOTE_CONTROL_TRACEBACK_MAX_BYTES": "see REMOTE_CONTROL_ENABLED",
+    "REQUEST_FINGERPRINTER_CLASS": "the duplicate filter and the frontiers fingerprint "
+                                   "requests with crawlfw.utils.request.request_fingerprint",
+    "ROBOTSTXT_PARSER": "robots.txt files are parsed with protego",
+    "SCHEDULER_START_DISK_QUEUE": "start requests wait in the frontier's own start queue",
+    "SCHEDULER_START_MEMORY_QUEUE": "start requests wait in the frontier's own start queue",
+    "SCRAPER_SLOT_MAX_ACTIVE_SIZE": "the spider runners' backlog is bounded by "
+                                    "CONCURRENT_REQUESTS",
+    "TELNETCONSOLE_HOST": "there is no telnet console",
+    "TELNETCONSOLE_PASSWORD": "there is no telnet console",
+    "TELNETCONSOLE_PORT": "there is no telnet console",
+    "TELNETCONSOLE_USERNAME": "there is no telnet console",
+    "TWISTED_DNS_RESOLVER": "libcurl resolves host names (DNSCACHE_ENABLED, DNS_TIMEOUT)",
+    "TWISTED_REACTOR": "there is no Twisted reactor: crawlfw runs coroutines on asyncio "
+                       "event loops, as Scrapy does with its default, "
+                       "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
+    "TWISTED_REACTOR_ENABLED": "crawlfw never uses a Twisted reactor",
+    "WARN_ON_GENERATOR_RETURN_VALUE": "a callback's return value beside its yields is "
+                                      "not checked",
+}
+
+#: Settings set to one of these values need no warning: they ask for what crawlfw does.
+_HARMLESS_VALUES = {
+    "TWISTED_REACTOR": (None, "", "twisted.internet.asyncioreactor.AsyncioSelectorReactor"),
+    "TWISTED_REACTOR_ENABLED": (True, False, "True", "False", "true", "false", 0, 1),
+    "DOWNLOAD_FAIL_ON_DATALOSS": (True, "True", "true", 1, "1"),
+    "ROBOTSTXT_PARSER": ("crawlfw.robotstxt.ProtegoRobotParser",
+                         "scrapy.robotstxt.ProtegoRobotParser"),
+    "REQUEST_FINGERPRINTER_CLASS": ("crawlfw.utils.request.RequestFingerprinter",
+                                    "scrapy.utils.request.RequestFingerprinter"),
 }
 
 _CURL_HANDLER = "crawlfw.core.transport.curl.MultiDriver"
@@ -37,7 +125,21 @@ def _user_set(settings, name) -> bool:
         return any(value is not None and value != _CURL_HANDLER
                    for value in dict(handlers).values())
     priority = settings.getpriority(name)
-    return priority is not None and priority > 0  # above 'default'
+    if priority is None or priority <= 0:  # not above 'default'
+        return False
+    value = settings.get(name)
+    if isinstance(value, (dict, list, tuple)) or hasattr(value, "copy_to_dict"):
+        as_plain = value.copy_to_dict() if hasattr(value, "copy_to_dict") else value
+        return as_plain != _default(name)  # {} or the default list: nothing asked
+    harmless = _HARMLESS_VALUES.get(name, ())
+    return value not in harmless and value != _default(name)
+
+
+def _default(name):
+    from crawlfw.settings import default_settings
+
+    value = getattr(default_settings, name, None)
+    return dict(value) if isinstance(value, dict) else value
 
 
 def warn_settings_without_effect(settings) -> list:

@@ -16,9 +16,9 @@ Rules for adding a setting:
 Differences from Scrapy 1.2 (the runtime has no Twisted reactor; every scheme is
 downloaded with libcurl):
 
-* removed: ``REACTOR_THREADPOOL_MAXSIZE``, ``TELNETCONSOLE_PORT``,
-  ``TELNETCONSOLE_HOST``, ``DOWNLOADER_HTTPCLIENTFACTORY``,
-  ``DOWNLOADER_CLIENTCONTEXTFACTORY`` (Twisted-only);
+* removed: ``DOWNLOADER_HTTPCLIENTFACTORY`` (Twisted-only, gone from Scrapy 2 too);
+  every key of Scrapy 2.19's defaults is here (the "Scrapy 2 settings" block), the
+  Twisted-only ones (``TWISTED_REACTOR``, ``TELNETCONSOLE_PORT``...) without effect;
 * ``TELNETCONSOLE_ENABLED`` is kept but ``False``: the telnet console is not
   supported, and ``crawlfw.extensions.telnet.TelnetConsole`` is not in
   ``EXTENSIONS_BASE``;
@@ -347,6 +347,103 @@ SPIDER_CONTRACTS_BASE = {
     'crawlfw.contracts.default.ReturnsContract': 2,
     'crawlfw.contracts.default.ScrapesContract': 3,
 }
+
+# --- Scrapy 2 settings (issue 29) -------------------------------------------------
+# Scrapy 2.19's settings that Scrapy 1.2 did not have, alphabetical. Those crawlfw cannot
+# act on are listed, with the reason, in crawlfw.settings._noeffect.SETTINGS_WITHOUT_EFFECT
+# (a user who sets one to something else than its default gets one WARNING).
+
+ADDONS = {}  # no effect: add-ons are not loaded
+ASYNCIO_EVENT_LOOP = None  # no effect: actor threads use asyncio's default loop class
+AWS_MAX_POOL_CONNECTIONS = 100  # no effect (boto3's own pool)
+AWS_SESSION_TOKEN = None  # no effect
+AWS_USE_SSL = None  # no effect: AWS_ENDPOINT_URL's scheme decides
+AWS_VERIFY = None  # no effect
+CLOSESPIDER_PAGECOUNT_NO_ITEM = 0  # no effect
+CLOSESPIDER_TIMEOUT_NO_ITEM = 0  # no effect
+# CrawlSpider: False makes no rule follow links (CrawlSpider._follow_links).
+CRAWLSPIDER_FOLLOW_LINKS = True
+# Level of the "Dropped: ..." line when a DropItem gives no log_level.
+DEFAULT_DROPITEM_LOG_LEVEL = 'WARNING'
+DNS_RESOLVER = 'twisted.internet.resolver.GAIResolver'  # no effect: libcurl resolves
+DOWNLOADER_CLIENTCONTEXTFACTORY = None  # no effect: libcurl does TLS
+DOWNLOADER_CLIENT_TLS_CIPHERS = 'DEFAULT'  # no effect
+DOWNLOADER_CLIENT_TLS_VERBOSE_LOGGING = False  # no effect
+DOWNLOAD_BIND_ADDRESS = None  # no effect (meta 'bindaddress' is honoured)
+DOWNLOAD_DELAY_JITTER = 0.5  # no effect: RANDOMIZE_DOWNLOAD_DELAY uses 0.5 to 1.5
+DOWNLOAD_FAIL_ON_DATALOSS = True  # True only: a truncated body always fails (ResponseFailed)
+DOWNLOAD_SLOTS = {}  # no effect: one delay and concurrency for every slot
+DOWNLOAD_TLS_MAX_VERSION = None  # no effect: see DOWNLOADER_CLIENT_TLS_METHOD
+DOWNLOAD_TLS_MIN_VERSION = None  # no effect: see DOWNLOADER_CLIENT_TLS_METHOD
+DOWNLOAD_VERIFY_CERTIFICATES = False  # no effect: certificates are not verified
+# Log every filtered duplicate, not only the first (RFPDupeFilter).
+DUPEFILTER_DEBUG = False
+# Default of a feed's 'indent' option (JSON feeds). Scrapy 2's default, 0, puts each item
+# on a line of its own; None keeps Scrapy 1.2's output, which crawlfw's feeds have kept.
+FEED_EXPORT_INDENT = None
+FEED_STORAGE_GCS_ACL = ''  # no effect: no gs:// feed storage
+FILES_STORE = None  # where FilesPipeline stores files (None: the pipeline is off)
+FILES_STORE_GCS_ACL = ''  # no effect: no gs:// files store
+FTP_PASSIVE_MODE = True  # no effect: libcurl's FTP uses passive mode
+FTP_PASSWORD = 'guest'  # no effect: give the user and password in the ftp:// URL
+FTP_USER = 'anonymous'  # no effect: give the user and password in the ftp:// URL
+GCS_PROJECT_ID = None  # no effect: no Google Cloud Storage
+HTTP2_MAX_FRAME_SIZE = 16384  # no effect: no HTTP/2 download handler
+HTTPAUTH_DOMAIN = None  # no effect: see the spider's http_user/http_auth_domain
+HTTPAUTH_PASS = None  # no effect: see the spider's http_pass
+HTTPAUTH_USER = None  # no effect: see the spider's http_user
+HTTPX_HTTP2_ENABLED = False  # no effect: no httpx download handler
+IMAGES_STORE = None  # where ImagesPipeline stores images (None: the pipeline is off)
+IMAGES_STORE_GCS_ACL = ''  # no effect: no gs:// images store
+JOBDIR = None  # a directory: the crawl is durable and can be resumed (docs/jobs.md)
+LOG_COLOR = False  # no effect: log lines are not coloured
+LOG_FILE_APPEND = True  # False: LOG_FILE is emptied when logging is configured
+LOG_INSTALL_ROOT_HANDLER = True  # no effect: configure_logging(install_root_handler=)
+LOG_VERSIONS = ['lxml', 'libxml2', 'cssselect', 'parsel', 'w3lib', 'Twisted', 'Python',
+                'pyOpenSSL', 'cryptography', 'Platform']  # no effect
+# No effect: a <meta http-equiv="refresh"> inside <script> or <noscript> is always ignored.
+METAREFRESH_IGNORE_TAGS = ['noscript']
+PERIODIC_LOG_DELTA = None  # no effect: no PeriodicLog extension
+PERIODIC_LOG_STATS = None  # no effect
+PERIODIC_LOG_TIMING_ENABLED = False  # no effect
+REACTOR_THREADPOOL_MAXSIZE = 10  # no effect: no Twisted reactor
+REFERRER_POLICIES = {}  # no effect: REFERRER_POLICY and meta 'referrer_policy' are
+REMOTE_CONTROL_ENABLED = False  # no effect: see crawlfw.control (crawlfw ps/stop...)
+REMOTE_CONTROL_JOBS_DIR = None  # no effect
+REMOTE_CONTROL_OUTPUT_MAX_BYTES = 1048576  # no effect
+REMOTE_CONTROL_TIMEOUT_DEFAULT = 10.0  # no effect
+REMOTE_CONTROL_TIMEOUT_MAX = 300.0  # no effect
+REMOTE_CONTROL_TRACEBACK_MAX_BYTES = 65536  # no effect
+# Fingerprints for Crawler.request_fingerprinter and Scrapy 2 components; the duplicate
+# filter and the frontiers keep crawlfw.utils.request.request_fingerprint (JOBDIRs).
+REQUEST_FINGERPRINTER_CLASS = 'crawlfw.utils.request.RequestFingerprinter'
+# Download errors the RetryMiddleware retries: classes or import paths (Scrapy's and
+# Twisted's names are understood, see crawlfw.downloadermiddlewares.retry).
+RETRY_EXCEPTIONS = [
+    'crawlfw.exceptions.DownloadTimeoutError',
+    'builtins.TimeoutError',
+    'crawlfw.exceptions.DNSLookupError',
+    'crawlfw.exceptions.ConnectionRefusedError',
+    'crawlfw.exceptions.ConnectError',
+    'crawlfw.exceptions.ConnectionLostError',
+    'crawlfw.exceptions.ResponseFailed',
+    'builtins.OSError',
+]
+RETRY_GIVE_UP_LOG_LEVEL = 'ERROR'  # level of "Gave up retrying ..." (a name or number)
+ROBOTSTXT_PARSER = 'crawlfw.robotstxt.ProtegoRobotParser'  # no effect: protego parses
+SCHEDULER_START_DISK_QUEUE = 'crawlfw.squeues.PickleFifoDiskQueue'  # no effect
+SCHEDULER_START_MEMORY_QUEUE = 'crawlfw.squeues.FifoMemoryQueue'  # no effect
+SCRAPER_SLOT_MAX_ACTIVE_SIZE = 5000000  # no effect: the actors' inboxes are bounded
+TELNETCONSOLE_HOST = '127.0.0.1'  # no effect: no telnet console
+TELNETCONSOLE_PASSWORD = None  # no effect
+TELNETCONSOLE_PORT = [6023, 6073]  # no effect
+TELNETCONSOLE_USERNAME = 'crawlfw'  # no effect (Scrapy: 'scrapy')
+TWISTED_DNS_RESOLVER = 'twisted.internet.resolver.GAIResolver'  # no effect
+# No Twisted reactor: coroutines run on asyncio loops, as with this (Scrapy's default)
+# reactor; another reactor gets one WARNING (crawlfw.utils.reactor).
+TWISTED_REACTOR = 'twisted.internet.asyncioreactor.AsyncioSelectorReactor'
+TWISTED_REACTOR_ENABLED = True  # no effect: crawlfw never uses a Twisted reactor
+WARN_ON_GENERATOR_RETURN_VALUE = True  # no effect
 
 # --- crawlfw-only settings -------------------------------------------------------
 

@@ -9,7 +9,10 @@ view over several dicts), ``LocalCache`` (size-bounded dict, oldest evicted firs
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import copy
+import weakref
 from collections import OrderedDict
 from collections.abc import Mapping
 
@@ -20,6 +23,8 @@ __all__ = [
     "MergeDict",
     "LocalCache",
     "SequenceExclude",
+    "CaseInsensitiveDict",
+    "LocalWeakReferencedCache",
 ]
 # SiteNode (added for Scrapy 1.2 parity) is public too; __all__ is pinned by the owner's
 # tests/http/test_exported_members.py, which is to list it.
@@ -335,3 +340,73 @@ class SiteNode:
         lines.extend(f"{indent}  Scraped: {name}\n" for name in self.itemnames)
         lines.extend(node.to_string(level + 1) for node in self.children)
         return "".join(lines)
+
+
+class CaseInsensitiveDict(collections.UserDict):
+    """A dict whose ``str`` or ``bytes`` keys are looked up case-insensitively; the key
+    most recently set keeps its case (Scrapy 2.10+; :class:`CaselessDict` lower-cases
+    keys instead)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        self._keys: dict = {}
+        super().__init__(*args, **kwargs)
+
+    def __getitem__(self, key):
+        return super().__getitem__(self._keys[self._normkey(key).lower()])
+
+    def __setitem__(self, key, value) -> None:
+        normalized = self._normkey(key)
+        with contextlib.suppress(KeyError):
+            del self[self._keys[normalized.lower()]]
+        super().__setitem__(normalized, self._normvalue(value))
+        self._keys[normalized.lower()] = normalized
+
+    def __delitem__(self, key) -> None:
+        stored = self._keys.pop(self._normkey(key).lower())
+        super().__delitem__(stored)
+
+    def __contains__(self, key) -> bool:
+        return self._normkey(key).lower() in self._keys
+
+    def __repr__(self) -> str:
+        return f"<{self.__class__.__name__}: {super().__repr__()}>"
+
+    def __copy__(self):
+        new = self.__class__()
+        new.data = self.data.copy()
+        new._keys = self._keys.copy()
+        return new
+
+    copy = __copy__
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+    def _normkey(self, key):
+        """Override to change how keys are stored (the case is kept by default)."""
+        return key
+
+    def _normvalue(self, value):
+        """Override to change how values are stored."""
+        return value
+
+
+class LocalWeakReferencedCache(weakref.WeakKeyDictionary):
+    """A size-bounded (``limit``: oldest evicted first; None: unbounded) dict whose keys
+    are held weakly, for memoizing without keeping the arguments alive. A key that
+    cannot be weakly referenced is not cached; a missing key reads as None."""
+
+    def __init__(self, limit: int | None = None):
+        super().__init__()
+        self.data = LocalCache(limit=limit)
+
+    def __setitem__(self, key, value) -> None:
+        with contextlib.suppress(TypeError):  # not weak-referenceable: not cached
+            super().__setitem__(key, value)
+
+    def __getitem__(self, key):
+        try:
+            return super().__getitem__(key)
+        except (TypeError, KeyError):
+            return None

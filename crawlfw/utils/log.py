@@ -130,8 +130,8 @@ def configure_logging(settings=None, install_root_handler=True):
 def get_handler(settings):
     """Build the root log handler from settings.
 
-    ``LOG_FILE`` set: a :class:`logging.FileHandler` appending to it with
-    ``LOG_ENCODING``; else ``LOG_ENABLED``: a stderr :class:`logging.StreamHandler`;
+    ``LOG_FILE`` set: a :class:`logging.FileHandler` appending to it (replacing it
+    when ``LOG_FILE_APPEND`` is False) with ``LOG_ENCODING``; else ``LOG_ENABLED``: a stderr :class:`logging.StreamHandler`;
     else a :class:`logging.NullHandler`. Formatted with ``LOG_FORMAT`` and
     ``LOG_DATEFORMAT``, filtered at ``LOG_LEVEL``, names shortened when
     ``LOG_SHORT_NAMES``.
@@ -147,7 +147,8 @@ def get_handler(settings):
     """
     filename = settings.get('LOG_FILE')
     if filename:
-        handler = logging.FileHandler(filename, encoding=settings.get('LOG_ENCODING'))
+        mode = 'a' if settings.getbool('LOG_FILE_APPEND', True) else 'w'
+        handler = logging.FileHandler(filename, mode=mode, encoding=settings.get('LOG_ENCODING'))
     elif settings.getbool('LOG_ENABLED'):
         handler = logging.StreamHandler()
     else:

@@ -1,8 +1,17 @@
 """Helper functions which don't fit anywhere else (Scrapy 1.2's ``scrapy.utils.misc``)."""
 
+import ast
+import inspect
+import os
 import re
+import textwrap
+import warnings
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import partial
 from importlib import import_module
-from typing import Any
+from typing import Any, Protocol
 
 __all__ = [
     "arg_to_iter",
@@ -12,6 +21,13 @@ __all__ = [
     "md5sum",
     "create_instance",
     "rel_has_nofollow",
+    "walk_modules_iter",
+    "build_from_crawler",
+    "SupportsFromCrawler",
+    "set_environ",
+    "walk_callable",
+    "is_generator_with_return_value",
+    "warn_on_generator_with_return_value",
 ]
 
 def __getattr__(name: str):
@@ -107,19 +123,33 @@ def walk_modules(path):
     Raises:
         Exception: whatever importing any of the modules raises.
     """
-    mods = []
+    return list(walk_modules_iter(path))
+
+
+def walk_modules_iter(path):
+    """Import a module and, recursively, its submodules, one at a time (Scrapy 2.17+).
+
+    Args:
+        path (str): dotted module path, e.g. ``'crawlfw.utils'``.
+
+    Yields:
+        module: the module, then its submodules (depth first), each imported when it
+        is reached: an error is raised only when the generator gets there.
+
+    Raises:
+        Exception: whatever importing a module raises.
+    """
     mod = import_module(path)
-    mods.append(mod)
+    yield mod
     if hasattr(mod, '__path__'):
         from pkgutil import iter_modules  # only for packages of spiders or commands
 
         for _, subpath, ispkg in iter_modules(mod.__path__):
             fullpath = path + '.' + subpath
             if ispkg:
-                mods += walk_modules(fullpath)
+                yield from walk_modules_iter(fullpath)
             else:
-                mods.append(import_module(fullpath))
-    return mods
+                yield import_module(fullpath)
 
 
 def _flatten(values):
@@ -246,3 +276,117 @@ def rel_has_nofollow(rel):
             "link types").
     """
     return rel is not None and 'nofollow' in rel.split()
+
+
+class SupportsFromCrawler(Protocol):
+    """A class built with ``from_crawler(crawler, *args, **kwargs)`` (typing only)."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, /, *args: Any, **kwargs: Any) -> Any: ...
+
+
+def build_from_crawler(objcls: Any, crawler: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """Build ``objcls`` with ``objcls.from_crawler(crawler, *args, **kwargs)`` when it
+    has that method, else ``objcls(*args, **kwargs)`` (Scrapy 2.12+).
+
+    Raises:
+        TypeError: the constructor returned None.
+    """
+    if hasattr(objcls, "from_crawler"):
+        instance = objcls.from_crawler(crawler, *args, **kwargs)
+        method_name = "from_crawler"
+    else:
+        instance = objcls(*args, **kwargs)
+        method_name = "__new__"
+    if instance is None:
+        raise TypeError(f"{objcls.__qualname__}.{method_name} returned None")
+    return instance
+
+
+@contextmanager
+def set_environ(**kwargs: str) -> Iterator[None]:
+    """Set environment variables inside the ``with`` block, then restore them exactly
+    (unset the ones that were not set)."""
+    original = {key: os.environ.get(key) for key in kwargs}
+    os.environ.update(kwargs)
+    try:
+        yield
+    finally:
+        for key, value in original.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def walk_callable(node: ast.AST) -> Iterator[ast.AST]:
+    """Like ``ast.walk``, but over one function's body: functions defined inside it are
+    skipped."""
+    todo: deque[ast.AST] = deque([node])
+    walked_func_def = False
+    while todo:
+        node = todo.popleft()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if walked_func_def:
+                continue
+            walked_func_def = True
+        todo.extend(ast.iter_child_nodes(node))
+        yield node
+
+
+_generator_callbacks_cache: Any = None
+
+
+def _returns_value(node: ast.Return) -> bool:
+    value = node.value
+    return value is not None and not (isinstance(value, ast.Constant) and value.value is None)
+
+
+def is_generator_with_return_value(callable: Callable[..., Any]) -> bool:  # noqa: A002
+    """True if ``callable`` is a generator function with a ``return`` of a value other
+    than None (that value is lost to a caller iterating it).
+
+    Raises:
+        IndentationError, SyntaxError: its source cannot be parsed.
+    """
+    global _generator_callbacks_cache
+    if _generator_callbacks_cache is None:
+        from crawlfw.utils.datatypes import LocalWeakReferencedCache
+
+        _generator_callbacks_cache = LocalWeakReferencedCache(limit=128)
+    cached = _generator_callbacks_cache[callable]
+    if cached is not None:
+        return bool(cached)
+    result = False
+    if inspect.isgeneratorfunction(callable):
+        func = callable
+        while isinstance(func, partial):
+            func = func.func
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+        result = any(isinstance(node, ast.Return) and _returns_value(node)
+                     for node in walk_callable(tree))
+    _generator_callbacks_cache[callable] = result
+    return result
+
+
+def warn_on_generator_with_return_value(spider: Any, callable: Callable[..., Any]) -> None:  # noqa: A002
+    """Warn (``UserWarning``) when ``callable`` is a generator function returning a
+    value, unless the spider's ``WARN_ON_GENERATOR_RETURN_VALUE`` setting is False."""
+    settings = getattr(spider, "settings", None)
+    if settings is not None and not settings.getbool("WARN_ON_GENERATOR_RETURN_VALUE", True):
+        return
+    name = f"{spider.__class__.__name__}.{callable.__name__}"
+    try:
+        if is_generator_with_return_value(callable):
+            warnings.warn(
+                f'The "{name}" method is a generator and includes a "return" statement '
+                "with a value different than None. This could lead to unexpected "
+                "behaviour. Please see https://docs.python.org/3/reference/"
+                "simple_stmts.html#the-return-statement for details about the semantics "
+                'of the "return" statement within generators', stacklevel=2)
+    except (IndentationError, SyntaxError, OSError, TypeError):
+        warnings.warn(
+            f'Unable to determine whether or not "{name}" is a generator with a return '
+            "value. This will not prevent your code from working, but it prevents crawlfw "
+            f'from detecting potential issues in your implementation of "{name}".',
+            stacklevel=2)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import inspect
+import itertools
 import os
 import re
 import warnings
@@ -38,6 +39,11 @@ __all__ = [
     "global_object_name",
     "is_writable",
     "setattr_default",
+    # Scrapy 2
+    "get_func_args_dict",
+    "MutableChain",
+    "MutableAsyncChain",
+    "garbage_collect",
     # deprecated in Scrapy 1.2, kept for ported code
     "str_to_unicode",
     "unicode_to_str",
@@ -415,3 +421,87 @@ def stringify_dict(dct_or_tuples, encoding: str = "utf-8", keys_only: bool = Tru
             v = v.encode(encoding) if isinstance(v, str) else v
         d[k] = v
     return d
+
+
+def get_func_args_dict(func: Callable, stripself: bool = False) -> Mapping[str, inspect.Parameter]:
+    """The parameters of a callable by name (Scrapy 2.14+), ``*args``/``**kwargs``
+    included; for a ``functools.partial`` without the ones it binds.
+
+    Args:
+        func: any callable.
+        stripself: leave out a parameter named ``self``.
+
+    Returns:
+        Mapping[str, inspect.Parameter]: ``{}`` when the signature is unknown (builtins).
+
+    Raises:
+        TypeError: ``func`` is not callable.
+    """
+    if not callable(func):
+        raise TypeError(f"func must be callable, got '{type(func).__name__}'")
+    try:
+        sig = inspect.signature(func)
+    except ValueError:
+        return {}
+    args: Mapping[str, inspect.Parameter] = sig.parameters
+    if isinstance(func, partial) and func.keywords:
+        args = {name: param for name, param in args.items() if name not in func.keywords}
+    if stripself and "self" in args:
+        args = {name: param for name, param in args.items() if name != "self"}
+    return args
+
+
+class MutableChain:
+    """An iterator over several iterables, to which more can be added while iterating
+    (``extend``). Deprecated in Scrapy 2.x, as here."""
+
+    def __init__(self, *args: Iterable):
+        warnings.warn("MutableChain is deprecated and will be removed in a future version.",
+                      CrawlfwDeprecationWarning, stacklevel=2)
+        self.data = itertools.chain.from_iterable(args)
+
+    def extend(self, *iterables: Iterable) -> None:
+        self.data = itertools.chain(self.data, itertools.chain.from_iterable(iterables))
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self.data)
+
+
+async def _async_chain(*iterables):
+    for it in iterables:
+        if hasattr(it, "__aiter__"):
+            async for value in it:
+                yield value
+        else:
+            for value in it:
+                yield value
+
+
+class MutableAsyncChain:
+    """An async iterator over several iterables and async iterables, to which more can
+    be added while iterating (``extend``)."""
+
+    def __init__(self, *args):
+        self.data = _async_chain(*args)
+
+    def extend(self, *iterables) -> None:
+        self.data = _async_chain(self.data, _async_chain(*iterables))
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        return await self.data.__anext__()
+
+
+def garbage_collect() -> None:
+    """Run a full garbage collection (twice on PyPy, as Scrapy does)."""
+    import gc
+    import platform
+
+    if platform.python_implementation() == "PyPy":
+        gc.collect()
+    gc.collect()

@@ -177,3 +177,80 @@ def test_real_server_503_then_200(setup):
     assert (attempts, result.status, result.body) == (3, 200, b"ok")
     assert request.meta["retry_times"] == 2
     assert len(server.received) == 3
+
+
+# Scrapy 2.19's get_retry_request, RETRY_EXCEPTIONS, RETRY_GIVE_UP_LOG_LEVEL (issue 29)
+
+
+def test_get_retry_request_from_a_callback(setup, caplog):
+    from crawlfw.downloadermiddlewares.retry import get_retry_request
+
+    crawler, spider, _ = setup({"RETRY_TIMES": 1, "RETRY_PRIORITY_ADJUST": -3})
+    caplog.set_level(logging.DEBUG, logger="crawlfw.downloadermiddlewares.retry")
+    request = Request("http://example.com/", priority=5)
+    retry = get_retry_request(request, spider=spider, reason="empty")
+    assert retry.meta["retry_times"] == 1 and retry.dont_filter and retry.priority == 2
+    assert request.meta.get("retry_times") is None  # a copy
+    assert get_retry_request(retry, spider=spider, reason=ValueError("x")) is None
+    assert crawler.stats.get_value("retry/count") == 1
+    assert crawler.stats.get_value("retry/reason_count/empty") == 1
+    assert crawler.stats.get_value("retry/max_reached") == 1
+    records = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert records == [
+        ("DEBUG", "Retrying <GET http://example.com/> (failed 1 times): empty"),
+        ("ERROR", "Gave up retrying <GET http://example.com/> (failed 2 times): x"),
+    ]
+
+
+def test_get_retry_request_arguments(setup, caplog):
+    from crawlfw.downloadermiddlewares.retry import get_retry_request
+
+    crawler, spider, _ = setup()
+    custom = logging.getLogger("my.retries")
+    caplog.set_level(logging.DEBUG, logger="my.retries")
+    request = Request("http://example.com/", meta={"max_retry_times": 0})
+    assert get_retry_request(request, spider=spider, give_up_log_level="WARNING",
+                             logger=custom, stats_base_key="mine") is None
+    assert [(r.name, r.levelname) for r in caplog.records] == [("my.retries", "WARNING")]
+    assert crawler.stats.get_value("mine/max_reached") == 1
+    retry = get_retry_request(request, spider=spider, max_retry_times=1, priority_adjust=7,
+                              reason=ConnectError)
+    assert retry.priority == 7
+    assert crawler.stats.get_value("retry/reason_count/crawlfw.exceptions.ConnectError") == 1
+    with pytest.raises(ValueError, match="Invalid give-up log level: 'LOUD'"):
+        get_retry_request(request, spider=spider, give_up_log_level="LOUD")
+
+
+def test_give_up_level_setting_and_meta(setup, caplog):
+    crawler, spider, mw = setup({"RETRY_TIMES": 0, "RETRY_GIVE_UP_LOG_LEVEL": "INFO"})
+    caplog.set_level(logging.DEBUG, logger="crawlfw.downloadermiddlewares.retry")
+    mw.process_exception(Request("http://e.com/a"), DNSLookupError("x"), spider)
+    mw.process_exception(Request("http://e.com/b", meta={"give_up_log_level": logging.DEBUG}),
+                         DNSLookupError("x"))  # Scrapy 2: spider optional
+    assert [r.levelname for r in caplog.records] == ["INFO", "DEBUG"]
+
+
+@pytest.mark.parametrize("exceptions, retried, not_retried", [
+    (["crawlfw.exceptions.DNSLookupError"], [DNSLookupError], [ConnectError]),
+    # a Scrapy project's list: Scrapy's and Twisted's names are the crawlfw classes
+    (["scrapy.exceptions.CannotResolveHostError",
+      "twisted.internet.error.ConnectionLost", "scrapy.exceptions.DownloadTimeoutError"],
+     [DNSLookupError, ConnectionLostError, DownloadTimeoutError], [ResponseFailed]),
+    ([TLSError], [TLSError], [DNSLookupError]),
+])
+def test_retry_exceptions_setting(setup, exceptions, retried, not_retried):
+    crawler, spider, mw = setup({"RETRY_EXCEPTIONS": exceptions})
+    for cls in retried:
+        assert isinstance(mw.process_exception(Request("http://e.com/"), cls("x"), spider),
+                          Request), cls
+    for cls in not_retried:
+        assert mw.process_exception(Request("http://e.com/"), cls("x"), spider) is None, cls
+
+
+def test_a_bad_retry_exceptions_entry_names_itself():
+    from crawlfw.settings import Settings
+
+    with pytest.raises(ValueError, match=r"RETRY_EXCEPTIONS: cannot load 'nosuch\.Error'"):
+        RetryMiddleware(Settings({"RETRY_EXCEPTIONS": ["nosuch.Error"]}))
+    with pytest.raises(ValueError, match="is not an exception class"):
+        RetryMiddleware(Settings({"RETRY_EXCEPTIONS": ["crawlfw.http.Request"]}))

@@ -17,10 +17,14 @@ def test_no_scrapy_paths_left():
                 assert "scrapy" not in text.lower(), (name, text)
 
 
-def test_twisted_only_settings_removed():
+def test_twisted_only_settings_kept_without_effect():
+    # Scrapy 2.19's keys are all kept (issue 29), those needing Twisted without effect
+    from crawlfw.settings._noeffect import SETTINGS_WITHOUT_EFFECT
+
     for name in ("REACTOR_THREADPOOL_MAXSIZE", "TELNETCONSOLE_PORT", "TELNETCONSOLE_HOST",
-                 "DOWNLOADER_HTTPCLIENTFACTORY", "DOWNLOADER_CLIENTCONTEXTFACTORY"):
-        assert name not in _names()
+                 "DOWNLOADER_CLIENTCONTEXTFACTORY", "TWISTED_REACTOR"):
+        assert name in _names() and name in SETTINGS_WITHOUT_EFFECT
+    assert "DOWNLOADER_HTTPCLIENTFACTORY" not in _names()  # Scrapy 1.2's, gone from 2.19
     assert ds.TELNETCONSOLE_ENABLED is False
     assert ds.DNS_TIMEOUT == 60
 

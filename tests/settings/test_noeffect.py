@@ -93,3 +93,30 @@ def test_command_line_warns_in_one_line(tmp_path):
     assert "MEMDEBUG_NOTIFY" in lines[1]
     assert lines[0].endswith("WARNING: Setting CONCURRENT_ITEMS has no effect in crawlfw: "
                              + SETTINGS_WITHOUT_EFFECT["CONCURRENT_ITEMS"])
+
+
+@pytest.mark.parametrize("name, value, warned", [
+    # Scrapy 2.19's settings (issue 29): asking for what crawlfw does is no warning
+    ("TWISTED_REACTOR", "twisted.internet.asyncioreactor.AsyncioSelectorReactor", False),
+    ("TWISTED_REACTOR", "twisted.internet.epollreactor.EPollReactor", True),
+    ("TWISTED_REACTOR_ENABLED", False, False),
+    ("ADDONS", {}, False),
+    ("ADDONS", {"my.Addon": 100}, True),
+    ("ROBOTSTXT_PARSER", "scrapy.robotstxt.ProtegoRobotParser", False),
+    ("TELNETCONSOLE_PORT", [6023, 6073], False),
+    ("TELNETCONSOLE_PORT", [7000], True),
+    ("REACTOR_THREADPOOL_MAXSIZE", 20, True),
+])
+def test_scrapy2_settings(caplog, name, value, warned):
+    caplog.set_level(logging.WARNING)
+    assert warn_settings_without_effect(Settings({name: value})) == ([name] if warned else [])
+    if warned:
+        assert caplog.records[0].getMessage() == (
+            f"Setting {name} has no effect in crawlfw: {SETTINGS_WITHOUT_EFFECT[name]}")
+
+
+def test_every_setting_without_effect_has_a_default():
+    from crawlfw.settings import default_settings
+
+    missing = [name for name in SETTINGS_WITHOUT_EFFECT if not hasattr(default_settings, name)]
+    assert missing == ["DOWNLOADER_IDLE_TIMEOUT"]  # crawlfw's own, gone with the pool

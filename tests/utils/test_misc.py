@@ -24,7 +24,12 @@ def test_exported_names():
     import crawlfw.utils.misc as mod
 
     assert set(mod.__all__) == {"arg_to_iter", "load_object", "walk_modules", "extract_regex",
-                                "md5sum", "create_instance", "rel_has_nofollow"}
+                                "md5sum", "create_instance", "rel_has_nofollow",
+                                # Scrapy 2
+                                "walk_modules_iter", "build_from_crawler",
+                                "SupportsFromCrawler", "set_environ", "walk_callable",
+                                "is_generator_with_return_value",
+                                "warn_on_generator_with_return_value"}
 
 
 @pytest.mark.parametrize("arg,expected", [

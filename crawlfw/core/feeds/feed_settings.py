@@ -46,7 +46,7 @@ Settings used (Scrapy 1.2 names and meanings):
     URI's file extension), ``encoding`` (``FEED_EXPORT_ENCODING``), ``fields``
     (``FEED_EXPORT_FIELDS``), ``store_empty`` (``FEED_STORE_EMPTY``), ``overwrite``
     (False: a local file is appended to, as Scrapy 1.2 does; True: replaced),
-    ``indent`` (None; JSON only: indents each item), ``item_export_kwargs`` (more
+    ``indent`` (``FEED_EXPORT_INDENT``; JSON only: indents each item), ``item_export_kwargs`` (more
     keyword arguments for the exporter), ``uri_params`` (``FEED_URI_PARAMS``), and
     Scrapy 2's ``batch_item_count`` (``FEED_EXPORT_BATCH_ITEM_COUNT``),
     ``postprocessing`` (plug-ins, :mod:`crawlfw.extensions.postprocessing`, with their

@@ -137,7 +137,8 @@ class FeedWriter:
         self.export_encoding = (options.get("encoding")
                                 or settings.get("FEED_EXPORT_ENCODING") or None)
         self.overwrite = bool(options.get("overwrite", False))
-        self.indent = options.get("indent")
+        self.indent = (options["indent"] if options.get("indent") is not None
+                       else settings.get("FEED_EXPORT_INDENT"))
         self.item_export_kwargs = dict(options.get("item_export_kwargs") or {})
 
         if self.format not in exporters:

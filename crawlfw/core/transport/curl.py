@@ -60,8 +60,8 @@ from crawlfw.core.transport.curl_transfer import (
 from crawlfw.exceptions import (
     DNSLookupError,
     DownloadError,
-    NotSupported,
     ResponseFailed,
+    UnsupportedURLSchemeError,
 )
 from crawlfw.http import Headers
 from crawlfw.responsetypes import responsetypes
@@ -312,7 +312,7 @@ class MultiDriver:
                 a host/IP string, or a ``(host, port)`` tuple (port 0: any).
 
         Raises:
-            NotSupported: the URL scheme is not in :data:`SUPPORTED_SCHEMES`, or was
+            UnsupportedURLSchemeError (a NotSupported): the URL scheme is not in :data:`SUPPORTED_SCHEMES`, or was
                 left out of ``schemes``.
             ValueError: a negative size or timeout, a header containing CR or LF,
                 or a URL curl cannot take (non-ASCII: URLs must already be escaped).
@@ -325,9 +325,9 @@ class MultiDriver:
         scheme = url[:colon].lower() if colon > 0 else ""
         if scheme not in self._schemes:
             if scheme in SUPPORTED_SCHEMES:
-                raise NotSupported(f"Unsupported URL scheme {scheme!r} (disabled in "
-                                   f"DOWNLOAD_HANDLERS): {url}")
-            raise NotSupported(f"Unsupported URL scheme {scheme!r}: {url}")
+                raise UnsupportedURLSchemeError(f"Unsupported URL scheme {scheme!r} (disabled in "
+                                                f"DOWNLOAD_HANDLERS): {url}")
+            raise UnsupportedURLSchemeError(f"Unsupported URL scheme {scheme!r}: {url}")
         if not timeout_s >= 0:
             raise ValueError(f"timeout_s must be >= 0 seconds, got {timeout_s!r} for {url}")
         if maxsize_bytes < 0 or warnsize_bytes < 0:
