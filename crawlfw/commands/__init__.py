@@ -44,7 +44,8 @@ CommandError = argh.CommandError
 REQUIRES_PROJECT: dict[str, bool] = {}
 
 
-def command(*, requires_project=False, default_settings=None, help=None):  # noqa: A002
+def command(*, requires_project=False, project=True, default_settings=None,
+            help=None):  # noqa: A002
     """Decorate a command function: global options, settings, and error mapping.
 
     The function receives ``settings`` (a ``Settings`` with the project's settings, the
@@ -53,6 +54,8 @@ def command(*, requires_project=False, default_settings=None, help=None):  # noq
 
     Args:
         requires_project: the command only works inside a project.
+        project: read the project's settings (False: crawlfw's defaults only, for a
+            command that must not import the project, such as ``port``).
         default_settings: settings the command sets at ``'command'`` priority.
         help: one-line description shown in ``crawlfw -h``.
 
@@ -78,7 +81,12 @@ def command(*, requires_project=False, default_settings=None, help=None):  # noq
                     pidfile=None, profile=None, pdb=False, **kwargs):
             from crawlfw.utils.project import get_project_settings
 
-            settings = get_project_settings()
+            if project:
+                settings = get_project_settings()
+            else:
+                from crawlfw.settings import Settings
+
+                settings = Settings()
             settings.setdict(default_settings or {}, priority="command")
             try:
                 apply_global_options(settings, set=set, loglevel=loglevel, logfile=logfile,
