@@ -9,9 +9,15 @@ headers over libcurl's limits, a body cancelled at ``DOWNLOAD_MAXSIZE``). Failed
 (``RETRY_PRIORITY_ADJUST``), so they are re-tried after the other pending requests.
 
 Settings: ``RETRY_ENABLED``, ``RETRY_TIMES`` (retries, not counting the first
-attempt), ``RETRY_HTTP_CODES``, ``RETRY_PRIORITY_ADJUST``. Request meta:
-``dont_retry`` (never retry), ``retry_times`` (retries so far, set by this middleware),
-``max_retry_times`` (overrides ``RETRY_TIMES`` for one request; a later Scrapy name).
+attempt), ``RETRY_HTTP_CODES``, ``RETRY_PRIORITY_ADJUST``, ``RETRY_GIVE_UP_LOG_LEVEL``
+(the level of "Gave up retrying ...": ``"ERROR"`` by default, as in Scrapy 2.5+; Scrapy
+1.2 logged it at DEBUG; a level name or number). Request meta: ``dont_retry`` (never
+retry), ``retry_times`` (retries so far, set by this middleware), ``max_retry_times``
+(overrides ``RETRY_TIMES`` for one request; a later Scrapy name), ``give_up_log_level``
+(overrides ``RETRY_GIVE_UP_LOG_LEVEL`` for one request, Scrapy 2.11).
+
+Log lines are Scrapy 2.19's: "Retrying <request> (failed N times): <reason>" at DEBUG,
+"Gave up retrying <request> (failed N times): <reason>" at the give-up level.
 
 Stats (later Scrapy's keys): ``retry/count``, ``retry/reason_count/<reason>`` (reason is
 ``"<status> <phrase>"`` or the exception's ``module.ClassName``), ``retry/max_reached``.
@@ -46,6 +52,7 @@ class RetryMiddleware:
 
     Raises:
         NotConfigured: ``RETRY_ENABLED`` is false.
+        ValueError: ``RETRY_GIVE_UP_LOG_LEVEL`` names no logging level.
     """
 
     #: Download errors worth retrying: Scrapy 1.2's list translated to crawlfw's
@@ -73,6 +80,8 @@ class RetryMiddleware:
         self.max_retry_times = settings.getint("RETRY_TIMES")
         self.retry_http_codes = {int(x) for x in settings.getlist("RETRY_HTTP_CODES")}
         self.priority_adjust = settings.getint("RETRY_PRIORITY_ADJUST")
+        self.give_up_log_level = _log_level(settings.get("RETRY_GIVE_UP_LOG_LEVEL", "ERROR"),
+                                            "RETRY_GIVE_UP_LOG_LEVEL")
         self.stats = None
 
     @classmethod
@@ -127,9 +136,29 @@ class RetryMiddleware:
             return retryreq
         if stats is not None:
             stats.inc_value("retry/max_reached", spider=spider)
-        logger.debug(
+        level = request.meta.get("give_up_log_level")
+        level = (self.give_up_log_level if level is None
+                 else _log_level(level, "meta['give_up_log_level']"))
+        logger.log(
+            level,
             "Gave up retrying %(request)s (failed %(retries)d times): %(reason)s",
             {"request": request, "retries": retries, "reason": reason},
             extra={"spider": spider},
         )
         return None
+
+
+def _log_level(value, name):
+    """A logging level number from a level name (``"ERROR"``) or number.
+
+    Raises:
+        ValueError: ``value`` is no level; the message names ``name``.
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        level = logging.getLevelName(value.strip().upper())
+        if isinstance(level, int):
+            return level
+    raise ValueError(f"Invalid give-up log level in {name}: {value!r} (a logging level "
+                     "name such as 'ERROR', or a number)")
