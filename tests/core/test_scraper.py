@@ -257,6 +257,7 @@ def test_error_without_items_is_reported_at_once(crawl, caplog, output):
     assert failure.request is request
     assert signal_response is response and signal_spider is spider
     assert crawler.stats.get_value("spider_exceptions/ValueError") == 1
+    assert crawler.stats.get_value("spider_exceptions/count") == 1  # Scrapy 2.19's total
     assert sink.of("items") == [] and sink.of("close_spider") == []
 
 

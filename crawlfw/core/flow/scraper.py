@@ -411,7 +411,8 @@ class Scraper:
 def report_spider_error(crawler: CrawlerLike, exc: BaseException, request: Request,
                         response: Response | None) -> None:
     """Log "Spider error processing <request>" with the traceback of ``exc``, send
-    ``spider_error`` and count ``spider_exceptions/<Type>``.
+    ``spider_error`` and count ``spider_exceptions/count`` and
+    ``spider_exceptions/<Type>`` (Scrapy 2.19's stats).
 
     Args:
         crawler: the Crawler.
@@ -430,4 +431,5 @@ def report_spider_error(crawler: CrawlerLike, exc: BaseException, request: Reque
     crawler.signals.send_catch_log(
         signals.spider_error, failure=Failure(exc, request), response=response, spider=spider
     )
+    crawler.stats.inc_value("spider_exceptions/count", spider=spider)
     crawler.stats.inc_value(f"spider_exceptions/{type(exc).__name__}", spider=spider)
