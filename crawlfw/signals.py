@@ -28,6 +28,7 @@ headers_received       headers, body_length (Content-Length or -1), request, spi
                        (the response headers arrived; raise StopDownload to stop)
 bytes_received         data, request, spider (a chunk of the body arrived; raise
                        StopDownload to stop)
+memusage_warning_reached  (none; MemoryUsage passed MEMUSAGE_WARNING_MB, Scrapy 2.12)
 =====================  ============================================================
 
 Deprecated aliases kept from Scrapy: ``stats_spider_opened`` (= spider_opened),
@@ -53,6 +54,7 @@ __all__ = [
     "request_left_downloader",
     "headers_received",
     "bytes_received",
+    "memusage_warning_reached",
     "stats_spider_opened",
     "stats_spider_closing",
     "stats_spider_closed",
@@ -98,6 +100,7 @@ request_reached_downloader = _Signal("request_reached_downloader")
 request_left_downloader = _Signal("request_left_downloader")
 headers_received = _Signal("headers_received")
 bytes_received = _Signal("bytes_received")
+memusage_warning_reached = _Signal("memusage_warning_reached")
 
 # for backwards compatibility
 stats_spider_opened = spider_opened

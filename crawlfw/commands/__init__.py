@@ -21,13 +21,20 @@ import sys
 
 import argh
 
-from crawlfw.commands._command import CrawlfwCommand, ScrapyCommand, apply_global_options
+from crawlfw.commands._command import (
+    BaseRunSpiderCommand,
+    CrawlfwCommand,
+    ScrapyCommand,
+    apply_global_options,
+    feed_options,
+)
 from crawlfw.exceptions import UsageError
 from crawlfw.utils.conf import arglist_to_dict
 
 __all__ = [
     "ScrapyCommand",
     "CrawlfwCommand",
+    "BaseRunSpiderCommand",
     "command",
     "apply_global_options",
     "spider_arguments",
@@ -144,33 +151,6 @@ def spider_arguments(values) -> dict:
         return arglist_to_dict([*(values or ())])
     except ValueError:
         raise UsageError("Invalid -a value, use -a NAME=VALUE") from None
-
-
-def feed_options(settings, output, output_format, overwrite_output=None) -> None:
-    """Apply ``-o``/``-O``/``-t`` to ``settings`` at ``'cmdline'`` priority.
-
-    ``-o FILE`` sets ``FEED_URI``/``FEED_FORMAT`` (Scrapy 1.2; a local file is appended
-    to); ``-O FILE`` (Scrapy 2) sets ``FEEDS`` to ``{FILE: {'format': ..., 'overwrite':
-    True}}`` (the file is replaced). Either one replaces the feeds of the settings and of
-    the spider's ``custom_settings`` (``FEEDS``, ``FEED_URI``), as in Scrapy 2.
-
-    Raises:
-        UsageError: unknown format (naming it and the valid ones); both ``-o`` and ``-O``.
-    """
-    from crawlfw.core.feeds.feed_settings import feed_settings_from_cli
-
-    if output and overwrite_output:
-        raise UsageError("Please use only one of -o/--output and -O/--overwrite-output")
-    if output:
-        feed = feed_settings_from_cli(output, output_format, settings)
-        settings.setdict({**feed, "FEEDS": {}}, priority="cmdline")
-    elif overwrite_output:
-        feed = feed_settings_from_cli(overwrite_output, output_format, settings)
-        settings.setdict(
-            {"FEEDS": {feed["FEED_URI"]: {"format": feed["FEED_FORMAT"], "overwrite": True}},
-             "FEED_URI": None},
-            priority="cmdline",
-        )
 
 
 def get_spider_loader(settings):

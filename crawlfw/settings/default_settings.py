@@ -271,7 +271,7 @@ MEMDEBUG_ENABLED = False  # enable memory debugging
 MEMDEBUG_NOTIFY = []  # no effect (no report is mailed; Scrapy 1.2 sent none either)
 
 MEMUSAGE_CHECK_INTERVAL_SECONDS = 60.0
-MEMUSAGE_ENABLED = False
+MEMUSAGE_ENABLED = True  # Scrapy 2 (1.2: False): memusage/startup and memusage/max
 MEMUSAGE_LIMIT_MB = 0
 MEMUSAGE_NOTIFY_MAIL = []
 MEMUSAGE_REPORT = False
@@ -292,6 +292,7 @@ REFERER_ENABLED = True
 REFERRER_POLICY = None  # None: Scrapy 1.2's rule (the full URL of the page)
 
 RETRY_ENABLED = True
+RETRY_GIVE_UP_LOG_LEVEL = 'ERROR'  # Scrapy 2.5+ (1.2 logged 'Gave up retrying' at DEBUG)
 RETRY_TIMES = 2  # initial response + 2 retries = 3 requests
 RETRY_HTTP_CODES = [500, 502, 503, 504, 408]
 RETRY_PRIORITY_ADJUST = -1

@@ -13,6 +13,7 @@ from typing import Any
 
 from crawlfw import signals
 from crawlfw.http import Request
+from crawlfw.spiders._start import iterates_start_requests
 from crawlfw.utils.trackref import object_ref
 from crawlfw.utils.url import url_is_from_spider
 
@@ -86,18 +87,19 @@ class Spider(object_ref):
         """Return an iterator of the first requests: one ``Request(url, dont_filter=True)``
         per start URL, made by ``make_requests_from_url`` (Scrapy 1.2's hook).
 
-        A spider that defines Scrapy 2.13's ``async def start(self)`` (an async
-        generator of requests) and does not override ``start_requests`` gets the
-        requests ``start()`` yields instead, stepped one at a time on the calling
-        thread's event loop (``crawlfw.spiders._async``). When both are overridden,
-        ``start_requests`` is used, as Scrapy before 2.13 would; a ``start`` that is not
-        an ``async def`` generator is the spider's own method, not a start hook.
+        The crawl itself iterates :meth:`start` (Scrapy 2.13's entry point), whose
+        default iterates this method (see ``crawlfw.spiders._start`` for the rules).
+        Called directly on a spider that defines its own ``async def start(self)`` but
+        not ``start_requests``, it gives what ``start()`` yields, stepped one at a time
+        on the calling thread's event loop (``crawlfw.spiders._async``), so code of
+        either era asking either hook gets the spider's first requests.
 
         Returns:
-            An iterator of :class:`Request`.
+            An iterator of :class:`Request` (and items, when ``start()`` yields some).
         """
         start = type(self).start
-        if start is not Spider.start and inspect.isasyncgenfunction(start):
+        if (not getattr(start, "_crawlfw_iterates_start_requests", False)
+                and inspect.isasyncgenfunction(start)):
             from crawlfw.spiders._async import iterate_async_generator
 
             return iterate_async_generator(self.start())
@@ -107,15 +109,19 @@ class Spider(object_ref):
         for url in self.start_urls:
             yield self.make_requests_from_url(url)
 
+    @iterates_start_requests
     async def start(self) -> AsyncIterator[Request]:
-        """Yield the first requests asynchronously (Scrapy 2.13's start hook).
+        """Yield the first requests and items asynchronously (Scrapy 2.13's entry point:
+        the crawl iterates this).
 
-        The default yields what :meth:`start_requests` yields, so a Scrapy 2.13 spider
-        may override ``start()`` and call ``super().start()`` (``async for request in
-        super().start(): yield request``).
+        The default yields what :meth:`start_requests` yields (Scrapy 2.13 to 2.15's
+        rule; Scrapy 1.2's hook keeps working), so a spider may override ``start()``
+        and call ``super().start()`` (``async for request in super().start(): yield
+        request``). A spider overriding ``start()`` gets its ``start()`` even when it
+        also defines ``start_requests()``.
 
         Yields:
-            :class:`Request` objects.
+            :class:`Request` objects (and items).
         """
         if type(self).start_requests is Spider.start_requests:
             requests = self._requests_from_start_urls()
