@@ -35,6 +35,7 @@ __all__ = [
     "get_spider_loader",
     "load_spider",
     "fail",
+    "report_failure",
     "CommandError",
 ]
 
@@ -182,6 +183,29 @@ def fail(message: str, status: int = 1):
     """Print ``message`` on standard error and exit with ``status`` (default 1)."""
     print(message, file=sys.stderr)
     sys.exit(status)
+
+
+def report_failure(logger, message: str, *, logged: bool = False) -> None:
+    """Say why a command fails, in one line, whatever the log settings.
+
+    The line is logged at ERROR on ``logger`` (the command's own logger, so it is in a
+    ``LOG_FILE`` too) unless ``logged`` (it was logged already, e.g. by the scraper);
+    when ERROR records do not reach standard error (``--nolog``, ``-L CRITICAL``,
+    ``LOG_ENABLED = False``, ``LOG_FILE``; see
+    :func:`crawlfw.utils.log.shown_on_stderr`) it is printed there as well, as
+    ``crawlfw shell --nolog`` prints its errors.
+
+    Args:
+        logger: a :class:`logging.Logger`.
+        message: the reason, one line.
+        logged: the line was logged already; only print it when it is not seen.
+    """
+    from crawlfw.utils.log import shown_on_stderr
+
+    if not logged:
+        logger.error("%s", message)
+    if not shown_on_stderr(name=logger.name):
+        print(message, file=sys.stderr, flush=True)
 
 
 def load_spider(spider_loader, name: str):

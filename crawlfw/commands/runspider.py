@@ -7,7 +7,13 @@ import sys
 
 import argh
 
-from crawlfw.commands import ScrapyCommand, command, feed_options, spider_arguments
+from crawlfw.commands import (
+    ScrapyCommand,
+    command,
+    feed_options,
+    report_failure,
+    spider_arguments,
+)
 from crawlfw.commands._command import delegate
 from crawlfw.core.flow._reasons import is_failure_reason
 from crawlfw.exceptions import CrawlStartError, UsageError
@@ -82,15 +88,18 @@ def load_spider_file(spider_file):
     return spclasses.pop()
 
 
-def run_crawl(settings, spidercls, spargs, process=None) -> None:
+def run_crawl(settings, spidercls, spargs, process=None, *, logger=None) -> None:
     """Run one crawl in a CrawlerProcess; exit status 1 when it could not start or failed.
 
     A crawl that cannot start because of its configuration (a setting of the wrong type,
     a feed that cannot be opened: :class:`~crawlfw.exceptions.CrawlStartError`) is
     reported in one log line without a traceback. A crawl that ends with a failure
     reason (:func:`crawlfw.crawler.is_failure_reason`: an actor failed, a feed failed...)
-    exits with status 1 too, as Scrapy does when its crawl fails. A shutdown forced by a
-    second SIGINT/SIGTERM exits with ``128 + signal number`` (130 for ^C).
+    exits with status 1 too, as Scrapy does when its crawl fails. Either way the one-line
+    reason is printed on standard error when the log does not show it there
+    (:func:`crawlfw.commands.report_failure`: ``--nolog``, ``-L CRITICAL``,
+    ``LOG_ENABLED = False``, ``LOG_FILE``). A shutdown forced by a second SIGINT/SIGTERM
+    exits with ``128 + signal number`` (130 for ^C).
 
     Args:
         settings: the :class:`~crawlfw.settings.Settings`.
@@ -98,9 +107,13 @@ def run_crawl(settings, spidercls, spargs, process=None) -> None:
         spargs: spider arguments (dict of str).
         process: the :class:`~crawlfw.crawler.CrawlerProcess` to use (default: a new
             one for ``settings``).
+        logger: the command's :class:`logging.Logger`, under which start-up errors are
+            logged (default: this module's, ``crawlfw.commands.runspider``).
     """
     from crawlfw.crawler import CrawlerProcess
 
+    if logger is None:
+        logger = logging.getLogger(__name__)
     if process is None:
         process = CrawlerProcess(settings)
     from crawlfw.commands._workers import report_to_parent
@@ -109,10 +122,13 @@ def run_crawl(settings, spidercls, spargs, process=None) -> None:
         process.crawl(spidercls, **spargs)
     except Exception as e:
         process.shutdown()
-        logging.getLogger(__name__).error("Crawl could not start: %s", e,
-                                          exc_info=not isinstance(e, CrawlStartError))
         if isinstance(e, CrawlStartError):  # refused on purpose: not a crash
+            report_failure(logger, f"Crawl could not start: {e}")
             report_to_parent(f"start_failed: {e}")
+        else:
+            logger.error("Crawl could not start: %s", e, exc_info=True)
+            report_failure(logger, f"Crawl could not start: {type(e).__name__}: {e}",
+                           logged=True)
         sys.exit(1)
     process.start()
     if getattr(process, "forced_signal", None):  # a second ^C: 130 for SIGINT
@@ -123,7 +139,11 @@ def run_crawl(settings, spidercls, spargs, process=None) -> None:
     reasons = [c.finish_reason for c in process.crawlers if c.finish_reason is not None]
     if reasons:
         report_to_parent(next((r for r in reasons if is_failure_reason(r)), reasons[0]))
-    if any(crawler.failed for crawler in process.crawlers):
+    failed = [c for c in process.crawlers if c.failed]
+    if failed:
+        # the stats dump says it (INFO); printed when ERROR lines are not seen either
+        report_failure(logger, f"Crawl failed: finish_reason {failed[0].finish_reason!r}",
+                       logged=True)
         sys.exit(1)
 
 
