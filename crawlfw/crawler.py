@@ -284,6 +284,11 @@ class CrawlerProcess(CrawlerRunner):
     """
 
     def __init__(self, settings=None, install_root_handler=True):
+        if isinstance(settings, dict) or settings is None:
+            settings = Settings(settings)
+        # before the spider loader runs: its warnings (SPIDER_LOADER_WARN_ONLY) follow
+        # the LOG_* settings
+        configure_logging(settings, install_root_handler)
         super().__init__(settings)
         self._stop_signalled = False
         self.forced_signal = None
@@ -292,7 +297,6 @@ class CrawlerProcess(CrawlerRunner):
         threading.Thread(target=self._handle_signals, name="crawlfw-signals",
                          daemon=True).start()
         install_shutdown_handlers(self._signal_shutdown)
-        configure_logging(self.settings, install_root_handler)
         log_crawlfw_info(self.settings)
         self._endpoint = None  # crawlfw.control.ControlEndpoint, while start() runs
         self._progress = None  # crawlfw.progress.ProgressLine, while start() runs

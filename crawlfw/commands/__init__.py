@@ -36,6 +36,7 @@ __all__ = [
     "load_spider",
     "fail",
     "report_failure",
+    "exit_if_spiders_broken",
     "CommandError",
 ]
 
@@ -98,6 +99,9 @@ def command(*, requires_project=False, default_settings=None, help=None):  # noq
                 return func(*args, settings=settings, **kwargs)
             except UsageError as e:
                 raise argh.CommandError(str(e), code=2) from e
+            except Exception as e:
+                exit_if_spiders_broken(e, func.__name__.rstrip("_"))
+                raise
 
         wrapper.__doc__ = help or func.__doc__
         # argh itself prints a CommandError and exits with its code: say "Usage error".
@@ -183,6 +187,22 @@ def fail(message: str, status: int = 1):
     """Print ``message`` on standard error and exit with ``status`` (default 1)."""
     print(message, file=sys.stderr)
     sys.exit(status)
+
+
+def exit_if_spiders_broken(error: BaseException, name: str) -> None:
+    """Exit with status 1 when ``error`` is a spider module that could not be imported,
+    after saying so in one line (naming the module, file, line and error; see
+    :mod:`crawlfw.spiderloader`) under the logger of command ``name``; return otherwise.
+    """
+    import logging
+
+    from crawlfw.spiderloader import spider_load_error
+
+    message = spider_load_error(error)
+    if message is None:
+        return
+    report_failure(logging.getLogger(f"crawlfw.commands.{name}"), message)
+    sys.exit(1)
 
 
 def report_failure(logger, message: str, *, logged: bool = False) -> None:

@@ -255,7 +255,13 @@ def run_command(name: str, cmd: ScrapyCommand, settings, argv) -> None:
     cmd.add_options(parser)
     opts, args = parser.parse_args(args=argv)
     _run_print_help(parser, cmd.process_options, args, opts)
-    cmd.crawler_process = CrawlerProcess(settings)
+    try:
+        cmd.crawler_process = CrawlerProcess(settings)
+    except Exception as e:
+        from crawlfw.commands import exit_if_spiders_broken
+
+        exit_if_spiders_broken(e, name)
+        raise
     try:
         _run_print_help(parser, _run, cmd, args, opts)
     finally:

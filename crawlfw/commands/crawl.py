@@ -39,6 +39,12 @@ def crawl(spider, *, settings=None, spider_arg=None, output=None, output_format=
     """
     spargs = spider_arguments(spider_arg)
     feed_options(settings, output, output_format, overwrite_output)
+    if workers is None:
+        from crawlfw.utils.log import configure_logging
+
+        # a spider module skipped with SPIDER_LOADER_WARN_ONLY is a WARNING of the log
+        # (once: the crawl's CrawlerProcess loads the spiders again)
+        configure_logging(settings)
     spidercls = load_spider(get_spider_loader(settings), spider)
     if workers is not None:  # N processes of one shared crawl
         from crawlfw.commands._workers import run_workers

@@ -20,6 +20,16 @@ from crawlfw.exceptions import CrawlStartError, UsageError
 from crawlfw.utils.spider import iter_spider_classes
 
 
+def _module_name(abspath: str) -> str:
+    """The name a spider file is imported under: its file name without ``.py``, unless
+    that would replace a module already imported or one of Python's own (a spider file
+    called ``site.py`` must not replace Python's ``site``)."""
+    fname = os.path.splitext(os.path.basename(abspath))[0]
+    if fname in sys.modules or fname in sys.stdlib_module_names:
+        return f"_crawlfw_runspider_{fname}"
+    return fname
+
+
 def _import_file(filepath):
     """Import a Python file as a module (its directory goes on ``sys.path`` first).
 
@@ -29,19 +39,20 @@ def _import_file(filepath):
     """
     abspath = os.path.abspath(filepath)
     dirname, file = os.path.split(abspath)
-    fname, fext = os.path.splitext(file)
+    fext = os.path.splitext(file)[1]
     if fext not in (".py", ".pyw"):
         raise ValueError(f"Not a Python source file: {abspath}")
     if dirname not in sys.path:
         sys.path.insert(0, dirname)
-    name = fname
-    if name in sys.modules or name in sys.stdlib_module_names:
-        # e.g. a spider file called site.py must not replace Python's own ``site`` module
-        name = f"_crawlfw_runspider_{fname}"
+    name = _module_name(abspath)
     spec = importlib.util.spec_from_file_location(name, abspath)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
     return module
 
 
@@ -73,19 +84,38 @@ def runspider(spider_file, *, settings=None, spider_arg=None, output=None, outpu
 def load_spider_file(spider_file):
     """Import ``spider_file`` and return the last Spider subclass defined in it.
 
+    A file that cannot be imported (a syntax error, a missing dependency, an error
+    raised at import) is the same failure as a broken module of a project's
+    ``SPIDER_MODULES`` for ``crawl`` and ``list``: one line naming the file, the line
+    and the error (:func:`crawlfw.spiderloader.load_error_message`), exit status 1.
+
     Raises:
-        UsageError: the file does not exist, cannot be imported, or defines no spider.
+        UsageError: the file does not exist, is not a ``.py`` file, or defines no spider.
+        SystemExit: 1 when the file cannot be imported.
     """
     if not os.path.exists(spider_file):
         raise UsageError(f"File not found: {spider_file}")
     try:
         module = _import_file(spider_file)
-    except (ImportError, ValueError, SyntaxError) as e:
-        raise UsageError(f"Unable to load {spider_file!r}: {e}") from e
+    except ValueError as e:
+        if str(e).startswith("Not a Python source file"):
+            raise UsageError(f"Unable to load {spider_file!r}: {e}") from e
+        _broken_file(spider_file, e)
+    except Exception as e:
+        _broken_file(spider_file, e)
     spclasses = list(iter_spider_classes(module))
     if not spclasses:
         raise UsageError(f"No spider found in file: {spider_file}")
     return spclasses.pop()
+
+
+def _broken_file(spider_file, error):
+    from crawlfw.spiderloader import load_error_message
+
+    name = _module_name(os.path.abspath(spider_file))
+    report_failure(logging.getLogger(__name__),
+                   load_error_message(f"file {spider_file!r}", error, name))
+    sys.exit(1)
 
 
 def run_crawl(settings, spidercls, spargs, process=None, *, logger=None) -> None:
