@@ -30,6 +30,7 @@ from crawlfw.extension import ExtensionManager
 from crawlfw.progress import open_progress
 from crawlfw.settings import Settings
 from crawlfw.settings._noeffect import warn_settings_without_effect
+from crawlfw.settings._spelling import warn_misspelled_settings
 from crawlfw.settings._validation import check_settings
 from crawlfw.signalmanager import SignalManager
 from crawlfw.utils._hooks import contain_log_formatter, contain_stats_collector
@@ -81,6 +82,7 @@ class Crawler:
         if problems:
             raise CrawlStartError("; ".join(problems))
         warn_settings_without_effect(self.settings)
+        warn_misspelled_settings(self.settings)
         self.signals = SignalManager(self)
         self.stats = contain_stats_collector(load_object(self.settings["STATS_CLASS"])(self))
         handler = LogCounterHandler(self, level=self.settings.get("LOG_LEVEL"))
