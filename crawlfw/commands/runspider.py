@@ -4,6 +4,7 @@ import importlib.util
 import logging
 import os
 import sys
+from typing import NoReturn
 
 import argh
 
@@ -95,12 +96,11 @@ def load_spider_file(spider_file):
     """
     if not os.path.exists(spider_file):
         raise UsageError(f"File not found: {spider_file}")
+    if os.path.splitext(spider_file)[1] not in (".py", ".pyw"):
+        raise UsageError(f"Unable to load {spider_file!r}: Not a Python source file: "
+                         f"{os.path.abspath(spider_file)}")
     try:
         module = _import_file(spider_file)
-    except ValueError as e:
-        if str(e).startswith("Not a Python source file"):
-            raise UsageError(f"Unable to load {spider_file!r}: {e}") from e
-        _broken_file(spider_file, e)
     except Exception as e:
         _broken_file(spider_file, e)
     spclasses = list(iter_spider_classes(module))
@@ -109,7 +109,8 @@ def load_spider_file(spider_file):
     return spclasses.pop()
 
 
-def _broken_file(spider_file, error):
+def _broken_file(spider_file, error) -> NoReturn:
+    """Say in one line why ``spider_file`` could not be imported; exit 1."""
     from crawlfw.spiderloader import load_error_message
 
     name = _module_name(os.path.abspath(spider_file))

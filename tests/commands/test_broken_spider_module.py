@@ -89,3 +89,23 @@ def test_warn_only_skips_the_module_with_one_warning(crawlfw, broken_project, ho
     assert [x.split(" ", 2)[2] for x in warnings] == [
         f"[crawlfw.spiderloader] WARNING: {MODULE_LINE}; skipped (SPIDER_LOADER_WARN_ONLY)"]
     assert "'finish_reason': 'finished'" in crawled.stderr
+
+
+@pytest.mark.parametrize("name, text, status, line", [
+    ("missing.py", None, 2, "Usage error: File not found: missing.py"),
+    ("spider.txt", "x = 1\n", 2, "Usage error: Unable to load 'spider.txt': Not a Python "
+                                 "source file: {path}"),
+    ("nospider.py", "x = 1\n", 2, "Usage error: No spider found in file: nospider.py"),
+    ("raises.py", "import crawlfw\n\nint('x')\n", 1,
+     "Could not load spiders from file 'raises.py' (raises.py, line 3): ValueError: "
+     "invalid literal for int() with base 10: 'x'"),
+])
+def test_runspider_usage_errors_stay_usage_errors(crawlfw, tmp_path, name, text, status,
+                                                  line):
+    """The command line naming a wrong file is a usage error (2); a file that cannot be
+    imported is not (1)."""
+    if text is not None:
+        (tmp_path / name).write_text(text)
+    result = crawlfw("runspider", name)
+    assert result.returncode == status, result.stderr
+    assert result.stderr.splitlines()[0] == line.format(path=tmp_path / name)
