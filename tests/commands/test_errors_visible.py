@@ -124,3 +124,11 @@ def test_robots_txt_drop_is_said(crawlfw, tmp_path):
     assert result.returncode == 1
     assert result.stderr.splitlines() == [
         f"Nothing was downloaded: <GET {server.url}/x> was dropped (Forbidden by robots.txt)"]
+
+
+def test_an_unknown_log_level_is_a_usage_error(crawlfw, pages_project):
+    result = crawlfw("crawl", "pages", "-L", "LOUD", cwd=pages_project)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "Usage error: Invalid -L value 'LOUD', use one of CRITICAL, ERROR, WARNING, INFO, "
+        "DEBUG"]  # was a traceback from logging
