@@ -36,6 +36,7 @@ from crawlfw.extension import ExtensionManager
 from crawlfw.progress import open_progress
 from crawlfw.settings import Settings
 from crawlfw.settings._noeffect import warn_settings_without_effect
+from crawlfw.settings._spelling import warn_misspelled_settings
 from crawlfw.settings._validation import check_settings
 from crawlfw.signalmanager import SignalManager
 from crawlfw.utils._hooks import contain_log_formatter, contain_stats_collector
@@ -88,6 +89,7 @@ class Crawler:
         if problems:
             raise CrawlStartError("; ".join(problems))
         warn_settings_without_effect(self.settings)
+        warn_misspelled_settings(self.settings)
         self.signals = SignalManager(self)
         self.stats = contain_stats_collector(load_object(self.settings["STATS_CLASS"])(self))
         handler = LogCounterHandler(self, level=self.settings.get("LOG_LEVEL"))
@@ -311,6 +313,11 @@ class CrawlerProcessBase(CrawlerRunner):
     """
 
     def __init__(self, settings=None, install_root_handler=True):
+        if isinstance(settings, dict) or settings is None:
+            settings = Settings(settings)
+        # before the spider loader runs: its warnings (SPIDER_LOADER_WARN_ONLY) follow
+        # the LOG_* settings
+        configure_logging(settings, install_root_handler)
         super().__init__(settings)
         if install_root_handler is None:
             install_root_handler = True
@@ -322,7 +329,6 @@ class CrawlerProcessBase(CrawlerRunner):
                          daemon=True).start()
         self._previous_handlers = _shutdown_handlers()
         install_shutdown_handlers(self._signal_shutdown)
-        configure_logging(self.settings, install_root_handler)
         log_crawlfw_info(self.settings)
         self._endpoint = None  # crawlfw.control.ControlEndpoint, while start() runs
         self._progress = None  # crawlfw.progress.ProgressLine, while start() runs

@@ -42,6 +42,8 @@ __all__ = [
     "get_spider_loader",
     "load_spider",
     "fail",
+    "report_failure",
+    "exit_if_spiders_broken",
     "CommandError",
 ]
 
@@ -112,6 +114,9 @@ def command(*, requires_project=False, project=True, default_settings=None,
                 return func(*args, settings=settings, **kwargs)
             except UsageError as e:
                 raise argh.CommandError(str(e), code=2) from e
+            except Exception as e:
+                exit_if_spiders_broken(e, func.__name__.rstrip("_"))
+                raise
 
         wrapper.__doc__ = help or func.__doc__
         # argh itself prints a CommandError and exits with its code: say "Usage error".
@@ -170,6 +175,45 @@ def fail(message: str, status: int = 1):
     """Print ``message`` on standard error and exit with ``status`` (default 1)."""
     print(message, file=sys.stderr)
     sys.exit(status)
+
+
+def exit_if_spiders_broken(error: BaseException, name: str) -> None:
+    """Exit with status 1 when ``error`` is a spider module that could not be imported,
+    after saying so in one line (naming the module, file, line and error; see
+    :mod:`crawlfw.spiderloader`) under the logger of command ``name``; return otherwise.
+    """
+    import logging
+
+    from crawlfw.spiderloader import spider_load_error
+
+    message = spider_load_error(error)
+    if message is None:
+        return
+    report_failure(logging.getLogger(f"crawlfw.commands.{name}"), message)
+    sys.exit(1)
+
+
+def report_failure(logger, message: str, *, logged: bool = False) -> None:
+    """Say why a command fails, in one line, whatever the log settings.
+
+    The line is logged at ERROR on ``logger`` (the command's own logger, so it is in a
+    ``LOG_FILE`` too) unless ``logged`` (it was logged already, e.g. by the scraper);
+    when ERROR records do not reach standard error (``--nolog``, ``-L CRITICAL``,
+    ``LOG_ENABLED = False``, ``LOG_FILE``; see
+    :func:`crawlfw.utils.log.shown_on_stderr`) it is printed there as well, as
+    ``crawlfw shell --nolog`` prints its errors.
+
+    Args:
+        logger: a :class:`logging.Logger`.
+        message: the reason, one line.
+        logged: the line was logged already; only print it when it is not seen.
+    """
+    from crawlfw.utils.log import shown_on_stderr
+
+    if not logged:
+        logger.error("%s", message)
+    if not shown_on_stderr(name=logger.name):
+        print(message, file=sys.stderr, flush=True)
 
 
 def load_spider(spider_loader, name: str):

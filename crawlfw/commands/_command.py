@@ -276,12 +276,15 @@ def apply_global_options(settings, *, set=(), loglevel=None, logfile=None, nolog
     """Apply ``-s``, ``-L``, ``--logfile`` and ``--nolog`` at ``'cmdline'`` priority.
 
     Raises:
-        UsageError: a ``-s`` value is not ``NAME=VALUE``.
+        UsageError: a ``-s`` value is not ``NAME=VALUE``; ``-L`` names no logging level.
     """
     try:
         settings.setdict(arglist_to_dict([*(set or ())]), priority="cmdline")
     except ValueError:
         raise UsageError("Invalid -s value, use -s NAME=VALUE") from None
+    if loglevel and not isinstance(logging.getLevelName(loglevel), int):
+        raise UsageError(f"Invalid -L value {loglevel!r}, use one of CRITICAL, ERROR, "
+                         "WARNING, INFO, DEBUG")
     if logfile:
         settings.set("LOG_ENABLED", True, priority="cmdline")
         settings.set("LOG_FILE", logfile, priority="cmdline")

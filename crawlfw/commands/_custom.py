@@ -300,7 +300,13 @@ def run_command(name: str, cmd: ScrapyCommand, settings, argv) -> None:
     opts, args = parse(argv)
     _run_print_help(parser, cmd.process_options, args, opts)
     if getattr(cmd, "requires_crawler_process", True):
-        cmd.crawler_process = CrawlerProcess(settings)
+        try:
+            cmd.crawler_process = CrawlerProcess(settings)
+        except Exception as e:
+            from crawlfw.commands import exit_if_spiders_broken
+
+            exit_if_spiders_broken(e, name)
+            raise
     try:
         _run_print_help(parser, _run, cmd, args, opts)
     finally:

@@ -310,6 +310,8 @@ SCHEDULER_MEMORY_QUEUE = 'crawlfw.squeues.LifoMemoryQueue'
 SCHEDULER_PRIORITY_QUEUE = 'crawlfw.core.frontier.pqueue.PriorityQueue'
 
 SPIDER_LOADER_CLASS = 'crawlfw.spiderloader.SpiderLoader'
+# Scrapy 2: a spider module that cannot be imported is skipped with a WARNING (else: exit 1)
+SPIDER_LOADER_WARN_ONLY = False
 
 SPIDER_MIDDLEWARES = {}
 

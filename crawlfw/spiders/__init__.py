@@ -10,6 +10,7 @@ import logging
 import warnings
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
+from urllib.parse import urlparse
 
 from crawlfw import signals
 from crawlfw.http import Request
@@ -149,8 +150,25 @@ class Spider(object_ref):
 
     @classmethod
     def handles_request(cls, request):
-        """True when the request URL belongs to this spider's domains."""
-        return url_is_from_spider(request.url, cls)
+        """True when the request URL belongs to this spider's domains: its host is the
+        spider's ``name`` or one of its ``allowed_domains``, or a subdomain of one.
+
+        The URL's port is ignored, as the offsite middleware ignores it (an
+        ``allowed_domains`` entry is a domain name: ``genspider quotes 127.0.0.1:8400``
+        writes ``127.0.0.1``), so ``parse``, ``fetch`` and ``shell`` find that spider
+        for ``http://127.0.0.1:8400/``; an entry written with its port
+        (``localhost:8400``) still matches that host and port, as in Scrapy.
+        """
+        url = request.url
+        if url_is_from_spider(url, cls):
+            return True
+        parts = urlparse(url)
+        try:
+            if parts.port is None or not parts.hostname:
+                return False
+        except ValueError:  # a port that is not a number
+            return False
+        return url_is_from_spider(parts._replace(netloc=parts.hostname), cls)
 
     @staticmethod
     def close(spider, reason):

@@ -27,6 +27,7 @@ __all__ = [
     "logformatter_adapter",
     "failure_to_exc_info",
     "DEFAULT_LOGGING",
+    "shown_on_stderr",
 ]
 
 logger = logging.getLogger(__name__)
@@ -167,6 +168,52 @@ def get_handler(settings):
     if settings.getbool('LOG_SHORT_NAMES'):
         handler.addFilter(TopLevelFormatter(['crawlfw']))
     return handler
+
+
+def _is_stderr(stream) -> bool:
+    if stream is None:
+        return False
+    if stream is sys.stderr or stream is sys.__stderr__:
+        return True
+    try:
+        return stream.fileno() == 2
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def shown_on_stderr(level: int = logging.ERROR, name: str = "crawlfw") -> bool:
+    """True when a record of ``level`` logged under ``name`` reaches standard error.
+
+    That is: the logger is enabled for ``level`` and, following propagation, a
+    :class:`logging.StreamHandler` writing to standard error (not a
+    :class:`logging.FileHandler`) accepts ``level``; or no handler is found at all and
+    :data:`logging.lastResort` (standard error) accepts it. False with ``--nolog`` or
+    ``LOG_ENABLED = False`` (a ``NullHandler``), ``LOG_FILE`` (a ``FileHandler``) or
+    ``-L CRITICAL`` for an ERROR: the commands then print their one-line reason for
+    failing on standard error themselves.
+
+    Args:
+        level: a logging level (int), ERROR by default.
+        name: the logger's name.
+    """
+    logger_ = logging.getLogger(name)
+    if not logger_.isEnabledFor(level):
+        return False
+    found = False
+    c: logging.Logger | None = logger_
+    while c is not None:
+        for h in c.handlers:
+            found = True
+            if (level >= h.level and isinstance(h, logging.StreamHandler)
+                    and not isinstance(h, logging.FileHandler) and _is_stderr(h.stream)):
+                return True
+        if not c.propagate:
+            break
+        c = c.parent
+    if found:
+        return False
+    last = logging.lastResort
+    return last is not None and level >= last.level
 
 
 #: Scrapy's private name for :func:`get_handler`.
