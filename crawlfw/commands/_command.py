@@ -276,7 +276,8 @@ def apply_global_options(settings, *, set=(), loglevel=None, logfile=None, nolog
     """Apply ``-s``, ``-L``, ``--logfile`` and ``--nolog`` at ``'cmdline'`` priority.
 
     Raises:
-        UsageError: a ``-s`` value is not ``NAME=VALUE``; ``-L`` names no logging level.
+        UsageError: a ``-s`` value is not ``NAME=VALUE``; ``-L`` or ``LOG_LEVEL`` (from
+            ``-s`` or the project's settings) names no logging level.
     """
     try:
         settings.setdict(arglist_to_dict([*(set or ())]), priority="cmdline")
@@ -285,6 +286,13 @@ def apply_global_options(settings, *, set=(), loglevel=None, logfile=None, nolog
     if loglevel and not isinstance(logging.getLevelName(loglevel), int):
         raise UsageError(f"Invalid -L value {loglevel!r}, use one of CRITICAL, ERROR, "
                          "WARNING, INFO, DEBUG")
+    level = loglevel or settings.get("LOG_LEVEL")
+    if not _is_log_level(level):
+        where = settings.getpriority("LOG_LEVEL")
+        source = {"cmdline": "-s", "project": "the project's settings"}.get(
+            _priority_name(where), "the settings")
+        raise UsageError(f"Invalid LOG_LEVEL {level!r} (set in {source}), use one of "
+                         "CRITICAL, ERROR, WARNING, INFO, DEBUG or a number")
     if logfile:
         settings.set("LOG_ENABLED", True, priority="cmdline")
         settings.set("LOG_FILE", logfile, priority="cmdline")
@@ -320,3 +328,21 @@ def feed_options(settings, output, output_format, overwrite_output=None) -> None
              "FEED_URI": None},
             priority="cmdline",
         )
+
+
+def _is_log_level(value) -> bool:
+    """True for what :meth:`logging.Handler.setLevel` takes: a level number or a
+    registered level name (``'INFO'``; names are case-sensitive, as in Scrapy)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, str) and isinstance(logging.getLevelName(value), int)
+
+
+def _priority_name(priority) -> str | None:
+    """The name of a settings priority number (``'cmdline'``), or None."""
+    from crawlfw.settings import SETTINGS_PRIORITIES
+
+    return next((name for name, number in SETTINGS_PRIORITIES.items() if number == priority),
+                None)

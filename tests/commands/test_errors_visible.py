@@ -132,3 +132,18 @@ def test_an_unknown_log_level_is_a_usage_error(crawlfw, pages_project):
     assert result.stderr.splitlines() == [
         "Usage error: Invalid -L value 'LOUD', use one of CRITICAL, ERROR, WARNING, INFO, "
         "DEBUG"]  # was a traceback from logging
+
+
+@pytest.mark.parametrize("where, source", [("-s", "-s"), ("settings.py", "the project's settings")])
+def test_an_unknown_log_level_setting_is_a_usage_error(crawlfw, pages_project, where, source):
+    args = ["crawl", "pages"]
+    if where == "-s":
+        args += ["-s", "LOG_LEVEL=LOUD"]
+    else:
+        settings = pages_project / "testproj" / "settings.py"
+        settings.write_text(settings.read_text() + "\nLOG_LEVEL = 'LOUD'\n")
+    result = crawlfw(*args, cwd=pages_project)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"Usage error: Invalid LOG_LEVEL 'LOUD' (set in {source}), use one of CRITICAL, ERROR, "
+        "WARNING, INFO, DEBUG or a number"]  # was a traceback from logging's setLevel
