@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import argparse
 import warnings
-from typing import NoReturn
 from http.cookies import SimpleCookie
 from shlex import split
+from typing import NoReturn
 from urllib.parse import urlparse
 
 from w3lib.http import basic_auth_header
