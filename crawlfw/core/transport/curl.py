@@ -46,6 +46,7 @@ from crawlfw.core.transport.curl_options import (
     DnsCacheBudget,
     ssl_version,
 )
+from crawlfw.core.transport.curl_peer import PROTOCOLS, ConnectionCertificates
 from crawlfw.core.transport.curl_transfer import (
     StreamSignals,
     _content_length,
@@ -64,7 +65,6 @@ from crawlfw.exceptions import (
     UnsupportedURLSchemeError,
 )
 from crawlfw.http import Headers
-from crawlfw.http._certificate import Certificate
 from crawlfw.responsetypes import responsetypes
 
 if TYPE_CHECKING:
@@ -101,19 +101,6 @@ _SCHEME_PROTOCOLS = {
 _REDIR_PROTOCOLS = pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS
 
 _WAKE = object()  # selector key data of the caller's wake fd
-
-#: How many connections' certificates a driver keeps (MultiDriver._certificates): more
-#: than the connections it can hold open (maxconnects) in any setting used.
-_MAX_CERTIFICATES = 1024
-
-#: CURLINFO_HTTP_VERSION -> Response.protocol, spelled as Scrapy 2's handlers spell it
-#: (Twisted's HTTP/1.x status line version; httpx's "HTTP/2").
-_PROTOCOLS = {
-    pycurl.CURL_HTTP_VERSION_1_0: "HTTP/1.0",
-    pycurl.CURL_HTTP_VERSION_1_1: "HTTP/1.1",
-    pycurl.CURL_HTTP_VERSION_2_0: "HTTP/2",
-    getattr(pycurl, "CURL_HTTP_VERSION_3", 30): "HTTP/3",
-}
 
 
 class Result(NamedTuple):
@@ -265,10 +252,7 @@ class MultiDriver:
         self._wake_fd: int | None = None
         self._done: list[Result] = []
         self._closed = False
-        #: CURLINFO_CONN_ID -> the Certificate of that TLS connection (None: curl gave
-        #: none), read once per connection: curl reports the chain only on the transfer
-        #: that made the connection. Oldest first; ids are never reused.
-        self._certificates: dict[int, Certificate | None] = {}
+        self._certificates = ConnectionCertificates()  # Response.certificate, per connection
         #: Set by the owner: an object with ``wanted() -> bool`` (checked once per
         #: transfer), ``headers_received(headers, body_length, request)`` and
         #: ``bytes_received(data, request)``, each returning a StopDownload to stop the
@@ -511,7 +495,7 @@ class MultiDriver:
         setopt(pycurl.FOLLOWLOCATION, 0)
         setopt(pycurl.SSL_VERIFYPEER, self._verify)
         setopt(pycurl.SSL_VERIFYHOST, self._verify_host)
-        setopt(pycurl.OPT_CERTINFO, 1)  # the chain, once per TLS connection: see _certificate
+        setopt(pycurl.OPT_CERTINFO, 1)  # the chain, once per TLS connection: see curl_peer
         setopt(pycurl.PROXY_SSL_VERIFYPEER, self._verify)
         setopt(pycurl.PROXY_SSL_VERIFYHOST, self._verify_host)
         setopt(pycurl.DNS_CACHE_TIMEOUT, self._dns_cache_timeout_s)
@@ -741,7 +725,7 @@ class MultiDriver:
                 if ip is not None:
                     response._ip_address = ip  # a str: Response.ip_address converts it
                 if xfer.scheme == "https":
-                    cert = self._certificate(c)
+                    cert = self._certificates.for_transfer(c)
                     if cert is not None:
                         response.certificate = cert
                 error = None
@@ -767,24 +751,6 @@ class MultiDriver:
         self._remove(c)
         return Result(request, response, error, latency, total, body_len, ip)
 
-    def _certificate(self, c: pycurl.Curl) -> Certificate | None:
-        """The server certificate of the TLS connection ``c``'s transfer used (the same
-        object for every response of a connection), or None when curl reported none."""
-        getinfo = c.getinfo
-        conn = getinfo(pycurl.CONN_ID)
-        certificates = self._certificates
-        if not getinfo(pycurl.NUM_CONNECTS):  # a reused connection: curl reports no chain
-            return certificates.get(conn)
-        try:
-            chain = getinfo(pycurl.INFO_CERTINFO)
-        except pycurl.error:  # a TLS backend without CERTINFO
-            chain = None
-        cert = Certificate(chain) if chain else None
-        if len(certificates) >= _MAX_CERTIFICATES:
-            del certificates[next(iter(certificates))]
-        certificates[conn] = cert
-        return cert
-
     def _error_for(self, c: pycurl.Curl, xfer: _Transfer, code: int,
                    message: str) -> DownloadError:
         if code == 63 and xfer.maxsize:  # CURLE_FILESIZE_EXCEEDED
@@ -805,7 +771,7 @@ class MultiDriver:
         protocol = None  # Scrapy's ftp:, file: and data: handlers give none
         if scheme == "http" or scheme == "https":
             status = c.getinfo(pycurl.RESPONSE_CODE)
-            protocol = _PROTOCOLS.get(c.getinfo(pycurl.INFO_HTTP_VERSION))
+            protocol = PROTOCOLS.get(c.getinfo(pycurl.INFO_HTTP_VERSION))
             headers = _headers_from_lines(xfer.header_lines)
         elif scheme == "ftp":
             if code == 78:  # CURLE_REMOTE_FILE_NOT_FOUND: Scrapy's FTP handler answers 404
