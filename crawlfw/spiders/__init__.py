@@ -135,8 +135,9 @@ class Spider(object_ref):
         """Return ``Request(url, dont_filter=True)`` (Scrapy 1.2's hook)."""
         return Request(url, dont_filter=True)
 
-    def parse(self, response: Any) -> Any:
+    def parse(self, response: Any, **kwargs: Any) -> Any:
         """Default callback; subclasses must override it when they rely on it.
+        ``kwargs`` are the request's ``cb_kwargs`` (Scrapy 2's signature).
 
         Raises:
             NotImplementedError: always, naming the spider class.

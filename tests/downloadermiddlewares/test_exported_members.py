@@ -8,6 +8,7 @@ EXPORTS = {
     "crawlfw.core.flow.downloadermw": ["DownloaderMiddlewareManager", "RequestParked"],
     "crawlfw.core.spidermw": ["SpiderMiddlewareManager"],
     "crawlfw.http.cookies": [
+        "IPV4_RE",
         "CookieJar",
         "PublicSuffixCookiePolicy",
         "WrappedRequest",
