@@ -211,7 +211,7 @@ class LogFormatter:
 _DEFAULT = LogFormatter()
 
 
-def format_event(formatter, event, *args):
+def format_event(formatter: Any, event: str, *args: Any) -> Any:
     """``formatter.<event>(*args)``, or the default :class:`LogFormatter`'s when
     ``formatter`` has no such method (a formatter written for Scrapy 1.2 that does not
     subclass :class:`LogFormatter` has no ``item_error``, ``spider_error`` or

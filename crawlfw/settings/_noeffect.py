@@ -86,7 +86,6 @@ SETTINGS_WITHOUT_EFFECT = {
     "REMOTE_CONTROL_TRACEBACK_MAX_BYTES": "see REMOTE_CONTROL_ENABLED",
     "REQUEST_FINGERPRINTER_CLASS": "the duplicate filter and the frontiers fingerprint "
                                    "requests with crawlfw.utils.request.request_fingerprint",
-    "ROBOTSTXT_PARSER": "robots.txt files are parsed with protego",
     "SCHEDULER_START_DISK_QUEUE": "start requests wait in the frontier's own start queue",
     "SCHEDULER_START_MEMORY_QUEUE": "start requests wait in the frontier's own start queue",
     "SCRAPER_SLOT_MAX_ACTIVE_SIZE": "the spider runners' backlog is bounded by "
@@ -109,8 +108,6 @@ _HARMLESS_VALUES = {
     "TWISTED_REACTOR": (None, "", "twisted.internet.asyncioreactor.AsyncioSelectorReactor"),
     "TWISTED_REACTOR_ENABLED": (True, False, "True", "False", "true", "false", 0, 1),
     "DOWNLOAD_FAIL_ON_DATALOSS": (True, "True", "true", 1, "1"),
-    "ROBOTSTXT_PARSER": ("crawlfw.robotstxt.ProtegoRobotParser",
-                         "scrapy.robotstxt.ProtegoRobotParser"),
     "REQUEST_FINGERPRINTER_CLASS": ("crawlfw.utils.request.RequestFingerprinter",
                                     "scrapy.utils.request.RequestFingerprinter"),
 }

@@ -430,7 +430,7 @@ RETRY_EXCEPTIONS = [
     'builtins.OSError',
 ]
 RETRY_GIVE_UP_LOG_LEVEL = 'ERROR'  # level of "Gave up retrying ..." (a name or number)
-ROBOTSTXT_PARSER = 'crawlfw.robotstxt.ProtegoRobotParser'  # no effect: protego parses
+ROBOTSTXT_PARSER = 'crawlfw.robotstxt.ProtegoRobotParser'  # a crawlfw.robotstxt.RobotParser
 SCHEDULER_START_DISK_QUEUE = 'crawlfw.squeues.PickleFifoDiskQueue'  # no effect
 SCHEDULER_START_MEMORY_QUEUE = 'crawlfw.squeues.FifoMemoryQueue'  # no effect
 SCRAPER_SLOT_MAX_ACTIVE_SIZE = 5000000  # no effect: the actors' inboxes are bounded

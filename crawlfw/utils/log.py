@@ -344,7 +344,7 @@ def _debug_wanted(logger) -> bool:
     return last is None or last.level <= logging.DEBUG
 
 
-def logformatter_adapter(logkws):
+def logformatter_adapter(logkws: Any) -> tuple[Any, Any, Any]:
     """Turn a :class:`~crawlfw.logformatter.LogFormatter` result into ``logger.log`` arguments.
 
     Args:
