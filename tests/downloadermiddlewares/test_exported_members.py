@@ -46,7 +46,7 @@ EXPORTS = {
     "crawlfw.downloadermiddlewares.retry": ["RetryMiddleware", "get_retry_request",
                                             "retry_logger", "SCRAPY_EXCEPTION_NAMES"],
     "crawlfw.downloadermiddlewares.robotstxt": ["RobotsTxtMiddleware"],
-    "crawlfw.downloadermiddlewares.stats": ["DownloaderStats"],
+    "crawlfw.downloadermiddlewares.stats": ["DownloaderStats", "get_header_size", "get_status_size"],
     "crawlfw.downloadermiddlewares.useragent": ["UserAgentMiddleware"],
     "crawlfw.spidermiddlewares.depth": ["DepthMiddleware"],
     "crawlfw.spidermiddlewares.httperror": ["HttpError", "HttpErrorMiddleware"],
