@@ -34,10 +34,6 @@ SETTINGS_WITHOUT_EFFECT = {
                          "AWS_SECRET_ACCESS_KEY (or boto3's own configuration)",
     "AWS_USE_SSL": "AWS_ENDPOINT_URL's scheme decides",
     "AWS_VERIFY": "boto3's default certificate verification is used",
-    "CLOSESPIDER_PAGECOUNT_NO_ITEM": "the CloseSpider extension has CLOSESPIDER_PAGECOUNT, "
-                                     "_ITEMCOUNT, _ERRORCOUNT and _TIMEOUT",
-    "CLOSESPIDER_TIMEOUT_NO_ITEM": "the CloseSpider extension has CLOSESPIDER_PAGECOUNT, "
-                                   "_ITEMCOUNT, _ERRORCOUNT and _TIMEOUT",
     "DNS_RESOLVER": "libcurl resolves host names (DNSCACHE_ENABLED, DNS_TIMEOUT)",
     "DOWNLOADER_CLIENTCONTEXTFACTORY": "libcurl does TLS (DOWNLOADER_CLIENT_TLS_METHOD)",
     "DOWNLOADER_CLIENT_TLS_CIPHERS": "libcurl's default cipher list is used",
