@@ -23,7 +23,6 @@ from __future__ import annotations
 import logging
 import sys
 from abc import ABCMeta, abstractmethod
-from urllib.robotparser import RobotFileParser
 
 from crawlfw.utils.python import to_unicode
 
@@ -123,6 +122,8 @@ class PythonRobotParser(_SpiderParser):
     """
 
     def __init__(self, robotstxt_body: bytes, spider):
+        from urllib.robotparser import RobotFileParser  # (urllib.request: on first use)
+
         self.spider = spider
         self.rp = RobotFileParser()
         self.rp.parse(decode_robotstxt(robotstxt_body, spider, to_native_str_type=True)

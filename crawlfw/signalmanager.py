@@ -27,8 +27,6 @@ event happened (engine, scheduler, downloader, item pipeline) — so a handler t
 touches shared state must lock it, and a slow handler slows that actor.
 """
 
-import asyncio
-import concurrent.futures
 import inspect
 import logging
 import threading
@@ -312,6 +310,9 @@ class SignalManager:
             list[tuple[callable, object]]: ``(receiver, result or exception)``, the
             result of an awaitable handler being what it finished with.
         """
+        import asyncio  # (loaded on first use: a plain crawl needs no asyncio)
+        import concurrent.futures
+
         dont_log = kwargs.get('dont_log')
         spider = kwargs.get('spider')
         sender = kwargs.get('sender', self.sender)
@@ -349,6 +350,8 @@ class SignalManager:
         Returns:
             None
         """
+        import asyncio
+
         loop = asyncio.get_running_loop()
         future = loop.create_future()
 

@@ -3,7 +3,6 @@
 import posixpath
 from contextlib import closing
 from ftplib import FTP, FTP_TLS, error_perm
-from ssl import create_default_context
 from typing import IO
 
 __all__ = ["ftp_makedirs_cwd", "ftp_store_file"]
@@ -62,7 +61,12 @@ def ftp_store_file(*, path: str, file: IO[bytes], host: str, port: int, username
         ftplib.all_errors: the connection, login or transfer fails
             (``ftplib.error_perm`` for a permission refused).
     """
-    ftp = FTP_TLS(context=create_default_context()) if tls else FTP()
+    if tls:
+        from ssl import create_default_context
+
+        ftp = FTP_TLS(context=create_default_context())
+    else:
+        ftp = FTP()
     with ftp, closing(file):
         ftp.connect(host, port)
         ftp.login(username, password)

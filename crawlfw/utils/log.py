@@ -6,7 +6,6 @@ the ``LOG_*`` settings; calling it again replaces that handler rather than addin
 a second one.
 """
 
-import asyncio
 import logging
 import sys
 import warnings
@@ -245,6 +244,8 @@ def log_reactor_info():
     without Twisted)`` and ``Using asyncio event loop: <module>.<class>`` (the class of
     the loop the event-loop policy makes, or of the running one).
     """
+    import asyncio
+
     logger.debug("Using reactor: none (crawlfw runs on Pykka actors and pycurl, "
                  "without Twisted)")
     try:
