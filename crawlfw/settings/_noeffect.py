@@ -38,10 +38,6 @@ SETTINGS_WITHOUT_EFFECT = {
                          "AWS_SECRET_ACCESS_KEY (or boto3's own configuration)",
     "AWS_USE_SSL": "AWS_ENDPOINT_URL's scheme decides",
     "AWS_VERIFY": "boto3's default certificate verification is used",
-    "CLOSESPIDER_PAGECOUNT_NO_ITEM": "the CloseSpider extension has CLOSESPIDER_PAGECOUNT, "
-                                     "_ITEMCOUNT, _ERRORCOUNT and _TIMEOUT",
-    "CLOSESPIDER_TIMEOUT_NO_ITEM": "the CloseSpider extension has CLOSESPIDER_PAGECOUNT, "
-                                   "_ITEMCOUNT, _ERRORCOUNT and _TIMEOUT",
     "DNS_RESOLVER": "libcurl resolves host names (DNSCACHE_ENABLED, DNS_TIMEOUT)",
     "DOWNLOADER_CLIENTCONTEXTFACTORY": "libcurl does TLS (DOWNLOADER_CLIENT_TLS_METHOD)",
     "DOWNLOADER_CLIENT_TLS_CIPHERS": "libcurl's default cipher list is used",
@@ -90,7 +86,6 @@ SETTINGS_WITHOUT_EFFECT = {
     "REMOTE_CONTROL_TRACEBACK_MAX_BYTES": "see REMOTE_CONTROL_ENABLED",
     "REQUEST_FINGERPRINTER_CLASS": "the duplicate filter and the frontiers fingerprint "
                                    "requests with crawlfw.utils.request.request_fingerprint",
-    "ROBOTSTXT_PARSER": "robots.txt files are parsed with protego",
     "SCHEDULER_START_DISK_QUEUE": "start requests wait in the frontier's own start queue",
     "SCHEDULER_START_MEMORY_QUEUE": "start requests wait in the frontier's own start queue",
     "SCRAPER_SLOT_MAX_ACTIVE_SIZE": "the spider runners' backlog is bounded by "
@@ -113,8 +108,6 @@ _HARMLESS_VALUES = {
     "TWISTED_REACTOR": (None, "", "twisted.internet.asyncioreactor.AsyncioSelectorReactor"),
     "TWISTED_REACTOR_ENABLED": (True, False, "True", "False", "true", "false", 0, 1),
     "DOWNLOAD_FAIL_ON_DATALOSS": (True, "True", "true", 1, "1"),
-    "ROBOTSTXT_PARSER": ("crawlfw.robotstxt.ProtegoRobotParser",
-                         "scrapy.robotstxt.ProtegoRobotParser"),
     "REQUEST_FINGERPRINTER_CLASS": ("crawlfw.utils.request.RequestFingerprinter",
                                     "scrapy.utils.request.RequestFingerprinter"),
 }

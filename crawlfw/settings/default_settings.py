@@ -362,8 +362,8 @@ AWS_MAX_POOL_CONNECTIONS = 100  # no effect (boto3's own pool)
 AWS_SESSION_TOKEN = None  # no effect
 AWS_USE_SSL = None  # no effect: AWS_ENDPOINT_URL's scheme decides
 AWS_VERIFY = None  # no effect
-CLOSESPIDER_PAGECOUNT_NO_ITEM = 0  # no effect
-CLOSESPIDER_TIMEOUT_NO_ITEM = 0  # no effect
+CLOSESPIDER_PAGECOUNT_NO_ITEM = 0  # pages in a row without an item (0: no limit)
+CLOSESPIDER_TIMEOUT_NO_ITEM = 0  # seconds without an item (0: no limit)
 # CrawlSpider: False makes no rule follow links (CrawlSpider._follow_links).
 CRAWLSPIDER_FOLLOW_LINKS = True
 # Level of the "Dropped: ..." line when a DropItem gives no log_level.
@@ -433,7 +433,7 @@ RETRY_EXCEPTIONS = [
     'builtins.OSError',
 ]
 RETRY_GIVE_UP_LOG_LEVEL = 'ERROR'  # level of "Gave up retrying ..." (a name or number)
-ROBOTSTXT_PARSER = 'crawlfw.robotstxt.ProtegoRobotParser'  # no effect: protego parses
+ROBOTSTXT_PARSER = 'crawlfw.robotstxt.ProtegoRobotParser'  # a crawlfw.robotstxt.RobotParser
 SCHEDULER_START_DISK_QUEUE = 'crawlfw.squeues.PickleFifoDiskQueue'  # no effect
 SCHEDULER_START_MEMORY_QUEUE = 'crawlfw.squeues.FifoMemoryQueue'  # no effect
 SCRAPER_SLOT_MAX_ACTIVE_SIZE = 5000000  # no effect: the actors' inboxes are bounded

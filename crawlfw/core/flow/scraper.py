@@ -41,9 +41,10 @@ from crawlfw.core.flow.spidermw import SpiderMiddlewareManager
 from crawlfw.exceptions import CloseSpider, DownloadError, IgnoreRequest
 from crawlfw.http import Request, Response
 from crawlfw.item import ITEM_TYPES
+from crawlfw.logformatter import format_event
 from crawlfw.spiders._start import start_output
 from crawlfw.utils.failure import Failure
-from crawlfw.utils.log import failure_to_exc_info
+from crawlfw.utils.log import failure_to_exc_info, logformatter_adapter
 from crawlfw.utils.spider import iterate_spider_output
 
 if TYPE_CHECKING:
@@ -377,13 +378,17 @@ class Scraper:
         if isinstance(error, CloseSpider):
             self._close_spider_sink(error.reason or "cancelled")
             return
+        formatter = getattr(self.crawler, "logformatter", None)
         if error.__traceback__ is not None and not isinstance(error, DownloadError):
-            logger.error("Error downloading %(request)s", {"request": request},
-                         exc_info=failure_to_exc_info(error), extra={"spider": self.spider})
+            logkws = format_event(formatter, "download_error", Failure(error), request,
+                                  self.spider)
+            exc_info = failure_to_exc_info(error)
         else:
-            logger.error("Error downloading %(request)s: %(errmsg)s",
-                         {"request": request, "errmsg": str(error) or type(error).__name__},
-                         extra={"spider": self.spider})
+            logkws = format_event(formatter, "download_error", Failure(error), request,
+                                  self.spider, str(error) or type(error).__name__)
+            exc_info = None
+        logger.log(*logformatter_adapter(logkws), exc_info=exc_info,
+                   extra={"spider": self.spider})
 
     # --- checkpoints (durable frontier) -------------------------------------------------
 
@@ -421,13 +426,10 @@ def report_spider_error(crawler: CrawlerLike, exc: BaseException, request: Reque
         response: the response it was called with (None for an errback).
     """
     spider = crawler.spider
-    referer = request.headers.get("Referer")
-    logger.error(
-        "Spider error processing %(request)s (referer: %(referer)s)",
-        {"request": request, "referer": referer.decode("latin-1") if referer else None},
-        exc_info=failure_to_exc_info(exc),
-        extra={"spider": spider},
-    )
+    logkws = format_event(getattr(crawler, "logformatter", None), "spider_error",
+                          Failure(exc, request), request, response, spider)
+    logger.log(*logformatter_adapter(logkws), exc_info=failure_to_exc_info(exc),
+               extra={"spider": spider})
     crawler.signals.send_catch_log(
         signals.spider_error, failure=Failure(exc, request), response=response, spider=spider
     )
