@@ -462,8 +462,9 @@ class JsonItemExporter(_JsonExporterMixin, BaseItemExporter):
         self.file.write(self._to_bytes("["))
 
     def finish_exporting(self):
-        """Write a newline and the closing ``]`` (just ``]`` with no item: ``[]``)."""
-        self.file.write(self._to_bytes("]" if self.first_item else "\n]"))
+        """Write a newline and the closing ``]``; with no item, ``[\\n\\n]`` (Scrapy
+        1.2's empty document, and Scrapy 2.19's empty feed)."""
+        self.file.write(self._to_bytes("\n\n]" if self.first_item else "\n]"))
 
     def resume_exporting(self, items: int, fields=None):
         """Continue the array: the next item is preceded by ``,`` when ``items`` > 0."""
@@ -489,10 +490,17 @@ class XmlItemExporter(BaseItemExporter):
     recursively (Scrapy 1.2 layout). Fields to export that the item lacks are written
     empty. Characters the encoding cannot represent are written as character references.
 
+    ``indent`` (Scrapy 2) lays the document out as Scrapy 2.19's exporter does: None
+    (the default, Scrapy 1.2's layout) writes no whitespace; 0 puts the root's start tag,
+    each item and the root's end tag on lines of their own (what Scrapy 2's feeds write,
+    ``FEED_EXPORT_INDENT = 0``: an empty feed is ``<items>\n</items>``); N > 0 also
+    puts every field on a line of its own, indented N spaces per level.
+
     Args:
         file: binary file object.
         item_element (str): element name of each item, default ``'item'``.
         root_element (str): element name of the document root, default ``'items'``.
+        indent (int | None): see above.
         **kwargs: the common options (see :class:`BaseItemExporter`); the encoding
             defaults to UTF-8 and is declared in the XML declaration.
 
@@ -505,6 +513,7 @@ class XmlItemExporter(BaseItemExporter):
     def __init__(self, file, **kwargs):
         self.item_element = kwargs.pop("item_element", "item")
         self.root_element = kwargs.pop("root_element", "items")
+        self.indent = kwargs.pop("indent", None)
         super().__init__(**kwargs)
         if not self.encoding:
             self.encoding = "utf-8"
@@ -525,32 +534,52 @@ class XmlItemExporter(BaseItemExporter):
             )
         self._valid_names.add(name)
 
+    def _newline(self, after_item=False):
+        """A line break where the ``indent`` layout has one (after the root's start tag
+        and each item from 0 up, after every element with N > 0)."""
+        if self.indent is not None and (self.indent > 0 or after_item):
+            self.xg.characters("\n")
+
+    def _indent(self, depth):
+        if self.indent:
+            self.xg.characters(" " * (self.indent * depth))
+
     def start_exporting(self):
         """Write the XML declaration and the root start tag."""
         self.xg.startDocument()
         self.xg.startElement(self.root_element, {})
+        self._newline(after_item=True)
 
     def export_item(self, item):
         """Write one ``<item>`` element with one child element per field."""
+        self._indent(1)
         self.xg.startElement(self.item_element, {})
+        self._newline()
         for name, value in self._get_serialized_fields(item, default_value=""):
-            self._export_xml_field(name, value)
+            self._export_xml_field(name, value, 2)
+        self._indent(1)
         self.xg.endElement(self.item_element)
+        self._newline(after_item=True)
 
     def finish_exporting(self):
         """Write the root end tag and flush."""
         self.xg.endElement(self.root_element)
         self.xg.endDocument()
 
-    def _export_xml_field(self, name, serialized_value):
+    def _export_xml_field(self, name, serialized_value, depth=2):
         self._check_name(name)
+        self._indent(depth)
         self.xg.startElement(name, {})
         if hasattr(serialized_value, "items"):
+            self._newline()
             for subname, value in serialized_value.items():
-                self._export_xml_field(subname, value)
+                self._export_xml_field(subname, value, depth + 1)
+            self._indent(depth)
         elif is_listlike(serialized_value):
+            self._newline()
             for value in serialized_value:
-                self._export_xml_field("value", value)
+                self._export_xml_field("value", value, depth + 1)
+            self._indent(depth)
         elif isinstance(serialized_value, str):
             self.xg.characters(serialized_value)
         elif isinstance(serialized_value, bytes):
@@ -558,6 +587,7 @@ class XmlItemExporter(BaseItemExporter):
         else:
             self.xg.characters(str(serialized_value))
         self.xg.endElement(name)
+        self._newline()
 
 
 class CsvItemExporter(BaseItemExporter):

@@ -189,6 +189,7 @@ FEED_RESTART_BROKEN = False
 FEED_EXPORT_ENCODING = None
 FEED_EXPORT_FIELDS = None  # a list of names, or a dict {field: output name} (Scrapy 2.4)
 FEED_EXPORT_BATCH_ITEM_COUNT = 0  # Scrapy 2.3: items per feed file (0: one file)
+FEED_EXPORT_INDENT = 0  # Scrapy 2: JSON/XML feed layout (None: as 1.2; N > 0: indented)
 FEED_STORAGES = {}
 FEED_STORAGE_FTP_ACTIVE = False  # FTP active mode instead of passive
 FEED_STORAGE_S3_ACL = ''
@@ -204,6 +205,7 @@ FEED_EXPORTERS = {}
 FEED_EXPORTERS_BASE = {
     'json': 'crawlfw.exporters.JsonItemExporter',
     'jsonlines': 'crawlfw.exporters.JsonLinesItemExporter',
+    'jsonl': 'crawlfw.exporters.JsonLinesItemExporter',  # Scrapy 2
     'jl': 'crawlfw.exporters.JsonLinesItemExporter',
     'csv': 'crawlfw.exporters.CsvItemExporter',
     'xml': 'crawlfw.exporters.XmlItemExporter',

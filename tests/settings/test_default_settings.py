@@ -86,8 +86,8 @@ def test_extensions_base():
 def test_feed_storages_and_exporters():
     assert list(ds.FEED_STORAGES_BASE) == ["", "file", "stdout", "s3", "ftp"]
     assert ds.FEED_STORAGES_BASE[""] == ds.FEED_STORAGES_BASE["file"]
-    assert list(ds.FEED_EXPORTERS_BASE) == ["json", "jsonlines", "jl", "csv", "xml",
-                                            "marshal", "pickle"]
+    assert list(ds.FEED_EXPORTERS_BASE) == ["json", "jsonlines", "jsonl", "jl", "csv", "xml",
+                                            "marshal", "pickle"]  # Scrapy 2.19's
     assert ds.FEED_FORMAT == "jsonlines"
 
 

@@ -137,7 +137,22 @@ class FeedWriter:
         self.export_encoding = (options.get("encoding")
                                 or settings.get("FEED_EXPORT_ENCODING") or None)
         self.overwrite = bool(options.get("overwrite", False))
-        self.indent = options.get("indent")
+        # Scrapy 2's layout option: None (1.2's layout), 0 (the default: items on lines
+        # of their own), N > 0 (also indented); used by the JSON and XML exporters
+        if "indent" in options:
+            self.indent = options["indent"]
+        elif settings["FEED_EXPORT_INDENT"] is None:
+            self.indent = None
+        else:
+            try:
+                self.indent = settings.getint("FEED_EXPORT_INDENT")
+            except ValueError:
+                raise NotConfigured(f"FEED_EXPORT_INDENT must be a whole number or None, "
+                                    f"got {settings['FEED_EXPORT_INDENT']!r}") from None
+        if self.indent is not None and (isinstance(self.indent, bool)
+                                        or not isinstance(self.indent, int)):
+            raise NotConfigured(f"{where}: indent must be a whole number or None, "
+                                f"got {self.indent!r}")
         self.item_export_kwargs = dict(options.get("item_export_kwargs") or {})
 
         if self.format not in exporters:
@@ -506,9 +521,15 @@ class FeedWriter:
                 f"during the crawl; the items written to it are not in it")
 
     def _make_exporter(self) -> BaseItemExporter:
+        from crawlfw.exporters import JsonItemExporter, XmlItemExporter
+
         kwargs = dict(self.item_export_kwargs)
-        if self.indent is not None and self.format == "json":
-            kwargs["indent"] = self.indent
+        exporter_cls = self._exporter_cls
+        if self.indent is not None and "indent" not in kwargs:
+            if issubclass(exporter_cls, JsonItemExporter) and self.indent > 0:
+                kwargs["indent"] = self.indent  # 0: items on lines of their own already
+            elif issubclass(exporter_cls, XmlItemExporter):
+                kwargs["indent"] = self.indent
         exporter: BaseItemExporter = self._exporter_cls(
             self.file, fields_to_export=self.export_fields, encoding=self.export_encoding,
             **kwargs,
