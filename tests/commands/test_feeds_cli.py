@@ -5,6 +5,7 @@ subprocesses against a local site."""
 
 import csv
 import json
+import re
 
 import pytest
 
@@ -37,6 +38,7 @@ def site(tmp_path_factory):
         '<html><body><p class="q">caf\u00e9</p><p class="q">two</p>'
         '<p class="none">x</p></body></html>', encoding="utf-8")
     (root / "empty.html").write_text("<html><body></body></html>", encoding="utf-8")
+    (root / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
     server = StaticSiteServer(root).start()
     yield server
     server.stop()
@@ -195,6 +197,47 @@ def test_empty_crawl_still_writes_its_feeds_as_scrapy_2_19_does(crawlfw, tmp_pat
     for name, content in SCRAPY_219_EMPTY.items():
         assert (tmp_path / name).read_bytes() == content, name
     assert result.stderr.count("(0 items) in: ") == len(SCRAPY_219_EMPTY)
+
+
+STATS_SPIDER = """
+import crawlfw
+
+
+class StatsSpider(crawlfw.Spider):
+    name = "stats"
+
+    def start_requests(self):
+        yield crawlfw.Request(self.base_url + "/index.html")
+        yield crawlfw.Request(self.base_url + "/img.png")
+
+    def parse(self, response):
+        for text in response.css("p.q::text").extract():  # NotSupported on the image
+            yield {"text": text}
+"""
+
+
+def test_stats_a_scrapy_2_user_compares(crawlfw, tmp_path, site):
+    """The same crawl under Scrapy 2.19 (``scrapy runspider`` of this spider with ``-o
+    a.json -o a.csv -s FEEDS='{"stdout:": {"format": "jsonlines"}}'``) dumps these
+    stats, written here from its output (issue 34)."""
+    spider = write(tmp_path / "statsspider.py", STATS_SPIDER)
+    result = crawlfw("runspider", spider, "-a", f"base_url={site.url}", "-o", "a.json",
+                     "-o", "a.csv", "-s", 'FEEDS={"stdout:": {"format": "jsonlines"}}')
+    assert result.returncode == 0, result.stderr
+    dump = result.stderr[result.stderr.index("Dumping crawlfw stats:"):]
+    scrapy_219 = {  # key: value, or a pattern of its repr
+        "feedexport/success_count/FileFeedStorage": "2",
+        "feedexport/success_count/StdoutFeedStorage": "1",
+        "spider_exceptions/NotSupported": "1",
+        "spider_exceptions/count": "1",
+        "item_scraped_count": "2",
+        "elapsed_time_seconds": r"\d+\.\d+",
+        "start_time": r"datetime\.datetime\([\d, ]+, tzinfo=datetime\.timezone\.utc\)",
+        "finish_time": r"datetime\.datetime\([\d, ]+, tzinfo=datetime\.timezone\.utc\)",
+    }
+    for key, value in scrapy_219.items():
+        assert re.search(rf"'{re.escape(key)}': {value}[,}}]", dump), (key, dump)
+    assert "_NotText" not in dump and "failed_count" not in dump
 
 
 @pytest.mark.parametrize("refused, message", [

@@ -346,6 +346,46 @@ def test_storage_error_is_logged_with_local_path(tmp_path, caplog):
     assert record.exc_info[0] is ConnectionRefusedError
 
 
+def _stats_crawler(settings):
+    from crawlfw.statscollectors import MemoryStatsCollector
+
+    class Crawler:
+        pass
+
+    crawler = Crawler()
+    crawler.settings = Settings(settings)
+    crawler.spider = FeedSpider()
+    crawler.spider.settings = crawler.settings  # BlockingFeedStorage reads FEED_TEMPDIR
+    crawler.stats = MemoryStatsCollector(crawler)
+    return crawler
+
+
+def test_stored_and_failed_files_are_counted_as_scrapy_2_19_counts_them(tmp_path):
+    """Scrapy 2.19's stats keys: feedexport/success_count/<storage class> and
+    feedexport/failed_count/<storage class>, one per file stored or not; an empty feed
+    not stored (FEED_STORE_EMPTY False) is not counted (issue 34)."""
+    broken = "tests.core.test_feeds.BrokenUploadStorage"
+    crawler = _stats_crawler({"FEED_STORAGES": {"broken": broken},
+                              "FEED_TEMPDIR": str(tmp_path)})
+    feeds = [(str(tmp_path / "a.jl"), {}, [{"a": 1}]),
+             (str(tmp_path / "b.csv"), {}, []),
+             ("stdout:", {"format": "jsonlines", "store_empty": False}, []),
+             ("broken://host/feed.jl", {"format": "jsonlines"}, [{"a": 1}]),
+             (str(tmp_path / "batch-%(batch_id)d.jl"), {"batch_item_count": 1},
+              [{"a": 1}, {"a": 2}])]
+    for uri, options, items in feeds:
+        writer = FeedWriter.from_crawler(crawler, uri, options)
+        writer.open()
+        for item in items:
+            writer.export_item(item)
+        writer.close()
+    assert {k: v for k, v in crawler.stats.get_stats().items()
+            if k.startswith("feedexport/")} == {
+        "feedexport/success_count/FileFeedStorage": 4,  # a.jl, b.csv, two batches
+        "feedexport/failed_count/BrokenUploadStorage": 1,
+    }
+
+
 def test_lifecycle_errors(tmp_path):
     writer = FeedWriter({"FEED_URI": str(tmp_path / "o.jl")})
     with pytest.raises(ValueError, match="needs the spider"):

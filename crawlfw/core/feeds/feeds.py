@@ -443,8 +443,7 @@ class FeedWriter:
         descriptors (``EMFILE``/``ENFILE``: a transient condition, not a failed feed),
         each retry counted in ``feedexport/emfile_retries``; see
         :func:`crawlfw.core._fds.retry_when_out_of_fds`."""
-        crawler = self.crawler or getattr(self.spider, "crawler", None)
-        stats = getattr(crawler, "stats", None)
+        stats = self._stats()
 
         def count() -> None:
             if stats is not None:
@@ -453,6 +452,18 @@ class FeedWriter:
         assert storage is not None and self.uri is not None, "opened by the caller"
         return retry_when_out_of_fds(lambda: storage.open(self.spider),
                                      f"feed {_redact_uri(self.uri)}", on_retry=count)
+
+    def _stats(self) -> Any:
+        """The crawler's stats collector, or None (a writer without a crawler)."""
+        crawler = self.crawler or getattr(self.spider, "crawler", None)
+        return getattr(crawler, "stats", None)
+
+    def _count_store(self, outcome: str) -> None:
+        """Count a stored (``outcome`` ``'success'``) or failed (``'failed'``) file in
+        Scrapy 2's stats, ``feedexport/<outcome>_count/<storage class name>``."""
+        stats = self._stats()
+        if stats is not None:
+            stats.inc_value(f"feedexport/{outcome}_count/{type(self.storage).__name__}")
 
     def _postprocessed(self, file: IO[bytes]) -> FeedFile:
         """``file`` under a :class:`~crawlfw.extensions.postprocessing.PostProcessingManager`
@@ -677,7 +688,10 @@ class FeedWriter:
         Storage errors are logged (with traceback), not raised: ``"Error storing
         %(format)s feed (%(itemcount)d items) in: %(uri)s"``, followed by the local path
         where the data was kept when there is one (the temporary file of an FTP or S3
-        feed, or the local file).
+        feed, or the local file). Each file stored or not is counted in the crawler's
+        stats as Scrapy 2 counts it: ``feedexport/success_count/<storage class>`` or
+        ``feedexport/failed_count/<storage class>`` (``FileFeedStorage``...); an empty
+        feed not stored is not counted.
 
         Returns:
             dict: ``{'uri': str (password redacted), 'format': str, 'itemcount': int,
@@ -727,6 +741,7 @@ class FeedWriter:
             result["error"] = f"{type(e).__name__}: {e}"
             logger.error("Error storing %(format)s feed (%(itemcount)d items): %(error)s",
                          {**log_args, "error": e}, extra=extra)
+            self._count_store("failed")
             self._finished_file().close()
         except Exception as e:
             result["error"] = f"{type(e).__name__}: {e}"
@@ -736,10 +751,12 @@ class FeedWriter:
                 log_args["local_path"] = result["local_path"]
                 msg += " -- the feed data is kept in %(local_path)s"
             logger.error(msg, log_args, exc_info=True, extra=extra)
+            self._count_store("failed")
         else:
             result["stored"] = True
             logger.info("Stored %(format)s feed (%(itemcount)d items) in: %(uri)s",
                         log_args, extra=extra)
+            self._count_store("success")
         return result
 
     def __enter__(self) -> FeedWriter:
