@@ -113,9 +113,11 @@ def run_crawl(settings, spidercls, spargs, process=None) -> None:
         process.crawl(spidercls, **spargs)
     except Exception as e:
         process.shutdown()
-        logging.getLogger(__name__).error("Crawl could not start: %s", e,
-                                          exc_info=not isinstance(e, CrawlStartError))
-        if isinstance(e, CrawlStartError):  # refused on purpose: not a crash
+        refused = isinstance(e, CrawlStartError)  # on purpose, in one line
+        logging.getLogger(__name__).error("Crawl could not start: %s",
+                                          e if refused else f"{type(e).__name__}: {e}",
+                                          exc_info=not refused)
+        if refused:  # not a crash
             report_to_parent(f"start_failed: {e}")
         sys.exit(1)
     process.start()

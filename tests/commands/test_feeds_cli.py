@@ -199,6 +199,63 @@ def test_empty_crawl_still_writes_its_feeds_as_scrapy_2_19_does(crawlfw, tmp_pat
     assert result.stderr.count("(0 items) in: ") == len(SCRAPY_219_EMPTY)
 
 
+BROKEN_START = """
+import crawlfw
+
+
+class Boom:
+    def __init__(self):
+        raise RuntimeError("this pipeline refuses to start")
+
+
+class BrokenSpider(crawlfw.Spider):
+    name = "broken"
+    custom_settings = {SETTINGS}
+
+    def start_requests(self):
+        yield crawlfw.Request(self.base_url + "/index.html")
+
+    def parse(self, response):
+        yield {"text": "x"}
+"""
+
+
+@pytest.mark.parametrize("settings, last_line, traceback", [
+    # the example of issue 29: a middleware importing a module that is not there
+    ({"DOWNLOADER_MIDDLEWARES": {"nonexistent.module.Mw": 500}},
+     "Crawl could not start: DOWNLOADER_MIDDLEWARES: cannot load 'nonexistent.module.Mw': "
+     "ModuleNotFoundError: No module named 'nonexistent'", False),
+    ({"ITEM_PIPELINES": {"brokenspider.Nope": 300}},
+     "Crawl could not start: ITEM_PIPELINES: cannot load 'brokenspider.Nope': NameError: "
+     "Module 'brokenspider' doesn't define any object named 'Nope'", False),
+    # a component whose constructor raises: met as the actors start, after the feeds
+    # were opened (its traceback logged: it is a bug to find in user code)
+    ({"ITEM_PIPELINES": {"brokenspider.Boom": 300}},
+     "RuntimeError: this pipeline refuses to start", True),
+])
+def test_a_crawl_that_fails_before_it_starts_writes_no_feed(crawlfw, tmp_path, site, settings,
+                                                           last_line, traceback):
+    """Issue 29/34: a feed '[]' was written although the crawl never started. Now no
+    feed file is created, one appended to is left as it was, exit status 1, and the
+    reason is the last line (Scrapy 2.19 writes no feed either)."""
+    spider = write(tmp_path / "brokenspider.py", BROKEN_START.replace("{SETTINGS}", repr(settings)))
+    (tmp_path / "kept.jl").write_bytes(b'{"earlier": 1}\n')
+    result = crawlfw("runspider", spider, "-a", f"base_url={site.url}", "-o", "new.json",
+                     "-o", "kept.jl", "-o", "new.csv")
+    assert result.returncode == 1, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix != ".py") == ["kept.jl"]
+    assert (tmp_path / "kept.jl").read_bytes() == b'{"earlier": 1}\n'
+    assert "Stored" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1].endswith(last_line), result.stderr[-3000:]
+    if not traceback:  # refused in one line before anything was opened
+        assert "Traceback" not in result.stderr
+        assert "Spider opened" not in result.stderr
+    else:
+        assert "Crawl could not start: RuntimeError: this pipeline refuses to start" in \
+            result.stderr
+
+
 STATS_SPIDER = """
 import crawlfw
 

@@ -198,6 +198,12 @@ class FeedWriter:
         self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of a local file, checked at commits
 
     @property
+    def closed(self) -> bool:
+        """True once :meth:`close` or :meth:`discard` finished the feed (nothing more is
+        written or stored)."""
+        return self._state == "closed"
+
+    @property
     def key(self) -> str:
         """The name of this feed in a ``JOBDIR`` job's metadata: its ``FEED_URI`` template."""
         return self.urifmt
