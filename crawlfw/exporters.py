@@ -37,18 +37,17 @@ from __future__ import annotations
 
 import codecs
 import csv
-import functools
 import io
 import marshal
 import pickle
 import pprint
-import re
 import warnings
 from collections.abc import Mapping
 from typing import Any
 
 from crawlfw.exceptions import CrawlfwDeprecationWarning
 from crawlfw.item import AnyItem
+from crawlfw.utils._xml import xml_encoding_name, xml_name_re
 from crawlfw.utils.python import is_listlike, to_bytes, to_unicode
 from crawlfw.utils.serialize import CrawlfwJSONEncoder
 
@@ -96,25 +95,6 @@ _CSV_WRITER_OPTIONS = frozenset(
     }
 )
 
-# XML 1.0 (Fifth Edition) §2.3 "Name" production, restricted to the characters an
-# element name may start/continue with (colons excluded: no namespaces here). Compiled
-# by the first XmlItemExporter (_xml_name_re): its character classes take several
-# milliseconds to compile, which every crawl would otherwise pay at start-up.
-_XML_NAME = (
-    r"[A-Za-z_\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u02FF\u0370-\u037D\u037F-\u1FFF"
-    r"\u200C-\u200D\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF\uFDF0-\uFFFD]"
-    r"[-.0-9A-Za-z_\u00B7\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u037D\u037F-\u1FFF"
-    r"\u200C-\u200D\u203F-\u2040\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF"
-    r"\uFDF0-\uFFFD]*\Z"
-)
-
-
-@functools.cache
-def _xml_name_re() -> re.Pattern:
-    """The compiled :data:`_XML_NAME` (once per process)."""
-    return re.compile(_XML_NAME)
-
-
 def _declared_fields(item) -> Mapping | None:
     """Return an Item's ``fields`` mapping (name -> Field), or None for plain mappings."""
     fields = getattr(type(item), "fields", None)
@@ -159,26 +139,6 @@ def _non_closing(file):
     buffer.writable = lambda: True
     buffer.write = file.write
     return buffer
-
-
-def _xml_encoding_name(encoding):
-    """Return the name to declare for ``encoding`` in ``<?xml ... encoding="..."?>``.
-
-    XML 1.0 §4.3.3 asks for IANA charset names; Python aliases such as ``latin-1`` are
-    not understood by every parser (libxml2 rejects it), so the common ones are mapped
-    (``ISO-8859-n``, ``windows-125n``, ``US-ASCII``). Others are declared as given.
-    """
-    try:
-        name = codecs.lookup(encoding).name
-    except LookupError:
-        return encoding
-    if name.startswith("iso8859-"):
-        return "ISO-8859-" + name[len("iso8859-"):]
-    if re.fullmatch(r"cp125[0-8]", name):
-        return "windows-" + name[2:]
-    if name == "ascii":
-        return "US-ASCII"
-    return encoding
 
 
 def _text_encoder(encoding):
@@ -519,7 +479,7 @@ class XmlItemExporter(BaseItemExporter):
             self.encoding = "utf-8"
         from xml.sax.saxutils import XMLGenerator  # on first use: only XML feeds need it
 
-        self.xg = XMLGenerator(file, encoding=_xml_encoding_name(self.encoding))
+        self.xg = XMLGenerator(file, encoding=xml_encoding_name(self.encoding))
         self._valid_names = set()
         self._check_name(self.item_element)
         self._check_name(self.root_element)
@@ -527,7 +487,7 @@ class XmlItemExporter(BaseItemExporter):
     def _check_name(self, name):
         if name in self._valid_names:
             return
-        if not isinstance(name, str) or not _xml_name_re().match(name):
+        if not isinstance(name, str) or not xml_name_re().match(name):
             raise ValueError(
                 f"{name!r} is not a valid XML element name (XML 1.0 section 2.3): "
                 f"rename the field or give it another name with fields_to_export"

@@ -514,7 +514,8 @@ def test_exported_names():
 
     assert sorted(module.__all__) == ["FeedWriter"]
     assert sorted(feed_settings.__all__) == ["FEED_OPTIONS", "feed_settings_from_cli",
-                                             "feeds_from_settings", "uri_scheme"]
+                                             "feeds_from_settings", "resolve_uri",
+                                             "uri_scheme"]
     assert sorted(resume.__all__) == ["FeedReplacedError", "FeedResumeError"]
     for mod in (module, feed_settings, resume):
         assert all(hasattr(mod, name) for name in mod.__all__)

@@ -23,7 +23,6 @@ import re
 import sys
 import time
 from collections.abc import Callable, Mapping
-from datetime import datetime, timezone
 from typing import IO, TYPE_CHECKING, Any, TypeAlias
 
 from crawlfw.core._fds import retry_when_out_of_fds
@@ -32,7 +31,9 @@ from crawlfw.core.feeds.feed_settings import (
     _check_feed_options,
     _components,
     _export_fields,
+    _feed_indent,
     _takes_feed_options,
+    resolve_uri,
     uri_scheme,
 )
 from crawlfw.core.feeds.plugins import ItemFilter, PostProcessingManager
@@ -139,20 +140,7 @@ class FeedWriter:
         self.overwrite = bool(options.get("overwrite", False))
         # Scrapy 2's layout option: None (1.2's layout), 0 (the default: items on lines
         # of their own), N > 0 (also indented); used by the JSON and XML exporters
-        if "indent" in options:
-            self.indent = options["indent"]
-        elif settings["FEED_EXPORT_INDENT"] is None:
-            self.indent = None
-        else:
-            try:
-                self.indent = settings.getint("FEED_EXPORT_INDENT")
-            except ValueError:
-                raise NotConfigured(f"FEED_EXPORT_INDENT must be a whole number or None, "
-                                    f"got {settings['FEED_EXPORT_INDENT']!r}") from None
-        if self.indent is not None and (isinstance(self.indent, bool)
-                                        or not isinstance(self.indent, int)):
-            raise NotConfigured(f"{where}: indent must be a whole number or None, "
-                                f"got {self.indent!r}")
+        self.indent = _feed_indent(options, settings, where)
         self.item_export_kwargs = dict(options.get("item_export_kwargs") or {})
 
         if self.format not in exporters:
@@ -800,44 +788,6 @@ class FeedWriter:
         elif file not in (sys.stdout, getattr(sys.stdout, "buffer", None)):
             file.close()
 
-    def _uri_params(self) -> Mapping[str, Any]:
-        spider = self.spider
-        params: dict[str, Any] = {}
-        for name in dir(spider):
-            if name.startswith("__"):
-                continue
-            try:
-                params[name] = getattr(spider, name)
-            except Exception:  # a property that cannot be computed now: not a parameter
-                continue
-        now = datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
-        params["time"] = now.isoformat().replace(":", "-")
-        from crawlfw.core.frontier.redis_link import worker_id
-
-        params["worker"] = worker_id(self.settings)  # FRONTIER_WORKER or <host>-<pid>
-        params["batch_id"] = self.batch_id  # Scrapy 2.3: the batch's number, from 1
-        params["batch_time"] = datetime.now(timezone.utc).isoformat().replace(":", "-")
-        if self._uripar is not None:
-            returned = self._uripar(params, spider)
-            if returned is not None:
-                params = returned
-        return params
-
     def _resolve_uri(self) -> str:
-        params = self._uri_params()
-        try:
-            uri: str = self.urifmt % params
-            return uri
-        except KeyError as e:
-            raise NotConfigured(
-                f"FEED_URI {_redact_uri(self.urifmt)!r} uses %({e.args[0]})s, but spider "
-                f"{getattr(self.spider, 'name', None)!r} has no attribute {e.args[0]!r} "
-                f"and FEED_URI_PARAMS does not set it"
-            ) from None
-        except (TypeError, ValueError) as e:
-            raise NotConfigured(
-                f"FEED_URI {_redact_uri(self.urifmt)!r} is not a valid %-template ({e}); "
-                f"write a literal % as %%"
-            ) from None
-
-
+        return resolve_uri(self.urifmt, self.spider, self.settings, self._uripar,
+                           self.batch_id)
