@@ -8,8 +8,8 @@ See the generic spiders in this package for common crawling patterns:
 import inspect
 import logging
 import warnings
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from crawlfw import signals
@@ -135,14 +135,20 @@ class Spider(object_ref):
         """Return ``Request(url, dont_filter=True)`` (Scrapy 1.2's hook)."""
         return Request(url, dont_filter=True)
 
-    def parse(self, response: Any, **kwargs: Any) -> Any:
-        """Default callback; subclasses must override it when they rely on it.
-        ``kwargs`` are the request's ``cb_kwargs`` (Scrapy 2's signature).
+    if TYPE_CHECKING:
+        #: Seen by type checkers as any callable, so that a spider's typed
+        #: ``def parse(self, response: TextResponse)`` is no incompatible override of
+        #: Scrapy 2's ``(self, response, **kwargs)``.
+        parse: Callable[..., Any]
+    else:
+        def parse(self, response: Any, **kwargs: Any) -> Any:
+            """Default callback; subclasses must override it when they rely on it.
+            ``kwargs`` are the request's ``cb_kwargs`` (Scrapy 2's signature).
 
-        Raises:
-            NotImplementedError: always, naming the spider class.
-        """
-        raise NotImplementedError(f"{self.__class__.__name__}.parse callback is not defined")
+            Raises:
+                NotImplementedError: always, naming the spider class.
+            """
+            raise NotImplementedError(f"{self.__class__.__name__}.parse callback is not defined")
 
     @classmethod
     def update_settings(cls, settings):

@@ -213,14 +213,21 @@ def test_looping_call_from_plain_code_runs_on_a_thread():
 
 def test_looping_call_in_a_loop_and_its_errors(caplog):
     async def main():
+        loop = asyncio.get_running_loop()
         calls = []
         looping = AsyncioLoopingCall(calls.append, 1)
         looping.start(0.01, now=False)
-        await asyncio.sleep(0.055)
+        first = list(calls)  # now=False: the first call waits for the interval
+        deadline = loop.time() + 30  # bounded; no timing asserted (a loaded machine)
+        while len(calls) < 3 and loop.time() < deadline:
+            await asyncio.sleep(0.005)
         looping.stop()
-        return calls
+        stopped_at = len(calls)
+        await asyncio.sleep(0.05)
+        return first, stopped_at, list(calls), looping.running
 
-    assert 3 <= len(asyncio.run(main())) <= 6
+    first, stopped_at, calls, running = asyncio.run(main())
+    assert first == [] and stopped_at >= 3 and calls == [1] * stopped_at and not running
     failing = AsyncioLoopingCall(lambda: 1 / 0)
     failing.start(1)
     assert not failing.running and "Error calling the AsyncioLoopingCall" in caplog.text
