@@ -46,7 +46,12 @@ COMMAND_MODULES = [
     "bench", "check", "crawl", "edit", "fetch", "genspider", "list", "parse", "runspider",
     "settings", "shell", "startproject", "version", "view",
     "ps", "status", "pause", "resume", "stop", "schedule",  # the running crawls
+    "port",
 ]
+
+#: Commands that never read a project: ``port`` runs in the Scrapy project it ports, whose
+#: settings and ``COMMANDS_MODULE`` import Scrapy.
+WITHOUT_PROJECT = frozenset({"port"})
 
 
 def _commands(in_project: bool, names=COMMAND_MODULES):
@@ -167,9 +172,14 @@ def _command_line(argv):
     if argv is None:
         argv = sys.argv[1:]
     argv = [*argv]
-    in_project = inside_project()
-    settings = get_project_settings()
-    custom, hidden = _custom_commands(settings, in_project)
+    if argv and argv[0] in WITHOUT_PROJECT:
+        from crawlfw.settings import Settings
+
+        in_project, settings, custom, hidden = False, Settings(), {}, set()
+    else:
+        in_project = inside_project()
+        settings = get_project_settings()
+        custom, hidden = _custom_commands(settings, in_project)
     parser = argh.ArghParser(
         prog="crawlfw",
         description=f"crawlfw {crawlfw.__version__} - "

@@ -5,6 +5,12 @@ extensions, the spider); ``crawler.engine`` is an :class:`EngineFacade` that mes
 live EngineActor. ``CrawlerRunner`` owns a :class:`crawlfw.actors.supervisor.Supervisor`
 and starts crawls through it; ``CrawlerProcess`` adds logging setup, signal handling
 (^C once: graceful stop; twice: forced) and a blocking ``start()``.
+
+Scrapy 2's names: ``CrawlerProcessBase`` is the base of ``CrawlerProcess`` and
+``AsyncCrawlerProcess``; ``AsyncCrawlerRunner`` and ``AsyncCrawlerProcess`` give Scrapy
+2.13's coroutine API (``crawl()`` returns an :class:`asyncio.Task`, ``stop()`` and
+``join()`` are coroutines) over the same actors. There is no Twisted reactor: the tasks
+run on an asyncio event loop (the caller's, or one ``AsyncCrawlerProcess`` makes).
 """
 
 import logging
@@ -30,6 +36,7 @@ from crawlfw.extension import ExtensionManager
 from crawlfw.progress import open_progress
 from crawlfw.settings import Settings
 from crawlfw.settings._noeffect import warn_settings_without_effect
+from crawlfw.settings._spelling import warn_misspelled_settings
 from crawlfw.settings._validation import check_settings
 from crawlfw.signalmanager import SignalManager
 from crawlfw.utils._hooks import contain_log_formatter, contain_stats_collector
@@ -39,7 +46,8 @@ from crawlfw.utils.ossignal import install_shutdown_handlers
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Crawler", "CrawlerRunner", "CrawlerProcess", "EngineFacade", "FAILURE_REASONS",
+__all__ = ["Crawler", "CrawlerRunner", "CrawlerProcess", "CrawlerProcessBase",
+           "AsyncCrawlerRunner", "AsyncCrawlerProcess", "EngineFacade", "FAILURE_REASONS",
            "FORCED_SHUTDOWN_TIMEOUT_S", "is_failure_reason"]
 
 
@@ -81,6 +89,7 @@ class Crawler:
         if problems:
             raise CrawlStartError("; ".join(problems))
         warn_settings_without_effect(self.settings)
+        warn_misspelled_settings(self.settings)
         self.signals = SignalManager(self)
         self.stats = contain_stats_collector(load_object(self.settings["STATS_CLASS"])(self))
         handler = LogCounterHandler(self, level=self.settings.get("LOG_LEVEL"))
@@ -193,6 +202,20 @@ class CrawlerRunner:
         self.spider_loader = _get_spider_loader(settings)
         self._crawlers = set()
         self._supervisor = None
+        self._bootstrap_failed = False
+
+    @property
+    def bootstrap_failed(self) -> bool:
+        """True once a crawl could not start (Scrapy 2's attribute, which ``crawl``
+        commands turn into exit status 1): ``crawl()`` raised, or a crawl ended with a
+        ``start_failed: ...`` reason."""
+        return self._bootstrap_failed or any(
+            str(getattr(c, "finish_reason", None) or "").startswith("start_failed")
+            for c in self._crawlers)
+
+    @bootstrap_failed.setter
+    def bootstrap_failed(self, value: bool) -> None:
+        self._bootstrap_failed = bool(value)
 
     @property
     def supervisor(self):
@@ -209,7 +232,11 @@ class CrawlerRunner:
         """
         crawler = self.create_crawler(crawler_or_spidercls)
         self._crawlers.add(crawler)
-        crawler.crawl(*args, supervisor=self.supervisor, **kwargs)
+        try:
+            crawler.crawl(*args, supervisor=self.supervisor, **kwargs)
+        except Exception:
+            self._bootstrap_failed = True
+            raise
         return crawler
 
     def create_crawler(self, crawler_or_spidercls):
@@ -258,8 +285,9 @@ class CrawlerRunner:
 FORCED_SHUTDOWN_TIMEOUT_S = 3.0
 
 
-class CrawlerProcess(CrawlerRunner):
-    """A CrawlerRunner that sets up logging and waits for its crawls in ``start()``.
+class CrawlerProcessBase(CrawlerRunner):
+    """A CrawlerRunner that sets up logging and waits for its crawls in ``start()``
+    (Scrapy 2's base of ``CrawlerProcess`` and ``AsyncCrawlerProcess``).
 
     SIGINT/SIGTERM (^C) once: every crawl is stopped gracefully (``finish_reason``
     ``shutdown``: feeds stored, JOBDIR kept), including a crawl still starting when the
@@ -276,7 +304,8 @@ class CrawlerProcess(CrawlerRunner):
 
     Args:
         settings: a ``Settings``, a dict, or None.
-        install_root_handler: configure the root logging handler from the settings.
+        install_root_handler: configure the root logging handler from the settings
+            (None: yes, as True).
 
     Attributes:
         forced_signal (int | None): the signal that forced the shutdown, else None;
@@ -284,15 +313,22 @@ class CrawlerProcess(CrawlerRunner):
     """
 
     def __init__(self, settings=None, install_root_handler=True):
+        if isinstance(settings, dict) or settings is None:
+            settings = Settings(settings)
+        # before the spider loader runs: its warnings (SPIDER_LOADER_WARN_ONLY) follow
+        # the LOG_* settings
+        configure_logging(settings, install_root_handler)
         super().__init__(settings)
+        if install_root_handler is None:
+            install_root_handler = True
         self._stop_signalled = False
         self.forced_signal = None
         self._start_returned = threading.Event()
         self._signal_r, self._signal_w = os.pipe()
         threading.Thread(target=self._handle_signals, name="crawlfw-signals",
                          daemon=True).start()
+        self._previous_handlers = _shutdown_handlers()
         install_shutdown_handlers(self._signal_shutdown)
-        configure_logging(self.settings, install_root_handler)
         log_crawlfw_info(self.settings)
         self._endpoint = None  # crawlfw.control.ControlEndpoint, while start() runs
         self._progress = None  # crawlfw.progress.ProgressLine, while start() runs
@@ -304,10 +340,10 @@ class CrawlerProcess(CrawlerRunner):
     def crawl(self, crawler_or_spidercls, *args, **kwargs):
         """Start a crawl (see :meth:`CrawlerRunner.crawl`); one that starts after a
         SIGINT/SIGTERM already asked to stop is stopped at once."""
-        crawler = super().crawl(crawler_or_spidercls, *args, **kwargs)
+        crawl = super().crawl(crawler_or_spidercls, *args, **kwargs)
         if self._stop_signalled:
-            crawler.stop("shutdown")
-        return crawler
+            CrawlerRunner.stop(self, "shutdown")
+        return crawl
 
     def _signal_shutdown(self, signum, _):
         install_shutdown_handlers(self._signal_kill)
@@ -337,7 +373,7 @@ class CrawlerProcess(CrawlerRunner):
         logger.info("Received %(signame)s, shutting down gracefully. Send again to force ",
                     {"signame": signal.Signals(signum).name})
         try:
-            self.stop("shutdown")
+            CrawlerRunner.stop(self, "shutdown")  # (AsyncCrawlerProcess.stop is a coroutine)
         except Exception:
             logger.error("Error while stopping the crawls", exc_info=True)
 
@@ -359,23 +395,34 @@ class CrawlerProcess(CrawlerRunner):
         # The main thread is stuck somewhere: end the process now.
         exit_now(exit_status)
 
-    def start(self, stop_after_crawl: bool = True) -> None:
+    def start(self, stop_after_crawl: bool = True, install_signal_handlers: bool = True) -> None:
         """Block until every crawl started with ``crawl()`` has finished, then shut down.
 
         SIGINT/SIGTERM are handled while waiting (see the class docstring). The control
         endpoint (:mod:`crawlfw.control`) and the progress line (:mod:`crawlfw.progress`)
         run meanwhile, as the settings say.
+
+        Args:
+            stop_after_crawl: shut the Supervisor down once the crawls have finished.
+            install_signal_handlers: False puts back the handlers SIGINT/SIGTERM had
+                before this object was made (Scrapy 2's argument): ^C is then the
+                program's business.
         """
+        if not install_signal_handlers:
+            _restore_shutdown_handlers(self._previous_handlers)
         self._open_live_parts()
         try:
-            while not self.join(timeout_s=0.5):
-                pass
+            self._wait_for_crawls()
         finally:
             try:
                 if stop_after_crawl or self._forced:
                     self.shutdown()
             finally:
                 self._start_returned.set()
+
+    def _wait_for_crawls(self) -> None:
+        while not CrawlerRunner.join(self, timeout_s=0.5):
+            pass
 
     def _open_live_parts(self):
         # (control and progress are imported with this module, not here: an import
@@ -399,6 +446,139 @@ class CrawlerProcess(CrawlerRunner):
             endpoint, self._endpoint = self._endpoint, None
             if endpoint is not None:
                 endpoint.close()
+
+
+class CrawlerProcess(CrawlerProcessBase):
+    """Run crawls in this process and wait for them in ``start()`` (Scrapy 1.2's
+    ``CrawlerProcess``); see :class:`CrawlerProcessBase`. ``crawl()`` returns the
+    :class:`Crawler`.
+    """
+
+
+class AsyncCrawlerRunner(CrawlerRunner):
+    """Scrapy 2.13's coroutine runner: ``crawl()`` returns an :class:`asyncio.Task` that
+    completes when the crawl has finished (with the exception ``Crawler.crawl`` raised
+    when it could not start: :attr:`bootstrap_failed` is then True); :meth:`stop` and
+    :meth:`join` are coroutines.
+
+    The crawl itself runs in crawlfw's actors, as with :class:`CrawlerRunner`; the task
+    only waits for it, on the event loop running when ``crawl()`` is called, else on the
+    calling thread's current loop (``asyncio.get_event_loop()``).
+
+    Args:
+        settings: a ``Settings``, a dict, or None.
+    """
+
+    def __init__(self, settings=None):
+        super().__init__(settings)
+        self._active = set()
+
+    def crawl(self, crawler_or_spidercls, *args, **kwargs):
+        """Start a crawl of a Crawler, a Spider class or a spider name (``*args`` and
+        ``**kwargs`` go to the spider).
+
+        Returns:
+            an :class:`asyncio.Task` completing (None) when the crawl has finished.
+
+        Raises:
+            ValueError: a spider instance was given instead of its class.
+        """
+        import asyncio
+
+        from crawlfw.spiders import Spider
+
+        if isinstance(crawler_or_spidercls, Spider):
+            raise ValueError("The crawler_or_spidercls argument cannot be a spider object, "
+                             "it must be a spider class (or a Crawler object)")
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = asyncio.get_event_loop()
+        try:
+            crawler = super().crawl(crawler_or_spidercls, *args, **kwargs)
+        except Exception as e:
+            error = e
+            crawler = None
+        else:
+            error = None
+        task = loop.create_task(self._wait_for(crawler, error))
+        self._active.add(task)
+        task.add_done_callback(self._active.discard)
+        return task
+
+    @staticmethod
+    async def _wait_for(crawler, error):
+        if error is not None:
+            raise error
+        import asyncio
+
+        await asyncio.get_running_loop().run_in_executor(None, crawler.wait)
+
+    async def stop(self) -> None:
+        """Gracefully close every running crawl and wait until they have finished."""
+        import asyncio
+
+        await asyncio.get_running_loop().run_in_executor(None, CrawlerRunner.stop, self)
+        await self.join()
+
+    async def join(self) -> None:
+        """Complete when every crawl started with ``crawl()`` has finished."""
+        import asyncio
+
+        while self._active:
+            await asyncio.wait(set(self._active))
+
+
+class AsyncCrawlerProcess(CrawlerProcessBase, AsyncCrawlerRunner):
+    """Scrapy 2.13's ``AsyncCrawlerProcess`` (the one Scrapy 2.19's command line uses):
+    an :class:`AsyncCrawlerRunner` with the logging setup, ^C handling and live parts of
+    :class:`CrawlerProcessBase`. It makes an asyncio event loop (set as the current
+    loop) for the tasks ``crawl()`` returns; :meth:`start` runs it until every crawl
+    has finished.
+
+    Args:
+        settings: a ``Settings``, a dict, or None.
+        install_root_handler: configure the root logging handler (None: yes).
+    """
+
+    def __init__(self, settings=None, install_root_handler=None):
+        import asyncio
+
+        super().__init__(settings, install_root_handler)
+        self._loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self._loop)
+
+    def _wait_for_crawls(self) -> None:
+        # The tasks crawl() returned run on this loop; the Supervisor's crawls too (a
+        # crawl started from inside a task is waited for as well).
+        self._loop.run_until_complete(self.join())
+        CrawlerProcessBase._wait_for_crawls(self)
+
+    def shutdown(self) -> None:
+        """As :meth:`CrawlerProcessBase.shutdown`, then close the event loop."""
+        try:
+            super().shutdown()
+        finally:
+            if not self._loop.is_closed() and not self._loop.is_running():
+                self._loop.run_until_complete(self._loop.shutdown_default_executor())
+                self._loop.close()
+
+
+def _shutdown_handlers():
+    """The current handlers of the shutdown signals (from the main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    names = ("SIGTERM", "SIGINT", "SIGBREAK")
+    return {sig: signal.getsignal(sig) for sig in
+            (getattr(signal, name) for name in names if hasattr(signal, name))}
+
+
+def _restore_shutdown_handlers(handlers) -> None:
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig, handler in handlers.items():
+        if handler is not None:
+            signal.signal(sig, handler)
 
 
 def check_frontier(crawler) -> None:

@@ -297,7 +297,13 @@ class BaseItemExporter:
         """
 
     def _get_serialized_fields(self, item, default_value=None, include_empty=None):
-        """Yield ``(output_name, serialized_value)`` for each field to export.
+        """Scrapy 1.2's name of :meth:`get_serialized_fields` (the exporters call this
+        one, so that an override of either name is used)."""
+        return self.get_serialized_fields(item, default_value, include_empty)
+
+    def get_serialized_fields(self, item, default_value=None, include_empty=None):
+        """Yield ``(output_name, serialized_value)`` for each field to export, each
+        value passed through :meth:`serialize_field` (Scrapy 2's public name).
 
         Args:
             item: a dict or an Item.
@@ -349,6 +355,7 @@ class BaseItemExporter:
         return (
             cls.serialize_field is BaseItemExporter.serialize_field
             and cls._get_serialized_fields is BaseItemExporter._get_serialized_fields
+            and cls.get_serialized_fields is BaseItemExporter.get_serialized_fields
         )
 
 
@@ -572,6 +579,10 @@ class CsvItemExporter(BaseItemExporter):
         file: binary file object.
         include_headers_line (bool): write the column names as the first row.
         join_multivalued (str): separator for list values, default ``','``.
+        errors (str | None): what to do with a character ``encoding`` cannot encode
+            (Scrapy 2.4): a :mod:`codecs` error handler name (``'replace'``,
+            ``'ignore'``, ``'xmlcharrefreplace'``...); None is ``'strict'``
+            (``UnicodeEncodeError``).
         **kwargs: the common options (see :class:`BaseItemExporter`; encoding defaults to
             UTF-8) plus :func:`csv.writer` format parameters (``delimiter``,
             ``quotechar``, ``quoting``, ``lineterminator``, ``dialect``...).
@@ -580,7 +591,8 @@ class CsvItemExporter(BaseItemExporter):
         TypeError: an option is neither a common option nor a csv.writer parameter.
     """
 
-    def __init__(self, file, include_headers_line=True, join_multivalued=",", **kwargs):
+    def __init__(self, file, include_headers_line=True, join_multivalued=",", errors=None,
+                 **kwargs):
         self._configure(kwargs, dont_fail=True)
         _reject_unknown(self, kwargs, _CSV_WRITER_OPTIONS)
         if not self.encoding:
@@ -593,6 +605,7 @@ class CsvItemExporter(BaseItemExporter):
             write_through=True,
             encoding=self.encoding,
             newline="",
+            errors=errors,
         )
         self.csv_writer = csv.writer(self.stream, **kwargs)
         self._headers_not_written = True

@@ -54,6 +54,18 @@ class MailSender:
         self.timeout_s = timeout_s
 
     @classmethod
+    def from_crawler(cls, crawler):
+        """Build from the crawler's settings (Scrapy 2.4+; see :meth:`from_settings`).
+
+        Args:
+            crawler: the Crawler.
+
+        Returns:
+            MailSender
+        """
+        return cls.from_settings(crawler.settings)
+
+    @classmethod
     def from_settings(cls, settings):
         """Build from ``MAIL_HOST``, ``MAIL_FROM``, ``MAIL_USER``, ``MAIL_PASS``,
         ``MAIL_PORT``, ``MAIL_TLS`` and ``MAIL_SSL``.

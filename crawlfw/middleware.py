@@ -43,6 +43,8 @@ class MiddlewareManager:
 
     Args:
         *middlewares: the component instances, in order.
+        crawler: the :class:`~crawlfw.crawler.Crawler` (Scrapy 2.12's keyword), or None;
+            kept as ``crawler``, its stats collector as ``stats``.
 
     Attributes:
         middlewares (tuple): the components.
@@ -56,7 +58,10 @@ class MiddlewareManager:
     #: a component's result of the wrong type is counted.
     stats: StatsCollector | None = None
 
-    def __init__(self, *middlewares: Any) -> None:
+    def __init__(self, *middlewares: Any, crawler: Any = None) -> None:
+        self.crawler = crawler
+        if crawler is not None:
+            self.stats = getattr(crawler, 'stats', None)
         self.middlewares = middlewares
         self.methods: defaultdict[str, list[Callable[..., Any]]] = defaultdict(list)
         for mw in middlewares:
@@ -109,6 +114,7 @@ class MiddlewareManager:
                      'enabledlist': pprint.pformat(enabled)},
                     extra={'crawler': crawler})
         manager = cls(*middlewares)
+        manager.crawler = crawler
         manager.stats = getattr(crawler, 'stats', None)
         return manager
 

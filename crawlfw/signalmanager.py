@@ -290,3 +290,83 @@ class SignalManager:
             list[tuple[callable, object]]: ``(receiver, result_or_exception)``.
         """
         return self.send_catch_log(signal, **kwargs)
+
+    async def send_catch_log_async(self, signal, **kwargs):
+        """Like :meth:`send_catch_log`, and wait for the handlers that return an
+        awaitable (``async def`` handlers, Scrapy 2.14's asynchronous signal handlers).
+
+        Every handler is called first, in connection order, on the calling thread; the
+        awaitables they return (coroutines, ``asyncio`` or ``concurrent.futures``
+        futures) are then awaited together on the running loop. An exception they end
+        with is logged as :meth:`send_catch_log` logs one ("Error caught on signal
+        handler: <receiver>", not for the ``dont_log`` classes) and becomes the result.
+
+        Args:
+            signal: the signal to send.
+            **kwargs: the signal's arguments (``sender`` and ``dont_log`` as in
+                :meth:`send_catch_log`).
+
+        Returns:
+            list[tuple[callable, object]]: ``(receiver, result or exception)``, the
+            result of an awaitable handler being what it finished with.
+        """
+        import asyncio  # (loaded on first use: a plain crawl needs no asyncio)
+        import concurrent.futures
+
+        dont_log = kwargs.get('dont_log')
+        spider = kwargs.get('spider')
+        sender = kwargs.get('sender', self.sender)
+        responses = self.send_catch_log(signal, **kwargs)
+        pending = [(i, result) for i, (_, result) in enumerate(responses)
+                   if inspect.isawaitable(result) or isinstance(result, concurrent.futures.Future)]
+        if not pending:
+            return responses
+        awaited = await asyncio.gather(
+            *(asyncio.wrap_future(r) if isinstance(r, concurrent.futures.Future) else r
+              for _, r in pending),
+            return_exceptions=True)
+        for (index, _), result in zip(pending, awaited, strict=True):
+            receiver = responses[index][0]
+            if isinstance(result, Exception):
+                if dont_log is None or not isinstance(result, dont_log):
+                    logger.error("Error caught on signal handler: %(receiver)s",
+                                 {'receiver': receiver},
+                                 exc_info=(type(result), result, result.__traceback__),
+                                 extra={'spider': spider})
+                    count_hook_error(sender, "signal_handler")
+            responses[index] = (receiver, result)
+        return responses
+
+    async def wait_for(self, signal):
+        """Wait until ``signal`` is next sent (Scrapy 2.14), from whichever thread
+        sends it.
+
+        Call it from a coroutine; its loop is woken thread-safely, and the temporary
+        receiver is disconnected when the wait ends (or is cancelled).
+
+        Args:
+            signal: the signal to wait for.
+
+        Returns:
+            None
+        """
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+
+        def wake():
+            if not future.done():
+                future.set_result(None)
+
+        def handler():
+            try:
+                loop.call_soon_threadsafe(wake)
+            except RuntimeError:  # the loop closed meanwhile
+                pass
+
+        self.connect(handler, signal=signal, weak=False)
+        try:
+            await future
+        finally:
+            self.disconnect(handler, signal=signal)

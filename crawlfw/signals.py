@@ -28,6 +28,14 @@ headers_received       headers, body_length (Content-Length or -1), request, spi
                        (the response headers arrived; raise StopDownload to stop)
 bytes_received         data, request, spider (a chunk of the body arrived; raise
                        StopDownload to stop)
+memusage_warning_reached  (none; MemoryUsage passed MEMUSAGE_WARNING_MB, Scrapy 2.12)
+scheduler_empty        (none) the engine asked the Scheduler for requests and its
+                       frontier held none (Scrapy 2; sent by the Scheduler actor)
+robots_parsed          robotparser, request (a host's robots.txt was parsed:
+                       RobotsTxtMiddleware; request: the one that asked for it)
+feed_slot_closed       slot (a feed was stored, or its store failed; the slot is
+                       its FeedWriter: uri, format, itemcount; Exporter actor)
+feed_exporter_closed   (none) every feed of the crawl is closed (Supervisor)
 =====================  ============================================================
 
 Deprecated aliases kept from Scrapy: ``stats_spider_opened`` (= spider_opened),
@@ -53,6 +61,11 @@ __all__ = [
     "request_left_downloader",
     "headers_received",
     "bytes_received",
+    "memusage_warning_reached",
+    "scheduler_empty",
+    "robots_parsed",
+    "feed_slot_closed",
+    "feed_exporter_closed",
     "stats_spider_opened",
     "stats_spider_closing",
     "stats_spider_closed",
@@ -98,6 +111,11 @@ request_reached_downloader = _Signal("request_reached_downloader")
 request_left_downloader = _Signal("request_left_downloader")
 headers_received = _Signal("headers_received")
 bytes_received = _Signal("bytes_received")
+memusage_warning_reached = _Signal("memusage_warning_reached")
+scheduler_empty = _Signal("scheduler_empty")
+robots_parsed = _Signal("robots_parsed")
+feed_slot_closed = _Signal("feed_slot_closed")
+feed_exporter_closed = _Signal("feed_exporter_closed")
 
 # for backwards compatibility
 stats_spider_opened = spider_opened

@@ -2,26 +2,113 @@
 
 Scrapy 1.2's ``scrapy.spiderloader.SpiderLoader`` API: ``from_settings(settings)``,
 ``load(name)``, ``find_by_request(request)``, ``list()``.
+
+A spider module that cannot be imported (a syntax error, a missing dependency, an error
+raised at import) is described in one line naming the module, the file and line, and the
+error (:func:`load_error_message`): ``Could not load spiders from module
+'proj.spiders.broken' (proj/spiders/broken.py, line 4): SyntaxError: invalid syntax``.
+With ``SPIDER_LOADER_WARN_ONLY`` (Scrapy 2) that line is logged once as a WARNING and the
+module skipped, the other modules loaded; without it the error is raised as Scrapy raises
+it, and the ``crawlfw`` commands print the line and exit with status 1
+(:func:`spider_load_error`).
 """
 
+import logging
+import os
 import warnings
 from collections import defaultdict
+from importlib import import_module
 
-from crawlfw.utils.misc import walk_modules
 from crawlfw.utils.spider import iter_spider_classes
 
-__all__ = ["SpiderLoader"]
+__all__ = ["SpiderLoader", "load_error_message", "spider_load_error"]
+
+logger = logging.getLogger(__name__)
+
+#: The attribute under which :class:`SpiderLoader` leaves its one-line description on
+#: an import error it lets through (read by :func:`spider_load_error`).
+_MESSAGE_ATTR = "_crawlfw_spider_load_error"
+
+_warned: set = set()  # (module, message) warned about in this process
+
+
+def _error_location(error: BaseException, module_name: str | None):
+    """``(file, line)`` where importing ``module_name`` failed with ``error``, or None.
+
+    A syntax error is placed where it is (possibly in a module the spider module
+    imports); any other error at the innermost line of ``module_name``'s own code that
+    the traceback went through (the ``import`` of a missing dependency, the statement
+    that raised).
+    """
+    if isinstance(error, SyntaxError) and error.filename:
+        return error.filename, error.lineno
+    found = None
+    tb = error.__traceback__
+    while tb is not None:
+        if module_name is not None and tb.tb_frame.f_globals.get("__name__") == module_name:
+            found = (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+        tb = tb.tb_next
+    return found
+
+
+def _shown_path(path: str) -> str:
+    """``path`` relative to the working directory when it is under it, else as is."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if relative.startswith(os.pardir) else relative
+
+
+def load_error_message(what: str, error: BaseException, module_name: str | None = None) -> str:
+    """One line saying why spiders could not be loaded from ``what``.
+
+    Args:
+        what: what was being loaded, e.g. ``"module 'proj.spiders.broken'"`` or
+            ``"file 'spider.py'"``.
+        error: the exception importing it raised.
+        module_name: the name of the module being imported (its frames in the
+            traceback give the line), or None.
+
+    Returns:
+        ``"Could not load spiders from <what> (<file>, line <n>): <Type>: <message>"``;
+        without ``(<file>, line <n>)`` when no line of the module was reached (a module
+        that does not exist).
+    """
+    location = _error_location(error, module_name)
+    where = ""
+    if location is not None:
+        filename, line = location
+        where = f" ({_shown_path(filename)}, line {line})" if line else f" ({_shown_path(filename)})"
+    text = error.msg if isinstance(error, SyntaxError) and error.msg else str(error)
+    reason = f"{type(error).__name__}: {text}" if text else type(error).__name__
+    return f"Could not load spiders from {what}{where}: {reason}"
+
+
+def spider_load_error(error: BaseException) -> str | None:
+    """The one-line description :class:`SpiderLoader` gave ``error`` (an exception raised
+    importing a spider module), or None for any other exception."""
+    return getattr(error, _MESSAGE_ATTR, None)
 
 
 class SpiderLoader:
     """Load spiders from the modules listed in ``SPIDER_MODULES`` (and their submodules).
 
+    Args:
+        settings: the settings; ``SPIDER_MODULES`` (list of dotted module names) and
+            ``SPIDER_LOADER_WARN_ONLY`` (bool) are read.
+
     Raises:
-        ImportError: a module in SPIDER_MODULES cannot be imported (naming it).
+        Exception: what importing a spider module raised (``SyntaxError``,
+            ``ImportError``...), unless ``SPIDER_LOADER_WARN_ONLY`` is true: the module
+            is then skipped with one WARNING (once per process) naming it, the file and
+            line, and the error. :func:`spider_load_error` gives the same line for the
+            raised exception.
     """
 
     def __init__(self, settings):
         self.spider_modules = settings.getlist("SPIDER_MODULES")
+        self.warn_only = settings.getbool("SPIDER_LOADER_WARN_ONLY")
         self._spiders = {}
         self._found = defaultdict(list)
         self._load_all_spiders()
@@ -31,9 +118,45 @@ class SpiderLoader:
             self._found[spcls.name].append((module.__name__, spcls.__name__))
             self._spiders[spcls.name] = spcls
 
+    def _import(self, name: str):
+        """The module ``name``, or None when it is broken and skipped (warn only)."""
+        try:
+            return import_module(name)
+        except Exception as e:
+            message = load_error_message(f"module {name!r}", e, name)
+            if not self.warn_only:
+                try:
+                    setattr(e, _MESSAGE_ATTR, message)
+                except AttributeError:  # an exception type without a __dict__
+                    pass
+                raise
+            if (name, message) not in _warned:
+                _warned.add((name, message))
+                logger.warning("%s; skipped (SPIDER_LOADER_WARN_ONLY)", message)
+            return None
+
+    def _walk(self, name: str):
+        """Yield module ``name`` and, for a package, its submodules (depth first, as
+        :func:`crawlfw.utils.misc.walk_modules`), each broken one skipped or raised."""
+        module = self._import(name)
+        if module is None:
+            return
+        yield module
+        if hasattr(module, "__path__"):
+            from pkgutil import iter_modules  # only for packages of spiders
+
+            for _, subname, ispkg in iter_modules(module.__path__):
+                fullname = f"{name}.{subname}"
+                if ispkg:
+                    yield from self._walk(fullname)
+                else:
+                    submodule = self._import(fullname)
+                    if submodule is not None:
+                        yield submodule
+
     def _load_all_spiders(self):
         for name in self.spider_modules:
-            for module in walk_modules(name):
+            for module in self._walk(name):
                 self._load_spiders(module)
         dupes = [
             f"  {len(locations)} spiders named {name!r}: "

@@ -103,6 +103,29 @@ def test_ps_and_status_report_the_live_figures(live, runtime):
 
 
 @pytest.mark.slow
+def test_status_shows_the_requests_at_each_download_slot(live, runtime):
+    """README: per download slot, ``status`` shows the requests at its downloader (here
+    every page is held 0.25 s, so a transfer is in flight at most times); slots holding
+    none are left out (issue 35)."""
+    crawl = live(pages=100)
+    crawl.wait_listed(min_pages=2)
+
+    def with_slots():
+        status = runtime.cli_json("status")
+        return status if status["slots"] else None
+
+    status = wait_for(with_slots, "a status with a slot", timeout_s=30, poll_s=0.05)
+    (count,) = status["slots"].values()
+    assert list(status["slots"]) == ["127.0.0.1"]
+    assert 1 <= count <= 2  # CONCURRENT_REQUESTS=2
+    human = wait_for(lambda: (lambda out: out if "(127.0.0.1: " in out else None)(
+        runtime.cli("status").stdout), "a human status with a slot", timeout_s=30,
+        poll_s=0.05)
+    assert re.search(r"^in flight   \d+ \(127\.0\.0\.1: [12]\)$", human, re.M), human
+    crawl.kill()
+
+
+@pytest.mark.slow
 def test_pause_holds_and_resume_continues(live, runtime, server):
     crawl = live(pages=80)
     crawl.wait_listed(min_pages=3)

@@ -67,12 +67,14 @@ def test_default_extensions_that_exist_build():
         "crawlfw.extensions.spiderstate.SpiderState": 0,
     }})
     manager = ExtensionManager.from_crawler(crawler)
-    assert [type(e).__name__ for e in manager.middlewares] == ["CoreStats", "LogStats"]
+    # MemoryUsage is on by default, as in Scrapy 2
+    assert [type(e).__name__ for e in manager.middlewares] == [
+        "CoreStats", "MemoryUsage", "LogStats"]
 
 
 def test_default_extensions_with_real_crawler():
     """Every path in the default EXTENSIONS_BASE loads; with default settings only
-    CoreStats and LogStats stay enabled (the others raise NotConfigured)."""
+    CoreStats, MemoryUsage and LogStats stay enabled (the others raise NotConfigured)."""
     from crawlfw import signals
     from crawlfw.crawler import Crawler
     from crawlfw.spiders import Spider
@@ -80,7 +82,7 @@ def test_default_extensions_with_real_crawler():
     class S(Spider):
         name = "s"
 
-    crawler = Crawler(S, {"MEMUSAGE_ENABLED": True, "CLOSESPIDER_ITEMCOUNT": 5})
+    crawler = Crawler(S, {"CLOSESPIDER_ITEMCOUNT": 5})
     try:
         names = [type(e).__name__ for e in crawler.extensions.middlewares]
     finally:

@@ -43,7 +43,7 @@ LAYERS = (
         "crawlfw.dupefilters", "crawlfw.exceptions", "crawlfw.exporters", "crawlfw.http",
         "crawlfw.interfaces", "crawlfw.item", "crawlfw.link", "crawlfw.linkextractors",
         "crawlfw.loader", "crawlfw.log", "crawlfw.logformatter", "crawlfw.mail",
-        "crawlfw.middleware", "crawlfw.project", "crawlfw.responsetypes", "crawlfw.selector",
+        "crawlfw.middleware", "crawlfw.project", "crawlfw.responsetypes", "crawlfw.robotstxt", "crawlfw.selector",
         "crawlfw.settings", "crawlfw.signalmanager", "crawlfw.signals", "crawlfw.spiderloader",
         "crawlfw.spidermanager", "crawlfw.spiders", "crawlfw.squeues", "crawlfw.stats",
         "crawlfw.statscollectors", "crawlfw.templates", "crawlfw.utils",

@@ -74,3 +74,55 @@ def test_dropped(formatter, spider):
 
 def test_from_crawler():
     assert isinstance(LogFormatter.from_crawler(object()), LogFormatter)
+
+
+# -- Scrapy 2's item_error, spider_error, download_error (issue 29); the values are
+#    Scrapy 2.19's for the same calls.
+
+def test_message_constants():
+    from crawlfw import logformatter
+
+    assert logformatter.ITEMERRORMSG == "Error processing %(item)s"
+    assert logformatter.SPIDERERRORMSG == "Spider error processing %(request)s (referer: %(referer)s)"
+    assert logformatter.DOWNLOADERRORMSG_SHORT == "Error downloading %(request)s"
+    assert logformatter.DOWNLOADERRORMSG_LONG == "Error downloading %(request)s: %(errmsg)s"
+    assert set(logformatter.LogFormatterResult.__annotations__) == {"level", "msg", "args"}
+
+
+def test_item_error(formatter, spider):
+    logkws = formatter.item_error({"a": 1}, ValueError("x"), Response("http://e.com"), spider)
+    assert logkws["level"] == logging.ERROR
+    assert render(logkws) == "Error processing {'a': 1}"
+
+
+def test_spider_error(formatter, spider):
+    from crawlfw.utils.failure import Failure
+
+    request = Request("http://www.example.com", headers={"Referer": "http://r.example/"})
+    logkws = formatter.spider_error(Failure(ValueError("x")), request,
+                                    Response("http://www.example.com"), spider)
+    assert logkws["level"] == logging.ERROR
+    assert render(logkws) == (
+        "Spider error processing <GET http://www.example.com> (referer: http://r.example/)")
+
+
+def test_download_error(formatter, spider):
+    from crawlfw.utils.failure import Failure
+
+    request = Request("http://www.example.com")
+    failure = Failure(ValueError("x"))
+    short = formatter.download_error(failure, request, spider)
+    long = formatter.download_error(failure, request, spider, "Connection refused")
+    assert short["level"] == long["level"] == logging.ERROR
+    assert render(short) == "Error downloading <GET http://www.example.com>"
+    assert render(long) == "Error downloading <GET http://www.example.com>: Connection refused"
+
+
+def test_format_event_falls_back_for_a_duck_typed_formatter(spider):
+    from crawlfw.logformatter import format_event
+
+    class Old:  # a Scrapy 1.2 formatter that does not subclass LogFormatter
+        pass
+
+    logkws = format_event(Old(), "item_error", {"a": 1}, ValueError("x"), None, spider)
+    assert render(logkws) == "Error processing {'a': 1}"

@@ -202,3 +202,15 @@ def test_from_settings(smtp_server):
 def test_bad_mimetype(bad):
     with pytest.raises(ValueError, match="is not of the form 'type/subtype'"):
         MailSender(debug=True).send("a@example.com", "s", "x", mimetype=bad)
+
+
+def test_from_crawler_reads_the_crawlers_settings():
+    from crawlfw.crawler import Crawler
+    from crawlfw.mail import MailSender
+    from crawlfw.spiders import Spider
+
+    crawler = Crawler(Spider, {"MAIL_HOST": "mail.example", "MAIL_PORT": 2525,
+                               "MAIL_FROM": "bot@example.com"})
+    sender = MailSender.from_crawler(crawler)
+    assert (sender.smtphost, sender.smtpport, sender.mailfrom) == (
+        "mail.example", 2525, "bot@example.com")

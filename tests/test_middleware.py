@@ -162,3 +162,18 @@ def test_bad_path_raises():
     settings = Settings({"TEST_MWLIST": [f"{__name__}.DoesNotExist"]})
     with pytest.raises(NameError, match="DoesNotExist"):
         MyMiddlewareManager.from_settings(settings)
+
+
+def test_manager_takes_scrapy2_crawler_keyword():
+    """Scrapy 2.12: MiddlewareManager(*middlewares, crawler=crawler) (issue 29)."""
+    from crawlfw.extension import ExtensionManager
+    from crawlfw.middleware import MiddlewareManager
+    from crawlfw.utils.test import get_crawler
+
+    crawler = get_crawler()
+    component = object()
+    for manager_cls in (MiddlewareManager, ExtensionManager):
+        manager = manager_cls(component, crawler=crawler)
+        assert manager.middlewares == (component,)
+        assert manager.crawler is crawler and manager.stats is crawler.stats
+    assert MiddlewareManager(component).crawler is None

@@ -148,7 +148,7 @@ def test_start_requests_in_order_with_a_durable_frontier(tmp_path, request, fron
 @pytest.mark.slow
 def test_exception_in_start_ends_with_start_error(quotes, tmp_path):
     run, items = _crawl(tmp_path, START_SPIDER, quotes.url, "-a", "fail=yes")
-    assert "Error while obtaining start requests" in run.stderr
+    assert "Error while reading start items and requests: 'missing -a argument'." in run.stderr
     assert "KeyError: 'missing -a argument'" in run.stderr
     assert _stat(run.stderr, "finish_reason") == "'start_error'"
     # what start() gave before raising is not lost

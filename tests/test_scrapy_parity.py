@@ -395,8 +395,6 @@ NOT_PROVIDED_NAMES = {
     ("scrapy.spiders", "ObsoleteClass"): "placeholder raising on use since Scrapy 0.x",
     ("scrapy.spiders", "spiders"): (
         "obsolete placeholder; use CrawlerRunner.spider_loader"),
-    ("scrapy.utils.decorators", "defers"): "returns a Deferred; crawlfw has none",
-    ("scrapy.utils.decorators", "inthread"): "returns a Deferred run in Twisted's thread pool",
 }
 
 #: Number of modules in the Scrapy 1.2.0 wheel; every one is in exactly one table.

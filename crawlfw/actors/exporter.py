@@ -21,6 +21,7 @@ be cut back and what the others do: ARCHITECTURE.md, "Supervision".
 
 import logging
 
+from crawlfw import signals
 from crawlfw.actors import messages
 from crawlfw.actors._childref import RestartableActor
 from crawlfw.actors.pipeline import forward_checkpoint
@@ -178,6 +179,11 @@ class ExporterActor(RestartableActor):
             summary = self.writer.close()
             if summary["error"]:
                 self._feed_failed()
+            if summary["stored"] or summary["error"]:  # Scrapy: once its store was tried
+                # Scrapy 2's feed_slot_closed; the FeedWriter stands for its FeedSlot
+                # (uri, format, itemcount).
+                self.crawler.signals.send_catch_log(signals.feed_slot_closed,
+                                                    slot=self.writer)
             self.writer = None
 
     def _feed_failed(self):

@@ -23,7 +23,7 @@ from crawlfw.actors._childref import RestartableActor
 from crawlfw.core import _faults
 from crawlfw.core.flow.scraper import report_spider_error
 from crawlfw.exceptions import DownloadCancelled, DropItem
-from crawlfw.logformatter import LogFormatter
+from crawlfw.logformatter import LogFormatter, format_event
 from crawlfw.pipelines import AwaitingDownloads, ItemPipelineManager
 from crawlfw.utils.failure import Failure
 from crawlfw.utils.log import _debug_wanted, failure_to_exc_info, logformatter_adapter
@@ -296,8 +296,10 @@ class PipelineActor(RestartableActor):
             send_signal(signals.item_dropped, item=item, response=response,
                         spider=spider, exception=error)
             return
-        logger.error("Error processing %(item)s", {"item": item},
-                     exc_info=failure_to_exc_info(error), extra={"spider": spider})
+        logkws = format_event(self.crawler.logformatter, "item_error", item, error, response,
+                              spider)
+        logger.log(*logformatter_adapter(logkws), exc_info=failure_to_exc_info(error),
+                   extra={"spider": spider, "item": item})
         send_signal(signals.item_error, item=item, response=response,
                     spider=spider, failure=Failure(error))
 

@@ -402,18 +402,25 @@ class SchedulerActor(CrawlActor):
         except _FRONTIER_ERRORS as e:
             self._fail(e)
             return
-        if batch:
-            self.credit -= len(batch)
-            self.handed_out += len(batch)
-            self.send(
-                self.reply_to,
-                {"type": "requests_dequeued", "requests": batch, "pending": len(self.frontier)},
-            )
-            if self.idle_check is not None:  # the engine has work again: not idle
-                message, self.idle_check = self.idle_check, None
-                self.send(message["reply_to"], {"type": "idle_checked",
-                                                "token": message["token"],
-                                                "pending": len(batch)})
+        if not batch:
+            # Scrapy's scheduler_empty: the engine asked (credit) and the frontier holds
+            # nothing (not: its hosts wait for their delays). Asked only when a handler
+            # is connected (len() of a shared frontier is a Redis call).
+            sigs = self.crawler.signals
+            if sigs.has_receivers(signals.scheduler_empty) and not len(self.frontier):
+                sigs.send_catch_log(signals.scheduler_empty)
+            return
+        self.credit -= len(batch)
+        self.handed_out += len(batch)
+        self.send(
+            self.reply_to,
+            {"type": "requests_dequeued", "requests": batch, "pending": len(self.frontier)},
+        )
+        if self.idle_check is not None:  # the engine has work again: not idle
+            message, self.idle_check = self.idle_check, None
+            self.send(message["reply_to"], {"type": "idle_checked",
+                                            "token": message["token"],
+                                            "pending": len(batch)})
 
     def _wake_later(self, now, wait_s):
         """Tell this actor ``dispatch_due`` in ``wait_s`` seconds (a host of the frontier

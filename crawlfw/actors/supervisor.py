@@ -457,6 +457,8 @@ class Supervisor(CrawlActor):
             _stop(tree.pipeline, timeout_of("pipeline"))
             for ref in tree.exporters:
                 _stop(ref, timeout_of("exporter"))
+            if tree.exporters:  # Scrapy 2's FeedExporter: every feed stored (or failed)
+                crawler.signals.send_catch_log(signals.feed_exporter_closed)
             failed = [c.role for c in tree.restartable.values() if c.failed]
             if failed and not is_failure_reason(reason):  # it died while the tree stopped
                 reason = tree.closing = f"{failed[0]}_failed"

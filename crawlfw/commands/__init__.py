@@ -21,13 +21,20 @@ import sys
 
 import argh
 
-from crawlfw.commands._command import CrawlfwCommand, ScrapyCommand, apply_global_options
+from crawlfw.commands._command import (
+    BaseRunSpiderCommand,
+    CrawlfwCommand,
+    ScrapyCommand,
+    apply_global_options,
+    feed_options,
+)
 from crawlfw.exceptions import UsageError
 from crawlfw.utils.conf import arglist_to_dict
 
 __all__ = [
     "ScrapyCommand",
     "CrawlfwCommand",
+    "BaseRunSpiderCommand",
     "command",
     "apply_global_options",
     "spider_arguments",
@@ -35,6 +42,8 @@ __all__ = [
     "get_spider_loader",
     "load_spider",
     "fail",
+    "report_failure",
+    "exit_if_spiders_broken",
     "CommandError",
 ]
 
@@ -44,7 +53,8 @@ CommandError = argh.CommandError
 REQUIRES_PROJECT: dict[str, bool] = {}
 
 
-def command(*, requires_project=False, default_settings=None, help=None):  # noqa: A002
+def command(*, requires_project=False, project=True, default_settings=None,
+            help=None):  # noqa: A002
     """Decorate a command function: global options, settings, and error mapping.
 
     The function receives ``settings`` (a ``Settings`` with the project's settings, the
@@ -53,6 +63,8 @@ def command(*, requires_project=False, default_settings=None, help=None):  # noq
 
     Args:
         requires_project: the command only works inside a project.
+        project: read the project's settings (False: crawlfw's defaults only, for a
+            command that must not import the project, such as ``port``).
         default_settings: settings the command sets at ``'command'`` priority.
         help: one-line description shown in ``crawlfw -h``.
 
@@ -78,7 +90,12 @@ def command(*, requires_project=False, default_settings=None, help=None):  # noq
                     pidfile=None, profile=None, pdb=False, **kwargs):
             from crawlfw.utils.project import get_project_settings
 
-            settings = get_project_settings()
+            if project:
+                settings = get_project_settings()
+            else:
+                from crawlfw.settings import Settings
+
+                settings = Settings()
             settings.setdict(default_settings or {}, priority="command")
             try:
                 apply_global_options(settings, set=set, loglevel=loglevel, logfile=logfile,
@@ -97,6 +114,9 @@ def command(*, requires_project=False, default_settings=None, help=None):  # noq
                 return func(*args, settings=settings, **kwargs)
             except UsageError as e:
                 raise argh.CommandError(str(e), code=2) from e
+            except Exception as e:
+                exit_if_spiders_broken(e, func.__name__.rstrip("_"))
+                raise
 
         wrapper.__doc__ = help or func.__doc__
         # argh itself prints a CommandError and exits with its code: say "Usage error".
@@ -138,33 +158,6 @@ def spider_arguments(values) -> dict:
         raise UsageError("Invalid -a value, use -a NAME=VALUE") from None
 
 
-def feed_options(settings, output, output_format, overwrite_output=None) -> None:
-    """Apply ``-o``/``-O``/``-t`` to ``settings`` at ``'cmdline'`` priority.
-
-    ``-o FILE`` sets ``FEED_URI``/``FEED_FORMAT`` (Scrapy 1.2; a local file is appended
-    to); ``-O FILE`` (Scrapy 2) sets ``FEEDS`` to ``{FILE: {'format': ..., 'overwrite':
-    True}}`` (the file is replaced). Either one replaces the feeds of the settings and of
-    the spider's ``custom_settings`` (``FEEDS``, ``FEED_URI``), as in Scrapy 2.
-
-    Raises:
-        UsageError: unknown format (naming it and the valid ones); both ``-o`` and ``-O``.
-    """
-    from crawlfw.core.feeds.feed_settings import feed_settings_from_cli
-
-    if output and overwrite_output:
-        raise UsageError("Please use only one of -o/--output and -O/--overwrite-output")
-    if output:
-        feed = feed_settings_from_cli(output, output_format, settings)
-        settings.setdict({**feed, "FEEDS": {}}, priority="cmdline")
-    elif overwrite_output:
-        feed = feed_settings_from_cli(overwrite_output, output_format, settings)
-        settings.setdict(
-            {"FEEDS": {feed["FEED_URI"]: {"format": feed["FEED_FORMAT"], "overwrite": True}},
-             "FEED_URI": None},
-            priority="cmdline",
-        )
-
-
 def get_spider_loader(settings):
     """Return the project's spider loader (``SPIDER_LOADER_CLASS``) for ``settings``.
 
@@ -182,6 +175,45 @@ def fail(message: str, status: int = 1):
     """Print ``message`` on standard error and exit with ``status`` (default 1)."""
     print(message, file=sys.stderr)
     sys.exit(status)
+
+
+def exit_if_spiders_broken(error: BaseException, name: str) -> None:
+    """Exit with status 1 when ``error`` is a spider module that could not be imported,
+    after saying so in one line (naming the module, file, line and error; see
+    :mod:`crawlfw.spiderloader`) under the logger of command ``name``; return otherwise.
+    """
+    import logging
+
+    from crawlfw.spiderloader import spider_load_error
+
+    message = spider_load_error(error)
+    if message is None:
+        return
+    report_failure(logging.getLogger(f"crawlfw.commands.{name}"), message)
+    sys.exit(1)
+
+
+def report_failure(logger, message: str, *, logged: bool = False) -> None:
+    """Say why a command fails, in one line, whatever the log settings.
+
+    The line is logged at ERROR on ``logger`` (the command's own logger, so it is in a
+    ``LOG_FILE`` too) unless ``logged`` (it was logged already, e.g. by the scraper);
+    when ERROR records do not reach standard error (``--nolog``, ``-L CRITICAL``,
+    ``LOG_ENABLED = False``, ``LOG_FILE``; see
+    :func:`crawlfw.utils.log.shown_on_stderr`) it is printed there as well, as
+    ``crawlfw shell --nolog`` prints its errors.
+
+    Args:
+        logger: a :class:`logging.Logger`.
+        message: the reason, one line.
+        logged: the line was logged already; only print it when it is not seen.
+    """
+    from crawlfw.utils.log import shown_on_stderr
+
+    if not logged:
+        logger.error("%s", message)
+    if not shown_on_stderr(name=logger.name):
+        print(message, file=sys.stderr, flush=True)
 
 
 def load_spider(spider_loader, name: str):

@@ -1,25 +1,35 @@
-"""Scrapy 1.2's class-based command API (``scrapy.commands.ScrapyCommand``).
+"""The class-based command API of Scrapy 1.2 and Scrapy 2 (``scrapy.commands``):
+:class:`ScrapyCommand` and Scrapy 2's :class:`BaseRunSpiderCommand`.
 
 Custom commands (in the module named by the ``COMMANDS_MODULE`` setting, or registered
 under the ``crawlfw.commands`` entry-point group) subclass :class:`ScrapyCommand`; the
-command line (:mod:`crawlfw.cmdline`) runs them as Scrapy 1.2's ``scrapy.cmdline`` does:
+command line (:mod:`crawlfw.cmdline`) runs them as ``scrapy.cmdline`` does:
 
 1. ``settings.setdict(cmd.default_settings, priority='command')``; ``cmd.settings = settings``
-2. ``cmd.add_options(parser)`` on an :mod:`optparse` parser, which parses the arguments
+2. ``cmd.add_options(parser)``: an :mod:`optparse` parser for a Scrapy 1.2 command
+   (``parser.add_option``), or, when the command calls ``parser.add_argument`` (Scrapy
+   2's interface), an :mod:`argparse` one, which parses the arguments as Scrapy 2 does
+   (``parse_known_args``: what no option takes is in ``args``)
 3. ``cmd.process_options(args, opts)``
-4. ``cmd.crawler_process = CrawlerProcess(settings)``
+4. ``cmd.crawler_process = CrawlerProcess(settings)`` (a
+   :class:`~crawlfw.crawler.CrawlerProcessBase`), unless the command's
+   ``requires_crawler_process`` is false (Scrapy 2.12)
 5. ``cmd.run(args, opts)``; the exit status is ``cmd.exitcode``.
 
 A :class:`~crawlfw.exceptions.UsageError` raised in step 3 or 5 exits with status 2,
 printing the message and, when its ``print_help`` is true, the command's help.
 """
 
+import logging
 import os
 
+from crawlfw import signals
 from crawlfw.exceptions import UsageError
 from crawlfw.utils.conf import arglist_to_dict
 
-__all__ = ["ScrapyCommand", "CrawlfwCommand"]
+__all__ = ["ScrapyCommand", "CrawlfwCommand", "BaseRunSpiderCommand", "feed_options"]
+
+logger = logging.getLogger("crawlfw.commands")
 
 
 class ScrapyCommand:
@@ -27,6 +37,8 @@ class ScrapyCommand:
 
     Attributes:
         requires_project: the command is only offered inside a project.
+        requires_crawler_process: the command line makes :attr:`crawler_process`
+            (Scrapy 2.12; True by default).
         crawler_process: the :class:`~crawlfw.crawler.CrawlerProcess` the command line
             creates (from the final settings) before calling :meth:`run`.
         default_settings: settings (dict) set at ``'command'`` priority before the
@@ -37,6 +49,7 @@ class ScrapyCommand:
     """
 
     requires_project = False
+    requires_crawler_process = True
     crawler_process = None
 
     # default settings to be used for this command instead of global defaults
@@ -74,16 +87,31 @@ class ScrapyCommand:
         return self.long_desc()
 
     def add_options(self, parser) -> None:
-        """Add the command's options to ``parser`` (an :class:`optparse.OptionParser`).
+        """Add the command's options to ``parser``: an :class:`optparse.OptionParser`
+        (Scrapy 1.2) or an :class:`argparse.ArgumentParser` (Scrapy 2).
 
         This base adds the "Global Options" group: ``--logfile FILE``, ``-L/--loglevel
         LEVEL``, ``--nolog``, ``--profile FILE``, ``--pidfile FILE``, ``-s/--set
         NAME=VALUE`` (repeatable) and ``--pdb``. ``-h/--help`` is the parser's own.
         Subclasses call it and add their options.
         """
+        level = self.settings["LOG_LEVEL"] if self.settings is not None else "DEBUG"
+        if hasattr(parser, "add_argument_group"):  # argparse (Scrapy 2)
+            group = parser.add_argument_group(title="Global Options")
+            add = group.add_argument
+            add("--logfile", metavar="FILE", help="log file. if omitted stderr will be used")
+            add("-L", "--loglevel", metavar="LEVEL", default=None,
+                help=f"log level (default: {level})")
+            add("--nolog", action="store_true", help="disable logging completely")
+            add("--profile", metavar="FILE", default=None,
+                help="write python cProfile stats to FILE")
+            add("--pidfile", metavar="FILE", help="write process ID to FILE")
+            add("-s", "--set", action="append", default=[], metavar="NAME=VALUE",
+                help="set/override setting (may be repeated)")
+            add("--pdb", action="store_true", help="enable pdb on failure")
+            return
         from optparse import OptionGroup  # only for class-based commands, when they run
 
-        level = self.settings["LOG_LEVEL"] if self.settings is not None else "DEBUG"
         group = OptionGroup(parser, "Global Options")
         group.add_option("--logfile", metavar="FILE",
                          help="log file. if omitted stderr will be used")
@@ -111,7 +139,8 @@ class ScrapyCommand:
 
         Args:
             args: the positional arguments (list of str).
-            opts: the :class:`optparse.Values` of the parsed options.
+            opts: the parsed options (:class:`optparse.Values` or
+                :class:`argparse.Namespace`).
 
         Raises:
             UsageError: a ``-s`` value is not ``NAME=VALUE`` (``print_help`` False).
@@ -142,6 +171,84 @@ class ScrapyCommand:
         raise NotImplementedError
 
 
+class BaseRunSpiderCommand(ScrapyCommand):
+    """Scrapy 2's base of the commands that run a spider (``crawl``, ``runspider``,
+    ``parse``): ``-a NAME=VALUE`` (spider arguments, in ``opts.spargs`` as a dict once
+    processed), ``-o FILE`` and ``-O FILE`` (a feed appended to / overwritten, ``FILE:FORMAT``
+    naming the format), and :meth:`_create_crawler`.
+
+    A subclass overrides :meth:`run`, typically::
+
+        def run(self, args, opts):
+            self.crawler_process.crawl(self._create_crawler(args[0]), **opts.spargs)
+            self.crawler_process.start()
+            if self.crawler_process.bootstrap_failed:
+                self.exitcode = 1
+    """
+
+    def add_options(self, parser) -> None:
+        """The global options, then ``-a``, ``-o/--output`` and ``-O/--overwrite-output``
+        (each repeatable, as in Scrapy 2; crawlfw takes one feed from the command line)."""
+        super().add_options(parser)
+        add = getattr(parser, "add_argument", None) or parser.add_option
+        add("-a", dest="spargs", action="append", default=[], metavar="NAME=VALUE",
+            help="set spider argument (may be repeated)")
+        add("-o", "--output", metavar="FILE", action="append",
+            help="append scraped items to the end of FILE (use - for stdout), to define "
+                 "format set a colon at the end of the output URI (i.e. -o FILE:FORMAT)")
+        add("-O", "--overwrite-output", metavar="FILE", action="append",
+            help="dump scraped items into FILE, overwriting any existing file, to define "
+                 "format set a colon at the end of the output URI (i.e. -O FILE:FORMAT)")
+
+    def process_options(self, args, opts) -> None:
+        """The global options; ``opts.spargs`` becomes a dict; ``-o``/``-O`` set the feed
+        at ``'cmdline'`` priority (:func:`crawlfw.commands.feed_options`).
+
+        Raises:
+            UsageError: a ``-a`` value is not ``NAME=VALUE``; more than one ``-o``/``-O``
+                (use ``FEEDS``); an unknown feed format (``print_help`` False).
+        """
+        super().process_options(args, opts)
+        try:
+            opts.spargs = arglist_to_dict(getattr(opts, "spargs", None) or [])
+        except ValueError:
+            raise UsageError("Invalid -a value, use -a NAME=VALUE", print_help=False) from None
+        output = getattr(opts, "output", None) or []
+        overwrite = getattr(opts, "overwrite_output", None) or []
+        if len(output) + len(overwrite) > 1:
+            raise UsageError("crawlfw takes one -o/-O feed from the command line; "
+                             "use the FEEDS setting for more", print_help=False)
+        if output or overwrite:
+            try:
+                feed_options(self.settings, output[0] if output else None, None,
+                             overwrite_output=overwrite[0] if overwrite else None)
+            except UsageError as e:
+                raise UsageError(str(e), print_help=False) from None
+
+    def _create_crawler(self, spidercls):
+        """A Crawler of ``crawler_process`` for a spider class or name; it warns (once
+        the engine starts) when feeds are set but the FeedExporter extension is off.
+
+        Returns:
+            the :class:`~crawlfw.crawler.Crawler`.
+        """
+        crawler = self.crawler_process.create_crawler(spidercls)
+        crawler.signals.connect(lambda: self._warn_if_feeds_unused(crawler),
+                                signal=signals.engine_started, weak=False)
+        return crawler
+
+    @staticmethod
+    def _warn_if_feeds_unused(sender) -> None:
+        settings = sender.settings
+        if not (settings.getdict("FEEDS") or settings.get("FEED_URI")):
+            return
+        names = {type(ext).__name__ for ext in sender.extensions.middlewares}
+        if "FeedExporter" not in names:
+            logger.warning(
+                "The FeedExporter extension is not enabled, so no item will be exported "
+                "to the configured feeds (FEEDS, -o, -O).")
+
+
 #: crawlfw's name for :class:`ScrapyCommand` (the same class).
 CrawlfwCommand = ScrapyCommand
 
@@ -169,12 +276,23 @@ def apply_global_options(settings, *, set=(), loglevel=None, logfile=None, nolog
     """Apply ``-s``, ``-L``, ``--logfile`` and ``--nolog`` at ``'cmdline'`` priority.
 
     Raises:
-        UsageError: a ``-s`` value is not ``NAME=VALUE``.
+        UsageError: a ``-s`` value is not ``NAME=VALUE``; ``-L`` or ``LOG_LEVEL`` (from
+            ``-s`` or the project's settings) names no logging level.
     """
     try:
         settings.setdict(arglist_to_dict([*(set or ())]), priority="cmdline")
     except ValueError:
         raise UsageError("Invalid -s value, use -s NAME=VALUE") from None
+    if loglevel and not isinstance(logging.getLevelName(loglevel), int):
+        raise UsageError(f"Invalid -L value {loglevel!r}, use one of CRITICAL, ERROR, "
+                         "WARNING, INFO, DEBUG")
+    level = loglevel or settings.get("LOG_LEVEL")
+    if not _is_log_level(level):
+        where = settings.getpriority("LOG_LEVEL")
+        source = {"cmdline": "-s", "project": "the project's settings"}.get(
+            _priority_name(where), "the settings")
+        raise UsageError(f"Invalid LOG_LEVEL {level!r} (set in {source}), use one of "
+                         "CRITICAL, ERROR, WARNING, INFO, DEBUG or a number")
     if logfile:
         settings.set("LOG_ENABLED", True, priority="cmdline")
         settings.set("LOG_FILE", logfile, priority="cmdline")
@@ -183,3 +301,48 @@ def apply_global_options(settings, *, set=(), loglevel=None, logfile=None, nolog
         settings.set("LOG_LEVEL", loglevel, priority="cmdline")
     if nolog:
         settings.set("LOG_ENABLED", False, priority="cmdline")
+
+
+def feed_options(settings, output, output_format, overwrite_output=None) -> None:
+    """Apply ``-o``/``-O``/``-t`` to ``settings`` at ``'cmdline'`` priority.
+
+    ``-o FILE`` sets ``FEED_URI``/``FEED_FORMAT`` (Scrapy 1.2; a local file is appended
+    to); ``-O FILE`` (Scrapy 2) sets ``FEEDS`` to ``{FILE: {'format': ..., 'overwrite':
+    True}}`` (the file is replaced). Either one replaces the feeds of the settings and of
+    the spider's ``custom_settings`` (``FEEDS``, ``FEED_URI``), as in Scrapy 2.
+
+    Raises:
+        UsageError: unknown format (naming it and the valid ones); both ``-o`` and ``-O``.
+    """
+    from crawlfw.core.feeds.feed_settings import feed_settings_from_cli
+
+    if output and overwrite_output:
+        raise UsageError("Please use only one of -o/--output and -O/--overwrite-output")
+    if output:
+        feed = feed_settings_from_cli(output, output_format, settings)
+        settings.setdict({**feed, "FEEDS": {}}, priority="cmdline")
+    elif overwrite_output:
+        feed = feed_settings_from_cli(overwrite_output, output_format, settings)
+        settings.setdict(
+            {"FEEDS": {feed["FEED_URI"]: {"format": feed["FEED_FORMAT"], "overwrite": True}},
+             "FEED_URI": None},
+            priority="cmdline",
+        )
+
+
+def _is_log_level(value) -> bool:
+    """True for what :meth:`logging.Handler.setLevel` takes: a level number or a
+    registered level name (``'INFO'``; names are case-sensitive, as in Scrapy)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, str) and isinstance(logging.getLevelName(value), int)
+
+
+def _priority_name(priority) -> str | None:
+    """The name of a settings priority number (``'cmdline'``), or None."""
+    from crawlfw.settings import SETTINGS_PRIORITIES
+
+    return next((name for name, number in SETTINGS_PRIORITIES.items() if number == priority),
+                None)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # optparse is imported when a class-based command runs
 
 __all__ = ["ENTRY_POINT_GROUP", "iter_command_classes", "get_commands_from_module",
            "get_commands_from_entry_points", "may_declare_entry_points", "get_commands_dict",
-           "argh_function", "run_command"]
+           "argh_function", "build_parser", "run_command"]
 
 #: The entry-point group of third-party commands (Scrapy's ``scrapy.commands``).
 ENTRY_POINT_GROUP = "crawlfw.commands"
@@ -190,10 +190,53 @@ def _parser(name: str, cmd: ScrapyCommand) -> "optparse.OptionParser":
                                  conflict_handler="resolve")
 
 
+def _argparse_parser(name: str, cmd: ScrapyCommand) -> argparse.ArgumentParser:
+    return argparse.ArgumentParser(prog=f"crawlfw {name}",
+                                   usage=f"crawlfw {name} {cmd.syntax()}",
+                                   description=cmd.long_desc(),
+                                   conflict_handler="resolve")
+
+
+def _calls_add_argument(error: AttributeError) -> bool:
+    return getattr(error, "name", None) in ("add_argument", "add_argument_group")
+
+
+def build_parser(name: str, cmd: ScrapyCommand):
+    """The parser of ``cmd``'s options, filled by ``cmd.add_options``.
+
+    A Scrapy 1.2 command adds optparse options (``parser.add_option``); a Scrapy 2
+    command calls ``parser.add_argument``: its ``add_options`` is tried on an optparse
+    parser first, and on an :class:`argparse.ArgumentParser` when it asks for
+    ``add_argument`` (the base class's own options adapt to either).
+
+    Returns:
+        ``(parser, parse)``: the parser, and ``parse(argv) -> (opts, args)`` (optparse's
+        ``parse_args``, or argparse's ``parse_known_args`` as in Scrapy 2: arguments no
+        option takes are in ``args``).
+    """
+    parser = _parser(name, cmd)
+    try:
+        cmd.add_options(parser)
+    except AttributeError as e:
+        if not _calls_add_argument(e):
+            raise
+    else:
+        return parser, parser.parse_args
+    parser = _argparse_parser(name, cmd)
+    cmd.add_options(parser)
+    return parser, parser.parse_known_args
+
+
 def _run_print_help(parser, func, *args) -> None:
     try:
         func(*args)
     except UsageError as e:
+        if isinstance(parser, argparse.ArgumentParser):  # Scrapy 2's handling
+            if str(e):
+                parser.error(str(e))  # usage and "prog: error: ..." (exit status 2)
+            if e.print_help:
+                parser.print_help()
+            sys.exit(2)
         if e.print_help:
             parser.print_help(sys.stderr if str(e) else sys.stdout)
         if str(e):
@@ -230,11 +273,13 @@ def _run(cmd: ScrapyCommand, args, opts) -> None:
 
 
 def run_command(name: str, cmd: ScrapyCommand, settings, argv) -> None:
-    """Run ``cmd`` as Scrapy 1.2's ``scrapy.cmdline.execute`` does, then exit.
+    """Run ``cmd`` as ``scrapy.cmdline.execute`` does, then exit.
 
     ``default_settings`` go into ``settings`` at ``'command'`` priority, ``add_options``
-    builds an optparse parser for ``argv``, ``process_options`` and ``run`` follow, with
-    ``cmd.crawler_process`` a :class:`~crawlfw.crawler.CrawlerProcess` for ``settings``.
+    builds a parser for ``argv`` (optparse, or argparse for a Scrapy 2 command:
+    :func:`build_parser`), ``process_options`` and ``run`` follow, with
+    ``cmd.crawler_process`` a :class:`~crawlfw.crawler.CrawlerProcess` for ``settings``
+    unless ``cmd.requires_crawler_process`` is false.
 
     Args:
         name: the command's name (for its usage line).
@@ -249,15 +294,22 @@ def run_command(name: str, cmd: ScrapyCommand, settings, argv) -> None:
     """
     from crawlfw.crawler import CrawlerProcess
 
-    parser = _parser(name, cmd)
     settings.setdict(cmd.default_settings, priority="command")
     cmd.settings = settings
-    cmd.add_options(parser)
-    opts, args = parser.parse_args(args=argv)
+    parser, parse = build_parser(name, cmd)
+    opts, args = parse(argv)
     _run_print_help(parser, cmd.process_options, args, opts)
-    cmd.crawler_process = CrawlerProcess(settings)
+    if getattr(cmd, "requires_crawler_process", True):
+        try:
+            cmd.crawler_process = CrawlerProcess(settings)
+        except Exception as e:
+            from crawlfw.commands import exit_if_spiders_broken
+
+            exit_if_spiders_broken(e, name)
+            raise
     try:
         _run_print_help(parser, _run, cmd, args, opts)
     finally:
-        cmd.crawler_process.shutdown()
+        if cmd.crawler_process is not None:
+            cmd.crawler_process.shutdown()
     sys.exit(cmd.exitcode)

@@ -21,6 +21,7 @@ import argh
 
 from crawlfw.commands import ScrapyCommand, command, fail, get_spider_loader, load_spider
 from crawlfw.commands._command import delegate
+from crawlfw.spiders import Spider
 from crawlfw.utils.conf import build_component_list
 from crawlfw.utils.misc import load_object
 
@@ -171,6 +172,8 @@ def run_check(settings, spiders, *, list_only=False, verbose=False, process=None
                 spidercls.start_requests = (
                     lambda s: _contract_requests(conman, s, result)
                 )
+                # the default start() iterates them: a spider's own start() must not win
+                spidercls.start = Spider.start
                 process.crawl(spidercls)
     except BaseException:
         if process is not None:

@@ -1,5 +1,7 @@
 """``crawlfw crawl <spider> [-a NAME=VALUE] [-o FILE] [-t FORMAT]``: run a project spider."""
 
+import logging
+
 import argh
 
 from crawlfw.commands import (
@@ -13,6 +15,8 @@ from crawlfw.commands import (
 from crawlfw.commands._command import delegate
 from crawlfw.commands.runspider import add_crawl_options, process_crawl_options, run_crawl
 from crawlfw.exceptions import UsageError
+
+logger = logging.getLogger(__name__)
 
 
 @argh.arg("spider", help="the spider's name")
@@ -35,12 +39,18 @@ def crawl(spider, *, settings=None, spider_arg=None, output=None, output_format=
     """
     spargs = spider_arguments(spider_arg)
     feed_options(settings, output, output_format, overwrite_output)
+    if workers is None:
+        from crawlfw.utils.log import configure_logging
+
+        # a spider module skipped with SPIDER_LOADER_WARN_ONLY is a WARNING of the log
+        # (once: the crawl's CrawlerProcess loads the spiders again)
+        configure_logging(settings)
     spidercls = load_spider(get_spider_loader(settings), spider)
     if workers is not None:  # N processes of one shared crawl
         from crawlfw.commands._workers import run_workers
 
         return run_workers(settings, workers, ["crawl", spider], spargs, spidercls)
-    return run_crawl(settings, spidercls, spargs)
+    return run_crawl(settings, spidercls, spargs, logger=logger)
 
 
 class Command(ScrapyCommand):
@@ -76,4 +86,5 @@ class Command(ScrapyCommand):
 
     def _crawl(self, spname, spargs):
         spidercls = load_spider(self.crawler_process.spider_loader, spname)
-        run_crawl(self.settings, spidercls, spargs, process=self.crawler_process)
+        run_crawl(self.settings, spidercls, spargs, process=self.crawler_process,
+                  logger=logger)

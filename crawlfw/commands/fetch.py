@@ -4,17 +4,20 @@ with the crawlfw downloader (every middleware applies) and print it to standard 
 Log lines go to standard error; use ``--nolog`` to silence them.
 """
 
+import logging
 import sys
 
 import argh
 from w3lib.url import is_url
 
-from crawlfw.commands import ScrapyCommand, command, fail, load_spider
+from crawlfw.commands import ScrapyCommand, command, fail, load_spider, report_failure
 from crawlfw.commands._command import delegate
-from crawlfw.exceptions import UsageError
+from crawlfw.exceptions import IgnoreRequest, UsageError
 from crawlfw.http import Request
 from crawlfw.utils.datatypes import SequenceExclude
 from crawlfw.utils.spider import DefaultSpider, spidercls_for_request
+
+logger = logging.getLogger(__name__)
 
 
 def _print_bytes(data: bytes) -> None:
@@ -50,7 +53,10 @@ def fetch_one(settings, url, *, spider=None, no_redirect=False, on_response,
     :class:`~crawlfw.crawler.CrawlerProcess`; default: a new one for ``settings``).
 
     Returns:
-        True when ``on_response`` was called (False: download error, request dropped).
+        True when ``on_response`` was called. False when nothing was downloaded: the
+        reason (the download error, the request dropped and why) is then logged at
+        ERROR and, when ERROR lines do not reach standard error (``--nolog``...),
+        printed there in one line.
 
     Raises:
         UsageError: ``url`` is not an absolute URL.
@@ -60,12 +66,17 @@ def fetch_one(settings, url, *, spider=None, no_redirect=False, on_response,
         raise UsageError(f"Invalid URL: {url!r} (an absolute URL is needed, e.g. "
                          "http://example.com/)")
     got = []
+    errors = []
 
     def callback(response):
         got.append(response)
         on_response(response)
 
-    request = Request(url, callback=callback, dont_filter=True)
+    def errback(failure):
+        errors.append(failure.value)
+        raise failure.value  # logged by the scraper as without an errback
+
+    request = Request(url, callback=callback, errback=errback, dont_filter=True)
     if no_redirect:
         request.meta["handle_httpstatus_all"] = True
     else:
@@ -86,7 +97,25 @@ def fetch_one(settings, url, *, spider=None, no_redirect=False, on_response,
         process.shutdown()
         fail(f"Crawl could not start: {type(e).__name__}: {e}")
     process.start()
+    if not got:
+        _report_nothing_fetched(request, errors)
     return bool(got)
+
+
+def _report_nothing_fetched(request, errors) -> None:
+    """Say in one line why ``request`` got no response (``errors``: what its errback
+    received)."""
+    if not errors:
+        report_failure(logger, f"Nothing was downloaded for {request}")
+        return
+    error = errors[-1]
+    if isinstance(error, IgnoreRequest):  # dropped quietly by a middleware
+        reason = str(error) or type(error).__name__
+        report_failure(logger, f"Nothing was downloaded: {request} was dropped ({reason})")
+        return
+    # the scraper logged "Error downloading <request>: ..." at ERROR
+    report_failure(logger, f"Error downloading {request}: {type(error).__name__}: {error}",
+                   logged=True)
 
 
 @argh.arg("url", help="the URL to download")

@@ -25,6 +25,7 @@ from crawlfw.commands._command import delegate
 from crawlfw.exceptions import UsageError
 from crawlfw.http import Request
 from crawlfw.item import ITEM_TYPES, BaseItem
+from crawlfw.spiders import Spider
 from crawlfw.utils import display
 from crawlfw.utils.spider import iterate_spider_output, spidercls_for_request
 
@@ -163,6 +164,7 @@ def _parsing_spidercls(spidercls, url, results, *, callback, rules, depth, pipel
 
     return type(spidercls.__name__, (spidercls,), {
         "start_requests": start_requests,
+        "start": Spider.start,  # iterates start_requests: a spider's own start() must not win
         "__module__": spidercls.__module__,
         "__qualname__": spidercls.__qualname__,
     })

@@ -4,14 +4,31 @@ import importlib.util
 import logging
 import os
 import sys
+from typing import NoReturn
 
 import argh
 
-from crawlfw.commands import ScrapyCommand, command, feed_options, spider_arguments
+from crawlfw.commands import (
+    ScrapyCommand,
+    command,
+    feed_options,
+    report_failure,
+    spider_arguments,
+)
 from crawlfw.commands._command import delegate
 from crawlfw.core.flow._reasons import is_failure_reason
 from crawlfw.exceptions import CrawlStartError, UsageError
 from crawlfw.utils.spider import iter_spider_classes
+
+
+def _module_name(abspath: str) -> str:
+    """The name a spider file is imported under: its file name without ``.py``, unless
+    that would replace a module already imported or one of Python's own (a spider file
+    called ``site.py`` must not replace Python's ``site``)."""
+    fname = os.path.splitext(os.path.basename(abspath))[0]
+    if fname in sys.modules or fname in sys.stdlib_module_names:
+        return f"_crawlfw_runspider_{fname}"
+    return fname
 
 
 def _import_file(filepath):
@@ -23,19 +40,20 @@ def _import_file(filepath):
     """
     abspath = os.path.abspath(filepath)
     dirname, file = os.path.split(abspath)
-    fname, fext = os.path.splitext(file)
+    fext = os.path.splitext(file)[1]
     if fext not in (".py", ".pyw"):
         raise ValueError(f"Not a Python source file: {abspath}")
     if dirname not in sys.path:
         sys.path.insert(0, dirname)
-    name = fname
-    if name in sys.modules or name in sys.stdlib_module_names:
-        # e.g. a spider file called site.py must not replace Python's own ``site`` module
-        name = f"_crawlfw_runspider_{fname}"
+    name = _module_name(abspath)
     spec = importlib.util.spec_from_file_location(name, abspath)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
     return module
 
 
@@ -67,30 +85,52 @@ def runspider(spider_file, *, settings=None, spider_arg=None, output=None, outpu
 def load_spider_file(spider_file):
     """Import ``spider_file`` and return the last Spider subclass defined in it.
 
+    A file that cannot be imported (a syntax error, a missing dependency, an error
+    raised at import) is the same failure as a broken module of a project's
+    ``SPIDER_MODULES`` for ``crawl`` and ``list``: one line naming the file, the line
+    and the error (:func:`crawlfw.spiderloader.load_error_message`), exit status 1.
+
     Raises:
-        UsageError: the file does not exist, cannot be imported, or defines no spider.
+        UsageError: the file does not exist, is not a ``.py`` file, or defines no spider.
+        SystemExit: 1 when the file cannot be imported.
     """
     if not os.path.exists(spider_file):
         raise UsageError(f"File not found: {spider_file}")
+    if os.path.splitext(spider_file)[1] not in (".py", ".pyw"):
+        raise UsageError(f"Unable to load {spider_file!r}: Not a Python source file: "
+                         f"{os.path.abspath(spider_file)}")
     try:
         module = _import_file(spider_file)
-    except (ImportError, ValueError, SyntaxError) as e:
-        raise UsageError(f"Unable to load {spider_file!r}: {e}") from e
+    except Exception as e:
+        _broken_file(spider_file, e)
     spclasses = list(iter_spider_classes(module))
     if not spclasses:
         raise UsageError(f"No spider found in file: {spider_file}")
     return spclasses.pop()
 
 
-def run_crawl(settings, spidercls, spargs, process=None) -> None:
+def _broken_file(spider_file, error) -> NoReturn:
+    """Say in one line why ``spider_file`` could not be imported; exit 1."""
+    from crawlfw.spiderloader import load_error_message
+
+    name = _module_name(os.path.abspath(spider_file))
+    report_failure(logging.getLogger(__name__),
+                   load_error_message(f"file {spider_file!r}", error, name))
+    sys.exit(1)
+
+
+def run_crawl(settings, spidercls, spargs, process=None, *, logger=None) -> None:
     """Run one crawl in a CrawlerProcess; exit status 1 when it could not start or failed.
 
     A crawl that cannot start because of its configuration (a setting of the wrong type,
     a feed that cannot be opened: :class:`~crawlfw.exceptions.CrawlStartError`) is
     reported in one log line without a traceback. A crawl that ends with a failure
     reason (:func:`crawlfw.crawler.is_failure_reason`: an actor failed, a feed failed...)
-    exits with status 1 too, as Scrapy does when its crawl fails. A shutdown forced by a
-    second SIGINT/SIGTERM exits with ``128 + signal number`` (130 for ^C).
+    exits with status 1 too, as Scrapy does when its crawl fails. Either way the one-line
+    reason is printed on standard error when the log does not show it there
+    (:func:`crawlfw.commands.report_failure`: ``--nolog``, ``-L CRITICAL``,
+    ``LOG_ENABLED = False``, ``LOG_FILE``). A shutdown forced by a second SIGINT/SIGTERM
+    exits with ``128 + signal number`` (130 for ^C).
 
     Args:
         settings: the :class:`~crawlfw.settings.Settings`.
@@ -98,9 +138,13 @@ def run_crawl(settings, spidercls, spargs, process=None) -> None:
         spargs: spider arguments (dict of str).
         process: the :class:`~crawlfw.crawler.CrawlerProcess` to use (default: a new
             one for ``settings``).
+        logger: the command's :class:`logging.Logger`, under which start-up errors are
+            logged (default: this module's, ``crawlfw.commands.runspider``).
     """
     from crawlfw.crawler import CrawlerProcess
 
+    if logger is None:
+        logger = logging.getLogger(__name__)
     if process is None:
         process = CrawlerProcess(settings)
     from crawlfw.commands._workers import report_to_parent
@@ -109,10 +153,13 @@ def run_crawl(settings, spidercls, spargs, process=None) -> None:
         process.crawl(spidercls, **spargs)
     except Exception as e:
         process.shutdown()
-        logging.getLogger(__name__).error("Crawl could not start: %s", e,
-                                          exc_info=not isinstance(e, CrawlStartError))
         if isinstance(e, CrawlStartError):  # refused on purpose: not a crash
+            report_failure(logger, f"Crawl could not start: {e}")
             report_to_parent(f"start_failed: {e}")
+        else:
+            logger.error("Crawl could not start: %s", e, exc_info=True)
+            report_failure(logger, f"Crawl could not start: {type(e).__name__}: {e}",
+                           logged=True)
         sys.exit(1)
     process.start()
     if getattr(process, "forced_signal", None):  # a second ^C: 130 for SIGINT
@@ -123,7 +170,11 @@ def run_crawl(settings, spidercls, spargs, process=None) -> None:
     reasons = [c.finish_reason for c in process.crawlers if c.finish_reason is not None]
     if reasons:
         report_to_parent(next((r for r in reasons if is_failure_reason(r)), reasons[0]))
-    if any(crawler.failed for crawler in process.crawlers):
+    failed = [c for c in process.crawlers if c.failed]
+    if failed:
+        # the stats dump says it (INFO); printed when ERROR lines are not seen either
+        report_failure(logger, f"Crawl failed: finish_reason {failed[0].finish_reason!r}",
+                       logged=True)
         sys.exit(1)
 
 

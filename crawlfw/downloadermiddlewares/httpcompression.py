@@ -78,16 +78,44 @@ class HttpCompressionMiddleware:
     Disabled (``NotConfigured``) when ``COMPRESSION_ENABLED`` is false.
 
     Args:
-        max_size: default largest decoded body in bytes (0: no limit).
-        warn_size: default decoded size in bytes above which a warning is logged.
         stats: the crawl's stats collector, for ``httpcompression/response_dropped/
             maxsize`` (None: not counted).
+        crawler: the Crawler (Scrapy 2's keyword): its stats, ``DOWNLOAD_MAXSIZE`` and
+            ``DOWNLOAD_WARNSIZE``, and the spider's ``download_maxsize`` /
+            ``download_warnsize`` attributes at ``spider_opened`` (deprecated, as in
+            Scrapy 2.19).
+        max_size: default largest decoded body in bytes (0: no limit); overrides the
+            crawler's setting.
+        warn_size: default decoded size in bytes above which a warning is logged;
+            overrides the crawler's setting.
     """
 
-    def __init__(self, max_size: int = 0, warn_size: int = 0, stats=None):
-        self._max_size = max_size
-        self._warn_size = warn_size
+    def __init__(self, stats=None, *, crawler=None, max_size: int | None = None,
+                 warn_size: int | None = None):
+        if crawler is not None:
+            from crawlfw import signals
+
+            stats = crawler.stats if stats is None else stats
+            if max_size is None:
+                max_size = crawler.settings.getint("DOWNLOAD_MAXSIZE")
+            if warn_size is None:
+                warn_size = crawler.settings.getint("DOWNLOAD_WARNSIZE")
+            crawler.signals.connect(self.open_spider, signals.spider_opened)
+        self._max_size = max_size or 0
+        self._warn_size = warn_size or 0
         self._stats = stats
+
+    def open_spider(self, spider):
+        """Take the spider's ``download_maxsize`` / ``download_warnsize`` attributes as
+        the defaults (each warns: Scrapy 2.19 deprecated them for the settings)."""
+        from crawlfw.utils.deprecate import warn_on_deprecated_spider_attribute
+
+        if hasattr(spider, "download_maxsize"):
+            warn_on_deprecated_spider_attribute("download_maxsize", "DOWNLOAD_MAXSIZE")
+            self._max_size = spider.download_maxsize
+        if hasattr(spider, "download_warnsize"):
+            warn_on_deprecated_spider_attribute("download_warnsize", "DOWNLOAD_WARNSIZE")
+            self._warn_size = spider.download_warnsize
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -100,11 +128,7 @@ class HttpCompressionMiddleware:
                 "are neither requested nor decoded (install brotli >= 1.2 for them)",
                 {"version": brotli_too_old},
             )
-        return cls(
-            max_size=settings.getint("DOWNLOAD_MAXSIZE"),
-            warn_size=settings.getint("DOWNLOAD_WARNSIZE"),
-            stats=crawler.stats,
-        )
+        return cls(crawler=crawler)
 
     def process_request(self, request, spider):
         request.headers.setdefault(b"Accept-Encoding", b",".join(ACCEPTED_ENCODINGS))

@@ -97,10 +97,65 @@ class BaseRedirectMiddleware:
         self.priority_adjust = settings.getint("REDIRECT_PRIORITY_ADJUST")
         self.stats = stats
         self._offsite = None  # a spider-side OffsiteMiddleware, built on first use
+        self._settings = settings
+        self.crawler = None
+        self._referer_mw = False  # the RefererMiddleware of SPIDER_MIDDLEWARES, on first use
 
     @classmethod
     def from_crawler(cls, crawler):
-        return cls(crawler.settings, getattr(crawler, "stats", None))
+        mw = cls(crawler.settings, getattr(crawler, "stats", None))
+        mw.crawler = crawler
+        return mw
+
+    def handle_referer(self, request, response):
+        """Set the ``Referer`` of the redirected ``request`` from the ``response`` that
+        redirected it (Scrapy 2.13's hook: override it for another rule).
+
+        Under a referrer policy of Scrapy 2 (``REFERRER_POLICY``, the request's
+        ``referrer_policy`` meta key or the response's ``Referrer-Policy`` header), the
+        ``Referer`` is removed and set again by the crawl's ``RefererMiddleware`` (the
+        one in ``SPIDER_MIDDLEWARES``, or a subclass) as for a request made from
+        ``response``, as Scrapy 2.19 does. Under crawlfw's default ``legacy`` policy, or
+        with ``REFERER_ENABLED`` off, the header is kept as the original request had it
+        (Scrapy 1.2).
+
+        Args:
+            request: the redirected request (changed in place).
+            response: the 3xx or meta-refresh response.
+        """
+        referer_mw = self._referer_middleware()
+        if referer_mw is None:
+            return
+        from crawlfw.spidermiddlewares.referer import LegacyPolicy
+
+        if isinstance(referer_mw.policy(response, request), LegacyPolicy):
+            return
+        request.headers.pop(b"Referer", None)
+        referer_mw.get_processed_request(request, response)
+
+    def _referer_middleware(self):
+        """The crawl's RefererMiddleware (built from ``SPIDER_MIDDLEWARES`` once), or
+        None when ``REFERER_ENABLED`` is off or none is enabled."""
+        if self._referer_mw is not False:
+            return self._referer_mw
+        self._referer_mw = None
+        settings = self._settings
+        if not settings.getbool("REFERER_ENABLED", True):
+            return None
+        from crawlfw.spidermiddlewares.referer import RefererMiddleware
+        from crawlfw.utils.conf import build_component_list
+        from crawlfw.utils.misc import load_object
+
+        for path in build_component_list(settings.getwithbase("SPIDER_MIDDLEWARES")):
+            cls = load_object(path)
+            if isinstance(cls, type) and issubclass(cls, RefererMiddleware):
+                try:
+                    self._referer_mw = (cls.from_crawler(self.crawler)
+                                        if self.crawler is not None else cls(settings))
+                except NotConfigured:
+                    pass
+                break
+        return self._referer_mw
 
     def _refuse_scheme(self, url: str, request, spider, reason) -> bool:
         """True (after a WARNING and the stat) unless ``url`` is an http(s) URL."""
@@ -229,6 +284,7 @@ class RedirectMiddleware(BaseRedirectMiddleware):
             redirected = self._redirect_request_using_get(request, redirected_url)
         else:
             redirected = self._build_redirect_request(request, redirected_url)
+        self.handle_referer(redirected, response)
         return self._redirect(redirected, request, spider, response.status)
 
 
@@ -263,5 +319,6 @@ class MetaRefreshMiddleware(BaseRedirectMiddleware):
             if self._refuse_scheme(url, request, spider, "meta refresh"):
                 return response
             redirected = self._redirect_request_using_get(request, url)
+            self.handle_referer(redirected, response)
             return self._redirect(redirected, request, spider, "meta refresh")
         return response

@@ -88,13 +88,20 @@ def _load_exceptions(paths) -> tuple:
     return tuple(classes)
 
 
-def _log_level(value) -> int:
+def _log_level(value, name: str = "give_up_log_level") -> int:
+    """A logging level number from a level name (``"ERROR"``, any case) or number.
+
+    Raises:
+        ValueError: ``value`` is no level; the message names ``name``, where it was set.
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
     if isinstance(value, str):
-        level = logging.getLevelName(value.upper())
-        if not isinstance(level, int):
-            raise ValueError(f"Invalid give-up log level: {value!r}")
-        return level
-    return int(value)
+        level = logging.getLevelName(value.strip().upper())
+        if isinstance(level, int):
+            return level
+    raise ValueError(f"Invalid give-up log level, {name}: {value!r} (a logging level "
+                     "name such as 'ERROR', or a number)")
 
 
 def get_retry_request(
@@ -183,7 +190,8 @@ class RetryMiddleware:
 
     Raises:
         NotConfigured: ``RETRY_ENABLED`` is false.
-        ValueError: an entry of ``RETRY_EXCEPTIONS`` cannot be loaded.
+        ValueError: an entry of ``RETRY_EXCEPTIONS`` cannot be loaded, or
+            ``RETRY_GIVE_UP_LOG_LEVEL`` names no logging level.
     """
 
     #: Download errors that would happen again, never retried even when they are
@@ -197,7 +205,8 @@ class RetryMiddleware:
         self.max_retry_times = settings.getint("RETRY_TIMES")
         self.retry_http_codes = {int(x) for x in settings.getlist("RETRY_HTTP_CODES")}
         self.priority_adjust = settings.getint("RETRY_PRIORITY_ADJUST")
-        self.give_up_log_level = settings.get("RETRY_GIVE_UP_LOG_LEVEL", "ERROR")
+        self.give_up_log_level = _log_level(settings.get("RETRY_GIVE_UP_LOG_LEVEL", "ERROR"),
+                                            "RETRY_GIVE_UP_LOG_LEVEL")
         #: The download errors retried (``RETRY_EXCEPTIONS``; Scrapy 1.2's
         #: ``EXCEPTIONS_TO_RETRY``).
         self.exceptions_to_retry = _load_exceptions(settings.getlist("RETRY_EXCEPTIONS"))

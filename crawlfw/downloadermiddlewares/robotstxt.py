@@ -1,6 +1,10 @@
-"""Obey robots.txt (RFC 9309), fetched once per host, parsed with Protego.
+"""Obey robots.txt (RFC 9309), fetched once per host, parsed by ``ROBOTSTXT_PARSER``.
 
-Enabled by ``ROBOTSTXT_OBEY``. The user agent matched against the rules is
+Enabled by ``ROBOTSTXT_OBEY``. ``ROBOTSTXT_PARSER`` names a
+:class:`crawlfw.robotstxt.RobotParser` (default
+:class:`~crawlfw.robotstxt.ProtegoRobotParser`; a ``scrapy.robotstxt.`` path means the
+``crawlfw.robotstxt.`` one); it is built once from an empty body when the middleware is,
+so a parser whose library is missing fails the crawl's start with its message. The user agent matched against the rules is
 ``ROBOTSTXT_USER_AGENT`` if set, else the request's ``User-Agent`` header, else the
 spider's ``user_agent`` attribute, else ``USER_AGENT``.
 
@@ -22,10 +26,13 @@ Design (no Deferreds: Scrapy 1.2 made ``process_request`` wait on a Deferred):
    under its host.
 3. When robots.txt arrives (callback; stats ``robotstxt/response_count`` and
    ``robotstxt/response_status_count/<status>``), a 2xx body is parsed; a 4xx or 5xx
-   answer (after retries; redirects are followed) allows everything. On a download
+   answer (after retries; redirects are followed) is parsed as an empty file, which
+   allows everything. The ``robots_parsed`` signal is sent (``robotparser``, and
+   ``request``: the first request that waited for it), as in Scrapy 2. On a download
    error (errback; logged at ERROR, stat ``robotstxt/exception_count/<type>``)
    everything is allowed too, as in Scrapy. Either way each parked request is
-   checked against the new parser and resumed in the engine with
+   checked against the new parser (:meth:`RobotsTxtMiddleware.process_request_2`) and
+   resumed in the engine with
    ``crawler.engine.resume_parked(request, error)``: allowed, it goes on through the
    downloader middlewares after this one and is downloaded; disallowed, ``error`` is
    the ``IgnoreRequest`` of step 1 (logged, counted), which goes to
@@ -50,10 +57,13 @@ import logging
 import threading
 from collections import OrderedDict
 
+from crawlfw import signals
 from crawlfw.core.flow.downloadermw import RequestParked
 from crawlfw.exceptions import IgnoreRequest, NotConfigured
 from crawlfw.http import Request
+from crawlfw.robotstxt import ProtegoRobotParser
 from crawlfw.utils.httpobj import urlparse_cached
+from crawlfw.utils.misc import build_from_crawler, load_object
 from crawlfw.utils.python import global_object_name, to_unicode
 
 __all__ = ["RobotsTxtMiddleware"]
@@ -79,10 +89,15 @@ class RobotsTxtMiddleware:
     def __init__(self, crawler):
         if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
             raise NotConfigured
-        # protego is imported now, at the crawl's start: imported at the first robots.txt
-        # parsed, in a process out of file descriptors (EMFILE), it would fail the parse.
-        import protego  # noqa: F401
+        path = crawler.settings.get("ROBOTSTXT_PARSER") or ProtegoRobotParser
+        if isinstance(path, str) and path.startswith("scrapy.robotstxt."):
+            path = "crawlfw" + path[len("scrapy"):]
+        self._parserimpl = load_object(path)
         self.crawler = crawler
+        # Built now, at the crawl's start: a missing library fails here with its message
+        # (Scrapy does the same), and its imports (protego) are done before a process
+        # out of file descriptors (EMFILE) could fail them at the first robots.txt.
+        build_from_crawler(self._parserimpl, crawler, b"")
         self._default_useragent = crawler.settings.get("USER_AGENT") or "crawlfw"
         self._robotstxt_useragent = crawler.settings.get("ROBOTSTXT_USER_AGENT")
         # netloc -> Protego, or None meaning "allow all"; least recently used first
@@ -131,12 +146,54 @@ class RobotsTxtMiddleware:
         return to_unicode(ua, errors="replace")
 
     def _check(self, request, parser, spider):
-        if parser is None or parser.can_fetch(request.url, self._useragent(request, spider)):
-            return
-        self._forbidden(request, spider)
+        self.process_request_2(parser, request)
 
-    def _forbidden(self, request, spider):
-        raise self._forbidden_error(request, spider)
+    def process_request_2(self, rp, request):
+        """Check ``request`` against ``rp`` (Scrapy 2.13's name): nothing when allowed
+        or when ``rp`` is None (no robots.txt rules: allow all); forbidden, a DEBUG log
+        "Forbidden by robots.txt: <request>", the stat ``robotstxt/forbidden`` and
+        ``IgnoreRequest``.
+
+        Args:
+            rp: a :class:`crawlfw.robotstxt.RobotParser`, or None.
+            request: the request.
+
+        Raises:
+            IgnoreRequest: robots.txt forbids the request.
+        """
+        if rp is None:
+            return
+        spider = self.crawler.spider
+        if not rp.allowed(request.url, self._useragent(request, spider)):
+            raise self._forbidden_error(request, spider)
+
+    async def robot_parser(self, request):
+        """The parser of ``request``'s host (Scrapy 2.13's coroutine), for a subclass
+        whose ``process_request`` is ``rp = await self.robot_parser(request);
+        self.process_request_2(rp, request)``.
+
+        Returns:
+            crawlfw.robotstxt.RobotParser | None: the host's parser when its robots.txt
+            is known (None: allow all).
+
+        Raises:
+            RequestParked: the host's robots.txt is not known yet: it is fetched (once
+                per host) and the request waits in the engine, to be checked with
+                :meth:`process_request_2` when it arrives, as every request does that
+                reaches this middleware first (no thread waits: the engine's thread,
+                which runs the middlewares, must stay free to download it).
+        """
+        parsed = urlparse_cached(request)
+        netloc = parsed.netloc
+        with self._lock:
+            if netloc in self._parsers:
+                self._parsers.move_to_end(netloc)
+                return self._parsers[netloc]
+            first = netloc not in self._parked
+            self._parked.setdefault(netloc, []).append(request)
+        if first:
+            self._fetch_robots(parsed, netloc, self.crawler.spider)
+        raise RequestParked(f"waiting for {parsed.scheme}://{netloc}/robots.txt")
 
     def _forbidden_error(self, request, spider) -> IgnoreRequest:
         """Log and count ``request`` as forbidden; return the ``IgnoreRequest`` for it."""
@@ -171,26 +228,30 @@ class RobotsTxtMiddleware:
         netloc = response.meta[_NETLOC_META]
         self._inc("robotstxt/response_count", spider)
         self._inc(f"robotstxt/response_status_count/{response.status}", spider)
-        parser = None
-        if 200 <= response.status < 300:
-            parser = self.parse_robotstxt(response.body, response, spider)
+        body = response.body if 200 <= response.status < 300 else b""
+        parser = self.parse_robotstxt(body, response, spider)
+        if parser is not None:
+            with self._lock:
+                waiting = self._parked.get(netloc) or [response.request]
+            self.crawler.signals.send_catch_log(signals.robots_parsed, robotparser=parser,
+                                                request=waiting[0])
         self._release(netloc, parser, spider)
         return []
 
     def parse_robotstxt(self, body: bytes, response=None, spider=None):
-        """Parse a robots.txt body (bytes, UTF-8 per RFC 9309 §2.3) into a Protego parser.
+        """Parse a robots.txt body (bytes, UTF-8 per RFC 9309 §2.3) with the
+        ``ROBOTSTXT_PARSER`` class (``from_crawler(crawler, body)``).
 
-        Undecodable bytes are dropped and a UTF-8 BOM is ignored. A body Protego cannot
-        parse is logged at WARNING and allows everything.
+        With the default parser, undecodable bytes are dropped and a UTF-8 BOM is
+        ignored. A body the parser cannot parse is logged at WARNING and allows
+        everything.
 
         Returns:
-            A ``protego.Protego``, or None (allow all).
+            A :class:`crawlfw.robotstxt.RobotParser`, or None (allow all).
         """
-        from protego import Protego  # first use: a crawl without ROBOTSTXT_OBEY needs none
-
-        text = to_unicode(body, encoding="utf-8", errors="ignore").lstrip("\ufeff")
+        parserimpl = getattr(self, "_parserimpl", ProtegoRobotParser)
         try:
-            return Protego.parse(text)
+            return build_from_crawler(parserimpl, getattr(self, "crawler", None), body)
         except Exception:
             logger.warning(
                 "Error parsing robots.txt %(response)s, allowing all requests to its host",
@@ -227,7 +288,10 @@ class RobotsTxtMiddleware:
         for request in parked:
             # Decided now, against this parser, so it never depends on the parser still
             # being cached (a cache smaller than the hosts in flight would thrash).
-            allowed = parser is None or parser.can_fetch(
-                request.url, self._useragent(request, spider))
-            error = None if allowed else self._forbidden_error(request, spider)
+            try:
+                self.process_request_2(parser, request)
+            except IgnoreRequest as e:
+                error = e
+            else:
+                error = None
             engine.resume_parked(request, error)

@@ -10,13 +10,46 @@ from crawlfw.utils.httpobj import urlparse_cached
 from crawlfw.utils.request import request_httprepr
 from crawlfw.utils.response import _reason_phrase, response_httprepr
 
-__all__ = ["DownloaderStats"]
+__all__ = ["DownloaderStats", "get_header_size", "get_status_size"]
 
 _BASE_INC = StatsCollector.inc_value
 _BASE_INC_VALUES = StatsCollector._inc_values
 
 # status -> len(b"HTTP/1.1 <status> <reason phrase>\r\n"), as response_httprepr writes it
 _STATUS_LINE_LEN: dict = {}
+
+
+def get_header_size(headers) -> int:
+    """The size in bytes of ``headers`` as header lines (Scrapy 2.7's helper): each
+    value is ``len(b": ") + len(name) + len(value)``, plus 2 (CRLF) between the names.
+
+    Args:
+        headers: a mapping of names to lists or tuples of values (str or bytes; a name
+            whose value is no list or tuple counts only in the separators).
+
+    Returns:
+        int
+    """
+    size = 0
+    for key, value in headers.items():
+        if isinstance(value, (list, tuple)):
+            for v in value:
+                size += len(b": ") + len(key) + len(v)
+    return size + len(b"\r\n") * (len(headers.keys()) - 1)
+
+
+def get_status_size(response_status: int) -> int:
+    """The size in bytes of the status line ``HTTP/1.1 <status> <reason>\r\n``
+    (Scrapy 2.7's helper; the reason phrase is :class:`http.HTTPStatus`'s, none for an
+    unknown status).
+
+    Args:
+        response_status: the HTTP status code.
+
+    Returns:
+        int
+    """
+    return len((_reason_phrase(response_status) or "").encode("ascii")) + 15
 
 
 def _headers_length(headers) -> int:

@@ -25,7 +25,9 @@ class LogStats:
     interval. Rates are per minute over the time since the previous line (the first
     line's over the time since the spider opened). Lines are
     logged from a daemon timer thread, which stops when the spider closes.
-    ``LOGSTATS_INTERVAL = 0`` disables the extension.
+    ``LOGSTATS_INTERVAL = 0`` disables the extension. When the spider closes, the
+    stats ``responses_per_minute`` and ``items_per_minute`` are set to the crawl's
+    averages (Scrapy 2.11; :meth:`calculate_final_stats`).
 
     Args:
         stats: the crawler's stats collector (``response_received_count`` and
@@ -63,19 +65,48 @@ class LogStats:
 
     def log(self, spider):
         """Log one progress line (called by the timer thread)."""
-        items = self.stats.get_value('item_scraped_count', 0)
-        pages = self.stats.get_value('response_received_count', 0)
-        multiplier, self.first_multiplier = self.first_multiplier or self.multiplier, None
-        irate = (items - self.itemsprev) * multiplier
-        prate = (pages - self.pagesprev) * multiplier
-        self.pagesprev, self.itemsprev = pages, items
-
+        self.calculate_stats()
         msg = ("Crawled %(pages)d pages (at %(pagerate)d pages/min), "
                "scraped %(items)d items (at %(itemrate)d items/min)")
-        log_args = {'pages': pages, 'pagerate': prate,
-                    'items': items, 'itemrate': irate}
+        log_args = {'pages': self.pages, 'pagerate': self.prate,
+                    'items': self.items, 'itemrate': self.irate}
         logger.info(msg, log_args, extra={'spider': spider})
+
+    def calculate_stats(self):
+        """Read the counts and the rates since the previous call (Scrapy 2.11's split of
+        :meth:`log`, for subclasses that log them otherwise): sets ``pages``
+        (``response_received_count``), ``items`` (``item_scraped_count``), ``prate``
+        and ``irate`` (per minute; the first call's over :data:`FIRST_LINE_S`)."""
+        self.items = self.stats.get_value('item_scraped_count', 0)
+        self.pages = self.stats.get_value('response_received_count', 0)
+        multiplier, self.first_multiplier = self.first_multiplier or self.multiplier, None
+        self.irate = (self.items - self.itemsprev) * multiplier
+        self.prate = (self.pages - self.pagesprev) * multiplier
+        self.pagesprev, self.itemsprev = self.pages, self.items
+
+    def calculate_final_stats(self, spider):
+        """The crawl's average rates (Scrapy 2.11): ``(responses per minute, items per
+        minute)`` over ``finish_time - start_time`` in whole seconds, as Scrapy counts
+        them; ``(None, None)`` when either time is missing or under one second passed.
+
+        Returns:
+            tuple[float, float] | tuple[None, None]
+        """
+        start_time = self.stats.get_value('start_time')
+        finish_time = self.stats.get_value('finish_time')
+        if not start_time or not finish_time:
+            return None, None
+        mins_elapsed = (finish_time - start_time).seconds / 60
+        if mins_elapsed == 0:
+            return None, None
+        items = self.stats.get_value('item_scraped_count', 0)
+        pages = self.stats.get_value('response_received_count', 0)
+        return pages / mins_elapsed, items / mins_elapsed
 
     def spider_closed(self, spider, reason):
         if self.task is not None:
             self.task.stop()
+        rpm_final, ipm_final = self.calculate_final_stats(spider)
+        if rpm_final is not None:  # Scrapy sets None too; crawlfw's stats keep numbers
+            self.stats.set_value('responses_per_minute', rpm_final)
+            self.stats.set_value('items_per_minute', ipm_final)

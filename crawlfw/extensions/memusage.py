@@ -1,4 +1,5 @@
-"""Watches the process's memory; warns and closes the spider past configured limits."""
+"""Watches the process's memory; warns and closes the spider past configured limits
+(Scrapy's ``scrapy.extensions.memusage``, on by default as in Scrapy 2)."""
 
 import logging
 import socket
@@ -26,9 +27,12 @@ def _load_mail_sender():
 class MemoryUsage:
     """Tracks peak memory use (stats ``memusage/startup``, ``memusage/max``) and enforces limits.
 
-    Settings: ``MEMUSAGE_ENABLED`` (off by default), ``MEMUSAGE_LIMIT_MB`` (close
-    the spider with reason ``memusage_exceeded`` above it; 0 = no limit),
-    ``MEMUSAGE_WARNING_MB`` (log a warning once above it; 0 = none),
+    Settings: ``MEMUSAGE_ENABLED`` (on by default, as in Scrapy 2; Scrapy 1.2 had it
+    off), ``MEMUSAGE_LIMIT_MB`` (close the spider with reason ``memusage_exceeded``
+    above it, logging "Memory usage exceeded <N>MiB. Shutting down crawlfw..." at
+    ERROR; below it each check logs "Peak memory usage is <N>MiB" at INFO, as Scrapy
+    2.19 does; 0 = no limit), ``MEMUSAGE_WARNING_MB`` (log "Memory usage reached
+    <N>MiB" once above it and send ``memusage_warning_reached``; 0 = none),
     ``MEMUSAGE_CHECK_INTERVAL_SECONDS`` and ``MEMUSAGE_NOTIFY_MAIL`` (addresses
     mailed when a limit is reached, if :mod:`crawlfw.mail` is available; if not,
     that is logged and no mail is sent).
@@ -86,6 +90,8 @@ class MemoryUsage:
 
     def engine_started(self):
         self.crawler.stats.set_value('memusage/startup', self.get_virtual_size())
+        self.update()  # here, as Scrapy's first (synchronous) call: a crawl that ends at
+        # once has memusage/max too
         self.task = PeriodicCall(self._check, self.check_interval, name='crawlfw-memusage')
         self.task.start(now=True)
 
@@ -104,14 +110,18 @@ class MemoryUsage:
         self.crawler.stats.max_value('memusage/max', self.get_virtual_size())
 
     def _check_limit(self):
-        if self.get_virtual_size() > self.limit:
+        peak = self.get_virtual_size()
+        if peak <= self.limit:
+            logger.info("Peak memory usage is %(virtualsize)dMiB",
+                        {'virtualsize': peak / 1024 / 1024}, extra={'crawler': self.crawler})
+        else:
             self.crawler.stats.set_value('memusage/limit_reached', 1)
             mem = self.limit / 1024 / 1024
-            logger.error("Memory usage exceeded %(memusage)dM. Shutting down crawlfw...",
+            logger.error("Memory usage exceeded %(memusage)dMiB. Shutting down crawlfw...",
                          {'memusage': mem}, extra={'crawler': self.crawler})
             if self.notify_mails:
                 subj = (f"{self.crawler.settings['BOT_NAME']} terminated: memory usage "
-                        f"exceeded {mem:.0f}M at {socket.gethostname()}")
+                        f"exceeded {mem}MiB at {socket.gethostname()}")
                 if self._send_report(self.notify_mails, subj):
                     self.crawler.stats.set_value('memusage/limit_notified', 1)
             # stop checking: the spider is being closed
@@ -128,12 +138,13 @@ class MemoryUsage:
             return
         if self.get_virtual_size() > self.warning:
             self.crawler.stats.set_value('memusage/warning_reached', 1)
+            self.crawler.signals.send_catch_log(signal=signals.memusage_warning_reached)
             mem = self.warning / 1024 / 1024
-            logger.warning("Memory usage reached %(memusage)dM",
+            logger.warning("Memory usage reached %(memusage)dMiB",
                            {'memusage': mem}, extra={'crawler': self.crawler})
             if self.notify_mails:
                 subj = (f"{self.crawler.settings['BOT_NAME']} warning: memory usage "
-                        f"reached {mem:.0f}M at {socket.gethostname()}")
+                        f"reached {mem}MiB at {socket.gethostname()}")
                 if self._send_report(self.notify_mails, subj):
                     self.crawler.stats.set_value('memusage/warning_notified', 1)
             self.warned = True

@@ -31,6 +31,7 @@ from crawlfw.utils.httpobj import urlparse_cached
 from crawlfw.utils.python import to_unicode
 
 __all__ = [
+    "IPV4_RE",
     "CookieJar",
     "PublicSuffixCookiePolicy",
     "WrappedRequest",
@@ -41,7 +42,10 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_IPV4_RE = re.compile(r"\.\d+$", re.ASCII)
+#: Matches a host name ending in a dot and digits, taken for an IPv4 address (the
+#: pattern of ``http.cookiejar``'s undocumented ``IPV4_RE``; Scrapy 2's
+#: ``scrapy.http.cookies.IPV4_RE``): such a host is matched by itself only.
+IPV4_RE = re.compile(r"\.\d+$", re.ASCII)
 
 _psl = None
 _psl_lock = threading.Lock()
@@ -186,7 +190,7 @@ class CookieJar:
         req_host = urlparse_cached(request).hostname
         if not req_host:
             return
-        if not _IPV4_RE.search(req_host):
+        if not IPV4_RE.search(req_host):
             hosts = potential_domain_matches(req_host)
             if "." not in req_host:
                 hosts += [req_host + ".local"]

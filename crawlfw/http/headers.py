@@ -201,6 +201,21 @@ class Headers(CaselessDict):
         """Return the fields as raw HTTP lines ``b'Name: value\\r\\n...'`` (no trailing CRLF)."""
         return headers_dict_to_raw(self)
 
+    def to_tuple_list(self) -> list[tuple[str, str]]:
+        """Return the fields as ``[(name, value), ...]`` of str, in insertion order, one
+        pair per value (a field with several values gives several pairs), decoded with
+        :attr:`encoding` (Scrapy 2's ``Headers.to_tuple_list``).
+
+        Raises:
+            UnicodeDecodeError: a name or value is not valid in :attr:`encoding`.
+        """
+        encoding = self.encoding
+        return [
+            (key.decode(encoding), value.decode(encoding))
+            for key, values in dict.items(self)
+            for value in values
+        ]
+
     def to_unicode_dict(self) -> CaselessDict:
         """Return a :class:`CaselessDict` of ``str`` names and comma-joined ``str`` values."""
         return CaselessDict(

@@ -44,6 +44,12 @@ def _matches(url, regexs):
     return any(r.search(url) for r in regexs)
 
 
+def _compile_regexes(value):
+    """``value`` (None, a regex str or compiled pattern, or an iterable of them) as a
+    list of compiled patterns."""
+    return [x if isinstance(x, _re_type) else re.compile(x) for x in arg_to_iter(value)]
+
+
 def _is_valid_url(url):
     """Return True for a URL with a scheme link extractors follow (http, https, file,
     ftp)."""
@@ -66,22 +72,24 @@ class FilteringLinkExtractor:
         deny_extensions: extensions (without dot) to skip; None means
             :data:`IGNORED_EXTENSIONS`, ``()`` skips none.
         restrict_css: CSS selector or list, like ``restrict_xpaths``.
+        restrict_text: regex or list of them (Scrapy 2); if given, only links whose
+            text matches one are kept.
 
     Raises:
-        re.error: an ``allow``/``deny`` pattern is invalid.
+        re.error: an ``allow``/``deny``/``restrict_text`` pattern is invalid.
         ValueError: a ``restrict_css`` selector is invalid.
     """
 
     _csstranslator = HTMLTranslator()
 
     def __init__(self, link_extractor, allow, deny, allow_domains, deny_domains,
-                 restrict_xpaths, canonicalize, deny_extensions, restrict_css):
+                 restrict_xpaths, canonicalize, deny_extensions, restrict_css,
+                 restrict_text=None):
         self.link_extractor = link_extractor
 
-        self.allow_res = [x if isinstance(x, _re_type) else re.compile(x)
-                          for x in arg_to_iter(allow)]
-        self.deny_res = [x if isinstance(x, _re_type) else re.compile(x)
-                         for x in arg_to_iter(deny)]
+        self.allow_res = _compile_regexes(allow)
+        self.deny_res = _compile_regexes(deny)
+        self.restrict_text = _compile_regexes(restrict_text)
 
         self.allow_domains = set(arg_to_iter(allow_domains))
         self.deny_domains = set(arg_to_iter(deny_domains))
@@ -118,7 +126,7 @@ class FilteringLinkExtractor:
         # full parse (url_has_any_extension's rule).
         if self.deny_extensions and url_extension(url) in self.deny_extensions:
             return False
-        return True
+        return not self.restrict_text or _matches(link.text, self.restrict_text)
 
     def matches(self, url):
         """Whether ``url`` passes the allow/deny and domain rules.

@@ -16,10 +16,12 @@ URL rules:
 * ``nofollow`` is True when the element's ``rel`` contains the ``nofollow`` token.
 """
 
+from functools import partial
 from urllib.parse import urljoin
 
 from lxml import etree
 from w3lib.html import strip_html5_whitespace
+from w3lib.url import canonicalize_url
 
 from crawlfw.link import Link
 from crawlfw.linkextractors._filtering import FilteringLinkExtractor
@@ -67,9 +69,14 @@ class LxmlParserLinkExtractor:
             the link.
         unique: drop links whose URL was already seen.
         strip: strip whitespace around attribute values.
+        canonicalized: whether the URLs are canonical already (Scrapy 2): True
+            compares them as they are for ``unique``; False (default) compares their
+            canonical forms (``w3lib.url.canonicalize_url``, fragments kept), so that
+            ``/a?x=1&y=2`` and ``/a?y=2&x=1`` are one link.
     """
 
-    def __init__(self, tag="a", attr="href", process=None, unique=False, strip=True):
+    def __init__(self, tag="a", attr="href", process=None, unique=False, strip=True,
+                 canonicalized=False):
         if callable(tag):
             self.scan_tag = tag
             self._tags = None
@@ -88,6 +95,7 @@ class LxmlParserLinkExtractor:
         self.process_attr = process if callable(process) else None
         self.unique = unique
         self.strip = strip
+        self.link_key = _link_url if canonicalized else _canonical_link_url
 
     def _iter_elements(self, document):
         if self._tags is not None:
@@ -148,12 +156,33 @@ class LxmlParserLinkExtractor:
 
     def _deduplicate_if_needed(self, links):
         if self.unique:
-            return unique(links, key=_link_url)
+            return unique(links, key=self.link_key)
         return links
 
 
 def _link_url(link):
     return link.url
+
+
+def _canonical_link_url(link):
+    return canonicalize_url(link.url, keep_fragments=True)
+
+
+def _name_matches(allowed, denied, name) -> bool:
+    """Whether a tag or attribute ``name`` is looked at: listed in ``allowed`` (or
+    ``allowed`` holds the wildcard ``"*"``) and not in ``denied``."""
+    if name in denied:
+        return False
+    return "*" in allowed or name in allowed
+
+
+def _name_rule(allowed: set, denied: set):
+    """``LxmlParserLinkExtractor``'s ``tag``/``attr`` for Scrapy 2's ``tags``/``attrs``
+    with ``deny_tags``/``deny_attrs``: a set of names (the fast path) unless the
+    wildcard ``"*"`` asks for a predicate."""
+    if "*" in allowed:
+        return partial(_name_matches, frozenset(allowed), frozenset(denied))
+    return allowed - denied
 
 
 class LxmlLinkExtractor(FilteringLinkExtractor):
@@ -176,28 +205,38 @@ class LxmlLinkExtractor(FilteringLinkExtractor):
             :data:`~crawlfw.linkextractors.IGNORED_EXTENSIONS`.
         restrict_css: CSS selector or list, like ``restrict_xpaths``.
         strip: strip whitespace around attribute values (default True).
+        restrict_text: regex or list (Scrapy 2): only links whose text matches one.
+        deny_tags: tag name or list (Scrapy 2.17) never looked at, even when ``tags``
+            names them; with ``tags="*"`` (every tag), all but these.
+        deny_attrs: attribute name or list (Scrapy 2.17) never looked at; with
+            ``attrs="*"`` (every attribute), all but these.
+
+    The arguments are Scrapy 2.19's, in its order.
 
     Raises:
-        re.error: an ``allow``/``deny`` pattern is invalid.
+        re.error: an ``allow``/``deny``/``restrict_text`` pattern is invalid.
         ValueError: a ``restrict_css`` selector is invalid.
     """
 
     def __init__(self, allow=(), deny=(), allow_domains=(), deny_domains=(), restrict_xpaths=(),
                  tags=("a", "area"), attrs=("href",), canonicalize=False,
                  unique=True, process_value=None, deny_extensions=None, restrict_css=(),
-                 strip=True):
+                 strip=True, restrict_text=None, deny_tags=(), deny_attrs=()):
         tags, attrs = set(arg_to_iter(tags)), set(arg_to_iter(attrs))
+        deny_tags, deny_attrs = set(arg_to_iter(deny_tags)), set(arg_to_iter(deny_attrs))
         lx = LxmlParserLinkExtractor(
-            tag=tags,
-            attr=attrs,
+            tag=_name_rule(tags, deny_tags),
+            attr=_name_rule(attrs, deny_attrs),
             unique=unique,
             process=process_value,
             strip=strip,
+            canonicalized=True,
         )
         super().__init__(lx, allow=allow, deny=deny,
                          allow_domains=allow_domains, deny_domains=deny_domains,
                          restrict_xpaths=restrict_xpaths, restrict_css=restrict_css,
-                         canonicalize=canonicalize, deny_extensions=deny_extensions)
+                         canonicalize=canonicalize, deny_extensions=deny_extensions,
+                         restrict_text=restrict_text)
 
     def extract_links(self, response) -> list[Link]:
         """Extract the links of a response.

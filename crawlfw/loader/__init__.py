@@ -50,7 +50,11 @@ from itemadapter import ItemAdapter
 from itemloaders import ItemLoader as _BaseItemLoader
 
 from crawlfw.item import Item
-from crawlfw.loader.common import processor_error, wrap_loader_context
+from crawlfw.loader.common import (
+    processor_error,
+    see_through_processor_error,
+    wrap_loader_context,
+)
 from crawlfw.loader.processors import Identity
 from crawlfw.selector import Selector
 from crawlfw.utils.deprecate import create_deprecated_class
@@ -72,10 +76,7 @@ def _processor_error(message, error):
     """:func:`~crawlfw.loader.common.processor_error`, seeing through the plain
     ``ValueError`` that itemloaders' ``MapCompose``/``Compose`` raise ``from`` the
     function's error, so the loader's error is of the function's error class."""
-    cause = error.__cause__
-    if (type(error) is ValueError and cause is not None
-            and str(error).startswith(("Error in MapCompose with", "Error in Compose with"))):
-        error.original_type = getattr(cause, "original_type", type(cause))
+    see_through_processor_error(error)
     return processor_error(message, error)
 
 

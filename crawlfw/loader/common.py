@@ -6,7 +6,8 @@ from functools import partial
 
 from crawlfw.utils.python import get_func_args
 
-__all__ = ["ProcessorError", "processor_error", "wrap_loader_context"]
+__all__ = ["ProcessorError", "processor_error", "see_through_processor_error",
+           "wrap_loader_context"]
 
 # callable -> whether it takes a ``loader_context`` argument. Weak keys: processors
 # defined per call (lambdas in a callback) must not be kept alive by the cache.
@@ -96,3 +97,26 @@ def processor_error(message, error):
         except Exception:  # a constructor wanting other arguments (UnicodeDecodeError)
             pass
     return ProcessorError(message)
+
+
+def see_through_processor_error(error):
+    """Mark itemloaders' plain ``ValueError`` of a failing ``MapCompose``/``Compose``
+    function with the class of the function's error.
+
+    itemloaders raises ``ValueError("Error in MapCompose with ...") from e``; this sets
+    that error's ``original_type`` to ``e``'s class (or to ``e.original_type`` when ``e``
+    is itself a :class:`ProcessorError`: nested processors), so that
+    :func:`processor_error` builds an error of the function's class.
+
+    Args:
+        error: an exception a processor raised.
+
+    Returns:
+        True when ``error`` is such a ``ValueError`` (now marked), else False.
+    """
+    cause = error.__cause__
+    if (type(error) is ValueError and cause is not None
+            and str(error).startswith(("Error in MapCompose with", "Error in Compose with"))):
+        error.original_type = getattr(cause, "original_type", type(cause))
+        return True
+    return False

@@ -126,6 +126,32 @@ class SettingsAttribute:
     __repr__ = __str__
 
 
+_NO_DEFAULT = object()
+
+
+def _load_component(key: Any) -> Any:
+    """The object a component key names: ``key`` itself when it is not a string, the
+    object its import path names (a ``scrapy.`` path as its ``crawlfw.`` one), or None
+    when the path names nothing importable."""
+    if not isinstance(key, str):
+        return key
+    from crawlfw.utils.misc import load_object
+
+    path = 'crawlfw.' + key[len('scrapy.'):] if key.startswith('scrapy.') else key
+    try:
+        return load_object(path)
+    except (ImportError, NameError, TypeError, ValueError):
+        return None
+
+
+def _object_path(obj: Any) -> str:
+    module = getattr(obj, '__module__', None)
+    qualname = getattr(obj, '__qualname__', None) or getattr(obj, '__name__', None)
+    if module and qualname:
+        return f"{module}.{qualname}"
+    return repr(obj)
+
+
 class BaseSettings(MutableMapping):
     """A dict-like store of settings, each with its own priority; can be frozen.
 
@@ -296,6 +322,44 @@ class BaseSettings(MutableMapping):
                 f"Setting {name!r} must be a dict or a JSON object string, "
                 f"got {value!r}") from None
 
+    def getdictorlist(self, name: str, default: Any = None) -> dict[Any, Any] | list[Any]:
+        """Return a setting as a new dict or list (Scrapy 2.1+; ``FEED_EXPORT_FIELDS``).
+
+        A dict or list is deep-copied, a tuple becomes a list; a string is parsed as
+        JSON when it is a JSON object or array, else split on ``','``
+        (``'one,two'`` -> ``['one', 'two']``).
+
+        Args:
+            name (str): setting name.
+            default: used when the setting is absent.
+
+        Returns:
+            dict | list: ``{}`` when the value (or ``default``) is None.
+
+        Raises:
+            ValueError: the value is none of those types; the message names the setting.
+        """
+        value = self.get(name, default)
+        if value is None:
+            return {}
+        if isinstance(value, str):
+            try:
+                loaded = json.loads(value)
+            except ValueError:
+                return value.split(',')
+            if isinstance(loaded, (dict, list)):
+                return loaded
+            return value.split(',')
+        if isinstance(value, tuple):
+            return list(value)
+        if isinstance(value, BaseSettings):
+            return value.copy_to_dict()
+        if not isinstance(value, (dict, list)):
+            raise ValueError(
+                f"Setting {name!r} must be a dict, list, tuple, or string, "
+                f"got {type(value).__name__}: {value!r}")
+        return copy.deepcopy(value)
+
     def getwithbase(self, name: str) -> "BaseSettings":
         """Merge a component dict setting with its ``<name>_BASE`` counterpart.
 
@@ -310,6 +374,55 @@ class BaseSettings(MutableMapping):
         compbs.update(self[name + '_BASE'])
         compbs.update(self[name])
         return compbs
+
+    def get_component_priority_dict_with_base(self, name: str) -> "BaseSettings":
+        """Merge a component priority dict setting with its ``<name>_BASE``, keys that
+        name the same object (an import path and the class itself, or two paths to it)
+        counting as one (Scrapy 2.13).
+
+        The setting's keys override the ``_BASE`` ones naming the same object, and keep
+        the form they were given in; entries whose value is None are dropped. Two keys
+        of the setting naming one object: the last is kept, with one WARNING.
+
+        Args:
+            name (str): e.g. ``'DOWNLOADER_MIDDLEWARES'``.
+
+        Returns:
+            BaseSettings: ``{class or path: order}``.
+
+        Raises:
+            ValueError: ``name`` is not a string.
+        """
+        if not isinstance(name, str):
+            raise ValueError(f"Base setting key must be a string, got {name}")
+        restored: dict[str, Any] = {}
+        seen: set[Any] = set()
+
+        def normalize(key: Any) -> Any:
+            loaded = _load_component(key)
+            if loaded is None:
+                return key
+            path = _object_path(loaded)
+            restored[path] = key
+            if loaded in seen:
+                import logging
+
+                logging.getLogger(__name__).warning(
+                    "Setting %s contains multiple keys that refer to the same object: %s. "
+                    "Only the last one will be kept.", name, path)
+            seen.add(loaded)
+            return path
+
+        result = {}
+        for key, value in dict(self[name + '_BASE'] or {}).items():
+            loaded = _load_component(key)
+            if loaded is None:
+                result[key] = value
+            else:
+                restored[_object_path(loaded)] = key
+                result[_object_path(loaded)] = value
+        result.update({normalize(k): v for k, v in dict(self[name] or {}).items()})
+        return BaseSettings({restored.get(k, k): v for k, v in result.items() if v is not None})
 
     def getpriority(self, name: str) -> int | None:
         """Return the numeric priority of a setting, or None when it is absent."""
@@ -350,6 +463,112 @@ class BaseSettings(MutableMapping):
                 self.attributes[name] = SettingsAttribute(value, priority)
         else:
             attr.set(value, priority)
+
+    def setdefault(self, name, default=None, priority='project'):
+        """Set ``name`` to ``default`` at ``priority`` unless it is present; return its value.
+
+        Raises:
+            TypeError: the settings are frozen and ``name`` is absent.
+        """
+        if name not in self:
+            self.set(name, default, priority)
+            return default
+        return self.attributes[name].value
+
+    def pop(self, name, default=_NO_DEFAULT):
+        """Remove ``name`` and return its value (or ``default`` when absent).
+
+        Raises:
+            KeyError: ``name`` is absent and no ``default`` was given.
+            TypeError: the settings are frozen.
+        """
+        try:
+            value = self.attributes[name].value
+        except KeyError:
+            if default is _NO_DEFAULT:
+                raise
+            return default
+        del self[name]
+        return value
+
+    def add_to_list(self, name, item):
+        """Append ``item`` to the list setting ``name`` unless it is in it already
+        (Scrapy 2.13), whatever the setting's priority, which is kept.
+
+        Raises:
+            TypeError: the settings are frozen.
+            ValueError: the setting is not a list (:meth:`getlist`).
+        """
+        value = self.getlist(name)
+        if item not in value:
+            self.set(name, [*value, item], self.getpriority(name) or 0)
+
+    def remove_from_list(self, name, item):
+        """Remove every occurrence of ``item`` from the list setting ``name`` (Scrapy
+        2.13), whatever the setting's priority, which is kept.
+
+        Raises:
+            ValueError: ``item`` is not in the list (the message names the setting).
+            TypeError: the settings are frozen.
+        """
+        value = self.getlist(name)
+        if item not in value:
+            raise ValueError(f"{item!r} not found in the {name} setting ({value!r}).")
+        self.set(name, [v for v in value if v != item], self.getpriority(name) or 0)
+
+    def set_in_component_priority_dict(self, name, cls, priority):
+        """Put ``cls`` in the component priority dict setting ``name`` with order
+        ``priority`` (Scrapy 2.13), replacing the import-path keys that name it, whatever
+        the setting's priority, which is kept.
+
+        Args:
+            name (str): e.g. ``'DOWNLOADER_MIDDLEWARES'``.
+            cls (type): the component class.
+            priority (int | None): its order (None: disabled).
+        """
+        components = self.getdict(name)
+        for key in tuple(components):
+            if isinstance(key, str) and _load_component(key) is cls:
+                del components[key]
+        components[cls] = priority
+        self.set(name, components, self.getpriority(name) or 0)
+
+    def setdefault_in_component_priority_dict(self, name, cls, priority):
+        """Put ``cls`` in the component priority dict setting ``name`` with order
+        ``priority`` unless it is there already, as a class or an import path (Scrapy
+        2.13), whatever the setting's priority, which is kept."""
+        components = self.getdict(name)
+        if any(_load_component(key) is cls for key in components):
+            return
+        components[cls] = priority
+        self.set(name, components, self.getpriority(name) or 0)
+
+    def replace_in_component_priority_dict(self, name, old_cls, new_cls, priority=None):
+        """Replace ``old_cls`` by ``new_cls`` in the component priority dict setting
+        ``name`` (Scrapy 2.13), whatever the setting's priority, which is kept.
+
+        Every key naming ``old_cls`` (the class, import paths) is dropped.
+
+        Args:
+            name (str): e.g. ``'DOWNLOADER_MIDDLEWARES'``.
+            old_cls (type): the component to replace.
+            new_cls (type): its replacement.
+            priority (int | None): the order of ``new_cls``; None: ``old_cls``'s.
+
+        Raises:
+            KeyError: ``old_cls`` is not in the setting, or is there disabled (None).
+        """
+        components = self.getdict(name)
+        old_priority = None
+        for key in tuple(components):
+            if _load_component(key) is not old_cls:
+                continue
+            if (old_priority := components.pop(key)) is None:
+                break
+        if old_priority is None:
+            raise KeyError(f"{old_cls} not found in the {name} setting ({components!r}).")
+        components[new_cls] = old_priority if priority is None else priority
+        self.set(name, components, self.getpriority(name) or 0)
 
     def setdict(self, values, priority='project'):
         """Alias of :meth:`update`."""

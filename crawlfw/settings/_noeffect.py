@@ -5,12 +5,16 @@ The runtime has no Twisted download handlers, no pluggable downloader class and 
 single-threaded item pipeline actor, so these settings cannot act; each entry says why
 and what does the job instead. ``DOWNLOAD_HANDLERS`` entries set to None *do* work
 (they disable their scheme: see :func:`crawlfw.core.transport.curl_options.driver_options`); other
-handler classes do not.
+handler classes do not: each one named gets its own WARNING line naming it, the schemes
+it was meant for, and what crawlfw does instead (:data:`KNOWN_DOWNLOAD_HANDLERS` knows
+the common Scrapy plugins: scrapy-playwright, scrapy-zyte-api, scrapy-impersonate, and
+Scrapy's own handlers, HTTP/2's among them), never a traceback.
 """
 
 import logging
 
-__all__ = ["SETTINGS_WITHOUT_EFFECT", "warn_settings_without_effect"]
+__all__ = ["KNOWN_DOWNLOAD_HANDLERS", "SETTINGS_WITHOUT_EFFECT", "download_handler_warnings",
+           "warn_settings_without_effect"]
 
 logger = logging.getLogger(__name__)
 
@@ -34,10 +38,6 @@ SETTINGS_WITHOUT_EFFECT = {
                          "AWS_SECRET_ACCESS_KEY (or boto3's own configuration)",
     "AWS_USE_SSL": "AWS_ENDPOINT_URL's scheme decides",
     "AWS_VERIFY": "boto3's default certificate verification is used",
-    "CLOSESPIDER_PAGECOUNT_NO_ITEM": "the CloseSpider extension has CLOSESPIDER_PAGECOUNT, "
-                                     "_ITEMCOUNT, _ERRORCOUNT and _TIMEOUT",
-    "CLOSESPIDER_TIMEOUT_NO_ITEM": "the CloseSpider extension has CLOSESPIDER_PAGECOUNT, "
-                                   "_ITEMCOUNT, _ERRORCOUNT and _TIMEOUT",
     "DNS_RESOLVER": "libcurl resolves host names (DNSCACHE_ENABLED, DNS_TIMEOUT)",
     "DOWNLOADER_CLIENTCONTEXTFACTORY": "libcurl does TLS (DOWNLOADER_CLIENT_TLS_METHOD)",
     "DOWNLOADER_CLIENT_TLS_CIPHERS": "libcurl's default cipher list is used",
@@ -86,7 +86,6 @@ SETTINGS_WITHOUT_EFFECT = {
     "REMOTE_CONTROL_TRACEBACK_MAX_BYTES": "see REMOTE_CONTROL_ENABLED",
     "REQUEST_FINGERPRINTER_CLASS": "the duplicate filter and the frontiers fingerprint "
                                    "requests with crawlfw.utils.request.request_fingerprint",
-    "ROBOTSTXT_PARSER": "robots.txt files are parsed with protego",
     "SCHEDULER_START_DISK_QUEUE": "start requests wait in the frontier's own start queue",
     "SCHEDULER_START_MEMORY_QUEUE": "start requests wait in the frontier's own start queue",
     "SCRAPER_SLOT_MAX_ACTIVE_SIZE": "the spider runners' backlog is bounded by "
@@ -109,21 +108,88 @@ _HARMLESS_VALUES = {
     "TWISTED_REACTOR": (None, "", "twisted.internet.asyncioreactor.AsyncioSelectorReactor"),
     "TWISTED_REACTOR_ENABLED": (True, False, "True", "False", "true", "false", 0, 1),
     "DOWNLOAD_FAIL_ON_DATALOSS": (True, "True", "true", 1, "1"),
-    "ROBOTSTXT_PARSER": ("crawlfw.robotstxt.ProtegoRobotParser",
-                         "scrapy.robotstxt.ProtegoRobotParser"),
     "REQUEST_FINGERPRINTER_CLASS": ("crawlfw.utils.request.RequestFingerprinter",
                                     "scrapy.utils.request.RequestFingerprinter"),
 }
 
+#: ``(how a handler's import path begins or ends, what it is, how crawlfw fetches those
+#: schemes instead)``, the first match wins. A path matching none is "a Scrapy download
+#: handler", whose schemes libcurl fetches.
+KNOWN_DOWNLOAD_HANDLERS = (
+    ("scrapy_playwright.", "scrapy-playwright: pages rendered in a Playwright browser",
+     "with libcurl, without a browser: JavaScript is not run and meta['playwright'] "
+     "is ignored"),
+    ("scrapy_zyte_api.", "scrapy-zyte-api: requests sent through Zyte API",
+     "with libcurl, directly, not through Zyte API: meta['zyte_api'] and "
+     "meta['zyte_api_automap'] are ignored"),
+    ("scrapy_impersonate.", "scrapy-impersonate: browser TLS fingerprints through "
+     "curl_cffi", "with libcurl and its own TLS fingerprint: meta['impersonate'] is "
+     "ignored"),
+    (".http2.H2DownloadHandler", "Scrapy's HTTP/2 download handler",
+     "with libcurl over HTTP/1.1 (crawlfw does not speak HTTP/2; servers offering it "
+     "answer HTTP/1.1 too)"),
+    ("scrapy.core.downloader.handlers.", "one of Scrapy's own download handlers",
+     "with libcurl, which does the same job"),
+    ("crawlfw.core.downloader.handlers.", "one of Scrapy's own download handlers",
+     "with libcurl, which does the same job"),
+)
+
 _CURL_HANDLER = "crawlfw.core.transport.curl.MultiDriver"
-_warned = set()  # setting names warned about in this process
+_warned = set()  # setting names (and "DOWNLOAD_HANDLERS:<path>") warned about
+
+
+def _handler_path(value) -> str:
+    if isinstance(value, str):
+        return value
+    return f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', value)}"
+
+
+def _describe_handler(path):
+    for pattern, what, instead in KNOWN_DOWNLOAD_HANDLERS:
+        if (path.startswith(pattern) if not pattern.startswith(".")
+                else path.endswith(pattern)):
+            return what, instead
+    return "a Scrapy download handler", "with libcurl, as every scheme"
+
+
+def download_handler_warnings(settings) -> dict:
+    """The WARNING line for each download handler class ``DOWNLOAD_HANDLERS`` names
+    (None and crawlfw's own curl driver are not warned about).
+
+    Args:
+        settings: a :class:`~crawlfw.settings.Settings`.
+
+    Returns:
+        dict[str, str]: handler import path -> its one line: ``"DOWNLOAD_HANDLERS
+        names <path> for <schemes> (<what it is>), which crawlfw cannot host (it has no
+        Twisted download handlers): it fetches <scheme>:// requests <how>"`` (a scheme
+        crawlfw has no downloader for: "<scheme>:// requests are refused ..."), in the
+        order the handlers are first named.
+    """
+    schemes = {}
+    for scheme, value in dict(settings.getwithbase("DOWNLOAD_HANDLERS")).items():
+        if value is None or value == _CURL_HANDLER:
+            continue
+        schemes.setdefault(_handler_path(value), []).append(scheme)
+    curl_schemes = set(dict(settings.get("DOWNLOAD_HANDLERS_BASE") or {}))
+    lines = {}
+    for path, names in schemes.items():
+        what, instead = _describe_handler(path)
+        fetched = [f"{name}://" for name in names if name in curl_schemes]
+        refused = [f"{name}://" for name in names if name not in curl_schemes]
+        does = []
+        if fetched:
+            does.append(f"it fetches {', '.join(fetched)} requests {instead}")
+        if refused:
+            does.append(f"{', '.join(refused)} requests are refused (crawlfw has no "
+                        f"downloader for that scheme)")
+        lines[path] = (f"DOWNLOAD_HANDLERS names {path} for {', '.join(names)} ({what}), "
+                       f"which crawlfw cannot host (it has no Twisted download handlers): "
+                       f"{'; '.join(does)}")
+    return lines
 
 
 def _user_set(settings, name) -> bool:
-    if name == "DOWNLOAD_HANDLERS":
-        handlers = settings.getwithbase("DOWNLOAD_HANDLERS")
-        return any(value is not None and value != _CURL_HANDLER
-                   for value in dict(handlers).values())
     priority = settings.getpriority(name)
     if priority is None or priority <= 0:  # not above 'default'
         return False
@@ -145,7 +211,8 @@ def _default(name):
 def warn_settings_without_effect(settings) -> list:
     """Log one WARNING line per setting of :data:`SETTINGS_WITHOUT_EFFECT` that the user
     set (above the defaults' priority: project, spider, command line), once per setting
-    and process.
+    and process; for ``DOWNLOAD_HANDLERS``, one line per handler class named
+    (:func:`download_handler_warnings`), once per class and process.
 
     Args:
         settings: a :class:`~crawlfw.settings.Settings`.
@@ -155,6 +222,16 @@ def warn_settings_without_effect(settings) -> list:
     """
     warned = []
     for name, reason in SETTINGS_WITHOUT_EFFECT.items():
+        if name == "DOWNLOAD_HANDLERS":
+            for path, line in download_handler_warnings(settings).items():
+                key = f"DOWNLOAD_HANDLERS:{path}"
+                if key in _warned:
+                    continue
+                _warned.add(key)
+                if name not in warned:
+                    warned.append(name)
+                logger.warning("%s", line)
+            continue
         if name in _warned or not _user_set(settings, name):
             continue
         _warned.add(name)

@@ -271,7 +271,7 @@ MEMDEBUG_ENABLED = False  # enable memory debugging
 MEMDEBUG_NOTIFY = []  # no effect (no report is mailed; Scrapy 1.2 sent none either)
 
 MEMUSAGE_CHECK_INTERVAL_SECONDS = 60.0
-MEMUSAGE_ENABLED = False
+MEMUSAGE_ENABLED = True  # Scrapy 2 (1.2: False): memusage/startup and memusage/max
 MEMUSAGE_LIMIT_MB = 0
 MEMUSAGE_NOTIFY_MAIL = []
 MEMUSAGE_REPORT = False
@@ -292,6 +292,7 @@ REFERER_ENABLED = True
 REFERRER_POLICY = None  # None: Scrapy 1.2's rule (the full URL of the page)
 
 RETRY_ENABLED = True
+RETRY_GIVE_UP_LOG_LEVEL = 'ERROR'  # Scrapy 2.5+ (1.2 logged 'Gave up retrying' at DEBUG)
 RETRY_TIMES = 2  # initial response + 2 retries = 3 requests
 RETRY_HTTP_CODES = [500, 502, 503, 504, 408]
 RETRY_PRIORITY_ADJUST = -1
@@ -309,6 +310,8 @@ SCHEDULER_MEMORY_QUEUE = 'crawlfw.squeues.LifoMemoryQueue'
 SCHEDULER_PRIORITY_QUEUE = 'crawlfw.core.frontier.pqueue.PriorityQueue'
 
 SPIDER_LOADER_CLASS = 'crawlfw.spiderloader.SpiderLoader'
+# Scrapy 2: a spider module that cannot be imported is skipped with a WARNING (else: exit 1)
+SPIDER_LOADER_WARN_ONLY = False
 
 SPIDER_MIDDLEWARES = {}
 
@@ -359,8 +362,8 @@ AWS_MAX_POOL_CONNECTIONS = 100  # no effect (boto3's own pool)
 AWS_SESSION_TOKEN = None  # no effect
 AWS_USE_SSL = None  # no effect: AWS_ENDPOINT_URL's scheme decides
 AWS_VERIFY = None  # no effect
-CLOSESPIDER_PAGECOUNT_NO_ITEM = 0  # no effect
-CLOSESPIDER_TIMEOUT_NO_ITEM = 0  # no effect
+CLOSESPIDER_PAGECOUNT_NO_ITEM = 0  # pages in a row without an item (0: no limit)
+CLOSESPIDER_TIMEOUT_NO_ITEM = 0  # seconds without an item (0: no limit)
 # CrawlSpider: False makes no rule follow links (CrawlSpider._follow_links).
 CRAWLSPIDER_FOLLOW_LINKS = True
 # Level of the "Dropped: ..." line when a DropItem gives no log_level.
@@ -430,7 +433,7 @@ RETRY_EXCEPTIONS = [
     'builtins.OSError',
 ]
 RETRY_GIVE_UP_LOG_LEVEL = 'ERROR'  # level of "Gave up retrying ..." (a name or number)
-ROBOTSTXT_PARSER = 'crawlfw.robotstxt.ProtegoRobotParser'  # no effect: protego parses
+ROBOTSTXT_PARSER = 'crawlfw.robotstxt.ProtegoRobotParser'  # a crawlfw.robotstxt.RobotParser
 SCHEDULER_START_DISK_QUEUE = 'crawlfw.squeues.PickleFifoDiskQueue'  # no effect
 SCHEDULER_START_MEMORY_QUEUE = 'crawlfw.squeues.FifoMemoryQueue'  # no effect
 SCRAPER_SLOT_MAX_ACTIVE_SIZE = 5000000  # no effect: the actors' inboxes are bounded

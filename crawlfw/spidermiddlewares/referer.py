@@ -26,8 +26,19 @@ from crawlfw.exceptions import NotConfigured
 from crawlfw.http import Headers, Request
 from crawlfw.utils.misc import load_object
 from crawlfw.utils.python import to_unicode
+from crawlfw.utils.url import strip_url
 
 __all__ = [
+    "POLICY_NO_REFERRER",
+    "POLICY_NO_REFERRER_WHEN_DOWNGRADE",
+    "POLICY_SAME_ORIGIN",
+    "POLICY_ORIGIN",
+    "POLICY_STRICT_ORIGIN",
+    "POLICY_ORIGIN_WHEN_CROSS_ORIGIN",
+    "POLICY_STRICT_ORIGIN_WHEN_CROSS_ORIGIN",
+    "POLICY_UNSAFE_URL",
+    "POLICY_SCRAPY_DEFAULT",
+    "LOCAL_SCHEMES",
     "RefererMiddleware",
     "ReferrerPolicy",
     "LegacyPolicy",
@@ -49,6 +60,17 @@ logger = logging.getLogger(__name__)
 LOCAL_SCHEMES = ("about", "blob", "data", "filesystem", "file", "s3")
 _POTENTIALLY_TRUSTWORTHY = ("https", "ftps", "wss")
 
+#: The W3C policy names (Scrapy 2's constants), and Scrapy's own default.
+POLICY_NO_REFERRER = "no-referrer"
+POLICY_NO_REFERRER_WHEN_DOWNGRADE = "no-referrer-when-downgrade"
+POLICY_SAME_ORIGIN = "same-origin"
+POLICY_ORIGIN = "origin"
+POLICY_STRICT_ORIGIN = "strict-origin"
+POLICY_ORIGIN_WHEN_CROSS_ORIGIN = "origin-when-cross-origin"
+POLICY_STRICT_ORIGIN_WHEN_CROSS_ORIGIN = "strict-origin-when-cross-origin"
+POLICY_UNSAFE_URL = "unsafe-url"
+POLICY_SCRAPY_DEFAULT = "scrapy-default"
+
 
 class ReferrerPolicy:
     """Base class: decide the ``Referer`` value for a request made from a page.
@@ -57,15 +79,35 @@ class ReferrerPolicy:
     """
 
     name = ""
+    #: Schemes of pages that never give a referrer. crawlfw's every policy keeps file:
+    #: and s3: URLs private too (Scrapy 2 only its default policy does).
+    NOREFERRER_SCHEMES: tuple[str, ...] = LOCAL_SCHEMES
 
     def referrer(self, response_url: str, request_url: str) -> str | None:
         """The header value for ``request_url`` requested from ``response_url``, or None."""
         raise NotImplementedError
 
     # helpers (W3C Referrer Policy §8.4 "strip url for use as a referrer")
+    def strip_url(self, url: str, origin_only: bool = False) -> str | None:
+        """W3C Referrer Policy §8.4 "strip url for use as a referrer" (Scrapy 2): the URL
+        without user info, fragment and default port, and with ``origin_only`` without
+        path and query either (``scheme://host[:port]/``).
+
+        Args:
+            url: an absolute URL.
+            origin_only: keep only the origin.
+
+        Returns:
+            str | None: None for an empty ``url``.
+        """
+        if not url:
+            return None
+        return strip_url(url, strip_credentials=True, strip_fragment=True,
+                         strip_default_port=True, origin_only=origin_only)
+
     def stripped_referrer(self, url: str) -> str | None:
         parsed = urlparse(url)
-        if parsed.scheme in LOCAL_SCHEMES or not parsed.netloc:
+        if parsed.scheme in self.NOREFERRER_SCHEMES or not parsed.netloc:
             return None
         netloc = parsed.hostname or ""
         if ":" in netloc:  # IPv6 literal
@@ -271,14 +313,55 @@ class RefererMiddleware:
             raise NotConfigured
         return cls(crawler.settings)
 
-    def policy(self, response, request) -> ReferrerPolicy:
-        """The policy for ``request`` made from ``response`` (meta, header, setting)."""
+    def policy(self, response=None, request=None, **kwargs) -> ReferrerPolicy:
+        """The policy for ``request`` made from ``response``: the request's
+        ``referrer_policy`` meta key, else the response's ``Referrer-Policy`` header,
+        else ``REFERRER_POLICY``.
+
+        Args:
+            response: the Response the request came from; a URL (str) as Scrapy
+                accepted (no header then), or None. Scrapy's deprecated keyword
+                ``resp_or_url`` is accepted too.
+            request: the request.
+
+        Raises:
+            TypeError: ``request`` is missing, or both ``response`` and ``resp_or_url``
+                are given.
+        """
+        if "resp_or_url" in kwargs:
+            if response is not None:
+                raise TypeError("Cannot pass both 'response' and 'resp_or_url'")
+            response = kwargs.pop("resp_or_url")
+        if kwargs:
+            raise TypeError(f"policy() got unexpected keyword arguments: {sorted(kwargs)}")
+        if request is None:
+            raise TypeError("Missing required argument: 'request'")
         meta_value = request.meta.get("referrer_policy")
         cls = _policy_class(meta_value) if meta_value else None
-        if cls is None and response is not None:
+        if cls is None and response is not None and not isinstance(response, str):
             header = response.headers.get(b"Referrer-Policy")
             cls = _policy_class(header, False) if header else None
         return (cls or self.default_policy)()
+
+    def get_processed_request(self, request, response):
+        """Set ``request``'s ``Referer`` as made from ``response`` (Scrapy 2.13's
+        per-request hook), unless it has one; a request with no response (a start
+        request) is returned as it is.
+
+        Args:
+            request: a ``crawlfw.http.Request``.
+            response: the Response it came from, or None.
+
+        Returns:
+            The same request.
+        """
+        if response is None or not isinstance(request, Request):
+            return request
+        if b"Referer" not in request.headers:
+            referrer = self.policy(response, request).referrer(response.url, request.url)
+            if referrer is not None:
+                request.headers[b"Referer"] = referrer
+        return request
 
     def process_spider_output(self, response, result, spider):
         if (

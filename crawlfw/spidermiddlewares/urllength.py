@@ -37,6 +37,7 @@ class UrlLengthMiddleware:
     def from_crawler(cls, crawler):
         o = cls.from_settings(crawler.settings)
         o.stats = crawler.stats
+        o.crawler = crawler
         return o
 
     def process_spider_output(self, response, result, spider):
@@ -47,6 +48,26 @@ class UrlLengthMiddleware:
             A generator over the kept elements, in order.
         """
         return self._output(result or (), spider)
+
+    def get_processed_request(self, request, response):
+        """Check one request (Scrapy 2.13's per-request hook): None, logged at DEBUG and
+        counted, when its URL is longer than ``maxlength`` characters; else the request.
+
+        Args:
+            request: a ``crawlfw.http.Request``.
+            response: the Response it came from, or None (a start request).
+        """
+        if len(request.url) <= self.maxlength:
+            return request
+        spider = getattr(getattr(self, "crawler", None), "spider", None)
+        logger.debug(
+            "Ignoring link (url length > %(maxlength)d): %(url)s ",
+            {"maxlength": self.maxlength, "url": request.url},
+            extra={"spider": spider},
+        )
+        if self.stats is not None:
+            self.stats.inc_value("urllength/request_ignored_count", spider=spider)
+        return None
 
     def _output(self, result, spider):
         maxlength, stats = self.maxlength, self.stats

@@ -10,9 +10,11 @@ import logging
 import warnings
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
+from urllib.parse import urlparse
 
 from crawlfw import signals
 from crawlfw.http import Request
+from crawlfw.spiders._start import iterates_start_requests
 from crawlfw.utils.trackref import object_ref
 from crawlfw.utils.url import url_is_from_spider
 
@@ -86,18 +88,19 @@ class Spider(object_ref):
         """Return an iterator of the first requests: one ``Request(url, dont_filter=True)``
         per start URL, made by ``make_requests_from_url`` (Scrapy 1.2's hook).
 
-        A spider that defines Scrapy 2.13's ``async def start(self)`` (an async
-        generator of requests) and does not override ``start_requests`` gets the
-        requests ``start()`` yields instead, stepped one at a time on the calling
-        thread's event loop (``crawlfw.spiders._async``). When both are overridden,
-        ``start_requests`` is used, as Scrapy before 2.13 would; a ``start`` that is not
-        an ``async def`` generator is the spider's own method, not a start hook.
+        The crawl itself iterates :meth:`start` (Scrapy 2.13's entry point), whose
+        default iterates this method (see ``crawlfw.spiders._start`` for the rules).
+        Called directly on a spider that defines its own ``async def start(self)`` but
+        not ``start_requests``, it gives what ``start()`` yields, stepped one at a time
+        on the calling thread's event loop (``crawlfw.spiders._async``), so code of
+        either era asking either hook gets the spider's first requests.
 
         Returns:
-            An iterator of :class:`Request`.
+            An iterator of :class:`Request` (and items, when ``start()`` yields some).
         """
         start = type(self).start
-        if start is not Spider.start and inspect.isasyncgenfunction(start):
+        if (not getattr(start, "_crawlfw_iterates_start_requests", False)
+                and inspect.isasyncgenfunction(start)):
             from crawlfw.spiders._async import iterate_async_generator
 
             return iterate_async_generator(self.start())
@@ -107,15 +110,19 @@ class Spider(object_ref):
         for url in self.start_urls:
             yield self.make_requests_from_url(url)
 
+    @iterates_start_requests
     async def start(self) -> AsyncIterator[Request]:
-        """Yield the first requests asynchronously (Scrapy 2.13's start hook).
+        """Yield the first requests and items asynchronously (Scrapy 2.13's entry point:
+        the crawl iterates this).
 
-        The default yields what :meth:`start_requests` yields, so a Scrapy 2.13 spider
-        may override ``start()`` and call ``super().start()`` (``async for request in
-        super().start(): yield request``).
+        The default yields what :meth:`start_requests` yields (Scrapy 2.13 to 2.15's
+        rule; Scrapy 1.2's hook keeps working), so a spider may override ``start()``
+        and call ``super().start()`` (``async for request in super().start(): yield
+        request``). A spider overriding ``start()`` gets its ``start()`` even when it
+        also defines ``start_requests()``.
 
         Yields:
-            :class:`Request` objects.
+            :class:`Request` objects (and items).
         """
         if type(self).start_requests is Spider.start_requests:
             requests = self._requests_from_start_urls()
@@ -128,8 +135,9 @@ class Spider(object_ref):
         """Return ``Request(url, dont_filter=True)`` (Scrapy 1.2's hook)."""
         return Request(url, dont_filter=True)
 
-    def parse(self, response: Any) -> Any:
+    def parse(self, response: Any, **kwargs: Any) -> Any:
         """Default callback; subclasses must override it when they rely on it.
+        ``kwargs`` are the request's ``cb_kwargs`` (Scrapy 2's signature).
 
         Raises:
             NotImplementedError: always, naming the spider class.
@@ -143,8 +151,25 @@ class Spider(object_ref):
 
     @classmethod
     def handles_request(cls, request):
-        """True when the request URL belongs to this spider's domains."""
-        return url_is_from_spider(request.url, cls)
+        """True when the request URL belongs to this spider's domains: its host is the
+        spider's ``name`` or one of its ``allowed_domains``, or a subdomain of one.
+
+        The URL's port is ignored, as the offsite middleware ignores it (an
+        ``allowed_domains`` entry is a domain name: ``genspider quotes 127.0.0.1:8400``
+        writes ``127.0.0.1``), so ``parse``, ``fetch`` and ``shell`` find that spider
+        for ``http://127.0.0.1:8400/``; an entry written with its port
+        (``localhost:8400``) still matches that host and port, as in Scrapy.
+        """
+        url = request.url
+        if url_is_from_spider(url, cls):
+            return True
+        parts = urlparse(url)
+        try:
+            if parts.port is None or not parts.hostname:
+                return False
+        except ValueError:  # a port that is not a number
+            return False
+        return url_is_from_spider(parts._replace(netloc=parts.hostname), cls)
 
     @staticmethod
     def close(spider, reason):

@@ -108,12 +108,14 @@ class CrawlSpider(Spider):
         super().__init__(*a, **kw)
         self._compile_rules()
 
-    def parse(self, response):
-        """Callback of the start requests: :meth:`parse_start_url`, then follow links."""
-        return self._parse_response(response, self.parse_start_url, cb_kwargs={}, follow=True)
+    def parse(self, response, **kwargs):
+        """Callback of the start requests: :meth:`parse_start_url` (given the request's
+        ``cb_kwargs`` as keyword arguments, as in Scrapy 2), then follow links."""
+        return self._parse_response(response, self.parse_start_url, cb_kwargs=kwargs, follow=True)
 
-    def parse_start_url(self, response):
-        """Override to return items/requests for the start URLs' responses (default: none)."""
+    def parse_start_url(self, response, **kwargs):
+        """Override to return items/requests for the start URLs' responses (default:
+        none); ``kwargs`` are the start request's ``cb_kwargs``."""
         return []
 
     def process_results(self, response, results):
@@ -159,6 +161,29 @@ class CrawlSpider(Spider):
         return self._parse_response(response, rule.callback, rule.cb_kwargs, rule.follow)
 
     def _parse_response(self, response, callback, cb_kwargs, follow=True):
+        # Scrapy 1.2's name (private): its overrides still run; it hands over to
+        # parse_with_rules, Scrapy 2's public name, so that overrides of either work
+        return self.parse_with_rules(response, callback, cb_kwargs, follow)
+
+    def parse_with_rules(self, response, callback, cb_kwargs, follow=True):
+        """What the spider yields for a response: ``callback(response, **cb_kwargs)``'s
+        results passed through :meth:`process_results`, then, when ``follow`` (and
+        ``CRAWLSPIDER_FOLLOW_LINKS``), the requests of the links the rules extract
+        (Scrapy 2.12's ``CrawlSpider.parse_with_rules``). Override it to change how a
+        rule's response is handled.
+
+        Args:
+            response: the response.
+            callback: a callable or None (then only links are followed); it may return
+                an iterable, a coroutine or an async generator (run to completion here).
+            cb_kwargs: dict of keyword arguments for ``callback``.
+            follow: whether to follow the links of ``response``.
+
+        Returns:
+            A generator of items and requests. Scrapy's is an async generator; this
+            one is a plain one, so an override iterates ``super().parse_with_rules(...)``
+            with ``for``, not ``async for``.
+        """
         if callback:
             cb_res = callback(response, **cb_kwargs) or ()
             cb_res = self.process_results(response, cb_res)

@@ -11,6 +11,7 @@ import re
 
 from crawlfw.http import Request, XmlResponse
 from crawlfw.spiders import Spider
+from crawlfw.spiders._start import iterates_start_requests
 from crawlfw.utils.gz import DecompressionMaxSizeExceeded, gunzip, is_gzipped
 from crawlfw.utils.sitemap import Sitemap, sitemap_urls_from_robots
 
@@ -81,6 +82,16 @@ class SitemapSpider(Spider):
         spider._warn_size = getattr(spider, "download_warnsize",
                                     crawler.settings.getint("DOWNLOAD_WARNSIZE"))
         return spider
+
+    @iterates_start_requests
+    async def start(self):
+        """Yield what :meth:`start_requests` returns (Scrapy 2.13's entry point; a
+        subclass overriding ``start_requests`` in Scrapy 1.2's way keeps working). As
+        in Scrapy 2.19 the requests are one per ``sitemap_urls`` entry, parsed by
+        ``_parse_sitemap``; ``super().start()`` gives them to a ``start()`` of a
+        subclass."""
+        for request in self.start_requests():
+            yield request
 
     def start_requests(self):
         """One request per ``sitemap_urls`` entry, parsed by ``_parse_sitemap``."""

@@ -148,7 +148,8 @@ def _report(label, kind, crawler, repeat, problem=None) -> None:
 
 
 def contain_log_formatter(formatter, crawler=None):
-    """Guard ``crawled``/``scraped``/``dropped`` of a custom log formatter.
+    """Guard ``crawled``/``scraped``/``dropped``/``item_error``/``spider_error``/
+    ``download_error`` of a custom log formatter.
 
     A method that raises, or returns something other than a dict, is logged and
     counted (``hook_errors/log_formatter``), and the default
@@ -164,6 +165,8 @@ def contain_log_formatter(formatter, crawler=None):
     default = LogFormatter()
     return contain_methods(formatter, "log_formatter", {
         "crawled": default.crawled, "scraped": default.scraped, "dropped": default.dropped,
+        "item_error": default.item_error, "spider_error": default.spider_error,
+        "download_error": default.download_error,
     }, crawler, result_type=dict)
 
 

@@ -11,9 +11,10 @@ import sys
 import warnings
 from collections.abc import Callable
 from configparser import ConfigParser
+from pathlib import Path
 from typing import Any
 
-from crawlfw.exceptions import CrawlfwDeprecationWarning
+from crawlfw.exceptions import CrawlfwDeprecationWarning, UsageError
 from crawlfw.settings import BaseSettings
 from crawlfw.utils.deprecate import update_classpath
 
@@ -25,6 +26,8 @@ __all__ = [
     "init_env",
     "get_config",
     "get_sources",
+    "feed_complete_default_values_from_settings",
+    "feed_process_params_from_cli",
 ]
 
 CFG_NAME = 'crawlfw.cfg'
@@ -213,3 +216,97 @@ def get_sources(use_closest=True):
     if use_closest:
         sources.append(closest_crawlfw_cfg())
     return sources
+
+
+def feed_complete_default_values_from_settings(feed: dict[str, Any], settings: BaseSettings,
+                                               uri: str | None = None) -> dict[str, Any]:
+    """A copy of one ``FEEDS`` entry's options with each missing option taken from its
+    ``FEED_*`` setting, as Scrapy 2's feed export does.
+
+    Filled when missing: ``format`` (the extension of ``uri``, when ``uri`` is given),
+    ``batch_item_count`` (``FEED_EXPORT_BATCH_ITEM_COUNT``), ``encoding``
+    (``FEED_EXPORT_ENCODING``), ``fields`` (``FEED_EXPORT_FIELDS``, None when empty),
+    ``store_empty`` (``FEED_STORE_EMPTY``), ``uri_params`` (``FEED_URI_PARAMS``),
+    ``item_export_kwargs`` (``{}``) and ``indent`` (``FEED_EXPORT_INDENT``).
+
+    Args:
+        feed: the entry's options (not changed).
+        settings: the crawl's settings.
+        uri: the entry's URI, for its ``format``.
+
+    Returns:
+        dict: the completed options.
+    """
+    out = dict(feed)
+    if uri is not None:
+        out.setdefault("format", Path(uri).suffix.removeprefix("."))
+    out.setdefault("batch_item_count", settings.getint("FEED_EXPORT_BATCH_ITEM_COUNT"))
+    out.setdefault("encoding", settings["FEED_EXPORT_ENCODING"])
+    out.setdefault("fields", settings.getdictorlist("FEED_EXPORT_FIELDS") or None)
+    out.setdefault("store_empty", settings.getbool("FEED_STORE_EMPTY"))
+    out.setdefault("uri_params", settings["FEED_URI_PARAMS"])
+    out.setdefault("item_export_kwargs", {})
+    if settings["FEED_EXPORT_INDENT"] is None:
+        out.setdefault("indent", None)
+    else:
+        out.setdefault("indent", settings.getint("FEED_EXPORT_INDENT"))
+    return out
+
+
+def feed_process_params_from_cli(settings: BaseSettings, output: list[str], *,
+                                 overwrite_output: list[str] | None = None,
+                                 ) -> dict[str, dict[str, Any]]:
+    """Turn the ``-o``/``-O`` values of ``crawl``/``runspider`` into a ``FEEDS`` dict,
+    as Scrapy 2's commands do.
+
+    Each value is ``URI`` or ``URI:FORMAT`` (the format after the last colon when it is
+    a key of ``FEED_EXPORTERS`` + ``_BASE``; otherwise the URI's extension is the
+    format). ``-`` as the URI means the standard output (``stdout:``) when a format
+    follows it. ``-O`` values get ``overwrite: True``. ``FEEDS`` entries of the settings
+    win over the same URIs given here.
+
+    Args:
+        settings: the command's settings (their ``FEED_EXPORTERS`` and ``FEEDS``).
+        output: the ``-o`` values.
+        overwrite_output: the ``-O`` values.
+
+    Returns:
+        dict: ``{uri: {"format": str[, "overwrite": True]}}``, merged with ``FEEDS``.
+
+    Raises:
+        UsageError: both ``-o`` and ``-O`` values were given, or a format is unknown
+            (the message names it and lists the valid ones).
+    """
+    valid_formats = [name for name, path in settings.getwithbase("FEED_EXPORTERS").items()
+                     if path is not None]
+
+    def check_valid_format(output_format: str) -> None:
+        if output_format not in valid_formats:
+            raise UsageError(
+                f"Unrecognized output format '{output_format}'. "
+                f"Set a supported one ({tuple(valid_formats)}) "
+                "after a colon at the end of the output URI (i.e. -o/-O "
+                "<URI>:<FORMAT>) or as a file extension.")
+
+    overwrite = False
+    if overwrite_output:
+        if output:
+            raise UsageError("Please use only one of -o/--output and -O/--overwrite-output")
+        output = overwrite_output
+        overwrite = True
+
+    result: dict[str, dict[str, Any]] = {}
+    for element in output or ():
+        feed_uri, sep, feed_format = element.rpartition(":")
+        if sep and feed_format in valid_formats:
+            if feed_uri == "-":
+                feed_uri = "stdout:"
+        else:
+            feed_uri = element
+            feed_format = Path(element).suffix.replace(".", "")
+        check_valid_format(feed_format)
+        result[feed_uri] = {"format": feed_format}
+        if overwrite:
+            result[feed_uri]["overwrite"] = True
+    result.update(settings.getdict("FEEDS"))
+    return result

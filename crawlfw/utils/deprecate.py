@@ -10,6 +10,8 @@ __all__ = [
     "create_deprecated_class",
     "update_classpath",
     "method_is_overridden",
+    "argument_is_required",
+    "warn_on_deprecated_spider_attribute",
     "DEPRECATION_RULES",
 ]
 
@@ -192,3 +194,39 @@ def method_is_overridden(subclass, base_class, method_name):
     sub_method = getattr(subclass, method_name)
     return getattr(base_method, '__code__', base_method) is not getattr(
         sub_method, '__code__', sub_method)
+
+
+def argument_is_required(func, arg_name):
+    """Return True when ``func`` has a parameter ``arg_name`` without a default
+    (Scrapy 2.14).
+
+    Args:
+        func (callable): a function, method, class (its ``__init__``), partial or
+            callable object.
+        arg_name (str): the parameter name.
+
+    Returns:
+        bool: False when the parameter has a default or does not exist.
+    """
+    from crawlfw.utils.python import get_func_args_dict
+
+    param = get_func_args_dict(func).get(arg_name)
+    return param is not None and param.default is inspect.Parameter.empty
+
+
+def warn_on_deprecated_spider_attribute(attribute_name, setting_name):
+    """Warn (``CrawlfwDeprecationWarning``) that the spider attribute
+    ``attribute_name`` is deprecated in favour of the setting ``setting_name``, as
+    Scrapy 2.19 does for ``download_maxsize``, ``download_warnsize`` and the like.
+
+    Args:
+        attribute_name (str): the spider attribute, e.g. ``'download_maxsize'``.
+        setting_name (str): the setting that replaces it, e.g. ``'DOWNLOAD_MAXSIZE'``.
+    """
+    warnings.warn(
+        f"The '{attribute_name}' spider attribute is deprecated. "
+        "Use Spider.custom_settings or Spider.update_settings() instead. "
+        f"The corresponding setting name is '{setting_name}'.",
+        category=CrawlfwDeprecationWarning,
+        stacklevel=2,
+    )

@@ -10,7 +10,7 @@ import zlib
 
 from crawlfw.utils._decompression import DecompressionMaxSizeExceeded, inflate_zlib
 
-__all__ = ["gunzip", "is_gzipped", "DecompressionMaxSizeExceeded"]
+__all__ = ["gunzip", "gzip_magic_number", "is_gzipped", "DecompressionMaxSizeExceeded"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _GZIP_WBITS = 16 + zlib.MAX_WBITS
@@ -75,3 +75,14 @@ def is_gzipped(response) -> bool:
     ctype = response.headers.get(b"Content-Type", b"") or b""
     cenc = (response.headers.get(b"Content-Encoding", b"") or b"").lower()
     return bool(_is_gzipped(ctype) or (_is_octetstream(ctype) and cenc in (b"gzip", b"x-gzip")))
+
+
+def gzip_magic_number(response) -> bool:
+    """Whether a response body starts as a gzip file compressed with deflate does
+    (RFC 1952: the ``1f 8b`` magic and compression method ``08``), whatever its headers
+    say (Scrapy 2's sitemap spider uses it for bodies served as plain octet streams).
+
+    Args:
+        response: a ``crawlfw.http.Response``.
+    """
+    return response.body[:3] == b"\x1f\x8b\x08"

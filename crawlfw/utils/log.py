@@ -9,6 +9,7 @@ a second one.
 import logging
 import sys
 import warnings
+from collections.abc import MutableMapping
 from logging.config import dictConfig
 from typing import Any
 
@@ -26,7 +27,12 @@ __all__ = [
     "log_scrapy_info",
     "logformatter_adapter",
     "failure_to_exc_info",
+    "get_scrapy_root_handler",
+    "install_scrapy_root_handler",
+    "log_reactor_info",
+    "SpiderLoggerAdapter",
     "DEFAULT_LOGGING",
+    "shown_on_stderr",
 ]
 
 logger = logging.getLogger(__name__)
@@ -106,7 +112,6 @@ def configure_logging(settings=None, install_root_handler=True):
             (the defaults).
         install_root_handler (bool): whether to install the root handler.
     """
-    global _root_handler
     if not sys.warnoptions:
         logging.captureWarnings(True)
 
@@ -119,12 +124,41 @@ def configure_logging(settings=None, install_root_handler=True):
         sys.stdout = StreamLogger(logging.getLogger('stdout'))
 
     if install_root_handler:
-        if _root_handler is not None:
+        install_scrapy_root_handler(settings)
+
+
+def install_scrapy_root_handler(settings):
+    """Install the root log handler built from ``settings`` (:func:`get_handler`),
+    replacing (and closing) the one a previous call or :func:`configure_logging`
+    installed, and set the root logger to NOTSET (Scrapy 2's name).
+
+    Args:
+        settings: a :class:`~crawlfw.settings.Settings` (or a dict of settings).
+
+    Raises:
+        ValueError: ``LOG_LEVEL`` is not a logging level name or number.
+    """
+    global _root_handler
+    if not isinstance(settings, Settings):
+        settings = Settings(settings)
+    handler = get_handler(settings)
+    if _root_handler is not None:
+        if _root_handler in logging.root.handlers:
             logging.root.removeHandler(_root_handler)
-            _root_handler.close()
-        logging.root.setLevel(logging.NOTSET)
-        _root_handler = get_handler(settings)
-        logging.root.addHandler(_root_handler)
+        _root_handler.close()
+    logging.root.setLevel(logging.NOTSET)
+    _root_handler = handler
+    logging.root.addHandler(_root_handler)
+
+
+def get_scrapy_root_handler():
+    """The root log handler :func:`configure_logging` or
+    :func:`install_scrapy_root_handler` installed last, or None when none was.
+
+    Returns:
+        logging.Handler | None
+    """
+    return _root_handler
 
 
 def get_handler(settings):
@@ -169,6 +203,52 @@ def get_handler(settings):
     return handler
 
 
+def _is_stderr(stream) -> bool:
+    if stream is None:
+        return False
+    if stream is sys.stderr or stream is sys.__stderr__:
+        return True
+    try:
+        return stream.fileno() == 2
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def shown_on_stderr(level: int = logging.ERROR, name: str = "crawlfw") -> bool:
+    """True when a record of ``level`` logged under ``name`` reaches standard error.
+
+    That is: the logger is enabled for ``level`` and, following propagation, a
+    :class:`logging.StreamHandler` writing to standard error (not a
+    :class:`logging.FileHandler`) accepts ``level``; or no handler is found at all and
+    :data:`logging.lastResort` (standard error) accepts it. False with ``--nolog`` or
+    ``LOG_ENABLED = False`` (a ``NullHandler``), ``LOG_FILE`` (a ``FileHandler``) or
+    ``-L CRITICAL`` for an ERROR: the commands then print their one-line reason for
+    failing on standard error themselves.
+
+    Args:
+        level: a logging level (int), ERROR by default.
+        name: the logger's name.
+    """
+    logger_ = logging.getLogger(name)
+    if not logger_.isEnabledFor(level):
+        return False
+    found = False
+    c: logging.Logger | None = logger_
+    while c is not None:
+        for h in c.handlers:
+            found = True
+            if (level >= h.level and isinstance(h, logging.StreamHandler)
+                    and not isinstance(h, logging.FileHandler) and _is_stderr(h.stream)):
+                return True
+        if not c.propagate:
+            break
+        c = c.parent
+    if found:
+        return False
+    last = logging.lastResort
+    return last is not None and level >= last.level
+
+
 #: Scrapy's private name for :func:`get_handler`.
 _get_handler = get_handler
 
@@ -200,6 +280,48 @@ def _hide_password(value):
 
 #: Scrapy's name for :func:`log_crawlfw_info`.
 log_scrapy_info = log_crawlfw_info
+
+
+def log_reactor_info():
+    """Log at DEBUG what runs the crawl's coroutines, as Scrapy logs its reactor.
+
+    crawlfw has no Twisted reactor (it runs on Pykka actors and pycurl); what stands for
+    Scrapy's asyncio reactor here is an asyncio event loop per thread that runs
+    coroutines. Logs ``Using reactor: none (crawlfw runs on Pykka actors and pycurl,
+    without Twisted)`` and ``Using asyncio event loop: <module>.<class>`` (the class of
+    the loop the event-loop policy makes, or of the running one).
+    """
+    import asyncio
+
+    logger.debug("Using reactor: none (crawlfw runs on Pykka actors and pycurl, "
+                 "without Twisted)")
+    try:
+        loop_cls = type(asyncio.get_running_loop())
+    except RuntimeError:
+        loop = asyncio.new_event_loop()
+        loop_cls = type(loop)
+        loop.close()
+    logger.debug("Using asyncio event loop: %s.%s", loop_cls.__module__, loop_cls.__name__)
+
+
+class SpiderLoggerAdapter(logging.LoggerAdapter):
+    """A :class:`logging.LoggerAdapter` that adds its ``extra`` to a record's own
+    ``extra`` instead of replacing it (Scrapy 2.12's spider logger): a spider's
+    ``self.logger.info(msg, extra={"url": url})`` keeps ``url`` and gains ``spider``.
+    """
+
+    def process(self, msg, kwargs):
+        """Merge the adapter's ``extra`` into ``kwargs['extra']`` (a mapping given by the
+        caller is updated in place; anything else is replaced).
+
+        Returns:
+            tuple[str, MutableMapping]: ``msg`` and the keyword arguments.
+        """
+        if isinstance(kwargs.get("extra"), MutableMapping):
+            kwargs["extra"].update(self.extra)
+        else:
+            kwargs["extra"] = self.extra
+        return msg, kwargs
 
 
 class StreamLogger:
@@ -270,7 +392,7 @@ def _debug_wanted(logger) -> bool:
     return last is None or last.level <= logging.DEBUG
 
 
-def logformatter_adapter(logkws):
+def logformatter_adapter(logkws: Any) -> tuple[Any, Any, Any]:
     """Turn a :class:`~crawlfw.logformatter.LogFormatter` result into ``logger.log`` arguments.
 
     Args:

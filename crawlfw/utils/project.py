@@ -9,12 +9,14 @@ other ``CRAWLFW_<NAME>`` environment variable overrides setting ``<NAME>`` (at
 
 import os
 import warnings
+from collections.abc import Iterable, Iterator
 from importlib import import_module
 from os.path import abspath, dirname, exists, isabs, join
+from pathlib import Path
 
 from crawlfw.exceptions import NotConfigured
 from crawlfw.settings import Settings
-from crawlfw.utils.conf import closest_crawlfw_cfg, get_config, init_env
+from crawlfw.utils.conf import _LEGACY_CFG_NAME, CFG_NAME, closest_crawlfw_cfg, get_config, init_env
 
 __all__ = [
     "ENVVAR",
@@ -23,6 +25,7 @@ __all__ = [
     "project_data_dir",
     "data_path",
     "get_project_settings",
+    "find_projects",
 ]
 
 ENVVAR = 'CRAWLFW_SETTINGS_MODULE'
@@ -129,3 +132,41 @@ def get_project_settings():
     if env_overrides:
         settings.setdict(env_overrides, priority='project')
     return settings
+
+
+def find_projects(path: str | os.PathLike = ".", *, max_depth: int | None = None,
+                  ignored_dirs: Iterable[str] = ()) -> Iterator[Path]:
+    """Yield the root directory of every crawlfw project in ``path`` or, recursively,
+    in its subdirectories (Scrapy 2.19).
+
+    A project root is a directory holding a ``crawlfw.cfg`` (or a ``scrapy.cfg``, which
+    crawlfw still reads). Once a project is found its subdirectories are not searched;
+    nor are hidden directories, those named in ``ignored_dirs``, or virtual environments
+    (a directory holding ``pyvenv.cfg``, whatever its name). Subdirectories are searched
+    in name order.
+
+    Args:
+        path: the directory to start from.
+        max_depth: how deep to search: 0 checks ``path`` only, 1 its direct
+            subdirectories too, and so on; None (the default) the whole tree.
+        ignored_dirs: directory names to skip wherever they occur.
+
+    Yields:
+        pathlib.Path: each project's root, ``path`` joined with the relative part.
+    """
+    root = Path(path)
+    ignored = frozenset(ignored_dirs)
+    for dirpath, dirnames, filenames in os.walk(root):
+        current = Path(dirpath)
+        if CFG_NAME in filenames or _LEGACY_CFG_NAME in filenames:
+            dirnames.clear()
+            yield current
+            continue
+        if "pyvenv.cfg" in filenames:
+            dirnames.clear()
+            continue
+        if max_depth is not None and len(current.relative_to(root).parts) >= max_depth:
+            dirnames.clear()
+            continue
+        dirnames[:] = sorted(name for name in dirnames
+                             if not name.startswith(".") and name not in ignored)

@@ -19,7 +19,8 @@ only if the spider put JSON-able values in them.
 
 Dict keys: ``url``, ``callback``, ``errback``, ``method``, ``headers``, ``body``,
 ``cookies``, ``meta``, ``_encoding``, ``priority``, ``dont_filter``, ``flags``,
-``cb_kwargs`` and optionally ``_class``. A *compact* dict (``compact=True``, what the
+``cb_kwargs``, the names a subclass adds to ``Request.attributes`` (JsonRequest's
+``dumps_kwargs``), and optionally ``_class``. A *compact* dict (``compact=True``, what the
 frontiers store) leaves out every key whose value is the default; :func:`request_from_dict`
 reads both forms.
 """
@@ -35,6 +36,7 @@ from crawlfw.http.request._serialize import (  # noqa: F401  (private names: old
     _BYTES_CODEC,
     _DEFAULTS,
     _PLAIN_KEYS,
+    _extra_attributes,
     _find_method,
     _is_plain,
     _text,
@@ -90,6 +92,9 @@ def request_from_dict(d: Mapping[str, Any], spider: Spider | None = None) -> Req
         kwargs['flags'] = d['flags']
     if d.get('cb_kwargs'):
         kwargs['cb_kwargs'] = d['cb_kwargs']
+    for name in _extra_attributes(request_cls):
+        if name in d:
+            kwargs[name] = d[name]
     return request_cls(**kwargs)
 
 

@@ -11,6 +11,7 @@ from urllib.parse import urlunparse
 from w3lib.http import basic_auth_header
 from w3lib.url import canonicalize_url
 
+from crawlfw.http.request._curl import request_to_curl  # (here: Scrapy's path)
 from crawlfw.utils._url_fastpaths import canonical_url
 from crawlfw.utils.httpobj import urlparse_cached
 from crawlfw.utils.python import to_bytes
@@ -224,33 +225,3 @@ def request_from_dict(d: dict, *, spider=None):
     if "encoding" in d and "_encoding" not in d:
         d = dict(d, _encoding=d["encoding"])
     return reqser.request_from_dict(d, spider)
-
-
-def request_to_curl(request) -> str:
-    """Return a cURL command line that makes ``request`` (Scrapy 2.11's
-    ``request_to_curl``): method, URL, headers, cookies (``--cookie``) and body
-    (``--data-raw``), each quoted for a POSIX shell.
-
-    Args:
-        request: a :class:`~crawlfw.http.Request`.
-
-    Returns:
-        str: ``"curl -X METHOD URL ..."``.
-    """
-    import shlex
-
-    parts = ["curl", "-X", request.method, shlex.quote(request.url)]
-    for name, values in request.headers.items():
-        for value in values:
-            header = f"{name.decode('latin-1')}: {value.decode('latin-1')}"
-            parts += ["-H", shlex.quote(header)]
-    cookies = request.cookies
-    if isinstance(cookies, dict) and cookies:
-        cookie = "; ".join(f"{k}={v}" for k, v in cookies.items())
-        parts += ["--cookie", shlex.quote(cookie)]
-    elif isinstance(cookies, list) and cookies:
-        cookie = "; ".join(f"{c['name']}={c['value']}" for c in cookies)
-        parts += ["--cookie", shlex.quote(cookie)]
-    if request.body:
-        parts += ["--data-raw", shlex.quote(request.body.decode("latin-1"))]
-    return " ".join(parts)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import tempfile
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from http import HTTPStatus
+from typing import Any
 
 from w3lib import html
 
-from crawlfw.http import HtmlResponse, Response, TextResponse
+from crawlfw.http import Headers, HtmlResponse, Response, TextResponse
 from crawlfw.http._base_url import (  # noqa: F401  (_baseurl_cache: tests/utils)
     SCAN_CHARS,
     _baseurl_cache,
@@ -26,6 +27,7 @@ __all__ = [
     "response_status_message",
     "response_httprepr",
     "open_in_browser",
+    "response_from_dict",
 ]
 
 _metaref_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -61,31 +63,115 @@ def _may_refresh(text: str, end: int, metas: tuple[int, ...]) -> bool:
     return False
 
 
-def get_meta_refresh(response) -> tuple[float, str] | tuple[None, None]:
-    """Return the ``<meta http-equiv="refresh">`` redirect of a page, computed once per response.
+_DEFAULT_IGNORE_TAGS = ("script", "noscript")
 
-    Looks in the first 4096 characters of the text, ignoring tags inside ``<script>``
-    and ``<noscript>`` (WHATWG HTML, "refresh" pragma: ``content="5; url=/next"``).
+
+def get_meta_refresh(
+    response, ignore_tags: Iterable[str] = _DEFAULT_IGNORE_TAGS
+) -> tuple[float, str] | tuple[None, None]:
+    """Return the ``<meta http-equiv="refresh">`` redirect of a page (WHATWG HTML,
+    "refresh" pragma: ``content="5; url=/next"``).
+
+    Looks in the first 4096 characters of the text, skipping the ``<meta>`` tags inside
+    the elements named by ``ignore_tags``; the URL is resolved against the page's base
+    URL (:func:`get_base_url`: its ``<base href>``, else its URL), as in Scrapy 2.
 
     Args:
         response: a :class:`~crawlfw.http.TextResponse`.
+        ignore_tags: names of the elements whose content is not looked in (Scrapy
+            2's ``ignore_tags``; default ``<script>`` and ``<noscript>``, what a browser
+            with scripting does not read as markup). With the default the answer is
+            computed once per response.
 
     Returns:
         ``(interval_seconds, absolute_url)`` (float, str), or ``(None, None)`` when the
         page declares no refresh or a refresh without url (nothing to follow).
     """
-    result = _metaref_cache.get(response)  # (no KeyError raised and caught per response)
-    if result is None:
-        text = response.text
-        end, metas, _ = scan_tags(response, text)
-        if metas and _may_refresh(text, end, metas):
-            result = html.get_meta_refresh(
-                text, response.url, response.encoding, max_scan=SCAN_CHARS
-            )
-        else:
-            result = (None, None)
+    default = ignore_tags is _DEFAULT_IGNORE_TAGS
+    if not default:
+        ignore_tags = tuple(ignore_tags)
+        if sorted(ignore_tags) == sorted(_DEFAULT_IGNORE_TAGS):
+            default = True
+    if default:
+        result = _metaref_cache.get(response)  # (no KeyError raised and caught per response)
+        if result is not None:
+            return result
+    text = response.text
+    end, metas, _ = scan_tags(response, text)
+    # the pre-check reads w3lib's pattern for the default tags (see _may_refresh)
+    if metas and (not default or _may_refresh(text, end, metas)):
+        result = html.get_meta_refresh(
+            text, get_base_url(response), response.encoding,
+            ignore_tags=ignore_tags, max_scan=SCAN_CHARS,
+        )
+    else:
+        result = (None, None)
+    if default:
         _metaref_cache[response] = result
     return result
+
+
+def response_from_dict(d: dict[str, Any]) -> Response:
+    """Rebuild a response from ``Response.to_dict()``'s dict (Scrapy 2.19's
+    ``scrapy.utils.response.response_from_dict``).
+
+    The class is the one ``d["_class"]`` names (a ``scrapy.`` path is read as the
+    ``crawlfw.`` one); without ``_class`` (a plain :class:`Response`'s dict, or one
+    made by hand) it is guessed from the headers, URL and body by
+    :data:`crawlfw.responsetypes.responsetypes`, as in Scrapy. The class's
+    :meth:`~crawlfw.http.Response.from_dict` builds the response.
+
+    Unlike Scrapy, ``_class`` is looked up among the Response subclasses already
+    defined in the process, importing nothing (as
+    :func:`crawlfw.utils.request.request_from_dict` does, docs/security.md): a cache
+    or a queue someone else can write to cannot make the crawler import a module.
+
+    Args:
+        d: the dict: ``url`` (required), ``headers`` (a mapping or pairs, or None),
+            ``body`` (bytes), and the other constructor arguments of the class.
+
+    Returns:
+        The response.
+
+    Raises:
+        ValueError: ``_class`` names no Response subclass defined in the process.
+        KeyError: ``url`` is missing.
+        TypeError: ``d`` has a key the class's constructor does not take.
+    """
+    from crawlfw.responsetypes import responsetypes
+
+    d = {**d, "headers": Headers(d.get("headers") or {})}
+    if "_class" in d:
+        response_cls = _named_response_class(d["_class"])
+    else:
+        response_cls = responsetypes.from_args(
+            headers=d["headers"], url=d["url"], body=d.get("body")
+        )
+    return response_cls.from_dict(d)
+
+
+def _named_response_class(path) -> type[Response]:
+    """The Response subclass whose ``module.QualName`` is ``path`` (a leading
+    ``scrapy.`` read as ``crawlfw.``), found among the classes already defined.
+
+    Raises:
+        ValueError: ``path`` is not a str naming a loaded Response subclass.
+    """
+    if isinstance(path, str):
+        if path.startswith("scrapy."):
+            path = "crawlfw." + path[len("scrapy."):]
+        todo = [Response]
+        seen = set()
+        while todo:
+            cls = todo.pop()
+            if cls in seen:
+                continue
+            seen.add(cls)
+            if path in (f"{cls.__module__}.{cls.__qualname__}", f"{cls.__module__}.{cls.__name__}"):
+                return cls
+            todo.extend(cls.__subclasses__())
+    raise ValueError(f"Serialized response names {path!r} as its class, which is not a "
+                     f"Response subclass defined in this process: refused")
 
 
 def _reason_phrase(status: int) -> str | None:

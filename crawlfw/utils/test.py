@@ -1,14 +1,20 @@
 """Helpers for tests of crawlfw components (Scrapy 1.2's ``scrapy.utils.test``)."""
 
+import asyncio
 import os
 import unittest
+from collections.abc import Awaitable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from crawlfw.crawler import Crawler
 from crawlfw.exceptions import NotConfigured
 
+_T = TypeVar("_T")
+
 __all__ = [
     "get_crawler",
+    "get_from_asyncio_queue",
     "get_testenv",
     "get_pythonpath",
     "assert_samelines",
@@ -18,12 +24,15 @@ __all__ = [
 ]
 
 
-def get_crawler(spidercls=None, settings_dict=None):
+def get_crawler(spidercls=None, settings_dict=None, prevent_warnings=True):
     """Return an unstarted Crawler for ``spidercls`` (default: a plain ``Spider``).
 
     Args:
         spidercls: a Spider subclass, or None.
         settings_dict: settings applied at ``'project'`` priority.
+        prevent_warnings (bool): Scrapy 2's switch for settings that silence its
+            deprecation warnings; accepted for its signature, and ignored as in Scrapy
+            2.19 (crawlfw needs no such settings).
     """
     from crawlfw.settings import Settings
     from crawlfw.spiders import Spider
@@ -97,3 +106,23 @@ def get_s3_content_and_delete(bucket, path, with_key=False):
     content = client.get_object(Bucket=bucket, Key=path)["Body"].read()
     client.delete_object(Bucket=bucket, Key=path)
     return (content, key) if with_key else content
+
+
+def get_from_asyncio_queue(value: _T) -> Awaitable[_T]:
+    """An awaitable that gives ``value`` through an :class:`asyncio.Queue`: awaiting it
+    suspends the coroutine once, as awaiting real I/O would (Scrapy 2's test helper
+    for code that must work across a suspension).
+
+    Call it from a coroutine or where an event loop is set for the thread (the queue
+    binds to the running loop when first awaited).
+
+    Args:
+        value: any value.
+
+    Returns:
+        Awaitable: the queue's ``get()`` coroutine, which gives ``value``.
+    """
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    getter = queue.get()
+    queue.put_nowait(value)
+    return getter

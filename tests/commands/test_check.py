@@ -14,6 +14,9 @@ import crawlfw
 class ContractedSpider(crawlfw.Spider):
     name = "contracted"
 
+    async def start(self):  # Scrapy 2.13's entry point: check replaces it too
+        yield crawlfw.Request("{base}/never-requested")
+
     def parse(self, response):
         """A listing page.
 

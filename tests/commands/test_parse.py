@@ -177,9 +177,25 @@ def test_pipelines_option(crawlfw, quotes_project, quotes, tmp_path):
 
 
 def test_no_spider_for_the_url(crawlfw, quotes_project, quotes):
-    result = crawlfw("parse", f"{quotes.url}/", cwd=quotes_project)
+    url = quotes.url.replace("127.0.0.1", "localhost") + "/"  # not the spider's domain
+    result = crawlfw("parse", url, cwd=quotes_project)
     assert result.returncode == 1
-    assert f"Unable to find spider for: {quotes.url}/" in result.stderr
+    assert f"Unable to find spider for: {url}" in result.stderr
+
+
+def test_the_spider_for_a_url_with_a_port(crawlfw, project, quotes, sites_dir):
+    """genspider writes the host without the port in allowed_domains; parse finds that
+    spider for the URL with the port, as the offsite middleware lets it through
+    (issue 35)."""
+    host = quotes.url.split("//", 1)[1]  # 127.0.0.1:PORT
+    result = crawlfw("genspider", "quotes", host, cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert "allowed_domains = ['127.0.0.1']" in (
+        project / "testproj" / "spiders" / "quotes.py").read_text().replace('"', "'")
+    result = crawlfw("parse", f"{quotes.url}/", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert "Unable to find spider" not in result.stderr
+    assert ">>> STATUS DEPTH LEVEL 1 <<<" in result.stdout
 
 
 def test_unknown_spider(crawlfw, quotes_project, quotes):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import http.server
+import ipaddress
 import json
 import logging
 import os
@@ -234,6 +236,21 @@ def test_response_fields_class_and_timing(driver, server):
     assert result.remote_ip == "127.0.0.1"
     assert 0 <= result.download_latency_s <= result.total_time_s
     assert request.meta["download_latency"] == result.download_latency_s
+
+
+def test_response_ip_address_and_protocol(driver, server):
+    # Scrapy 2's Response.ip_address (CURLINFO_PRIMARY_IP) and protocol (the status line's)
+    response = fetch_one(driver, Request(f"{server.url}/html")).response
+    assert response.ip_address == ipaddress.IPv4Address("127.0.0.1")
+    assert response.protocol == "HTTP/1.1"
+    assert response.certificate is None  # not TLS
+
+
+def test_response_protocol_of_an_http_10_answer(driver, server, monkeypatch):
+    monkeypatch.setattr(_Handler, "protocol_version", "HTTP/1.0")
+    response = fetch_one(driver, Request(f"{server.url}/html")).response
+    assert response.status == 200
+    assert response.protocol == "HTTP/1.0"
 
 
 def test_multi_valued_and_case_insensitive_headers(driver, server):
@@ -652,6 +669,30 @@ def test_https_without_verification(tls_server):
         result = fetch_one(d, Request(f"{tls_server.url}/html"))
     assert result.response.status == 200
     assert result.response.body == b"<html><body><p>hi</p></body></html>"
+
+
+@pytest.mark.slow
+def test_https_response_certificate(tls_server):
+    # Scrapy 2's Response.certificate: the server's, on every response of a connection
+    # (curl reports the chain only on the transfer that made it)
+    with MultiDriver() as d:
+        first = fetch_one(d, Request(f"{tls_server.url}/html")).response
+        second = fetch_one(d, Request(f"{tls_server.url}/html")).response
+    assert d._certificates  # one connection, reused
+    for response in (first, second):
+        cert = response.certificate
+        assert cert is not None
+        assert cert.getSubject().commonName == b"127.0.0.1"
+        assert cert.getIssuer().commonName == b"127.0.0.1"
+        assert cert.dumpPEM() == tls_server.cert.read_bytes()
+        assert response.protocol == "HTTP/1.1"
+        assert str(response.ip_address) == "127.0.0.1"
+    assert second.certificate is first.certificate
+    der = ssl.PEM_cert_to_DER_cert(tls_server.cert.read_text())
+    digest = hashlib.md5(der).hexdigest().upper()
+    assert first.certificate.digest() == ":".join(
+        digest[i:i + 2] for i in range(0, 32, 2)).encode()
+    assert repr(first.certificate) == "<Certificate Subject=b'127.0.0.1' Issuer=b'127.0.0.1'>"
 
 
 # -- driving ---------------------------------------------------------------------------------

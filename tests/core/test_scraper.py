@@ -257,6 +257,7 @@ def test_error_without_items_is_reported_at_once(crawl, caplog, output):
     assert failure.request is request
     assert signal_response is response and signal_spider is spider
     assert crawler.stats.get_value("spider_exceptions/ValueError") == 1
+    assert crawler.stats.get_value("spider_exceptions/count") == 1  # Scrapy 2.19's total
     assert sink.of("items") == [] and sink.of("close_spider") == []
 
 
@@ -462,9 +463,12 @@ def test_start_request_errors_are_logged(caplog):
     first, second = errors(caplog)
     assert first.getMessage() == (
         "start_requests must yield Request objects or items, got 'int': 42")
-    assert second.getMessage() == "Error while obtaining start requests"
+    # Scrapy 2.19's message, spider_error and stats
+    assert second.getMessage() == "Error while reading start items and requests: start broke."
     assert str(second.exc_info[1]) == "start broke"
     assert scraper.start_error  # the crawl closes with start_error (issue 17)
+    assert crawler.stats.get_value("spider_exceptions/count") == 1
+    assert crawler.stats.get_value("spider_exceptions/ValueError") == 1
 
 
 def test_start_requests_raising_on_call_end_them(caplog):
@@ -475,7 +479,7 @@ def test_start_requests_raising_on_call_end_them(caplog):
     scraper.open_start_requests()
     assert scraper.pull_start_requests(3) == ([], 0, True)
     [record] = errors(caplog)
-    assert record.getMessage() == "Error while obtaining start requests"
+    assert record.getMessage() == "Error while reading start items and requests: no start."
     assert str(record.exc_info[1]) == "no start"
 
 

@@ -234,3 +234,41 @@ def test_real_server(mw, sites_dir, accept):
     assert result.body == page
     assert isinstance(result, HtmlResponse)
     assert result.css("title::text").get().strip() == "Quotes to Scrape"
+
+
+# -- Scrapy 2.19's constructor and open_spider (issue 29) ------------------------------
+
+def test_scrapy2_constructor_and_spider_attributes():
+    from crawlfw import signals
+    from crawlfw.exceptions import CrawlfwDeprecationWarning
+    from tests.downloadermiddlewares._support import close_crawler, get_crawler
+
+    crawler = get_crawler({"DOWNLOAD_MAXSIZE": 100, "DOWNLOAD_WARNSIZE": 50})
+    try:
+        mw = HttpCompressionMiddleware(crawler=crawler)
+        assert (mw._max_size, mw._warn_size, mw._stats) == (100, 50, crawler.stats)
+        assert HttpCompressionMiddleware(None)._max_size == 0  # Scrapy's first argument: stats
+
+        class Old:
+            download_maxsize = 10
+
+        with pytest.warns(CrawlfwDeprecationWarning, match="'download_maxsize' spider attribute"):
+            crawler.signals.send_catch_log(signals.spider_opened, spider=Old())
+        assert mw._max_size == 10
+        request = Request("http://e.com/")
+        body = gzip.compress(b"x" * 20)
+        response = Response("http://e.com/", body=body, headers={"Content-Encoding": "gzip"},
+                            request=request)
+        with pytest.raises(IgnoreRequest):
+            mw.process_response(request, response, Old())
+    finally:
+        close_crawler(crawler)
+
+
+def test_get_header_and_status_size():
+    from crawlfw.downloadermiddlewares.stats import get_header_size, get_status_size
+
+    # Scrapy 2.19's values
+    assert get_status_size(200) == 17 and get_status_size(404) == 24
+    assert get_status_size(999) == 15
+    assert get_header_size({b"Content-Type": [b"text/html"], b"X": [b"a", b"bb"]}) == 34

@@ -109,13 +109,39 @@ def test_gives_up_after_retry_times(setup, caplog):
     assert mw.process_response(second, response, spider) is response
     assert crawler.stats.get_value("retry/max_reached") == 1
     assert crawler.stats.get_value("retry/count") == 2
-    messages = [r.getMessage() for r in caplog.records if r.name.endswith(".retry")]
-    assert messages[0] == (
-        "Retrying <GET http://example.com/> (failed 1 times): 503 Service Unavailable"
+    records = [(r.levelname, r.getMessage()) for r in caplog.records if r.name.endswith(".retry")]
+    # Scrapy 2.19's lines and levels (the give-up line is an ERROR since Scrapy 2.5)
+    assert records[0] == (
+        "DEBUG", "Retrying <GET http://example.com/> (failed 1 times): 503 Service Unavailable"
     )
-    assert messages[-1] == (
+    assert records[-1] == (
+        "ERROR",
         "Gave up retrying <GET http://example.com/> (failed 3 times): 503 Service Unavailable"
     )
+
+
+@pytest.mark.parametrize("settings, meta, level", [
+    ({}, {}, logging.ERROR),
+    ({"RETRY_GIVE_UP_LOG_LEVEL": "DEBUG"}, {}, logging.DEBUG),  # Scrapy 1.2's level
+    ({"RETRY_GIVE_UP_LOG_LEVEL": logging.WARNING}, {}, logging.WARNING),
+    ({}, {"give_up_log_level": "info"}, logging.INFO),
+    ({"RETRY_GIVE_UP_LOG_LEVEL": "DEBUG"}, {"give_up_log_level": logging.CRITICAL},
+     logging.CRITICAL),
+])
+def test_give_up_log_level(setup, caplog, settings, meta, level):
+    crawler, spider, mw = setup({"RETRY_TIMES": 0, **settings})
+    request = Request("http://example.com/", meta=meta)
+    caplog.set_level(logging.DEBUG, logger="crawlfw.downloadermiddlewares.retry")
+    assert mw.process_exception(request, DNSLookupError("no such host"), spider) is None
+    [record] = [r for r in caplog.records if r.name.endswith(".retry")]
+    assert record.levelno == level
+    assert record.getMessage().startswith("Gave up retrying <GET http://example.com/> "
+                                          "(failed 1 times): ")
+
+
+def test_a_bad_give_up_log_level_is_named(setup):
+    with pytest.raises(ValueError, match="RETRY_GIVE_UP_LOG_LEVEL: 'LOUD'"):
+        setup({"RETRY_GIVE_UP_LOG_LEVEL": "LOUD"})
 
 
 @pytest.mark.parametrize(
@@ -217,7 +243,7 @@ def test_get_retry_request_arguments(setup, caplog):
                               reason=ConnectError)
     assert retry.priority == 7
     assert crawler.stats.get_value("retry/reason_count/crawlfw.exceptions.ConnectError") == 1
-    with pytest.raises(ValueError, match="Invalid give-up log level: 'LOUD'"):
+    with pytest.raises(ValueError, match="Invalid give-up log level, give_up_log_level: 'LOUD'"):
         get_retry_request(request, spider=spider, give_up_log_level="LOUD")
 
 

@@ -16,6 +16,7 @@ from crawlfw.core.flow.downloadermw import RequestParked
 from crawlfw.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from crawlfw.exceptions import DNSLookupError, IgnoreRequest, NotConfigured
 from crawlfw.http import Request, Response, TextResponse
+from crawlfw.robotstxt import ProtegoRobotParser
 from crawlfw.spiders import Spider
 from tests.downloadermiddlewares._support import (
     RecordingEngine,
@@ -52,9 +53,9 @@ def test_every_real_robots_txt_parses(sites_dir, caplog):
     assert len(files) == 152
     for path in files:
         parser = mw.parse_robotstxt(path.read_bytes())
-        assert isinstance(parser, Protego), path
+        assert isinstance(parser, ProtegoRobotParser) and isinstance(parser.rp, Protego), path
         # every parser answers for a typical URL and user agent
-        parser.can_fetch(f"https://{path.parent.name}/some/page?x=1", "crawlfw/0.1")
+        parser.allowed(f"https://{path.parent.name}/some/page?x=1", "crawlfw/0.1")
     assert "Error parsing robots.txt" not in caplog.text
 
 
@@ -89,7 +90,7 @@ HAND_CHECKED = [
 def test_hand_checked_rules(sites_dir, host, agent, path, allowed):
     mw = RobotsTxtMiddleware.__new__(RobotsTxtMiddleware)
     parser = mw.parse_robotstxt((sites_dir / "robots-txt" / host / "robots.txt").read_bytes())
-    assert parser.can_fetch(f"https://{host}{path}", agent) is allowed
+    assert parser.allowed(f"https://{host}{path}", agent) is allowed
 
 
 def robots_response(robots_request, body, status=200):
@@ -341,3 +342,118 @@ def test_real_missing_robots_txt(setup, site_server):
     assert crawler.stats.get_value("robotstxt/response_status_count/404") == 1
     [(request, error)] = crawler.engine.resumed
     assert request.url == server.url + "/page/2/" and error is None
+
+
+# -- Scrapy 2's interface: ROBOTSTXT_PARSER, robots_parsed, robot_parser,
+#    process_request_2 (issue 29)
+
+def test_robotstxt_parser_setting_is_honoured(setup):
+    body = b"User-agent: *\nDisallow: /*.pdf$\n"
+    for path, allowed in (("crawlfw.robotstxt.PythonRobotParser", True),
+                          ("scrapy.robotstxt.ProtegoRobotParser", False)):
+        crawler, spider, mw = setup({"ROBOTSTXT_PARSER": path})
+        with pytest.raises(RequestParked):
+            mw.process_request(Request("http://example.com/a.pdf"), spider)
+        robots = crawler.engine.crawled[0]
+        robots.callback(robots_response(robots, body))
+        assert (crawler.engine.resumed[0][1] is None) is allowed, path
+
+
+def test_robotstxt_parser_without_its_library_fails_at_start(setup):
+    try:
+        import robotexclusionrulesparser  # noqa: F401
+        pytest.skip("robotexclusionrulesparser is installed")
+    except ImportError:
+        pass
+    with pytest.raises(ImportError, match="RerpRobotParser needs the robotexclusionrulesparser"):
+        setup({"ROBOTSTXT_PARSER": "crawlfw.robotstxt.RerpRobotParser"})
+
+
+def test_robots_parsed_signal(setup):
+    from crawlfw import signals
+
+    crawler, spider, mw = setup()
+    got = []
+    crawler.signals.connect(lambda robotparser, request: got.append((robotparser, request)),
+                            signal=signals.robots_parsed, weak=False)
+    first = Request("http://example.com/a")
+    for request in (first, Request("http://example.com/b")):
+        with pytest.raises(RequestParked):
+            mw.process_request(request, spider)
+    robots = crawler.engine.crawled[0]
+    robots.callback(robots_response(robots, b"User-agent: *\nDisallow: /b"))
+    assert len(got) == 1 and got[0][1] is first
+    assert got[0][0].allowed("http://example.com/a", "x") and not got[0][0].allowed(
+        "http://example.com/b", "x")
+    # a 404 robots.txt is an empty file: parsed, signalled, everything allowed
+    with pytest.raises(RequestParked):
+        mw.process_request(Request("http://other.example/b"), spider)
+    robots = crawler.engine.crawled[1]
+    robots.callback(robots_response(robots, b"Disallow: /", status=404))
+    assert len(got) == 2 and got[1][0].allowed("http://other.example/b", "x")
+
+
+def test_robot_parser_and_process_request_2(setup):
+    import asyncio
+
+    crawler, spider, mw = setup()
+    request = Request("http://example.com/private/1")
+    with pytest.raises(RequestParked):  # unknown host: parked, robots.txt fetched
+        asyncio.run(mw.robot_parser(request))
+    robots = crawler.engine.crawled[0]
+    robots.callback(robots_response(robots, b"User-agent: *\nDisallow: /private"))
+    assert isinstance(crawler.engine.resumed[0][1], IgnoreRequest)
+    rp = asyncio.run(mw.robot_parser(Request("http://example.com/x")))
+    assert rp.allowed("http://example.com/x", "bot")
+    mw.process_request_2(rp, Request("http://example.com/public"))
+    mw.process_request_2(None, Request("http://example.com/private/2"))
+    with pytest.raises(IgnoreRequest, match="Forbidden by robots.txt"):
+        mw.process_request_2(rp, Request("http://example.com/private/2"))
+
+
+class ScrapyStyleRobots(RobotsTxtMiddleware):
+    """A subclass written for Scrapy 2.13+: decided in a decision of its own."""
+
+    async def process_request(self, request, spider=None):
+        if request.meta.get("dont_obey_robotstxt"):
+            return None
+        rp = await self.robot_parser(request)
+        self.process_request_2(rp, request)
+        return None
+
+    def process_request_2(self, rp, request):
+        if request.url.endswith("/always"):
+            return None  # this project's exception to robots.txt
+        return super().process_request_2(rp, request)
+
+
+@pytest.mark.slow
+def test_scrapy_style_subclass_crawls():
+    from tests.downloadermiddlewares._support import ScriptedServer
+    from tests.support.crawl import run_crawl
+
+    page = (200, [("Content-Type", "text/html")], b"<html></html>")
+    robots = (200, [("Content-Type", "text/plain")], b"User-agent: *\nDisallow: /no\n")
+
+    class Pages(Spider):
+        name = "robots_subclass"
+        base = ""
+
+        def start_requests(self):
+            for path in ("/yes", "/no/x", "/no/always"):
+                yield Request(self.base + path)
+
+        def parse(self, response):
+            yield {"url": response.url}
+
+    with ScriptedServer({"/robots.txt": robots, "/yes": page, "/no/x": page,
+                         "/no/always": page}) as server:
+        result = run_crawl(Pages, {
+            "ROBOTSTXT_OBEY": True,
+            "DOWNLOADER_MIDDLEWARES": {
+                "crawlfw.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+                f"{__name__}.ScrapyStyleRobots": 100}}, base=server.url)
+    assert result.finish_reason == "finished"
+    assert sorted(i["url"][len(server.url):] for i in result.items) == ["/no/always", "/yes"]
+    assert result.stats["robotstxt/forbidden"] == 1
+    assert [r["path"] for r in server.received].count("/robots.txt") == 1

@@ -65,3 +65,42 @@ def test_timeout_cancelled_on_close():
     ext.task.join(10)
     assert not ext.task.is_alive()
     assert crawler.engine.closed == []
+
+
+# -- Scrapy 2.10+'s CLOSESPIDER_PAGECOUNT_NO_ITEM and CLOSESPIDER_TIMEOUT_NO_ITEM
+#    (issue 29) ---------------------------------------------------------------------------
+
+def test_pagecount_no_item():
+    crawler = get_crawler({"CLOSESPIDER_PAGECOUNT_NO_ITEM": 3})
+    ext = CloseSpider.from_crawler(crawler)  # noqa: F841 - receivers are held weakly
+    spider = crawler._create_spider(name="cs")
+    _send_n(crawler, spider, signals.response_received, 2)
+    _send_n(crawler, spider, signals.item_scraped, 1)  # an item: the count starts again
+    _send_n(crawler, spider, signals.response_received, 2)
+    assert crawler.engine.closed == []
+    _send_n(crawler, spider, signals.response_received, 1)
+    assert crawler.engine.closed == [(spider, "closespider_pagecount_no_item")]
+
+
+def test_timeout_no_item(caplog):
+    import logging
+
+    crawler = get_crawler({"CLOSESPIDER_TIMEOUT_NO_ITEM": 60})
+    ext = CloseSpider.from_crawler(crawler)
+    spider = crawler._create_spider(name="cs")
+    with caplog.at_level(logging.INFO, logger="crawlfw.extensions.closespider"):
+        crawler.signals.send_catch_log(signals.spider_opened, spider=spider)
+        try:
+            assert ext.task_no_item.running
+            assert "Spider will stop when no items are produced after 60 seconds." in caplog.text
+            _send_n(crawler, spider, signals.item_scraped, 2)
+            ext._count_items_produced(spider)  # the timer's check: items came, go on
+            assert crawler.engine.closed == []
+            ext._count_items_produced(spider)  # a period without items: close
+            assert crawler.engine.closed == [(spider, "closespider_timeout_no_item")]
+            assert ("Closing spider since no items were produced in the last 60 seconds."
+                    in caplog.text)
+        finally:
+            crawler.signals.send_catch_log(signals.spider_closed, spider=spider,
+                                           reason="x")
+    assert ext.task_no_item is None

@@ -96,3 +96,27 @@ def test_first_line_shows_real_figures_within_10_s(caplog):
     # rates over the FIRST_LINE_S (5 s) since the spider opened: x12 per minute
     assert caplog.records[0].getMessage() == (
         "Crawled 10 pages (at 120 pages/min), scraped 5 items (at 60 items/min)")
+
+
+# -- Scrapy 2.11's calculate_stats / calculate_final_stats (issue 29) ------------------
+
+def test_calculate_stats_and_final_stats():
+    import datetime
+
+    crawler = get_crawler()
+    ext = LogStats(crawler.stats, interval=30.0)
+    spider = crawler._create_spider(name="ls")
+    crawler.stats.set_value("response_received_count", 10)
+    crawler.stats.set_value("item_scraped_count", 4)
+    ext.calculate_stats()
+    assert (ext.pages, ext.items, ext.prate, ext.irate) == (10, 4, 20.0, 8.0)
+    assert ext.calculate_final_stats(spider) == (None, None)  # no times
+    start = datetime.datetime(2026, 1, 1, 12, 0, 0)
+    crawler.stats.set_value("start_time", start)
+    crawler.stats.set_value("finish_time", start + datetime.timedelta(seconds=0.5))
+    assert ext.calculate_final_stats(spider) == (None, None)  # Scrapy: whole seconds
+    crawler.stats.set_value("finish_time", start + datetime.timedelta(seconds=120))
+    assert ext.calculate_final_stats(spider) == (5.0, 2.0)
+    ext.spider_closed(spider, "finished")
+    assert crawler.stats.get_value("responses_per_minute") == 5.0
+    assert crawler.stats.get_value("items_per_minute") == 2.0

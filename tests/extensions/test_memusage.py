@@ -14,9 +14,10 @@ from tests.extensions._crawler import get_crawler
 WAIT_S = 10
 
 
-def test_not_configured_by_default():
+def test_on_by_default_as_in_scrapy_2():
+    assert MemoryUsage.from_crawler(get_crawler()).check_interval == 60.0
     with pytest.raises(NotConfigured):
-        MemoryUsage.from_crawler(get_crawler())
+        MemoryUsage.from_crawler(get_crawler({"MEMUSAGE_ENABLED": False}))
 
 
 def test_virtual_size_is_positive_bytes():
@@ -53,20 +54,28 @@ def test_limit_closes_spider(caplog):
     crawler.signals.send_catch_log(signals.engine_stopped)
     assert crawler.engine.closed == [(spider, "memusage_exceeded")]
     assert crawler.stats.get_value("memusage/limit_reached") == 1
-    assert "Memory usage exceeded 1M. Shutting down crawlfw..." in caplog.messages
+    # Scrapy 2.19: "Memory usage exceeded 1MiB. Shutting down Scrapy..."
+    assert "Memory usage exceeded 1MiB. Shutting down crawlfw..." in caplog.messages
     assert not ext.task.running
 
 
 def test_warning_logged_once(caplog):
     crawler = get_crawler({"MEMUSAGE_ENABLED": True, "MEMUSAGE_WARNING_MB": 1})
+    crawler.warning_signals = 0
+
+    def on_warning():
+        crawler.warning_signals += 1
+
+    crawler.signals.connect(on_warning, signals.memusage_warning_reached, weak=False)
     ext = MemoryUsage.from_crawler(crawler)
     with caplog.at_level(logging.WARNING, logger="crawlfw.extensions.memusage"):
         crawler.signals.send_catch_log(signals.engine_started)
         assert ext.task.first_call_done.wait(WAIT_S)
         crawler.signals.send_catch_log(signals.engine_stopped)
         ext._check_warning()
-    assert caplog.messages.count("Memory usage reached 1M") == 1
+    assert caplog.messages.count("Memory usage reached 1MiB") == 1  # Scrapy 2.19's
     assert crawler.stats.get_value("memusage/warning_reached") == 1
+    assert crawler.warning_signals == 1  # memusage_warning_reached (Scrapy 2.12), once
     assert crawler.engine.closed == []
 
 
@@ -148,8 +157,67 @@ def test_warning_mail_sent(smtp_server):
     [raw] = smtp_server.messages
     msg = email.message_from_bytes(raw)
     assert msg["To"] == "ops@example.com"
-    assert msg["Subject"].startswith("membot warning: memory usage reached 1M at ")
+    assert msg["Subject"].startswith("membot warning: memory usage reached 1.0MiB at ")
     body = msg.get_payload()
     assert "Memory usage at engine startup" in body
     assert "Maximum memory usage" in body
     assert crawler.stats.get_value("memusage/warning_notified") == 1
+
+
+def test_below_the_limit_each_check_logs_the_peak(caplog):
+    # Scrapy 2.19: "Peak memory usage is <N>MiB" (INFO) when a limit is set, not reached
+    crawler = get_crawler({"MEMUSAGE_LIMIT_MB": 1024 * 1024})
+    ext = MemoryUsage.from_crawler(crawler)
+    with caplog.at_level(logging.INFO, logger="crawlfw.extensions.memusage"):
+        crawler.signals.send_catch_log(signals.engine_started)
+        assert ext.task.first_call_done.wait(WAIT_S)
+        crawler.signals.send_catch_log(signals.engine_stopped)
+    [message] = [m for m in caplog.messages if m.startswith("Peak memory usage is ")]
+    assert message.endswith("MiB")
+    assert int(message[len("Peak memory usage is "):-3]) == (
+        crawler.stats.get_value("memusage/max") // (1024 * 1024))
+    assert crawler.engine.closed == []
+
+
+@pytest.fixture
+def one_page(tmp_path):
+    from tests.support.servers import StaticSiteServer
+
+    (tmp_path / "index.html").write_text("<html><body>hi</body></html>")
+    server = StaticSiteServer(tmp_path).start()
+    yield server
+    server.stop()
+
+
+def _one_page_spider(url):
+    import crawlfw
+
+    class OnePage(crawlfw.Spider):
+        name = "onepage"
+        start_urls = [url + "/"]
+
+        def parse(self, response):
+            yield {"url": response.url}
+
+    return OnePage
+
+
+@pytest.mark.slow
+def test_a_default_crawl_has_scrapy_2s_memusage_stats(one_page):
+    from tests.support.crawl import run_crawl
+
+    result = run_crawl(_one_page_spider(one_page.url), {"LOG_LEVEL": "INFO"})
+    assert result.finish_reason == "finished"
+    assert result.stats["memusage/startup"] > 1024 * 1024
+    assert result.stats["memusage/max"] >= result.stats["memusage/startup"]
+
+
+@pytest.mark.slow
+def test_a_crawl_past_the_limit_closes_with_memusage_exceeded(one_page, caplog):
+    from tests.support.crawl import run_crawl
+
+    with caplog.at_level(logging.INFO):
+        result = run_crawl(_one_page_spider(one_page.url), {"MEMUSAGE_LIMIT_MB": 1})
+    assert result.finish_reason == "memusage_exceeded"
+    assert result.stats["memusage/limit_reached"] == 1
+    assert "Memory usage exceeded 1MiB. Shutting down crawlfw..." in caplog.messages

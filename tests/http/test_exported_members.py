@@ -19,7 +19,7 @@ EXPORTS = {
     ],
     "crawlfw.http.headers": ["Headers"],
     "crawlfw.http.common": ["obsolete_setter"],
-    "crawlfw.http.request": ["Request"],
+    "crawlfw.http.request": ["NO_CALLBACK", "Request", "VerboseCookie"],
     "crawlfw.http.request.form": ["FormRequest"],
     "crawlfw.http.request.rpc": ["XmlRpcRequest"],
     "crawlfw.http.request.json_request": ["JsonRequest"],
@@ -38,6 +38,7 @@ EXPORTS = {
         "response_status_message",
         "response_httprepr",
         "open_in_browser",
+        "response_from_dict",
     ],
     "crawlfw.utils.trackref": [
         "object_ref",

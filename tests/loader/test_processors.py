@@ -80,7 +80,62 @@ def test_processors_are_itemloaders_processors():
     import crawlfw.loader.processors as ours
 
     for name in ours.__all__:
-        assert getattr(ours, name) is getattr(itemloaders.processors, name)
+        theirs = getattr(itemloaders.processors, name)
+        if name in ("MapCompose", "Compose"):  # subclasses keeping 1.2's error classes
+            assert getattr(ours, name) is not theirs
+            assert issubclass(getattr(ours, name), theirs)
+        else:
+            assert getattr(ours, name) is theirs
+
+
+class TestScrapy123Processors:
+    """Scrapy 1.2.3's ``tests/test_loader.py::ProcessorsTest``, renamed (unittest
+    assertions written as pytest's)."""
+
+    def test_take_first(self):
+        proc = TakeFirst()
+        assert proc([None, "", "hello", "world"]) == "hello"
+        assert proc([None, "", 0, "hello", "world"]) == 0
+
+    def test_identity(self):
+        proc = Identity()
+        assert proc([None, "", "hello", "world"]) == [None, "", "hello", "world"]
+
+    def test_join(self):
+        proc = Join()
+        with pytest.raises(TypeError):
+            proc([None, "", "hello", "world"])
+        assert proc(["", "hello", "world"]) == " hello world"
+        assert proc(["hello", "world"]) == "hello world"
+        assert isinstance(proc(["hello", "world"]), str)
+
+    def test_compose(self):
+        proc = Compose(lambda v: v[0], str.upper)
+        assert proc(["hello", "world"]) == "HELLO"
+        proc = Compose(str.upper)
+        assert proc(None) is None
+        proc = Compose(str.upper, stop_on_none=False)
+        with pytest.raises(TypeError):  # itemloaders alone raises a plain ValueError
+            proc(None)
+
+    def test_mapcompose(self):
+        filter_world = lambda x: None if x == "world" else x  # noqa: E731
+        proc = MapCompose(filter_world, str.upper)
+        assert proc(["hello", "world", "this", "is", "scrapy"]) == [
+            "HELLO", "THIS", "IS", "SCRAPY"]
+
+
+def test_processor_errors_are_value_errors_of_the_function_class_too():
+    # Scrapy 2 code catches ValueError (itemloaders' message, the cause kept); Scrapy 1.2
+    # code catches the function's own error class.
+    with pytest.raises(ValueError, match="Error in MapCompose with .*upper.* value=\\[None\\]") as e:
+        MapCompose(str.upper)([None])
+    assert isinstance(e.value, TypeError)
+    assert isinstance(e.value.__cause__, TypeError)
+    with pytest.raises(KeyError):  # nested: the innermost function's class survives
+        MapCompose(Compose(lambda d: d["k"]))([{}])
+    with pytest.raises(ZeroDivisionError):
+        Compose(MapCompose(lambda v: 1 / v))([0])
 
 
 def test_processor_errors_keep_the_original_class_as_in_1_2():

@@ -26,7 +26,6 @@ def test_defaults_warn_nothing(caplog):
     ("CONCURRENT_ITEMS", 10),
     ("DOWNLOADER", "my.Downloader"), ("MEMDEBUG_NOTIFY", ["a@b.c"]),
     ("DOWNLOADER_IDLE_TIMEOUT", 5),  # crawlfw's own, before the downloader pool
-    ("DOWNLOAD_HANDLERS", {"http": "my.HttpHandler"}),
 ])
 def test_user_setting_warns_once_in_one_line(caplog, name, value):
     caplog.set_level(logging.WARNING)
@@ -37,6 +36,71 @@ def test_user_setting_warns_once_in_one_line(caplog, name, value):
     message = record.getMessage()
     assert message == f"Setting {name} has no effect in crawlfw: {SETTINGS_WITHOUT_EFFECT[name]}"
     assert "\n" not in message
+
+
+PLAYWRIGHT = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+ZYTE = "scrapy_zyte_api.ScrapyZyteAPIDownloadHandler"
+H2 = "scrapy.core.downloader.handlers.http2.H2DownloadHandler"
+CANNOT = "which crawlfw cannot host (it has no Twisted download handlers): "
+
+
+@pytest.mark.parametrize("handlers, lines", [
+    ({"http": PLAYWRIGHT, "https": PLAYWRIGHT}, [
+        f"DOWNLOAD_HANDLERS names {PLAYWRIGHT} for http, https (scrapy-playwright: pages "
+        f"rendered in a Playwright browser), {CANNOT}it fetches http://, https:// requests "
+        "with libcurl, without a browser: JavaScript is not run and meta['playwright'] is "
+        "ignored"]),
+    ({"https": ZYTE}, [
+        f"DOWNLOAD_HANDLERS names {ZYTE} for https (scrapy-zyte-api: requests sent through "
+        f"Zyte API), {CANNOT}it fetches https:// requests with libcurl, directly, not "
+        "through Zyte API: meta['zyte_api'] and meta['zyte_api_automap'] are ignored"]),
+    ({"https": H2.replace("scrapy.", "crawlfw.", 1)}, [  # as `crawlfw port` renames it
+        "DOWNLOAD_HANDLERS names crawlfw.core.downloader.handlers.http2.H2DownloadHandler "
+        f"for https (Scrapy's HTTP/2 download handler), {CANNOT}it fetches https:// "
+        "requests with libcurl over HTTP/1.1 (crawlfw does not speak HTTP/2; servers "
+        "offering it answer HTTP/1.1 too)"]),
+    ({"http": "my.HttpHandler", "gopher": "my.HttpHandler", "ftp": None}, [
+        f"DOWNLOAD_HANDLERS names my.HttpHandler for http, gopher (a Scrapy download "
+        f"handler), {CANNOT}it fetches http:// requests with libcurl, as every scheme; "
+        "gopher:// requests are refused (crawlfw has no downloader for that scheme)"]),
+    ({"http": PLAYWRIGHT, "https": H2}, [
+        f"DOWNLOAD_HANDLERS names {PLAYWRIGHT} for http (scrapy-playwright: pages "
+        f"rendered in a Playwright browser), {CANNOT}it fetches http:// requests with "
+        "libcurl, without a browser: JavaScript is not run and meta['playwright'] is "
+        "ignored",
+        f"DOWNLOAD_HANDLERS names {H2} for https (Scrapy's HTTP/2 download handler), "
+        f"{CANNOT}it fetches https:// requests with libcurl over HTTP/1.1 (crawlfw does "
+        "not speak HTTP/2; servers offering it answer HTTP/1.1 too)"]),
+])
+def test_each_download_handler_named_gets_one_line(caplog, handlers, lines):
+    caplog.set_level(logging.WARNING)
+    settings = Settings({"DOWNLOAD_HANDLERS": handlers})
+    assert warn_settings_without_effect(settings) == ["DOWNLOAD_HANDLERS"]
+    assert warn_settings_without_effect(settings) == []  # once per handler and process
+    assert [r.getMessage() for r in caplog.records] == lines
+    assert all(r.levelname == "WARNING" for r in caplog.records)
+
+
+def test_a_plugin_download_handler_does_not_stop_the_crawl(tmp_path, caplog):
+    (tmp_path / "index.html").write_text("<html></html>")
+    server = StaticSiteServer(tmp_path).start()
+    try:
+        class S(crawlfw.Spider):
+            name = "s"
+            start_urls = [f"{server.url}/index.html"]
+            custom_settings = {"DOWNLOAD_HANDLERS": {"http": PLAYWRIGHT, "https": PLAYWRIGHT}}
+
+            def parse(self, response):
+                yield {"url": response.url}
+
+        with caplog.at_level(logging.WARNING):
+            result = run_crawl(S)
+        assert result.items == [{"url": f"{server.url}/index.html"}]
+        assert result.finish_reason == "finished"
+        assert sum(f"DOWNLOAD_HANDLERS names {PLAYWRIGHT}" in m for m in caplog.messages) == 1
+        assert "Traceback" not in caplog.text
+    finally:
+        server.stop()
 
 
 def test_disabling_a_scheme_is_not_a_warning():

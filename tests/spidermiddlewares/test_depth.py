@@ -149,3 +149,34 @@ def test_output_same_as_scrapy_1_2_rule(setup, settings):
 def test_one_path_per_rule():
     # the rule lives in one place: no per-request method beside the inline loop
     assert not hasattr(DepthMiddleware, "_filter")
+
+
+# -- Scrapy 2.13's per-request hooks (issue 29) ----------------------------------------
+
+def test_depth_get_processed_request_and_async_output():
+    import asyncio
+
+    from crawlfw.http import Request, Response
+    from crawlfw.spidermiddlewares.depth import DepthMiddleware
+    crawler = get_crawler()
+    stats = crawler.stats
+    mw = DepthMiddleware(maxdepth=2, stats=stats, verbose_stats=True, prio=1)
+    response = Response("http://e.com/", request=Request("http://e.com/"))
+    response.meta["depth"] = 1
+    ok = mw.get_processed_request(Request("http://e.com/a"), response)
+    assert ok.meta["depth"] == 2 and ok.priority == -2
+    start = Request("http://e.com/s")
+    assert mw.get_processed_request(start, None) is start and "depth" not in start.meta
+    response.meta["depth"] = 2
+    assert mw.get_processed_request(Request("http://e.com/deep"), response) is None
+    assert stats.get_value("request_depth_max") == 2
+
+    async def run():
+        async def result():
+            for item in (Request("http://e.com/b"), {"x": 1}):
+                yield item
+        first = Response("http://e.com/first", request=Request("http://e.com/first"))
+        return first, [o async for o in mw.process_spider_output_async(first, result())]
+    first, out = asyncio.run(run())
+    assert first.meta["depth"] == 0 and out[0].meta["depth"] == 1 and out[1] == {"x": 1}
+    close_crawler(crawler)

@@ -247,3 +247,138 @@ def test_headers_setdefault_bytes(encoding):
     expected = Headers({"X-A": "1"}, encoding=encoding)
     expected["Referer"] = "caf\u00e9"
     assert dict(h) == dict(expected) and h.getlist("referer") == [expected["Referer"]]
+
+
+# -- Scrapy 2's referer API (issue 29); values are Scrapy 2.19's ----------------------
+
+def test_policy_constants():
+    from crawlfw.spidermiddlewares import referer
+
+    names = sorted(getattr(referer, n) for n in dir(referer) if n.startswith("POLICY_"))
+    assert names == ["no-referrer", "no-referrer-when-downgrade", "origin",
+                     "origin-when-cross-origin", "same-origin", "scrapy-default",
+                     "strict-origin", "strict-origin-when-cross-origin", "unsafe-url"]
+    assert all(referer._policy_class(n) is not None for n in names)
+
+
+@pytest.mark.parametrize("url, stripped, origin", [
+    ("https://u:p@a.example:443/x?q#f", "https://a.example/x?q", "https://a.example/"),
+    ("http://a.example:8080/p", "http://a.example:8080/p", "http://a.example:8080/"),
+    ("", None, None),
+])
+def test_strip_url(url, stripped, origin):
+    from crawlfw.spidermiddlewares.referer import NoReferrerWhenDowngradePolicy
+
+    policy = NoReferrerWhenDowngradePolicy()
+    assert policy.strip_url(url) == stripped
+    assert policy.strip_url(url, origin_only=True) == origin
+
+
+def test_noreferrer_schemes():
+    from crawlfw.spidermiddlewares.referer import DefaultReferrerPolicy, ReferrerPolicy
+
+    assert {"about", "blob", "data", "filesystem"} <= set(ReferrerPolicy.NOREFERRER_SCHEMES)
+    assert {"file", "s3"} <= set(DefaultReferrerPolicy.NOREFERRER_SCHEMES)
+
+
+def test_get_processed_request_and_policy():
+    from crawlfw.settings import Settings
+    from crawlfw.spidermiddlewares.referer import UnsafeUrlPolicy
+
+    mw = RefererMiddleware(Settings({"REFERRER_POLICY": "origin"}))
+    response = Response("https://a.example/page?x=1")
+    request = Request("https://b.example/y")
+    assert mw.get_processed_request(request, response) is request
+    assert request.headers[b"Referer"] == b"https://a.example/"
+    same = Request("https://b.example/y", meta={"referrer_policy": "same-origin"})
+    assert b"Referer" not in mw.get_processed_request(same, response).headers
+    assert mw.get_processed_request(same, None) is same
+    unsafe = Request("http://x/", meta={"referrer_policy": "unsafe-url"})
+    assert isinstance(mw.policy(response, unsafe), UnsafeUrlPolicy)
+    assert isinstance(mw.policy(resp_or_url="https://a.example/", request=unsafe), UnsafeUrlPolicy)
+    with pytest.raises(TypeError, match="request"):
+        mw.policy(response)
+
+
+def _redirect(settings, request_kwargs, response_headers=None):
+    from crawlfw.downloadermiddlewares.redirect import RedirectMiddleware
+
+    crawler = get_crawler(settings)
+    try:
+        mw = RedirectMiddleware.from_crawler(crawler)
+        request = Request("https://a.example/start", **request_kwargs)
+        headers = {"Location": "https://c.example/target", **(response_headers or {})}
+        response = Response("https://a.example/start", status=302, headers=headers,
+                            request=request)
+        return mw.process_response(request, response, None)
+    finally:
+        close_crawler(crawler)
+
+
+def test_redirect_keeps_the_referer_under_the_legacy_policy():
+    redirected = _redirect({}, {"headers": {"Referer": "https://src.example/list"}})
+    assert redirected.headers[b"Referer"] == b"https://src.example/list"  # Scrapy 1.2
+
+
+def test_redirect_sets_the_referer_under_a_scrapy2_policy():
+    # Scrapy 2.19: removed, then set by the RefererMiddleware from the 3xx response
+    redirected = _redirect({"REFERRER_POLICY": "origin"},
+                           {"headers": {"Referer": "https://src.example/list"}})
+    assert redirected.headers[b"Referer"] == b"https://a.example/"
+    redirected = _redirect({}, {"headers": {"Referer": "https://src.example/list"},
+                                "meta": {"referrer_policy": "no-referrer"}})
+    assert b"Referer" not in redirected.headers
+
+
+def test_handle_referer_can_be_overridden():
+    from crawlfw.downloadermiddlewares.redirect import RedirectMiddleware
+
+    class Mine(RedirectMiddleware):
+        def handle_referer(self, request, response):
+            request.headers[b"Referer"] = b"custom " + response.url.encode()
+
+    crawler = get_crawler()
+    try:
+        mw = Mine.from_crawler(crawler)
+        request = Request("https://a.example/start")
+        response = Response("https://a.example/start", status=301,
+                            headers={"Location": "/next"}, request=request)
+        assert mw.process_response(request, response, None).headers[b"Referer"] == (
+            b"custom https://a.example/start")
+    finally:
+        close_crawler(crawler)
+
+
+def test_urllength_get_processed_request(caplog):
+    crawler = get_crawler({"URLLENGTH_LIMIT": 20})
+    try:
+        mw = UrlLengthMiddleware.from_crawler(crawler)
+        short = Request("http://e.com/a")
+        assert mw.get_processed_request(short, None) is short
+        with caplog.at_level(logging.DEBUG):
+            assert mw.get_processed_request(Request("http://e.com/" + "x" * 30), None) is None
+        assert "Ignoring link (url length > 20)" in caplog.text
+        assert crawler.stats.get_value("urllength/request_ignored_count") == 1
+    finally:
+        close_crawler(crawler)
+
+
+def test_metacopy_warns_once(caplog):
+    from crawlfw.spidermiddlewares.metacopy import MetaCopyDetectionMiddleware
+
+    crawler = get_crawler({"META_COPY_WARN_SKIP_KEYS": ["download_latency"]})
+    try:
+        open_spider(crawler)
+        mw = MetaCopyDetectionMiddleware.from_crawler(crawler)
+        response = Response("http://e.com/", request=Request("http://e.com/"))
+        skipped = Request("http://e.com/1", meta={"download_latency": 0.1, "depth": 1})
+        copied = Request("http://e.com/2", meta={"redirect_times": 1, "retry_times": 2})
+        items = list(mw.process_spider_output(response, [skipped, copied, copied, {"a": 1}]))
+        assert items == [skipped, copied, copied, {"a": 1}]
+        warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+        assert len(warnings) == 1
+        assert "internal meta keys" in warnings[0].getMessage()
+        assert "['redirect_times', 'retry_times']" in warnings[0].getMessage()
+        assert mw.get_processed_request(copied, None) is copied  # start requests: no check
+    finally:
+        close_crawler(crawler)

@@ -14,6 +14,7 @@ from crawlfw.spiders._async import (
     run_coroutine,
     thread_loop,
 )
+from crawlfw.spiders._start import start_output
 from crawlfw.utils.spider import iterate_spider_output
 from tests.support.crawl import run_crawl
 from tests.support.servers import StaticSiteServer
@@ -201,7 +202,7 @@ def test_default_start_yields_start_urls_and_overridden_start_requests():
                 yield request
             yield Request("http://example.com/extra")
 
-        def start_requests(self):  # Scrapy < 2.13 uses this one: so does crawlfw
+        def start_requests(self):  # for Scrapy < 2.13, and for code calling it
             yield Request("http://example.com/old")
 
     async def collect(spider):
@@ -210,6 +211,10 @@ def test_default_start_yields_start_urls_and_overridden_start_requests():
     assert run_coroutine(collect(Plain())) == ["http://example.com/a"]
     assert run_coroutine(collect(Custom())) == ["http://example.com/custom"]
     assert [r.url for r in Both().start_requests()] == ["http://example.com/old"]
+    # the crawl iterates start() (Scrapy 2.13's entry point), whose super().start() is
+    # the default: it iterates the start_requests() above (Scrapy 2.13 to 2.15's rule)
+    assert [r.url for r in start_output(Both())] == ["http://example.com/old",
+                                                       "http://example.com/extra"]
 
 
 @pytest.fixture

@@ -267,3 +267,32 @@ def test_debug_wanted_without_last_resort(monkeypatch):
     child, _ = _isolated("dwlr", [])
     monkeypatch.setattr(logging, "lastResort", None)
     assert _debug_wanted(child) is True  # logging would warn "No handlers could be found"
+
+
+@pytest.mark.parametrize("settings, shown", [
+    ({}, True),  # the stderr handler at DEBUG
+    ({"LOG_LEVEL": "ERROR"}, True),
+    ({"LOG_LEVEL": "CRITICAL"}, False),  # -L CRITICAL
+    ({"LOG_ENABLED": False}, False),  # --nolog
+    ({"LOG_FILE": "{tmp}/crawl.log"}, False),
+])
+def test_shown_on_stderr(restore_logging, tmp_path, monkeypatch, settings, shown):
+    # the handler writes to the sys.stderr of when it was made: pytest's capture here
+    settings = {k: v.format(tmp=tmp_path) if isinstance(v, str) else v
+                for k, v in settings.items()}
+    configure_logging(Settings(settings))
+    assert logmod.shown_on_stderr(logging.ERROR, "crawlfw.commands.crawl") is shown
+    assert logmod.shown_on_stderr(logging.CRITICAL) is (shown or "LOG_LEVEL" in settings)
+
+
+def test_shown_on_stderr_without_handlers(restore_logging):
+    # nothing configured: logging.lastResort writes WARNING and above to stderr
+    handlers = list(logging.root.handlers)
+    for handler in handlers:
+        logging.root.removeHandler(handler)
+    try:
+        assert logmod.shown_on_stderr(logging.ERROR)
+        assert not logmod.shown_on_stderr(logging.INFO)
+    finally:
+        for handler in handlers:
+            logging.root.addHandler(handler)

@@ -237,3 +237,36 @@ def test_real_robots_files_agree_with_protego(sites_dir):
         assert ours == list(Protego.parse(text.lstrip("\ufeff")).sitemaps), path.parent.name
         with_sitemaps += bool(ours)
     assert with_sitemaps == 98
+
+
+# --- streaming (Scrapy 2's Sitemap.xmliter) ----------------------------------------------
+
+
+def test_xmliter_is_the_stream_and_entries_are_freed_once_read():
+    xml = ("<urlset>" + "".join(f"<url><loc>http://a/{i}</loc></url>" for i in range(50))
+           + "</urlset>").encode()
+    s = Sitemap(xml)
+    assert iter(s.xmliter) is s.xmliter
+    children_seen = []
+    for entry in s:
+        children_seen.append(len(s._root))
+        assert entry["loc"].startswith("http://a/")
+    assert len(children_seen) == 50
+    # the iteration took the stream: a second one yields nothing (as in Scrapy 2)
+    assert list(s) == []
+    assert next(s.xmliter, None) is None
+    # the entries before the current one were dropped (lxml parsed this small document
+    # ahead: the root held the current entry and the ones after it)
+    assert children_seen == list(range(50, 0, -1))
+
+
+def test_xmliter_yields_start_and_end_events():
+    s = Sitemap(b"<urlset><url><loc>http://a/</loc></url></urlset>")
+    events = [(event, el.tag) for event, el in s.xmliter]
+    assert events == [("start", "url"), ("start", "loc"), ("end", "loc"), ("end", "url"),
+                      ("end", "urlset")]
+
+
+def test_a_document_that_breaks_off_keeps_the_entries_read():
+    xml = b"<urlset><url><loc>http://a/1</loc></url><url><loc>http://a/2</loc></url><url><lo"
+    assert [d["loc"] for d in Sitemap(xml)] == ["http://a/1", "http://a/2"]

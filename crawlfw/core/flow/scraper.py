@@ -55,9 +55,11 @@ from crawlfw.core.flow.spidermw import SpiderMiddlewareManager
 from crawlfw.exceptions import CloseSpider, DownloadError, IgnoreRequest
 from crawlfw.http import Request, Response
 from crawlfw.item import ITEM_TYPES
+from crawlfw.logformatter import format_event
 from crawlfw.spiders._async import SuspendableRun, anext_step, run_coroutine
+from crawlfw.spiders._start import start_output
 from crawlfw.utils.failure import Failure
-from crawlfw.utils.log import failure_to_exc_info
+from crawlfw.utils.log import failure_to_exc_info, logformatter_adapter
 from crawlfw.utils.misc import arg_to_iter
 
 if TYPE_CHECKING:
@@ -201,34 +203,54 @@ class Scraper:
     # --- start requests -----------------------------------------------------------------
 
     def open_start_requests(self) -> None:
-        """Call ``spider.start_requests()`` through the middlewares'
-        ``process_start_requests`` and skip the first ``start_skip`` outputs. Call it on
-        the thread that will pull them. An exception is logged ("Error while obtaining
-        start requests", with its traceback) and ends the start requests; none is raised.
+        """Open the spider's start output (``spider.start()``, Scrapy 2.13's entry point,
+        whose default iterates ``start_requests()``: :mod:`crawlfw.spiders._start`)
+        through the middlewares' ``process_start_requests``/``process_start`` and skip
+        the first ``start_skip`` outputs. Call it on the thread that will pull them.
+        An exception is reported (:meth:`_start_failed`) and ends the start requests;
+        none is raised.
         """
         if self.start_exhausted:
             self.start_requests = iter(())
             return
         try:
-            start = self.spider.start_requests()
+            start = start_output(self.spider)
             self.start_requests = iter(self.spidermw.process_start_requests(start, self.spider))
             for _ in range(self.start_skip):  # scheduled by an earlier run of this job
                 next(self.start_requests)
         except StopIteration:
             pass
-        except Exception:
-            logger.error("Error while obtaining start requests", exc_info=True,
-                         extra={"spider": self.spider})
+        except Exception as exc:
             self.start_requests = iter(())
-            self.start_error = True
+            self._start_failed(exc)
+
+    def _start_failed(self, exc: Exception) -> None:
+        """The start output raised ``exc``: ``CloseSpider`` closes the spider with its
+        reason (else ``cancelled``); any other error is logged as Scrapy 2.19 does
+        ("Error while reading start items and requests: <error>.", with the traceback),
+        sent as ``spider_error`` (``response`` None), counted in
+        ``spider_exceptions/count`` and ``spider_exceptions/<Type>``, and makes the
+        finish reason ``start_error``."""
+        if isinstance(exc, CloseSpider):
+            self._close_spider_sink(exc.reason or "cancelled")
+            return
+        self.start_error = True
+        logger.error("Error while reading start items and requests: %(error)s.",
+                     {"error": exc}, exc_info=True, extra={"spider": self.spider})
+        self.crawler.signals.send_catch_log(signals.spider_error, failure=Failure(exc),
+                                            response=None, spider=self.spider)
+        stats = self.crawler.stats
+        stats.inc_value("spider_exceptions/count", spider=self.spider)
+        stats.inc_value(f"spider_exceptions/{type(exc).__name__}", spider=self.spider)
 
     def pull_start_requests(self, count: int) -> tuple[list[Request], int, bool]:
         """Take up to ``count`` outputs of the start requests (opened first if
         :meth:`open_start_requests` was not called). Items among them (Scrapy 2.13) go
         to the sink at once (their count in :attr:`start_items`); any other output is
         logged ("start_requests must yield Request objects or items, got ...") and
-        dropped; an exception is logged ("Error while obtaining start requests"), ends
-        them and sets :attr:`start_error`.
+        dropped; an exception ends them (:meth:`_start_failed`: reported, and
+        :attr:`start_error` set, or the spider closed for ``CloseSpider``). Requests get
+        ``meta['is_start_request'] = True`` unless the meta already has that key.
 
         Returns:
             ``(batch, consumed, exhausted)``: the Requests (not handed to the sink: the
@@ -247,7 +269,8 @@ class Scraper:
                 request = next(start_requests)
                 consumed += 1
                 if isinstance(request, Request):
-                    request.meta["is_start_request"] = True  # first in, first out (2.13)
+                    # first in, first out (2.13); a spider may opt a request out (False)
+                    request.meta.setdefault("is_start_request", True)
                     batch.append(request)
                 elif isinstance(request, ITEM_TYPES):
                     items.append(request)
@@ -260,11 +283,9 @@ class Scraper:
                     )
         except StopIteration:
             exhausted = True
-        except Exception:
-            logger.error("Error while obtaining start requests", exc_info=True,
-                         extra={"spider": self.spider})
+        except Exception as exc:
             exhausted = True
-            self.start_error = True
+            self._start_failed(exc)
         self.start_items = len(items)
         if items:
             self._items_sink(items, None, None)
@@ -588,13 +609,17 @@ class Scraper:
         if isinstance(error, CloseSpider):
             self._close_spider_sink(error.reason or "cancelled")
             return
+        formatter = getattr(self.crawler, "logformatter", None)
         if error.__traceback__ is not None and not isinstance(error, DownloadError):
-            logger.error("Error downloading %(request)s", {"request": request},
-                         exc_info=failure_to_exc_info(error), extra={"spider": self.spider})
+            logkws = format_event(formatter, "download_error", Failure(error), request,
+                                  self.spider)
+            exc_info = failure_to_exc_info(error)
         else:
-            logger.error("Error downloading %(request)s: %(errmsg)s",
-                         {"request": request, "errmsg": str(error) or type(error).__name__},
-                         extra={"spider": self.spider})
+            logkws = format_event(formatter, "download_error", Failure(error), request,
+                                  self.spider, str(error) or type(error).__name__)
+            exc_info = None
+        logger.log(*logformatter_adapter(logkws), exc_info=exc_info,
+                   extra={"spider": self.spider})
 
     # --- checkpoints (durable frontier) -------------------------------------------------
 
@@ -622,7 +647,8 @@ class Scraper:
 def report_spider_error(crawler: CrawlerLike, exc: BaseException, request: Request,
                         response: Response | None) -> None:
     """Log "Spider error processing <request>" with the traceback of ``exc``, send
-    ``spider_error`` and count ``spider_exceptions/<Type>``.
+    ``spider_error`` and count ``spider_exceptions/count`` and
+    ``spider_exceptions/<Type>`` (Scrapy 2.19's stats).
 
     Args:
         crawler: the Crawler.
@@ -631,14 +657,12 @@ def report_spider_error(crawler: CrawlerLike, exc: BaseException, request: Reque
         response: the response it was called with (None for an errback).
     """
     spider = crawler.spider
-    referer = request.headers.get("Referer")
-    logger.error(
-        "Spider error processing %(request)s (referer: %(referer)s)",
-        {"request": request, "referer": referer.decode("latin-1") if referer else None},
-        exc_info=failure_to_exc_info(exc),
-        extra={"spider": spider},
-    )
+    logkws = format_event(getattr(crawler, "logformatter", None), "spider_error",
+                          Failure(exc, request), request, response, spider)
+    logger.log(*logformatter_adapter(logkws), exc_info=failure_to_exc_info(exc),
+               extra={"spider": spider})
     crawler.signals.send_catch_log(
         signals.spider_error, failure=Failure(exc, request), response=response, spider=spider
     )
+    crawler.stats.inc_value("spider_exceptions/count", spider=spider)
     crawler.stats.inc_value(f"spider_exceptions/{type(exc).__name__}", spider=spider)

@@ -46,6 +46,7 @@ from crawlfw.core.transport.curl_options import (
     DnsCacheBudget,
     ssl_version,
 )
+from crawlfw.core.transport.curl_peer import PROTOCOLS, ConnectionCertificates
 from crawlfw.core.transport.curl_transfer import (
     StreamSignals,
     _content_length,
@@ -251,6 +252,7 @@ class MultiDriver:
         self._wake_fd: int | None = None
         self._done: list[Result] = []
         self._closed = False
+        self._certificates = ConnectionCertificates()  # Response.certificate, per connection
         #: Set by the owner: an object with ``wanted() -> bool`` (checked once per
         #: transfer), ``headers_received(headers, body_length, request)`` and
         #: ``bytes_received(data, request)``, each returning a StopDownload to stop the
@@ -493,6 +495,7 @@ class MultiDriver:
         setopt(pycurl.FOLLOWLOCATION, 0)
         setopt(pycurl.SSL_VERIFYPEER, self._verify)
         setopt(pycurl.SSL_VERIFYHOST, self._verify_host)
+        setopt(pycurl.OPT_CERTINFO, 1)  # the chain, once per TLS connection: see curl_peer
         setopt(pycurl.PROXY_SSL_VERIFYPEER, self._verify)
         setopt(pycurl.PROXY_SSL_VERIFYHOST, self._verify_host)
         setopt(pycurl.DNS_CACHE_TIMEOUT, self._dns_cache_timeout_s)
@@ -719,6 +722,12 @@ class MultiDriver:
                 error = self._error_for(c, xfer, code, message)
             if error is None or (code == 78 and xfer.scheme == "ftp"):
                 response = self._build_response(c, xfer, code, message)
+                if ip is not None:
+                    response._ip_address = ip  # a str: Response.ip_address converts it
+                if xfer.scheme == "https":
+                    cert = self._certificates.for_transfer(c)
+                    if cert is not None:
+                        response.certificate = cert
                 error = None
                 body_len = len(response.body)
             else:
@@ -759,8 +768,10 @@ class MultiDriver:
         body = b"".join(chunks)
         url = xfer.url
         scheme = xfer.scheme
+        protocol = None  # Scrapy's ftp:, file: and data: handlers give none
         if scheme == "http" or scheme == "https":
             status = c.getinfo(pycurl.RESPONSE_CODE)
+            protocol = PROTOCOLS.get(c.getinfo(pycurl.INFO_HTTP_VERSION))
             headers = _headers_from_lines(xfer.header_lines)
         elif scheme == "ftp":
             if code == 78:  # CURLE_REMOTE_FILE_NOT_FOUND: Scrapy's FTP handler answers 404
@@ -778,6 +789,8 @@ class MultiDriver:
         # Response copies a Headers passed to its constructor)
         response = respcls(url=url, status=status, body=body, request=xfer.request)
         response.headers = headers
+        if protocol is not None:
+            response.protocol = protocol
         return response
 
 

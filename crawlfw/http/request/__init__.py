@@ -7,9 +7,16 @@ makes tens per page), so ``__init__`` does the minimum: validation, one cached
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from time import time as _time
-from typing import Any
+from typing import Any, NoReturn
+
+if sys.version_info >= (3, 11):
+    from typing import NotRequired, TypedDict
+else:  # NotRequired came in 3.11 (PEP 655); typing's TypedDict of 3.10 ignores it.
+    # typing_extensions comes with jsonschema (its `referencing` requires it below 3.13).
+    from typing_extensions import NotRequired, TypedDict
 
 from crawlfw.http.common import obsolete_setter
 from crawlfw.http.headers import Headers
@@ -19,7 +26,39 @@ from crawlfw.utils._url_fastpaths import safe_url
 from crawlfw.utils.trackref import object_ref
 from crawlfw.utils.url import escape_ajax
 
-__all__ = ["Request"]
+__all__ = ["NO_CALLBACK", "Request", "VerboseCookie"]
+
+
+def NO_CALLBACK(*args: Any, **kwargs: Any) -> NoReturn:
+    """The ``callback`` of a request whose response no spider callback should get
+    (Scrapy 2.8's ``scrapy.http.request.NO_CALLBACK``): components that make and
+    handle their own requests (``Request(url, callback=NO_CALLBACK)``) mark them with
+    it, so that middlewares can tell them from requests meant for the spider's
+    ``parse``.
+
+    Raises:
+        RuntimeError: always -- the request was handed to a spider callback after all.
+    """
+    raise RuntimeError(
+        "The NO_CALLBACK callback has been called. This is a special callback "
+        "value intended for requests whose callback is never meant to be called."
+    )
+
+
+# The functional form: its annotations are evaluated (this module's are strings, under
+# which a class-form TypedDict of 3.10/3.11 takes every key as required).
+VerboseCookie = TypedDict("VerboseCookie", {  # noqa: UP013 (see above)
+    "name": str | bytes,
+    "value": str | bytes | bool | float | int,
+    "domain": NotRequired[str | bytes],
+    "path": NotRequired[str | bytes],
+    "secure": NotRequired[bool],
+})
+VerboseCookie.__doc__ = """One cookie of a request's ``cookies`` list (Scrapy 2's
+``scrapy.http.request.VerboseCookie``): ``name`` and ``value`` (str or bytes; a value
+may also be a bool or a number), optionally ``domain`` and ``path`` (str or bytes) and
+``secure`` (bool)."""
+VerboseCookie.__module__ = __name__
 
 # (url, encoding) -> made-safe url. Link extraction yields the same navigation links on
 # every page, so most Request() calls repeat a url already seen. Plain dict operations
@@ -127,6 +166,17 @@ class Request(object_ref):
     An ``errback`` without a ``callback`` is accepted (Scrapy 2; Scrapy 1.2 refused
     it): the spider's ``parse`` is the callback.
     """
+
+    #: The names of the public attributes that are also keyword arguments of
+    #: ``__init__`` (Scrapy 2's ``Request.attributes``). :meth:`replace` carries them
+    #: over, and :meth:`to_dict` and :func:`crawlfw.utils.request.request_from_dict`
+    #: store and restore them: a subclass adding a constructor argument kept as a
+    #: public attribute of the same name appends it here
+    #: (``attributes = (*Request.attributes, "extra")``), as :class:`JsonRequest` does.
+    attributes: tuple[str, ...] = (
+        "url", "headers", "body", "cookies", "meta", "encoding", "flags", "cb_kwargs",
+        "callback", "dont_filter", "errback", "method", "priority",
+    )
 
     #: The frontier lease this request was taken under (an int id given by a ``JOBDIR``
     #: frontier when the scheduler hands the request out), else None. Not copied by
@@ -293,6 +343,19 @@ class Request(object_ref):
         request_kwargs.update(kwargs)
         return cls(**request_kwargs)
 
+    def to_curl(self) -> str:
+        """Return a cURL command line that makes this request (Scrapy 2.18's
+        ``Request.to_curl``, the inverse of :meth:`from_curl`; see
+        :func:`crawlfw.utils.request.request_to_curl`).
+
+        Returns:
+            str: ``"curl -X METHOD URL -H 'Name: value' ... --cookie '...'
+            --data-raw '...'"``, each part quoted for a POSIX shell.
+        """
+        from crawlfw.http.request._curl import request_to_curl
+
+        return request_to_curl(self)
+
     def to_dict(self, *, spider=None) -> dict:
         """Return a dict of this request that
         :func:`crawlfw.utils.request.request_from_dict` turns back into an equal request
@@ -323,6 +386,8 @@ class Request(object_ref):
 
         ``headers``, ``meta``, ``cb_kwargs`` and ``flags`` are copied (not shared);
         ``cookies`` and ``callback``/``errback`` are passed by reference, as in Scrapy.
+        The other names of a subclass's :attr:`attributes` are carried over too (to a
+        ``cls`` whose ``attributes`` have them).
 
         Args:
             cls: optional class of the new request (default: this request's class).
@@ -345,4 +410,14 @@ class Request(object_ref):
         kwargs.setdefault("flags", self.flags)
         kwargs.setdefault("cb_kwargs", self._cb_kwargs)
         cls = kwargs.pop("cls", self.__class__)
+        if self.attributes is not _BASE_ATTRIBUTES:
+            # a subclass's own attributes, carried over when the new class has them too
+            target = getattr(cls, "attributes", ())
+            for name in self.attributes:
+                if name not in _BASE_ATTRIBUTE_SET and name in target:
+                    kwargs.setdefault(name, getattr(self, name))
         return cls(*args, **kwargs)
+
+
+_BASE_ATTRIBUTES = Request.attributes
+_BASE_ATTRIBUTE_SET = frozenset(_BASE_ATTRIBUTES)

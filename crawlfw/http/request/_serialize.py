@@ -91,11 +91,24 @@ def request_to_dict(request: Any, spider: Any = None, *, compact: bool = False) 
         'flags': list(getattr(request, 'flags', None) or []),
         'cb_kwargs': dict(getattr(request, 'cb_kwargs', None) or {}),
     }
+    for name in _extra_attributes(type(request)):
+        d[name] = getattr(request, name)
     if not _is_base(type(request)):
         d['_class'] = f'{type(request).__module__}.{type(request).__name__}'
     if compact:
         return {k: v for k, v in d.items() if k not in _DEFAULTS or v != _DEFAULTS[k]}
     return d
+
+
+#: The names of ``Request.attributes`` (those the dict above stores under its own keys).
+_BASE_ATTRIBUTES = frozenset(_DEFAULTS) - {'_encoding'} | {'url', 'encoding'}
+
+
+def _extra_attributes(cls) -> list[str]:
+    """The names a Request subclass adds to ``Request.attributes`` (its constructor
+    arguments kept as attributes, e.g. JsonRequest's ``dumps_kwargs``), stored in the
+    dict under their own names."""
+    return [name for name in getattr(cls, 'attributes', ()) if name not in _BASE_ATTRIBUTES]
 
 
 def _is_plain(request) -> bool:

@@ -51,6 +51,12 @@ class FormRequest(Request):
             to the URL's query string instead.
     """
 
+    #: The form methods :meth:`from_response` keeps (upper case); a form of any other
+    #: ``method`` (``PUT``, ``dialog``) is submitted with GET, as a browser does for an
+    #: invalid value (HTML, the method attribute's "invalid value default"). Scrapy 2's
+    #: ``FormRequest.valid_form_methods``; a subclass may extend it.
+    valid_form_methods: list[str] = ["GET", "POST"]
+
     def __init__(self, *args, formdata=None, **kwargs):
         if formdata and kwargs.get("method") is None:
             kwargs["method"] = "POST"
@@ -105,6 +111,9 @@ class FormRequest(Request):
             formcss: CSS selector of the form or of a node inside it.
             **kwargs: :class:`Request` arguments; ``url`` and ``method`` override the
                 form's ``action``/``method``; ``encoding`` defaults to the response's.
+                A form whose method is not in :attr:`valid_form_methods` is submitted
+                with GET; a ``method`` given here is used as it is (as in Scrapy 1.2;
+                Scrapy >= 1.7 turns one not in the list into GET too).
 
         Returns:
             A new request of class ``cls``.
@@ -129,7 +138,11 @@ class FormRequest(Request):
         form = _get_form(response, formname, formid, formnumber, formxpath)
         formdata = _get_inputs(form, formdata, dont_click, clickdata)
         url = _get_form_url(form, kwargs.pop("url", None))
-        method = kwargs.pop("method", form.method)
+        method = kwargs.pop("method", None)
+        if method is None:
+            method = form.method.upper()
+            if method not in cls.valid_form_methods:
+                method = "GET"
         return cls(url=url, method=method, formdata=formdata, **kwargs)
 
 

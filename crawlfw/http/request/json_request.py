@@ -28,6 +28,9 @@ class JsonRequest(Request):
     :meth:`replace` also takes ``data``.
     """
 
+    #: :attr:`Request.attributes` and ``dumps_kwargs`` (Scrapy 2's).
+    attributes: tuple[str, ...] = (*Request.attributes, "dumps_kwargs")
+
     def __init__(self, *args, dumps_kwargs: dict | None = None, **kwargs):
         dumps_kwargs = copy.deepcopy(dumps_kwargs) if dumps_kwargs is not None else {}
         dumps_kwargs.setdefault("sort_keys", True)
@@ -47,8 +50,6 @@ class JsonRequest(Request):
         """As :meth:`Request.replace`, also taking ``data`` (a new JSON body) and
         ``dumps_kwargs``."""
         self._body_from_data(kwargs)
-        if issubclass(kwargs.get("cls", type(self)), JsonRequest):
-            kwargs.setdefault("dumps_kwargs", self._dumps_kwargs)
         return super().replace(*args, **kwargs)
 
     def _body_from_data(self, kwargs: dict) -> bool:

@@ -98,6 +98,9 @@ class TextResponse(Response):
 
     _DEFAULT_ENCODING = "ascii"
 
+    #: :attr:`Response.attributes` and ``encoding`` (Scrapy 2's).
+    attributes: tuple[str, ...] = (*Response.attributes, "encoding")
+
     def __init__(self, *args, encoding: str | None = None, **kwargs):
         self._encoding = encoding
         self._cached_encoding = None
@@ -320,8 +323,8 @@ class TextResponse(Response):
         priority: int = 0,
         dont_filter: bool = False,
         errback: Callable | None = None,
-        flags: list | None = None,
         cb_kwargs: dict | None = None,
+        flags: list | None = None,
     ) -> Request:
         """Return a :class:`Request` for ``url`` resolved against this page's base URL.
 
@@ -380,8 +383,8 @@ class TextResponse(Response):
         priority: int = 0,
         dont_filter: bool = False,
         errback: Callable | None = None,
-        flags: list | None = None,
         cb_kwargs: dict | None = None,
+        flags: list | None = None,
         css: str | None = None,
         xpath: str | None = None,
     ):

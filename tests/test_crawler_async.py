@@ -1,0 +1,146 @@
+"""Scrapy 2's runner classes on crawlfw's actors: ``CrawlerProcessBase``,
+``AsyncCrawlerRunner`` (crawl() returns an asyncio Task; stop() and join() are
+coroutines) and ``AsyncCrawlerProcess`` (start() runs its loop until the crawls end),
+against a real local HTTP server."""
+
+import asyncio
+import inspect
+
+import pytest
+
+import crawlfw
+from crawlfw import signals
+from crawlfw.crawler import (
+    AsyncCrawlerProcess,
+    AsyncCrawlerRunner,
+    CrawlerProcess,
+    CrawlerProcessBase,
+    CrawlerRunner,
+)
+from crawlfw.exceptions import CrawlStartError
+from tests.support.servers import StaticSiteServer
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def site(tmp_path):
+    for n in (1, 2):
+        (tmp_path / f"{n}.html").write_text(f"<html><title>page {n}</title></html>")
+    server = StaticSiteServer(tmp_path).start()
+    yield server
+    server.stop()
+
+
+def _spider(url):
+    class Pages(crawlfw.Spider):
+        name = "pages"
+        start_urls = [f"{url}/1.html", f"{url}/2.html"]
+
+        def parse(self, response):
+            yield {"title": response.css("title::text").get()}
+
+    return Pages
+
+
+def _collect(crawler, items):
+    crawler.signals.connect(lambda item: items.append(item["title"]), signals.item_scraped,
+                            weak=False)
+    return crawler
+
+
+def test_class_tree_and_signatures_are_scrapy_2_19s():
+    assert issubclass(CrawlerProcess, CrawlerProcessBase)
+    assert issubclass(AsyncCrawlerProcess, CrawlerProcessBase)
+    assert issubclass(AsyncCrawlerProcess, AsyncCrawlerRunner)
+    assert issubclass(AsyncCrawlerRunner, CrawlerRunner)
+    # Scrapy 2.19: start(self, stop_after_crawl=True, install_signal_handlers=True)
+    assert list(inspect.signature(CrawlerProcessBase.start).parameters) == [
+        "self", "stop_after_crawl", "install_signal_handlers"]
+    assert inspect.signature(AsyncCrawlerProcess).parameters[
+        "install_root_handler"].default is None
+    assert inspect.iscoroutinefunction(AsyncCrawlerRunner.stop)
+    assert inspect.iscoroutinefunction(AsyncCrawlerRunner.join)
+
+
+def test_async_crawler_runner_inside_a_running_loop(site):
+    items = []
+
+    async def main():
+        runner = AsyncCrawlerRunner({"LOG_LEVEL": "INFO"})
+        try:
+            crawler = _collect(runner.create_crawler(_spider(site.url)), items)
+            task = runner.crawl(crawler)
+            assert isinstance(task, asyncio.Task)
+            await runner.join()
+            assert task.done() and task.exception() is None
+            return crawler, runner.bootstrap_failed
+        finally:
+            runner.shutdown()
+
+    crawler, failed = asyncio.run(main())
+    assert sorted(items) == ["page 1", "page 2"]
+    assert crawler.finish_reason == "finished"
+    assert failed is False
+
+
+def test_async_crawler_runner_stop_closes_the_crawl(site):
+    class Endless(crawlfw.Spider):
+        name = "endless"
+
+        async def start(self):
+            n = 0
+            while True:
+                n += 1
+                yield crawlfw.Request(f"{site.url}/1.html?n={n}")
+
+        def parse(self, response):
+            pass
+
+    async def main():
+        runner = AsyncCrawlerRunner({"LOG_LEVEL": "INFO", "DOWNLOAD_DELAY": 0.2})
+        try:
+            crawler = runner.create_crawler(Endless)
+            task = runner.crawl(crawler)
+            await asyncio.sleep(0.5)
+            await asyncio.wait_for(runner.stop(), 30)
+            assert task.done()
+            return crawler
+        finally:
+            runner.shutdown()
+
+    assert asyncio.run(main()).finish_reason == "shutdown"
+
+
+def test_a_crawl_that_cannot_start_fails_its_task_and_sets_bootstrap_failed(tmp_path):
+    class S(crawlfw.Spider):
+        name = "s"
+        custom_settings = {"FEEDS": {str(tmp_path / "missing" / "dir" / "x.json"): {
+            "format": "nosuchformat"}}}
+
+    async def main():
+        runner = AsyncCrawlerRunner({"LOG_LEVEL": "INFO"})
+        try:
+            task = runner.crawl(S)
+            with pytest.raises(Exception) as excinfo:
+                await task
+            return runner.bootstrap_failed, excinfo.value
+        finally:
+            runner.shutdown()
+
+    failed, error = asyncio.run(main())
+    assert failed is True
+    assert isinstance(error, (CrawlStartError, ValueError))
+
+
+def test_async_crawler_process_start_runs_until_the_crawls_end(site):
+    items = []
+    process = AsyncCrawlerProcess({"LOG_LEVEL": "INFO"})
+    crawler = _collect(process.create_crawler(_spider(site.url)), items)
+    task = process.crawl(crawler)
+    assert isinstance(task, asyncio.Task)
+    process.start()
+    assert task.done() and task.exception() is None
+    assert sorted(items) == ["page 1", "page 2"]
+    assert process.bootstrap_failed is False
+    assert crawler.finish_reason == "finished"
