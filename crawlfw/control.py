@@ -102,11 +102,14 @@ def _tracked(crawler) -> tuple:
 
 
 def _uptime_s(crawler) -> float:
-    """Seconds since the crawl started (``start_time`` stat, naive UTC, when CoreStats
-    set it; else since this module first saw the crawl)."""
+    """Seconds since the crawl started (``start_time`` stat, timezone-aware UTC when
+    CoreStats set it, naive UTC from older code; else since this module first saw the
+    crawl)."""
     start = crawler.stats.get_value("start_time")
     if isinstance(start, datetime.datetime):
-        now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+        now = datetime.datetime.now(datetime.timezone.utc)
+        if start.tzinfo is None:
+            now = now.replace(tzinfo=None)
         return max(0.0, (now - start).total_seconds())
     return max(0.0, time.time() - _tracked(crawler)[1])
 
@@ -135,8 +138,8 @@ def _errors(stats: dict) -> dict:
     for key, value in stats.items():
         if key.startswith("downloader/exception_type_count/"):
             name = key.rsplit("/", 1)[1].rsplit(".", 1)[-1]
-        elif key.startswith("spider_exceptions/"):
-            name = key.split("/", 1)[1]
+        elif key.startswith("spider_exceptions/") and key != "spider_exceptions/count":
+            name = key.split("/", 1)[1]  # (the /count key is their total)
         elif key.startswith("httperror/response_ignored_status_count/"):
             name = "HTTP " + key.rsplit("/", 1)[1]
         else:

@@ -37,18 +37,17 @@ from __future__ import annotations
 
 import codecs
 import csv
-import functools
 import io
 import marshal
 import pickle
 import pprint
-import re
 import warnings
 from collections.abc import Mapping
 from typing import Any
 
 from crawlfw.exceptions import CrawlfwDeprecationWarning
 from crawlfw.item import AnyItem
+from crawlfw.utils._xml import xml_encoding_name, xml_name_re
 from crawlfw.utils.python import is_listlike, to_bytes, to_unicode
 from crawlfw.utils.serialize import CrawlfwJSONEncoder
 
@@ -96,25 +95,6 @@ _CSV_WRITER_OPTIONS = frozenset(
     }
 )
 
-# XML 1.0 (Fifth Edition) §2.3 "Name" production, restricted to the characters an
-# element name may start/continue with (colons excluded: no namespaces here). Compiled
-# by the first XmlItemExporter (_xml_name_re): its character classes take several
-# milliseconds to compile, which every crawl would otherwise pay at start-up.
-_XML_NAME = (
-    r"[A-Za-z_\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u02FF\u0370-\u037D\u037F-\u1FFF"
-    r"\u200C-\u200D\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF\uFDF0-\uFFFD]"
-    r"[-.0-9A-Za-z_\u00B7\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u037D\u037F-\u1FFF"
-    r"\u200C-\u200D\u203F-\u2040\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF"
-    r"\uFDF0-\uFFFD]*\Z"
-)
-
-
-@functools.cache
-def _xml_name_re() -> re.Pattern:
-    """The compiled :data:`_XML_NAME` (once per process)."""
-    return re.compile(_XML_NAME)
-
-
 def _declared_fields(item) -> Mapping | None:
     """Return an Item's ``fields`` mapping (name -> Field), or None for plain mappings."""
     fields = getattr(type(item), "fields", None)
@@ -159,26 +139,6 @@ def _non_closing(file):
     buffer.writable = lambda: True
     buffer.write = file.write
     return buffer
-
-
-def _xml_encoding_name(encoding):
-    """Return the name to declare for ``encoding`` in ``<?xml ... encoding="..."?>``.
-
-    XML 1.0 §4.3.3 asks for IANA charset names; Python aliases such as ``latin-1`` are
-    not understood by every parser (libxml2 rejects it), so the common ones are mapped
-    (``ISO-8859-n``, ``windows-125n``, ``US-ASCII``). Others are declared as given.
-    """
-    try:
-        name = codecs.lookup(encoding).name
-    except LookupError:
-        return encoding
-    if name.startswith("iso8859-"):
-        return "ISO-8859-" + name[len("iso8859-"):]
-    if re.fullmatch(r"cp125[0-8]", name):
-        return "windows-" + name[2:]
-    if name == "ascii":
-        return "US-ASCII"
-    return encoding
 
 
 def _text_encoder(encoding):
@@ -469,8 +429,9 @@ class JsonItemExporter(_JsonExporterMixin, BaseItemExporter):
         self.file.write(self._to_bytes("["))
 
     def finish_exporting(self):
-        """Write a newline and the closing ``]`` (just ``]`` with no item: ``[]``)."""
-        self.file.write(self._to_bytes("]" if self.first_item else "\n]"))
+        """Write a newline and the closing ``]``; with no item, ``[\\n\\n]`` (Scrapy
+        1.2's empty document, and Scrapy 2.19's empty feed)."""
+        self.file.write(self._to_bytes("\n\n]" if self.first_item else "\n]"))
 
     def resume_exporting(self, items: int, fields=None):
         """Continue the array: the next item is preceded by ``,`` when ``items`` > 0."""
@@ -496,10 +457,17 @@ class XmlItemExporter(BaseItemExporter):
     recursively (Scrapy 1.2 layout). Fields to export that the item lacks are written
     empty. Characters the encoding cannot represent are written as character references.
 
+    ``indent`` (Scrapy 2) lays the document out as Scrapy 2.19's exporter does: None
+    (the default, Scrapy 1.2's layout) writes no whitespace; 0 puts the root's start tag,
+    each item and the root's end tag on lines of their own (what Scrapy 2's feeds write,
+    ``FEED_EXPORT_INDENT = 0``: an empty feed is ``<items>\n</items>``); N > 0 also
+    puts every field on a line of its own, indented N spaces per level.
+
     Args:
         file: binary file object.
         item_element (str): element name of each item, default ``'item'``.
         root_element (str): element name of the document root, default ``'items'``.
+        indent (int | None): see above.
         **kwargs: the common options (see :class:`BaseItemExporter`); the encoding
             defaults to UTF-8 and is declared in the XML declaration.
 
@@ -512,12 +480,13 @@ class XmlItemExporter(BaseItemExporter):
     def __init__(self, file, **kwargs):
         self.item_element = kwargs.pop("item_element", "item")
         self.root_element = kwargs.pop("root_element", "items")
+        self.indent = kwargs.pop("indent", None)
         super().__init__(**kwargs)
         if not self.encoding:
             self.encoding = "utf-8"
         from xml.sax.saxutils import XMLGenerator  # on first use: only XML feeds need it
 
-        self.xg = XMLGenerator(file, encoding=_xml_encoding_name(self.encoding))
+        self.xg = XMLGenerator(file, encoding=xml_encoding_name(self.encoding))
         self._valid_names = set()
         self._check_name(self.item_element)
         self._check_name(self.root_element)
@@ -525,39 +494,59 @@ class XmlItemExporter(BaseItemExporter):
     def _check_name(self, name):
         if name in self._valid_names:
             return
-        if not isinstance(name, str) or not _xml_name_re().match(name):
+        if not isinstance(name, str) or not xml_name_re().match(name):
             raise ValueError(
                 f"{name!r} is not a valid XML element name (XML 1.0 section 2.3): "
                 f"rename the field or give it another name with fields_to_export"
             )
         self._valid_names.add(name)
 
+    def _newline(self, after_item=False):
+        """A line break where the ``indent`` layout has one (after the root's start tag
+        and each item from 0 up, after every element with N > 0)."""
+        if self.indent is not None and (self.indent > 0 or after_item):
+            self.xg.characters("\n")
+
+    def _indent(self, depth):
+        if self.indent:
+            self.xg.characters(" " * (self.indent * depth))
+
     def start_exporting(self):
         """Write the XML declaration and the root start tag."""
         self.xg.startDocument()
         self.xg.startElement(self.root_element, {})
+        self._newline(after_item=True)
 
     def export_item(self, item):
         """Write one ``<item>`` element with one child element per field."""
+        self._indent(1)
         self.xg.startElement(self.item_element, {})
+        self._newline()
         for name, value in self._get_serialized_fields(item, default_value=""):
-            self._export_xml_field(name, value)
+            self._export_xml_field(name, value, 2)
+        self._indent(1)
         self.xg.endElement(self.item_element)
+        self._newline(after_item=True)
 
     def finish_exporting(self):
         """Write the root end tag and flush."""
         self.xg.endElement(self.root_element)
         self.xg.endDocument()
 
-    def _export_xml_field(self, name, serialized_value):
+    def _export_xml_field(self, name, serialized_value, depth=2):
         self._check_name(name)
+        self._indent(depth)
         self.xg.startElement(name, {})
         if hasattr(serialized_value, "items"):
+            self._newline()
             for subname, value in serialized_value.items():
-                self._export_xml_field(subname, value)
+                self._export_xml_field(subname, value, depth + 1)
+            self._indent(depth)
         elif is_listlike(serialized_value):
+            self._newline()
             for value in serialized_value:
-                self._export_xml_field("value", value)
+                self._export_xml_field("value", value, depth + 1)
+            self._indent(depth)
         elif isinstance(serialized_value, str):
             self.xg.characters(serialized_value)
         elif isinstance(serialized_value, bytes):
@@ -565,6 +554,7 @@ class XmlItemExporter(BaseItemExporter):
         else:
             self.xg.characters(str(serialized_value))
         self.xg.endElement(name)
+        self._newline()
 
 
 class CsvItemExporter(BaseItemExporter):

@@ -414,7 +414,7 @@ def test_no_endpoint_with_control_endpoint_off(live, runtime):
     ({"response_received_count": 3}, {}),
     ({"downloader/exception_type_count/crawlfw.exceptions.DNSLookupError": 2,
       "downloader/exception_type_count/crawlfw.exceptions.ConnectionRefusedError": 1,
-      "spider_exceptions/ValueError": 4,
+      "spider_exceptions/ValueError": 4, "spider_exceptions/count": 4,
       "httperror/response_ignored_status_count/404": 5,
       "httperror/response_ignored_count": 5},
      {"DNSLookupError": 2, "ConnectionRefusedError": 1, "ValueError": 4, "HTTP 404": 5}),

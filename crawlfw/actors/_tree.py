@@ -284,6 +284,39 @@ def _user_actor_classes(settings):
     return classes
 
 
+#: The settings naming the components the children build as they start (each with its
+#: ``_BASE``, as their managers read them).
+_COMPONENT_SETTINGS = ("DOWNLOADER_MIDDLEWARES", "SPIDER_MIDDLEWARES", "ITEM_PIPELINES")
+
+
+def check_components(settings) -> None:
+    """Import every downloader middleware, spider middleware and item pipeline the
+    settings enable, before anything of the crawl is opened: one that cannot be
+    imported (its module, or a module it imports, is missing) refuses the start in one
+    line, and no feed file is touched. (What a component's constructor raises is met
+    as the children start; the feeds opened by then are discarded.)
+
+    Raises:
+        CrawlStartError: ``"<SETTING>: cannot load '<path>': <ExcType>: <message>"``, or
+            the setting's orders are not numbers.
+    """
+    from crawlfw.utils.conf import build_component_list
+
+    for name in _COMPONENT_SETTINGS:
+        try:
+            paths = build_component_list(settings.getwithbase(name))
+        except (ValueError, TypeError) as e:
+            raise CrawlStartError(f"{name}: {e}") from None
+        for path in paths:
+            if not isinstance(path, str):
+                continue  # a class given as such: imported already
+            try:
+                load_object(path)
+            except Exception as e:
+                raise CrawlStartError(
+                    f"{name}: cannot load {path!r}: {type(e).__name__}: {e}") from e
+
+
 _SLOT_EVENTS = frozenset({"response_received", "response_downloaded"})
 
 _OWN_ROLES = frozenset({"supervisor", "engine", "scheduler", "downloader", "spider_runner",

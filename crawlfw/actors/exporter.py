@@ -175,7 +175,7 @@ class ExporterActor(RestartableActor):
         self._mark: tuple | None = None  # the feed's position at the start of the batch being written
 
     def on_stop(self):
-        if self.writer is not None:
+        if self.writer is not None and not self.writer.closed:  # (discarded: a failed start)
             summary = self.writer.close()
             if summary["error"]:
                 self._feed_failed()

@@ -330,7 +330,7 @@ class PipelineActor(RestartableActor):
             head = queue[0]
             if head.__class__ is not _BatchProgress:  # a checkpoint held behind batches
                 queue.popleft()
-                forward_checkpoint(self, head, self.exporters)
+                checkpoint_exporters(self, head, self.exporters)
                 continue
             if not head.complete():
                 return
@@ -348,13 +348,13 @@ class PipelineActor(RestartableActor):
             queue.popleft()
 
     def handle_checkpoint(self, message: messages.Checkpoint) -> None:
-        """Pass a checkpoint on to the exporters (in a chain), after every item sent
-        before it; without exporters it is reached here. Behind a batch whose items
-        still wait for downloads it is held until that batch is done."""
+        """Pass a checkpoint on to every exporter (:func:`checkpoint_exporters`), after
+        every item sent before it; without exporters it is reached here. Behind a batch
+        whose items still wait for downloads it is held until that batch is done."""
         if self._queue:
             self._queue.append(message)
         else:
-            forward_checkpoint(self, message, self.exporters)
+            checkpoint_exporters(self, message, self.exporters)
 
     def replay_of(self, message):
         """What a replacement must handle in place of what this actor held: each batch
@@ -394,6 +394,31 @@ class PipelineActor(RestartableActor):
             replay["finished"] = [{"index": i, "passed": survived, "item": output}
                                   for i, (survived, output) in sorted(progress.later.items())]
         return replay
+
+
+def checkpoint_exporters(actor, message, exporters):
+    """Send ``message`` (a ``checkpoint``) to every Exporter, a copy each (``next``
+    empty, ``parts``: how many), each answering the Scheduler with its feed's state;
+    without exporters, tell the Scheduler ``checkpoint_reached`` at once.
+
+    Each copy goes from the Pipeline itself, behind the items it sent that Exporter
+    before (an actor's inbox is FIFO per sender): a chain Exporter -> Exporter would
+    let the second Exporter write items the Pipeline sent after the checkpoint before
+    the checkpoint reached it, and commit a feed length past the acked leases (items
+    written twice after a resume).
+
+    Args:
+        actor: the sending Pipeline (a :class:`~crawlfw.actors._base.CrawlActor`).
+        message: the checkpoint message (owned by the caller, passed on).
+        exporters: the Exporter refs.
+    """
+    if not exporters:
+        forward_checkpoint(actor, message, [])
+        return
+    for exporter in exporters:
+        actor.send(exporter, {**message, "type": "checkpoint", "next": [],
+                              "feeds": dict(message["feeds"]), "leases": list(message["leases"]),
+                              "parts": len(exporters)})
 
 
 def forward_checkpoint(actor, message, chain):

@@ -97,6 +97,8 @@ class SchedulerActor(CrawlActor):
         self.spider_runner = None
         self.checkpoint_interval_s = crawler.settings.getfloat("FRONTIER_CHECKPOINT_INTERVAL", 1.0)
         self.epoch = 0
+        #: epoch -> the ``checkpoint_reached`` parts received so far (several Exporters)
+        self._checkpoint_parts: dict[int, list] = {}
         self.checkpoint_pending = False
         self.last_checkpoint = time.monotonic()
         # A shared frontier (several workers, self.shared): heartbeat, polling,
@@ -298,7 +300,21 @@ class SchedulerActor(CrawlActor):
 
     def handle_checkpoint_reached(self, message: messages.CheckpointReached) -> None:
         """Everything the listed leases caused is durable (their requests pushed, their
-        items in every feed): ack them and commit, with the feeds' states."""
+        items in every feed): ack them and commit, with the feeds' states. A checkpoint
+        the Pipeline sent to several Exporters is reached when all of them answered
+        (``parts``), their feeds' states merged."""
+        parts = message.get("parts", 1)
+        if parts > 1:
+            epoch = message["epoch"]
+            got = self._checkpoint_parts.setdefault(epoch, [])
+            got.append(message)
+            if len(got) < parts:
+                return
+            del self._checkpoint_parts[epoch]
+            feeds: dict = {}
+            for part in got:
+                feeds.update(part["feeds"])
+            message = {**message, "feeds": feeds}
         self.checkpoint_pending = False
         if self.failed:
             return

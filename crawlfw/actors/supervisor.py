@@ -34,6 +34,7 @@ from crawlfw.actors._tree import (  # noqa: F401 (STOP_TIMEOUT_S: public here to
     CrawlTree,
     _timeout_of,
     _user_actor_classes,
+    check_components,
 )
 from crawlfw.core import _faults
 from crawlfw.core._fds import fit_concurrency
@@ -97,6 +98,7 @@ class Supervisor(CrawlActor):
         try:
             self._start_tree(tree)
         except CrawlStartError as e:
+            _discard_feeds(tree)  # a crawl that never started writes no feed
             if tree.scheduler is None:  # refused before the spider was opened
                 self._refuse(tree, e)
                 return {"type": "start_refused", "error": str(e)}
@@ -104,6 +106,7 @@ class Supervisor(CrawlActor):
             return {"type": "start_refused", "error": str(e)}
         except Exception as e:
             logger.error("Could not start crawl %(id)s", {"id": crawl_id}, exc_info=True)
+            _discard_feeds(tree)
             self._shutdown(tree, f"start_failed: {type(e).__name__}: {e}", wait=True)
             raise
         return {"crawl_id": crawl_id, "engine": tree.engine}
@@ -341,6 +344,7 @@ class Supervisor(CrawlActor):
         spider = crawler.spider
         # refused before anything starts
         tree.user_actor_classes = dict(_user_actor_classes(crawler.settings))
+        check_components(crawler.settings)  # a middleware that cannot be imported: one line
         try:
             driver_options(crawler.settings)  # DNS_TIMEOUT, the TLS method: one line
             pool = DownloaderPool(crawler.settings.getint("DOWNLOADER_ACTORS", 1),
@@ -506,9 +510,13 @@ def _wrong_type_note(stats) -> str:
 
 
 def _discard_feeds(tree: CrawlTree) -> None:
-    """Discard the feeds a refused start opened (a file one created is removed, one it
-    appended to cut back: :meth:`crawlfw.core.feeds.feeds.FeedWriter.discard`): a crawl that
-    never started leaves its feeds as they were."""
+    """Discard the feeds a refused or failed start opened (a file one created is
+    removed, one it appended to cut back:
+    :meth:`crawlfw.core.feeds.feeds.FeedWriter.discard`): a crawl that never started
+    leaves its feeds as they were, and writes no empty feed (their Exporters, if
+    started, then store nothing: :attr:`FeedWriter.closed
+    <crawlfw.core.feeds.feeds.FeedWriter.closed>`). Called on the Supervisor's thread
+    before the spider is opened: no Exporter has touched its writer yet."""
     writers, tree.writers = list(tree.writers.values()), {}
     for writer in writers:
         try:

@@ -306,28 +306,49 @@ def apply_global_options(settings, *, set=(), loglevel=None, logfile=None, nolog
 def feed_options(settings, output, output_format, overwrite_output=None) -> None:
     """Apply ``-o``/``-O``/``-t`` to ``settings`` at ``'cmdline'`` priority.
 
-    ``-o FILE`` sets ``FEED_URI``/``FEED_FORMAT`` (Scrapy 1.2; a local file is appended
-    to); ``-O FILE`` (Scrapy 2) sets ``FEEDS`` to ``{FILE: {'format': ..., 'overwrite':
-    True}}`` (the file is replaced). Either one replaces the feeds of the settings and of
-    the spider's ``custom_settings`` (``FEEDS``, ``FEED_URI``), as in Scrapy 2.
+    Every ``-o FILE`` (or every ``-O FILE``) given is a feed of its own, as in Scrapy 2:
+    each becomes a ``FEEDS`` entry ``{FILE: {'format': ...}}`` (``-O``: also
+    ``'overwrite': True``; ``-o`` appends to a local file, as in Scrapy 1.2), added to
+    the ``FEEDS`` of the settings (the project's, ``-s FEEDS=...``), whose options win
+    for the same URI (as Scrapy 2.19's). Being at ``'cmdline'`` priority, they replace
+    the spider's ``custom_settings`` ``FEEDS``. ``-o`` also sets ``FEED_URI`` and
+    ``FEED_FORMAT`` to the first ``-o`` (Scrapy 1.2's settings, for code that reads
+    them; that feed is written once); ``-O`` sets ``FEED_URI`` to None. ``-t FORMAT``
+    is the format of every ``-o``/``-O`` that names none after a colon.
+
+    Args:
+        settings: the command's :class:`~crawlfw.settings.Settings`.
+        output: the ``-o`` values (list of str; a str is one value), or None.
+        output_format: the ``-t`` value, or None.
+        overwrite_output: the ``-O`` values (list of str; a str is one value), or None.
 
     Raises:
-        UsageError: unknown format (naming it and the valid ones); both ``-o`` and ``-O``.
+        UsageError: an unknown format (naming it and the valid ones); both ``-o`` and
+            ``-O`` given (Scrapy 2.19's message).
     """
     from crawlfw.core.feeds.feed_settings import feed_settings_from_cli
 
-    if output and overwrite_output:
+    outputs = [output] if isinstance(output, str) else [*(output or ())]
+    overwrites = ([overwrite_output] if isinstance(overwrite_output, str)
+                  else [*(overwrite_output or ())])
+    outputs, overwrites = [o for o in outputs if o], [o for o in overwrites if o]
+    if outputs and overwrites:
         raise UsageError("Please use only one of -o/--output and -O/--overwrite-output")
-    if output:
-        feed = feed_settings_from_cli(output, output_format, settings)
-        settings.setdict({**feed, "FEEDS": {}}, priority="cmdline")
-    elif overwrite_output:
-        feed = feed_settings_from_cli(overwrite_output, output_format, settings)
-        settings.setdict(
-            {"FEEDS": {feed["FEED_URI"]: {"format": feed["FEED_FORMAT"], "overwrite": True}},
-             "FEED_URI": None},
-            priority="cmdline",
-        )
+    if not (outputs or overwrites):
+        return
+    feeds: dict = {}
+    first: dict = {}
+    for value in outputs or overwrites:
+        feed = feed_settings_from_cli(value, output_format, settings)
+        feeds[feed["FEED_URI"]] = {"format": feed["FEED_FORMAT"],
+                                   **({"overwrite": True} if overwrites else {})}
+        first = first or feed
+    try:
+        feeds.update(settings.getdict("FEEDS"))  # the settings' own options win
+    except ValueError as e:
+        raise UsageError(f"FEEDS: {e}") from None
+    cli = first if outputs else {"FEED_URI": None}
+    settings.setdict({**cli, "FEEDS": feeds}, priority="cmdline")
 
 
 def _is_log_level(value) -> bool:

@@ -123,8 +123,12 @@ def run_workers(settings, workers: int, command: list, spargs: dict, spidercls) 
         for sig, handler in old.items():
             signal.signal(sig, handler)
 
-    feeds = feeds_from_settings(settings)  # -o, -O, FEEDS: merged into each at the end
-    output = (feeds[0][0] or settings.get("FEED_URI")) if feeds else None
+    # -o, -O, FEEDS (the settings', else the spider's custom_settings'): the workers
+    # write parts only (FEEDS={} for them), merged into each feed at the end
+    feed_settings = settings.copy()
+    spidercls.update_settings(feed_settings)
+    feeds = feeds_from_settings(feed_settings)
+    output = (feeds[0][0] or feed_settings.get("FEED_URI")) if feeds else None
     base = settings.get("FRONTIER_WORKER") or socket.gethostname()
     ids = [f"{base}-{i}" for i in range(1, workers + 1)]
     parts = _parts_dir(str(output), spidercls.name) if output else None
@@ -148,7 +152,8 @@ def run_workers(settings, workers: int, command: list, spargs: dict, spidercls) 
     join_only = parts is not None and any(p.stat().st_size for p in parts.glob("*.jl"))
 
     def start(wid, join_only):
-        own = ["-s", f"FRONTIER_WORKER={wid}"]
+        # no feed of the settings or custom_settings in a worker: the parent writes them
+        own = ["-s", f"FRONTIER_WORKER={wid}", "-s", "FEEDS={}"]
         if join_only or settings.getbool("FRONTIER_JOIN_ONLY"):
             own += ["-s", "FRONTIER_JOIN_ONLY=True"]
         report = reports / f"{wid}.json"
@@ -224,7 +229,7 @@ def run_workers(settings, workers: int, command: list, spargs: dict, spidercls) 
                       "why": why, "where": where})
         sys.exit(1)
     if parts is not None:
-        _merge(settings, spidercls, spargs, parts, ids, feeds)
+        _merge(feed_settings, spidercls, spargs, parts, ids, feeds)
 
 
 def _merge(settings, spidercls, spargs, parts: Path, ids, feeds) -> None:

@@ -20,7 +20,14 @@ import sys
 import argh
 from w3lib.url import is_url
 
-from crawlfw.commands import ScrapyCommand, command, fail, load_spider, spider_arguments
+from crawlfw.commands import (
+    ScrapyCommand,
+    command,
+    fail,
+    feed_options,
+    load_spider,
+    spider_arguments,
+)
 from crawlfw.commands._command import delegate
 from crawlfw.exceptions import UsageError
 from crawlfw.http import Request
@@ -175,6 +182,14 @@ def _parsing_spidercls(spidercls, url, results, *, callback, rules, depth, pipel
 @argh.arg("-a", "--spider-arg", action="append", default=None, metavar="NAME=VALUE",
           help="set spider argument (may be repeated)")
 @argh.arg("--pipelines", help="process items through pipelines")
+@argh.arg("-o", "--output", action="append", default=None, metavar="FILE",
+          help="append scraped items to the end of FILE (use - for stdout; may be "
+               "repeated: one feed each), to define format set a colon at the end of "
+               "the output URI (i.e. -o FILE:FORMAT)")
+@argh.arg("-O", "--overwrite-output", action="append", default=None, metavar="FILE",
+          help="dump scraped items into FILE, overwriting any existing file (may be "
+               "repeated: one feed each), to define format set a colon at the end of "
+               "the output URI (i.e. -O FILE:FORMAT)")
 @argh.arg("--nolinks", help="don't show links to follow (extracted requests)")
 @argh.arg("--noitems", help="don't show scraped items")
 @argh.arg("--nocolour", help="avoid using pygments to colorize the output")
@@ -189,10 +204,13 @@ def _parsing_spidercls(spidercls, url, results, *, callback, rules, depth, pipel
 @argh.arg("--cbkwargs", metavar="JSON",
           help="inject extra callback kwargs into the Request, e.g. --cbkwargs '{\"foo\": 1}'")
 @command(requires_project=True, help="Parse URL (using its spider) and print the results")
-def parse(url, *, settings=None, spider=None, spider_arg=None, pipelines=False, nolinks=False,
-          noitems=False, nocolour=False, rules=False, callback=None, depth=1, verbose=False,
-          meta=None, cbkwargs=None):
+def parse(url, *, settings=None, spider=None, spider_arg=None, pipelines=False, output=None,
+          overwrite_output=None, nolinks=False, noitems=False, nocolour=False, rules=False,
+          callback=None, depth=1, verbose=False, meta=None, cbkwargs=None):
     """Print the items and requests the spider's callback produces for ``url``.
+
+    ``-o``/``-O`` (Scrapy 2.19's, repeatable) also write the items to feeds: the items
+    then go through the crawl's item pipelines, as with ``--pipelines``.
 
     Exit status 1 when no spider handles the URL, the named spider does not exist or
     nothing was downloaded; 2 for a bad URL, ``-a`` value, or ``--meta``/``--cbkwargs``
@@ -200,9 +218,11 @@ def parse(url, *, settings=None, spider=None, spider_arg=None, pipelines=False, 
     """
     if not is_url(url):
         raise UsageError(f"Invalid URL: {url!r} (an absolute URL is needed)")
+    feed_options(settings, output, None, overwrite_output)
     run_parse(settings, url, spider=spider, spargs=spider_arguments(spider_arg),
-              pipelines=pipelines, nolinks=nolinks, noitems=noitems, nocolour=nocolour,
-              rules=rules, callback=callback, depth=depth, verbose=verbose,
+              pipelines=pipelines or bool(output or overwrite_output), nolinks=nolinks,
+              noitems=noitems, nocolour=nocolour, rules=rules, callback=callback,
+              depth=depth, verbose=verbose,
               meta=_json_object_option("--meta", meta),
               cb_kwargs=_json_object_option("--cbkwargs", cbkwargs))
 
@@ -297,6 +317,13 @@ class Command(ScrapyCommand):
                           metavar="NAME=VALUE", help="set spider argument (may be repeated)")
         parser.add_option("--pipelines", action="store_true",
                           help="process items through pipelines")
+        parser.add_option("-o", "--output", action="append", default=[], metavar="FILE",
+                          help="append scraped items to the end of FILE (use - for "
+                               "stdout; may be repeated: one feed each)")
+        parser.add_option("-O", "--overwrite-output", action="append", default=[],
+                          metavar="FILE",
+                          help="dump scraped items into FILE, overwriting any existing "
+                               "file (may be repeated: one feed each)")
         parser.add_option("--nolinks", dest="nolinks", action="store_true",
                           help="don't show links to follow (extracted requests)")
         parser.add_option("--noitems", dest="noitems", action="store_true",
@@ -322,6 +349,7 @@ class Command(ScrapyCommand):
             opts.spargs = spider_arguments(opts.spargs)
             opts.meta = _json_object_option("--meta", opts.meta)
             opts.cbkwargs = _json_object_option("--cbkwargs", opts.cbkwargs)
+            feed_options(self.settings, opts.output, None, opts.overwrite_output)
         except UsageError as e:
             raise UsageError(str(e), print_help=False) from None
 
@@ -329,7 +357,9 @@ class Command(ScrapyCommand):
         if not len(args) == 1 or not is_url(args[0]):
             raise UsageError()
         delegate(self, run_parse, self.settings, args[0], spider=opts.spider,
-                 spargs=opts.spargs, pipelines=opts.pipelines, nolinks=opts.nolinks,
+                 spargs=opts.spargs,
+                 pipelines=opts.pipelines or bool(opts.output or opts.overwrite_output),
+                 nolinks=opts.nolinks,
                  noitems=opts.noitems, nocolour=opts.nocolour, rules=opts.rules,
                  callback=opts.callback, depth=opts.depth, verbose=opts.verbose,
                  process=self.crawler_process, meta=opts.meta, cb_kwargs=opts.cbkwargs)

@@ -60,10 +60,14 @@ def _import_file(filepath):
 @argh.arg("spider_file", help="a Python file defining a Spider subclass")
 @argh.arg("-a", "--spider-arg", action="append", default=None, metavar="NAME=VALUE",
           help="set spider argument (may be repeated)")
-@argh.arg("-o", "--output", metavar="FILE",
-          help="dump scraped items into FILE (use - for stdout)")
-@argh.arg("-O", "--overwrite-output", metavar="FILE",
-          help="dump scraped items into FILE, overwriting any existing file")
+@argh.arg("-o", "--output", action="append", default=None, metavar="FILE",
+          help="append scraped items to the end of FILE (use - for stdout; may be "
+               "repeated: one feed each), to define format set a colon at the end of "
+               "the output URI (i.e. -o FILE:FORMAT)")
+@argh.arg("-O", "--overwrite-output", action="append", default=None, metavar="FILE",
+          help="dump scraped items into FILE, overwriting any existing file (may be "
+               "repeated: one feed each), to define format set a colon at the end of "
+               "the output URI (i.e. -O FILE:FORMAT)")
 @argh.arg("-t", "--output-format", metavar="FORMAT", help="format to use for dumping items with -o")
 @argh.arg("--workers", type=int, metavar="N",
           help="run N worker processes sharing the frontier of FRONTIER_URL")
@@ -157,7 +161,7 @@ def run_crawl(settings, spidercls, spargs, process=None, *, logger=None) -> None
             report_failure(logger, f"Crawl could not start: {e}")
             report_to_parent(f"start_failed: {e}")
         else:
-            logger.error("Crawl could not start: %s", e, exc_info=True)
+            logger.error("Crawl could not start: %s: %s", type(e).__name__, e, exc_info=True)
             report_failure(logger, f"Crawl could not start: {type(e).__name__}: {e}",
                            logged=True)
         sys.exit(1)
@@ -180,13 +184,18 @@ def run_crawl(settings, spidercls, spargs, process=None, *, logger=None) -> None
 
 def add_crawl_options(parser) -> None:
     """Add ``-a NAME=VALUE``, ``-o FILE``, ``-t FORMAT`` (Scrapy 1.2's ``crawl`` and
-    ``runspider`` options) and ``-O FILE`` (Scrapy 2) to an optparse ``parser``."""
+    ``runspider`` options) and ``-O FILE`` (Scrapy 2) to an optparse ``parser``;
+    ``-o`` and ``-O`` may be repeated (Scrapy 2: one feed each), ``opts.output`` and
+    ``opts.overwrite_output`` are lists."""
     parser.add_option("-a", dest="spargs", action="append", default=[], metavar="NAME=VALUE",
                       help="set spider argument (may be repeated)")
-    parser.add_option("-o", "--output", metavar="FILE",
-                      help="dump scraped items into FILE (use - for stdout)")
-    parser.add_option("-O", "--overwrite-output", metavar="FILE",
-                      help="dump scraped items into FILE, overwriting any existing file")
+    parser.add_option("-o", "--output", action="append", default=[], metavar="FILE",
+                      help="append scraped items to the end of FILE (use - for stdout; "
+                           "may be repeated: one feed each)")
+    parser.add_option("-O", "--overwrite-output", action="append", default=[],
+                      metavar="FILE",
+                      help="dump scraped items into FILE, overwriting any existing file "
+                           "(may be repeated: one feed each)")
     parser.add_option("-t", "--output-format", metavar="FORMAT",
                       help="format to use for dumping items with -o")
 

@@ -189,6 +189,7 @@ FEED_RESTART_BROKEN = False
 FEED_EXPORT_ENCODING = None
 FEED_EXPORT_FIELDS = None  # a list of names, or a dict {field: output name} (Scrapy 2.4)
 FEED_EXPORT_BATCH_ITEM_COUNT = 0  # Scrapy 2.3: items per feed file (0: one file)
+FEED_EXPORT_INDENT = 0  # Scrapy 2: JSON/XML feed layout (None: as 1.2; N > 0: indented)
 FEED_STORAGES = {}
 FEED_STORAGE_FTP_ACTIVE = False  # FTP active mode instead of passive
 FEED_STORAGE_S3_ACL = ''
@@ -204,6 +205,7 @@ FEED_EXPORTERS = {}
 FEED_EXPORTERS_BASE = {
     'json': 'crawlfw.exporters.JsonItemExporter',
     'jsonlines': 'crawlfw.exporters.JsonLinesItemExporter',
+    'jsonl': 'crawlfw.exporters.JsonLinesItemExporter',  # Scrapy 2
     'jl': 'crawlfw.exporters.JsonLinesItemExporter',
     'csv': 'crawlfw.exporters.CsvItemExporter',
     'xml': 'crawlfw.exporters.XmlItemExporter',
@@ -381,9 +383,6 @@ DOWNLOAD_TLS_MIN_VERSION = None  # no effect: see DOWNLOADER_CLIENT_TLS_METHOD
 DOWNLOAD_VERIFY_CERTIFICATES = False  # no effect: certificates are not verified
 # Log every filtered duplicate, not only the first (RFPDupeFilter).
 DUPEFILTER_DEBUG = False
-# Default of a feed's 'indent' option (JSON feeds). Scrapy 2's default, 0, puts each item
-# on a line of its own; None keeps Scrapy 1.2's output, which crawlfw's feeds have kept.
-FEED_EXPORT_INDENT = None
 FEED_STORAGE_GCS_ACL = ''  # no effect: no gs:// feed storage
 FILES_STORE = None  # where FilesPipeline stores files (None: the pipeline is off)
 FILES_STORE_GCS_ACL = ''  # no effect: no gs:// files store
@@ -432,7 +431,6 @@ RETRY_EXCEPTIONS = [
     'crawlfw.exceptions.ResponseFailed',
     'builtins.OSError',
 ]
-RETRY_GIVE_UP_LOG_LEVEL = 'ERROR'  # level of "Gave up retrying ..." (a name or number)
 ROBOTSTXT_PARSER = 'crawlfw.robotstxt.ProtegoRobotParser'  # a crawlfw.robotstxt.RobotParser
 SCHEDULER_START_DISK_QUEUE = 'crawlfw.squeues.PickleFifoDiskQueue'  # no effect
 SCHEDULER_START_MEMORY_QUEUE = 'crawlfw.squeues.FifoMemoryQueue'  # no effect

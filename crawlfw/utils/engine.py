@@ -49,7 +49,8 @@ def get_engine_status(engine, timeout_s: float = STATUS_TIMEOUT_S) -> list:
 
 
 def _elapsed_s(crawler):
-    """Seconds since the crawl's ``start_time`` stat (naive UTC, set by CoreStats)."""
+    """Seconds since the crawl's ``start_time`` stat (timezone-aware UTC, set by
+    CoreStats; a naive one is taken as UTC)."""
     stats = getattr(crawler, "stats", None)
     start = stats.get_value("start_time") if stats is not None else None
     if not isinstance(start, datetime.datetime):

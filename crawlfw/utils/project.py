@@ -5,6 +5,11 @@ Scrapy 1.2's ``scrapy.utils.project`` with ``SCRAPY_`` renamed ``CRAWLFW_``:
 ``CRAWLFW_PROJECT`` selects the ``[settings]`` entry of ``crawlfw.cfg``, and any
 other ``CRAWLFW_<NAME>`` environment variable overrides setting ``<NAME>`` (at
 ``project`` priority, as a string).
+
+A Scrapy project's ``SCRAPY_SETTINGS_MODULE`` (set by its CI and deployment files) is
+read when ``CRAWLFW_SETTINGS_MODULE`` is not set, with one
+:class:`~crawlfw.exceptions.CrawlfwDeprecationWarning` per process, as a
+``scrapy.cfg`` is (:func:`crawlfw.utils.conf.closest_crawlfw_cfg`).
 """
 
 import os
@@ -14,7 +19,7 @@ from importlib import import_module
 from os.path import abspath, dirname, exists, isabs, join
 from pathlib import Path
 
-from crawlfw.exceptions import NotConfigured
+from crawlfw.exceptions import CrawlfwDeprecationWarning, NotConfigured
 from crawlfw.settings import Settings
 from crawlfw.utils.conf import _LEGACY_CFG_NAME, CFG_NAME, closest_crawlfw_cfg, get_config, init_env
 
@@ -32,15 +37,36 @@ ENVVAR = 'CRAWLFW_SETTINGS_MODULE'
 DATADIR_CFG_SECTION = 'datadir'
 _ENV_PREFIX = 'CRAWLFW_'
 _DATA_DIR = '.crawlfw'
+#: Scrapy's name for ``CRAWLFW_SETTINGS_MODULE``, read when that one is not set.
+_SCRAPY_ENVVAR = 'SCRAPY_SETTINGS_MODULE'
+
+
+def _adopt_scrapy_settings_module() -> None:
+    """Set ``CRAWLFW_SETTINGS_MODULE`` from ``SCRAPY_SETTINGS_MODULE`` when only the
+    latter is set (a Scrapy project's CI or deployment files), warning once per process:
+    the settings module then wins over ``crawlfw.cfg``, as ``SCRAPY_SETTINGS_MODULE``
+    wins over ``scrapy.cfg`` in Scrapy, and subprocesses (``--workers``) inherit it."""
+    if ENVVAR in os.environ:
+        return
+    module = os.environ.get(_SCRAPY_ENVVAR)
+    if not module:
+        return
+    os.environ[ENVVAR] = module
+    # attributed to the variable, not to a line of crawlfw's (as scrapy.cfg's warning)
+    warnings.warn_explicit(f"Using {_SCRAPY_ENVVAR}={module} (CRAWLFW_SETTINGS_MODULE is "
+                           f"not set): rename the variable to CRAWLFW_SETTINGS_MODULE",
+                           CrawlfwDeprecationWarning, _SCRAPY_ENVVAR, 0)
 
 
 def inside_project():
     """Return True when running inside a crawlfw project.
 
-    That is: ``CRAWLFW_SETTINGS_MODULE`` names an importable module (a warning is
-    issued when it cannot be imported), or a ``crawlfw.cfg`` exists in the current
-    directory or one of its parents.
+    That is: ``CRAWLFW_SETTINGS_MODULE`` (else ``SCRAPY_SETTINGS_MODULE``, with a
+    warning) names an importable module (a warning is issued when it cannot be
+    imported), or a ``crawlfw.cfg`` exists in the current directory or one of its
+    parents.
     """
+    _adopt_scrapy_settings_module()
     settings_module = os.environ.get(ENVVAR)
     if settings_module is not None:
         try:
@@ -106,9 +132,11 @@ def data_path(path, createdir=False):
 def get_project_settings():
     """Return the project's :class:`~crawlfw.settings.Settings`.
 
-    When ``CRAWLFW_SETTINGS_MODULE`` is unset, it is set from ``crawlfw.cfg``
-    (``[settings]`` entry named by ``CRAWLFW_PROJECT``, default ``default``) and
-    the project directory is added to ``sys.path``. The settings module is loaded
+    When ``CRAWLFW_SETTINGS_MODULE`` is unset, it is set from
+    ``SCRAPY_SETTINGS_MODULE`` (a Scrapy project's variable; one
+    :class:`~crawlfw.exceptions.CrawlfwDeprecationWarning`) or else from
+    ``crawlfw.cfg`` (``[settings]`` entry named by ``CRAWLFW_PROJECT``, default
+    ``default``) and the project directory is added to ``sys.path``. The settings module is loaded
     at ``project`` priority, then every ``CRAWLFW_<NAME>`` environment variable
     sets ``<NAME>`` (a string) at ``project`` priority.
 
@@ -118,6 +146,7 @@ def get_project_settings():
     Raises:
         ImportError: the settings module cannot be imported.
     """
+    _adopt_scrapy_settings_module()
     if ENVVAR not in os.environ:
         project = os.environ.get('CRAWLFW_PROJECT', 'default')
         init_env(project)

@@ -164,5 +164,6 @@ def _waiting_item_replay(exporter, engine, ref):
     exported, passed_on = exporter.told
     assert exported == {"type": "export_items",
                         "items": [{"n": 0}, {"n": 101}, {"n": 4}, {"n": 6}]}
-    assert passed_on == {**checkpoint, "next": []}  # on to the exporter, after the items
+    # on to the exporter, after the items (a copy to each exporter: parts)
+    assert passed_on == {**checkpoint, "next": [], "parts": 1}
     assert fresh_engine.told[-1] == {"type": "items_processed", "count": 4}

@@ -113,7 +113,8 @@ BUILTIN = {
     "parse": ("[options] <url>", "Parse URL (using its spider) and print the results", True,
               {"--spider", "-a", "--pipelines", "--nolinks", "--noitems", "--nocolour", "-r",
                "--rules", "-c", "--callback", "-d", "--depth", "-v", "--verbose",
-               "--cbkwargs", "-m", "--meta"}),  # Scrapy 2 (issue 17)
+               "--cbkwargs", "-m", "--meta",  # Scrapy 2 (issue 17)
+               "-o", "--output", "-O", "--overwrite-output"}),  # Scrapy 2.19 (issue 34)
     "runspider": ("[options] <spider_file>",
                   "Run a self-contained spider (without creating a project)", False,
                   {"-a", "-o", "--output", "-O", "--overwrite-output", "-t", "--output-format"}),
@@ -153,6 +154,13 @@ def test_builtin_command_classes(name):
     (["-a", "x=1", "-a", "y=2"], {"x": "1", "y": "2"}, {}),
     (["-o", "out.json"], {}, {"FEED_URI": "out.json", "FEED_FORMAT": "json"}),
     (["-o", "-", "-t", "csv"], {}, {"FEED_URI": "stdout:", "FEED_FORMAT": "csv"}),
+    # Scrapy 2: every -o (or -O) is a feed of its own (issue 34)
+    (["-o", "a.json", "-o", "a.csv"], {},
+     {"FEED_URI": "a.json", "FEED_FORMAT": "json",
+      "FEEDS": {"a.json": {"format": "json"}, "a.csv": {"format": "csv"}}}),
+    (["-O", "b.jl", "-O", "b.csv"], {},
+     {"FEED_URI": None, "FEEDS": {"b.jl": {"format": "jsonlines", "overwrite": True},
+                                 "b.csv": {"format": "csv", "overwrite": True}}}),
 ])
 def test_crawl_command_options(argv, spargs, feed):
     from crawlfw.commands.crawl import Command
@@ -162,7 +170,8 @@ def test_crawl_command_options(argv, spargs, feed):
     assert args == ["spidername"]
     assert opts.spargs == spargs
     for name, value in feed.items():
-        assert cmd.settings[name] == value
+        got = cmd.settings.getdict(name) if name == "FEEDS" else cmd.settings[name]
+        assert got == value
 
 
 @pytest.mark.parametrize("module, argv, message", [

@@ -55,6 +55,22 @@ def test_feed_formats(crawlfw, quotes_project, quotes, name, fmt, load):
     assert items[0]["author"] == "Albert Einstein"
 
 
+@pytest.mark.parametrize("option", ["-o", "-O"])
+def test_every_output_option_is_a_feed(crawlfw, quotes_project, quotes, sites_dir, option):
+    """Issue 34: ``crawl -o a.json -o a.csv`` wrote only a.csv; each is a feed now, as
+    in Scrapy 2 (``-O`` too), each complete."""
+    result = crawlfw("crawl", "quotes", "-a", f"base_url={quotes.url}", "-a", "max_pages=2",
+                     option, "a.json", option, "a.csv", option, "a.jl", cwd=quotes_project)
+    assert result.returncode == 0, result.stderr
+    expected = expected_quotes(sites_dir, 2)
+    assert json.loads((quotes_project / "a.json").read_text()) == expected
+    lines = (quotes_project / "a.jl").read_text().splitlines()
+    assert [json.loads(line) for line in lines] == expected
+    rows = list(csv.DictReader((quotes_project / "a.csv").read_text().splitlines()))
+    assert [(r["text"], r["author"]) for r in rows] == [
+        (q["text"], q["author"]) for q in expected]
+
+
 def test_feed_to_stdout(crawlfw, quotes_project, quotes):
     result = crawlfw("crawl", "quotes", "--nolog", "-a", f"base_url={quotes.url}",
                      "-a", "max_pages=1", "-o", "-", "-t", "jsonlines", cwd=quotes_project)

@@ -5,6 +5,7 @@ subprocesses against a local site."""
 
 import csv
 import json
+import re
 
 import pytest
 
@@ -37,6 +38,7 @@ def site(tmp_path_factory):
         '<html><body><p class="q">caf\u00e9</p><p class="q">two</p>'
         '<p class="none">x</p></body></html>', encoding="utf-8")
     (root / "empty.html").write_text("<html><body></body></html>", encoding="utf-8")
+    (root / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
     server = StaticSiteServer(root).start()
     yield server
     server.stop()
@@ -67,9 +69,60 @@ def test_dash_o_appends_and_dash_O_overwrites(crawlfw, tmp_path, site):
 
 
 def test_dash_o_and_dash_O_together_is_a_usage_error(crawlfw, tmp_path, site):
-    result = crawlfw("runspider", spider_file(tmp_path), "-o", "a.jl", "-O", "b.jl")
-    assert result.returncode == 2
-    assert "Please use only one of -o/--output and -O/--overwrite-output" in result.stderr
+    """Scrapy 2.19 refuses it with this message and exit status 2 (``scrapy runspider
+    sp.py -o a.json -O b.json``); nothing is written."""
+    for args in (["-o", "a.jl", "-O", "b.jl"], ["-O", "b.jl", "-o", "a.jl", "-o", "c.jl"]):
+        result = crawlfw("runspider", spider_file(tmp_path), "-a", f"base_url={site.url}",
+                         *args)
+        assert result.returncode == 2
+        assert result.stderr.strip().splitlines() == [
+            "Usage error: Please use only one of -o/--output and -O/--overwrite-output"]
+        assert not list(tmp_path.glob("*.jl"))
+
+
+def test_every_dash_o_is_a_feed_of_its_own(crawlfw, tmp_path, site):
+    """Issue 34: ``-o a.json -o a.csv`` wrote only a.csv. Each -o is a feed (Scrapy 2),
+    appended to (Scrapy 1.2): a second run adds to each."""
+    spider = spider_file(tmp_path)
+    for _ in (1, 2):
+        result = crawlfw("runspider", spider, "-a", f"base_url={site.url}",
+                         "-o", "a.json", "-o", "a.csv", "-o", "a.txt:jsonlines")
+        assert result.returncode == 0, result.stderr
+        for name, fmt in (("a.json", "json"), ("a.csv", "csv"), ("a.txt", "jsonlines")):
+            assert f"Stored {fmt} feed (2 items) in: {name}" in result.stderr
+    raw = (tmp_path / "a.json").read_text(encoding="utf-8")
+    one = '[\n{"text": "caf\\u00e9", "n": 4},\n{"text": "two", "n": 3}\n]'
+    assert raw == one + one  # appended: two documents, as Scrapy 1.2's -o does
+    rows = list(csv.reader((tmp_path / "a.csv").read_text(encoding="utf-8").splitlines()))
+    assert rows == [["text", "n"], ["caf\u00e9", "4"], ["two", "3"]] * 2
+    assert len(jl(tmp_path / "a.txt")) == 4
+
+
+def test_every_dash_O_is_a_feed_of_its_own(crawlfw, tmp_path, site):
+    spider = spider_file(tmp_path)
+    (tmp_path / "b.csv").write_text("old content\n")
+    for _ in (1, 2):
+        result = crawlfw("runspider", spider, "-a", f"base_url={site.url}",
+                         "-O", "b.jl", "-O", "b.csv")
+        assert result.returncode == 0, result.stderr
+    assert jl(tmp_path / "b.jl") == [{"text": "caf\u00e9", "n": 4}, {"text": "two", "n": 3}]
+    rows = list(csv.reader((tmp_path / "b.csv").read_text(encoding="utf-8").splitlines()))
+    assert rows == [["text", "n"], ["caf\u00e9", "4"], ["two", "3"]]
+
+
+def test_dash_o_is_added_to_the_feeds_of_the_settings(crawlfw, tmp_path, site):
+    """As in Scrapy 2.19: the -o feeds are added to the FEEDS of the settings (project,
+    -s), whose options win for the same URI; a spider's custom_settings FEEDS are
+    replaced (test_dash_o_replaces_the_feeds_of_custom_settings)."""
+    feeds = json.dumps({"set.jl": {"format": "jsonlines"},
+                        "both.json": {"format": "json", "indent": 2}})
+    result = crawlfw("runspider", spider_file(tmp_path), "-a", f"base_url={site.url}",
+                     "-s", f"FEEDS={feeds}", "-o", "cli.csv", "-o", "both.json")
+    assert result.returncode == 0, result.stderr
+    assert len(jl(tmp_path / "set.jl")) == 2
+    assert len((tmp_path / "cli.csv").read_text().splitlines()) == 3
+    assert '\n  "n": 4' in (tmp_path / "both.json").read_text()  # the setting's options
+    assert result.stderr.count("Stored ") == 3
 
 
 def test_feeds_from_custom_settings_with_options(crawlfw, tmp_path, site):
@@ -127,15 +180,121 @@ def test_feed_export_encoding(crawlfw, tmp_path, site, encoding, expected):
     assert (tmp_path / "e.jl").read_text(encoding="utf-8").splitlines()[0] == expected
 
 
-@pytest.mark.parametrize("name, content", [
-    ("empty.jl", ""), ("empty.csv", ""), ("empty.json", "[]"),
-])
-def test_empty_crawl_still_writes_its_feed(crawlfw, tmp_path, site, name, content):
+#: Scrapy 2.19's empty feeds (``scrapy runspider`` of a spider that scrapes nothing,
+#: ``-O empty.json -O empty.jl ...``), byte for byte (issue 34).
+SCRAPY_219_EMPTY = {
+    "empty.json": b"[\n\n]", "empty.jl": b"", "empty.jsonl": b"", "empty.csv": b"",
+    "empty.xml": b'<?xml version="1.0" encoding="utf-8"?>\n<items>\n</items>',
+    "empty.pickle": b"", "empty.marshal": b"",
+}
+
+
+def test_empty_crawl_still_writes_its_feeds_as_scrapy_2_19_does(crawlfw, tmp_path, site):
     spider = spider_file(tmp_path, page="empty.html")
-    result = crawlfw("runspider", spider, "-a", f"base_url={site.url}", "-O", name)
+    outputs = [arg for name in SCRAPY_219_EMPTY for arg in ("-O", name)]
+    result = crawlfw("runspider", spider, "-a", f"base_url={site.url}", *outputs)
     assert result.returncode == 0, result.stderr
-    assert (tmp_path / name).read_text() == content
-    assert "Stored" in result.stderr and "(0 items)" in result.stderr
+    for name, content in SCRAPY_219_EMPTY.items():
+        assert (tmp_path / name).read_bytes() == content, name
+    assert result.stderr.count("(0 items) in: ") == len(SCRAPY_219_EMPTY)
+
+
+BROKEN_START = """
+import crawlfw
+
+
+class Boom:
+    def __init__(self):
+        raise RuntimeError("this pipeline refuses to start")
+
+
+class BrokenSpider(crawlfw.Spider):
+    name = "broken"
+    custom_settings = {SETTINGS}
+
+    def start_requests(self):
+        yield crawlfw.Request(self.base_url + "/index.html")
+
+    def parse(self, response):
+        yield {"text": "x"}
+"""
+
+
+@pytest.mark.parametrize("settings, last_line, traceback", [
+    # the example of issue 29: a middleware importing a module that is not there
+    ({"DOWNLOADER_MIDDLEWARES": {"nonexistent.module.Mw": 500}},
+     "Crawl could not start: DOWNLOADER_MIDDLEWARES: cannot load 'nonexistent.module.Mw': "
+     "ModuleNotFoundError: No module named 'nonexistent'", False),
+    ({"ITEM_PIPELINES": {"brokenspider.Nope": 300}},
+     "Crawl could not start: ITEM_PIPELINES: cannot load 'brokenspider.Nope': NameError: "
+     "Module 'brokenspider' doesn't define any object named 'Nope'", False),
+    # a component whose constructor raises: met as the actors start, after the feeds
+    # were opened (its traceback logged: it is a bug to find in user code)
+    ({"ITEM_PIPELINES": {"brokenspider.Boom": 300}},
+     "RuntimeError: this pipeline refuses to start", True),
+])
+def test_a_crawl_that_fails_before_it_starts_writes_no_feed(crawlfw, tmp_path, site, settings,
+                                                           last_line, traceback):
+    """Issue 29/34: a feed '[]' was written although the crawl never started. Now no
+    feed file is created, one appended to is left as it was, exit status 1, and the
+    reason is the last line (Scrapy 2.19 writes no feed either)."""
+    spider = write(tmp_path / "brokenspider.py", BROKEN_START.replace("{SETTINGS}", repr(settings)))
+    (tmp_path / "kept.jl").write_bytes(b'{"earlier": 1}\n')
+    result = crawlfw("runspider", spider, "-a", f"base_url={site.url}", "-o", "new.json",
+                     "-o", "kept.jl", "-o", "new.csv")
+    assert result.returncode == 1, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix != ".py") == ["kept.jl"]
+    assert (tmp_path / "kept.jl").read_bytes() == b'{"earlier": 1}\n'
+    assert "Stored" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1].endswith(last_line), result.stderr[-3000:]
+    if not traceback:  # refused in one line before anything was opened
+        assert "Traceback" not in result.stderr
+        assert "Spider opened" not in result.stderr
+    else:
+        assert "Crawl could not start: RuntimeError: this pipeline refuses to start" in \
+            result.stderr
+
+
+STATS_SPIDER = """
+import crawlfw
+
+
+class StatsSpider(crawlfw.Spider):
+    name = "stats"
+
+    def start_requests(self):
+        yield crawlfw.Request(self.base_url + "/index.html")
+        yield crawlfw.Request(self.base_url + "/img.png")
+
+    def parse(self, response):
+        for text in response.css("p.q::text").extract():  # NotSupported on the image
+            yield {"text": text}
+"""
+
+
+def test_stats_a_scrapy_2_user_compares(crawlfw, tmp_path, site):
+    """The same crawl under Scrapy 2.19 (``scrapy runspider`` of this spider with ``-o
+    a.json -o a.csv -s FEEDS='{"stdout:": {"format": "jsonlines"}}'``) dumps these
+    stats, written here from its output (issue 34)."""
+    spider = write(tmp_path / "statsspider.py", STATS_SPIDER)
+    result = crawlfw("runspider", spider, "-a", f"base_url={site.url}", "-o", "a.json",
+                     "-o", "a.csv", "-s", 'FEEDS={"stdout:": {"format": "jsonlines"}}')
+    assert result.returncode == 0, result.stderr
+    dump = result.stderr[result.stderr.index("Dumping crawlfw stats:"):]
+    scrapy_219 = {  # key: value, or a pattern of its repr
+        "feedexport/success_count/FileFeedStorage": "2",
+        "feedexport/success_count/StdoutFeedStorage": "1",
+        "spider_exceptions/NotSupported": "1",
+        "spider_exceptions/count": "1",
+        "item_scraped_count": "2",
+        "elapsed_time_seconds": r"\d+\.\d+",
+        "start_time": r"datetime\.datetime\([\d, ]+, tzinfo=datetime\.timezone\.utc\)",
+        "finish_time": r"datetime\.datetime\([\d, ]+, tzinfo=datetime\.timezone\.utc\)",
+    }
+    for key, value in scrapy_219.items():
+        assert re.search(rf"'{re.escape(key)}': {value}[,}}]", dump), (key, dump)
+    assert "_NotText" not in dump and "failed_count" not in dump
 
 
 @pytest.mark.parametrize("refused, message", [

@@ -176,6 +176,24 @@ def test_pipelines_option(crawlfw, quotes_project, quotes, tmp_path):
     assert piped == sections(result.stdout)["STATUS DEPTH LEVEL 1"]["items"]
 
 
+@pytest.mark.parametrize("option", ["-o", "-O"])
+def test_output_options_write_every_feed(crawlfw, quotes_project, quotes, sites_dir, option):
+    """Scrapy 2.19's parse takes -o/-O (repeatable) as crawl does: the items are written
+    to each feed (issue 34)."""
+    result = crawlfw("parse", "--spider", "quotes", option, "p.jl", option, "p.csv",
+                     f"{quotes.url}/", cwd=quotes_project)
+    assert result.returncode == 0, result.stderr
+    items = expected_quotes(sites_dir, 1)
+    assert sections(result.stdout)["STATUS DEPTH LEVEL 1"]["items"] == items
+    lines = (quotes_project / "p.jl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in lines] == items
+    assert len((quotes_project / "p.csv").read_text(encoding="utf-8").splitlines()) == 11
+    result = crawlfw("parse", "--spider", "quotes", "-o", "x.jl", "-O", "y.jl",
+                     f"{quotes.url}/", cwd=quotes_project)
+    assert result.returncode == 2
+    assert "Please use only one of -o/--output and -O/--overwrite-output" in result.stderr
+
+
 def test_no_spider_for_the_url(crawlfw, quotes_project, quotes):
     url = quotes.url.replace("127.0.0.1", "localhost") + "/"  # not the spider's domain
     result = crawlfw("parse", url, cwd=quotes_project)

@@ -2,10 +2,12 @@
 project."""
 
 import json
+import os
 
 import pytest
 
 from crawlfw.settings import default_settings
+from tests.commands.conftest import REPO_ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -41,6 +43,24 @@ def test_environment_overrides_in_a_project(crawlfw, project):
     result = crawlfw("settings", "--get", "BOT_NAME", cwd=project,
                      env={"CRAWLFW_BOT_NAME": "fromenv"})
     assert result.stdout == "fromenv\n"
+
+
+def test_scrapy_settings_module_is_read_with_one_warning(crawlfw, tmp_path, project):
+    """Issue 34: a Scrapy project's CI or deployment file sets SCRAPY_SETTINGS_MODULE;
+    with no CRAWLFW_SETTINGS_MODULE it names the project, with one warning line."""
+    out = tmp_path / "outside"
+    out.mkdir()
+    env = {"SCRAPY_SETTINGS_MODULE": "testproj.settings",
+           "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(project)])}
+    result = crawlfw("settings", "--get", "BOT_NAME", cwd=out, env=env)
+    assert (result.returncode, result.stdout) == (0, "testproj\n"), result.stderr
+    assert result.stderr.splitlines() == [
+        "SCRAPY_SETTINGS_MODULE:0: CrawlfwDeprecationWarning: Using "
+        "SCRAPY_SETTINGS_MODULE=testproj.settings (CRAWLFW_SETTINGS_MODULE is not set): "
+        "rename the variable to CRAWLFW_SETTINGS_MODULE"]
+    result = crawlfw("list", cwd=out, env=env)  # a project command: inside the project
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("SCRAPY_SETTINGS_MODULE=testproj.settings") == 1
 
 
 def test_bad_conversion_fails(crawlfw):

@@ -255,20 +255,68 @@ def test_empty_feed_not_stored_leaves_existing_file_untouched(tmp_path):
     assert path.read_bytes() == b"previous run"
 
 
-@pytest.mark.parametrize(
-    ("fmt", "check"),
-    [
-        ("json", lambda data: json.loads(data) == []),
-        ("xml", lambda data: data.endswith(b"<items></items>")),
-        ("jsonlines", lambda data: data == b""),
-    ],
-)
-def test_empty_feed_stored_when_store_empty(tmp_path, fmt, check):
+#: The bytes of an empty feed, per format, as Scrapy 2.19 writes them (``scrapy
+#: runspider`` of a spider with no start URL, ``-O e.json -O e.jl ...``; issue 34):
+#: byte-identical feeds keep diffs of a Scrapy run and a crawlfw run clean.
+SCRAPY_219_EMPTY_FEEDS = {
+    "json": b"[\n\n]",
+    "jsonlines": b"",
+    "jl": b"",
+    "jsonl": b"",
+    "csv": b"",
+    "xml": b'<?xml version="1.0" encoding="utf-8"?>\n<items>\n</items>',
+    "pickle": b"",
+    "marshal": b"",
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(SCRAPY_219_EMPTY_FEEDS))
+def test_empty_feed_stored_when_store_empty(tmp_path, fmt):
     path = tmp_path / f"out.{fmt}"
     settings = {"FEED_URI": str(path), "FEED_FORMAT": fmt, "FEED_STORE_EMPTY": True}
     writer, result = write_feed(settings, [])
     assert result["stored"] is True
-    assert check(path.read_bytes())
+    assert path.read_bytes() == SCRAPY_219_EMPTY_FEEDS[fmt]
+
+
+#: Two items ``{"a": 1, "b": {"c": [1, 2]}}, {"a": 2}`` in Scrapy 2.19's JSON and XML
+#: feeds, by ``indent`` (``FEED_EXPORT_INDENT``, default 0): the bytes Scrapy 2.19's
+#: exporters write with that indent.
+SCRAPY_219_FEEDS_BY_INDENT = {
+    ("json", 0): b'[\n{"a": 1, "b": {"c": [1, 2]}},\n{"a": 2}\n]',
+    ("json", 2): (b'[\n{\n  "a": 1,\n  "b": {\n    "c": [\n      1,\n      2\n    ]\n  }\n},'
+                  b'\n{\n  "a": 2\n}\n]'),
+    ("xml", None): (b'<?xml version="1.0" encoding="utf-8"?>\n<items><item><a>1</a><b><c>'
+                    b"<value>1</value><value>2</value></c></b></item><item><a>2</a></item>"
+                    b"</items>"),
+    ("xml", 0): (b'<?xml version="1.0" encoding="utf-8"?>\n<items>\n<item><a>1</a><b><c>'
+                 b"<value>1</value><value>2</value></c></b></item>\n<item><a>2</a></item>"
+                 b"\n</items>"),
+    ("xml", 2): (b'<?xml version="1.0" encoding="utf-8"?>\n<items>\n  <item>\n    <a>1</a>\n'
+                 b"    <b>\n      <c>\n        <value>1</value>\n        <value>2</value>\n"
+                 b"      </c>\n    </b>\n  </item>\n  <item>\n    <a>2</a>\n  </item>\n</items>"),
+}
+
+
+@pytest.mark.parametrize("fmt, indent", sorted(SCRAPY_219_FEEDS_BY_INDENT,
+                                               key=lambda k: (k[0], k[1] or -1)))
+@pytest.mark.parametrize("where", ["setting", "option"])
+def test_json_and_xml_feeds_are_laid_out_as_scrapy_2_19s(tmp_path, fmt, indent, where):
+    path = tmp_path / f"out.{fmt}"
+    items = [{"a": 1, "b": {"c": [1, 2]}}, {"a": 2}]
+    if where == "setting":
+        settings = {"FEED_URI": str(path), "FEED_FORMAT": fmt}
+        if indent != 0:  # 0 is the default
+            settings["FEED_EXPORT_INDENT"] = indent
+        write_feed(settings, items)
+    else:
+        writer = FeedWriter({}, spider=Spider("s"), uri=str(path),
+                            options={"format": fmt, "indent": indent})
+        writer.open()
+        for item in items:
+            writer.export_item(item)
+        writer.close()
+    assert path.read_bytes() == SCRAPY_219_FEEDS_BY_INDENT[(fmt, indent)]
 
 
 # storage errors
@@ -296,6 +344,46 @@ def test_storage_error_is_logged_with_local_path(tmp_path, caplog):
         f"-- the feed data is kept in {local}"
     )
     assert record.exc_info[0] is ConnectionRefusedError
+
+
+def _stats_crawler(settings):
+    from crawlfw.statscollectors import MemoryStatsCollector
+
+    class Crawler:
+        pass
+
+    crawler = Crawler()
+    crawler.settings = Settings(settings)
+    crawler.spider = FeedSpider()
+    crawler.spider.settings = crawler.settings  # BlockingFeedStorage reads FEED_TEMPDIR
+    crawler.stats = MemoryStatsCollector(crawler)
+    return crawler
+
+
+def test_stored_and_failed_files_are_counted_as_scrapy_2_19_counts_them(tmp_path):
+    """Scrapy 2.19's stats keys: feedexport/success_count/<storage class> and
+    feedexport/failed_count/<storage class>, one per file stored or not; an empty feed
+    not stored (FEED_STORE_EMPTY False) is not counted (issue 34)."""
+    broken = "tests.core.test_feeds.BrokenUploadStorage"
+    crawler = _stats_crawler({"FEED_STORAGES": {"broken": broken},
+                              "FEED_TEMPDIR": str(tmp_path)})
+    feeds = [(str(tmp_path / "a.jl"), {}, [{"a": 1}]),
+             (str(tmp_path / "b.csv"), {}, []),
+             ("stdout:", {"format": "jsonlines", "store_empty": False}, []),
+             ("broken://host/feed.jl", {"format": "jsonlines"}, [{"a": 1}]),
+             (str(tmp_path / "batch-%(batch_id)d.jl"), {"batch_item_count": 1},
+              [{"a": 1}, {"a": 2}])]
+    for uri, options, items in feeds:
+        writer = FeedWriter.from_crawler(crawler, uri, options)
+        writer.open()
+        for item in items:
+            writer.export_item(item)
+        writer.close()
+    assert {k: v for k, v in crawler.stats.get_stats().items()
+            if k.startswith("feedexport/")} == {
+        "feedexport/success_count/FileFeedStorage": 4,  # a.jl, b.csv, two batches
+        "feedexport/failed_count/BrokenUploadStorage": 1,
+    }
 
 
 def test_lifecycle_errors(tmp_path):
@@ -426,7 +514,8 @@ def test_exported_names():
 
     assert sorted(module.__all__) == ["FeedWriter"]
     assert sorted(feed_settings.__all__) == ["FEED_OPTIONS", "feed_settings_from_cli",
-                                             "feeds_from_settings", "uri_scheme"]
+                                             "feeds_from_settings", "resolve_uri",
+                                             "uri_scheme"]
     assert sorted(resume.__all__) == ["FeedReplacedError", "FeedResumeError"]
     for mod in (module, feed_settings, resume):
         assert all(hasattr(mod, name) for name in mod.__all__)
@@ -479,7 +568,7 @@ def test_feed_option_store_empty_default_true(tmp_path, store_empty, exists):
     assert writer.close()["stored"] is exists
     assert path.exists() is exists
     if exists:
-        assert path.read_text() == "[]"
+        assert path.read_text() == "[\n\n]"  # Scrapy 2.19's empty JSON feed
 
 
 @pytest.mark.parametrize("options, match", [

@@ -36,9 +36,12 @@ def site():
     s.stop()
 
 
-def start_crawl(site, job: Path, feed: Path, *extra, env=None, log=None, output="-o"):
+def start_crawl(site, job: Path, feed, *extra, env=None, log=None, output="-o"):
+    """``feed``: a Path (one ``output`` feed) or a list of Paths (one ``output`` each)."""
+    feeds = feed if isinstance(feed, list) else [feed]
     cmd = [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(SPIDER),
-           "-a", f"base={site.url}", "-s", f"JOBDIR={job}", output, str(feed),
+           "-a", f"base={site.url}", "-s", f"JOBDIR={job}",
+           *(arg for path in feeds for arg in (output, str(path))),
            "-s", "LOG_LEVEL=INFO", "-s", "CONCURRENT_REQUESTS=8",
            "-s", "FRONTIER_CHECKPOINT_INTERVAL=0.2", *extra]
     full_env = {k: v for k, v in os.environ.items() if k != "CRAWLFW_FAULTS"}
@@ -54,17 +57,19 @@ def feed_size(feed: Path) -> int:
         return 0
 
 
-def interrupt_at_random(site, job, feed, rng, kills, total_bytes, log):
-    """Start the crawl ``kills`` times and interrupt each run once the feed has grown past
-    a seeded random size (so each interruption falls inside the crawl): SIGKILL mostly,
-    SIGINT (a graceful stop) every third time. Returns what was done, for messages."""
+def interrupt_at_random(site, job, feed, rng, kills, total_bytes, log, output="-o"):
+    """Start the crawl ``kills`` times and interrupt each run once the feed (the first,
+    when ``feed`` is a list) has grown past a seeded random size (so each interruption
+    falls inside the crawl): SIGKILL mostly, SIGINT (a graceful stop) every third time.
+    Returns what was done, for messages."""
     done = []
+    first = feed[0] if isinstance(feed, list) else feed
     thresholds = sorted(rng.uniform(0.05, 0.9) * total_bytes for _ in range(kills))
     for i, threshold in enumerate(thresholds):
         sig = signal.SIGINT if i % 3 == 2 else signal.SIGKILL
-        proc = start_crawl(site, job, feed, log=log)
+        proc = start_crawl(site, job, feed, log=log, output=output)
         wait_for(lambda proc=proc, threshold=threshold: (
-                     proc.poll() is not None or feed_size(feed) >= threshold),
+                     proc.poll() is not None or feed_size(first) >= threshold),
                  "the feed to pass the threshold")
         # A seeded moment after it, not aligned with the feed's writes: the moment is
         # the test, not a wait for something.
@@ -102,6 +107,37 @@ def test_killed_and_resumed_crawl_has_every_page_exactly_once(site, tmp_path, fm
     twice = len(pages) - len(set(pages))
     assert not missing and not twice, f"{context}: {len(missing)} missing, {twice} twice"
     # Most runs were interrupted in the middle of the crawl.
+    assert sum(1 for _, _, c in done if c != 0) >= kills // 2, context
+
+
+@pytest.mark.parametrize("output, names, kills", [
+    ("-o", ["a.jl", "a.csv"], 3),
+    ("-O", ["b.jl", "b.csv"], 3),
+])
+def test_every_feed_of_a_killed_and_resumed_crawl_has_every_page_exactly_once(
+        site, tmp_path, output, names, kills):
+    """Issue 34: every -o (or -O) is a feed of its own, and JOBDIR's exactly-once holds
+    for each: killed (kill -9 mostly) and resumed with the same command, each feed ends
+    with every page once. A -O feed is emptied when the job begins, not at each resume
+    (an -O feed's earlier content is gone, the job's is kept)."""
+    rng = random.Random(f"{SEED}-two-{output}")
+    job, feeds = tmp_path / "job", [tmp_path / name for name in names]
+    if output == "-O":
+        for feed in feeds:
+            feed.write_bytes(b"content of an earlier job, replaced by -O\n")
+    with open(tmp_path / "interrupted.log", "wb") as log:
+        done = interrupt_at_random(site, job, feeds, rng, kills, site.pages * 30, log,
+                                   output=output)
+    code, text = finish(site, job, feeds, tmp_path / "final.log", output=output)
+    context = f"seed {SEED}, interruptions {done}"
+    assert code == 0, f"{context}\n{text[-3000:]}"
+    assert "'finish_reason': 'finished'" in text, f"{context}\n{text[-3000:]}"
+    for feed in feeds:
+        pages = read_pages(feed, feed.suffix.lstrip("."))
+        missing = set(range(site.pages)) - set(pages)
+        twice = len(pages) - len(set(pages))
+        assert not missing and not twice, \
+            f"{context}: {feed.name}: {len(missing)} missing, {twice} twice"
     assert sum(1 for _, _, c in done if c != 0) >= kills // 2, context
 
 

@@ -233,6 +233,48 @@ def test_workers_option_with_overwrite_output(site, redis_server, tmp_path):
     assert pages == list(range(site.pages))
 
 
+def test_workers_option_merges_every_item_once_into_every_feed(site, redis_server, tmp_path):
+    """``--workers 2 -o a.jl -o a.csv`` (issue 34: every -o is a feed): the parent
+    merges the workers' parts into each feed, every page once in each."""
+    feeds = [tmp_path / "a.jl", tmp_path / "a.csv"]
+    cmd = [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(SPIDER),
+           "-a", f"base={site.url}", "-o", str(feeds[0]), "-o", str(feeds[1]),
+           "--workers", "2", "-s", f"FRONTIER_URL={redis_server.url}",
+           "-s", "FRONTIER_KEY=two-feeds-test", "-s", "LOG_LEVEL=INFO"]
+    result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stderr[-3000:]
+    jl_pages = sorted(json.loads(line)["n"] for line in feeds[0].read_text().splitlines())
+    rows = feeds[1].read_text().splitlines()
+    assert rows[0] == "n,title"
+    csv_pages = sorted(int(row.split(",", 1)[0]) for row in rows[1:])
+    assert jl_pages == csv_pages == list(range(site.pages))
+    assert not Path(str(feeds[0]) + ".parts").exists()
+
+
+def test_workers_option_writes_the_feeds_of_custom_settings_once(site, redis_server,
+                                                                  tmp_path):
+    """A spider's custom_settings FEEDS with --workers: each worker wrote the feed
+    itself (two JSON documents in one file); now the workers write their parts only and
+    the parent the feed, once (issue 34)."""
+    feed = tmp_path / "custom.json"
+    spider = tmp_path / "customfeeds.py"
+    spider.write_text(
+        "from tests.crash.linkspider import LinkSpider\n\n\n"
+        "class CustomFeeds(LinkSpider):\n"
+        f"    custom_settings = {{'FEEDS': {{{str(feed)!r}: {{'format': 'json'}}}}}}\n")
+    cmd = [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(spider),
+           "-a", f"base={site.url}", "--workers", "2",
+           "-s", f"FRONTIER_URL={redis_server.url}", "-s", "FRONTIER_KEY=custom-feeds-test",
+           "-s", "LOG_LEVEL=INFO"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+    result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=180,
+                            env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    pages = sorted(item["n"] for item in json.loads(feed.read_text()))  # one document
+    assert pages == list(range(site.pages))
+
+
 def test_workers_option_needs_a_frontier_url(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "crawlfw.cmdline", "runspider", str(SPIDER),
                            "--workers", "2", "-o", str(tmp_path / "x.jl")],

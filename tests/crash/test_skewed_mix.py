@@ -41,7 +41,8 @@ def slow_site():
 
 def stat_time(stderr, name):
     """The datetime of stat ``name`` (``start_time``, ``finish_time``) in the stats dump."""
-    found = re.search(rf"'{name}': datetime\.datetime\(([\d, ]+)\)", stderr)
+    found = re.search(rf"'{name}': datetime\.datetime\(([\d, ]+?),?\s*(?:tzinfo=[\w.]+)?\)",
+                      stderr)
     assert found, stderr[-3000:]
     return datetime.datetime(*(int(x) for x in found.group(1).split(",")))
 

@@ -16,7 +16,7 @@ def test_core_stats_keys():
     ext = CoreStats.from_crawler(crawler)  # noqa: F841 - receivers are held weakly
     spider = crawler._create_spider(name="core")
     send = crawler.signals.send_catch_log
-    before = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    before = datetime.datetime.now(datetime.timezone.utc)
     send(signals.spider_opened, spider=spider)
     response = Response("http://example.com/")
     request = Request("http://example.com/")
@@ -27,11 +27,12 @@ def test_core_stats_keys():
     send(signals.item_dropped, item={}, response=response, exception=DropItem("x"), spider=spider)
     send(signals.item_dropped, item={}, response=response, exception=MyDrop("y"), spider=spider)
     send(signals.spider_closed, spider=spider, reason="finished")
-    after = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    after = datetime.datetime.now(datetime.timezone.utc)
 
     stats = crawler.stats.get_stats()
     assert set(stats) == {
-        "start_time", "finish_time", "finish_reason", "item_scraped_count",
+        "start_time", "finish_time", "elapsed_time_seconds", "finish_reason",
+        "item_scraped_count",
         "item_dropped_count", "item_dropped_reasons_count/DropItem",
         "item_dropped_reasons_count/MyDrop", "response_received_count",
     }
@@ -44,6 +45,27 @@ def test_core_stats_keys():
     for key in ("start_time", "finish_time"):
         value = stats[key]
         assert isinstance(value, datetime.datetime)
-        assert value.tzinfo is None  # naive UTC, as datetime.utcnow() in Scrapy 1.2
+        # timezone-aware UTC, as Scrapy 2.19's (its stats dump shows
+        # datetime.datetime(..., tzinfo=datetime.timezone.utc)); Scrapy 1.2's were naive
+        assert value.tzinfo is datetime.timezone.utc
         assert before <= value <= after
     assert stats["start_time"] <= stats["finish_time"]
+    # Scrapy 2's CoreStats: seconds between the two, on the monotonic clock (a float)
+    elapsed = stats["elapsed_time_seconds"]
+    assert isinstance(elapsed, float)
+    assert 0 <= elapsed <= (after - before).total_seconds()
+
+
+class _PrivateDrop(MyDrop):
+    """A private helper class: counted under its nearest public base (issue 34)."""
+
+
+def test_dropped_items_are_counted_under_their_nearest_public_class():
+    crawler = get_crawler()
+    ext = CoreStats.from_crawler(crawler)  # noqa: F841 - receivers are held weakly
+    spider = crawler._create_spider(name="core")
+    response = Response("http://example.com/")
+    crawler.signals.send_catch_log(signals.item_dropped, item={}, response=response,
+                                   exception=_PrivateDrop("z"), spider=spider)
+    assert crawler.stats.get_value("item_dropped_reasons_count/MyDrop") == 1
+    assert not [k for k in crawler.stats.get_stats() if "_PrivateDrop" in k]

@@ -90,8 +90,8 @@ def test_extensions_base():
 def test_feed_storages_and_exporters():
     assert list(ds.FEED_STORAGES_BASE) == ["", "file", "stdout", "s3", "ftp"]
     assert ds.FEED_STORAGES_BASE[""] == ds.FEED_STORAGES_BASE["file"]
-    assert list(ds.FEED_EXPORTERS_BASE) == ["json", "jsonlines", "jl", "csv", "xml",
-                                            "marshal", "pickle"]
+    assert list(ds.FEED_EXPORTERS_BASE) == ["json", "jsonlines", "jsonl", "jl", "csv", "xml",
+                                            "marshal", "pickle"]  # Scrapy 2.19's
     assert ds.FEED_FORMAT == "jsonlines"
 
 
@@ -160,3 +160,18 @@ def test_paths_of_existing_modules_load():
             assert load_object(path) is not None
             checked += 1
     assert checked >= 10
+
+
+def test_no_setting_is_assigned_twice():
+    """A second assignment silently wins (two merged changes once set FEED_EXPORT_INDENT to
+    0 and then to None): each default is written once."""
+    import ast
+    from collections import Counter
+    from pathlib import Path
+
+    import crawlfw.settings.default_settings as module
+
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    names = Counter(target.id for node in tree.body if isinstance(node, ast.Assign)
+                    for target in node.targets if isinstance(target, ast.Name))
+    assert [name for name, count in names.items() if count > 1] == []

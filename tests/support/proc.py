@@ -26,7 +26,8 @@ class Finished(NamedTuple):
 #: Not passed on: a project chosen outside the test, and the terminal size pytest-xdist
 #: workers set (COLUMNS=80, LINES=24), which would override a pseudo-terminal's own.
 _NOT_PASSED = frozenset({"CRAWLFW_SETTINGS_MODULE", "CRAWLFW_PROJECT",
-                         "CRAWLFW_PYTHON_SHELL", "COLUMNS", "LINES"})
+                         "CRAWLFW_PYTHON_SHELL", "COLUMNS", "LINES",
+                         "SCRAPY_SETTINGS_MODULE"})  # read when CRAWLFW_'s is not set
 
 
 def crawlfw_env(extra=None) -> dict:

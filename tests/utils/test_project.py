@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from crawlfw.exceptions import NotConfigured
+from crawlfw.exceptions import CrawlfwDeprecationWarning, NotConfigured
 from crawlfw.utils.project import (
     data_path,
     get_project_settings,
@@ -14,9 +14,10 @@ from crawlfw.utils.project import (
 
 @pytest.fixture
 def clean_env(monkeypatch, tmp_path):
-    """No CRAWLFW_* variables, no user config files, sys.path/modules restored."""
+    """No CRAWLFW_* variables (nor SCRAPY_SETTINGS_MODULE), no user config files,
+    sys.path/modules restored."""
     for key in list(os.environ):
-        if key.startswith("CRAWLFW_"):
+        if key.startswith("CRAWLFW_") or key == "SCRAPY_SETTINGS_MODULE":
             monkeypatch.delenv(key)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "noxdg"))
     monkeypatch.setattr(sys, "path", list(sys.path))
@@ -69,6 +70,33 @@ def test_inside_project_env_not_importable_warns(clean_env, tmp_path):
     clean_env.chdir(tmp_path)
     with pytest.warns(UserWarning, match="Cannot import crawlfw settings module"):
         assert not inside_project()
+
+
+def test_scrapy_settings_module_is_read_with_one_warning(clean_env, project, tmp_path):
+    """Issue 34: a Scrapy project's CI sets SCRAPY_SETTINGS_MODULE; it is read when
+    CRAWLFW_SETTINGS_MODULE is absent, with one warning, and wins over crawlfw.cfg (as
+    SCRAPY_SETTINGS_MODULE wins over scrapy.cfg in Scrapy 2.19's init_env)."""
+    (project / "myproj" / "other.py").write_text("BOT_NAME = 'fromscrapyenv'\n")
+    clean_env.syspath_prepend(str(project))
+    clean_env.setenv("SCRAPY_SETTINGS_MODULE", "myproj.other")
+    clean_env.chdir(project)  # its crawlfw.cfg names myproj.settings
+    with pytest.warns(CrawlfwDeprecationWarning) as caught:
+        assert inside_project()
+        settings = get_project_settings()
+    assert [str(w.message) for w in caught] == [
+        "Using SCRAPY_SETTINGS_MODULE=myproj.other (CRAWLFW_SETTINGS_MODULE is not set): "
+        "rename the variable to CRAWLFW_SETTINGS_MODULE"]
+    assert settings["BOT_NAME"] == "fromscrapyenv"
+    assert os.environ["CRAWLFW_SETTINGS_MODULE"] == "myproj.other"  # subprocesses too
+
+
+def test_crawlfw_settings_module_wins_over_scrapys(clean_env, project, recwarn):
+    (project / "myproj" / "other.py").write_text("BOT_NAME = 'fromscrapyenv'\n")
+    clean_env.syspath_prepend(str(project))
+    clean_env.setenv("SCRAPY_SETTINGS_MODULE", "myproj.other")
+    clean_env.setenv("CRAWLFW_SETTINGS_MODULE", "myproj.settings")
+    assert get_project_settings()["BOT_NAME"] == "myprojbot"
+    assert not [w for w in recwarn if issubclass(w.category, CrawlfwDeprecationWarning)]
 
 
 def test_project_data_dir_from_datadir_section(clean_env, project, tmp_path):

@@ -398,7 +398,11 @@ def test_scanned_refs_count_exact_classes_and_recorded_instances_only(monkeypatc
     text = trackref.format_live_refs()
     assert re.search(r"^FormRequest\s+\d+   oldest: \d+s ago$", text, re.M)
     assert re.search(r"^TextResponse\s+\d+   oldest: \d+s ago$", text, re.M)
-    assert "Request " in text and "Request" not in trackref.format_live_refs(ignore=Request)
+    assert re.search(r"^Request\s", text, re.M)
+    # other tests' live objects may have "Request" in their class names (a spider called
+    # OnlyStartRequests): only Request and its subclasses are left out
+    ignored = trackref.format_live_refs(ignore=Request)
+    assert not re.search(r"^(Request|FormRequest)\s", ignored, re.M)
 
 
 class _AnswersEverything(Request):

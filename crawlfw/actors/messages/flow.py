@@ -199,8 +199,9 @@ class StartCheckpoints(TypedDict):
 
 
 class Checkpoint(TypedDict):
-    """Scheduler -> SpiderRunner -> Pipeline -> each Exporter: make what the listed
-    leases caused durable, then pass on (see ARCHITECTURE.md, "Lose nothing")."""
+    """Scheduler -> SpiderRunner -> Pipeline -> each Exporter (a copy to each, side by
+    side): make what the listed leases caused durable, then pass on (see
+    ARCHITECTURE.md, "Lose nothing")."""
 
     type: Literal["checkpoint"]
     epoch: Count
@@ -214,14 +215,18 @@ class Checkpoint(TypedDict):
     """``spider.state`` pickled, base64 text, as it was after those callbacks; None
     when the spider has no state."""
     feeds: dict[str, dict | None]
-    """``{feed key: state dict or None}``, filled by each Exporter on the way."""
+    """``{feed key: state dict or None}``, filled by the Exporter it reaches."""
     next: NotRequired[list[ActorRef]]
-    """Exporter refs still to pass (Pipeline -> Exporter hops)."""
+    """Exporter refs still to pass (empty: the Exporter answers ``reply_to``)."""
+    parts: NotRequired[Count]
+    """How many Exporters the Pipeline sent a copy to (default 1): the Scheduler
+    commits when it has that many ``checkpoint_reached``."""
 
 
 class CheckpointReached(TypedDict):
-    """Last Exporter (or the Pipeline, without exporters) -> Scheduler: ack ``leases``
-    and commit, with ``feeds`` and ``spider_state``."""
+    """Each Exporter (or the Pipeline, without exporters) -> Scheduler: ack ``leases``
+    and commit, with ``feeds`` and ``spider_state``, once the ``parts`` answers of
+    the checkpoint arrived."""
 
     type: Literal["checkpoint_reached"]
     epoch: Count
@@ -231,7 +236,10 @@ class CheckpointReached(TypedDict):
     spider_state: str | None
     """``spider.state`` pickled, base64 text, or None."""
     feeds: dict[str, dict | None]
-    """``{feed key: state dict or None}`` to commit with the leases."""
+    """``{feed key: state dict or None}`` to commit with the leases (this Exporter's
+    feed; the Scheduler merges the parts)."""
+    parts: NotRequired[Count]
+    """How many answers the checkpoint has, this one included (default 1)."""
 
 
 class PullRequests(TypedDict):

@@ -1,6 +1,7 @@
 """The feeds a crawl writes, from its settings: ``FEEDS`` and the ``FEED_*`` settings
 (:func:`feeds_from_settings`, the options of one feed checked by ``_check_feed_options``),
-the URI scheme of a feed (:func:`uri_scheme`) and the ``-o``/``-t`` options of the
+the URI scheme of a feed (:func:`uri_scheme`), a feed URI filled for a spider
+(:func:`resolve_uri`) and the ``-o``/``-t`` options of the
 ``crawl`` and ``runspider`` commands (:func:`feed_settings_from_cli`); split from
 :mod:`crawlfw.core.feeds.feeds` (issue 19), whose :class:`~crawlfw.core.feeds.feeds.FeedWriter`
 writes each feed.
@@ -31,11 +32,16 @@ Settings used (Scrapy 1.2 names and meanings):
     (Scrapy 2.3) start a new file every this many items (0, the default: one file); the
     URI must then hold ``%(batch_id)d`` (1, 2, ...) or ``%(batch_time)s`` (the UTC time
     the batch began, ``2026-11-25T16-02-36.123456+00-00``).
+``FEED_EXPORT_INDENT``
+    (Scrapy 2) the layout of JSON and XML feeds: 0 (the default) puts each item on a
+    line of its own, N > 0 also indents, None is Scrapy 1.2's layout (the ``indent``
+    feed option).
 ``FEED_EXPORT_ENCODING``
     the output encoding; None: UTF-8, with JSON escaped to ASCII.
 ``FEED_STORE_EMPTY``
     store a feed with no items. True (default, as Scrapy >= 2.11): an empty crawl writes
-    an empty JSON Lines/CSV file, ``[]`` in JSON. False (Scrapy 1.2's default): nothing is
+    an empty JSON Lines/CSV file, ``[``, an empty line and ``]`` in JSON (Scrapy 2.19's
+    bytes). False (Scrapy 1.2's default): nothing is
     written for it (a local file the storage created is removed again).
 ``FEED_TEMPDIR``
     where FTP and S3 feeds are staged before upload.
@@ -68,6 +74,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
@@ -78,7 +85,8 @@ if TYPE_CHECKING:
     from crawlfw.core._types import CrawlerLike
     from crawlfw.settings import BaseSettings
 
-__all__ = ["FEED_OPTIONS", "feed_settings_from_cli", "feeds_from_settings", "uri_scheme"]
+__all__ = ["FEED_OPTIONS", "feed_settings_from_cli", "feeds_from_settings", "resolve_uri",
+           "uri_scheme"]
 
 #: File extensions whose format name differs from the extension (``-o items.jl``).
 _EXTENSION_FORMATS = {"jl": "jsonlines", "jsonl": "jsonlines"}
@@ -170,6 +178,91 @@ def _check_feed_options(uri: str, options: Mapping[str, Any] | None,
             )
         options["format"] = fmt
     return options
+
+
+def _feed_indent(options: Mapping[str, Any], settings: BaseSettings, where: str) -> int | None:
+    """A feed's ``indent``: its option, else ``FEED_EXPORT_INDENT`` (Scrapy 2's layout
+    of JSON and XML feeds: None as Scrapy 1.2, 0 an item a line, N > 0 indented).
+
+    Raises:
+        NotConfigured: not a whole number nor None.
+    """
+    if "indent" in options:
+        indent = options["indent"]
+    elif settings["FEED_EXPORT_INDENT"] is None:
+        return None
+    else:
+        try:
+            return settings.getint("FEED_EXPORT_INDENT")
+        except ValueError:
+            raise NotConfigured(f"FEED_EXPORT_INDENT must be a whole number or None, "
+                                f"got {settings['FEED_EXPORT_INDENT']!r}") from None
+    if indent is not None and (isinstance(indent, bool) or not isinstance(indent, int)):
+        raise NotConfigured(f"{where}: indent must be a whole number or None, got {indent!r}")
+    return indent
+
+
+def _uri_params(spider: Any, settings: BaseSettings, uripar: Any,
+                batch_id: int) -> Mapping[str, Any]:
+    """The ``%``-parameters of a feed URI: the spider's attributes, ``time``,
+    ``worker``, ``batch_id``, ``batch_time``, then ``FEED_URI_PARAMS``' changes."""
+    params: dict[str, Any] = {}
+    for name in dir(spider):
+        if name.startswith("__"):
+            continue
+        try:
+            params[name] = getattr(spider, name)
+        except Exception:  # a property that cannot be computed now: not a parameter
+            continue
+    now = datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
+    params["time"] = now.isoformat().replace(":", "-")
+    from crawlfw.core.frontier.redis_link import worker_id
+
+    params["worker"] = worker_id(settings)  # FRONTIER_WORKER or <host>-<pid>
+    params["batch_id"] = batch_id  # Scrapy 2.3: the batch's number, from 1
+    params["batch_time"] = datetime.now(timezone.utc).isoformat().replace(":", "-")
+    if uripar is not None:
+        returned = uripar(params, spider)
+        if returned is not None:
+            params = returned
+    return params
+
+
+def resolve_uri(urifmt: str, spider: Any, settings: BaseSettings, uripar: Any = None,
+                batch_id: int = 1) -> str:
+    """Fill a feed URI template (see ``FEED_URI`` above) for ``spider``.
+
+    Args:
+        urifmt: the URI template.
+        spider: the spider whose attributes are parameters.
+        settings: the settings (``FRONTIER_WORKER`` for ``%(worker)s``).
+        uripar: the ``FEED_URI_PARAMS`` function (loaded), or None.
+        batch_id: the batch's number (``%(batch_id)d``).
+
+    Returns:
+        str: the URI.
+
+    Raises:
+        NotConfigured: the template names a parameter there is not, or is not a valid
+            ``%``-template.
+    """
+    from crawlfw.core.feeds.storage import _redact_uri
+
+    params = _uri_params(spider, settings, uripar, batch_id)
+    try:
+        uri: str = urifmt % params
+        return uri
+    except KeyError as e:
+        raise NotConfigured(
+            f"FEED_URI {_redact_uri(urifmt)!r} uses %({e.args[0]})s, but spider "
+            f"{getattr(spider, 'name', None)!r} has no attribute {e.args[0]!r} "
+            f"and FEED_URI_PARAMS does not set it"
+        ) from None
+    except (TypeError, ValueError) as e:
+        raise NotConfigured(
+            f"FEED_URI {_redact_uri(urifmt)!r} is not a valid %-template ({e}); "
+            f"write a literal % as %%"
+        ) from None
 
 
 def _takes_feed_options(storage_cls: Any, crawler: CrawlerLike | None) -> bool:

@@ -23,7 +23,6 @@ import re
 import sys
 import time
 from collections.abc import Callable, Mapping
-from datetime import datetime, timezone
 from typing import IO, TYPE_CHECKING, Any, TypeAlias
 
 from crawlfw.core._fds import retry_when_out_of_fds
@@ -32,7 +31,9 @@ from crawlfw.core.feeds.feed_settings import (
     _check_feed_options,
     _components,
     _export_fields,
+    _feed_indent,
     _takes_feed_options,
+    resolve_uri,
     uri_scheme,
 )
 from crawlfw.core.feeds.plugins import ItemFilter, PostProcessingManager
@@ -137,8 +138,9 @@ class FeedWriter:
         self.export_encoding = (options.get("encoding")
                                 or settings.get("FEED_EXPORT_ENCODING") or None)
         self.overwrite = bool(options.get("overwrite", False))
-        self.indent = (options["indent"] if options.get("indent") is not None
-                       else settings.get("FEED_EXPORT_INDENT"))
+        # Scrapy 2's layout option: None (1.2's layout), 0 (the default: items on lines
+        # of their own), N > 0 (also indented); used by the JSON and XML exporters
+        self.indent = _feed_indent(options, settings, where)
         self.item_export_kwargs = dict(options.get("item_export_kwargs") or {})
 
         if self.format not in exporters:
@@ -182,6 +184,12 @@ class FeedWriter:
         self._started = False
         self._resumable = False  # a local file: checkpoint() can give its state
         self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of a local file, checked at commits
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` or :meth:`discard` finished the feed (nothing more is
+        written or stored)."""
+        return self._state == "closed"
 
     @property
     def key(self) -> str:
@@ -429,8 +437,7 @@ class FeedWriter:
         descriptors (``EMFILE``/``ENFILE``: a transient condition, not a failed feed),
         each retry counted in ``feedexport/emfile_retries``; see
         :func:`crawlfw.core._fds.retry_when_out_of_fds`."""
-        crawler = self.crawler or getattr(self.spider, "crawler", None)
-        stats = getattr(crawler, "stats", None)
+        stats = self._stats()
 
         def count() -> None:
             if stats is not None:
@@ -439,6 +446,18 @@ class FeedWriter:
         assert storage is not None and self.uri is not None, "opened by the caller"
         return retry_when_out_of_fds(lambda: storage.open(self.spider),
                                      f"feed {_redact_uri(self.uri)}", on_retry=count)
+
+    def _stats(self) -> Any:
+        """The crawler's stats collector, or None (a writer without a crawler)."""
+        crawler = self.crawler or getattr(self.spider, "crawler", None)
+        return getattr(crawler, "stats", None)
+
+    def _count_store(self, outcome: str) -> None:
+        """Count a stored (``outcome`` ``'success'``) or failed (``'failed'``) file in
+        Scrapy 2's stats, ``feedexport/<outcome>_count/<storage class name>``."""
+        stats = self._stats()
+        if stats is not None:
+            stats.inc_value(f"feedexport/{outcome}_count/{type(self.storage).__name__}")
 
     def _postprocessed(self, file: IO[bytes]) -> FeedFile:
         """``file`` under a :class:`~crawlfw.extensions.postprocessing.PostProcessingManager`
@@ -507,9 +526,15 @@ class FeedWriter:
                 f"during the crawl; the items written to it are not in it")
 
     def _make_exporter(self) -> BaseItemExporter:
+        from crawlfw.exporters import JsonItemExporter, XmlItemExporter
+
         kwargs = dict(self.item_export_kwargs)
-        if self.indent is not None and self.format == "json":
-            kwargs["indent"] = self.indent
+        exporter_cls = self._exporter_cls
+        if self.indent is not None and "indent" not in kwargs:
+            if issubclass(exporter_cls, JsonItemExporter) and self.indent > 0:
+                kwargs["indent"] = self.indent  # 0: items on lines of their own already
+            elif issubclass(exporter_cls, XmlItemExporter):
+                kwargs["indent"] = self.indent
         exporter: BaseItemExporter = self._exporter_cls(
             self.file, fields_to_export=self.export_fields, encoding=self.export_encoding,
             **kwargs,
@@ -657,7 +682,10 @@ class FeedWriter:
         Storage errors are logged (with traceback), not raised: ``"Error storing
         %(format)s feed (%(itemcount)d items) in: %(uri)s"``, followed by the local path
         where the data was kept when there is one (the temporary file of an FTP or S3
-        feed, or the local file).
+        feed, or the local file). Each file stored or not is counted in the crawler's
+        stats as Scrapy 2 counts it: ``feedexport/success_count/<storage class>`` or
+        ``feedexport/failed_count/<storage class>`` (``FileFeedStorage``...); an empty
+        feed not stored is not counted.
 
         Returns:
             dict: ``{'uri': str (password redacted), 'format': str, 'itemcount': int,
@@ -707,6 +735,7 @@ class FeedWriter:
             result["error"] = f"{type(e).__name__}: {e}"
             logger.error("Error storing %(format)s feed (%(itemcount)d items): %(error)s",
                          {**log_args, "error": e}, extra=extra)
+            self._count_store("failed")
             self._finished_file().close()
         except Exception as e:
             result["error"] = f"{type(e).__name__}: {e}"
@@ -716,10 +745,12 @@ class FeedWriter:
                 log_args["local_path"] = result["local_path"]
                 msg += " -- the feed data is kept in %(local_path)s"
             logger.error(msg, log_args, exc_info=True, extra=extra)
+            self._count_store("failed")
         else:
             result["stored"] = True
             logger.info("Stored %(format)s feed (%(itemcount)d items) in: %(uri)s",
                         log_args, extra=extra)
+            self._count_store("success")
         return result
 
     def __enter__(self) -> FeedWriter:
@@ -757,44 +788,6 @@ class FeedWriter:
         elif file not in (sys.stdout, getattr(sys.stdout, "buffer", None)):
             file.close()
 
-    def _uri_params(self) -> Mapping[str, Any]:
-        spider = self.spider
-        params: dict[str, Any] = {}
-        for name in dir(spider):
-            if name.startswith("__"):
-                continue
-            try:
-                params[name] = getattr(spider, name)
-            except Exception:  # a property that cannot be computed now: not a parameter
-                continue
-        now = datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
-        params["time"] = now.isoformat().replace(":", "-")
-        from crawlfw.core.frontier.redis_link import worker_id
-
-        params["worker"] = worker_id(self.settings)  # FRONTIER_WORKER or <host>-<pid>
-        params["batch_id"] = self.batch_id  # Scrapy 2.3: the batch's number, from 1
-        params["batch_time"] = datetime.now(timezone.utc).isoformat().replace(":", "-")
-        if self._uripar is not None:
-            returned = self._uripar(params, spider)
-            if returned is not None:
-                params = returned
-        return params
-
     def _resolve_uri(self) -> str:
-        params = self._uri_params()
-        try:
-            uri: str = self.urifmt % params
-            return uri
-        except KeyError as e:
-            raise NotConfigured(
-                f"FEED_URI {_redact_uri(self.urifmt)!r} uses %({e.args[0]})s, but spider "
-                f"{getattr(self.spider, 'name', None)!r} has no attribute {e.args[0]!r} "
-                f"and FEED_URI_PARAMS does not set it"
-            ) from None
-        except (TypeError, ValueError) as e:
-            raise NotConfigured(
-                f"FEED_URI {_redact_uri(self.urifmt)!r} is not a valid %-template ({e}); "
-                f"write a literal % as %%"
-            ) from None
-
-
+        return resolve_uri(self.urifmt, self.spider, self.settings, self._uripar,
+                           self.batch_id)

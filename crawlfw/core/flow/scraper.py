@@ -58,6 +58,7 @@ from crawlfw.item import ITEM_TYPES
 from crawlfw.logformatter import format_event
 from crawlfw.spiders._async import SuspendableRun, anext_step, run_coroutine
 from crawlfw.spiders._start import start_output
+from crawlfw.utils._names import public_class_name
 from crawlfw.utils.failure import Failure
 from crawlfw.utils.log import failure_to_exc_info, logformatter_adapter
 from crawlfw.utils.misc import arg_to_iter
@@ -647,8 +648,10 @@ class Scraper:
 def report_spider_error(crawler: CrawlerLike, exc: BaseException, request: Request,
                         response: Response | None) -> None:
     """Log "Spider error processing <request>" with the traceback of ``exc``, send
-    ``spider_error`` and count ``spider_exceptions/count`` and
-    ``spider_exceptions/<Type>`` (Scrapy 2.19's stats).
+    ``spider_error`` and count ``spider_exceptions/count`` (Scrapy 2's total) and
+    ``spider_exceptions/<Type>`` (the nearest public class:
+    ``spider_exceptions/NotSupported`` for a private subclass of it, as Scrapy 2.19
+    counts it; :func:`crawlfw.utils._names.public_class_name`).
 
     Args:
         crawler: the Crawler.
@@ -664,5 +667,5 @@ def report_spider_error(crawler: CrawlerLike, exc: BaseException, request: Reque
     crawler.signals.send_catch_log(
         signals.spider_error, failure=Failure(exc, request), response=response, spider=spider
     )
-    crawler.stats.inc_value("spider_exceptions/count", spider=spider)
-    crawler.stats.inc_value(f"spider_exceptions/{type(exc).__name__}", spider=spider)
+    crawler.stats.inc_value("spider_exceptions/count", spider=spider)  # Scrapy 2's total
+    crawler.stats.inc_value(f"spider_exceptions/{public_class_name(type(exc))}", spider=spider)
