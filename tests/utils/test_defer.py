@@ -53,6 +53,19 @@ def test_deferred_to_future_on_results_coroutines_and_futures():
     assert asyncio.run(main()) == ("response", 2, 3, 4)
 
 
+def test_what_engine_download_returns_in_a_callback_is_taken_as_it_is():
+    """In an ``async def`` callback ``engine.download()`` returns an asyncio future of the
+    running loop (answered later): both helpers give that very future back."""
+    async def main():
+        future = asyncio.get_running_loop().create_future()
+        assert defer.maybe_deferred_to_future(future) is future
+        assert defer.deferred_to_future(future) is future
+        asyncio.get_running_loop().call_soon(future.set_result, "response")
+        return await defer.maybe_deferred_to_future(future)
+
+    assert asyncio.run(main()) == "response"
+
+
 def test_deferred_to_future_needs_a_running_loop():
     with pytest.raises(RuntimeError, match="running asyncio event loop"):
         defer.deferred_to_future("x")
