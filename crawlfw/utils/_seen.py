@@ -116,11 +116,18 @@ def key_of(fingerprint: Any) -> bytes:
     raise TypeError(f"a fingerprint must be str or bytes, not {type(fingerprint).__name__}")
 
 
+#: Budgets from which keys are split into 2**16 buckets (below: fewer, so that the
+#: buckets' fixed cost stays within a quarter of the budget).
+BUCKETS_16_FROM = 48 * 1024 * 1024
+
+
 def _bucket_bits(limit: int) -> int:
-    """Bucket bits for a budget: 16 from 24 MiB up; below, as many as keep the buckets'
-    fixed cost within an eighth of the budget (at least 8)."""
-    bits = 16
-    while bits > 8 and (1 << bits) * (BUCKET_BYTES + 16) > limit // 8:
+    """Bucket bits for a budget: 16 from :data:`BUCKETS_16_FROM` up; below, as many as
+    keep the buckets' fixed cost within a quarter of the budget (at least 8)."""
+    if limit >= BUCKETS_16_FROM:
+        return 16
+    bits = 15
+    while bits > 8 and (1 << bits) * (BUCKET_BYTES + 16) > limit // 4:
         bits -= 1
     return bits
 
@@ -140,9 +147,7 @@ class SeenSet:
 
     def __init__(self, memory_limit_bytes: int = DEFAULT_MEMORY_LIMIT, *,
                  tempdir: str | None = None) -> None:
-        if memory_limit_bytes < MIN_MEMORY_LIMIT:
-            raise ValueError(f"DUPEFILTER_MEMORY_LIMIT must be at least {MIN_MEMORY_LIMIT} "
-                             f"bytes, got {memory_limit_bytes}")
+        self.check_limit(memory_limit_bytes)
         self.memory_limit_bytes = memory_limit_bytes
         self.tempdir = tempdir
         bits = _bucket_bits(memory_limit_bytes)
@@ -153,6 +158,8 @@ class SeenSet:
         self._lo = 3 if bits == 16 else 1
         self._w = 16 - self._lo
         self._record_bytes = self._w + 2
+        if bits == 16:
+            self.add = self._add16  # type: ignore[method-assign]
         self._nbuckets = 1 << bits
         self._store: _DiskStore | None = None
         self._failed: SpillError | None = None
@@ -165,6 +172,14 @@ class SeenSet:
         #: Counters: spills made, disk lookups, lookups that found the key.
         self.spills = self.disk_lookups = self.disk_hits = 0
         self._empty()
+
+    @staticmethod
+    def check_limit(memory_limit_bytes: int) -> None:
+        """Raise ValueError (naming ``DUPEFILTER_MEMORY_LIMIT``) for a budget below
+        :data:`MIN_MEMORY_LIMIT`."""
+        if memory_limit_bytes < MIN_MEMORY_LIMIT:
+            raise ValueError(f"DUPEFILTER_MEMORY_LIMIT must be at least {MIN_MEMORY_LIMIT} "
+                             f"bytes, got {memory_limit_bytes}")
 
     def _empty(self) -> None:
         """RAM starts over: no key in memory."""
@@ -198,18 +213,16 @@ class SeenSet:
         """
         b = (key[0] << 8 | key[1]) >> self._shift
         t = key[2]
-        rest = key[self._lo:16]
+        rest = key[1:16]
         tags = self._tags[b]
         if tags:
             recs = self._recs[b]
             i = tags.find(t)
-            if i >= 0:
-                w = self._w
-                while i >= 0:
-                    j = i * w
-                    if recs[j:j + w] == rest:
-                        return False
-                    i = tags.find(t, i + 1)
+            while i >= 0:
+                j = i * 15
+                if recs[j:j + 15] == rest:
+                    return False
+                i = tags.find(t, i + 1)
             new = not self._disk_n or not self._on_disk(key)
             tags.append(t)
             recs += rest
@@ -221,6 +234,34 @@ class SeenSet:
             self._hot_dupes += 1
         self._room -= 1
         if self._room <= 0:  # (below 0 only after a failed spill: it raises again)
+            self._spill()
+        return new
+
+    def _add16(self, key: bytes) -> bool:
+        """:meth:`add` with 16 bucket bits (records of bytes 3..16): the hot path of
+        every budget from :data:`BUCKETS_16_FROM` up, with its constants written in."""
+        tags = self._tags[key[0] << 8 | key[1]]
+        t = key[2]
+        rest = key[3:16]
+        if tags:
+            recs = self._recs[key[0] << 8 | key[1]]
+            i = tags.find(t)
+            while i >= 0:
+                j = i * 13
+                if recs[j:j + 13] == rest:
+                    return False
+                i = tags.find(t, i + 1)
+            new = not self._disk_n or not self._on_disk(key)
+            tags.append(t)
+            recs += rest
+        else:
+            new = not self._disk_n or not self._on_disk(key)
+            self._tags[key[0] << 8 | key[1]] = bytearray((t,))
+            self._recs[key[0] << 8 | key[1]] = bytearray(rest)
+        if not new:
+            self._hot_dupes += 1
+        self._room -= 1
+        if self._room <= 0:
             self._spill()
         return new
 
@@ -499,12 +540,18 @@ class BloomSeenSet:
     """
 
     def __init__(self, error_rate: float, *, initial_capacity: int = 1 << 20) -> None:
-        if not 0 < error_rate <= 0.5:
-            raise ValueError("DUPEFILTER_BLOOM_ERROR_RATE must be above 0 and at most 0.5 "
-                             f"(0 keeps the exact seen set), got {error_rate!r}")
+        self.check_rate(error_rate)
         self.error_rate = error_rate
         self.initial_capacity = initial_capacity
         self._start()
+
+    @staticmethod
+    def check_rate(error_rate: float) -> None:
+        """Raise ValueError (naming ``DUPEFILTER_BLOOM_ERROR_RATE``) for a rate out of
+        (0, 0.5]."""
+        if not 0 < error_rate <= 0.5:
+            raise ValueError("DUPEFILTER_BLOOM_ERROR_RATE must be above 0 and at most 0.5 "
+                             f"(0 keeps the exact seen set), got {error_rate!r}")
 
     def _start(self) -> None:
         self._filters: list[Bloom] = []
