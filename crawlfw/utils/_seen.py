@@ -101,6 +101,14 @@ def key_of(fingerprint: Any) -> bytes:
     Raises:
         TypeError: neither str nor bytes.
     """
+    if fingerprint.__class__ is str and len(fingerprint) == 40:  # request_fingerprint's
+        try:
+            key = bytes.fromhex(fingerprint)
+        except ValueError:  # not hex
+            pass
+        else:
+            if len(key) == 20:  # (fromhex skips spaces)
+                return key
     if isinstance(fingerprint, str):
         if len(fingerprint) in (40, 32):
             try:
@@ -584,7 +592,10 @@ class BloomSeenSet:
         if not isinstance(key, (bytes, bytearray)) or len(key) < KEY_BYTES:
             return False
         key = bytes(key[:16])
-        return any(key in f for f in self._filters)
+        for f in self._filters:
+            if key in f:
+                return True
+        return False
 
     def __len__(self) -> int:
         return self._n
