@@ -54,17 +54,20 @@ logger = logging.getLogger(__name__)
 #: Bytes of a fingerprint's digest that identify it here (128 bits).
 KEY_BYTES = 16
 
-#: ``DUPEFILTER_MEMORY_LIMIT``'s default: ~4M fingerprints before the disk is used.
-DEFAULT_MEMORY_LIMIT = 64 * 1024 * 1024
+#: ``DUPEFILTER_MEMORY_LIMIT``'s default.
+DEFAULT_MEMORY_LIMIT = 64 * 1024 * 1024  # ~2.2M keys in RAM
 
 #: The smallest budget accepted (bytes).
 MIN_MEMORY_LIMIT = 1024 * 1024
 
-#: Bytes of RAM one key costs (14 stored, the bytearrays' over-allocation: 1/16 on
-#: average), a bucket (two bytearray objects and their allocations' headers), the disk
-#: store once open (SQLite's page cache, ``cache_size``, and its own structures): the
-#: estimate the budget is kept with (tests/utils/test_seen.py measures it).
-RECORD_BYTES = 15  # with 16 bucket bits; 2 more below (records of 15 bytes + tag)
+#: Bytes of RAM the budget is kept with: a key (14 stored; with the bytearrays'
+#: over-allocation, 1/16 on average, and the allocator's holes that their growth leaves:
+#: 24 of RSS a key, measured when RAM is full; 2 more with fewer than 16 bucket bits,
+#: whose records are 15 bytes), a bucket (two bytearray objects and their allocations),
+#: the disk store once open (SQLite's page cache, ``cache_size``, and its own
+#: structures). tests/utils/test_seen.py checks them against tracemalloc,
+#: benchmarks/bench_seen_set.py against RSS.
+RECORD_BYTES = 24
 BUCKET_BYTES = 176
 STORE_BYTES = 256 * 1024
 _CACHE_KIB = 1024  # SQLite's page cache at most (an eighth of the budget below 8 MiB)
@@ -75,6 +78,9 @@ FILTER_FPR = 0.01
 FILTER_SHARE = 4
 #: Past this false-positive rate a rebuilt filter is not worth its bytes: none is kept.
 MAX_FILTER_FPR = 0.3
+#: Spills after which each bucket's runs on disk are merged into one (a disk lookup
+#: reads a row per run).
+MAX_RUNS = 8
 
 
 class SpillError(OSError):
@@ -129,6 +135,18 @@ def key_of(fingerprint: Any) -> bytes:
 BUCKETS_16_FROM = 48 * 1024 * 1024
 
 
+def _find_in(tags: Any, recs: Any, t: int, rest: bytes, w: int) -> int:
+    """The index of the record ``rest`` (``w`` bytes) with tag ``t`` in a bucket's
+    ``tags`` and ``recs`` (bytes or bytearray), or -1."""
+    i = tags.find(t)
+    while i >= 0:
+        j = i * w
+        if recs[j:j + w] == rest:
+            return int(i)
+        i = tags.find(t, i + 1)
+    return -1
+
+
 def _bucket_bits(limit: int) -> int:
     """Bucket bits for a budget: 16 from :data:`BUCKETS_16_FROM` up; below, as many as
     keep the buckets' fixed cost within a quarter of the budget (at least 8)."""
@@ -165,7 +183,7 @@ class SeenSet:
         # only partly the bucket: kept whole, byte 2 twice).
         self._lo = 3 if bits == 16 else 1
         self._w = 16 - self._lo
-        self._record_bytes = self._w + 2
+        self._record_bytes = RECORD_BYTES + self._w - 13
         if bits == 16:
             self.add = self._add16  # type: ignore[method-assign]
         self._nbuckets = 1 << bits
@@ -231,11 +249,11 @@ class SeenSet:
                 if recs[j:j + 15] == rest:
                     return False
                 i = tags.find(t, i + 1)
-            new = not self._disk_n or not self._on_disk(key)
+            new = not self._disk_n or not self._on_disk(key, rest)
             tags.append(t)
             recs += rest
         else:
-            new = not self._disk_n or not self._on_disk(key)
+            new = not self._disk_n or not self._on_disk(key, rest)
             self._tags[b] = bytearray((t,))
             self._recs[b] = bytearray(rest)
         if not new:
@@ -259,11 +277,11 @@ class SeenSet:
                 if recs[j:j + 13] == rest:
                     return False
                 i = tags.find(t, i + 1)
-            new = not self._disk_n or not self._on_disk(key)
+            new = not self._disk_n or not self._on_disk(key, rest)
             tags.append(t)
             recs += rest
         else:
-            new = not self._disk_n or not self._on_disk(key)
+            new = not self._disk_n or not self._on_disk(key, rest)
             self._tags[key[0] << 8 | key[1]] = bytearray((t,))
             self._recs[key[0] << 8 | key[1]] = bytearray(rest)
         if not new:
@@ -276,73 +294,78 @@ class SeenSet:
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, (bytes, bytearray)) or len(key) < KEY_BYTES:
             return False
+        key = bytes(key[:16])
+        rest = key[self._lo:16]
+        return (self._find(self._tags, self._recs, key, rest) >= 0
+                or bool(self._disk_n) and self._on_disk(key, rest))
+
+    def _find(self, tagsl: list[Any], recsl: list[Any], key: bytes, rest: bytes) -> int:
+        """Where ``key`` (its record ``rest``) is in its bucket of ``tagsl``/``recsl``:
+        its index, or -1."""
         b = (key[0] << 8 | key[1]) >> self._shift
-        tags = self._tags[b]
-        if tags:
-            t, w = key[2], self._w
-            rest = key[self._lo:16]
-            recs = self._recs[b]
-            i = tags.find(t)
-            while i >= 0:
-                j = i * w
-                if recs[j:j + w] == rest:
-                    return True
-                i = tags.find(t, i + 1)
-        return bool(self._disk_n) and self._on_disk(bytes(key[:16]))
+        tags = tagsl[b]
+        return _find_in(tags, recsl[b], key[2], rest, self._w) if tags else -1
 
     def discard(self, key: bytes) -> None:
-        """Remove ``key`` if present (from RAM and from the disk)."""
+        """Remove ``key`` if present (from RAM and from the disk: every copy)."""
         if self._failed is not None:
             raise self._failed
+        key = bytes(key[:16])
+        rest, w, t = key[self._lo:16], self._w, key[2]
         b = (key[0] << 8 | key[1]) >> self._shift
-        tags = self._tags[b]
-        in_ram = False
-        if tags:
-            t, rest, recs, w = key[2], key[self._lo:16], self._recs[b], self._w
-            i = tags.find(t)
-            while i >= 0:
-                j = i * w
-                if recs[j:j + w] == rest:
-                    del tags[i]
-                    del recs[j:j + w]
-                    self._room += 1
-                    in_ram = True
-                    break
-                i = tags.find(t, i + 1)
-        if self._disk_n and self._store is not None:
-            if self._guard(self._store.delete, key[:16]):
-                self._disk_n -= 1
-                if in_ram:
-                    self._hot_dupes -= 1
+        i = self._find(self._tags, self._recs, key, rest)
+        if i >= 0:
+            del self._tags[b][i]
+            del self._recs[b][i * w:i * w + w]
+            self._room += 1
+        if not self._disk_n or self._store is None:
+            return
+        kept, found = [], False
+        for tags_blob, recs_blob in self._guard(self._store.bucket, b):
+            tags, recs = bytearray(tags_blob), bytearray(recs_blob)
+            while (j := _find_in(tags, recs, t, rest, w)) >= 0:
+                del tags[j]
+                del recs[j * w:j * w + w]
+                found = True
+            if tags:
+                kept.append((tags, recs))
+        if found:
+            self._guard(self._store.replace_bucket, b, kept)
+            self._disk_n -= 1
+            if i >= 0:
+                self._hot_dupes -= 1
 
     def __len__(self) -> int:
         return self._disk_n + self._hot_n - self._hot_dupes
 
     def __iter__(self) -> Iterator[bytes]:
-        """Every key (16 bytes), those on disk first, in no particular order."""
+        """Every key (16 bytes), once, bucket by bucket, in no particular order."""
         if self._failed is not None:
             raise self._failed
+        disk: dict[int, list[tuple[bytes, bytes]]] = {}
         if self._store is not None and self._disk_n:
-            yield from self._guard(self._store.keys)
-        for key in self._ram_keys():
-            if not self._hot_dupes or not self._disk_n or not self._on_disk(key):
-                yield key
-
-    def _ram_keys(self) -> Iterator[bytes]:
-        """The keys in RAM, as disk keys, sorted (by bucket, then within it)."""
-        tagsl, recsl, w = self._tags, self._recs, self._w
+            for b, tags, recs in self._guard(self._store.rows):
+                disk.setdefault(b, []).append((tags, recs))
         for b in range(self._nbuckets):
-            tags = tagsl[b]
-            if not tags:
-                continue
-            recs = recsl[b]
-            if w == 13:
-                head = b.to_bytes(2, "big")
-                yield from sorted(head + tags[i:i + 1] + recs[i * 13:i * 13 + 13]
-                                  for i in range(len(tags)))
-            else:  # byte 0 from the bucket, 1..16 from the record
-                head = (b >> (8 - self._shift)).to_bytes(1, "big")
-                yield from sorted(head + recs[i * 15:i * 15 + 15] for i in range(len(tags)))
+            parts = disk.pop(b, [])
+            if self._tags[b]:
+                parts.append((bytes(self._tags[b]), bytes(self._recs[b])))
+            keys = set()  # (a key found on disk and added to RAM again is in two parts)
+            for tags, recs in parts:
+                keys.update(self._keys_of(b, tags, recs))
+            yield from sorted(keys)
+
+    def _keys_of(self, b: int, tags: bytes, recs: bytes) -> Iterator[bytes]:
+        """The keys of one bucket's ``tags`` and ``recs``."""
+        w = self._w
+        if w == 13:
+            head = b.to_bytes(2, "big")
+            for i in range(len(tags)):
+                yield head + tags[i:i + 1] + recs[i * 13:i * 13 + 13]
+        else:  # byte 0 from the bucket, bytes 1..16 from the record
+            head = (b >> (8 - self._shift)).to_bytes(1, "big")
+            for i in range(len(tags)):
+                yield head + recs[i * 15:i * 15 + 15]
 
     def clear(self) -> None:
         """Forget every key; the spill file is removed."""
@@ -387,17 +410,21 @@ class SeenSet:
 
     # --- the disk -----------------------------------------------------------------------
 
-    def _on_disk(self, key: bytes) -> bool:
+    def _on_disk(self, key: bytes, rest: bytes) -> bool:
+        """True when ``key`` (its record ``rest``, the filter's key) is on disk."""
         if self._failed is not None:
             raise self._failed
-        key = key[:16]
-        if not self._lookup_all and key not in self._filter:  # type: ignore[operator]
+        if not self._lookup_all and rest not in self._filter:  # type: ignore[operator]
             return False
         self.disk_lookups += 1
         assert self._store is not None  # _disk_n > 0
-        found: bool = self._guard(self._store.contains, key)
-        self.disk_hits += found
-        return found
+        t, w = key[2], self._w
+        for tags, recs in self._guard(self._store.bucket,
+                                      (key[0] << 8 | key[1]) >> self._shift):
+            if _find_in(tags, recs, t, rest, w) >= 0:
+                self.disk_hits += 1
+                return True
+        return False
 
     def _guard(self, call: Any, *args: Any) -> Any:
         """``call(*args)``; an sqlite3 or OS error becomes (and stays) a SpillError."""
@@ -416,9 +443,11 @@ class SeenSet:
             f"{self.memory_limit_bytes} bytes; free space there, set TMPDIR, or raise the limit)")
 
     def _spill(self) -> None:
-        """Move every key in RAM to the disk (sorted), adding them to the filter in
-        front of it, or rebuilding that filter for twice the keys on disk when they
-        outgrow it (so each key is read back O(1) times in all)."""
+        """Write every bucket in RAM to the disk as one *run* (its two bytearrays, as
+        they are: no work per key but adding it to the filter in front of the disk),
+        then start RAM over. The filter is rebuilt for twice the keys on disk when they
+        outgrow it (so each key is read back O(1) times in all); past
+        :data:`MAX_RUNS` runs a bucket's are merged into one."""
         if self._failed is not None:
             raise self._failed
         if self._store is None:
@@ -430,18 +459,28 @@ class SeenSet:
         filt = self._filter
         rebuild = not self._lookup_all and (
             filt is None or self._disk_n + self._hot_n > self._filter_cap)
+        add = None if rebuild or filt is None else filt.update
+        w, tagsl, recsl = self._w, self._tags, self._recs
 
-        def rows() -> Iterator[tuple[bytes]]:
-            add = None if rebuild or filt is None else filt.add
-            for key in self._ram_keys():
-                if add is not None:
-                    add(key)
-                yield (key,)
+        def rows() -> Iterator[tuple[int, int, Any, Any]]:
+            for b in range(self._nbuckets):
+                tags = tagsl[b]
+                if tags:
+                    recs = recsl[b]
+                    if add is not None:
+                        blob = bytes(recs)
+                        add([blob[j:j + w] for j in range(0, len(blob), w)])
+                    yield b, run, tags, recs
 
-        added: int = self._guard(self._store.insert, rows())
-        self.spills += 1
+        run = self.spills
+        self._guard(self._store.write, rows())
+        filt = add = None  # (the old filter is not kept while a new one is made)
+        added = self._hot_n - self._hot_dupes
         first = not self._disk_n
         self._disk_n += added
+        self.spills += 1
+        if self.spills % MAX_RUNS == 0:
+            self._guard(self._store.merge_runs)
         if rebuild:
             self._rebuild_filter()
         self._empty()
@@ -473,15 +512,20 @@ class SeenSet:
                                   "path": self._store.path})
                 return
         filt = Bloom(cap, fpr)
-        self._guard(filt.update, self._guard(self._store.keys))
+        w = self._w
+        for _b, _tags, recs in self._guard(self._store.rows):
+            blob = bytes(recs)
+            filt.update([blob[j:j + w] for j in range(0, len(blob), w)])
         self._filter, self._filter_cap = filt, cap
         self._filter_bytes = filt.size_in_bits // 8
 
 
 class _DiskStore:
-    """The spill file: one SQLite table of 16-byte keys (``WITHOUT ROWID``: the key is
-    the B-tree's), private to one process, in a :class:`ScratchDir`. No journal and no
-    fsync: nothing in it outlives the crawl (a failed write ends the crawl)."""
+    """The spill file: one SQLite table of *runs*, a row per bucket and spill holding
+    the bucket's two bytearrays as they were in RAM (``tags``, ``recs``), keyed by
+    ``(bucket, run)`` (``WITHOUT ROWID``: a bucket's rows are together in the B-tree).
+    Private to one process, in a :class:`ScratchDir`; no journal and no fsync: nothing
+    in it outlives the crawl (a failed write ends the crawl)."""
 
     def __init__(self, root: str | None, cache_kib: int) -> None:
         self.dir = ScratchDir("seen", root)
@@ -493,33 +537,74 @@ class _DiskStore:
             conn.execute("PRAGMA synchronous=OFF")
             conn.execute("PRAGMA locking_mode=EXCLUSIVE")
             conn.execute(f"PRAGMA cache_size=-{cache_kib}")
-            conn.execute("CREATE TABLE seen (fp BLOB PRIMARY KEY) WITHOUT ROWID")
+            conn.execute(_RUNS.format(table="seen"))
         except BaseException:
             self.dir.remove()
             raise
 
-    def insert(self, rows: Iterable[tuple[bytes]]) -> int:
-        """Insert ``rows`` (sorted keys); returns how many were not there yet."""
+    def write(self, rows: Iterable[tuple[int, int, Any, Any]]) -> None:
+        """Insert ``rows`` (bucket, run, tags, recs) in one transaction."""
         conn = self.conn
         conn.execute("BEGIN")
         try:
-            n = conn.executemany("INSERT OR IGNORE INTO seen (fp) VALUES (?)", rows).rowcount
+            conn.executemany("INSERT INTO seen VALUES (?, ?, ?, ?)", rows)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-        return n
 
-    def contains(self, key: bytes) -> bool:
-        return self.conn.execute("SELECT 1 FROM seen WHERE fp = ?", (key,)).fetchone() is not None
+    def bucket(self, b: int) -> list[tuple[bytes, bytes]]:
+        """The (tags, recs) of bucket ``b``, one pair per run."""
+        return self.conn.execute("SELECT tags, recs FROM seen WHERE bucket = ?",
+                                 (b,)).fetchall()
 
-    def delete(self, key: bytes) -> bool:
-        return self.conn.execute("DELETE FROM seen WHERE fp = ?", (key,)).rowcount > 0
+    def replace_bucket(self, b: int, parts: list[tuple[Any, Any]]) -> None:
+        """Bucket ``b`` becomes ``parts`` (tags, recs), one run each."""
+        conn = self.conn
+        conn.execute("BEGIN")
+        try:
+            conn.execute("DELETE FROM seen WHERE bucket = ?", (b,))
+            conn.executemany("INSERT INTO seen VALUES (?, ?, ?, ?)",
+                             ((b, run, tags, recs) for run, (tags, recs) in enumerate(parts)))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
-    def keys(self) -> Iterator[bytes]:
-        for (key,) in self.conn.execute("SELECT fp FROM seen"):
-            yield key
+    def rows(self) -> Iterator[tuple[int, bytes, bytes]]:
+        """Every (bucket, tags, recs), by bucket."""
+        yield from self.conn.execute("SELECT bucket, tags, recs FROM seen")
+
+    def merge_runs(self) -> None:
+        """Make each bucket's runs one (their blobs joined), in a new table that takes
+        the old one's name: a disk lookup then reads one row."""
+        conn = self.conn
+        conn.execute(_RUNS.format(table="merged"))
+        conn.execute("BEGIN")
+        try:
+            conn.executemany("INSERT INTO merged VALUES (?, 0, ?, ?)", self._merged())
+            conn.execute("DROP TABLE seen")
+            conn.execute("ALTER TABLE merged RENAME TO seen")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("VACUUM")
+
+    def _merged(self) -> Iterator[tuple[int, bytes, bytes]]:
+        bucket, tags, recs = -1, [], []
+        for b, t, r in self.conn.execute("SELECT bucket, tags, recs FROM seen"):
+            if b != bucket and tags:
+                yield bucket, b"".join(tags), b"".join(recs)
+                tags, recs = [], []
+            bucket = b
+            tags.append(t)
+            recs.append(r)
+        if tags:
+            yield bucket, b"".join(tags), b"".join(recs)
 
     def size_bytes(self) -> int:
         try:
@@ -532,6 +617,10 @@ class _DiskStore:
             self.conn.close()
         finally:
             self.dir.remove()
+
+
+_RUNS = ("CREATE TABLE {table} (bucket INTEGER NOT NULL, run INTEGER NOT NULL, "
+         "tags BLOB NOT NULL, recs BLOB NOT NULL, PRIMARY KEY (bucket, run)) WITHOUT ROWID")
 
 
 class BloomSeenSet:

@@ -110,6 +110,22 @@ def test_exact_in_memory_and_across_the_spill(tmp_path, limit, n, crowded, spill
         s.close()
 
 
+@pytest.mark.slow  # (~10 s)
+def test_runs_on_disk_are_merged(tmp_path, monkeypatch):
+    """Each spill writes a run (a row per bucket); every MAX_RUNS spills a bucket's runs
+    become one, and nothing is lost or doubled."""
+    monkeypatch.setattr(_seen, "MAX_RUNS", 2)
+    s = SeenSet(MIN_MEMORY_LIMIT, tempdir=str(tmp_path))
+    keys = _table(9, 250_000)
+    _check_exact(s, keys, random.Random(9))
+    assert s.spills >= 4
+    rows = s._store.conn.execute(
+        "SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM seen GROUP BY bucket)").fetchone()[0]
+    assert rows <= 2
+    assert sorted(s) == sorted({k[:16] for k in keys})
+    s.close()
+
+
 def test_keys_found_on_disk_cost_one_lookup_per_spill(tmp_path):
     s = SeenSet(MIN_MEMORY_LIMIT, tempdir=str(tmp_path))
     rng = random.Random(7)
@@ -275,7 +291,7 @@ def test_a_failed_write_names_the_spill_file(tmp_path, monkeypatch):
     def full(rows):
         raise _seen.sqlite3.OperationalError("database or disk is full")
 
-    monkeypatch.setattr(s._store, "insert", full)  # (the real disk full: test_seen_spill.py)
+    monkeypatch.setattr(s._store, "write", full)  # (the real disk full: test_seen_spill.py)
     with pytest.raises(SpillError, match=f"cannot spill to {path}: OperationalError: "
                                          "database or disk is full"):
         for _ in range(100_000):
