@@ -64,7 +64,7 @@ def _rss_mib() -> float:
     return 0.0
 
 
-def run_variant(name: str, n: int, seed: int = 1) -> dict:
+def run_variant(name: str, n: int, seed: int = 1, lookups: int = LOOKUPS) -> dict:
     """Run one variant in this process; returns its figures."""
     sys.path.insert(0, str(REPO))
     from crawlfw.utils._seen import Fingerprints, seen_set
@@ -111,23 +111,24 @@ def run_variant(name: str, n: int, seed: int = 1) -> dict:
         inserts += len(chunk)
         wrong += sum(a is not f for a, f in zip(answers, fresh, strict=True))
     insert_ns = cpu / inserts * 1e9
-    # Lookups: LOOKUPS // 2 fingerprints inserted, as many never seen (in chunks).
+    # Lookups: lookups // 2 fingerprints inserted, as many never seen (in chunks).
     found_present = found_absent = 0
     cpu = 0.0
-    for start in range(0, LOOKUPS // 2, CHUNK):
-        present = [_fp(rng.randrange(made)) for _ in range(CHUNK)]
-        absent = [_fp(n + start + i) for i in range(CHUNK)]
+    for start in range(0, lookups // 2, CHUNK):
+        size = min(CHUNK, lookups // 2 - start)
+        present = [_fp(rng.randrange(made)) for _ in range(size)]
+        absent = [_fp(n + start + i) for i in range(size)]
         t = time.process_time()
         found_present += sum(1 for fp in present if contains(fp))
         found_absent += sum(1 for fp in absent if contains(fp))
         cpu += time.process_time() - t
-    lookup_ns = cpu / LOOKUPS * 1e9
+    lookup_ns = cpu / max(lookups, 1) * 1e9
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out = {
         "variant": name, "n": n, "inserts": inserts, "peak_rss_mib": round(peak, 1),
         "rss_before_mib": round(rss_before, 1), "insert_ns": round(insert_ns),
         "lookup_ns": round(lookup_ns), "wrong_inserts": wrong,
-        "missed_present": LOOKUPS // 2 - found_present, "found_absent": found_absent,
+        "missed_present": lookups // 2 - found_present, "found_absent": found_absent,
     }
     if seen is not None:
         out.update(disk_bytes=seen.disk_bytes, spills=getattr(seen, "spills", 0),
