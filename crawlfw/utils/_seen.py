@@ -8,21 +8,22 @@ first 16 bytes of a fingerprint's digest (``bytes.fromhex`` of a SHA-1 hex finge
 :func:`key_of` maps any fingerprint value to one):
 
 - :class:`SeenSet`, exact (the default). Keys in RAM are split by their first bits into
-  ``2**bits`` buckets (16 bits from ``DUPEFILTER_MEMORY_LIMIT`` >= 24 MiB up, fewer below);
-  a bucket is two ``bytearray`` s appended in step: one *tag* byte per key (the key's
-  third byte) and 13 bytes of its rest. A lookup scans the bucket's tags with
+  ``2**bits`` buckets (16 bits from a ``DUPEFILTER_MEMORY_LIMIT`` of 48 MiB up, fewer
+  below); a bucket is two ``bytearray`` s appended in step: one *tag* byte per key (the
+  key's third byte) and 13 bytes of its rest. A lookup scans the bucket's tags with
   ``bytearray.find`` (``memchr``: ~150 bytes at 10M keys) and compares the 13 bytes only
-  where the tag matches (a false match per 256 keys of the bucket). 14 bytes a key, ~15
-  with the bytearrays' slack, no Python object per key. Past its budget it *spills*: every
-  key in RAM goes, sorted, into a private SQLite table (``seen.sqlite`` in a
+  where the tag matches (a false match per 256 keys of the bucket). 14 bytes a key, no
+  Python object per key. Past its budget it *spills*: each bucket's two arrays, as they
+  are, become one row of a *run* in a private SQLite file (``seen.sqlite`` in a
   :class:`~crawlfw.utils._scratch.ScratchDir`, removed at :meth:`SeenSet.close`, after
-  ^C, and after ``kill -9`` by the next crawl's sweep) and RAM starts over empty. A Bloom
-  filter per spill (rbloom, 1 % false positives, 1.2 bytes a key) stands in front of the
-  disk, so a new key is looked up on disk once per 100; a key found on disk is added to
-  RAM again, so a link met again and again costs one disk lookup per spill. The filters
-  count against the budget: past a quarter of it they are rebuilt as one filter of an
-  eighth (more false positives, fewer bytes), and when even that would pass 30 % false
-  positives, dropped (every new key is then looked up on disk: RAM stays bounded).
+  ^C, and after ``kill -9`` by the next crawl's sweep) and RAM starts over empty. One
+  Bloom filter (rbloom, 1 % false positives) of the records on disk stands in front of
+  it, so a new key is looked up there once per 100; a key found there is added to RAM
+  again, so a link met again and again costs one disk lookup per spill. The filter
+  counts against the budget: it is rebuilt for twice the keys on disk when they outgrow
+  it, within a quarter of the budget (a higher rate when that is too few bits), and
+  dropped when that rate would pass 30 % (every new key is then looked up on disk: RAM
+  stays bounded).
 - :class:`BloomSeenSet`, approximate (``DUPEFILTER_BLOOM_ERROR_RATE`` > 0): a scalable
   Bloom filter (Almeida et al. 2007: filters of doubling capacity with tightening error
   rates that add up to the rate asked); 2-4 bytes a key, never on disk, never wrong about
@@ -163,7 +164,7 @@ class SeenSet:
     """An exact set of keys within a memory budget, spilling to a private SQLite file.
 
     Args:
-        memory_limit_bytes: the budget for the keys in RAM and the filters in front of
+        memory_limit_bytes: the budget for the keys in RAM and the filter in front of
             the disk (``DUPEFILTER_MEMORY_LIMIT``); at least :data:`MIN_MEMORY_LIMIT`.
         tempdir: where the spill's scratch directory is made; None: ``TMPDIR``.
 
