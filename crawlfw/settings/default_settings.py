@@ -33,8 +33,9 @@ downloaded with libcurl):
   ``DOWNLOADER``, ``DOWNLOAD_HANDLERS`` classes, ``MEMDEBUG_NOTIFY``;
   ``SCHEDULER_PRIORITY_QUEUE`` accepts only the per-host layout's names (Scrapy's
   ``DownloaderAwarePriorityQueue`` among them);
-* crawlfw-only settings (``CONTROL_ENDPOINT``, ``CURL_MAXCONNECTS``, ``FRONTIER_*``,
-  ``MESSAGE_VALIDATION``, ``PROGRESS``, ``SUPERVISOR_*``) are at the end.
+* crawlfw-only settings (``CONTROL_ENDPOINT``, ``CURL_MAXCONNECTS``, ``DUPEFILTER_MEMORY_LIMIT``,
+  ``DUPEFILTER_BLOOM_ERROR_RATE``, ``FRONTIER_*``, ``MESSAGE_VALIDATION``, ``PROGRESS``,
+  ``SUPERVISOR_*``) are at the end.
 """
 
 import os
@@ -457,6 +458,16 @@ CONTROL_ENDPOINT = True
 # (CURLMOPT_MAXCONNECTS). 0: CONCURRENT_REQUESTS shared among the DOWNLOADER_ACTORS, so a
 # broad crawl closes idle connections to hosts it is done with instead of hoarding them.
 CURL_MAXCONNECTS = 0
+
+# The dupefilter's seen set (crawlfw.utils._seen; ARCHITECTURE.md, "The seen set"): 16
+# bytes a fingerprint, DUPEFILTER_MEMORY_LIMIT bytes of RAM at most (64 MiB: ~4M
+# fingerprints), past it they move to a private file under TMPDIR, removed at the end
+# (and after a crash, by the next crawl). DUPEFILTER_BLOOM_ERROR_RATE above 0 (e.g.
+# 0.001) keeps them in a Bloom filter instead: 2-4 bytes each, nothing on disk, and at
+# most that share of new URLs taken for duplicates (dropped). Not used with a JOBDIR or
+# a FRONTIER_URL: the frontier keeps the fingerprints there.
+DUPEFILTER_BLOOM_ERROR_RATE = 0.0
+DUPEFILTER_MEMORY_LIMIT = 64 * 1024 * 1024  # bytes
 
 # Where actor messages are checked against their JSON Schemas
 # (crawlfw/conf/schemas/<type>.json):
