@@ -54,6 +54,7 @@ from w3lib.url import safe_url_string
 
 from crawlfw.exceptions import IgnoreRequest, NotConfigured
 from crawlfw.http import HtmlResponse
+from crawlfw.utils._spiderarg import spider_of
 from crawlfw.utils.httpobj import urlparse_cached
 from crawlfw.utils.response import get_meta_refresh
 
@@ -262,7 +263,9 @@ class RedirectMiddleware(BaseRedirectMiddleware):
     #: Redirect statuses followed (308 is RFC 7538, later Scrapy).
     ALLOWED_STATUS = (301, 302, 303, 307, 308)
 
-    def process_response(self, request, response, spider):
+    def process_response(self, request, response, spider=None):
+        if spider is None:  # (the crawler's spider, Scrapy 2.19)
+            spider = spider_of(self)
         if (
             request.meta.get("dont_redirect", False)
             or response.status in getattr(spider, "handle_httpstatus_list", [])
@@ -307,7 +310,9 @@ class MetaRefreshMiddleware(BaseRedirectMiddleware):
             "REDIRECT_MAX_METAREFRESH_DELAY", settings.getint("METAREFRESH_MAXDELAY")
         )
 
-    def process_response(self, request, response, spider):
+    def process_response(self, request, response, spider=None):
+        if spider is None:  # (the crawler's spider, Scrapy 2.19)
+            spider = spider_of(self)
         if (
             request.meta.get("dont_redirect", False)
             or request.method == "HEAD"
