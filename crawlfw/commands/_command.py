@@ -12,7 +12,9 @@ command line (:mod:`crawlfw.cmdline`) runs them as ``scrapy.cmdline`` does:
    (``parse_known_args``: what no option takes is in ``args``)
 3. ``cmd.process_options(args, opts)``
 4. ``cmd.crawler_process = CrawlerProcess(settings)`` (a
-   :class:`~crawlfw.crawler.CrawlerProcessBase`), unless the command's
+   :class:`~crawlfw.crawler.CrawlerProcessBase`; for a Scrapy 2 command an
+   ``AsyncCrawlerProcess`` unless ``FORCE_CRAWLER_PROCESS``, as Scrapy 2.19 does:
+   :func:`crawlfw.commands._custom.crawler_process_class`), unless the command's
    ``requires_crawler_process`` is false (Scrapy 2.12)
 5. ``cmd.run(args, opts)``; the exit status is ``cmd.exitcode``.
 

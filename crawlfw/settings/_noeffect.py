@@ -84,7 +84,8 @@ SETTINGS_WITHOUT_EFFECT = {
     "REMOTE_CONTROL_TIMEOUT_DEFAULT": "see REMOTE_CONTROL_ENABLED",
     "REMOTE_CONTROL_TIMEOUT_MAX": "see REMOTE_CONTROL_ENABLED",
     "REMOTE_CONTROL_TRACEBACK_MAX_BYTES": "see REMOTE_CONTROL_ENABLED",
-    "REQUEST_FINGERPRINTER_CLASS": "the duplicate filter and the frontiers fingerprint "
+    "REQUEST_FINGERPRINTER_CLASS": "only Crawler.request_fingerprinter is built from it; "
+                                   "the duplicate filter and the frontiers fingerprint "
                                    "requests with crawlfw.utils.request.request_fingerprint",
     "SCHEDULER_START_DISK_QUEUE": "start requests wait in the frontier's own start queue",
     "SCHEDULER_START_MEMORY_QUEUE": "start requests wait in the frontier's own start queue",

@@ -387,6 +387,9 @@ FEED_EXPORT_INDENT = None
 FEED_STORAGE_GCS_ACL = ''  # no effect: no gs:// feed storage
 FILES_STORE = None  # where FilesPipeline stores files (None: the pipeline is off)
 FILES_STORE_GCS_ACL = ''  # no effect: no gs:// files store
+# A class-based command written for Scrapy 2 gets a CrawlerProcess, not Scrapy 2.19's
+# AsyncCrawlerProcess (crawlfw.commands._custom.crawler_process_class).
+FORCE_CRAWLER_PROCESS = False
 FTP_PASSIVE_MODE = True  # no effect: libcurl's FTP uses passive mode
 FTP_PASSWORD = 'guest'  # no effect: give the user and password in the ftp:// URL
 FTP_USER = 'anonymous'  # no effect: give the user and password in the ftp:// URL
