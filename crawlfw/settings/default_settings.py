@@ -347,6 +347,10 @@ SPIDER_CONTRACTS_BASE = {
     'crawlfw.contracts.default.UrlContract': 1,
     'crawlfw.contracts.default.CallbackKeywordArgumentsContract': 1,  # Scrapy 2
     'crawlfw.contracts.default.MetadataContract': 1,  # Scrapy 2
+    'crawlfw.contracts.default.MethodContract': 1,  # Scrapy 2.19
+    'crawlfw.contracts.default.BodyContract': 1,  # Scrapy 2.19
+    'crawlfw.contracts.default.HeaderContract': 1,  # Scrapy 2.19
+    'crawlfw.contracts.default.CookieContract': 1,  # Scrapy 2.19
     'crawlfw.contracts.default.ReturnsContract': 2,
     'crawlfw.contracts.default.ScrapesContract': 3,
 }
