@@ -167,6 +167,7 @@ EXTENSIONS = {}
 
 EXTENSIONS_BASE = {
     'crawlfw.extensions.corestats.CoreStats': 0,
+    'crawlfw.extensions.logcount.LogCount': 0,
     'crawlfw.extensions.memusage.MemoryUsage': 0,
     'crawlfw.extensions.memdebug.MemoryDebugger': 0,
     'crawlfw.extensions.closespider.CloseSpider': 0,
@@ -412,10 +413,13 @@ LOG_INSTALL_ROOT_HANDLER = True  # no effect: configure_logging(install_root_han
 LOG_VERSIONS = ['lxml', 'libxml2', 'cssselect', 'parsel', 'w3lib', 'Twisted', 'Python',
                 'pyOpenSSL', 'cryptography', 'Platform']  # no effect
 # No effect: a <meta http-equiv="refresh"> inside <script> or <noscript> is always ignored.
-METAREFRESH_IGNORE_TAGS = ['noscript']
-PERIODIC_LOG_DELTA = None  # no effect: no PeriodicLog extension
-PERIODIC_LOG_STATS = None  # no effect
-PERIODIC_LOG_TIMING_ENABLED = False  # no effect
+# <meta http-equiv="refresh"> inside these elements is not followed: Scrapy 1.2's tags
+# (Scrapy 2.19's default is ['noscript'], which follows one inside <script>)
+METAREFRESH_IGNORE_TAGS = ['script', 'noscript']
+# crawlfw.extensions.periodic_log.PeriodicLog (enable it in EXTENSIONS): what it logs
+PERIODIC_LOG_DELTA = None
+PERIODIC_LOG_STATS = None
+PERIODIC_LOG_TIMING_ENABLED = False
 REACTOR_THREADPOOL_MAXSIZE = 10  # no effect: no Twisted reactor
 REFERRER_POLICIES = {}  # no effect: REFERRER_POLICY and meta 'referrer_policy' are
 REMOTE_CONTROL_ENABLED = False  # no effect: see crawlfw.control (crawlfw ps/stop...)
