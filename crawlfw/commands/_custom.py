@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING
 
 import argh
 
-from crawlfw.commands._command import ScrapyCommand
+from crawlfw.commands._command import ScrapyCommand, ScrapyHelpFormatter
 from crawlfw.exceptions import UsageError
 from crawlfw.utils.misc import walk_modules
 
 if TYPE_CHECKING:  # optparse is imported when a class-based command runs
     import optparse
 
-__all__ = ["ENTRY_POINT_GROUP", "iter_command_classes", "get_commands_from_module",
+__all__ = ["ENTRY_POINT_GROUP", "ScrapyArgumentParser", "iter_command_classes", "get_commands_from_module",
            "get_commands_from_entry_points", "may_declare_entry_points", "get_commands_dict",
            "argh_function", "build_parser", "crawler_process_class", "run_command"]
 
@@ -190,11 +190,23 @@ def _parser(name: str, cmd: ScrapyCommand) -> "optparse.OptionParser":
                                  conflict_handler="resolve")
 
 
+class ScrapyArgumentParser(argparse.ArgumentParser):
+    """Scrapy 2's argument parser of class-based commands (``scrapy.cmdline``): an
+    :class:`argparse.ArgumentParser` that reads an argument starting with ``-:`` as a
+    value, not an option, so ``-o -:json`` (standard output, JSON) parses."""
+
+    def _parse_optional(self, arg_string):
+        if arg_string.startswith("-:"):
+            return None
+        return super()._parse_optional(arg_string)
+
+
 def _argparse_parser(name: str, cmd: ScrapyCommand) -> argparse.ArgumentParser:
-    return argparse.ArgumentParser(prog=f"crawlfw {name}",
-                                   usage=f"crawlfw {name} {cmd.syntax()}",
-                                   description=cmd.long_desc(),
-                                   conflict_handler="resolve")
+    return ScrapyArgumentParser(prog=f"crawlfw {name}",
+                                usage=f"crawlfw {name} {cmd.syntax()}",
+                                description=cmd.long_desc(),
+                                formatter_class=ScrapyHelpFormatter,
+                                conflict_handler="resolve")
 
 
 def _calls_add_argument(error: AttributeError) -> bool:
