@@ -29,14 +29,14 @@ try:
 
     import crawlfw
     from crawlfw.commands import REQUIRES_PROJECT
-    from crawlfw.commands._custom import argh_function, get_commands_dict
+    from crawlfw.commands._custom import ScrapyArgumentParser, argh_function, get_commands_dict
     from crawlfw.utils.project import get_project_settings, inside_project
 finally:
     if _gc_was_enabled:
         gc.enable()
     del _gc_was_enabled
 
-__all__ = ["execute", "COMMAND_MODULES"]
+__all__ = ["execute", "COMMAND_MODULES", "ScrapyArgumentParser"]
 
 _DEFAULT_GC_THRESHOLD0 = 700  # CPython's
 _CRAWL_GC_THRESHOLD0 = 7000

@@ -13,6 +13,7 @@ Scrapy 2's names: ``CrawlerProcessBase`` is the base of ``CrawlerProcess`` and
 run on an asyncio event loop (the caller's, or one ``AsyncCrawlerProcess`` makes).
 """
 
+import abc
 import logging
 import os
 import signal
@@ -46,7 +47,7 @@ from crawlfw.utils.ossignal import install_shutdown_handlers
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Crawler", "CrawlerRunner", "CrawlerProcess", "CrawlerProcessBase",
+__all__ = ["Crawler", "CrawlerRunnerBase", "CrawlerRunner", "CrawlerProcess", "CrawlerProcessBase",
            "AsyncCrawlerRunner", "AsyncCrawlerProcess", "EngineFacade", "FAILURE_REASONS",
            "FORCED_SHUTDOWN_TIMEOUT_S", "is_failure_reason"]
 
@@ -64,6 +65,10 @@ class Crawler:
     Args:
         spidercls: a ``crawlfw.spiders.Spider`` subclass.
         settings: a ``Settings``, a dict, or None (defaults only).
+        init_reactor: Scrapy 2's request to install ``TWISTED_REACTOR`` for this crawl;
+            accepted and kept (``_init_reactor``), with no effect: crawlfw has no
+            Twisted reactor (a ``TWISTED_REACTOR`` other than asyncio's is warned about
+            as a setting without effect).
 
     Raises:
         ValueError: ``spidercls`` is a spider instance rather than a class.
@@ -75,7 +80,8 @@ class Crawler:
 
     feeds_written_by_actor = True
 
-    def __init__(self, spidercls, settings=None):
+    def __init__(self, spidercls, settings=None, init_reactor=False):
+        self._init_reactor = init_reactor
         if isinstance(spidercls, type) is False:
             raise ValueError(
                 f"The spidercls argument must be a class, not an object: {spidercls!r}"
@@ -178,6 +184,133 @@ class Crawler:
     def _create_spider(self, *args, **kwargs):
         return self.spidercls.from_crawler(self, *args, **kwargs)
 
+    # --- Scrapy 2's members ---------------------------------------------------------------
+
+    async def crawl_async(self, *args, **kwargs) -> None:
+        """Scrapy 2.14's coroutine form of :meth:`crawl`: create the spider (``*args``
+        and ``**kwargs`` go to it), start the crawl under a Supervisor of its own, and
+        complete when the crawl has finished. Call it once per Crawler.
+
+        The crawl runs in crawlfw's actors; the coroutine only waits for it (in the
+        event loop's default executor, so the loop goes on meanwhile).
+
+        Raises:
+            RuntimeError: the crawler is crawling, or was started before.
+            CrawlStartError: as :meth:`crawl`.
+        """
+        import asyncio
+
+        if self.crawling:
+            raise RuntimeError("Crawling already taking place")
+        if self._crawl_id is not None or self._finished.is_set():
+            raise RuntimeError(
+                "Cannot run Crawler.crawl_async() more than once on the same instance.")
+        self.crawl(*args, **kwargs)
+        await asyncio.get_running_loop().run_in_executor(None, self.wait)
+
+    async def stop_async(self) -> None:
+        """Scrapy 2.14's coroutine form of :meth:`stop`: start a graceful stop of the
+        crawl (``finish_reason`` ``shutdown``) and complete when it has finished; at once
+        when it is not crawling."""
+        import asyncio
+
+        if not self.crawling:
+            return
+        self.stop()
+        await asyncio.get_running_loop().run_in_executor(None, self.wait)
+
+    @property
+    def request_fingerprinter(self):
+        """The crawl's request fingerprinter (Scrapy 2.7+): an instance of
+        ``REQUEST_FINGERPRINTER_CLASS`` (default
+        :class:`crawlfw.utils.request.RequestFingerprinter`, whose ``fingerprint(request)``
+        gives Scrapy's 20-byte fingerprint), built with its ``from_crawler`` on first use
+        and kept. A ``scrapy.`` path is read as the ``crawlfw.`` one. For components of
+        one's own: crawlfw's duplicate filter and frontiers fingerprint requests with
+        :func:`crawlfw.utils.request.request_fingerprint` whatever the setting says.
+
+        Raises:
+            ImportError, NameError: ``REQUEST_FINGERPRINTER_CLASS`` cannot be loaded.
+        """
+        fingerprinter = self.__dict__.get("_request_fingerprinter")
+        if fingerprinter is None:
+            from crawlfw.utils.misc import build_from_crawler
+
+            path = self.settings.get("REQUEST_FINGERPRINTER_CLASS") or \
+                "crawlfw.utils.request.RequestFingerprinter"
+            if isinstance(path, str) and path.startswith("scrapy."):
+                path = "crawlfw" + path[len("scrapy"):]
+            fingerprinter = build_from_crawler(load_object(path), self)
+            fingerprinter = self.__dict__.setdefault("_request_fingerprinter", fingerprinter)
+        return fingerprinter
+
+    @request_fingerprinter.setter
+    def request_fingerprinter(self, value) -> None:
+        self.__dict__["_request_fingerprinter"] = value
+
+    def get_addon(self, cls):
+        """Scrapy 2.12: the running add-on of class ``cls`` (or a subclass), or None.
+
+        crawlfw loads no Scrapy add-ons (``ADDONS`` has no effect), so there is none:
+        always None.
+        """
+        return None
+
+    def get_downloader_middleware(self, cls):
+        """Scrapy 2.12: the running downloader middleware of class ``cls`` (or a
+        subclass), the first in ``DOWNLOADER_MIDDLEWARES`` order, or None.
+
+        Raises:
+            RuntimeError: the crawl engine has not been created yet (before
+                ``spider_opened``/``engine_started``), as in Scrapy.
+        """
+        return self._running_component(cls, "downloader middleware",
+                                       "get_downloader_middleware")
+
+    def get_extension(self, cls):
+        """Scrapy 2.12: the extension of class ``cls`` (or a subclass) this crawler
+        runs, or None. crawlfw builds the extensions with the Crawler, so it can be
+        called at once.
+
+        Raises:
+            RuntimeError: the extension manager does not exist yet.
+        """
+        extensions = getattr(self, "extensions", None)
+        if extensions is None:
+            raise RuntimeError("Crawler.get_extension() can only be called after the "
+                               "extension manager has been created.")
+        return _first_instance(cls, extensions.middlewares)
+
+    def get_item_pipeline(self, cls):
+        """Scrapy 2.12: the running item pipeline of class ``cls`` (or a subclass),
+        the first in ``ITEM_PIPELINES`` order, or None.
+
+        Raises:
+            RuntimeError: the crawl engine has not been created yet.
+        """
+        return self._running_component(cls, "item pipeline", "get_item_pipeline")
+
+    def get_spider_middleware(self, cls):
+        """Scrapy 2.12: the running spider middleware of class ``cls`` (or a
+        subclass), the first in ``SPIDER_MIDDLEWARES`` order, or None.
+
+        Raises:
+            RuntimeError: the crawl engine has not been created yet.
+        """
+        return self._running_component(cls, "spider middleware", "get_spider_middleware")
+
+    def _running_component(self, cls, kind: str, method: str):
+        """The first component of class ``cls`` of the manager of ``kind`` (its
+        ``component_name``) the crawl's actors built for this crawler (each manager
+        records itself on its crawler: :func:`crawlfw.middleware.managers_of`)."""
+        from crawlfw.middleware import managers_of
+
+        if self.engine is None:
+            raise RuntimeError(f"Crawler.{method}() can only be called after the crawl "
+                               "engine has been created.")
+        manager = managers_of(self).get(kind)
+        return None if manager is None else _first_instance(cls, manager.middlewares)
+
     def _crawl_finished(self, reason: str) -> None:
         """Called by the Supervisor (on its thread) once the spider is closed."""
         self.finish_reason = reason
@@ -185,8 +318,18 @@ class Crawler:
         self._finished.set()
 
 
-class CrawlerRunner:
-    """Run several crawlers under one Supervisor actor.
+def _first_instance(cls, components):
+    for component in components:
+        if isinstance(component, cls):
+            return component
+    return None
+
+
+class CrawlerRunnerBase(abc.ABC):
+    """Scrapy 2.13's base of the crawler runners: the settings, the project's spider
+    loader, the set of crawlers, :meth:`create_crawler`; a subclass implements
+    :meth:`crawl`. crawlfw's :class:`CrawlerRunner` (and so every runner and process)
+    is one.
 
     Args:
         settings: a ``Settings``, a dict, or None.
@@ -201,8 +344,46 @@ class CrawlerRunner:
         self.settings = settings
         self.spider_loader = _get_spider_loader(settings)
         self._crawlers = set()
+        self.bootstrap_failed = False
+
+    def create_crawler(self, crawler_or_spidercls):
+        """Return a Crawler for a Crawler (itself), a Spider class, or a spider name
+        (looked up with :attr:`spider_loader`).
+
+        Raises:
+            ValueError: a spider instance was given instead of its class.
+            KeyError: no spider of that name.
+        """
+        from crawlfw.spiders import Spider
+
+        if isinstance(crawler_or_spidercls, Spider):
+            raise ValueError("The crawler_or_spidercls argument cannot be a spider object, "
+                             "it must be a spider class (or a Crawler object)")
+        if isinstance(crawler_or_spidercls, Crawler):
+            return crawler_or_spidercls
+        return self._create_crawler(crawler_or_spidercls)
+
+    def _create_crawler(self, spidercls):
+        if isinstance(spidercls, str):
+            spidercls = self.spider_loader.load(spidercls)
+        return Crawler(spidercls, self.settings)
+
+    @abc.abstractmethod
+    def crawl(self, crawler_or_spidercls, *args, **kwargs):
+        """Start a crawl of a Crawler, a Spider class or a spider name."""
+        raise NotImplementedError
+
+
+class CrawlerRunner(CrawlerRunnerBase):
+    """Run several crawlers under one Supervisor actor.
+
+    Args:
+        settings: a ``Settings``, a dict, or None.
+    """
+
+    def __init__(self, settings=None):
         self._supervisor = None
-        self._bootstrap_failed = False
+        super().__init__(settings)
 
     @property
     def bootstrap_failed(self) -> bool:
@@ -238,17 +419,6 @@ class CrawlerRunner:
             self._bootstrap_failed = True
             raise
         return crawler
-
-    def create_crawler(self, crawler_or_spidercls):
-        """Return a Crawler for a Crawler, a Spider class, or a spider name."""
-        if isinstance(crawler_or_spidercls, Crawler):
-            return crawler_or_spidercls
-        return self._create_crawler(crawler_or_spidercls)
-
-    def _create_crawler(self, spidercls):
-        if isinstance(spidercls, str):
-            spidercls = self.spider_loader.load(spidercls)
-        return Crawler(spidercls, self.settings)
 
     def stop(self, reason: str = "shutdown") -> None:
         """Gracefully close every running crawl (``stop_crawl`` to the Supervisor)."""

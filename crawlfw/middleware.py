@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from crawlfw.exceptions import NotConfigured
 from crawlfw.utils.misc import create_instance, load_object
 
-__all__ = ["MiddlewareManager", "component_method"]
+__all__ = ["MiddlewareManager", "component_method", "managers_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +62,7 @@ class MiddlewareManager:
         self.crawler = crawler
         if crawler is not None:
             self.stats = getattr(crawler, 'stats', None)
+            _record_manager(crawler, self)
         self.middlewares = middlewares
         self.methods: defaultdict[str, list[Callable[..., Any]]] = defaultdict(list)
         for mw in middlewares:
@@ -116,6 +117,8 @@ class MiddlewareManager:
         manager = cls(*middlewares)
         manager.crawler = crawler
         manager.stats = getattr(crawler, 'stats', None)
+        if crawler is not None:
+            _record_manager(crawler, manager)
         return manager
 
     @classmethod
@@ -284,6 +287,30 @@ def component_method(component, name: str, *, iterable_arg: str | None = None):
     functools.update_wrapper(adapted, method)
     adapted.__self__ = component
     return adapted
+
+
+def managers_of(crawler: Any) -> dict[str, MiddlewareManager]:
+    """The component managers built for ``crawler``, by ``component_name``
+    (``'downloader middleware'``, ``'spider middleware'``, ``'item pipeline'``,
+    ``'extension'``): the last one built of each. The crawl's actors build theirs before
+    ``spider_opened``; ``Crawler.get_downloader_middleware()`` and its siblings read them.
+
+    Returns:
+        dict: empty when none was built (or ``crawler`` keeps no attributes).
+    """
+    managers = getattr(crawler, "_component_managers", None)
+    return managers if isinstance(managers, dict) else {}
+
+
+def _record_manager(crawler: Any, manager: MiddlewareManager) -> None:
+    managers = getattr(crawler, "_component_managers", None)
+    if not isinstance(managers, dict):
+        managers = {}
+        try:
+            crawler._component_managers = managers
+        except AttributeError:  # a crawler-like object that keeps no attributes
+            return
+    managers[manager.component_name] = manager
 
 
 def _method_name(method):

@@ -25,6 +25,7 @@ from crawlfw.commands._command import (
     BaseRunSpiderCommand,
     CrawlfwCommand,
     ScrapyCommand,
+    ScrapyHelpFormatter,
     apply_global_options,
     feed_options,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "ScrapyCommand",
     "CrawlfwCommand",
     "BaseRunSpiderCommand",
+    "ScrapyHelpFormatter",
     "command",
     "apply_global_options",
     "spider_arguments",

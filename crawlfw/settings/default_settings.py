@@ -168,6 +168,7 @@ EXTENSIONS = {}
 
 EXTENSIONS_BASE = {
     'crawlfw.extensions.corestats.CoreStats': 0,
+    'crawlfw.extensions.logcount.LogCount': 0,
     'crawlfw.extensions.memusage.MemoryUsage': 0,
     'crawlfw.extensions.memdebug.MemoryDebugger': 0,
     'crawlfw.extensions.closespider.CloseSpider': 0,
@@ -350,6 +351,10 @@ SPIDER_CONTRACTS_BASE = {
     'crawlfw.contracts.default.UrlContract': 1,
     'crawlfw.contracts.default.CallbackKeywordArgumentsContract': 1,  # Scrapy 2
     'crawlfw.contracts.default.MetadataContract': 1,  # Scrapy 2
+    'crawlfw.contracts.default.MethodContract': 1,  # Scrapy 2.19
+    'crawlfw.contracts.default.BodyContract': 1,  # Scrapy 2.19
+    'crawlfw.contracts.default.HeaderContract': 1,  # Scrapy 2.19
+    'crawlfw.contracts.default.CookieContract': 1,  # Scrapy 2.19
     'crawlfw.contracts.default.ReturnsContract': 2,
     'crawlfw.contracts.default.ScrapesContract': 3,
 }
@@ -387,6 +392,9 @@ DUPEFILTER_DEBUG = False
 FEED_STORAGE_GCS_ACL = ''  # no effect: no gs:// feed storage
 FILES_STORE = None  # where FilesPipeline stores files (None: the pipeline is off)
 FILES_STORE_GCS_ACL = ''  # no effect: no gs:// files store
+# A class-based command written for Scrapy 2 gets a CrawlerProcess, not Scrapy 2.19's
+# AsyncCrawlerProcess (crawlfw.commands._custom.crawler_process_class).
+FORCE_CRAWLER_PROCESS = False
 FTP_PASSIVE_MODE = True  # no effect: libcurl's FTP uses passive mode
 FTP_PASSWORD = 'guest'  # no effect: give the user and password in the ftp:// URL
 FTP_USER = 'anonymous'  # no effect: give the user and password in the ftp:// URL
@@ -405,10 +413,13 @@ LOG_INSTALL_ROOT_HANDLER = True  # no effect: configure_logging(install_root_han
 LOG_VERSIONS = ['lxml', 'libxml2', 'cssselect', 'parsel', 'w3lib', 'Twisted', 'Python',
                 'pyOpenSSL', 'cryptography', 'Platform']  # no effect
 # No effect: a <meta http-equiv="refresh"> inside <script> or <noscript> is always ignored.
-METAREFRESH_IGNORE_TAGS = ['noscript']
-PERIODIC_LOG_DELTA = None  # no effect: no PeriodicLog extension
-PERIODIC_LOG_STATS = None  # no effect
-PERIODIC_LOG_TIMING_ENABLED = False  # no effect
+# <meta http-equiv="refresh"> inside these elements is not followed: Scrapy 1.2's tags
+# (Scrapy 2.19's default is ['noscript'], which follows one inside <script>)
+METAREFRESH_IGNORE_TAGS = ['script', 'noscript']
+# crawlfw.extensions.periodic_log.PeriodicLog (enable it in EXTENSIONS): what it logs
+PERIODIC_LOG_DELTA = None
+PERIODIC_LOG_STATS = None
+PERIODIC_LOG_TIMING_ENABLED = False
 REACTOR_THREADPOOL_MAXSIZE = 10  # no effect: no Twisted reactor
 REFERRER_POLICIES = {}  # no effect: REFERRER_POLICY and meta 'referrer_policy' are
 REMOTE_CONTROL_ENABLED = False  # no effect: see crawlfw.control (crawlfw ps/stop...)

@@ -16,6 +16,7 @@ INFO and counts ``httperror/response_ignored_count`` and
 import logging
 
 from crawlfw.exceptions import IgnoreRequest
+from crawlfw.utils._spiderarg import spider_of
 
 __all__ = ["HttpError", "HttpErrorMiddleware"]
 
@@ -47,16 +48,20 @@ class HttpErrorMiddleware:
         self.handle_httpstatus_all = settings.getbool("HTTPERROR_ALLOW_ALL")
         self.handle_httpstatus_list = [int(x) for x in settings.getlist("HTTPERROR_ALLOWED_CODES")]
         self.stats = None
+        self.crawler = None  # set by from_crawler
 
     @classmethod
     def from_crawler(cls, crawler):
         o = cls(crawler.settings)
         o.stats = crawler.stats
+        o.crawler = crawler
         return o
 
-    def process_spider_input(self, response, spider):
+    def process_spider_input(self, response, spider=None):
         if 200 <= response.status < 300:  # common case
             return
+        if spider is None:  # (the crawler's spider, Scrapy 2.19)
+            spider = spider_of(self)
         meta = response.meta
         if meta.get("handle_httpstatus_all", False):
             return
@@ -72,8 +77,10 @@ class HttpErrorMiddleware:
             return
         raise HttpError(response, "Ignoring non-200 response")
 
-    def process_spider_exception(self, response, exception, spider):
+    def process_spider_exception(self, response, exception, spider=None):
         if isinstance(exception, HttpError):
+            if spider is None:  # (the crawler's spider, Scrapy 2.19)
+                spider = spider_of(self)
             stats = self.stats
             if stats is None:
                 stats = getattr(getattr(spider, "crawler", None), "stats", None)

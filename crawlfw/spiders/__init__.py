@@ -15,6 +15,7 @@ from urllib.parse import urlparse
 from crawlfw import signals
 from crawlfw.http import Request
 from crawlfw.spiders._start import iterates_start_requests
+from crawlfw.utils._logadapter import SpiderLoggerAdapter
 from crawlfw.utils.trackref import object_ref
 from crawlfw.utils.url import url_is_from_spider
 
@@ -54,9 +55,11 @@ class Spider(object_ref):
 
     @property
     def logger(self) -> logging.LoggerAdapter:
-        """A logger named after the spider, adding ``spider`` to each record's extra."""
+        """A :class:`crawlfw.utils.log.SpiderLoggerAdapter` (Scrapy 2.19's) of the
+        logger named after the spider: it adds ``spider`` to each record's ``extra``,
+        keeping the ``extra`` the call gives."""
         logger = logging.getLogger(self.name)
-        return logging.LoggerAdapter(logger, {"spider": self})
+        return SpiderLoggerAdapter(logger, {"spider": self})
 
     def log(self, message, level=logging.DEBUG, **kw):
         """Log ``message`` through the spider's logger (kept for Scrapy compatibility)."""
