@@ -96,14 +96,18 @@ class Spider(object_ref):
         Called directly on a spider that defines its own ``async def start(self)`` but
         not ``start_requests``, it gives what ``start()`` yields, stepped one at a time
         on the calling thread's event loop (``crawlfw.spiders._async``), so code of
-        either era asking either hook gets the spider's first requests.
+        either era asking either hook gets the spider's first requests. Called while an
+        event loop runs on this thread (from ``start()`` itself: ``for request in
+        self.start_requests()`` in an ``async def start``, a common Scrapy 2 pattern;
+        or from any coroutine), it gives the start URLs' requests, as Scrapy 2.13 to 2.15's
+        does (Scrapy 2.16+ has no start_requests).
 
         Returns:
             An iterator of :class:`Request` (and items, when ``start()`` yields some).
         """
         start = type(self).start
         if (not getattr(start, "_crawlfw_iterates_start_requests", False)
-                and inspect.isasyncgenfunction(start)):
+                and inspect.isasyncgenfunction(start) and not _event_loop_running()):
             from crawlfw.spiders._async import iterate_async_generator
 
             return iterate_async_generator(self.start())
@@ -211,3 +215,14 @@ def __getattr__(name):
     if where is None:
         raise AttributeError(f"module 'crawlfw.spiders' has no attribute {name!r}")
     return getattr(importlib.import_module(where), name)
+
+
+def _event_loop_running() -> bool:
+    """True when an asyncio event loop runs on this thread (a coroutine is calling)."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
