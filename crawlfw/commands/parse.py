@@ -27,6 +27,7 @@ from crawlfw.commands import (
     feed_options,
     load_spider,
     spider_arguments,
+    start_failure,
 )
 from crawlfw.commands._command import delegate
 from crawlfw.exceptions import UsageError
@@ -287,7 +288,7 @@ def run_parse(settings, url, *, spider=None, spargs=None, pipelines=False, nolin
         process.crawl(parsing_cls, **spargs)
     except Exception as e:
         process.shutdown()
-        fail(f"Crawl could not start: {type(e).__name__}: {e}")
+        fail(start_failure(e))
     process.start()
     if results.first_response is None:
         logger.error("No response downloaded for: %(url)s", {"url": url})

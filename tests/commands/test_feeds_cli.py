@@ -228,9 +228,10 @@ class BrokenSpider(crawlfw.Spider):
     ({"ITEM_PIPELINES": {"brokenspider.Nope": 300}},
      "Crawl could not start: ITEM_PIPELINES: cannot load 'brokenspider.Nope': NameError: "
      "Module 'brokenspider' doesn't define any object named 'Nope'", False),
-    # a component whose constructor raises: met as the actors start, after the feeds
-    # were opened (its traceback logged: it is a bug to find in user code)
+    # a component whose constructor raises: built before the feeds are opened (its
+    # traceback logged at DEBUG: it is a bug to find in user code)
     ({"ITEM_PIPELINES": {"brokenspider.Boom": 300}},
+     "Crawl could not start: ITEM_PIPELINES: cannot build 'brokenspider.Boom': "
      "RuntimeError: this pipeline refuses to start", True),
 ])
 def test_a_crawl_that_fails_before_it_starts_writes_no_feed(crawlfw, tmp_path, site, settings,
@@ -248,12 +249,13 @@ def test_a_crawl_that_fails_before_it_starts_writes_no_feed(crawlfw, tmp_path, s
     assert "Stored" not in result.stderr
     lines = result.stderr.strip().splitlines()
     assert lines[-1].endswith(last_line), result.stderr[-3000:]
-    if not traceback:  # refused in one line before anything was opened
+    # refused in one line before anything was opened
+    assert "Spider opened" not in result.stderr
+    assert [line for line in result.stderr.splitlines() if "] ERROR: " in line] == [lines[-1]]
+    if not traceback:
         assert "Traceback" not in result.stderr
-        assert "Spider opened" not in result.stderr
-    else:
-        assert "Crawl could not start: RuntimeError: this pipeline refuses to start" in \
-            result.stderr
+    else:  # at DEBUG
+        assert result.stderr.count("Traceback") == 1
 
 
 STATS_SPIDER = """
