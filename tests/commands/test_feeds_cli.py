@@ -299,6 +299,29 @@ def test_stats_a_scrapy_2_user_compares(crawlfw, tmp_path, site):
     assert "_NotText" not in dump and "failed_count" not in dump
 
 
+def test_stored_lines_name_the_format_as_given(crawlfw, tmp_path, site):
+    """Scrapy 2.19 names each feed's format as the user gave it (an -o extension, a
+    ':FORMAT' suffix, a FEEDS 'format'): these lines are its output for the same command
+    (crawlfw said 'jsonlines' for the jl and jsonl feeds)."""
+    result = crawlfw("runspider", spider_file(tmp_path), "-a", f"base_url={site.url}",
+                     "-o", "a.jl", "-o", "b.jsonl", "-o", "c.json", "-o", "d.CSV:csv",
+                     "-o", "e.txt:jsonlines", "-o", "f.xml",
+                     "-s", 'FEEDS={"g.out": {"format": "jsonl"}}')
+    assert result.returncode == 0, result.stderr
+    scrapy_219 = ["Stored jl feed (2 items) in: a.jl",
+                  "Stored jsonl feed (2 items) in: b.jsonl",
+                  "Stored json feed (2 items) in: c.json",
+                  "Stored csv feed (2 items) in: d.CSV",
+                  "Stored jsonlines feed (2 items) in: e.txt",
+                  "Stored xml feed (2 items) in: f.xml",
+                  "Stored jsonl feed (2 items) in: g.out"]
+    stored = [line.split("] INFO: ", 1)[1] for line in result.stderr.splitlines()
+              if "] INFO: Stored " in line]
+    assert sorted(stored) == sorted(scrapy_219), result.stderr[-3000:]
+    assert jl(tmp_path / "a.jl") == jl(tmp_path / "b.jsonl") == jl(tmp_path / "e.txt") \
+        == jl(tmp_path / "g.out") == json.loads((tmp_path / "c.json").read_text())
+
+
 @pytest.mark.parametrize("refused, message", [
     ({"z.jl": {"format": "jsonlines", "no_such_option": 10}},
      "has unsupported feed option(s) 'no_such_option'"),
