@@ -293,6 +293,9 @@ def test_stats_a_scrapy_2_user_compares(crawlfw, tmp_path, site):
         "elapsed_time_seconds": r"\d+\.\d+",
         "start_time": r"datetime\.datetime\([\d, ]+, tzinfo=datetime\.timezone\.utc\)",
         "finish_time": r"datetime\.datetime\([\d, ]+, tzinfo=datetime\.timezone\.utc\)",
+        # LogStats's averages: None for a crawl under a second
+        "items_per_minute": "None",
+        "responses_per_minute": "None",
     }
     for key, value in scrapy_219.items():
         assert re.search(rf"'{re.escape(key)}': {value}[,}}]", dump), (key, dump)
@@ -320,6 +323,47 @@ def test_stored_lines_name_the_format_as_given(crawlfw, tmp_path, site):
     assert sorted(stored) == sorted(scrapy_219), result.stderr[-3000:]
     assert jl(tmp_path / "a.jl") == jl(tmp_path / "b.jsonl") == jl(tmp_path / "e.txt") \
         == jl(tmp_path / "g.out") == json.loads((tmp_path / "c.json").read_text())
+
+
+START_ERROR_SPIDER = """
+import crawlfw
+
+
+class StartErrorSpider(crawlfw.Spider):
+    name = "starterror"
+
+    async def start(self):
+        yield crawlfw.Request(self.base_url + "/index.html")
+        raise ValueError("bad start")
+
+    def parse(self, response):
+        yield {"a": 1}
+"""
+
+
+def test_stats_of_a_start_that_raises(crawlfw, tmp_path, site):
+    """Scrapy 2.19 (``scrapy runspider`` of this spider, ``-o o.jl``) logs "Error while
+    reading start items and requests: bad start.", crawls what start() gave and dumps
+    these stats, written here from its output (issue 34)."""
+    spider = write(tmp_path / "starterror.py", START_ERROR_SPIDER)
+    result = crawlfw("runspider", spider, "-a", f"base_url={site.url}", "-o", "o.jl")
+    assert result.returncode == 0, result.stderr  # as Scrapy: start_error is no failure
+    assert "ERROR: Error while reading start items and requests: bad start." in result.stderr
+    dump = result.stderr[result.stderr.index("Dumping crawlfw stats:"):]
+    scrapy_219 = {
+        "spider_exceptions/ValueError": "1",
+        "spider_exceptions/count": "1",
+        "finish_reason": "'start_error'",
+        "item_scraped_count": "1",
+        "response_received_count": "1",
+        "feedexport/success_count/FileFeedStorage": "1",
+        "items_per_minute": "None",
+        "responses_per_minute": "None",
+        "log_count/ERROR": "1",
+    }
+    for key, value in scrapy_219.items():
+        assert re.search(rf"'{re.escape(key)}': {value}[,}}]", dump), (key, dump)
+    assert "Stored jl feed (1 items) in: o.jl" in result.stderr
 
 
 @pytest.mark.parametrize("refused, message", [
