@@ -240,7 +240,11 @@ class CrawlerRunner:
         Returns:
             the Crawler (call ``wait()`` on it, or :meth:`join` here).
         """
-        crawler = self.create_crawler(crawler_or_spidercls)
+        try:  # (an extension that cannot be built fails in Crawler())
+            crawler = self.create_crawler(crawler_or_spidercls)
+        except CrawlStartError:
+            self._bootstrap_failed = True
+            raise
         self._crawlers.add(crawler)
         try:
             crawler.crawl(*args, supervisor=self.supervisor, **kwargs)
