@@ -34,6 +34,7 @@ from crawlfw.exceptions import (
     CrawlStartError,
 )
 from crawlfw.extension import ExtensionManager
+from crawlfw.middleware import component_start_error
 from crawlfw.progress import open_progress
 from crawlfw.settings import Settings
 from crawlfw.settings._noeffect import warn_settings_without_effect
@@ -75,7 +76,9 @@ class Crawler:
         CrawlStartError: a boolean or numeric setting (``-s``, the project's settings,
             the spider's ``custom_settings``) has a value of the wrong type; the message
             names each such setting, what it expects and where it was set
-            (:func:`crawlfw.settings._validation.check_settings`).
+            (:func:`crawlfw.settings._validation.check_settings`); or an extension
+            cannot be loaded or built (``"EXTENSIONS: cannot build '<path>':
+            <ExcType>: <message>"``, its traceback logged at DEBUG).
     """
 
     feeds_written_by_actor = True
@@ -105,7 +108,14 @@ class Crawler:
         self.signals.connect(self.__remove_handler, signals.engine_stopped)
         lf_cls = load_object(self.settings["LOG_FORMATTER"])
         self.logformatter = contain_log_formatter(lf_cls.from_crawler(self), self)
-        self.extensions = ExtensionManager.from_crawler(self)
+        try:
+            self.extensions = ExtensionManager.from_crawler(self)
+        except Exception as e:  # an extension that cannot be loaded or built: one line
+            self.__remove_handler()
+            error = component_start_error(e)
+            if error is None:
+                raise
+            raise error from e
         self.settings.freeze()
         self.crawling = False
         self.spider = None
@@ -411,7 +421,11 @@ class CrawlerRunner(CrawlerRunnerBase):
         Returns:
             the Crawler (call ``wait()`` on it, or :meth:`join` here).
         """
-        crawler = self.create_crawler(crawler_or_spidercls)
+        try:  # (an extension that cannot be built fails in Crawler())
+            crawler = self.create_crawler(crawler_or_spidercls)
+        except CrawlStartError:
+            self._bootstrap_failed = True
+            raise
         self._crawlers.add(crawler)
         try:
             crawler.crawl(*args, supervisor=self.supervisor, **kwargs)

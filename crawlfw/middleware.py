@@ -5,7 +5,8 @@ listed by :meth:`MiddlewareManager._get_mwlist_from_settings` is loaded and
 instantiated with :func:`crawlfw.utils.misc.create_instance` (``from_crawler``
 when a crawler is given and the class has it, else ``from_settings``, else the
 constructor). A component raising :class:`~crawlfw.exceptions.NotConfigured`
-is left out.
+is left out; any other exception is raised as it is, marked with the setting and the
+class path at fault, which :func:`component_error` words in one line.
 
 Subclasses (downloader and spider middleware managers, the extension manager,
 the item pipeline manager) collect the hook methods of their components into
@@ -24,10 +25,11 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from crawlfw.exceptions import NotConfigured
+from crawlfw.exceptions import CrawlStartError, NotConfigured
 from crawlfw.utils.misc import create_instance, load_object
 
-__all__ = ["MiddlewareManager", "component_method", "managers_of"]
+__all__ = ["MiddlewareManager", "component_error", "component_method",
+           "component_start_error", "managers_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +56,9 @@ class MiddlewareManager:
     """
 
     component_name = 'foo middleware'
+    #: The setting (its ``_BASE`` merged in) the components come from, named by
+    #: :func:`component_error` (None: the :attr:`component_name`).
+    components_setting: str | None = None
     #: The crawl's stats collector (set by :meth:`from_settings` with a crawler), where
     #: a component's result of the wrong type is counted.
     stats: StatsCollector | None = None
@@ -92,6 +97,8 @@ class MiddlewareManager:
             ImportError, NameError, ValueError: a component path cannot be loaded.
             Exception: whatever a component's constructor raises (except
                 NotConfigured).
+            Either is marked with the manager's setting and the component's class
+            path: :func:`component_error` gives the one line that names them.
         """
         mwlist = cls._get_mwlist_from_settings(settings)
         middlewares = []
@@ -99,9 +106,11 @@ class MiddlewareManager:
         for clspath in mwlist:
             try:
                 mwcls = load_object(clspath)
+            except Exception as e:
+                _mark_component(e, cls, clspath, "load")
+                raise
+            try:
                 mw = create_instance(mwcls, settings, crawler)
-                middlewares.append(mw)
-                enabled.append(clspath)
             except NotConfigured as e:
                 if e.args:
                     clsname = clspath.split('.')[-1] if isinstance(clspath, str) \
@@ -109,6 +118,12 @@ class MiddlewareManager:
                     logger.warning("Disabled %(clsname)s: %(eargs)s",
                                    {'clsname': clsname, 'eargs': e.args[0]},
                                    extra={'crawler': crawler})
+                continue
+            except Exception as e:
+                _mark_component(e, cls, clspath, "build")
+                raise
+            middlewares.append(mw)
+            enabled.append(clspath)
 
         logger.info("Enabled %(componentname)ss:\n%(enabledlist)s",
                     {'componentname': cls.component_name,
@@ -319,3 +334,62 @@ def _method_name(method):
     if owner is None:
         return name
     return f"{type(owner).__name__}.{name}"
+
+
+def _component_path(clspath: Any) -> str:
+    """A component's dotted path as its setting gives it (a class given as such:
+    ``module.QualName``)."""
+    if isinstance(clspath, str):
+        return clspath
+    module = getattr(clspath, "__module__", None)
+    name = getattr(clspath, "__qualname__", None)
+    return f"{module}.{name}" if module and name else repr(clspath)
+
+
+def _mark_component(exc: BaseException, manager: type[MiddlewareManager], clspath: Any,
+                    verb: str) -> None:
+    """Note on ``exc`` the component whose loading (``verb`` ``'load'``) or building
+    (``'build'``) raised it, unless a component nearer the error (one built by this
+    one's ``from_crawler``) is noted already."""
+    if getattr(exc, "_crawlfw_component", None) is not None:
+        return
+    setting = manager.components_setting or f"{manager.component_name}s"
+    try:
+        exc._crawlfw_component = (setting, _component_path(clspath), verb)  # type: ignore[attr-defined]
+    except (AttributeError, TypeError):  # an exception class with __slots__
+        pass
+
+
+def component_error(exc: BaseException) -> str | None:
+    """The one line naming the component whose loading or building raised ``exc``
+    (an exception :meth:`MiddlewareManager.from_settings` let through), or None when
+    ``exc`` did not come from one.
+
+    Args:
+        exc: the exception.
+
+    Returns:
+        str | None: ``"<SETTING>: cannot build '<class path>': <ExcType>: <message>"``
+        (``cannot load`` when it could not be imported), e.g. ``"ITEM_PIPELINES:
+        cannot build 'myproject.pipelines.Db': ConnectionError: refused"``.
+    """
+    where = getattr(exc, "_crawlfw_component", None)
+    if where is None:
+        return None
+    setting, path, verb = where
+    message = str(exc)
+    return f"{setting}: cannot {verb} {path!r}: {type(exc).__name__}" + (
+        f": {message}" if message else "")
+
+
+def component_start_error(exc: BaseException) -> CrawlStartError | None:
+    """The :class:`~crawlfw.exceptions.CrawlStartError` that refuses a crawl's start in
+    one line because a component could not be loaded or built (:func:`component_error`),
+    its traceback logged at DEBUG (in a ``LOG_FILE`` at that level; a bug to find in the
+    component); None when ``exc`` did not come from a component.
+    """
+    line = component_error(exc)
+    if line is None:
+        return None
+    logger.debug("%(line)s", {"line": line}, exc_info=(type(exc), exc, exc.__traceback__))
+    return CrawlStartError(line)

@@ -51,6 +51,7 @@ class SpiderRunnerActor(CrawlActor):
     crawler: the Crawler (spider, signals, stats).
     scheduler, pipeline, engine: ActorRefs the output goes to.
     durable: the frontier is durable (``JOBDIR``): track leases for checkpoints.
+    spidermw: the crawl's SpiderMiddlewareManager (None: built here, from the crawler).
     start_skip: start requests already scheduled by an earlier run of this job (the
         first ``start_skip`` outputs of ``start_requests()`` are skipped; it must yield
         the same requests in the same order each run, as Scrapy's default does).
@@ -62,8 +63,8 @@ class SpiderRunnerActor(CrawlActor):
     # Its inbox is usually backlogged: tell the output of several responses in a burst.
     hold_types = frozenset(("scrape_response", "scrape_failure"))
 
-    def __init__(self, crawler, scheduler, pipeline, engine, *, durable=False, start_skip=0,
-                 start_exhausted=False, **kw):
+    def __init__(self, crawler, scheduler, pipeline, engine, *, durable=False, spidermw=None,
+                 start_skip=0, start_exhausted=False, **kw):
         super().__init__(settings=crawler.settings, **kw)
         # On the starting thread, before spider_opened: a handler may take every free
         # file descriptor (tests/test_fds_transient.py).
@@ -78,7 +79,7 @@ class SpiderRunnerActor(CrawlActor):
         # spider middlewares' from_crawler runs there.
         sink = types.SimpleNamespace(requests=self._send_requests, items=self._send_items,
                                      close_spider=self._send_close_spider)
-        self.scraper = Scraper(crawler, sink, start_skip=start_skip,
+        self.scraper = Scraper(crawler, sink, spidermw=spidermw, start_skip=start_skip,
                                start_exhausted=start_exhausted)
         self._paced = collections.deque()  # futures of paced batches (_send_paced)
         # The plain enqueue_requests held for the Scheduler, last of the held messages to

@@ -26,6 +26,7 @@ from crawlfw.commands import (
     fail,
     feed_options,
     spider_arguments,
+    start_failure,
 )
 from crawlfw.commands._command import delegate
 from crawlfw.exceptions import UsageError
@@ -413,7 +414,7 @@ class Command(ScrapyCommand):
             self.crawler_process.crawl(self.pcrawler, **(opts.spargs or {}))
         except Exception as e:
             self.crawler_process.shutdown()
-            fail(f"Crawl could not start: {type(e).__name__}: {e}")
+            fail(start_failure(e))
         self.crawler_process.start()
         if self.crawler_process.bootstrap_failed:
             self.exitcode = 1

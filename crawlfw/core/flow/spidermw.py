@@ -129,6 +129,7 @@ class SpiderMiddlewareManager(MiddlewareManager):
     """
 
     component_name = "spider middleware"
+    components_setting = "SPIDER_MIDDLEWARES"
 
     @classmethod
     def _get_mwlist_from_settings(cls, settings: BaseSettings) -> list[Any]:
