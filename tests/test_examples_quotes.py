@@ -70,7 +70,7 @@ def test_quotes_crawl_scrapes_every_quote_and_author_once(quotes_site):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("filename, fmt", [("quotes.jl", "jsonlines"), ("quotes.jsonl", "jsonlines"),
+@pytest.mark.parametrize("filename, fmt", [("quotes.jl", "jl"), ("quotes.jsonl", "jsonl"),
                                            ("quotes.json", "json")])
 def test_runspider_cli_writes_feed_and_logs(quotes_site, tmp_path, filename, fmt):
     server, _ = quotes_site
@@ -91,6 +91,6 @@ def test_runspider_cli_writes_feed_and_logs(quotes_site, tmp_path, filename, fmt
     log = proc.stderr
     assert f"Crawled (200) <GET {server.url}/> (referer: None)" in log
     assert "'finish_reason': 'finished'" in log
-    assert f"Stored {fmt} feed (150 items) in: {feed}" in log
+    assert f"Stored {fmt} feed (150 items) in: {feed}" in log  # the format as given (Scrapy 2.19)
     assert "'CONCURRENT_REQUESTS': '4'" in log  # -s reaches the settings (Overridden settings)
     assert "Spider closed (finished)" in log

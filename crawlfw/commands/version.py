@@ -23,6 +23,7 @@ RUNTIME_LIBRARIES = [
     ("jmespath", "jmespath"),
     ("itemadapter", "itemadapter"),
     ("itemloaders", "itemloaders"),
+    ("rbloom", "rbloom"),
 ]
 
 #: Libraries used when installed: decompression, image pipeline, S3 feeds and media.

@@ -59,7 +59,7 @@ class CannotStartExporter(JsonLinesItemExporter):
 
 class S(crawlfw.Spider):
     name = "feed_start"
-    custom_settings = {"FEED_EXPORTERS": {"jsonlines": __name__ + ".CannotStartExporter"}}
+    custom_settings = {"FEED_EXPORTERS": {"jl": __name__ + ".CannotStartExporter"}}
     start_urls = [%r]
 
     def parse(self, response):
