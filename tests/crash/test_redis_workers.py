@@ -514,10 +514,12 @@ def test_two_workers_keep_per_host_limits_and_the_big_host_paces_the_crawl(redis
         spans[tag] = site.last_s - site.first_s
     floor_s = 200 / 4 * 0.1
     assert spans["alone"] >= floor_s
-    assert spans["mix"] <= 1.15 * spans["alone"], spans
+    # Margins for a loaded 2-core machine (the full suite's four workers at load 11 once
+    # gave alone 5.9 s, mix 7.0 s); the regression this guards against is far beyond them.
+    assert spans["mix"] <= 1.25 * spans["alone"], spans
     # Both near the floor (before per-host queues the workers' permits held the big
     # host back: 16 s alone, 7.8 s in the mix).
-    assert max(spans.values()) <= 1.4 * floor_s, spans
+    assert max(spans.values()) <= 1.5 * floor_s, spans
 
 
 def test_a_500_host_crawl_on_two_workers_killed_twice_loses_nothing(redis_server, tmp_path):
