@@ -13,6 +13,7 @@ With ``-v`` one ``>>> DEPTH LEVEL: n <<<`` section per level. Requests produced 
 level below ``--depth`` are followed with their own callbacks.
 """
 
+import inspect
 import json
 import logging
 import sys
@@ -101,8 +102,27 @@ def _item_dict(item):
 
 
 def _run_callback(response, cb, cb_kwargs=None):
+    """``(items, requests)`` the callback ``cb`` produced for ``response``; for an
+    ``async def`` callback, a coroutine of them (:func:`_collect_async`), which the
+    Scraper runs so that the callback may await ``engine.download``."""
+    result = cb(response, **(cb_kwargs or {}))
+    if inspect.iscoroutine(result) or inspect.isasyncgen(result):
+        return _collect_async(result)
+    return _split(iterate_spider_output(result))
+
+
+async def _collect_async(result):
+    """``(items, requests)`` of a coroutine's result or an async generator's values."""
+    if inspect.iscoroutine(result):
+        result = await result
+    if inspect.isasyncgen(result):
+        result = [x async for x in result]
+    return _split(iterate_spider_output(result))
+
+
+def _split(output):
     items, requests = [], []
-    for x in iterate_spider_output(cb(response, **(cb_kwargs or {}))):
+    for x in output:
         if isinstance(x, ITEM_TYPES):
             items.append(x)
         elif isinstance(x, Request):
@@ -150,7 +170,19 @@ def _parsing_spidercls(spidercls, url, results, *, callback, rules, depth, pipel
                              {"callback": cb, "spider": spider.name})
                 return None
         level = response.meta["_depth"]
-        items, requests = _run_callback(response, cb, kwargs)
+        produced = _run_callback(response, cb, kwargs)
+        if inspect.iscoroutine(produced):  # an async def callback: run by the Scraper
+            return _record_async(spider, produced, level)
+        return record(spider, produced, level)
+
+    async def _record_async(spider, produced, level):
+        return record(spider, await produced, level)
+
+    def record(spider, produced, level):
+        """Note the ``(items, requests)`` a callback ``produced`` at depth ``level``;
+        return the callback's output for the crawl (items for the pipelines, requests
+        to follow, with this recording callback)."""
+        items, requests = produced
         results.add_items(level, items)
         results.add_requests(level, requests)
         output = list(items) if pipelines else []  # the crawl's item pipelines process them
