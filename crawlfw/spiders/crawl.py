@@ -111,6 +111,7 @@ class CrawlSpider(Spider):
     rules = ()
     _follow_links = True
     _async_start = False  # parse_start_url is async def (set by _compile_rules)
+    _plain_rules = False  # neither parse_with_rules nor _parse_response is overridden
 
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
@@ -174,6 +175,9 @@ class CrawlSpider(Spider):
             cb_kwargs = {**rule.cb_kwargs, **cb_kwargs}
         else:
             cb_kwargs = rule.cb_kwargs
+        if self._plain_rules and not rule._async_callback:
+            # the usual case, as fast as before: no override to call, a plain generator
+            return _rule_output(self, response, rule.callback, cb_kwargs, rule.follow)
         results = self._parse_response(response, rule.callback, cb_kwargs, rule.follow)
         if rule._async_callback and results.__class__ is _RuleResults:
             # an async def rule callback: the Scraper steps it, so it may await downloads
@@ -227,6 +231,9 @@ class CrawlSpider(Spider):
 
         self._rules = [copy.copy(rule) for rule in self.rules]
         self._async_start = _is_async(self.parse_start_url)
+        cls = type(self)
+        self._plain_rules = (cls.parse_with_rules is CrawlSpider.parse_with_rules
+                             and cls._parse_response is CrawlSpider._parse_response)
         for rule in self._rules:
             rule.callback = get_method(rule, "callback", rule.callback)
             rule.process_links = get_method(rule, "process_links", rule.process_links)
@@ -276,13 +283,8 @@ class _RuleResults:
         self.follow = follow
 
     def __iter__(self):
-        spider, response, callback = self.spider, self.response, self.callback
-        if callback:
-            cb_res = callback(response, **self.cb_kwargs) or ()
-            cb_res = spider.process_results(response, cb_res)
-            yield from iterate_spider_output(cb_res)
-        if self.follow and spider._follow_links:
-            yield from spider._requests_to_follow(response)
+        return _rule_output(self.spider, self.response, self.callback, self.cb_kwargs,
+                            self.follow)
 
     async def __aiter__(self):
         spider, response, callback = self.spider, self.response, self.callback
@@ -303,6 +305,17 @@ class _RuleResults:
         if self.follow and spider._follow_links:
             for request in spider._requests_to_follow(response):
                 yield request
+
+
+def _rule_output(spider, response, callback, cb_kwargs, follow):
+    """The plain generator of :class:`_RuleResults` (its arguments): what a plain
+    callback returns through ``process_results``, then the rules' requests."""
+    if callback:
+        cb_res = callback(response, **cb_kwargs) or ()
+        cb_res = spider.process_results(response, cb_res)
+        yield from iterate_spider_output(cb_res)
+    if follow and spider._follow_links:
+        yield from spider._requests_to_follow(response)
 
 
 def _is_async(func) -> bool:
