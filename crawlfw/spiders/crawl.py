@@ -120,6 +120,8 @@ class CrawlSpider(Spider):
     def parse(self, response, **kwargs):
         """Callback of the start requests: :meth:`parse_start_url` (given the request's
         ``cb_kwargs`` as keyword arguments, as in Scrapy 2), then follow links."""
+        if self._plain_rules and not self._async_start:
+            return _rule_output(self, response, self.parse_start_url, kwargs, True)
         results = self._parse_response(response, self.parse_start_url, cb_kwargs=kwargs,
                                        follow=True)
         if self._async_start and results.__class__ is _RuleResults:
