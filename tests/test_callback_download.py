@@ -343,3 +343,31 @@ def test_a_closing_spider_cancels_the_wait(server):
     assert result.finish_reason == "closespider_timeout"
     [item] = result.items
     assert "cancelled" in item["cancelled"]
+
+
+class SameRequestTwiceSpider(Spider):
+    """One Request object downloaded twice at once (``asyncio.gather``): each await
+    gets a response of its own, the Engine lives on."""
+
+    name = "same_twice"
+
+    def start_requests(self):
+        yield Request(f"{self.base}/page/0")
+
+    async def parse(self, response):
+        import asyncio
+
+        again = Request(f"{self.base}/detail/4")
+        first, second = await asyncio.gather(self.crawler.engine.download(again),
+                                             self.crawler.engine.download_async(again))
+        yield {"first": first.text, "second": second.text,
+               "requests": [first.request is again, second.request is again],
+               "distinct": first is not second}
+
+
+def test_the_same_request_downloaded_twice_at_once(server):
+    result = run_crawl(SameRequestTwiceSpider, SETTINGS, base=server.url, timeout_s=20)
+    assert result.finish_reason == "finished"
+    assert result.items == [{"first": "detail 4", "second": "detail 4",
+                             "requests": [True, True], "distinct": True}]
+    assert _Handler.hits["/detail/4"] == 2  # downloaded twice, as asked

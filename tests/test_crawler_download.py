@@ -1,15 +1,17 @@
 """``crawler.engine.download()``: a blocking download through a running crawl, used by the
 media pipelines from the Pipeline actor's thread. Real crawls of a local server."""
 
+import http.server
 import socket
 import threading
+import time
 
 import pytest
 
 from crawlfw import Spider
 from crawlfw.exceptions import ConnectionRefusedError, DownloadCancelled
 from tests.support.crawl import run_crawl
-from tests.support.servers import StaticSiteServer
+from tests.support.servers import StaticSiteServer, handler_server
 
 
 @pytest.fixture
@@ -293,3 +295,60 @@ def test_download_async_in_an_async_pipeline(server):
     result = crawl(server.url, [f"{server.url}/a.txt"], DownloadAsyncPipeline)
     [item] = result.items
     assert item["status"] == 200 and item["body"] == b"file a"
+
+
+class _SlowHandler(http.server.BaseHTTPRequestHandler):
+    """Answers every GET with its path after 0.3 s (two downloads of one request overlap);
+    counts the GETs in ``hits``."""
+
+    hits = 0
+    lock = threading.Lock()
+
+    def do_GET(self):  # noqa: N802  # the http.server name
+        with self.lock:
+            type(self).hits += 1
+        time.sleep(0.3)
+        body = self.path.encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+class SameRequestPipeline(DownloadPipeline):
+    """Two threads download one Request object at once (as two pipelines sharing it
+    would): each gets a response of its own."""
+
+    def process_item(self, item, spider):
+        from crawlfw.http import Request
+
+        request = Request(item["url"])
+        answers: list = []
+        barrier = threading.Barrier(2)
+
+        def download():
+            barrier.wait(5)
+            answers.append(self.crawler.engine.download(request, spider, timeout_s=20))
+
+        threads = [threading.Thread(target=download) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        item["bodies"] = [a.body for a in answers]
+        item["own_request"] = [a.request is request for a in answers]
+        return item
+
+
+def test_the_same_request_downloaded_twice_at_once_from_threads(server):
+    _SlowHandler.hits = 0
+    with handler_server(_SlowHandler) as slow:
+        result = crawl(server.url, [f"{slow.url}/same"], SameRequestPipeline)
+    assert result.finish_reason == "finished"
+    [item] = result.items
+    assert item["bodies"] == [b"/same", b"/same"]
+    assert item["own_request"] == [True, True]
+    assert _SlowHandler.hits == 2

@@ -175,6 +175,12 @@ class EngineActor(CrawlActor):
         # crawler.engine.download): request -> (reply_to ref or Future, key). A redirect
         # or retry a middleware returns takes its original's place.
         self.direct: dict[Request, tuple[pykka.ActorRef[Any] | Future[Any], int]] = {}
+        # Later ``download``s of a Request object that is in ``direct`` already, in the
+        # order they came: request -> [(reply_to ref or Future, key)]. One object is in
+        # one download at a time (the downloaders key a transfer by it); the next one
+        # starts when the object leaves ``direct`` (answered, or replaced by a redirect).
+        self.direct_waiting: dict[Request, list[tuple[pykka.ActorRef[Any] | Future[Any],
+                                                      int]]] = {}
         # (request, first middleware) of ``download`` and ``resume_parked`` requests
         # received while paused: downloaded on resume
         self.direct_held: list[tuple[Request, int]] = []
@@ -293,7 +299,16 @@ class EngineActor(CrawlActor):
         target: pykka.ActorRef[Any] | Future[Any] | None = message.get("reply_to")
         if target is None:
             target = message["future"]
-        self.direct[request] = (target, message["key"])
+        if request in self.direct:  # the same object twice at once: after the first
+            self.direct_waiting.setdefault(request, []).append((target, message["key"]))
+            return
+        self._start_direct(request, target, message["key"])
+        self._after()
+
+    def _start_direct(self, request, target, key):
+        """Download ``request`` for ``target`` (its ``download``'s sender), which
+        ``key`` names to it; answer at once when closing, hold it while paused."""
+        self.direct[request] = (target, key)
         if self.flow.closing:
             self._answer(request, error=DownloadCancelled(
                 f"Download of {request.url} cancelled: the spider is closing"))
@@ -303,7 +318,17 @@ class EngineActor(CrawlActor):
             self.direct_held.append((request, 0))
             return
         self._download(request)
-        self._after()
+
+    def _next_direct(self, request):
+        """``request`` has left :attr:`direct`: start the next ``download`` of the
+        same object that waited for it, if any."""
+        waiting = self.direct_waiting.get(request)
+        if waiting is None or request in self.direct:
+            return
+        target, key = waiting.pop(0)
+        if not waiting:
+            del self.direct_waiting[request]
+        self._start_direct(request, target, key)
 
     def handle_resume_parked(self, message: messages.ResumeParked) -> None:
         """A middleware gives back a request it parked: go on with the middlewares after
@@ -503,6 +528,8 @@ class EngineActor(CrawlActor):
         if self.direct and replaces in self.direct:
             self.direct[request] = self.direct.pop(replaces)
             self._download(request)
+            if self.direct_waiting and replaces in self.direct_waiting:
+                self._next_direct(replaces)  # that object is free again
             return
         message = {"type": "enqueue_requests", "requests": [request]}
         if replaces._lease is not None:
@@ -511,7 +538,8 @@ class EngineActor(CrawlActor):
 
     def _answer(self, request, response=None, error=None):
         """Answer the sender of the ``download`` of ``request`` (or of the request it
-        replaced) with ``response`` or ``error``; forget it."""
+        replaced) with ``response`` or ``error``; forget it, and start the next
+        ``download`` of the same object, if one waits for it."""
         target, key = self.direct.pop(request)
         if isinstance(target, Future):
             if not target.done():  # the caller may have given up (timeout)
@@ -519,13 +547,15 @@ class EngineActor(CrawlActor):
                     target.set_result(response)
                 else:
                     target.set_exception(error)
-            return
-        reply = {"type": "download_done", "key": key}
-        if error is None:
-            reply["response"] = response
         else:
-            reply["error"] = error
-        self.send(target, reply)
+            reply = {"type": "download_done", "key": key}
+            if error is None:
+                reply["response"] = response
+            else:
+                reply["error"] = error
+            self.send(target, reply)
+        if self.direct_waiting and request in self.direct_waiting:
+            self._next_direct(request)
 
     def _requeue(self, requests):
         # Closing: requests the scheduler handed out go back (a durable frontier keeps

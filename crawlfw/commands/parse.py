@@ -13,6 +13,7 @@ With ``-v`` one ``>>> DEPTH LEVEL: n <<<`` section per level. Requests produced 
 level below ``--depth`` are followed with their own callbacks.
 """
 
+import inspect
 import json
 import logging
 import sys
@@ -289,10 +290,23 @@ class Command(ScrapyCommand):
         """Call ``callback(response, **cb_kwargs)``.
 
         Returns:
-            list: its output (items and requests), in order. Scrapy 2 returns a
-            Deferred of it; the parse runs on the spider runner's thread here.
+            list: its output (items and requests), in order; for an ``async def``
+            callback, a coroutine of that list, which the Scraper runs so that the
+            callback may await ``engine.download``. Scrapy 2 returns a Deferred of it;
+            the parse runs on the spider runner's thread here.
         """
-        return list(self.iterate_spider_output(callback(response, **(cb_kwargs or {}))))
+        result = callback(response, **(cb_kwargs or {}))
+        if inspect.iscoroutine(result) or inspect.isasyncgen(result):
+            return self._collect_async(result)
+        return list(self.iterate_spider_output(result))
+
+    async def _collect_async(self, result):
+        """The list of a coroutine's result or of an async generator's values."""
+        if inspect.iscoroutine(result):
+            result = await result
+        if inspect.isasyncgen(result):
+            return [x async for x in result]
+        return list(self.iterate_spider_output(result))
 
     def get_callback_from_rules(self, spider, response):
         """The callback of the first ``CrawlSpider`` rule whose link extractor matches
@@ -349,9 +363,17 @@ class Command(ScrapyCommand):
                 return None
             depth = response.meta["_depth"]
             output = self.run_callback(response, cb, cb_kwargs)
+            if inspect.iscoroutine(output):  # an async def callback: run by the Scraper
+                return record_async(output, depth)
+            return record(output, depth)
+
+        def record(output, depth):
             items = [x for x in output if isinstance(x, ITEM_TYPES)]
             requests = [x for x in output if isinstance(x, Request)]
             return self.scraped_data((items, requests, opts, depth, spider, callback))
+
+        async def record_async(output, depth):
+            return record(await output, depth)
 
         if opts.meta:
             request.meta.update(opts.meta)

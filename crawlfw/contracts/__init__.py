@@ -17,13 +17,16 @@ whitespace-separated arguments. :class:`ContractsManager` turns a method's contr
 into one request (``@url`` sets its URL) whose callback runs the contracts' hooks
 around the real callback and records each hook's outcome in a
 ``unittest.TestResult``: a failed check (:class:`crawlfw.exceptions.ContractFail`, an
-``AssertionError``) is a failure, any other exception an error. This is what the
-``crawlfw check`` command runs::
+``AssertionError``) is a failure, any other exception an error. An ``async def`` callback's
+output is collected by coroutines the Scraper runs, so it may ``await
+self.crawler.engine.download(request)``. This is what the ``crawlfw check`` command
+runs::
 
     conman = ContractsManager(load_object(c) for c in contracts)
     spidercls.start_requests = lambda s: conman.from_spider(s, result)
 """
 
+import inspect
 import re
 import sys
 from functools import wraps
@@ -182,14 +185,25 @@ class ContractsManager:
         """Make the callback return nothing and record errors of callback/errback."""
         cb = request.callback
 
+        def error():
+            results.addError(_create_testcase(method, "callback"), sys.exc_info())
+
+        async def clean_async(output):
+            try:
+                await _collect_async(output)
+            except Exception:
+                error()
+
         @wraps(cb)
         def cb_wrapper(response, **cb_kwargs):
             try:
                 output = cb(response, **cb_kwargs)
+                if _is_pending(output):  # async def: the Scraper runs it (it may wait)
+                    return clean_async(output)
                 list(iterate_spider_output(output))
             except Exception:
-                case = _create_testcase(method, "callback")
-                results.addError(case, sys.exc_info())
+                error()
+            return None
 
         def eb_wrapper(failure):
             case = _create_testcase(method, "errback")
@@ -238,17 +252,11 @@ class Contract:
 
             @wraps(cb)
             def wrapper(response, **cb_kwargs):
-                try:
-                    results.startTest(self.testcase_pre)
-                    self.pre_process(response)
-                    results.stopTest(self.testcase_pre)
-                except AssertionError:
-                    results.addFailure(self.testcase_pre, sys.exc_info())
-                except Exception:
-                    results.addError(self.testcase_pre, sys.exc_info())
-                else:
-                    results.addSuccess(self.testcase_pre)
-                return list(iterate_spider_output(cb(response, **cb_kwargs)))
+                _run_hook(self.pre_process, response, self.testcase_pre, results)
+                output = cb(response, **cb_kwargs)
+                if _is_pending(output):
+                    return _collect_async(output)
+                return list(iterate_spider_output(output))
 
             request.callback = wrapper
         return request
@@ -259,19 +267,18 @@ class Contract:
         if hasattr(self, "post_process"):
             cb = request.callback
 
+            async def post_async(output):
+                output = await _collect_async(output)
+                _run_hook(self.post_process, output, self.testcase_post, results)
+                return output
+
             @wraps(cb)
             def wrapper(response, **cb_kwargs):
-                output = list(iterate_spider_output(cb(response, **cb_kwargs)))
-                try:
-                    results.startTest(self.testcase_post)
-                    self.post_process(output)
-                    results.stopTest(self.testcase_post)
-                except AssertionError:
-                    results.addFailure(self.testcase_post, sys.exc_info())
-                except Exception:
-                    results.addError(self.testcase_post, sys.exc_info())
-                else:
-                    results.addSuccess(self.testcase_post)
+                output = cb(response, **cb_kwargs)
+                if _is_pending(output):
+                    return post_async(output)
+                output = list(iterate_spider_output(output))
+                _run_hook(self.post_process, output, self.testcase_post, results)
                 return output
 
             request.callback = wrapper
@@ -284,6 +291,39 @@ class Contract:
             args: ``{argument name: value}`` for the request class.
         """
         return args
+
+
+def _is_pending(output):
+    """True for what an ``async def`` callback returns (a coroutine, an async
+    generator): the hooks then wrap it in a coroutine, which the Scraper runs so that
+    the callback may ``await self.crawler.engine.download(request)``, as Scrapy 2.19's
+    contracts do for ``async def`` callbacks."""
+    return inspect.iscoroutine(output) or inspect.isasyncgen(output)
+
+
+async def _collect_async(output):
+    """The list of what a coroutine returns (made iterable) or an async generator
+    yields."""
+    if inspect.iscoroutine(output):
+        output = await output
+    if inspect.isasyncgen(output):
+        return [x async for x in output]
+    return list(iterate_spider_output(output))
+
+
+def _run_hook(hook, value, testcase, results):
+    """Run ``hook(value)`` and record the outcome under ``testcase``: a success, a
+    failure (``AssertionError``: ``ContractFail``) or an error."""
+    try:
+        results.startTest(testcase)
+        hook(value)
+        results.stopTest(testcase)
+    except AssertionError:
+        results.addFailure(testcase, sys.exc_info())
+    except Exception:
+        results.addError(testcase, sys.exc_info())
+    else:
+        results.addSuccess(testcase)
 
 
 def _qualname(method):

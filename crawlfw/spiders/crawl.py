@@ -10,6 +10,11 @@ duplicates filter does the de-duplication.
 Each rule request carries ``meta['rule']`` (the rule's index in ``spider.rules``) and
 ``meta['link_text']`` (the link's text); its callback is the spider's
 ``_response_downloaded``, which finds the rule again from ``meta['rule']``.
+
+A rule callback (or ``parse_start_url``) may be ``async def``, with or without
+``yield``, and ``await self.crawler.engine.download(request)``: the response's output is
+then an async generator the Scraper steps without holding the spider's thread
+(:meth:`CrawlSpider.parse_with_rules`). Plain callbacks take the plain path, as before.
 """
 
 import copy
@@ -52,6 +57,8 @@ class Rule:
     Raises:
         TypeError: ``link_extractor`` has no ``extract_links`` method.
     """
+
+    _async_callback = False  # the compiled callback is async def (CrawlSpider._compile_rules)
 
     def __init__(self, link_extractor=None, callback=None, cb_kwargs=None, follow=None,
                  process_links=None, process_request=identity, errback=None):
@@ -103,6 +110,8 @@ class CrawlSpider(Spider):
 
     rules = ()
     _follow_links = True
+    _async_start = False  # parse_start_url is async def (set by _compile_rules)
+    _plain_rules = False  # neither parse_with_rules nor _parse_response is overridden
 
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
@@ -111,7 +120,13 @@ class CrawlSpider(Spider):
     def parse(self, response, **kwargs):
         """Callback of the start requests: :meth:`parse_start_url` (given the request's
         ``cb_kwargs`` as keyword arguments, as in Scrapy 2), then follow links."""
-        return self._parse_response(response, self.parse_start_url, cb_kwargs=kwargs, follow=True)
+        if self._plain_rules and not self._async_start:
+            return _rule_output(self, response, self.parse_start_url, kwargs, True)
+        results = self._parse_response(response, self.parse_start_url, cb_kwargs=kwargs,
+                                       follow=True)
+        if self._async_start and results.__class__ is _RuleResults:
+            return results.__aiter__()  # async def parse_start_url: as a rule's (below)
+        return results
 
     def parse_start_url(self, response, **kwargs):
         """Override to return items/requests for the start URLs' responses (default:
@@ -156,9 +171,20 @@ class CrawlSpider(Spider):
                 if request is not None:
                     yield request
 
-    def _response_downloaded(self, response):
+    def _response_downloaded(self, response, **cb_kwargs):
         rule = self._rules[response.meta["rule"]]
-        return self._parse_response(response, rule.callback, rule.cb_kwargs, rule.follow)
+        if cb_kwargs:  # the request's (a process_request set them): Scrapy 2's merge
+            cb_kwargs = {**rule.cb_kwargs, **cb_kwargs}
+        else:
+            cb_kwargs = rule.cb_kwargs
+        if self._plain_rules and not rule._async_callback:
+            # the usual case, as fast as before: no override to call, a plain generator
+            return _rule_output(self, response, rule.callback, cb_kwargs, rule.follow)
+        results = self._parse_response(response, rule.callback, cb_kwargs, rule.follow)
+        if rule._async_callback and results.__class__ is _RuleResults:
+            # an async def rule callback: the Scraper steps it, so it may await downloads
+            return results.__aiter__()
+        return results
 
     def _parse_response(self, response, callback, cb_kwargs, follow=True):
         # Scrapy 1.2's name (private): its overrides still run; it hands over to
@@ -175,21 +201,21 @@ class CrawlSpider(Spider):
         Args:
             response: the response.
             callback: a callable or None (then only links are followed); it may return
-                an iterable, a coroutine or an async generator (run to completion here).
+                an iterable, a coroutine or an async generator.
             cb_kwargs: dict of keyword arguments for ``callback``.
             follow: whether to follow the links of ``response``.
 
         Returns:
-            A generator of items and requests. Scrapy's is an async generator; this
-            one is a plain one, so an override iterates ``super().parse_with_rules(...)``
-            with ``for``, not ``async for``.
+            A :class:`_RuleResults`, iterated with ``for`` (Scrapy 1.2's
+            ``_parse_response``; an ``async def`` callback is then run to completion on
+            the spider's thread, where it cannot await ``engine.download``) or with
+            ``async for`` (Scrapy 2.19's, an async generator: an ``async def``
+            callback is awaited). An override written for Scrapy 2.19 (``async def
+            parse_with_rules(...)`` iterating ``super().parse_with_rules(...)`` with
+            ``async for``) works as it is; one written as a plain generator (``for``)
+            too, its ``async def`` callbacks then not awaiting downloads.
         """
-        if callback:
-            cb_res = callback(response, **cb_kwargs) or ()
-            cb_res = self.process_results(response, cb_res)
-            yield from iterate_spider_output(cb_res)
-        if follow and self._follow_links:
-            yield from self._requests_to_follow(response)
+        return _RuleResults(self, response, callback, cb_kwargs, follow)
 
     def _compile_rules(self):
         def get_method(rule, what, method):
@@ -206,12 +232,17 @@ class CrawlSpider(Spider):
             raise TypeError(f"Rule {what} must be a callable or a method name, got {method!r}")
 
         self._rules = [copy.copy(rule) for rule in self.rules]
+        self._async_start = _is_async(self.parse_start_url)
+        cls = type(self)
+        self._plain_rules = (cls.parse_with_rules is CrawlSpider.parse_with_rules
+                             and cls._parse_response is CrawlSpider._parse_response)
         for rule in self._rules:
             rule.callback = get_method(rule, "callback", rule.callback)
             rule.process_links = get_method(rule, "process_links", rule.process_links)
             rule.process_request = get_method(rule, "process_request", rule.process_request)
             rule.errback = get_method(rule, "errback", rule.errback)
             rule._process_request_takes_response = _takes_two_args(rule.process_request)
+            rule._async_callback = _is_async(rule.callback)
 
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
@@ -223,6 +254,76 @@ class CrawlSpider(Spider):
     def set_crawler(self, crawler):
         super().set_crawler(crawler)
         self._follow_links = crawler.settings.getbool("CRAWLSPIDER_FOLLOW_LINKS", True)
+
+
+class _RuleResults:
+    """The output of :meth:`CrawlSpider.parse_with_rules` for one response, to iterate
+    once: with ``for`` (a plain generator: Scrapy 1.2's ``_parse_response``, the path of
+    plain callbacks) or with ``async for`` (an async generator: Scrapy 2.19's
+    ``parse_with_rules``, where an ``async def`` callback is awaited).
+
+    Args:
+        spider: the :class:`CrawlSpider`.
+        response: the response.
+        callback: the callable run on it, or None.
+        cb_kwargs: its keyword arguments (dict).
+        follow: whether the rules' links are followed.
+
+    Iterating yields the callback's results through ``spider.process_results``, then
+    the rules' requests. With ``async for`` an async generator callback's values are
+    yielded as they come when ``process_results`` is not overridden; when it is, they are
+    collected first (``process_results`` takes a plain iterable, as in Scrapy 2.19).
+    """
+
+    __slots__ = ("spider", "response", "callback", "cb_kwargs", "follow")
+
+    def __init__(self, spider, response, callback, cb_kwargs, follow):
+        self.spider = spider
+        self.response = response
+        self.callback = callback
+        self.cb_kwargs = cb_kwargs
+        self.follow = follow
+
+    def __iter__(self):
+        return _rule_output(self.spider, self.response, self.callback, self.cb_kwargs,
+                            self.follow)
+
+    async def __aiter__(self):
+        spider, response, callback = self.spider, self.response, self.callback
+        if callback:
+            cb_res = callback(response, **self.cb_kwargs)
+            if inspect.isawaitable(cb_res):
+                cb_res = await cb_res
+            if hasattr(cb_res, "__aiter__"):
+                if type(spider).process_results is CrawlSpider.process_results:
+                    async for value in cb_res:  # streamed: nothing to post-process
+                        yield value
+                    cb_res = ()
+                else:
+                    cb_res = [value async for value in cb_res]
+            cb_res = spider.process_results(response, cb_res or ())
+            for value in iterate_spider_output(cb_res):
+                yield value
+        if self.follow and spider._follow_links:
+            for request in spider._requests_to_follow(response):
+                yield request
+
+
+def _rule_output(spider, response, callback, cb_kwargs, follow):
+    """The plain generator of :class:`_RuleResults` (its arguments): what a plain
+    callback returns through ``process_results``, then the rules' requests."""
+    if callback:
+        cb_res = callback(response, **cb_kwargs) or ()
+        cb_res = spider.process_results(response, cb_res)
+        yield from iterate_spider_output(cb_res)
+    if follow and spider._follow_links:
+        yield from spider._requests_to_follow(response)
+
+
+def _is_async(func) -> bool:
+    """True when calling ``func`` makes a coroutine or an async generator (``async
+    def``, also behind ``functools.partial``)."""
+    return inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func)
 
 
 def _takes_two_args(func) -> bool:

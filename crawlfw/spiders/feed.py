@@ -3,7 +3,17 @@
 Both spiders' ``parse`` callback runs :meth:`adapt_response` on the response, cuts it into
 nodes or rows, calls ``parse_node``/``parse_row`` on each, and passes each call's
 results through :meth:`process_results`.
+
+``parse_node``/``parse_row`` may be ``async def`` (with or without ``yield``; beyond
+Scrapy 2.19, whose feed spiders do not await them) and ``await
+self.crawler.engine.download(request)``: ``parse`` then returns an async generator
+(:func:`_parse_async`) the Scraper steps without holding the spider's thread, one node
+or row after the other, unless ``parse_nodes``/``parse_rows`` is overridden (a plain
+override is iterated as it is: its coroutines run to completion on the spider's thread,
+where they cannot await a download).
 """
+
+import inspect
 
 from crawlfw.exceptions import NotConfigured, NotSupported
 from crawlfw.selector import Selector
@@ -95,6 +105,8 @@ class XMLFeedSpider(Spider):
                 f"Unsupported node iterator {self.iterator!r} "
                 "(expected 'iternodes', 'xml' or 'html')"
             )
+        if _is_async(self.parse_node) and type(self).parse_nodes is XMLFeedSpider.parse_nodes:
+            return _parse_async(self, response, self.parse_node, nodes)
         return self.parse_nodes(response, nodes)
 
     def _iternodes(self, response):
@@ -157,4 +169,38 @@ class CSVFeedSpider(Spider):
         if not hasattr(self, "parse_row"):
             raise NotConfigured("You must define parse_row method in order to scrape this CSV feed")
         response = self.adapt_response(response)
+        if _is_async(self.parse_row) and type(self).parse_rows is CSVFeedSpider.parse_rows:
+            rows = csviter(response, self.delimiter, self.headers, quotechar=self.quotechar)
+            return _parse_async(self, response, self.parse_row, rows)
         return self.parse_rows(response)
+
+
+def _is_async(method) -> bool:
+    """True when calling ``method`` makes a coroutine or an async generator."""
+    return inspect.iscoroutinefunction(method) or inspect.isasyncgenfunction(method)
+
+
+async def _parse_async(spider, response, parse_one, parts):
+    """``parse_nodes``/``parse_rows`` for an ``async def`` ``parse_one`` (``parse_node``
+    or ``parse_row``): each part's output, awaited (an async generator's collected, as
+    :meth:`~XMLFeedSpider.process_results` takes a plain iterable), through
+    ``spider.process_results``.
+
+    Args:
+        spider: the feed spider.
+        response: the feed response (after ``adapt_response``).
+        parse_one: ``parse_one(response, part)``, a coroutine function or an async
+            generator function.
+        parts: the node selectors or row dicts, iterated lazily.
+
+    Yields:
+        The items and requests, part after part.
+    """
+    for part in parts:
+        result = parse_one(response, part)
+        if inspect.isawaitable(result):
+            result = await result
+        if hasattr(result, "__aiter__"):
+            result = [value async for value in result]
+        for value in spider.process_results(response, iterate_spider_output(result)):
+            yield value

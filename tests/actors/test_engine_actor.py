@@ -240,6 +240,69 @@ def test_closing_cancels_the_downloads_in_flight(peers):
         sender.stop()
 
 
+def test_one_request_object_downloaded_twice_goes_once_at_a_time(peers):
+    """Two ``download``s of one Request object (an ``asyncio.gather``, two pipelines):
+    the second is fetched when the first is answered (the downloaders key a transfer by
+    its object), and each sender gets its own answer under its own key."""
+    engine = peers.engine
+    answers = Log()
+    sender = Recorder.start(answers)
+    try:
+        engine.tell({"type": "start_engine", "spider_runner": peers.ref("runner")})
+        request = Request("http://media.example/twice.jpg")
+        engine.tell({"type": "download", "request": request, "key": 1, "reply_to": sender})
+        engine.tell({"type": "download", "request": request, "key": 2, "reply_to": sender})
+        peers.wait("downloader", "fetch")
+        assert peers.engine.ask({"type": "get_status"}, timeout=WAIT_S)["downloading"] == 1
+        first = _response(request)
+        engine.tell({"type": "response_downloaded", "request": request, "response": first,
+                     "slot": "media.example"})
+        [_, fetch] = peers.wait("downloader", "fetch", 2)
+        assert fetch["request"] is request
+        second = _response(request)
+        engine.tell({"type": "response_downloaded", "request": request, "response": second,
+                     "slot": "media.example"})
+        done = wait_for(lambda: len(answers.snapshot()) == 2 and answers.snapshot(),
+                        "two download_done")
+        assert done == [{"type": "download_done", "key": 1, "response": first},
+                        {"type": "download_done", "key": 2, "response": second}]
+        assert engine.is_alive()
+    finally:
+        sender.stop()
+
+
+def test_a_redirected_download_frees_its_request_for_the_next_and_close_answers_all(peers):
+    from crawlfw.exceptions import DownloadCancelled
+
+    engine = peers.engine
+    answers = Log()
+    sender = Recorder.start(answers)
+    try:
+        engine.tell({"type": "start_engine", "spider_runner": peers.ref("runner")})
+        request = Request("http://media.example/moved")
+        for key in (1, 2, 3):
+            engine.tell({"type": "download", "request": request, "key": key,
+                         "reply_to": sender})
+        peers.wait("downloader", "fetch")
+        moved = request.__class__("http://media.example/new", meta={"redirect_times": 1})
+        redirect = HtmlResponse(request.url, status=301, request=request,
+                                headers={"Location": moved.url})
+        engine.tell({"type": "response_downloaded", "request": request,
+                     "response": redirect, "slot": "media.example"})
+        # the redirect goes on for key 1; the object itself is downloaded for key 2
+        fetches = peers.wait("downloader", "fetch", 3)
+        assert [f["request"].url for f in fetches[1:]] == [
+            "http://media.example/new", "http://media.example/moved"]
+        engine.tell({"type": "close_spider", "reason": "shutdown"})
+        done = wait_for(lambda: len(answers.snapshot()) == 3 and answers.snapshot(),
+                        "three download_done")
+        assert sorted(d["key"] for d in done) == [1, 2, 3]
+        assert all(isinstance(d["error"], DownloadCancelled) for d in done)
+        assert engine.is_alive()
+    finally:
+        sender.stop()
+
+
 class ParkingMiddleware:
     """Parks every request it gets, noting the call."""
 

@@ -214,3 +214,58 @@ def test_scrapy_2_19_request_contracts(crawlfw, project, echo_server):
     result = crawlfw("check", "echoed", cwd=project)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Ran 3 contracts in " in result.stderr
+
+
+ASYNC_SPIDER = '''
+import crawlfw
+
+
+class AsyncSpider(crawlfw.Spider):
+    name = "async_contracts"
+
+    async def parse(self, response):
+        """An async generator awaiting a download.
+
+        @url {base}/
+        @returns items 2 2
+        @returns requests 0 0
+        @scrapes author home
+        """
+        home = await self.crawler.engine.download(crawlfw.Request(response.urljoin("/page/2/")))
+        for quote in response.css("div.quote")[:2]:
+            yield {{"author": quote.css("small.author::text").get(),
+                   "home": home.css("title::text").get()}}
+
+    async def parse_author(self, response):
+        """A coroutine awaiting download_async, and a failing contract.
+
+        @url {base}/author/Jane-Austen/
+        @returns items 2
+        @scrapes name status
+        """
+        page = await self.crawler.engine.download_async(crawlfw.Request(response.urljoin("/")))
+        return {{"name": response.css("h3.author-title::text").get().strip(),
+                "status": page.status}}
+
+    async def parse_broken(self, response):
+        """@url {base}/
+        @returns items 1
+        """
+        await self.crawler.engine.download(crawlfw.Request(response.urljoin("/page/3/")))
+        raise ValueError("broken after the download")
+'''
+
+
+def test_async_callbacks_await_downloads(crawlfw, project, quotes):
+    write(project / "testproj" / "spiders" / "asyncs.py", ASYNC_SPIDER.format(base=quotes.url))
+    result = crawlfw("check", "-v", "async_contracts", cwd=project)
+    assert result.returncode == 1
+    stderr = result.stderr
+    assert "called on the SpiderRunnerActor thread" not in stderr
+    for name, hook in (("parse", "@returns post-hook"), ("parse", "@scrapes post-hook"),
+                       ("parse_author", "@scrapes post-hook")):
+        assert f"[async_contracts] {name} ({hook}) ... ok" in stderr
+    assert "[FAILED] async_contracts:parse_author\n>>> Returned 1 items, expected 2" in stderr
+    assert "[ERROR] async_contracts:parse_broken\n>>> ValueError: broken after the download" \
+        in stderr
+    assert stderr.splitlines()[-1] == "FAILED (failures=1, errors=1)"

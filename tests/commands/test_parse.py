@@ -136,6 +136,50 @@ def test_rules_choose_the_callback(crawlfw, project, quotes):
     assert "Cannot find a rule that matches" in result.stderr
 
 
+def test_async_callbacks_await_downloads(crawlfw, project, quotes):
+    """``--callback`` and ``--rules`` with ``async def`` callbacks awaiting
+    ``engine.download`` (an async generator, followed to depth 2; a coroutine)."""
+    write(project / "testproj" / "spiders" / "dl.py", """
+        import crawlfw
+        from crawlfw.linkextractors import LinkExtractor
+        from crawlfw.spiders import CrawlSpider, Rule
+
+        class DownloadingSpider(CrawlSpider):
+            name = "dl"
+            allowed_domains = ["127.0.0.1"]
+            rules = (Rule(LinkExtractor(allow=r"/tag/"), callback="parse_tag"),)
+
+            async def parse_author(self, response):
+                home = await self.crawler.engine.download(crawlfw.Request(response.urljoin("/")))
+                yield {"author": response.css("h3.author-title::text").get().strip(),
+                       "home": home.css("title::text").get()}
+                if "Austen" not in response.url:
+                    yield crawlfw.Request(response.urljoin("/author/Jane-Austen/"),
+                                          callback=self.parse_author)
+
+            async def parse_tag(self, response):
+                page = await self.crawler.engine.download_async(
+                    crawlfw.Request(response.urljoin("/page/2/")))
+                return {"tag": response.url, "page2": page.status}
+    """)
+    url = f"{quotes.url}/author/Albert-Einstein/"
+    result = crawlfw("parse", "--spider", "dl", "-c", "parse_author", "-d", "2", "-v", url,
+                     cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert "Spider error" not in result.stderr
+    assert sections(result.stdout) == {
+        "DEPTH LEVEL: 1": {"items": [{"author": "Albert Einstein", "home": "Quotes to Scrape"}],
+                           "requests": [f"{quotes.url}/author/Jane-Austen/"]},
+        "DEPTH LEVEL: 2": {"items": [{"author": "Jane Austen", "home": "Quotes to Scrape"}],
+                           "requests": []},
+    }
+    tag = f"{quotes.url}/tag/love/"
+    result = crawlfw("parse", "--spider", "dl", "-r", tag, cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert sections(result.stdout)["STATUS DEPTH LEVEL 1"]["items"] == [
+        {"tag": tag, "page2": 200}]
+
+
 def test_spider_arguments(crawlfw, project, quotes):
     write(project / "testproj" / "spiders" / "args.py", """
         import crawlfw

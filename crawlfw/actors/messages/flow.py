@@ -61,12 +61,16 @@ class Download(TypedDict):
     no scheduler, no spider middlewares, no callback); it is logged ("Crawled (200)
     ...") and signalled (``response_received``) like any response. Redirects and
     retries a middleware returns are downloaded the same way. The Engine answers once:
-    ``download_done`` to ``reply_to``, or the outcome set on ``future``.
+    ``download_done`` to ``reply_to``, or the outcome set on ``future``. A Request object
+    is in one download at a time (the downloaders know a transfer by its object): a
+    ``download`` of one already being downloaded this way (``asyncio.gather`` of the same
+    request, two pipelines sharing it) starts when that one is answered or redirected.
     """
 
     type: Literal["download"]
     request: Request
-    """The ``crawlfw.http.Request`` to download (its callback and errback are not called)."""
+    """The ``crawlfw.http.Request`` to download (its callback and errback are not called;
+    the same object downloaded again meanwhile waits for this download)."""
     key: Count
     """The sender's number for this download, repeated in the ``download_done``."""
     reply_to: NotRequired[ActorRef]
