@@ -61,6 +61,14 @@ class Crawler:
     ``FeedExporter`` extension (``feeds_written_by_actor``); disabling that extension in
     ``EXTENSIONS`` still disables feed export.
 
+    The settings stay changeable until the crawl starts (Scrapy 2.19's order):
+    :meth:`crawl` creates the spider, whose ``from_crawler`` may still change
+    ``crawler.settings`` (``settings.set(..., priority="spider")``), then
+    :meth:`_apply_settings` makes the stats collector, the log formatter and the
+    extensions from the final settings and freezes them. Reading :attr:`stats`,
+    :attr:`logformatter` or :attr:`extensions` before makes it then, as Scrapy 1.2's
+    constructor did.
+
     Args:
         spidercls: a ``crawlfw.spiders.Spider`` subclass.
         settings: a ``Settings``, a dict, or None (defaults only).
@@ -91,16 +99,17 @@ class Crawler:
         warn_settings_without_effect(self.settings)
         warn_misspelled_settings(self.settings)
         self.signals = SignalManager(self)
-        self.stats = contain_stats_collector(load_object(self.settings["STATS_CLASS"])(self))
-        handler = LogCounterHandler(self, level=self.settings.get("LOG_LEVEL"))
+        self._stats = None
+        self._logformatter = None
+        self._extensions = None
+        #: log_count/<LEVEL> counted before the stats collector exists
+        self._early_log_counts: dict[str, int] = {}
+        handler = _CrawlerLogCounter(self, level=self.settings.get("LOG_LEVEL"))
+        self._log_counter = handler
         logging.root.addHandler(handler)
         # kept on the instance so it isn't garbage collected
         self.__remove_handler = lambda: logging.root.removeHandler(handler)
         self.signals.connect(self.__remove_handler, signals.engine_stopped)
-        lf_cls = load_object(self.settings["LOG_FORMATTER"])
-        self.logformatter = contain_log_formatter(lf_cls.from_crawler(self), self)
-        self.extensions = ExtensionManager.from_crawler(self)
-        self.settings.freeze()
         self.crawling = False
         self.spider = None
         self.engine = None
@@ -110,6 +119,75 @@ class Crawler:
         #: Set once the crawl is asked to stop (^C, stop()): a Redis frontier that cannot
         #: be reached then stops retrying (crawlfw.core.frontier.redis_link.RedisLink).
         self._stop_requested = threading.Event()
+
+    @property
+    def stats(self):
+        """The crawl's stats collector (``STATS_CLASS``). Made by :meth:`_apply_settings`
+        when the crawl starts; read before, it is made then from the settings as they
+        are (Scrapy 1.2 made it in the constructor). Assignable."""
+        if self._stats is None:
+            self._set_stats(load_object(self.settings["STATS_CLASS"])(self))
+        return self._stats
+
+    @stats.setter
+    def stats(self, value) -> None:
+        self._set_stats(value)
+
+    def _set_stats(self, value) -> None:
+        self._stats = contain_stats_collector(value) if value is not None else None
+        if value is not None and self._early_log_counts:
+            counts, self._early_log_counts = self._early_log_counts, {}
+            for key, count in counts.items():
+                value.inc_value(key, count)
+
+    @property
+    def logformatter(self):
+        """The crawl's log formatter (``LOG_FORMATTER``), made as :attr:`stats` is."""
+        if self._logformatter is None:
+            lf_cls = load_object(self.settings["LOG_FORMATTER"])
+            self._logformatter = contain_log_formatter(lf_cls.from_crawler(self), self)
+        return self._logformatter
+
+    @logformatter.setter
+    def logformatter(self, value) -> None:
+        self._logformatter = (contain_log_formatter(value, self) if value is not None
+                              else None)
+
+    @property
+    def extensions(self):
+        """The :class:`~crawlfw.extension.ExtensionManager` (``EXTENSIONS``), made as
+        :attr:`stats` is."""
+        if self._extensions is None:
+            self._extensions = ExtensionManager.from_crawler(self)
+        return self._extensions
+
+    @extensions.setter
+    def extensions(self, value) -> None:
+        self._extensions = value
+
+    def _apply_settings(self) -> None:
+        """Make what the crawl reads from the settings and freeze them (Scrapy 2.19's
+        ``Crawler._apply_settings``, which ``crawl()`` calls once the spider exists, so
+        that its ``from_crawler`` may still change ``crawler.settings``).
+
+        The setting values are checked again (a ``from_crawler`` may have set one), the
+        stats collector, log formatter and extensions not made yet are made, and the
+        settings are frozen. Does nothing once they are frozen.
+
+        Raises:
+            CrawlStartError: a setting has a value of the wrong type (see the class).
+        """
+        if self.settings.frozen:
+            return
+        problems = check_settings(self.settings)
+        if problems:
+            raise CrawlStartError("; ".join(problems))
+        warn_settings_without_effect(self.settings)
+        self._log_counter.setLevel(self.settings.get("LOG_LEVEL"))
+        self.stats  # noqa: B018 (made now, from the final settings)
+        self.logformatter  # noqa: B018
+        self.extensions  # noqa: B018
+        self.settings.freeze()
 
     @property
     def spiders(self):
@@ -139,6 +217,7 @@ class Crawler:
         self.crawling = True
         try:
             self.spider = self._create_spider(*args, **kwargs)
+            self._apply_settings()
             if self.settings.get("FRONTIER_URL"):
                 check_frontier(self)
             own = supervisor is None
@@ -183,6 +262,19 @@ class Crawler:
         self.finish_reason = reason
         self.crawling = False
         self._finished.set()
+
+
+class _CrawlerLogCounter(LogCounterHandler):
+    """The crawler's :class:`LogCounterHandler`: a record logged before the stats
+    collector exists is counted aside and added to it when it is made."""
+
+    def emit(self, record):
+        crawler = self.crawler
+        key = f"log_count/{record.levelname}"
+        if crawler._stats is None:
+            crawler._early_log_counts[key] = crawler._early_log_counts.get(key, 0) + 1
+        else:
+            crawler._stats.inc_value(key)
 
 
 class CrawlerRunner:
