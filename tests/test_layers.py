@@ -73,7 +73,7 @@ CORE_SUBSYSTEMS = (
     *((folder, (f"crawlfw.core.{folder}",))
       for folder in ("transport", "frontier", "flow", "feeds", "control")),
     ("scrapy paths", ("crawlfw.core.scheduler", "crawlfw.core.scraper",
-                      "crawlfw.core.spidermw")),
+                      "crawlfw.core.spidermw", "crawlfw.core.downloader")),
 )
 
 

@@ -5,16 +5,18 @@ and querido-diario, compared by ``tools/port_real_project.py``), each pinned wit
 built by hand), a ``from_crawler`` that changes the settings, ``cmdline.execute`` with
 the program name first, and Scrapy-only plugins named in the settings."""
 
+import asyncio
 import json
 import logging
 
 import pytest
 
 from crawlfw.crawler import Crawler, CrawlerRunner
-from crawlfw.exceptions import CrawlStartError
+from crawlfw.exceptions import CrawlfwDeprecationWarning, CrawlStartError
 from crawlfw.extensions.closespider import CloseSpider
-from crawlfw.http import TextResponse
+from crawlfw.http import Request, TextResponse
 from crawlfw.http.response.text import _NONE
+from crawlfw.pipelines.files import FilesPipeline
 from crawlfw.spiders import Spider
 from crawlfw.statscollectors import MemoryStatsCollector
 from crawlfw.utils.test import get_crawler, get_reactor_settings
@@ -156,3 +158,124 @@ def test_a_crawl_honours_what_from_crawler_set(quotes, tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     assert _stat(run.stderr, "finish_reason") == "'closespider_itemcount'"
     assert 2 <= len(items) < 10, items
+
+
+def test_the_telnet_console_path_exists_and_disables_itself(caplog):
+    # kingfisher-collect's crawlall/pluck commands: {"...telnet.TelnetConsole": None}
+    crawler = get_crawler(Named, {"EXTENSIONS": {"crawlfw.extensions.telnet.TelnetConsole": None}})
+    assert not any(type(e).__name__ == "TelnetConsole" for e in crawler.extensions.middlewares)
+    with caplog.at_level(logging.WARNING):
+        crawler = get_crawler(Named, {
+            "EXTENSIONS": {"crawlfw.extensions.telnet.TelnetConsole": 0},
+            "TELNETCONSOLE_ENABLED": True})
+    assert not any(type(e).__name__ == "TelnetConsole" for e in crawler.extensions.middlewares)
+    assert "Disabled TelnetConsole: crawlfw has no telnet console" in caplog.text
+
+
+class DelayedRequestMiddleware:
+    """kingfisher-collect's: an ``async def process_request`` without ``spider``."""
+
+    async def process_request(self, request):
+        delay = request.meta.get("wait_time")
+        if delay:
+            await asyncio.sleep(delay)
+
+
+class Scrapy12Middleware:
+    """Hooks taking the spider (Scrapy 1.2's signatures)."""
+
+    def process_request(self, request, spider):
+        if request.url.endswith("/answered"):
+            return TextResponse(request.url, body=b"from the middleware", encoding="utf-8")
+        request.meta["seen_by"] = spider.name
+        return None
+
+    def process_response(self, request, response, spider):
+        return response.replace(body=response.body + b" (" + spider.name.encode() + b")")
+
+    def process_exception(self, request, exception, spider):
+        if isinstance(exception, ConnectionRefusedError):
+            return TextResponse(request.url, body=b"recovered", encoding="utf-8")
+        return None
+
+
+def _manager():
+    from crawlfw.core.downloader import DownloaderMiddlewareManager
+    from crawlfw.core.downloader.middleware import DownloaderMiddlewareManager as Same
+
+    assert Same is DownloaderMiddlewareManager
+    crawler = get_crawler(Named, {"DOWNLOADER_MIDDLEWARES_BASE": {}, "DOWNLOADER_MIDDLEWARES": {
+        __name__ + ".Scrapy12Middleware": 100, __name__ + ".DelayedRequestMiddleware": 543}})
+    crawler.spider = crawler.spidercls.from_crawler(crawler)
+    return DownloaderMiddlewareManager.from_crawler(crawler)
+
+
+def test_a_downloader_middleware_manager_built_by_hand_runs_the_chain():
+    manager = _manager()
+    calls = []
+
+    async def download_func(request):
+        calls.append(request.url)
+        if "refused" in request.url:
+            raise ConnectionRefusedError
+        if "broken" in request.url:
+            raise ValueError("broken")
+        return TextResponse(request.url, body=b"downloaded", encoding="utf-8")
+
+    async def run(request):
+        return await manager.download_async(download_func, request)
+
+    request = Request("http://example.com/a", meta={"wait_time": 0.2})
+    loop = asyncio.new_event_loop()
+    try:
+        started = loop.time()
+        response = loop.run_until_complete(run(request))
+        assert loop.time() - started >= 0.2  # the async hook was awaited
+        assert response.body == b"downloaded (named)"
+        assert request.meta["seen_by"] == "named"
+        answered = loop.run_until_complete(run(Request("http://example.com/answered")))
+        assert answered.body == b"from the middleware (named)"
+        recovered = loop.run_until_complete(run(Request("http://example.com/refused")))
+        assert recovered.body == b"recovered (named)"
+        with pytest.raises(ValueError, match="broken"):
+            loop.run_until_complete(run(Request("http://example.com/broken")))
+    finally:
+        loop.close()
+    assert calls == ["http://example.com/a", "http://example.com/refused",
+                     "http://example.com/broken"]
+
+
+def test_the_deprecated_download_gives_a_future():
+    manager = _manager()
+    with pytest.warns(CrawlfwDeprecationWarning, match="download_async"):
+        future = manager.download(
+            lambda request, spider: TextResponse(request.url, body=spider.name.encode(),
+                                                 encoding="utf-8"),
+            Request("http://example.com/b"), manager.crawler.spider)
+    assert future.result().body == b"named (named)"
+
+
+class SubclassNeedingTheCrawler(FilesPipeline):
+    """querido-diario's QueridoDiarioFilesPipeline constructor."""
+
+    def __init__(self, *args, crawler, **kwargs):
+        super().__init__(*args, crawler=crawler, **kwargs)
+        self.secondary = crawler.settings.get("FILES_STORE_SECONDARY", "")
+
+
+class Scrapy12Subclass(FilesPipeline):
+    def __init__(self, store_uri, download_func=None, settings=None):
+        super().__init__(store_uri, download_func, settings)
+        self.built = "scrapy 1.2"
+
+
+def test_files_pipeline_is_built_with_the_crawler_as_in_scrapy_2_19(tmp_path):
+    crawler = get_crawler(Named, {"FILES_STORE": str(tmp_path), "FILES_EXPIRES": 7,
+                                  "FILES_STORE_SECONDARY": "s3://other"})
+    pipe = SubclassNeedingTheCrawler.from_crawler(crawler)
+    assert pipe.crawler is crawler and pipe.secondary == "s3://other"
+    assert pipe.expires == 7 and pipe.store.basedir == str(tmp_path)
+    old = Scrapy12Subclass.from_crawler(crawler)
+    assert old.built == "scrapy 1.2" and old.crawler is crawler and old.expires == 7
+    plain = FilesPipeline(str(tmp_path), crawler=crawler)
+    assert plain.crawler is crawler and plain.expires == 7
