@@ -35,6 +35,7 @@ from crawlfw.exceptions import (
 from crawlfw.extension import ExtensionManager
 from crawlfw.progress import open_progress
 from crawlfw.settings import Settings
+from crawlfw.settings._components import check_components
 from crawlfw.settings._noeffect import warn_settings_without_effect
 from crawlfw.settings._spelling import warn_misspelled_settings
 from crawlfw.settings._validation import check_settings
@@ -170,16 +171,22 @@ class Crawler:
         ``Crawler._apply_settings``, which ``crawl()`` calls once the spider exists, so
         that its ``from_crawler`` may still change ``crawler.settings``).
 
-        The setting values are checked again (a ``from_crawler`` may have set one), the
-        stats collector, log formatter and extensions not made yet are made, and the
-        settings are frozen. Does nothing once they are frozen.
+        The setting values are checked again (a ``from_crawler`` may have set one), and
+        every component ``EXTENSIONS``, ``DOWNLOADER_MIDDLEWARES``,
+        ``SPIDER_MIDDLEWARES`` and ``ITEM_PIPELINES`` name is loaded
+        (:func:`crawlfw.settings._components.check_components`); then the stats
+        collector, log formatter and extensions not made yet are made, and the settings
+        are frozen. Does nothing once they are frozen.
 
         Raises:
-            CrawlStartError: a setting has a value of the wrong type (see the class).
+            CrawlStartError: a setting has a value of the wrong type (see the class), or
+                a component cannot be loaded (a Scrapy plugin, a typo): the message names
+                the setting, the component and the error. Nothing has started: no feed
+                is written.
         """
         if self.settings.frozen:
             return
-        problems = check_settings(self.settings)
+        problems = check_settings(self.settings) + check_components(self.settings)
         if problems:
             raise CrawlStartError("; ".join(problems))
         warn_settings_without_effect(self.settings)
@@ -328,6 +335,7 @@ class CrawlerRunner:
             crawler.crawl(*args, supervisor=self.supervisor, **kwargs)
         except Exception:
             self._bootstrap_failed = True
+            self._crawlers.discard(crawler)  # not running: join() does not wait for it
             raise
         return crawler
 
@@ -570,7 +578,10 @@ class AsyncCrawlerRunner(CrawlerRunner):
         ``**kwargs`` go to the spider).
 
         Returns:
-            an :class:`asyncio.Task` completing (None) when the crawl has finished.
+            an :class:`asyncio.Task` completing (None) when the crawl has finished, or
+            with the exception that kept it from starting (a
+            :class:`~crawlfw.exceptions.CrawlStartError` is also logged at once, in
+            one ERROR line "Crawl could not start: ...").
 
         Raises:
             ValueError: a spider instance was given instead of its class.
@@ -596,6 +607,10 @@ class AsyncCrawlerRunner(CrawlerRunner):
         task = loop.create_task(self._wait_for(crawler, error))
         self._active.add(task)
         task.add_done_callback(self._active.discard)
+        if isinstance(error, CrawlStartError):
+            # refused on purpose: one line now, no "exception never retrieved" traceback
+            logger.error("Crawl could not start: %s", error)
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
         return task
 
     @staticmethod

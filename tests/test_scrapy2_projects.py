@@ -279,3 +279,32 @@ def test_files_pipeline_is_built_with_the_crawler_as_in_scrapy_2_19(tmp_path):
     assert old.built == "scrapy 1.2" and old.crawler is crawler and old.expires == 7
     plain = FilesPipeline(str(tmp_path), crawler=crawler)
     assert plain.crawler is crawler and plain.expires == 7
+
+
+def test_a_component_that_cannot_be_loaded_refuses_the_crawl():
+    crawler = Crawler(Named, {
+        "EXTENSIONS": {"spidermon.contrib.scrapy.extensions.Spidermon": 500},
+        "DOWNLOADER_MIDDLEWARES": {"tests.no_such_module.Middleware": 610,
+                                   "crawlfw.extensions.telnet.TelnetConsole": None},
+        "SPIDER_MIDDLEWARES": {"crawlfw.spidermiddlewares.depth.NoSuchClass": 1}})
+    with pytest.raises(CrawlStartError) as info:
+        crawler._apply_settings()
+    assert str(info.value).split("; ") == [
+        "EXTENSIONS names spidermon.contrib.scrapy.extensions.Spidermon, which cannot be "
+        "loaded: ModuleNotFoundError: No module named 'spidermon' (a Scrapy plugin, "
+        "which crawlfw cannot load: remove it or map it to None)",
+        "DOWNLOADER_MIDDLEWARES names tests.no_such_module.Middleware, which cannot be "
+        "loaded: ModuleNotFoundError: No module named 'tests.no_such_module'",
+        "SPIDER_MIDDLEWARES names crawlfw.spidermiddlewares.depth.NoSuchClass, which "
+        "cannot be loaded: NameError: Module 'crawlfw.spidermiddlewares.depth' doesn't "
+        "define any object named 'NoSuchClass'"]
+    assert not crawler.settings.frozen and crawler._extensions is None
+
+
+def test_the_scrapy_argument_parser_takes_a_dash_colon_value():
+    from crawlfw.cmdline import ScrapyArgumentParser
+
+    parser = ScrapyArgumentParser()
+    parser.add_argument("-o", "--output", action="append")
+    assert parser.parse_args(["-o", "-:json", "-o", "items.jl"]).output == ["-:json",
+                                                                          "items.jl"]

@@ -16,6 +16,7 @@ Each command becomes an argh subcommand that takes its raw arguments
 
 import argparse
 import inspect
+import logging
 import os
 import sys
 from typing import TYPE_CHECKING
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING
 import argh
 
 from crawlfw.commands._command import ScrapyCommand
-from crawlfw.exceptions import UsageError
+from crawlfw.exceptions import CrawlStartError, UsageError
 from crawlfw.utils.misc import walk_modules
 
 if TYPE_CHECKING:  # optparse is imported when a class-based command runs
@@ -190,11 +191,22 @@ def _parser(name: str, cmd: ScrapyCommand) -> "optparse.OptionParser":
                                  conflict_handler="resolve")
 
 
+class ScrapyArgumentParser(argparse.ArgumentParser):
+    """The ``argparse`` parser of a Scrapy 2 command's options (Scrapy 2.19's
+    ``scrapy.cmdline.ScrapyArgumentParser``): an argument starting with ``-:`` is a
+    value, not an option, so ``-o -:json`` (standard output, JSON) parses."""
+
+    def _parse_optional(self, arg_string):
+        if arg_string.startswith("-:"):
+            return None
+        return super()._parse_optional(arg_string)
+
+
 def _argparse_parser(name: str, cmd: ScrapyCommand) -> argparse.ArgumentParser:
-    return argparse.ArgumentParser(prog=f"crawlfw {name}",
-                                   usage=f"crawlfw {name} {cmd.syntax()}",
-                                   description=cmd.long_desc(),
-                                   conflict_handler="resolve")
+    return ScrapyArgumentParser(prog=f"crawlfw {name}",
+                                usage=f"crawlfw {name} {cmd.syntax()}",
+                                description=cmd.long_desc(),
+                                conflict_handler="resolve")
 
 
 def _calls_add_argument(error: AttributeError) -> bool:
@@ -278,8 +290,12 @@ def run_command(name: str, cmd: ScrapyCommand, settings, argv) -> None:
     ``default_settings`` go into ``settings`` at ``'command'`` priority, ``add_options``
     builds a parser for ``argv`` (optparse, or argparse for a Scrapy 2 command:
     :func:`build_parser`), ``process_options`` and ``run`` follow, with
-    ``cmd.crawler_process`` a :class:`~crawlfw.crawler.CrawlerProcess` for ``settings``
-    unless ``cmd.requires_crawler_process`` is false.
+    ``cmd.crawler_process`` the crawler process :func:`crawler_process_for` chooses
+    for ``settings`` (Scrapy 2.19's ``AsyncCrawlerProcess`` by default) unless
+    ``cmd.requires_crawler_process`` is false. A crawl that cannot start
+    (:class:`~crawlfw.exceptions.CrawlStartError`: a Scrapy plugin in the settings...)
+    is reported in one ERROR line, "Crawl could not start: ...", without a traceback,
+    and the exit status is then 1 unless the command set another.
 
     Args:
         name: the command's name (for its usage line).
@@ -288,12 +304,11 @@ def run_command(name: str, cmd: ScrapyCommand, settings, argv) -> None:
         argv: the arguments after the command name (list of str).
 
     Raises:
-        SystemExit: always; status ``cmd.exitcode``, or 2 on a usage error (bad option,
+        SystemExit: always; status ``cmd.exitcode`` (1 when it is 0 but a crawl could
+            not start: ``crawler_process.bootstrap_failed``), or 2 on a usage error (bad option,
             or :class:`~crawlfw.exceptions.UsageError` from ``process_options``/``run``:
             the message, and with ``print_help`` the command's help, on standard error).
     """
-    from crawlfw.crawler import CrawlerProcess
-
     settings.setdict(cmd.default_settings, priority="command")
     cmd.settings = settings
     parser, parse = build_parser(name, cmd)
@@ -301,7 +316,7 @@ def run_command(name: str, cmd: ScrapyCommand, settings, argv) -> None:
     _run_print_help(parser, cmd.process_options, args, opts)
     if getattr(cmd, "requires_crawler_process", True):
         try:
-            cmd.crawler_process = CrawlerProcess(settings)
+            cmd.crawler_process = crawler_process_for(settings)
         except Exception as e:
             from crawlfw.commands import exit_if_spiders_broken
 
@@ -309,7 +324,35 @@ def run_command(name: str, cmd: ScrapyCommand, settings, argv) -> None:
             raise
     try:
         _run_print_help(parser, _run, cmd, args, opts)
+    except CrawlStartError as e:  # CrawlerProcess.crawl(): refused on purpose, one line
+        logging.getLogger(__name__).error("Crawl could not start: %s", e)
+        cmd.exitcode = cmd.exitcode or 1
     finally:
         if cmd.crawler_process is not None:
             cmd.crawler_process.shutdown()
+    if not cmd.exitcode and getattr(cmd.crawler_process, "bootstrap_failed", False):
+        cmd.exitcode = 1  # a crawl could not start (crawlfw's exit status rule)
     sys.exit(cmd.exitcode)
+
+
+_ASYNCIO_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+
+
+def crawler_process_for(settings):
+    """The crawler process a project's command gets as ``cmd.crawler_process``: Scrapy
+    2.19's choice, an :class:`~crawlfw.crawler.AsyncCrawlerProcess` when
+    ``TWISTED_REACTOR`` is the asyncio reactor (the default) and
+    ``FORCE_CRAWLER_PROCESS`` is false, or ``TWISTED_REACTOR_ENABLED`` is false; else
+    a :class:`~crawlfw.crawler.CrawlerProcess`. Both run the crawls in crawlfw's actors;
+    they differ in what ``crawl()`` returns (an ``asyncio.Task``, or the Crawler).
+
+    Args:
+        settings: the command's :class:`~crawlfw.settings.Settings`.
+    """
+    from crawlfw.crawler import AsyncCrawlerProcess, CrawlerProcess
+
+    if ((settings.get("TWISTED_REACTOR") == _ASYNCIO_REACTOR
+         and not settings.getbool("FORCE_CRAWLER_PROCESS"))
+            or not settings.getbool("TWISTED_REACTOR_ENABLED", True)):
+        return AsyncCrawlerProcess(settings)
+    return CrawlerProcess(settings)

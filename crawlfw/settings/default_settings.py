@@ -386,6 +386,7 @@ DUPEFILTER_DEBUG = False
 FEED_STORAGE_GCS_ACL = ''  # no effect: no gs:// feed storage
 FILES_STORE = None  # where FilesPipeline stores files (None: the pipeline is off)
 FILES_STORE_GCS_ACL = ''  # no effect: no gs:// files store
+FORCE_CRAWLER_PROCESS = False  # True: a project's command gets a CrawlerProcess
 FTP_PASSIVE_MODE = True  # no effect: libcurl's FTP uses passive mode
 FTP_PASSWORD = 'guest'  # no effect: give the user and password in the ftp:// URL
 FTP_USER = 'anonymous'  # no effect: give the user and password in the ftp:// URL
