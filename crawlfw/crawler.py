@@ -217,8 +217,12 @@ class Crawler:
 
         Raises:
             AssertionError: the crawler is already crawling.
-            CrawlStartError: a feed's storage cannot be opened; with ``FRONTIER_URL``,
-                the Redis cannot be used (:func:`check_frontier`).
+            CrawlStartError: a setting or a component the settings name is refused
+                (:meth:`_apply_settings`), a feed's storage cannot be opened; with
+                ``FRONTIER_URL``, the Redis cannot be used (:func:`check_frontier`).
+            Exception: whatever the spider's ``from_crawler`` raises. Whatever the
+                error, the crawl is then finished with ``start_failed: <error>``
+                (``engine_stopped`` sent), so :meth:`wait` and ``join()`` return.
         """
         assert not self.crawling, "Crawling already taking place"
         self.crawling = True
@@ -240,8 +244,14 @@ class Crawler:
             self._crawl_id = reply["crawl_id"]
             if self.engine is None:  # normally set by the Supervisor before spider_opened
                 self.engine = EngineFacade(self, reply["engine"])
-        except Exception:
+        except Exception as e:
             self.crawling = False
+            if not self._finished.is_set():
+                # ended as a start the Supervisor refuses: join() and wait() return
+                try:
+                    self.signals.send_catch_log(signals.engine_stopped)
+                finally:
+                    self._crawl_finished(f"start_failed: {e}")
             raise
         return self
 
@@ -335,7 +345,6 @@ class CrawlerRunner:
             crawler.crawl(*args, supervisor=self.supervisor, **kwargs)
         except Exception:
             self._bootstrap_failed = True
-            self._crawlers.discard(crawler)  # not running: join() does not wait for it
             raise
         return crawler
 
@@ -657,17 +666,25 @@ class AsyncCrawlerProcess(CrawlerProcessBase, AsyncCrawlerRunner):
 
     def _wait_for_crawls(self) -> None:
         # The tasks crawl() returned run on this loop; the Supervisor's crawls too (a
-        # crawl started from inside a task is waited for as well).
-        self._loop.run_until_complete(self.join())
+        # crawl started from inside a task is waited for as well). Under another loop
+        # running on this thread (a project's test run inside one) this one cannot run:
+        # the crawls themselves are waited for.
+        import asyncio
+
+        if asyncio._get_running_loop() is None:
+            self._loop.run_until_complete(self.join())
         CrawlerProcessBase._wait_for_crawls(self)
 
     def shutdown(self) -> None:
         """As :meth:`CrawlerProcessBase.shutdown`, then close the event loop."""
+        import asyncio
+
         try:
             super().shutdown()
         finally:
             if not self._loop.is_closed() and not self._loop.is_running():
-                self._loop.run_until_complete(self._loop.shutdown_default_executor())
+                if asyncio._get_running_loop() is None:
+                    self._loop.run_until_complete(self._loop.shutdown_default_executor())
                 self._loop.close()
 
 

@@ -308,3 +308,98 @@ def test_the_scrapy_argument_parser_takes_a_dash_colon_value():
     parser.add_argument("-o", "--output", action="append")
     assert parser.parse_args(["-o", "-:json", "-o", "items.jl"]).output == ["-:json",
                                                                           "items.jl"]
+
+
+class HandlesTeapots(Spider):
+    name = "teapots"
+    handle_httpstatus_list = [418]
+
+
+def test_http_error_middleware_hooks_without_the_spider():
+    # kingfisher-collect's tests call Scrapy 2.19's hooks without a spider argument
+    from crawlfw.spidermiddlewares.httperror import HttpError, HttpErrorMiddleware
+
+    crawler = get_crawler(HandlesTeapots)
+    crawler.spider = crawler.spidercls.from_crawler(crawler)
+    middleware = HttpErrorMiddleware.from_crawler(crawler)
+    request = Request("http://example.com")
+    teapot = TextResponse(request.url, status=418, request=request, body=b"")
+    assert middleware.process_spider_input(teapot) is None  # the crawler's spider's list
+    missing = TextResponse(request.url, status=404, request=request, body=b"")
+    with pytest.raises(HttpError) as info:
+        middleware.process_spider_input(missing)
+    assert list(middleware.process_spider_exception(missing, info.value)) == []
+    assert crawler.stats.get_value("httperror/response_ignored_status_count/404") == 1
+
+
+def test_deferred_from_coro_gives_a_deferred_to_a_running_twisted_reactor(monkeypatch):
+    # A project's async tests under pytest-twisted --reactor=asyncio are driven by
+    # Twisted, which can await a Deferred only: Scrapy's deferred_from_coro gives one.
+    # Twisted is not a crawlfw dependency: its two modules are stood in for here.
+    import sys
+    import types
+
+    from crawlfw.utils.defer import deferred_from_coro
+
+    made = []
+
+    class Deferred:
+        @classmethod
+        def fromFuture(cls, future):  # noqa: N802 (Twisted's name)
+            made.append(future)
+            return cls()
+
+    reactor = types.SimpleNamespace(running=True, _asyncioEventloop=None)
+    monkeypatch.setitem(sys.modules, "twisted.internet.reactor", reactor)
+    monkeypatch.setitem(sys.modules, "twisted.internet.defer",
+                        types.SimpleNamespace(Deferred=Deferred))
+
+    async def value():
+        return 42
+
+    async def main():
+        plain = deferred_from_coro(value())  # another loop than the reactor's: a Task
+        assert isinstance(plain, asyncio.Task) and await plain == 42
+        reactor._asyncioEventloop = asyncio.get_running_loop()
+        wrapped = deferred_from_coro(value())
+        assert isinstance(wrapped, Deferred) and len(made) == 1
+        assert await made[0] == 42
+        reactor.running = False
+        assert isinstance(deferred_from_coro(value()), asyncio.Task)
+
+    asyncio.run(main())
+
+
+def test_an_async_crawler_process_inside_a_running_loop():
+    # kingfisher-collect's command tests run execute() inside pytest-twisted's loop:
+    # the AsyncCrawlerProcess of a command cannot run its own loop there.
+    from crawlfw.crawler import AsyncCrawlerProcess
+
+    async def main():
+        process = AsyncCrawlerProcess({"LOG_ENABLED": False, "TELNETCONSOLE_ENABLED": False})
+        process.start()  # nothing to crawl: returns
+        process.shutdown()
+        return process._loop.is_closed()
+
+    assert asyncio.run(main())
+
+
+class MissingKeySpider(Spider):
+    """kingfisher-collect's spiders that need an API key raise in from_crawler."""
+
+    name = "missing_key"
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        raise RuntimeError("API_KEY is not set")
+
+
+def test_a_crawl_that_cannot_start_is_finished_so_join_returns():
+    runner = CrawlerRunner({"LOG_ENABLED": False})
+    with pytest.raises(RuntimeError, match="API_KEY"):
+        runner.crawl(MissingKeySpider)
+    assert runner.bootstrap_failed
+    assert runner.join(timeout_s=5)
+    [crawler] = runner.crawlers
+    assert crawler.finish_reason == "start_failed: API_KEY is not set"
+    runner.shutdown()

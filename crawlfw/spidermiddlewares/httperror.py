@@ -38,6 +38,9 @@ class HttpError(IgnoreRequest):
 class HttpErrorMiddleware:
     """Raise :class:`HttpError` for responses whose status the spider does not handle.
 
+    Its hooks take the spider as Scrapy 1.2's did, or, as Scrapy 2.19's, without it:
+    then ``crawler.spider`` (the crawler ``from_crawler`` was given) is used.
+
     Args:
         settings: the crawler's settings (``HTTPERROR_ALLOW_ALL``,
             ``HTTPERROR_ALLOWED_CODES``).
@@ -47,14 +50,20 @@ class HttpErrorMiddleware:
         self.handle_httpstatus_all = settings.getbool("HTTPERROR_ALLOW_ALL")
         self.handle_httpstatus_list = [int(x) for x in settings.getlist("HTTPERROR_ALLOWED_CODES")]
         self.stats = None
+        self.crawler = None
 
     @classmethod
     def from_crawler(cls, crawler):
         o = cls(crawler.settings)
         o.stats = crawler.stats
+        o.crawler = crawler
         return o
 
-    def process_spider_input(self, response, spider):
+    def _spider(self, spider):
+        return spider if spider is not None else getattr(self.crawler, "spider", None)
+
+    def process_spider_input(self, response, spider=None):
+        spider = self._spider(spider)
         if 200 <= response.status < 300:  # common case
             return
         meta = response.meta
@@ -72,7 +81,8 @@ class HttpErrorMiddleware:
             return
         raise HttpError(response, "Ignoring non-200 response")
 
-    def process_spider_exception(self, response, exception, spider):
+    def process_spider_exception(self, response, exception, spider=None):
+        spider = self._spider(spider)
         if isinstance(exception, HttpError):
             stats = self.stats
             if stats is None:
