@@ -20,10 +20,12 @@ import sys
 import threading
 import time
 import warnings
+from abc import ABC, abstractmethod
 
 import pykka
 
 from crawlfw import signals
+from crawlfw._crawler_components import CrawlerComponents, CrawlerLogCounter
 from crawlfw.actors._facade import EngineFacade
 from crawlfw.actors.supervisor import Supervisor
 from crawlfw.control import open_endpoint
@@ -32,7 +34,6 @@ from crawlfw.exceptions import (
     CrawlfwDeprecationWarning,
     CrawlStartError,
 )
-from crawlfw.extension import ExtensionManager
 from crawlfw.progress import open_progress
 from crawlfw.settings import Settings
 from crawlfw.settings._components import check_components
@@ -40,14 +41,13 @@ from crawlfw.settings._noeffect import warn_settings_without_effect
 from crawlfw.settings._spelling import warn_misspelled_settings
 from crawlfw.settings._validation import check_settings
 from crawlfw.signalmanager import SignalManager
-from crawlfw.utils._hooks import contain_log_formatter, contain_stats_collector
-from crawlfw.utils.log import LogCounterHandler, configure_logging, log_crawlfw_info
+from crawlfw.utils.log import configure_logging, log_crawlfw_info
 from crawlfw.utils.misc import load_object
 from crawlfw.utils.ossignal import install_shutdown_handlers
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Crawler", "CrawlerRunner", "CrawlerProcess", "CrawlerProcessBase",
+__all__ = ["Crawler", "CrawlerRunnerBase", "CrawlerRunner", "CrawlerProcess", "CrawlerProcessBase",
            "AsyncCrawlerRunner", "AsyncCrawlerProcess", "EngineFacade", "FAILURE_REASONS",
            "FORCED_SHUTDOWN_TIMEOUT_S", "is_failure_reason"]
 
@@ -55,7 +55,7 @@ __all__ = ["Crawler", "CrawlerRunner", "CrawlerProcess", "CrawlerProcessBase",
 #: Seconds the outside waits for the Supervisor to answer a command.
 ASK_TIMEOUT_S = 30.0
 
-class Crawler:
+class Crawler(CrawlerComponents):
     """One crawl of one spider class.
 
     Feed export (``FEED_URI``) is done by an Exporter actor, not by the
@@ -73,6 +73,8 @@ class Crawler:
     Args:
         spidercls: a ``crawlfw.spiders.Spider`` subclass.
         settings: a ``Settings``, a dict, or None (defaults only).
+        init_reactor: Scrapy 2's "install the Twisted reactor"; no effect (crawlfw has
+            no reactor).
 
     Raises:
         ValueError: ``spidercls`` is a spider instance rather than a class.
@@ -84,7 +86,7 @@ class Crawler:
 
     feeds_written_by_actor = True
 
-    def __init__(self, spidercls, settings=None):
+    def __init__(self, spidercls, settings=None, init_reactor=False):
         if isinstance(spidercls, type) is False:
             raise ValueError(
                 f"The spidercls argument must be a class, not an object: {spidercls!r}"
@@ -103,9 +105,13 @@ class Crawler:
         self._stats = None
         self._logformatter = None
         self._extensions = None
+        self._request_fingerprinter = None
+        #: component_name -> the latest manager built for this crawler
+        #: (``_register_component_manager``)
+        self._managers: dict = {}
         #: log_count/<LEVEL> counted before the stats collector exists
         self._early_log_counts: dict[str, int] = {}
-        handler = _CrawlerLogCounter(self, level=self.settings.get("LOG_LEVEL"))
+        handler = CrawlerLogCounter(self, level=self.settings.get("LOG_LEVEL"))
         self._log_counter = handler
         logging.root.addHandler(handler)
         # kept on the instance so it isn't garbage collected
@@ -121,50 +127,25 @@ class Crawler:
         #: be reached then stops retrying (crawlfw.core.frontier.redis_link.RedisLink).
         self._stop_requested = threading.Event()
 
-    @property
-    def stats(self):
-        """The crawl's stats collector (``STATS_CLASS``). Made by :meth:`_apply_settings`
-        when the crawl starts; read before, it is made then from the settings as they
-        are (Scrapy 1.2 made it in the constructor). Assignable."""
-        if self._stats is None:
-            self._set_stats(load_object(self.settings["STATS_CLASS"])(self))
-        return self._stats
+    async def crawl_async(self, *args, **kwargs) -> None:
+        """:meth:`crawl`, then complete when the crawl has finished (Scrapy 2.14).
 
-    @stats.setter
-    def stats(self, value) -> None:
-        self._set_stats(value)
+        Raises:
+            What :meth:`crawl` raises.
+        """
+        import asyncio
 
-    def _set_stats(self, value) -> None:
-        self._stats = contain_stats_collector(value) if value is not None else None
-        if value is not None and self._early_log_counts:
-            counts, self._early_log_counts = self._early_log_counts, {}
-            for key, count in counts.items():
-                value.inc_value(key, count)
+        self.crawl(*args, **kwargs)
+        await asyncio.get_running_loop().run_in_executor(None, self.wait)
 
-    @property
-    def logformatter(self):
-        """The crawl's log formatter (``LOG_FORMATTER``), made as :attr:`stats` is."""
-        if self._logformatter is None:
-            lf_cls = load_object(self.settings["LOG_FORMATTER"])
-            self._logformatter = contain_log_formatter(lf_cls.from_crawler(self), self)
-        return self._logformatter
+    async def stop_async(self) -> None:
+        """:meth:`stop`, then complete when the crawl has finished (Scrapy 2.14)."""
+        import asyncio
 
-    @logformatter.setter
-    def logformatter(self, value) -> None:
-        self._logformatter = (contain_log_formatter(value, self) if value is not None
-                              else None)
-
-    @property
-    def extensions(self):
-        """The :class:`~crawlfw.extension.ExtensionManager` (``EXTENSIONS``), made as
-        :attr:`stats` is."""
-        if self._extensions is None:
-            self._extensions = ExtensionManager.from_crawler(self)
-        return self._extensions
-
-    @extensions.setter
-    def extensions(self, value) -> None:
-        self._extensions = value
+        was_crawling = self.crawling
+        self.stop()
+        if was_crawling:
+            await asyncio.get_running_loop().run_in_executor(None, self.wait)
 
     def _apply_settings(self) -> None:
         """Make what the crawl reads from the settings and freeze them (Scrapy 2.19's
@@ -193,6 +174,7 @@ class Crawler:
         self._log_counter.setLevel(self.settings.get("LOG_LEVEL"))
         self.stats  # noqa: B018 (made now, from the final settings)
         self.logformatter  # noqa: B018
+        self.request_fingerprinter  # noqa: B018
         self.extensions  # noqa: B018
         self.settings.freeze()
 
@@ -281,21 +263,12 @@ class Crawler:
         self._finished.set()
 
 
-class _CrawlerLogCounter(LogCounterHandler):
-    """The crawler's :class:`LogCounterHandler`: a record logged before the stats
-    collector exists is counted aside and added to it when it is made."""
-
-    def emit(self, record):
-        crawler = self.crawler
-        key = f"log_count/{record.levelname}"
-        if crawler._stats is None:
-            crawler._early_log_counts[key] = crawler._early_log_counts.get(key, 0) + 1
-        else:
-            crawler._stats.inc_value(key)
-
-
-class CrawlerRunner:
-    """Run several crawlers under one Supervisor actor.
+class CrawlerRunnerBase(ABC):
+    """What every crawler runner has (Scrapy 2.13's ``CrawlerRunnerBase``, the base of
+    :class:`CrawlerRunner` and, through it, of every runner and process here): the
+    settings, the spider loader, the crawlers, ``bootstrap_failed`` and
+    :meth:`create_crawler`. A subclass implements :meth:`crawl`, :meth:`stop` and
+    :meth:`join`.
 
     Args:
         settings: a ``Settings``, a dict, or None.
@@ -310,7 +283,6 @@ class CrawlerRunner:
         self.settings = settings
         self.spider_loader = _get_spider_loader(settings)
         self._crawlers = set()
-        self._supervisor = None
         self._bootstrap_failed = False
 
     @property
@@ -325,6 +297,42 @@ class CrawlerRunner:
     @bootstrap_failed.setter
     def bootstrap_failed(self, value: bool) -> None:
         self._bootstrap_failed = bool(value)
+
+    def create_crawler(self, crawler_or_spidercls):
+        """Return a Crawler for a Crawler, a Spider class, or a spider name."""
+        if isinstance(crawler_or_spidercls, Crawler):
+            return crawler_or_spidercls
+        return self._create_crawler(crawler_or_spidercls)
+
+    def _create_crawler(self, spidercls):
+        if isinstance(spidercls, str):
+            spidercls = self.spider_loader.load(spidercls)
+        return Crawler(spidercls, self.settings)
+
+    @abstractmethod
+    def crawl(self, crawler_or_spidercls, *args, **kwargs):
+        """Start a crawl of a Crawler, a Spider class or a spider name (``*args`` and
+        ``**kwargs`` go to the spider); what it returns is the subclass's."""
+
+    @abstractmethod
+    def stop(self):
+        """Stop every crawl this runner started."""
+
+    @abstractmethod
+    def join(self):
+        """Wait (or give what waits) until every crawl this runner started has ended."""
+
+
+class CrawlerRunner(CrawlerRunnerBase):
+    """Run several crawlers under one Supervisor actor.
+
+    Args:
+        settings: a ``Settings``, a dict, or None.
+    """
+
+    def __init__(self, settings=None):
+        super().__init__(settings)
+        self._supervisor = None
 
     @property
     def supervisor(self):
@@ -347,17 +355,6 @@ class CrawlerRunner:
             self._bootstrap_failed = True
             raise
         return crawler
-
-    def create_crawler(self, crawler_or_spidercls):
-        """Return a Crawler for a Crawler, a Spider class, or a spider name."""
-        if isinstance(crawler_or_spidercls, Crawler):
-            return crawler_or_spidercls
-        return self._create_crawler(crawler_or_spidercls)
-
-    def _create_crawler(self, spidercls):
-        if isinstance(spidercls, str):
-            spidercls = self.spider_loader.load(spidercls)
-        return Crawler(spidercls, self.settings)
 
     def stop(self, reason: str = "shutdown") -> None:
         """Gracefully close every running crawl (``stop_crawl`` to the Supervisor)."""
@@ -424,12 +421,12 @@ class CrawlerProcessBase(CrawlerRunner):
     def __init__(self, settings=None, install_root_handler=True):
         if isinstance(settings, dict) or settings is None:
             settings = Settings(settings)
+        if install_root_handler is None:  # AsyncCrawlerProcess's default
+            install_root_handler = True
         # before the spider loader runs: its warnings (SPIDER_LOADER_WARN_ONLY) follow
         # the LOG_* settings
         configure_logging(settings, install_root_handler)
         super().__init__(settings)
-        if install_root_handler is None:
-            install_root_handler = True
         self._stop_signalled = False
         self.forced_signal = None
         self._start_returned = threading.Event()

@@ -116,6 +116,9 @@ class MiddlewareManager:
         manager = cls(*middlewares)
         manager.crawler = crawler
         manager.stats = getattr(crawler, 'stats', None)
+        register = getattr(crawler, '_register_component_manager', None)
+        if register is not None:  # for crawler.get_downloader_middleware() and the like
+            register(manager)
         return manager
 
     @classmethod

@@ -54,8 +54,8 @@ LAYERS = (
         "crawlfw.extensions", "crawlfw.pipelines", "crawlfw.spidermiddlewares",
     )),
     ("actors", ("crawlfw.actors",)),
-    ("runtime", ("crawlfw.control", "crawlfw.crawler", "crawlfw.progress", "crawlfw.shell",
-                 "crawlfw.utils.test")),
+    ("runtime", ("crawlfw.control", "crawlfw.crawler", "crawlfw._crawler_components",
+                 "crawlfw.progress", "crawlfw.shell", "crawlfw.utils.test")),
     ("commands", ("crawlfw.__main__", "crawlfw.cmdline", "crawlfw.commands")),
 )
 _RANK = {prefix: rank for rank, (_, prefixes) in enumerate(LAYERS) for prefix in prefixes}

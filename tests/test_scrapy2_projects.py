@@ -403,3 +403,92 @@ def test_a_crawl_that_cannot_start_is_finished_so_join_returns():
     [crawler] = runner.crawlers
     assert crawler.finish_reason == "start_failed: API_KEY is not set"
     runner.shutdown()
+
+
+def test_crawler_runner_base_and_request_fingerprinter():
+    from crawlfw.crawler import AsyncCrawlerRunner, CrawlerRunnerBase
+    from crawlfw.utils.request import RequestFingerprinter, fingerprint
+
+    assert issubclass(CrawlerRunner, CrawlerRunnerBase)
+    assert issubclass(AsyncCrawlerRunner, CrawlerRunnerBase)
+    with pytest.raises(TypeError, match="abstract"):
+        CrawlerRunnerBase()
+    crawler = Crawler(Named, {}, init_reactor=True)
+    assert crawler.get_addon(object) is None
+    with pytest.raises(RuntimeError, match="extension manager"):
+        crawler.get_extension(CloseSpider)
+    with pytest.raises(RuntimeError, match="crawl engine"):
+        crawler.get_downloader_middleware(object)
+    crawler._apply_settings()
+    assert isinstance(crawler.request_fingerprinter, RequestFingerprinter)
+    request = Request("http://example.com")
+    assert crawler.request_fingerprinter.fingerprint(request) == fingerprint(request)
+    from crawlfw.extensions.corestats import CoreStats
+
+    assert isinstance(crawler.get_extension(CoreStats), CoreStats)
+    assert crawler.get_extension(CloseSpider) is None  # not configured: not running
+
+
+COMPONENTS_SPIDER = '''
+import crawlfw
+from crawlfw import signals
+from crawlfw.downloadermiddlewares.useragent import UserAgentMiddleware
+from crawlfw.extensions.corestats import CoreStats
+from crawlfw.spidermiddlewares.depth import DepthMiddleware
+
+
+class Pipeline:
+    def process_item(self, item, spider):
+        return item
+
+
+class S(crawlfw.Spider):
+    name = "components"
+    custom_settings = {"ITEM_PIPELINES": {__name__ + ".Pipeline": 100}}
+    found = {}
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider.opened, signals.spider_opened)
+        return spider
+
+    def opened(self, spider):
+        c = self.crawler
+        S.found = {name: type(component).__name__ for name, component in (
+            ("downloader", c.get_downloader_middleware(UserAgentMiddleware)),
+            ("spider", c.get_spider_middleware(DepthMiddleware)),
+            ("pipeline", c.get_item_pipeline(Pipeline)),
+            ("extension", c.get_extension(CoreStats)))}
+
+    def start_requests(self):
+        yield crawlfw.Request(self.base + "/page/1/")
+
+    def parse(self, response):
+        yield {"url": response.url}
+'''
+
+
+@pytest.mark.slow
+def test_crawl_async_and_the_running_components(quotes, tmp_path, monkeypatch):
+    import importlib
+    import sys
+
+    (tmp_path / "components_spider.py").write_text(COMPONENTS_SPIDER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spidercls = importlib.import_module("components_spider").S
+    try:
+        crawler = Crawler(spidercls, {"LOG_LEVEL": "INFO", "CONTROL_ENDPOINT": None})
+
+        async def main():
+            await crawler.crawl_async(base=quotes.url)
+            await crawler.stop_async()  # finished already: returns
+
+        asyncio.run(main())
+        assert crawler.finish_reason == "finished"
+        assert spidercls.found == {"downloader": "UserAgentMiddleware",
+                                   "spider": "DepthMiddleware", "pipeline": "Pipeline",
+                                   "extension": "CoreStats"}
+        assert crawler.stats.get_value("item_scraped_count") == 1
+    finally:
+        sys.modules.pop("components_spider", None)

@@ -47,18 +47,11 @@ class DownloaderMiddlewareManager(_FlowManager):
     """
 
     def __init__(self, *middlewares: Any, crawler: Any = None) -> None:
-        self.crawler = crawler
         self._compat_spider: Any = None
         #: hook name -> [(the middleware's own method, whether it takes ``spider``)]
         self._hooks: defaultdict[str, list[tuple[Callable[..., Any], bool]]] = \
             defaultdict(list)
-        super().__init__(*middlewares)
-
-    @classmethod
-    def from_settings(cls, settings: Any, crawler: Any = None) -> DownloaderMiddlewareManager:
-        manager = super().from_settings(settings, crawler)
-        manager.crawler = crawler
-        return manager
+        super().__init__(*middlewares, crawler=crawler)
 
     def _add_middleware(self, mw: Any) -> None:
         super()._add_middleware(mw)
