@@ -13,6 +13,7 @@ Scrapy 2's names: ``CrawlerProcessBase`` is the base of ``CrawlerProcess`` and
 run on an asyncio event loop (the caller's, or one ``AsyncCrawlerProcess`` makes).
 """
 
+import abc
 import logging
 import os
 import signal
@@ -20,7 +21,6 @@ import sys
 import threading
 import time
 import warnings
-from abc import ABC, abstractmethod
 
 import pykka
 
@@ -65,16 +65,18 @@ class Crawler(CrawlerComponents):
     The settings stay changeable until the crawl starts (Scrapy 2.19's order):
     :meth:`crawl` creates the spider, whose ``from_crawler`` may still change
     ``crawler.settings`` (``settings.set(..., priority="spider")``), then
-    :meth:`_apply_settings` makes the stats collector, the log formatter and the
-    extensions from the final settings and freezes them. Reading :attr:`stats`,
-    :attr:`logformatter` or :attr:`extensions` before makes it then, as Scrapy 1.2's
-    constructor did.
+    :meth:`_apply_settings` makes the stats collector, the log formatter, the request
+    fingerprinter and the extensions from the final settings and freezes them. Reading
+    :attr:`stats`, :attr:`logformatter` or :attr:`extensions` before makes it then, as
+    Scrapy 1.2's constructor did (:class:`crawlfw._crawler_components.CrawlerComponents`).
 
     Args:
         spidercls: a ``crawlfw.spiders.Spider`` subclass.
         settings: a ``Settings``, a dict, or None (defaults only).
-        init_reactor: Scrapy 2's "install the Twisted reactor"; no effect (crawlfw has
-            no reactor).
+        init_reactor: Scrapy 2's request to install ``TWISTED_REACTOR`` for this crawl;
+            accepted and kept (``_init_reactor``), with no effect: crawlfw has no
+            Twisted reactor (a ``TWISTED_REACTOR`` other than asyncio's is warned about
+            as a setting without effect).
 
     Raises:
         ValueError: ``spidercls`` is a spider instance rather than a class.
@@ -87,6 +89,7 @@ class Crawler(CrawlerComponents):
     feeds_written_by_actor = True
 
     def __init__(self, spidercls, settings=None, init_reactor=False):
+        self._init_reactor = init_reactor
         if isinstance(spidercls, type) is False:
             raise ValueError(
                 f"The spidercls argument must be a class, not an object: {spidercls!r}"
@@ -105,10 +108,6 @@ class Crawler(CrawlerComponents):
         self._stats = None
         self._logformatter = None
         self._extensions = None
-        self._request_fingerprinter = None
-        #: component_name -> the latest manager built for this crawler
-        #: (``_register_component_manager``)
-        self._managers: dict = {}
         #: log_count/<LEVEL> counted before the stats collector exists
         self._early_log_counts: dict[str, int] = {}
         handler = CrawlerLogCounter(self, level=self.settings.get("LOG_LEVEL"))
@@ -126,57 +125,6 @@ class Crawler(CrawlerComponents):
         #: Set once the crawl is asked to stop (^C, stop()): a Redis frontier that cannot
         #: be reached then stops retrying (crawlfw.core.frontier.redis_link.RedisLink).
         self._stop_requested = threading.Event()
-
-    async def crawl_async(self, *args, **kwargs) -> None:
-        """:meth:`crawl`, then complete when the crawl has finished (Scrapy 2.14).
-
-        Raises:
-            What :meth:`crawl` raises.
-        """
-        import asyncio
-
-        self.crawl(*args, **kwargs)
-        await asyncio.get_running_loop().run_in_executor(None, self.wait)
-
-    async def stop_async(self) -> None:
-        """:meth:`stop`, then complete when the crawl has finished (Scrapy 2.14)."""
-        import asyncio
-
-        was_crawling = self.crawling
-        self.stop()
-        if was_crawling:
-            await asyncio.get_running_loop().run_in_executor(None, self.wait)
-
-    def _apply_settings(self) -> None:
-        """Make what the crawl reads from the settings and freeze them (Scrapy 2.19's
-        ``Crawler._apply_settings``, which ``crawl()`` calls once the spider exists, so
-        that its ``from_crawler`` may still change ``crawler.settings``).
-
-        The setting values are checked again (a ``from_crawler`` may have set one), and
-        every component ``EXTENSIONS``, ``DOWNLOADER_MIDDLEWARES``,
-        ``SPIDER_MIDDLEWARES`` and ``ITEM_PIPELINES`` name is loaded
-        (:func:`crawlfw.settings._components.check_components`); then the stats
-        collector, log formatter and extensions not made yet are made, and the settings
-        are frozen. Does nothing once they are frozen.
-
-        Raises:
-            CrawlStartError: a setting has a value of the wrong type (see the class), or
-                a component cannot be loaded (a Scrapy plugin, a typo): the message names
-                the setting, the component and the error. Nothing has started: no feed
-                is written.
-        """
-        if self.settings.frozen:
-            return
-        problems = check_settings(self.settings) + check_components(self.settings)
-        if problems:
-            raise CrawlStartError("; ".join(problems))
-        warn_settings_without_effect(self.settings)
-        self._log_counter.setLevel(self.settings.get("LOG_LEVEL"))
-        self.stats  # noqa: B018 (made now, from the final settings)
-        self.logformatter  # noqa: B018
-        self.request_fingerprinter  # noqa: B018
-        self.extensions  # noqa: B018
-        self.settings.freeze()
 
     @property
     def spiders(self):
@@ -237,6 +185,37 @@ class Crawler(CrawlerComponents):
             raise
         return self
 
+    def _apply_settings(self) -> None:
+        """Make what the crawl reads from the settings and freeze them (Scrapy 2.19's
+        ``Crawler._apply_settings``, which ``crawl()`` calls once the spider exists, so
+        that its ``from_crawler`` may still change ``crawler.settings``).
+
+        The setting values are checked again (a ``from_crawler`` may have set one), and
+        every component ``EXTENSIONS``, ``DOWNLOADER_MIDDLEWARES``,
+        ``SPIDER_MIDDLEWARES`` and ``ITEM_PIPELINES`` name is loaded
+        (:func:`crawlfw.settings._components.check_components`); then the stats
+        collector, log formatter, request fingerprinter and extensions not made yet are
+        made, and the settings are frozen. Does nothing once they are frozen.
+
+        Raises:
+            CrawlStartError: a setting has a value of the wrong type (see the class), or
+                a component cannot be loaded (a Scrapy plugin, a typo) or an extension
+                built: the message names the setting, the component and the error.
+                Nothing has started: no feed is written.
+        """
+        if self.settings.frozen:
+            return
+        problems = check_settings(self.settings) + check_components(self.settings)
+        if problems:
+            raise CrawlStartError("; ".join(problems))
+        warn_settings_without_effect(self.settings)
+        self._log_counter.setLevel(self.settings.get("LOG_LEVEL"))
+        self.stats  # noqa: B018 (made now, from the final settings)
+        self.logformatter  # noqa: B018
+        self.request_fingerprinter  # noqa: B018
+        self.extensions  # noqa: B018
+        self.settings.freeze()
+
     def wait(self, timeout_s: float | None = None) -> bool:
         """Block until the crawl has finished; True if it did within ``timeout_s`` seconds."""
         return self._finished.wait(timeout_s)
@@ -263,12 +242,11 @@ class Crawler(CrawlerComponents):
         self._finished.set()
 
 
-class CrawlerRunnerBase(ABC):
-    """What every crawler runner has (Scrapy 2.13's ``CrawlerRunnerBase``, the base of
-    :class:`CrawlerRunner` and, through it, of every runner and process here): the
-    settings, the spider loader, the crawlers, ``bootstrap_failed`` and
-    :meth:`create_crawler`. A subclass implements :meth:`crawl`, :meth:`stop` and
-    :meth:`join`.
+class CrawlerRunnerBase(abc.ABC):
+    """Scrapy 2.13's base of the crawler runners: the settings, the project's spider
+    loader, the set of crawlers, :meth:`create_crawler`; a subclass implements
+    :meth:`crawl`. crawlfw's :class:`CrawlerRunner` (and so every runner and process)
+    is one.
 
     Args:
         settings: a ``Settings``, a dict, or None.
@@ -283,7 +261,46 @@ class CrawlerRunnerBase(ABC):
         self.settings = settings
         self.spider_loader = _get_spider_loader(settings)
         self._crawlers = set()
-        self._bootstrap_failed = False
+        self.bootstrap_failed = False
+
+    def create_crawler(self, crawler_or_spidercls):
+        """Return a Crawler for a Crawler (itself), a Spider class, or a spider name
+        (looked up with :attr:`spider_loader`).
+
+        Raises:
+            ValueError: a spider instance was given instead of its class.
+            KeyError: no spider of that name.
+        """
+        from crawlfw.spiders import Spider
+
+        if isinstance(crawler_or_spidercls, Spider):
+            raise ValueError("The crawler_or_spidercls argument cannot be a spider object, "
+                             "it must be a spider class (or a Crawler object)")
+        if isinstance(crawler_or_spidercls, Crawler):
+            return crawler_or_spidercls
+        return self._create_crawler(crawler_or_spidercls)
+
+    def _create_crawler(self, spidercls):
+        if isinstance(spidercls, str):
+            spidercls = self.spider_loader.load(spidercls)
+        return Crawler(spidercls, self.settings)
+
+    @abc.abstractmethod
+    def crawl(self, crawler_or_spidercls, *args, **kwargs):
+        """Start a crawl of a Crawler, a Spider class or a spider name."""
+        raise NotImplementedError
+
+
+class CrawlerRunner(CrawlerRunnerBase):
+    """Run several crawlers under one Supervisor actor.
+
+    Args:
+        settings: a ``Settings``, a dict, or None.
+    """
+
+    def __init__(self, settings=None):
+        self._supervisor = None
+        super().__init__(settings)
 
     @property
     def bootstrap_failed(self) -> bool:
@@ -298,42 +315,6 @@ class CrawlerRunnerBase(ABC):
     def bootstrap_failed(self, value: bool) -> None:
         self._bootstrap_failed = bool(value)
 
-    def create_crawler(self, crawler_or_spidercls):
-        """Return a Crawler for a Crawler, a Spider class, or a spider name."""
-        if isinstance(crawler_or_spidercls, Crawler):
-            return crawler_or_spidercls
-        return self._create_crawler(crawler_or_spidercls)
-
-    def _create_crawler(self, spidercls):
-        if isinstance(spidercls, str):
-            spidercls = self.spider_loader.load(spidercls)
-        return Crawler(spidercls, self.settings)
-
-    @abstractmethod
-    def crawl(self, crawler_or_spidercls, *args, **kwargs):
-        """Start a crawl of a Crawler, a Spider class or a spider name (``*args`` and
-        ``**kwargs`` go to the spider); what it returns is the subclass's."""
-
-    @abstractmethod
-    def stop(self):
-        """Stop every crawl this runner started."""
-
-    @abstractmethod
-    def join(self):
-        """Wait (or give what waits) until every crawl this runner started has ended."""
-
-
-class CrawlerRunner(CrawlerRunnerBase):
-    """Run several crawlers under one Supervisor actor.
-
-    Args:
-        settings: a ``Settings``, a dict, or None.
-    """
-
-    def __init__(self, settings=None):
-        super().__init__(settings)
-        self._supervisor = None
-
     @property
     def supervisor(self):
         """The Supervisor ``ActorRef`` (started on first use)."""
@@ -347,7 +328,11 @@ class CrawlerRunner(CrawlerRunnerBase):
         Returns:
             the Crawler (call ``wait()`` on it, or :meth:`join` here).
         """
-        crawler = self.create_crawler(crawler_or_spidercls)
+        try:  # (an extension that cannot be built fails in Crawler())
+            crawler = self.create_crawler(crawler_or_spidercls)
+        except CrawlStartError:
+            self._bootstrap_failed = True
+            raise
         self._crawlers.add(crawler)
         try:
             crawler.crawl(*args, supervisor=self.supervisor, **kwargs)
@@ -584,10 +569,7 @@ class AsyncCrawlerRunner(CrawlerRunner):
         ``**kwargs`` go to the spider).
 
         Returns:
-            an :class:`asyncio.Task` completing (None) when the crawl has finished, or
-            with the exception that kept it from starting (a
-            :class:`~crawlfw.exceptions.CrawlStartError` is also logged at once, in
-            one ERROR line "Crawl could not start: ...").
+            an :class:`asyncio.Task` completing (None) when the crawl has finished.
 
         Raises:
             ValueError: a spider instance was given instead of its class.

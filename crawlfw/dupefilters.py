@@ -1,10 +1,12 @@
 """Duplicate request filters (Scrapy 1.2's ``scrapy.dupefilters``).
 
 ``RFPDupeFilter`` remembers request fingerprints (``crawlfw.utils.request.request_fingerprint``:
-SHA1 over method, canonical URL and body). Built with a ``path``, it appends them to
-``<path>/requests.seen``; in a crawl with a ``JOBDIR`` the durable frontier keeps them
-instead (``crawlfw.core.frontier.sqlite_frontier.SqliteFrontier``), so a resumed crawl skips what it
-already fetched.
+SHA1 over method, canonical URL and body) in a seen set on a memory budget
+(``crawlfw.utils._seen``: 16 bytes a fingerprint, spilling to a private file past
+``DUPEFILTER_MEMORY_LIMIT``; a Bloom filter with ``DUPEFILTER_BLOOM_ERROR_RATE``). Built
+with a ``path``, it appends them to ``<path>/requests.seen``; in a crawl with a ``JOBDIR``
+the durable frontier keeps them instead (``crawlfw.core.frontier.sqlite_frontier.SqliteFrontier``),
+so a resumed crawl skips what it already fetched.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import logging
 import os
 from typing import TYPE_CHECKING
 
+from crawlfw.utils._scratch import sweep_stale
+from crawlfw.utils._seen import DEFAULT_MEMORY_LIMIT, Fingerprints, seen_set
 from crawlfw.utils.request import request_fingerprint
 
 if TYPE_CHECKING:
@@ -45,14 +49,32 @@ class BaseDupeFilter:
 class RFPDupeFilter(BaseDupeFilter):
     """Request Fingerprint duplicates filter.
 
+    ``fingerprints`` works as Scrapy's set of hex fingerprints does (``fp in
+    df.fingerprints``, ``add``, ``update``, ``discard``, ``len``) but keeps 16 bytes of
+    each (:class:`~crawlfw.utils._seen.Fingerprints`: iterating gives those 16 bytes as
+    32 hex digits), in RAM up to ``memory_limit`` bytes and past it in a private file
+    under ``TMPDIR``, removed at :meth:`close` (ARCHITECTURE.md, "The seen set").
+
     Args:
         path: a JOBDIR where ``requests.seen`` (one hex fingerprint per line) is kept.
         debug: log every filtered request (``DUPEFILTER_DEBUG``), not just the first.
+        memory_limit: bytes of RAM for the fingerprints (``DUPEFILTER_MEMORY_LIMIT``).
+        bloom_error_rate: above 0, keep the fingerprints in a Bloom filter that takes at
+            most this share of new requests for duplicates (``DUPEFILTER_BLOOM_ERROR_RATE``);
+            0: exact.
+        tempdir: where the spill file goes; None: ``TMPDIR``.
+
+    Raises:
+        ValueError: ``memory_limit`` or ``bloom_error_rate`` out of range (the message
+            names the setting).
     """
 
-    def __init__(self, path=None, debug=False):
+    def __init__(self, path=None, debug=False, *, memory_limit: int = DEFAULT_MEMORY_LIMIT,
+                 bloom_error_rate: float = 0.0, tempdir: str | None = None):
         self.file = None
-        self.fingerprints = set()
+        self.tempdir = tempdir
+        self.fingerprints = Fingerprints(seen_set(memory_limit, bloom_error_rate,
+                                                  tempdir=tempdir))
         self.logdupes = True
         self.debug = debug
         self.logger = logging.getLogger(__name__)
@@ -63,17 +85,38 @@ class RFPDupeFilter(BaseDupeFilter):
 
     @classmethod
     def from_settings(cls, settings):
-        """Build from ``DUPEFILTER_DEBUG``. With a ``JOBDIR`` the fingerprints are kept by
+        """Build from ``DUPEFILTER_DEBUG``, ``DUPEFILTER_MEMORY_LIMIT`` and
+        ``DUPEFILTER_BLOOM_ERROR_RATE``. With a ``JOBDIR`` the fingerprints are kept by
         the crawl's frontier (``<JOBDIR>/frontier.sqlite``, committed with the queue), not
-        in ``requests.seen``."""
-        return cls(None, settings.getbool("DUPEFILTER_DEBUG"))
+        in ``requests.seen``.
+
+        Raises:
+            ValueError: a setting out of range, named in the message.
+        """
+        return cls(None, settings.getbool("DUPEFILTER_DEBUG"),
+                   memory_limit=settings.getint("DUPEFILTER_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT),
+                   bloom_error_rate=settings.getfloat("DUPEFILTER_BLOOM_ERROR_RATE", 0.0))
+
+    def open(self) -> None:
+        """Remove the spill directories that crashed crawls left (``kill -9``)."""
+        sweep_stale(self.tempdir)
 
     def request_seen(self, request: Request) -> bool:
-        """True if a request with the same fingerprint was seen; else remember it."""
+        """True if a request with the same fingerprint was seen; else remember it.
+
+        Raises:
+            crawlfw.utils._seen.SpillError: the fingerprints are over their budget and
+                cannot be written to disk (the crawl ends: ``frontier_failed``).
+        """
         fp = self.request_fingerprint(request)
-        if fp in self.fingerprints:
-            return True
-        self.fingerprints.add(fp)
+        fingerprints = self.fingerprints
+        if fingerprints.__class__ is Fingerprints:
+            if not fingerprints.add_new(fp):
+                return True
+        else:  # a set of the user's
+            if fp in fingerprints:
+                return True
+            fingerprints.add(fp)
         if self.file:
             self.file.write(fp + "\n")
             self.file.flush()
@@ -83,8 +126,11 @@ class RFPDupeFilter(BaseDupeFilter):
         return request_fingerprint(request)
 
     def close(self, reason: str) -> None:
+        """Close ``requests.seen``; empty the fingerprints and remove their spill file."""
         if self.file:
             self.file.close()
+        if isinstance(self.fingerprints, Fingerprints):
+            self.fingerprints.seen.close()
 
     def log(self, request: Request, spider: Spider | None) -> None:
         if self.debug:

@@ -184,7 +184,8 @@ class UsageError(Exception):
 
 class CrawlStartError(Exception):
     """A crawl cannot start because of how it is configured: a setting whose value has
-    the wrong type, a feed whose storage cannot be opened.
+    the wrong type, a feed whose storage cannot be opened, a component (middleware,
+    pipeline, extension) that cannot be loaded or built.
 
     The message is one line naming the thing at fault and what was expected; the
     ``crawl`` and ``runspider`` commands print it without a traceback and exit with

@@ -15,6 +15,7 @@ class ExtensionManager(MiddlewareManager):
     """
 
     component_name = 'extension'
+    components_setting = 'EXTENSIONS'
 
     @classmethod
     def _get_mwlist_from_settings(cls, settings):

@@ -5,7 +5,8 @@ listed by :meth:`MiddlewareManager._get_mwlist_from_settings` is loaded and
 instantiated with :func:`crawlfw.utils.misc.create_instance` (``from_crawler``
 when a crawler is given and the class has it, else ``from_settings``, else the
 constructor). A component raising :class:`~crawlfw.exceptions.NotConfigured`
-is left out.
+is left out; any other exception is raised as it is, marked with the setting and the
+class path at fault, which :func:`component_error` words in one line.
 
 Subclasses (downloader and spider middleware managers, the extension manager,
 the item pipeline manager) collect the hook methods of their components into
@@ -24,10 +25,11 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from crawlfw.exceptions import NotConfigured
+from crawlfw.exceptions import CrawlStartError, NotConfigured
 from crawlfw.utils.misc import create_instance, load_object
 
-__all__ = ["MiddlewareManager", "component_method"]
+__all__ = ["MiddlewareManager", "component_error", "component_method",
+           "component_start_error", "managers_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +56,9 @@ class MiddlewareManager:
     """
 
     component_name = 'foo middleware'
+    #: The setting (its ``_BASE`` merged in) the components come from, named by
+    #: :func:`component_error` (None: the :attr:`component_name`).
+    components_setting: str | None = None
     #: The crawl's stats collector (set by :meth:`from_settings` with a crawler), where
     #: a component's result of the wrong type is counted.
     stats: StatsCollector | None = None
@@ -62,6 +67,7 @@ class MiddlewareManager:
         self.crawler = crawler
         if crawler is not None:
             self.stats = getattr(crawler, 'stats', None)
+            _record_manager(crawler, self)
         self.middlewares = middlewares
         self.methods: defaultdict[str, list[Callable[..., Any]]] = defaultdict(list)
         for mw in middlewares:
@@ -91,6 +97,8 @@ class MiddlewareManager:
             ImportError, NameError, ValueError: a component path cannot be loaded.
             Exception: whatever a component's constructor raises (except
                 NotConfigured).
+            Either is marked with the manager's setting and the component's class
+            path: :func:`component_error` gives the one line that names them.
         """
         mwlist = cls._get_mwlist_from_settings(settings)
         middlewares = []
@@ -98,9 +106,11 @@ class MiddlewareManager:
         for clspath in mwlist:
             try:
                 mwcls = load_object(clspath)
+            except Exception as e:
+                _mark_component(e, cls, clspath, "load")
+                raise
+            try:
                 mw = create_instance(mwcls, settings, crawler)
-                middlewares.append(mw)
-                enabled.append(clspath)
             except NotConfigured as e:
                 if e.args:
                     clsname = clspath.split('.')[-1] if isinstance(clspath, str) \
@@ -108,6 +118,12 @@ class MiddlewareManager:
                     logger.warning("Disabled %(clsname)s: %(eargs)s",
                                    {'clsname': clsname, 'eargs': e.args[0]},
                                    extra={'crawler': crawler})
+                continue
+            except Exception as e:
+                _mark_component(e, cls, clspath, "build")
+                raise
+            middlewares.append(mw)
+            enabled.append(clspath)
 
         logger.info("Enabled %(componentname)ss:\n%(enabledlist)s",
                     {'componentname': cls.component_name,
@@ -116,9 +132,8 @@ class MiddlewareManager:
         manager = cls(*middlewares)
         manager.crawler = crawler
         manager.stats = getattr(crawler, 'stats', None)
-        register = getattr(crawler, '_register_component_manager', None)
-        if register is not None:  # for crawler.get_downloader_middleware() and the like
-            register(manager)
+        if crawler is not None:
+            _record_manager(crawler, manager)
         return manager
 
     @classmethod
@@ -289,9 +304,92 @@ def component_method(component, name: str, *, iterable_arg: str | None = None):
     return adapted
 
 
+def managers_of(crawler: Any) -> dict[str, MiddlewareManager]:
+    """The component managers built for ``crawler``, by ``component_name``
+    (``'downloader middleware'``, ``'spider middleware'``, ``'item pipeline'``,
+    ``'extension'``): the last one built of each. The crawl's actors build theirs before
+    ``spider_opened``; ``Crawler.get_downloader_middleware()`` and its siblings read them.
+
+    Returns:
+        dict: empty when none was built (or ``crawler`` keeps no attributes).
+    """
+    managers = getattr(crawler, "_component_managers", None)
+    return managers if isinstance(managers, dict) else {}
+
+
+def _record_manager(crawler: Any, manager: MiddlewareManager) -> None:
+    managers = getattr(crawler, "_component_managers", None)
+    if not isinstance(managers, dict):
+        managers = {}
+        try:
+            crawler._component_managers = managers
+        except AttributeError:  # a crawler-like object that keeps no attributes
+            return
+    managers[manager.component_name] = manager
+
+
 def _method_name(method):
     owner = getattr(method, '__self__', None)
     name = getattr(method, '__name__', repr(method))
     if owner is None:
         return name
     return f"{type(owner).__name__}.{name}"
+
+
+def _component_path(clspath: Any) -> str:
+    """A component's dotted path as its setting gives it (a class given as such:
+    ``module.QualName``)."""
+    if isinstance(clspath, str):
+        return clspath
+    module = getattr(clspath, "__module__", None)
+    name = getattr(clspath, "__qualname__", None)
+    return f"{module}.{name}" if module and name else repr(clspath)
+
+
+def _mark_component(exc: BaseException, manager: type[MiddlewareManager], clspath: Any,
+                    verb: str) -> None:
+    """Note on ``exc`` the component whose loading (``verb`` ``'load'``) or building
+    (``'build'``) raised it, unless a component nearer the error (one built by this
+    one's ``from_crawler``) is noted already."""
+    if getattr(exc, "_crawlfw_component", None) is not None:
+        return
+    setting = manager.components_setting or f"{manager.component_name}s"
+    try:
+        exc._crawlfw_component = (setting, _component_path(clspath), verb)  # type: ignore[attr-defined]
+    except (AttributeError, TypeError):  # an exception class with __slots__
+        pass
+
+
+def component_error(exc: BaseException) -> str | None:
+    """The one line naming the component whose loading or building raised ``exc``
+    (an exception :meth:`MiddlewareManager.from_settings` let through), or None when
+    ``exc`` did not come from one.
+
+    Args:
+        exc: the exception.
+
+    Returns:
+        str | None: ``"<SETTING>: cannot build '<class path>': <ExcType>: <message>"``
+        (``cannot load`` when it could not be imported), e.g. ``"ITEM_PIPELINES:
+        cannot build 'myproject.pipelines.Db': ConnectionError: refused"``.
+    """
+    where = getattr(exc, "_crawlfw_component", None)
+    if where is None:
+        return None
+    setting, path, verb = where
+    message = str(exc)
+    return f"{setting}: cannot {verb} {path!r}: {type(exc).__name__}" + (
+        f": {message}" if message else "")
+
+
+def component_start_error(exc: BaseException) -> CrawlStartError | None:
+    """The :class:`~crawlfw.exceptions.CrawlStartError` that refuses a crawl's start in
+    one line because a component could not be loaded or built (:func:`component_error`),
+    its traceback logged at DEBUG (in a ``LOG_FILE`` at that level; a bug to find in the
+    component); None when ``exc`` did not come from a component.
+    """
+    line = component_error(exc)
+    if line is None:
+        return None
+    logger.debug("%(line)s", {"line": line}, exc_info=(type(exc), exc, exc.__traceback__))
+    return CrawlStartError(line)

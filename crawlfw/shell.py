@@ -65,11 +65,15 @@ class Shell:
         update_vars: called with the variables dict after each update, to add your own.
         code: with code, :meth:`start` runs it instead of opening a console and prints
             the value of its last line when that is an expression.
+        loop: Scrapy 2.13's event loop of the crawl, which its ``fetch`` schedules on;
+            accepted and kept (``_loop``), not needed: ``fetch`` messages the crawl's
+            engine from any thread.
     """
 
     relevant_classes = (Crawler, Spider, Request, Response, BaseItem, Settings)
 
-    def __init__(self, crawler, update_vars=None, code=None):
+    def __init__(self, crawler, update_vars=None, code=None, loop=None):
+        self._loop = loop
         self.crawler = crawler
         self.update_vars = update_vars or (lambda x: None)
         self.item_class = load_object(crawler.settings["DEFAULT_ITEM_CLASS"])
@@ -79,6 +83,13 @@ class Shell:
         self.inthread = threading.current_thread() is threading.main_thread()
         self.code = code
         self.vars = {}
+
+    @property
+    def fetch_available(self) -> bool:
+        """Whether ``fetch()`` can be used here (Scrapy 2.13's name of
+        :attr:`inthread`): the shell runs on the main thread, not on the spider
+        runner's (``inspect_response``), whose callback would deliver the response."""
+        return self.inthread
 
     def start(self, url=None, request=None, response=None, spider=None, redirect=True):
         """Fill the variables (fetching ``url`` or ``request`` first) and run the console,

@@ -18,10 +18,12 @@ import os
 import warnings
 from collections import defaultdict
 from importlib import import_module
+from typing import Protocol
 
 from crawlfw.utils.spider import iter_spider_classes
 
-__all__ = ["SpiderLoader", "load_error_message", "spider_load_error"]
+__all__ = ["SpiderLoader", "DummySpiderLoader", "SpiderLoaderProtocol", "get_spider_loader",
+           "load_error_message", "spider_load_error"]
 
 logger = logging.getLogger(__name__)
 
@@ -194,3 +196,63 @@ class SpiderLoader:
     def list(self) -> list:
         """Names of every spider found."""
         return list(self._spiders.keys())
+
+
+class SpiderLoaderProtocol(Protocol):
+    """What a ``SPIDER_LOADER_CLASS`` provides (Scrapy 2's protocol): a
+    ``from_settings`` class method and ``load``, ``list`` and ``find_by_request``.
+    :class:`SpiderLoader` and :class:`DummySpiderLoader` follow it."""
+
+    @classmethod
+    def from_settings(cls, settings):
+        """Returns: an instance of the class for ``settings``."""
+
+    def load(self, spider_name: str):
+        """Returns: the spider class named ``spider_name``.
+
+        Raises:
+            KeyError: no spider has that name.
+        """
+
+    def find_by_request(self, request) -> list:
+        """Returns: the names of the spiders that can handle ``request`` (list[str])."""
+
+    def list(self) -> list:
+        """Returns: the names of every spider of the project (list[str])."""
+
+
+class DummySpiderLoader:
+    """A spider loader that loads no spiders (Scrapy 2.12): for code that needs a
+    ``SPIDER_LOADER_CLASS`` but no project (``SPIDER_MODULES`` is not read)."""
+
+    @classmethod
+    def from_settings(cls, settings):
+        return cls()
+
+    def load(self, spider_name: str):
+        """Raises: KeyError, always."""
+        raise KeyError("DummySpiderLoader doesn't load any spiders")
+
+    def find_by_request(self, request) -> list:
+        """Returns: []."""
+        return []
+
+    def list(self) -> list:
+        """Returns: []."""
+        return []
+
+
+def get_spider_loader(settings):
+    """The spider loader of ``settings`` (Scrapy 2): an instance of its
+    ``SPIDER_LOADER_CLASS`` (default :class:`SpiderLoader`), made with
+    ``from_settings`` on a frozen copy of the settings.
+
+    Raises:
+        ImportError, NameError: ``SPIDER_LOADER_CLASS`` cannot be loaded; whatever the
+            loader raises (a spider module that cannot be imported, without
+            ``SPIDER_LOADER_WARN_ONLY``).
+    """
+    from crawlfw.utils.misc import load_object
+
+    cls_path = settings.get("SPIDER_LOADER_CLASS") or "crawlfw.spiderloader.SpiderLoader"
+    return load_object(cls_path).from_settings(settings.frozencopy())

@@ -18,6 +18,8 @@ import pprint
 import threading
 from typing import TYPE_CHECKING, Any
 
+from crawlfw.utils._spiderarg import spider_of
+
 if TYPE_CHECKING:
     from crawlfw.spiders import Spider
 
@@ -36,6 +38,7 @@ class StatsCollector:
 
     def __init__(self, crawler):
         self._dump = crawler.settings.getbool('STATS_DUMP')
+        self._crawler = crawler
         self._stats = {}
         self._lock = threading.Lock()
 
@@ -103,16 +106,18 @@ downloadermiddlewares.stats.DownloaderStats`), used only while a collector's
         with self._lock:
             self._stats.clear()
 
-    def open_spider(self, spider):
-        """Called when the spider opens (no-op here)."""
+    def open_spider(self, spider=None):
+        """Called when the spider opens (no-op here; ``spider`` is optional, as in
+        Scrapy 2.19)."""
 
-    def close_spider(self, spider, reason):
+    def close_spider(self, spider=None, reason=None):
         """Dump the stats at INFO (when ``STATS_DUMP``) and persist them.
 
         Args:
-            spider: the closing spider.
-            reason (str): the finish reason.
+            spider: the closing spider; None (Scrapy 2.19's call): the crawler's.
+            reason (str | None): the finish reason.
         """
+        spider = spider_of(self, spider)
         stats = self.get_stats()
         if self._dump:
             logger.info("Dumping crawlfw stats:\n" + pprint.pformat(stats),

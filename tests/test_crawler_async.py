@@ -133,6 +133,28 @@ def test_a_crawl_that_cannot_start_fails_its_task_and_sets_bootstrap_failed(tmp_
     assert isinstance(error, (CrawlStartError, ValueError))
 
 
+class _BrokenExtension:
+    def __init__(self):
+        raise OSError("no such socket")
+
+
+def test_an_extension_that_cannot_be_built_refuses_the_crawl_in_one_line():
+    """Crawler() builds the extensions: one that raises is a CrawlStartError naming it
+    (the original exception chained), and the runner's bootstrap_failed is set, as
+    Scrapy 2.19 sets it when its crawl() builds them (issue 34)."""
+    runner = CrawlerRunner({"EXTENSIONS": {f"{__name__}._BrokenExtension": 1},
+                            "LOG_LEVEL": "INFO"})
+    try:
+        with pytest.raises(CrawlStartError) as excinfo:
+            runner.crawl(crawlfw.Spider, name="s")
+        assert str(excinfo.value) == (f"EXTENSIONS: cannot build '{__name__}._BrokenExtension':"
+                                      " OSError: no such socket")
+        assert isinstance(excinfo.value.__cause__, OSError)
+        assert runner.bootstrap_failed is True
+    finally:
+        runner.shutdown()
+
+
 def test_async_crawler_process_start_runs_until_the_crawls_end(site):
     items = []
     process = AsyncCrawlerProcess({"LOG_LEVEL": "INFO"})

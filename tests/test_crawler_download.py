@@ -275,3 +275,21 @@ def test_a_download_in_flight_at_close_is_cancelled_and_not_kept_in_the_jobdir(
         [(kept,)] = db.execute("SELECT count(*) FROM requests WHERE instr(data, ?) > 0",
                                (b"never-kept",)).fetchall()
     assert kept == 0
+
+
+class DownloadAsyncPipeline(DownloadPipeline):
+    """Scrapy 2.14's ``await crawler.engine.download_async(request)`` in an async item
+    pipeline (the Pipeline actor's thread: the call blocks there, as ``download``)."""
+
+    async def process_item(self, item, spider):
+        from crawlfw.http import Request
+
+        response = await self.crawler.engine.download_async(Request(item["url"]))
+        item["status"], item["body"] = response.status, response.body
+        return item
+
+
+def test_download_async_in_an_async_pipeline(server):
+    result = crawl(server.url, [f"{server.url}/a.txt"], DownloadAsyncPipeline)
+    [item] = result.items
+    assert item["status"] == 200 and item["body"] == b"file a"

@@ -74,7 +74,8 @@ def test_default_extensions_that_exist_build():
 
 def test_default_extensions_with_real_crawler():
     """Every path in the default EXTENSIONS_BASE loads; with default settings only
-    CoreStats, MemoryUsage and LogStats stay enabled (the others raise NotConfigured)."""
+    CoreStats, LogCount, MemoryUsage and LogStats stay enabled (the others raise
+    NotConfigured)."""
     from crawlfw import signals
     from crawlfw.crawler import Crawler
     from crawlfw.spiders import Spider
@@ -88,4 +89,4 @@ def test_default_extensions_with_real_crawler():
     finally:
         # the Crawler removes its log-counting root handler on engine_stopped
         crawler.signals.send_catch_log(signals.engine_stopped)
-    assert names == ["CoreStats", "MemoryUsage", "CloseSpider", "LogStats"]
+    assert names == ["CoreStats", "LogCount", "MemoryUsage", "CloseSpider", "LogStats"]

@@ -177,3 +177,67 @@ def test_manager_takes_scrapy2_crawler_keyword():
         assert manager.middlewares == (component,)
         assert manager.crawler is crawler and manager.stats is crawler.stats
     assert MiddlewareManager(component).crawler is None
+
+
+class MBroken:
+    def __init__(self):
+        raise RuntimeError("cannot reach the database")
+
+
+class MBuildsBroken:
+    """A component whose from_crawler builds another manager, whose component raises."""
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        MyMiddlewareManager.from_settings(Settings({"TEST_MWLIST": [_path(MBroken)]}), crawler)
+
+
+def test_a_component_that_cannot_be_built_is_named():
+    """The exception a component's constructor raises goes through as it is (Scrapy's
+    managers raise it too), marked with the setting and the class path at fault, which
+    component_error words in one line (issue 34)."""
+    from crawlfw.middleware import component_error
+
+    settings = Settings({"TEST_MWLIST": [_path(M1), _path(MBroken), _path(M2)]})
+    with pytest.raises(RuntimeError, match="cannot reach the database") as info:
+        MyMiddlewareManager.from_settings(settings)
+    assert component_error(info.value) == (
+        f"test middlewares: cannot build {_path(MBroken)!r}: RuntimeError: cannot reach "
+        "the database")
+    assert component_error(RuntimeError("not from a component")) is None
+    # the component nearest the error is named
+    with pytest.raises(RuntimeError) as info:
+        MyMiddlewareManager.from_crawler(get_crawler({"TEST_MWLIST": [_path(MBuildsBroken)]}))
+    assert f"cannot build {_path(MBroken)!r}" in component_error(info.value)
+    # a class given as such, and a path that cannot be loaded
+    with pytest.raises(RuntimeError) as info:
+        MyMiddlewareManager.from_settings(Settings({"TEST_MWLIST": [MBroken]}))
+    assert f"cannot build {_path(MBroken)!r}" in component_error(info.value)
+    with pytest.raises(NameError) as info:
+        MyMiddlewareManager.from_settings(Settings({"TEST_MWLIST": [f"{__name__}.Nope"]}))
+    assert component_error(info.value).startswith(f"test middlewares: cannot load "
+                                                  f"'{__name__}.Nope': NameError: ")
+
+
+@pytest.mark.parametrize("manager, setting", [
+    ("crawlfw.core.flow.downloadermw.DownloaderMiddlewareManager", "DOWNLOADER_MIDDLEWARES"),
+    ("crawlfw.core.flow.spidermw.SpiderMiddlewareManager", "SPIDER_MIDDLEWARES"),
+    ("crawlfw.pipelines.ItemPipelineManager", "ITEM_PIPELINES"),
+    ("crawlfw.extension.ExtensionManager", "EXTENSIONS"),
+])
+def test_the_managers_name_their_setting(manager, setting, caplog):
+    """The line names the setting a user edits; the traceback is a DEBUG record."""
+    from crawlfw.exceptions import CrawlStartError
+    from crawlfw.middleware import component_start_error
+    from crawlfw.utils.misc import load_object
+
+    crawler = get_crawler({setting: {_path(MBroken): 1}})
+    with pytest.raises(RuntimeError) as info:
+        load_object(manager).from_crawler(crawler)
+    with caplog.at_level(logging.DEBUG, logger="crawlfw.middleware"):
+        error = component_start_error(info.value)
+    assert isinstance(error, CrawlStartError)
+    assert str(error) == (f"{setting}: cannot build {_path(MBroken)!r}: RuntimeError: "
+                          "cannot reach the database")
+    (record,) = [r for r in caplog.records if r.getMessage() == str(error)]
+    assert record.levelno == logging.DEBUG and record.exc_info[1] is info.value

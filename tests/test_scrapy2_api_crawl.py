@@ -1,9 +1,8 @@
 """A spider written for Scrapy 2.19, renamed, crawls the local quotes copy (issue 29):
 the reactor installed as a Scrapy project's tests do, ``await
-maybe_deferred_to_future(self.crawler.engine.download(...))`` in an async item pipeline
-(crawlfw refuses ``engine.download()`` on a spider runner's thread: a spider callback
-cannot do it),
-``get_retry_request`` from a callback, a ``BaseSpiderMiddleware`` subclass,
+maybe_deferred_to_future(self.crawler.engine.download(...))`` in the ``async def parse``
+callback (the callback waits without holding the spider runner's thread) and in an async
+item pipeline, ``get_retry_request`` from a callback, a ``BaseSpiderMiddleware`` subclass,
 ``RETRY_EXCEPTIONS`` and ``TWISTED_REACTOR`` in the settings."""
 
 import pytest
@@ -56,8 +55,11 @@ class S(crawlfw.Spider):
         yield crawlfw.Request(f"{self.base}/page/1/")
 
     async def parse(self, response):
+        third = await maybe_deferred_to_future(self.crawler.engine.download(
+            crawlfw.Request(response.urljoin("/page/3/"))))
         yield {"page": response.url, "asyncio": is_asyncio_reactor_installed(),
-               "json_class": JsonResponse.__name__}
+               "json_class": JsonResponse.__name__, "third": third.url,
+               "quotes": len(third.css("div.quote"))}
         if "retried" not in response.meta:
             retry = get_retry_request(response.request, spider=self, reason="empty")
             retry.meta["retried"] = True
@@ -78,6 +80,8 @@ def test_a_scrapy_2_spider_crawls(quotes, tmp_path):
     for item in items:
         assert item["page"].endswith("/page/1/") and item["other"].endswith("/page/2/")
         assert item["status"] == 200 and item["asyncio"] is True
+        assert item["third"].endswith("/page/3/") and item["quotes"] == 10
         assert item["tagged"] == item["page"]
     assert _stat(run.stderr, "retry/reason_count/empty") == "1"
+    assert _stat(run.stderr, "finish_reason") == "'finished'"
     assert "has no effect" not in run.stderr and "is not used" not in run.stderr

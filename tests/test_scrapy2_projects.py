@@ -290,14 +290,14 @@ def test_a_component_that_cannot_be_loaded_refuses_the_crawl():
     with pytest.raises(CrawlStartError) as info:
         crawler._apply_settings()
     assert str(info.value).split("; ") == [
-        "EXTENSIONS names spidermon.contrib.scrapy.extensions.Spidermon, which cannot be "
-        "loaded: ModuleNotFoundError: No module named 'spidermon' (a Scrapy plugin, "
-        "which crawlfw cannot load: remove it or map it to None)",
-        "DOWNLOADER_MIDDLEWARES names tests.no_such_module.Middleware, which cannot be "
-        "loaded: ModuleNotFoundError: No module named 'tests.no_such_module'",
-        "SPIDER_MIDDLEWARES names crawlfw.spidermiddlewares.depth.NoSuchClass, which "
-        "cannot be loaded: NameError: Module 'crawlfw.spidermiddlewares.depth' doesn't "
-        "define any object named 'NoSuchClass'"]
+        "EXTENSIONS: cannot load 'spidermon.contrib.scrapy.extensions.Spidermon': "
+        "ModuleNotFoundError: No module named 'spidermon' (a Scrapy plugin, which crawlfw "
+        "cannot load: remove it or map it to None)",
+        "DOWNLOADER_MIDDLEWARES: cannot load 'tests.no_such_module.Middleware': "
+        "ModuleNotFoundError: No module named 'tests.no_such_module'",
+        "SPIDER_MIDDLEWARES: cannot load 'crawlfw.spidermiddlewares.depth.NoSuchClass': "
+        "NameError: Module 'crawlfw.spidermiddlewares.depth' doesn't define any object "
+        "named 'NoSuchClass'"]
     assert not crawler.settings.frozen and crawler._extensions is None
 
 

@@ -20,6 +20,8 @@ import pykka
 from crawlfw.actors._base import current_actor
 from crawlfw.actors._validation import validate_message, validation_mode
 from crawlfw.exceptions import DownloadCancelled
+from crawlfw.http import Response
+from crawlfw.spiders._async import NotSuspendable
 
 logger = logging.getLogger(__name__)
 
@@ -92,17 +94,29 @@ class EngineFacade:
     schedule = crawl
 
     def download(self, request, spider=None, timeout_s: float = 180.0):
-        """Download ``request`` through the crawl and block until its response arrives.
+        """Download ``request`` through the crawl: in an ``async def`` spider callback,
+        an awaitable of its response; anywhere else, block until it arrives.
 
-        Scrapy 1.2's ``engine.download(request, spider)`` returns a Deferred; here the
-        caller's thread waits for the engine's answer to a ``download`` message (see
-        :class:`crawlfw.actors.messages.Download`). For code outside the actors (an
-        extension's thread, a user's) and for an item pipeline's ``process_item`` (the
-        Pipeline actor's thread: the engine never waits for it, but the actor's other
-        items do meanwhile). The media pipelines (``FilesPipeline``, ``ImagesPipeline``)
-        do not block: their items wait in the Pipeline actor while it goes on with other
-        items; an item pipeline of one's own does the same by returning a
-        :class:`crawlfw.pipelines.AwaitingDownloads` from ``process_item``.
+        Scrapy's ``engine.download(request)`` returns a Deferred (``download_async``, a
+        coroutine). Here:
+
+        - **In an ``async def`` spider callback or errback** (on the SpiderRunner's
+          thread) it returns an ``asyncio.Future`` at once (the download is sent
+          then): ``response = await self.crawler.engine.download(request)``, or
+          Scrapy's ``await maybe_deferred_to_future(...)`` of it. The callback waits
+          without holding the thread: the SpiderRunner goes on with other responses and
+          goes on with the callback when the Engine answers (several downloads at once
+          with ``asyncio.gather``). The response the callback waits for keeps the crawl
+          open. ``timeout_s`` does not apply (the request's ``download_timeout`` does).
+        - **Elsewhere** the caller's thread waits for the engine's answer to a
+          ``download`` message (see :class:`crawlfw.actors.messages.Download`): code
+          outside the actors (an extension's thread, a user's) and an item pipeline's
+          ``process_item`` (the Pipeline actor's thread: the engine never waits for it,
+          but the actor's other items do meanwhile). The media pipelines
+          (``FilesPipeline``, ``ImagesPipeline``) do not block: their items wait in the
+          Pipeline actor while it goes on with other items; an item pipeline of one's
+          own does the same by returning a :class:`crawlfw.pipelines.AwaitingDownloads`
+          from ``process_item``.
 
         As in Scrapy, the request does not go through the scheduler (no dupefilter, no
         frontier) nor the spider middlewares: it passes the downloader middlewares
@@ -117,11 +131,12 @@ class EngineFacade:
         Args:
             request: the ``Request`` to download.
             spider: ignored (Scrapy passes the spider); the crawl's spider is used.
-            timeout_s: seconds to wait for the response before giving up.
+            timeout_s: seconds a blocking call waits for the response before giving up.
 
         Returns:
             The ``Response`` (any HTTP status), after the downloader middlewares'
-            ``process_response``.
+            ``process_response``; in an ``async def`` spider callback, an
+            ``asyncio.Future`` of it (awaiting it raises what is listed below).
 
         Raises:
             crawlfw.exceptions.DownloadError: the transfer failed (DNS, connection,
@@ -132,13 +147,17 @@ class EngineFacade:
                 stopped) before the response arrived.
             TimeoutError: no response within ``timeout_s`` seconds (the message names
                 the URL); the request may still be downloaded later, unused.
-            RuntimeError: called on the thread of an actor that carries downloads (the
-                engine, scheduler, downloaders, spider runner: it would wait for
-                itself).
+            RuntimeError: called on the thread of an actor that carries downloads and
+                cannot wait there: the engine, scheduler, downloaders (it would wait for
+                itself), or the spider runner outside an ``async def`` callback (a
+                plain ``def`` callback, ``start()``, a spider middleware); the message
+                says what to do instead.
             crawlfw.exceptions.InvalidMessage: ``request`` is no ``Request``.
         """
         actor = current_actor()
         if actor is not None and actor.role in _DOWNLOAD_CARRIERS:
+            if actor.role == "spider_runner":
+                return self._download_in_callback(actor, request)
             raise RuntimeError(
                 f"engine.download({request.url}) called on the {type(actor).__name__} "
                 "thread, which carries downloads itself and would wait forever; call it "
@@ -171,6 +190,38 @@ class EngineFacade:
                     raise DownloadCancelled(
                         f"Download of {request.url} cancelled: the engine has stopped")
                 gone_seen = True  # one more wait: an answer already set still counts
+
+    async def download_async(self, request):
+        """Scrapy 2.14's ``await engine.download_async(request)``: the ``Response`` of
+        :meth:`download` (awaited in an ``async def`` spider callback without holding
+        the thread; elsewhere the call blocks, as :meth:`download` does).
+
+        Raises:
+            As :meth:`download`.
+        """
+        result = self.download(request)
+        if isinstance(result, Response):
+            return result
+        return await result
+
+    def _download_in_callback(self, actor, request):
+        """:meth:`download` on the SpiderRunner's thread: an ``asyncio.Future`` when an
+        ``async def`` callback or errback calls it, else the one clear error."""
+        if self._check:
+            validate_message({"type": "download", "request": request, "key": 0,
+                              "reply_to": actor.actor_ref})
+        try:
+            return actor.callback_download(request)
+        except NotSuspendable:
+            raise RuntimeError(
+                f"engine.download({request.url}) called on the {type(actor).__name__} "
+                "thread outside an async def spider callback or errback (in a plain def "
+                "callback, start() or a spider middleware), where it cannot wait without "
+                "stopping the crawl: make the callback async def and await it, "
+                "'response = await maybe_deferred_to_future("
+                "self.crawler.engine.download(request))' or "
+                "'response = await self.crawler.engine.download_async(request)'"
+                " (or download from an item pipeline)") from None
 
     def resume_parked(self, request, error=None) -> None:
         """Give the engine back a request a downloader middleware parked (its

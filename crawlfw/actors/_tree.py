@@ -11,6 +11,7 @@ functions list the keys of a kind with several children (``[(role, key)]``). The
 "Supervision".
 """
 
+import logging
 import time
 
 import pykka
@@ -26,6 +27,8 @@ from crawlfw.exceptions import CrawlStartError
 from crawlfw.utils.misc import load_object
 
 __all__ = ["CrawlTree", "CHILD_SPECS", "STOP_TIMEOUT_S"]
+
+logger = logging.getLogger(__name__)
 
 
 #: Seconds each child gets to finish its inbox when stopped in order.
@@ -59,6 +62,8 @@ class CrawlTree:
         self.job = {}  # a durable frontier's job metadata (start requests done...)
         self.writers = {}  # feed name -> FeedWriter, opened, in FEEDS order
         self.user_actor_classes = {}  # ACTORS: class path -> UserActor subclass, in order
+        self.downloader_mw = None  # the DownloaderMiddlewareManager, for the Engine
+        self.spidermw = None  # the SpiderMiddlewareManager, for the SpiderRunner
         self.itemproc = None  # the ItemPipelineManager: opened once, kept across restarts
         settings = crawler.settings
         self.intensity = RestartIntensity(
@@ -120,7 +125,8 @@ def _start_engine(tree: CrawlTree, key: str):
 
     pool = tree.downloaders
     tree.engine = EngineActor.start(tree.crawler, tree.scheduler, None, pool,
-                                    max_concurrency=pool.concurrency, **tree.common)
+                                    max_concurrency=pool.concurrency, mw=tree.downloader_mw,
+                                    **tree.common)
     return tree.engine
 
 
@@ -148,15 +154,16 @@ def _downloaders(tree: CrawlTree) -> list[tuple[str, str]]:
 
 def _start_pipeline(tree: CrawlTree, key: str):
     """The Pipeline actor, behind a :class:`ChildRef`, with the crawl's
-    ``ItemPipelineManager`` (made and opened at the first start only; a restart keeps
-    it)."""
+    ``ItemPipelineManager`` (made by :func:`build_components`, else at the first start;
+    opened once: a restart keeps it)."""
     from crawlfw.actors.pipeline import PipelineActor
     from crawlfw.pipelines import ItemPipelineManager
 
     child = tree.restartable.get(("pipeline", ""))
     restart = child is not None
     if child is None:
-        tree.itemproc = ItemPipelineManager.from_crawler(tree.crawler)
+        if tree.itemproc is None:
+            tree.itemproc = ItemPipelineManager.from_crawler(tree.crawler)
         child = tree.restartable[("pipeline", "")] = ChildRef("pipeline")
     PipelineActor.start(tree.crawler, tree.engine, tree.exporters, itemproc=tree.itemproc,
                         restart=restart, child_ref=child, **tree.common)
@@ -170,7 +177,7 @@ def _start_spider_runner(tree: CrawlTree, key: str):
 
     tree.spider_runner = SpiderRunnerActor.start(
         tree.crawler, tree.scheduler, tree.pipeline, tree.engine, durable=tree.durable,
-        start_skip=tree.job.get("start_requests", 0),
+        spidermw=tree.spidermw, start_skip=tree.job.get("start_requests", 0),
         start_exhausted=tree.job.get("start_exhausted", False), **tree.common)
     return tree.spider_runner
 
@@ -186,7 +193,14 @@ def _start_user_actor(tree: CrawlTree, key: str):
     if first:
         register_failure_reason(f"{role}_failed")
         child = tree.restartable[(role, key)] = ChildRef(role, key)
-    cls.start(tree.crawler, engine=tree.engine, key=key, child_ref=child, **tree.common)
+    try:
+        cls.start(tree.crawler, engine=tree.engine, key=key, child_ref=child, **tree.common)
+    except Exception as e:
+        if not first:  # a restart: the Supervisor's restart path handles it
+            raise
+        line = f"ACTORS: cannot build {key!r}: {type(e).__name__}: {e}"
+        logger.debug("%(line)s", {"line": line}, exc_info=True)
+        raise CrawlStartError(line) from e
     if first:
         tree.user_actors[key] = child
         for event in cls.events:
@@ -294,7 +308,7 @@ def check_components(settings) -> None:
     settings enable, before anything of the crawl is opened: one that cannot be
     imported (its module, or a module it imports, is missing) refuses the start in one
     line, and no feed file is touched. (What a component's constructor raises is met
-    as the children start; the feeds opened by then are discarded.)
+    by :func:`build_components`, before the feeds are opened too.)
 
     Raises:
         CrawlStartError: ``"<SETTING>: cannot load '<path>': <ExcType>: <message>"``, or
@@ -315,6 +329,35 @@ def check_components(settings) -> None:
             except Exception as e:
                 raise CrawlStartError(
                     f"{name}: cannot load {path!r}: {type(e).__name__}: {e}") from e
+
+
+def build_components(tree: CrawlTree) -> None:
+    """Build the crawl's downloader middlewares, spider middlewares and item pipelines,
+    in Scrapy's order, on the Supervisor's thread, before any feed is opened: a
+    component whose constructor (or ``from_crawler``) raises refuses the start in one
+    line, and no feed file was touched (an ``-O`` file keeps its bytes). The Engine,
+    the SpiderRunner and the Pipeline are then started with them.
+
+    Raises:
+        CrawlStartError: ``"<SETTING>: cannot build '<path>': <ExcType>: <message>"``
+            (:func:`crawlfw.middleware.component_error`; the traceback is logged at
+            DEBUG).
+    """
+    from crawlfw.core.flow.downloadermw import DownloaderMiddlewareManager
+    from crawlfw.core.flow.spidermw import SpiderMiddlewareManager
+    from crawlfw.middleware import component_start_error
+    from crawlfw.pipelines import ItemPipelineManager
+
+    crawler = tree.crawler
+    try:
+        tree.downloader_mw = DownloaderMiddlewareManager.from_crawler(crawler)
+        tree.spidermw = SpiderMiddlewareManager.from_crawler(crawler)
+        tree.itemproc = ItemPipelineManager.from_crawler(crawler)
+    except Exception as e:
+        error = component_start_error(e)
+        if error is None:
+            raise
+        raise error from e
 
 
 _SLOT_EVENTS = frozenset({"response_received", "response_downloaded"})

@@ -132,6 +132,7 @@ class EngineActor(CrawlActor):
         Supervisor fills it with the downloaders it starts).
     max_concurrency: transfers in flight at most; default ``CONCURRENT_REQUESTS`` (the
         Supervisor passes less when the open file limit cannot hold that many).
+    mw: the crawl's DownloaderMiddlewareManager (None: built here, from the crawler).
     **kw: ``CrawlActor`` arguments (``crawl_id``, ``supervisor``).
     """
 
@@ -143,7 +144,8 @@ class EngineActor(CrawlActor):
 
     def __init__(self, crawler: CrawlerLike, scheduler: pykka.ActorRef[Any],
                  spider_runner: pykka.ActorRef[Any] | None, downloaders: DownloaderPool,
-                 max_concurrency: int | None = None, **kw: Any) -> None:
+                 max_concurrency: int | None = None,
+                 mw: DownloaderMiddlewareManager | None = None, **kw: Any) -> None:
         super().__init__(settings=crawler.settings, **kw)
         self.crawler = crawler
         self.spider = crawler.spider
@@ -181,8 +183,9 @@ class EngineActor(CrawlActor):
         self.pipeline: pykka.ActorRef[Any] | None = None  # for add_items (user actors), from start_engine
         self.early_items: list[Any] = []  # add_items before start_engine
         self.blocked_slots: dict[str, str] = {}  # slot key -> reason (block_slot, from user actors)
-        # Built on the caller's (supervisor's) thread, before spider_opened is sent.
-        self.mw = DownloaderMiddlewareManager.from_crawler(crawler)
+        # Built on the caller's (supervisor's) thread, before spider_opened is sent (by
+        # the Supervisor, before the feeds are opened: _tree.build_components).
+        self.mw = DownloaderMiddlewareManager.from_crawler(crawler) if mw is None else mw
         self.logformatter = crawler.logformatter
         # The default formatter logs "Crawled" lines at DEBUG: skip building them when
         # DEBUG is off. A custom formatter may choose another level, so it always runs.

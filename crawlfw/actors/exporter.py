@@ -1,12 +1,13 @@
 """ExporterActor: writes the items that left the pipeline to one feed (``FEED_URI``,
 ``FEED_FORMAT``) through :mod:`crawlfw.core.feeds.feeds`; stores the feed when stopped.
 
-The feeds are opened before the actors are built, on the Supervisor's thread, all of
-them prepared (:func:`prepare_feeds`: configuration checked, nothing touched) before any
-is opened (:func:`open_feeds`): a bad ``FEED_*`` setting or ``FEEDS`` option, or a
-storage that cannot be opened (``-o /proc/nope/items.jl``) refuses the crawl's start
-with a :class:`~crawlfw.exceptions.CrawlStartError`, and no other feed's file was
-emptied for it. A write that fails with an ``OSError``
+The feeds are opened on the Supervisor's thread after the crawl's components are built
+and before the actors start, all of them prepared (:func:`prepare_feeds`: configuration
+checked, nothing touched) before any is opened (:func:`open_feeds`): a bad ``FEED_*``
+setting or ``FEEDS`` option, or a storage that cannot be opened (``-o
+/proc/nope/items.jl``) refuses the crawl's start with a
+:class:`~crawlfw.exceptions.CrawlStartError`, and no other feed's file was emptied for
+it; a component whose constructor raises refuses it before any feed is opened. A write that fails with an ``OSError``
 (disk full) or a feed that cannot be stored at the end is a failed feed: the stat
 ``feedexport/failed_count`` counts it and the crawl closes with ``feed_failed``
 (a failure reason: exit status 1).

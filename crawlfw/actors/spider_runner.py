@@ -9,10 +9,19 @@ batches of a long callback's requests are paced (:data:`PACED_BATCHES`) against 
 Scheduler. With a durable frontier (``JOBDIR``) the runner hands the leases of the
 requests whose callback has finished on at each ``checkpoint`` (see
 :mod:`crawlfw.actors.scheduler`), with a snapshot of ``spider.state`` taken at that point.
+
+``crawler.engine.download(request)`` awaited in an ``async def`` callback or errback
+(:meth:`SpiderRunnerActor.callback_download`) tells the Engine ``download`` with this
+actor as ``reply_to``; the callback is parked by the Scraper meanwhile and its
+``response_scraped`` waits until it ends, so the crawl stays open. Each
+``download_done`` answers its future and goes on with the callback (ARCHITECTURE.md,
+"One request's path", step 7).
 """
 
 import collections
 import inspect
+import itertools
+import logging
 import types
 
 import pykka
@@ -21,11 +30,14 @@ from crawlfw.actors import messages
 from crawlfw.actors._base import CrawlActor
 from crawlfw.actors._validation import validate_message
 from crawlfw.core.flow.scraper import OUTPUT_BATCH, Scraper, report_spider_error  # noqa: F401
+from crawlfw.spiders._async import external_future
 
 # OUTPUT_BATCH and report_spider_error are defined in crawlfw.core.scraper and stay
 # importable from here, as before the Scraper was split out.
 
 __all__ = ["SpiderRunnerActor"]
+
+logger = logging.getLogger(__name__)
 
 #: Full batches of requests not yet handled by the Scheduler before a long callback waits.
 PACED_BATCHES = 8
@@ -39,6 +51,7 @@ class SpiderRunnerActor(CrawlActor):
     crawler: the Crawler (spider, signals, stats).
     scheduler, pipeline, engine: ActorRefs the output goes to.
     durable: the frontier is durable (``JOBDIR``): track leases for checkpoints.
+    spidermw: the crawl's SpiderMiddlewareManager (None: built here, from the crawler).
     start_skip: start requests already scheduled by an earlier run of this job (the
         first ``start_skip`` outputs of ``start_requests()`` are skipped; it must yield
         the same requests in the same order each run, as Scrapy's default does).
@@ -50,8 +63,8 @@ class SpiderRunnerActor(CrawlActor):
     # Its inbox is usually backlogged: tell the output of several responses in a burst.
     hold_types = frozenset(("scrape_response", "scrape_failure"))
 
-    def __init__(self, crawler, scheduler, pipeline, engine, *, durable=False, start_skip=0,
-                 start_exhausted=False, **kw):
+    def __init__(self, crawler, scheduler, pipeline, engine, *, durable=False, spidermw=None,
+                 start_skip=0, start_exhausted=False, **kw):
         super().__init__(settings=crawler.settings, **kw)
         # On the starting thread, before spider_opened: a handler may take every free
         # file descriptor (tests/test_fds_transient.py).
@@ -66,7 +79,7 @@ class SpiderRunnerActor(CrawlActor):
         # spider middlewares' from_crawler runs there.
         sink = types.SimpleNamespace(requests=self._send_requests, items=self._send_items,
                                      close_spider=self._send_close_spider)
-        self.scraper = Scraper(crawler, sink, start_skip=start_skip,
+        self.scraper = Scraper(crawler, sink, spidermw=spidermw, start_skip=start_skip,
                                start_exhausted=start_exhausted)
         self._paced = collections.deque()  # futures of paced batches (_send_paced)
         # The plain enqueue_requests held for the Scheduler, last of the held messages to
@@ -74,6 +87,9 @@ class SpiderRunnerActor(CrawlActor):
         self._held_enqueue: dict | None = None
         self._enqueues_merged = 0
         self._held_scraped: dict | None = None  # the response_scraped held last for the Engine
+        # engine.download from callbacks: key -> (future, its run), till download_done
+        self._downloads: dict = {}
+        self._download_keys = itertools.count()
 
     def send(self, ref, message) -> None:
         """:meth:`CrawlActor.send <crawlfw.actors._base.CrawlActor.send>`; while a burst
@@ -138,6 +154,12 @@ class SpiderRunnerActor(CrawlActor):
 
     def on_stop(self):
         self.flush_held()
+        abandoned = self.scraper.abandon()
+        if abandoned:  # the Engine answers every download, so only if it stopped first
+            logger.warning("%(n)d spider callbacks still waiting for engine.download() were "
+                           "cancelled as the spider runner stopped", {"n": abandoned},
+                           extra={"spider": self.spider})
+        self._downloads.clear()
         if self.durable:  # the last checkpoint: acks what this run finished
             self._checkpoint(0, self.scheduler)
 
@@ -163,16 +185,54 @@ class SpiderRunnerActor(CrawlActor):
 
     def handle_scrape_response(self, message: messages.ScrapeResponse) -> None:
         request, response = message["request"], message["response"]
-        n_items, n_requests = self.scraper.scrape_response(request, response)
+        counts = self.scraper.scrape_response(request, response)
+        if counts is None:  # parked: waits for engine.download, reported when it ends
+            return
         self.send(self.engine, {"type": "response_scraped", "request": request,
-                                "items": n_items, "requests": n_requests,
+                                "items": counts[0], "requests": counts[1],
                                 "size": len(response.body)})
 
     def handle_scrape_failure(self, message: messages.ScrapeFailure) -> None:
         request = message["request"]
-        n_items, n_requests = self.scraper.scrape_failure(request, message["error"])
+        counts = self.scraper.scrape_failure(request, message["error"])
+        if counts is None:
+            return
         self.send(self.engine, {"type": "response_scraped", "request": request,
-                                "items": n_items, "requests": n_requests, "size": 0})
+                                "items": counts[0], "requests": counts[1], "size": 0})
+
+    # --- engine.download from async callbacks -------------------------------------------
+
+    def callback_download(self, request):
+        """``crawler.engine.download(request)`` called by an ``async def`` callback or
+        errback running on this thread: tell the Engine ``download`` (answered with
+        ``download_done``) and return the future the callback awaits.
+
+        Returns:
+            An ``asyncio.Future`` of this thread's loop: the ``Response``, or the
+            download's exception.
+
+        Raises:
+            crawlfw.spiders._async.NotSuspendable: not called from such a callback (a
+                plain ``def`` one, ``start()``, a middleware): it could not wait.
+        """
+        future, run = external_future()
+        key = next(self._download_keys)
+        self._downloads[key] = (future, run)
+        self.send(self.engine, {"type": "download", "request": request, "key": key,
+                                "reply_to": self.actor_ref})
+        return future
+
+    def handle_download_done(self, message: messages.DownloadDone) -> None:
+        waiting = self._downloads.pop(message["key"], None)
+        if waiting is None:
+            return  # abandoned (stopping)
+        future, run = waiting
+        ended = self.scraper.download_answered(future, run, message.get("response"),
+                                               message.get("error"))
+        for request, response, n_items, n_requests in ended:
+            self.send(self.engine, {"type": "response_scraped", "request": request,
+                                    "items": n_items, "requests": n_requests,
+                                    "size": len(response.body) if response is not None else 0})
 
     # --- the Scraper's sink -------------------------------------------------------------
 

@@ -34,6 +34,7 @@ from crawlfw.actors._tree import (  # noqa: F401 (STOP_TIMEOUT_S: public here to
     CrawlTree,
     _timeout_of,
     _user_actor_classes,
+    build_components,
     check_components,
 )
 from crawlfw.core import _faults
@@ -327,9 +328,11 @@ class Supervisor(CrawlActor):
 
     def _start_tree(self, tree):
         """Start one crawl: check what can be refused in one line (``ACTORS``, the
-        download options, the frontier, the feeds), prepare the plain parts the children
-        need (the downloader pool, the scheduler and its frontier, the opened feeds),
-        then start the children from :data:`CHILD_SPECS`, in order, and open the spider.
+        download options, the frontier, the feeds, the components), prepare the plain
+        parts the children need (the downloader pool, the scheduler and its frontier,
+        the components, then the opened feeds: a component that cannot be built leaves
+        every feed file as it was), then start the children from :data:`CHILD_SPECS`,
+        in order, and open the spider.
 
         Raises:
             CrawlStartError: the start is refused (one line; nothing is left running).
@@ -369,9 +372,14 @@ class Supervisor(CrawlActor):
         tree.job = job = frontier.meta if durable else {}
         try:
             feeds = dict(job.get("feeds", {}))
+            writers = []
             if _feed_export_enabled(crawler.settings):  # one exporter per feed (FEEDS, FEED_URI)
                 # every feed checked before any is opened (an overwrite feed is emptied)
                 writers = prepare_feeds(crawler, feeds_from_settings(crawler.settings), feeds)
+            # The components (user code) are built before any feed file is touched: one
+            # whose constructor raises refuses the start, every feed file as it was.
+            build_components(tree)
+            if writers:
                 open_feeds(crawler, writers)
                 for writer in writers:
                     feeds[writer.key] = writer.checkpoint(fsync=False)

@@ -26,6 +26,7 @@ from crawlfw.commands._command import (
     BaseRunSpiderCommand,
     CrawlfwCommand,
     ScrapyCommand,
+    ScrapyHelpFormatter,
     apply_global_options,
     feed_options,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "ScrapyCommand",
     "CrawlfwCommand",
     "BaseRunSpiderCommand",
+    "ScrapyHelpFormatter",
     "command",
     "apply_global_options",
     "spider_arguments",
@@ -44,6 +46,7 @@ __all__ = [
     "load_spider",
     "fail",
     "report_failure",
+    "start_failure",
     "exit_if_spiders_broken",
     "CommandError",
 ]
@@ -183,6 +186,18 @@ def fail(message: str, status: int = 1):
     """Print ``message`` on standard error and exit with ``status`` (default 1)."""
     print(message, file=sys.stderr)
     sys.exit(status)
+
+
+def start_failure(error: BaseException) -> str:
+    """The one line saying why a crawl could not start: ``"Crawl could not start:
+    <reason>"``, the reason of a :class:`~crawlfw.exceptions.CrawlStartError` (a start
+    refused: a feed, a component that cannot be built...) as it is, any other error
+    prefixed with its type."""
+    from crawlfw.exceptions import CrawlStartError
+
+    if isinstance(error, CrawlStartError):
+        return f"Crawl could not start: {error}"
+    return f"Crawl could not start: {type(error).__name__}: {error}"
 
 
 def exit_if_spiders_broken(error: BaseException, name: str) -> None:

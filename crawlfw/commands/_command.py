@@ -12,7 +12,9 @@ command line (:mod:`crawlfw.cmdline`) runs them as ``scrapy.cmdline`` does:
    (``parse_known_args``: what no option takes is in ``args``)
 3. ``cmd.process_options(args, opts)``
 4. ``cmd.crawler_process = CrawlerProcess(settings)`` (a
-   :class:`~crawlfw.crawler.CrawlerProcessBase`), unless the command's
+   :class:`~crawlfw.crawler.CrawlerProcessBase`; for a Scrapy 2 command an
+   ``AsyncCrawlerProcess`` unless ``FORCE_CRAWLER_PROCESS``, as Scrapy 2.19 does:
+   :func:`crawlfw.commands._custom.crawler_process_class`), unless the command's
    ``requires_crawler_process`` is false (Scrapy 2.12)
 5. ``cmd.run(args, opts)``; the exit status is ``cmd.exitcode``.
 
@@ -20,6 +22,7 @@ A :class:`~crawlfw.exceptions.UsageError` raised in step 3 or 5 exits with statu
 printing the message and, when its ``print_help`` is true, the command's help.
 """
 
+import argparse
 import logging
 import os
 
@@ -27,7 +30,8 @@ from crawlfw import signals
 from crawlfw.exceptions import UsageError
 from crawlfw.utils.conf import arglist_to_dict
 
-__all__ = ["ScrapyCommand", "CrawlfwCommand", "BaseRunSpiderCommand", "feed_options"]
+__all__ = ["ScrapyCommand", "CrawlfwCommand", "BaseRunSpiderCommand", "ScrapyHelpFormatter",
+           "feed_options"]
 
 logger = logging.getLogger("crawlfw.commands")
 
@@ -251,6 +255,44 @@ class BaseRunSpiderCommand(ScrapyCommand):
 
 #: crawlfw's name for :class:`ScrapyCommand` (the same class).
 CrawlfwCommand = ScrapyCommand
+
+
+class ScrapyHelpFormatter(argparse.HelpFormatter):
+    """Scrapy 2's help formatter of class-based commands (the ones whose options are
+    argparse's): the usage and each section heading title-cased and underlined (``=``,
+    or ``-`` for ``Global Options``)::
+
+        Usage
+        =====
+          crawlfw crawl2 [options] <spider>
+
+        Options
+        =======
+          --pages PAGES         pages to crawl
+
+    Args:
+        prog: the program name.
+        indent_increment, max_help_position, width: as :class:`argparse.HelpFormatter`.
+    """
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        super().__init__(prog, indent_increment=indent_increment,
+                         max_help_position=max_help_position, width=width)
+
+    def _join_parts(self, part_strings):
+        return super()._join_parts(self.format_part_strings([*part_strings]))
+
+    def format_part_strings(self, part_strings: list) -> list:
+        """Title-case and underline the headings among ``part_strings`` (the help's
+        pieces, in order; changed in place and returned)."""
+        if part_strings and part_strings[0].startswith("usage: "):
+            part_strings[0] = "Usage\n=====\n  " + part_strings[0][len("usage: "):]
+        headings = [i for i, part in enumerate(part_strings) if part.endswith(":\n")]
+        for index in reversed(headings):
+            char = "-" if "Global Options" in part_strings[index] else "="
+            part_strings[index] = part_strings[index][:-2].title()
+            part_strings.insert(index + 1, "\n" + char * len(part_strings[index]) + "\n")
+        return part_strings
 
 
 def delegate(cmd: ScrapyCommand, func, *args, **kwargs):

@@ -23,16 +23,16 @@ from typing import TYPE_CHECKING
 
 import argh
 
-from crawlfw.commands._command import ScrapyCommand
+from crawlfw.commands._command import ScrapyCommand, ScrapyHelpFormatter
 from crawlfw.exceptions import CrawlStartError, UsageError
 from crawlfw.utils.misc import walk_modules
 
 if TYPE_CHECKING:  # optparse is imported when a class-based command runs
     import optparse
 
-__all__ = ["ENTRY_POINT_GROUP", "iter_command_classes", "get_commands_from_module",
+__all__ = ["ENTRY_POINT_GROUP", "ScrapyArgumentParser", "iter_command_classes", "get_commands_from_module",
            "get_commands_from_entry_points", "may_declare_entry_points", "get_commands_dict",
-           "argh_function", "build_parser", "run_command"]
+           "argh_function", "build_parser", "crawler_process_class", "run_command"]
 
 #: The entry-point group of third-party commands (Scrapy's ``scrapy.commands``).
 ENTRY_POINT_GROUP = "crawlfw.commands"
@@ -192,8 +192,8 @@ def _parser(name: str, cmd: ScrapyCommand) -> "optparse.OptionParser":
 
 
 class ScrapyArgumentParser(argparse.ArgumentParser):
-    """The ``argparse`` parser of a Scrapy 2 command's options (Scrapy 2.19's
-    ``scrapy.cmdline.ScrapyArgumentParser``): an argument starting with ``-:`` is a
+    """Scrapy 2's argument parser of class-based commands (``scrapy.cmdline``): an
+    :class:`argparse.ArgumentParser` that reads an argument starting with ``-:`` as a
     value, not an option, so ``-o -:json`` (standard output, JSON) parses."""
 
     def _parse_optional(self, arg_string):
@@ -206,6 +206,7 @@ def _argparse_parser(name: str, cmd: ScrapyCommand) -> argparse.ArgumentParser:
     return ScrapyArgumentParser(prog=f"crawlfw {name}",
                                 usage=f"crawlfw {name} {cmd.syntax()}",
                                 description=cmd.long_desc(),
+                                formatter_class=ScrapyHelpFormatter,
                                 conflict_handler="resolve")
 
 
@@ -284,18 +285,50 @@ def _run(cmd: ScrapyCommand, args, opts) -> None:
         raise
 
 
+#: Scrapy's asyncio reactor, the ``TWISTED_REACTOR`` under which Scrapy 2.19's command
+#: line makes an ``AsyncCrawlerProcess``.
+_ASYNCIO_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+
+
+def crawler_process_class(settings, *, scrapy2: bool):
+    """The class of a class-based command's ``crawler_process``.
+
+    A command written for Scrapy 2 (its options are argparse's) gets Scrapy 2.19's
+    choice: :class:`~crawlfw.crawler.AsyncCrawlerProcess` (``crawl()`` returns an
+    :class:`asyncio.Task`), unless ``FORCE_CRAWLER_PROCESS`` is true or
+    ``TWISTED_REACTOR`` names another reactor than asyncio's, when it gets
+    :class:`~crawlfw.crawler.CrawlerProcess`. A Scrapy 1.2 command (optparse options)
+    always gets :class:`~crawlfw.crawler.CrawlerProcess` (``crawl()`` returns the
+    Crawler), as in Scrapy 1.2. Both run the crawl in the same actors.
+
+    Args:
+        settings: the command's settings.
+        scrapy2: the command's parser is argparse's.
+
+    Returns:
+        type: ``AsyncCrawlerProcess`` or ``CrawlerProcess``.
+    """
+    from crawlfw.crawler import AsyncCrawlerProcess, CrawlerProcess
+
+    if not scrapy2 or settings.getbool("FORCE_CRAWLER_PROCESS"):
+        return CrawlerProcess
+    reactor = settings.get("TWISTED_REACTOR")
+    if reactor and reactor != _ASYNCIO_REACTOR:
+        return CrawlerProcess
+    return AsyncCrawlerProcess
+
+
 def run_command(name: str, cmd: ScrapyCommand, settings, argv) -> None:
     """Run ``cmd`` as ``scrapy.cmdline.execute`` does, then exit.
 
     ``default_settings`` go into ``settings`` at ``'command'`` priority, ``add_options``
     builds a parser for ``argv`` (optparse, or argparse for a Scrapy 2 command:
     :func:`build_parser`), ``process_options`` and ``run`` follow, with
-    ``cmd.crawler_process`` the crawler process :func:`crawler_process_for` chooses
-    for ``settings`` (Scrapy 2.19's ``AsyncCrawlerProcess`` by default) unless
-    ``cmd.requires_crawler_process`` is false. A crawl that cannot start
-    (:class:`~crawlfw.exceptions.CrawlStartError`: a Scrapy plugin in the settings...)
-    is reported in one ERROR line, "Crawl could not start: ...", without a traceback,
-    and the exit status is then 1 unless the command set another.
+    ``cmd.crawler_process`` made for ``settings`` unless
+    ``cmd.requires_crawler_process`` is false (:func:`crawler_process_class`). A crawl
+    that cannot start (:class:`~crawlfw.exceptions.CrawlStartError`: a Scrapy plugin in
+    the settings...) is reported in one ERROR line, "Crawl could not start: ...",
+    without a traceback, and the exit status is then 1 unless the command set another.
 
     Args:
         name: the command's name (for its usage line).
@@ -315,8 +348,10 @@ def run_command(name: str, cmd: ScrapyCommand, settings, argv) -> None:
     opts, args = parse(argv)
     _run_print_help(parser, cmd.process_options, args, opts)
     if getattr(cmd, "requires_crawler_process", True):
+        process_class = crawler_process_class(
+            settings, scrapy2=isinstance(parser, argparse.ArgumentParser))
         try:
-            cmd.crawler_process = crawler_process_for(settings)
+            cmd.crawler_process = process_class(settings)
         except Exception as e:
             from crawlfw.commands import exit_if_spiders_broken
 
@@ -333,26 +368,3 @@ def run_command(name: str, cmd: ScrapyCommand, settings, argv) -> None:
     if not cmd.exitcode and getattr(cmd.crawler_process, "bootstrap_failed", False):
         cmd.exitcode = 1  # a crawl could not start (crawlfw's exit status rule)
     sys.exit(cmd.exitcode)
-
-
-_ASYNCIO_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
-
-
-def crawler_process_for(settings):
-    """The crawler process a project's command gets as ``cmd.crawler_process``: Scrapy
-    2.19's choice, an :class:`~crawlfw.crawler.AsyncCrawlerProcess` when
-    ``TWISTED_REACTOR`` is the asyncio reactor (the default) and
-    ``FORCE_CRAWLER_PROCESS`` is false, or ``TWISTED_REACTOR_ENABLED`` is false; else
-    a :class:`~crawlfw.crawler.CrawlerProcess`. Both run the crawls in crawlfw's actors;
-    they differ in what ``crawl()`` returns (an ``asyncio.Task``, or the Crawler).
-
-    Args:
-        settings: the command's :class:`~crawlfw.settings.Settings`.
-    """
-    from crawlfw.crawler import AsyncCrawlerProcess, CrawlerProcess
-
-    if ((settings.get("TWISTED_REACTOR") == _ASYNCIO_REACTOR
-         and not settings.getbool("FORCE_CRAWLER_PROCESS"))
-            or not settings.getbool("TWISTED_REACTOR_ENABLED", True)):
-        return AsyncCrawlerProcess(settings)
-    return CrawlerProcess(settings)

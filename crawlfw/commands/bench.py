@@ -18,7 +18,7 @@ import sys
 import threading
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-from crawlfw.commands import ScrapyCommand, command, fail
+from crawlfw.commands import ScrapyCommand, command, fail, start_failure
 from crawlfw.commands._command import delegate
 from crawlfw.http import Request
 from crawlfw.linkextractors import LinkExtractor
@@ -147,7 +147,7 @@ def run_bench(settings, process=None) -> None:
             process.crawl(_BenchSpider, total=100000, baseurl=server.url)
         except Exception as e:
             process.shutdown()
-            fail(f"Crawl could not start: {type(e).__name__}: {e}")
+            fail(start_failure(e))
         process.start()
 
 

@@ -10,7 +10,14 @@ import sys
 import argh
 from w3lib.url import is_url
 
-from crawlfw.commands import ScrapyCommand, command, fail, load_spider, report_failure
+from crawlfw.commands import (
+    ScrapyCommand,
+    command,
+    fail,
+    load_spider,
+    report_failure,
+    start_failure,
+)
 from crawlfw.commands._command import delegate
 from crawlfw.exceptions import IgnoreRequest, UsageError
 from crawlfw.http import Request
@@ -95,7 +102,7 @@ def fetch_one(settings, url, *, spider=None, no_redirect=False, on_response,
         process.crawl(spidercls, start_requests=lambda: [request])
     except Exception as e:
         process.shutdown()
-        fail(f"Crawl could not start: {type(e).__name__}: {e}")
+        fail(start_failure(e))
     process.start()
     if not got:
         _report_nothing_fetched(request, errors)

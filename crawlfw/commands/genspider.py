@@ -28,17 +28,33 @@ def sanitize_module_name(module_name: str) -> str:
     return module_name
 
 
-def _find_template(settings, template):
-    template_file = join(templates_dir(settings, "spiders"), f"{template}.tmpl")
+def extract_domain(url: str) -> str:
+    """Scrapy 2's helper: the network location of ``url`` (``host[:port]``; '' for a
+    URL without ``//``)."""
+    return urlparse(url).netloc
+
+
+def verify_url_scheme(url: str) -> str:
+    """Scrapy 2's helper: ``url`` with ``https://`` put before it when it has neither a
+    scheme nor a network location (``example.com/a`` -> ``https://example.com/a``);
+    other URLs unchanged."""
+    parsed = urlparse(url)
+    if parsed.scheme == "" and parsed.netloc == "":
+        parsed = urlparse("//" + url)._replace(scheme="https")
+    return parsed.geturl()
+
+
+def _find_template(settings, template, directory=None):
+    template_file = join(directory or templates_dir(settings, "spiders"), f"{template}.tmpl")
     if exists(template_file):
         return template_file
     fail(f"Unable to find template: {template}\n\n"
          'Use "crawlfw genspider --list" to see all available templates.')
 
 
-def _list_templates(settings):
+def _list_templates(settings, directory=None):
     print("Available templates:")
-    for filename in sorted(os.listdir(templates_dir(settings, "spiders"))):
+    for filename in sorted(os.listdir(directory or templates_dir(settings, "spiders"))):
         if filename.endswith(".tmpl"):
             print(f"  {splitext(filename)[0]}")
 
@@ -125,11 +141,18 @@ def genspider(name=None, domain=None, *, settings=None, list=False,  # noqa: A00
     Exit status 1 when the template is unknown, the spider exists (without ``--force``)
     or would have the project's name.
     """
+    _run(settings, name, domain, list=list, edit=edit, dump=dump, template=template,
+         force=force, directory=templates_dir(settings, "spiders"))
+
+
+def _run(settings, name, domain, *, list, edit, dump, template, force,  # noqa: A002
+         directory):
+    """genspider's work, the templates read from ``directory``."""
     if list:
-        _list_templates(settings)
+        _list_templates(settings, directory)
         return
     if dump:
-        template_file = _find_template(settings, dump)
+        template_file = _find_template(settings, dump, directory)
         with open(template_file, encoding="utf-8") as f:
             print(f.read())
         return
@@ -145,7 +168,7 @@ def genspider(name=None, domain=None, *, settings=None, list=False,  # noqa: A00
     else:
         if not force:
             fail(f"Spider {name!r} already exists in module:\n  {spidercls.__module__}")
-    template_file = _find_template(settings, template)
+    template_file = _find_template(settings, template, directory)
     _genspider(settings, module, name, domain, template, template_file)
     if edit:
         status = subprocess.call([sys.executable, "-m", "crawlfw.cmdline", "edit", name])
@@ -178,8 +201,16 @@ class Command(ScrapyCommand):
         parser.add_option("--force", dest="force", action="store_true",
                           help="If the spider already exists, overwrite it with the template")
 
+    @property
+    def templates_dir(self) -> str:
+        """The directory of the spider templates (``TEMPLATES_DIR/spiders``; Scrapy 2's
+        property): a subclass overriding it makes ``genspider`` read its own."""
+        return templates_dir(self.settings, "spiders")
+
     def run(self, args, opts):
         if not (opts.list or opts.dump) and len(args) != 2:
             raise UsageError()
-        delegate(self, genspider.impl, *args[:2], settings=self.settings, list=opts.list,
-                 edit=opts.edit, dump=opts.dump, template=opts.template, force=opts.force)
+        name, domain = ([*args[:2]] + [None, None])[:2]
+        delegate(self, _run, self.settings, name, domain, list=opts.list, edit=opts.edit,
+                 dump=opts.dump, template=opts.template, force=opts.force,
+                 directory=self.templates_dir)

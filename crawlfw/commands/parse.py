@@ -25,8 +25,8 @@ from crawlfw.commands import (
     command,
     fail,
     feed_options,
-    load_spider,
     spider_arguments,
+    start_failure,
 )
 from crawlfw.commands._command import delegate
 from crawlfw.exceptions import UsageError
@@ -39,57 +39,6 @@ from crawlfw.utils.spider import iterate_spider_output, spidercls_for_request
 logger = logging.getLogger(__name__)
 
 
-class _Results:
-    """Items and requests per depth level (1 = the URL's own response)."""
-
-    def __init__(self):
-        self.items = {}
-        self.requests = {}
-        self.first_response = None
-
-    @property
-    def max_level(self) -> int:
-        levels = list(self.items) + list(self.requests)
-        return max(levels) if levels else 0
-
-    def add_items(self, lvl, new_items):
-        self.items[lvl] = self.items.get(lvl, []) + new_items
-
-    def add_requests(self, lvl, new_reqs):
-        self.requests[lvl] = self.requests.get(lvl, []) + new_reqs
-
-    def print_items(self, lvl=None, colour=True):
-        if lvl is None:
-            items = [item for lst in self.items.values() for item in lst]
-        else:
-            items = self.items.get(lvl, [])
-        print("# Scraped Items ", "-" * 60)
-        display.pprint([_item_dict(x) for x in items], colorize=colour)
-
-    def print_requests(self, lvl=None, colour=True):
-        if lvl is None:
-            requests = self.requests[max(self.requests)] if self.requests else []
-        else:
-            requests = self.requests.get(lvl, [])
-        print("# Requests ", "-" * 65)
-        display.pprint(requests, colorize=colour)
-
-    def print_results(self, *, verbose, noitems, nolinks, colour):
-        if verbose:
-            for level in range(1, self.max_level + 1):
-                print(f"\n>>> DEPTH LEVEL: {level} <<<")
-                if not noitems:
-                    self.print_items(level, colour)
-                if not nolinks:
-                    self.print_requests(level, colour)
-        else:
-            print(f"\n>>> STATUS DEPTH LEVEL {self.max_level} <<<")
-            if not noitems:
-                self.print_items(colour=colour)
-            if not nolinks:
-                self.print_requests(colour=colour)
-
-
 def _item_dict(item):
     """A dict of ``item``'s fields: ``dict(item)`` for dicts and Items, else
     ``ItemAdapter(item).asdict()`` (dataclass, attrs, pydantic items)."""
@@ -100,74 +49,12 @@ def _item_dict(item):
     return ItemAdapter(item).asdict()
 
 
-def _run_callback(response, cb, cb_kwargs=None):
-    items, requests = [], []
-    for x in iterate_spider_output(cb(response, **(cb_kwargs or {}))):
-        if isinstance(x, ITEM_TYPES):
-            items.append(x)
-        elif isinstance(x, Request):
-            requests.append(x)
-    return items, requests
-
-
-def _callback_from_rules(spider, response):
-    """The callback of the first CrawlSpider rule whose link extractor matches the URL."""
-    if getattr(spider, "rules", None):
-        for rule in spider.rules:
-            if rule.link_extractor.matches(response.url) and rule.callback:
-                return rule.callback
-    else:
-        logger.error("No CrawlSpider rules found in spider %(spider)r, please specify a "
-                     "callback to use for parsing", {"spider": spider.name})
-    return None
-
-
-def _parsing_spidercls(spidercls, url, results, *, callback, rules, depth, pipelines,
-                       meta=None, cb_kwargs=None):
-    """A subclass of ``spidercls`` whose only start request is ``url`` (with ``meta``
-    and ``cb_kwargs``), parsed by the recording callback below (on the spider runner's
-    thread)."""
-
-    def parse_callback(spider, response, **kwargs):
-        if results.first_response is None:
-            results.first_response = response
-        cb = response.meta["_callback"]
-        if not cb:
-            if rules and results.first_response is response:
-                cb = _callback_from_rules(spider, response)
-                if not cb:
-                    logger.error("Cannot find a rule that matches %(url)r in spider: %(spider)s",
-                                 {"url": response.url, "spider": spider.name})
-                    return None
-            else:
-                cb = "parse"
-        if not callable(cb):
-            cb_method = getattr(spider, cb, None)
-            if callable(cb_method):
-                cb = cb_method
-            else:
-                logger.error("Cannot find callback %(callback)r in spider: %(spider)s",
-                             {"callback": cb, "spider": spider.name})
-                return None
-        level = response.meta["_depth"]
-        items, requests = _run_callback(response, cb, kwargs)
-        results.add_items(level, items)
-        results.add_requests(level, requests)
-        output = list(items) if pipelines else []  # the crawl's item pipelines process them
-        if level < depth:
-            for req in requests:
-                req.meta["_depth"] = level + 1
-                req.meta["_callback"] = req.callback
-                req.callback = lambda r, _spider=spider, **kw: parse_callback(_spider, r, **kw)
-            output.extend(requests)
-        return output
+def _parsing_spidercls(spidercls, url, cmd, opts):
+    """A subclass of ``spidercls`` whose only start request is ``url``, made by
+    ``cmd.prepare_request`` (with ``opts.meta`` and ``opts.cbkwargs``)."""
 
     def start_requests(self):
-        request = Request(url, callback=lambda r, **kw: parse_callback(self, r, **kw),
-                          meta=meta, cb_kwargs=cb_kwargs)
-        request.meta["_depth"] = 1
-        request.meta["_callback"] = callback
-        return [request]
+        return [cmd.prepare_request(self, Request(url), opts)]
 
     return type(spidercls.__name__, (spidercls,), {
         "start_requests": start_requests,
@@ -246,8 +133,14 @@ def _json_object_option(option, text):
 
 def run_parse(settings, url, *, spider=None, spargs=None, pipelines=False, nolinks=False,
               noitems=False, nocolour=False, rules=False, callback=None, depth=1,
-              verbose=False, process=None, meta=None, cb_kwargs=None) -> None:
+              verbose=False, process=None, meta=None, cb_kwargs=None,
+              parse_command=None) -> None:
     """Crawl ``url`` with its spider and print what the callback produced, level by level.
+
+    The work is done by the methods of ``parse_command``, a :class:`Command` (Scrapy 2's members:
+    ``set_spidercls``, ``start_parsing``, ``prepare_request``, ``run_callback``,
+    ``scraped_data``, ``print_results``...), so a project's subclass of it changes
+    what it overrides.
 
     Args:
         settings: the :class:`~crawlfw.settings.Settings`.
@@ -258,50 +151,275 @@ def run_parse(settings, url, *, spider=None, spargs=None, pipelines=False, nolin
         cb_kwargs: keyword arguments of the first callback (``--cbkwargs``), or None.
         process: the :class:`~crawlfw.crawler.CrawlerProcess` to crawl with (default: a
             new one for ``settings``).
+        parse_command: the :class:`Command` whose methods run the parse (default: a
+            new one).
         Other arguments: the ``parse`` command's options of the same names.
 
     Raises:
         SystemExit: 1 when no spider handles the URL, the named spider does not exist or
             nothing was downloaded.
     """
+    import argparse
+
     from crawlfw.crawler import CrawlerProcess
 
-    spargs = spargs or {}
+    opts = argparse.Namespace(spider=spider, spargs=spargs or {}, pipelines=pipelines,
+                              nolinks=nolinks, noitems=noitems, nocolour=nocolour,
+                              rules=rules, callback=callback, depth=depth, verbose=verbose,
+                              meta=meta, cbkwargs=cb_kwargs, output=None)
+    cmd = parse_command
+    if cmd is None:
+        cmd = Command()
+        cmd.settings = settings
     if process is None:
         process = CrawlerProcess(settings)
-    loader = process.spider_loader
-    if spider:
-        spidercls = load_spider(loader, spider)
-    else:
-        spidercls = spidercls_for_request(loader, Request(url))
-        if spidercls is None:
-            process.shutdown()
-            fail(f"Unable to find spider for: {url}")
+    cmd.crawler_process = process
+    cmd.set_spidercls(url, opts)
+    if cmd.spidercls is None:
+        process.shutdown()
+        fail(cmd._spidercls_error or f"Unable to find spider for: {url}")
     if depth <= 0:
         return
-    results = _Results()
-    parsing_cls = _parsing_spidercls(spidercls, url, results, callback=callback, rules=rules,
-                                     depth=depth, pipelines=pipelines, meta=meta,
-                                     cb_kwargs=cb_kwargs)
-    try:
-        process.crawl(parsing_cls, **spargs)
-    except Exception as e:
-        process.shutdown()
-        fail(f"Crawl could not start: {type(e).__name__}: {e}")
-    process.start()
-    if results.first_response is None:
-        logger.error("No response downloaded for: %(url)s", {"url": url})
-    results.print_results(verbose=verbose, noitems=noitems, nolinks=nolinks,
-                          colour=not nocolour)
+    cmd.start_parsing(url, opts)
+    cmd.print_results(opts)
     sys.stdout.flush()
-    if results.first_response is None:
+    if cmd.first_response is None:
         sys.exit(1)
 
 
 class Command(ScrapyCommand):
-    """``crawlfw parse [options] <url>`` (Scrapy 1.2's parse command)."""
+    """``crawlfw parse [options] <url>`` (Scrapy 1.2's parse command), with Scrapy 2's
+    members: the results per depth level (:attr:`items`, :attr:`requests`,
+    :attr:`first_response`, :attr:`max_level`), and the steps ``crawlfw parse`` runs
+    through (:meth:`set_spidercls`, :meth:`start_parsing`, :meth:`prepare_request`,
+    :meth:`run_callback`, :meth:`scraped_data`, :meth:`print_results`...): a project's
+    subclass overriding one changes that step. ``opts`` is the parsed options (an
+    ``optparse``/``argparse`` namespace with the option names as attributes).
+
+    Attributes:
+        items (dict[int, list]): the items scraped, per depth level (1: the URL's).
+        requests (dict[int, list[Request]]): the requests made, per depth level.
+        first_response: the URL's response, once downloaded (else None).
+        spidercls: the spider class used (:meth:`set_spidercls`).
+        spider: the running spider (set by the first :meth:`prepare_request`).
+    """
 
     requires_project = True
+    spider = None
+    spidercls = None
+    first_response = None
+    items: dict = {}  # (per instance: __init__)
+    requests: dict = {}
+
+    def __init__(self):
+        super().__init__()
+        self.items = {}
+        self.requests = {}
+        self._spidercls_error = None
+        self.pcrawler = None
+
+    # --- results ----------------------------------------------------------------------
+
+    @property
+    def max_level(self) -> int:
+        """The deepest level with items or requests (0: none)."""
+        levels = [*self.items, *self.requests]
+        return max(levels) if levels else 0
+
+    def add_items(self, lvl, new_items):
+        """Record ``new_items`` (list) at depth level ``lvl`` (int)."""
+        self.items[lvl] = self.items.get(lvl, []) + new_items
+
+    def add_requests(self, lvl, new_reqs):
+        """Record ``new_reqs`` (list of Request) at depth level ``lvl`` (int)."""
+        self.requests[lvl] = self.requests.get(lvl, []) + new_reqs
+
+    def print_items(self, lvl=None, colour=True):
+        """Print the items of level ``lvl`` (None: of every level)."""
+        if lvl is None:
+            items = [item for lst in self.items.values() for item in lst]
+        else:
+            items = self.items.get(lvl, [])
+        print("# Scraped Items ", "-" * 60)
+        display.pprint([_item_dict(x) for x in items], colorize=colour)
+
+    def print_requests(self, lvl=None, colour=True):
+        """Print the requests of level ``lvl`` (None: of the deepest level)."""
+        if lvl is None:
+            requests = self.requests[max(self.requests)] if self.requests else []
+        else:
+            requests = self.requests.get(lvl, [])
+        print("# Requests ", "-" * 65)
+        display.pprint(requests, colorize=colour)
+
+    def print_results(self, opts):
+        """Print the results as ``opts`` say (``verbose``, ``noitems``, ``nolinks``,
+        ``nocolour``)."""
+        colour = not opts.nocolour
+        if opts.verbose:
+            for level in range(1, self.max_level + 1):
+                print(f"\n>>> DEPTH LEVEL: {level} <<<")
+                if not opts.noitems:
+                    self.print_items(level, colour)
+                if not opts.nolinks:
+                    self.print_requests(level, colour)
+        else:
+            print(f"\n>>> STATUS DEPTH LEVEL {self.max_level} <<<")
+            if not opts.noitems:
+                self.print_items(colour=colour)
+            if not opts.nolinks:
+                self.print_requests(colour=colour)
+
+    # --- running a callback -------------------------------------------------------------
+
+    def handle_exception(self, _failure):
+        """Log an error raised while iterating a callback's async output (Scrapy's
+        message)."""
+        from crawlfw.utils.log import failure_to_exc_info
+
+        logger.error("An error is caught while iterating the async iterable",
+                     exc_info=failure_to_exc_info(_failure))
+
+    def iterate_spider_output(self, result):
+        """Returns: a callback's ``result`` as an iterable (a coroutine is run, an async
+        generator stepped: :func:`crawlfw.utils.spider.iterate_spider_output`)."""
+        return iterate_spider_output(result)
+
+    def run_callback(self, response, callback, cb_kwargs=None):
+        """Call ``callback(response, **cb_kwargs)``.
+
+        Returns:
+            list: its output (items and requests), in order. Scrapy 2 returns a
+            Deferred of it; the parse runs on the spider runner's thread here.
+        """
+        return list(self.iterate_spider_output(callback(response, **(cb_kwargs or {}))))
+
+    def get_callback_from_rules(self, spider, response):
+        """The callback of the first ``CrawlSpider`` rule whose link extractor matches
+        the response's URL and that has a callback (Scrapy 1.2's rule), or None (an
+        ERROR is logged when the spider has no rules)."""
+        if getattr(spider, "rules", None):
+            for rule in spider.rules:
+                if rule.link_extractor.matches(response.url) and rule.callback:
+                    return rule.callback
+        else:
+            logger.error("No CrawlSpider rules found in spider %(spider)r, please specify a "
+                         "callback to use for parsing", {"spider": spider.name})
+        return None
+
+    def _get_callback(self, spider, opts, response):
+        """The callback for ``response``; None (an ERROR logged) when there is none."""
+        cb = response.meta["_callback"]
+        if not cb:
+            if opts.callback:
+                cb = opts.callback
+            elif opts.rules and self.first_response is response:
+                cb = self.get_callback_from_rules(spider, response)
+                if not cb:
+                    logger.error("Cannot find a rule that matches %(url)r in spider: %(spider)s",
+                                 {"url": response.url, "spider": spider.name})
+                    return None
+            else:
+                cb = "parse"
+        if not callable(cb):
+            cb_method = getattr(spider, cb, None)
+            if not callable(cb_method):
+                logger.error("Cannot find callback %(callback)r in spider: %(spider)s",
+                             {"callback": cb, "spider": spider.name})
+                return None
+            cb = cb_method
+        return cb
+
+    def prepare_request(self, spider, request, opts):
+        """Make ``request`` the parse's: ``opts.meta`` and ``opts.cbkwargs`` added, depth
+        1, and a callback that records what the real callback (``-c``, ``--rules``, the
+        request's, else ``parse``) produces (:meth:`run_callback`,
+        :meth:`scraped_data`).
+
+        Returns:
+            The request.
+        """
+        self.spider = spider
+
+        def callback(response, **cb_kwargs):
+            if self.first_response is None:
+                self.first_response = response
+            cb = self._get_callback(spider, opts, response)
+            if cb is None:
+                return None
+            depth = response.meta["_depth"]
+            output = self.run_callback(response, cb, cb_kwargs)
+            items = [x for x in output if isinstance(x, ITEM_TYPES)]
+            requests = [x for x in output if isinstance(x, Request)]
+            return self.scraped_data((items, requests, opts, depth, spider, callback))
+
+        if opts.meta:
+            request.meta.update(opts.meta)
+        if opts.cbkwargs:
+            request.cb_kwargs.update(opts.cbkwargs)
+        request.meta["_depth"] = 1
+        request.meta["_callback"] = request.callback
+        request.callback = callback
+        return request
+
+    def scraped_data(self, args):
+        """Record one callback's output and return what goes on in the crawl.
+
+        Args:
+            args: ``(items, requests, opts, depth, spider, callback)`` (Scrapy 2's
+                tuple): the output, the options, its depth level, the spider and the
+                recording callback for the requests followed.
+
+        Returns:
+            list: the items when ``opts.pipelines`` (the crawl's item pipelines process
+            them), and, below ``opts.depth``, the requests, given the recording callback.
+        """
+        items, requests, opts, depth, spider, callback = args
+        self.add_items(depth, items)
+        self.add_requests(depth, requests)
+        output = list(items) if opts.pipelines or getattr(opts, "output", None) else []
+        if depth < opts.depth:
+            for req in requests:
+                req.meta["_depth"] = depth + 1
+                req.meta["_callback"] = req.callback
+                req.callback = callback
+            output.extend(requests)
+        return output
+
+    # --- the command's steps ------------------------------------------------------------
+
+    def set_spidercls(self, url, opts):
+        """Set :attr:`spidercls`: the spider ``opts.spider`` names, else the project
+        spider that handles ``url``; None when there is none (the reason is logged at
+        ERROR, and the command exits with status 1)."""
+        loader = self.crawler_process.spider_loader
+        self.spidercls = None
+        if opts.spider:
+            try:
+                self.spidercls = loader.load(opts.spider)
+            except KeyError:
+                self._spidercls_error = f"Spider not found: {opts.spider}"
+        else:
+            self.spidercls = spidercls_for_request(loader, Request(url))
+            if self.spidercls is None:
+                self._spidercls_error = f"Unable to find spider for: {url}"
+
+    def start_parsing(self, url, opts):
+        """Crawl ``url`` with a subclass of :attr:`spidercls` whose only start request is
+        :meth:`prepare_request`'s, until the crawl ends (``opts.spargs`` go to the
+        spider). Exit status 1 when the crawl could not start."""
+        self.pcrawler = self.crawler_process.create_crawler(
+            _parsing_spidercls(self.spidercls, url, self, opts))
+        try:
+            self.crawler_process.crawl(self.pcrawler, **(opts.spargs or {}))
+        except Exception as e:
+            self.crawler_process.shutdown()
+            fail(start_failure(e))
+        self.crawler_process.start()
+        if self.crawler_process.bootstrap_failed:
+            self.exitcode = 1
+        if self.first_response is None:
+            logger.error("No response downloaded for: %(url)s", {"url": url})
 
     def syntax(self):
         return "[options] <url>"
@@ -347,9 +465,34 @@ class Command(ScrapyCommand):
         ScrapyCommand.process_options(self, args, opts)
         try:
             opts.spargs = spider_arguments(opts.spargs)
-            opts.meta = _json_object_option("--meta", opts.meta)
-            opts.cbkwargs = _json_object_option("--cbkwargs", opts.cbkwargs)
+        except UsageError as e:
+            raise UsageError(str(e), print_help=False) from None
+        self.process_request_meta(opts)
+        self.process_request_cb_kwargs(opts)
+        try:
             feed_options(self.settings, opts.output, None, opts.overwrite_output)
+        except UsageError as e:
+            raise UsageError(str(e), print_help=False) from None
+
+    def process_request_meta(self, opts):
+        """Parse ``opts.meta`` (``-m``/``--meta``) as a JSON object, in place.
+
+        Raises:
+            UsageError: it is not a JSON object.
+        """
+        try:
+            opts.meta = _json_object_option("--meta", opts.meta)
+        except UsageError as e:
+            raise UsageError(str(e), print_help=False) from None
+
+    def process_request_cb_kwargs(self, opts):
+        """Parse ``opts.cbkwargs`` (``--cbkwargs``) as a JSON object, in place.
+
+        Raises:
+            UsageError: it is not a JSON object.
+        """
+        try:
+            opts.cbkwargs = _json_object_option("--cbkwargs", opts.cbkwargs)
         except UsageError as e:
             raise UsageError(str(e), print_help=False) from None
 
@@ -362,4 +505,5 @@ class Command(ScrapyCommand):
                  nolinks=opts.nolinks,
                  noitems=opts.noitems, nocolour=opts.nocolour, rules=opts.rules,
                  callback=opts.callback, depth=opts.depth, verbose=opts.verbose,
-                 process=self.crawler_process, meta=opts.meta, cb_kwargs=opts.cbkwargs)
+                 process=self.crawler_process, meta=opts.meta, cb_kwargs=opts.cbkwargs,
+                 parse_command=self)

@@ -10,7 +10,7 @@ import traceback
 
 import argh
 
-from crawlfw.commands import ScrapyCommand, command, fail, load_spider
+from crawlfw.commands import ScrapyCommand, command, fail, load_spider, start_failure
 from crawlfw.commands._command import delegate
 from crawlfw.exceptions import DownloadError
 from crawlfw.http import Request
@@ -137,7 +137,7 @@ def run_shell(settings, url=None, *, code=None, spider=None, process=None,
         try:
             crawler = start_shell_crawler(process, spidercls)
         except Exception as e:
-            fail(f"Crawl could not start: {type(e).__name__}: {e}")
+            fail(start_failure(e))
         try:
             sh = Shell(crawler, update_vars=update_vars, code=code)
             try:

@@ -24,7 +24,9 @@ TEMPLATES_TO_RENDER = (
     ("${project_name}", "pipelines.py.tmpl"),
 )
 
-_IGNORE = shutil.ignore_patterns("*.pyc", "__pycache__", ".svn")
+#: What is not copied from the project template (Scrapy's ``IGNORE``): a
+#: :func:`shutil.ignore_patterns` function.
+IGNORE = shutil.ignore_patterns("*.pyc", "__pycache__", ".svn")
 
 _VALID_NAME = re.compile(r"^[_a-zA-Z]\w*$", re.ASCII)
 
@@ -75,6 +77,11 @@ def startproject(project_name, project_dir=None, *, settings=None):
     Exit status 1 when ``project_dir`` already holds a ``crawlfw.cfg`` or the name is
     not valid (see :func:`name_error`).
     """
+    _run(settings, project_name, project_dir, templates_dir(settings, "project"))
+
+
+def _run(settings, project_name, project_dir, template_dir):
+    """startproject's work, from the project template in ``template_dir``."""
     project_dir = project_dir or project_name
     if exists(join(project_dir, "crawlfw.cfg")):
         fail(f"Error: crawlfw.cfg already exists in {abspath(project_dir)}")
@@ -83,8 +90,7 @@ def startproject(project_name, project_dir=None, *, settings=None):
         fail(error)
     if exists(join(project_dir, project_name)):
         fail(f"Error: {abspath(join(project_dir, project_name))} already exists")
-    template_dir = templates_dir(settings, "project")
-    shutil.copytree(template_dir, abspath(project_dir), ignore=_IGNORE, dirs_exist_ok=True)
+    shutil.copytree(template_dir, abspath(project_dir), ignore=IGNORE, dirs_exist_ok=True)
     shutil.move(join(project_dir, "module"), join(project_dir, project_name))
     _make_writable(project_dir)
     for paths in TEMPLATES_TO_RENDER:
@@ -113,7 +119,14 @@ class Command(ScrapyCommand):
     def short_desc(self):
         return "Create new project"
 
+    @property
+    def templates_dir(self) -> str:
+        """The project template's directory (``TEMPLATES_DIR/project``; Scrapy 2's
+        property): a subclass overriding it makes ``startproject`` copy its own."""
+        return templates_dir(self.settings, "project")
+
     def run(self, args, opts):
         if len(args) not in (1, 2):
             raise UsageError()
-        delegate(self, startproject.impl, *args, settings=self.settings)
+        project_name, project_dir = ([*args] + [None])[:2]
+        delegate(self, _run, self.settings, project_name, project_dir, self.templates_dir)

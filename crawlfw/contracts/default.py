@@ -1,6 +1,7 @@
-"""The contracts enabled by default (``SPIDER_CONTRACTS_BASE``), Scrapy 1.2's
-``scrapy.contracts.default``, plus two of later Scrapy (``@cb_kwargs``, ``@meta``) that
-can be enabled in ``SPIDER_CONTRACTS``.
+"""The contracts enabled by default (``SPIDER_CONTRACTS_BASE``): Scrapy 1.2's
+``scrapy.contracts.default`` (``@url``, ``@returns``, ``@scrapes``) and Scrapy 2's
+(``@cb_kwargs``, ``@meta``; Scrapy 2.19's ``@method``, ``@body``, ``@header``,
+``@cookie``), as in Scrapy 2.19's ``SPIDER_CONTRACTS_BASE``.
 """
 
 import json
@@ -16,6 +17,10 @@ __all__ = [
     "ScrapesContract",
     "CallbackKeywordArgumentsContract",
     "MetadataContract",
+    "MethodContract",
+    "BodyContract",
+    "HeaderContract",
+    "CookieContract",
 ]
 
 
@@ -66,6 +71,95 @@ class MetadataContract(Contract):
         return args
 
 
+class MethodContract(Contract):
+    """``@method METHOD``: the request's HTTP method (Scrapy 2.19).
+
+    Example: ``@method POST``
+
+    Raises:
+        ValueError: no method given, or more than one word.
+    """
+
+    name = "method"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if len(self.args) != 1 or not self.args[0]:
+            raise ValueError(f"@method takes one HTTP method, got {' '.join(self.args)!r}")
+
+    def adjust_request_args(self, args):
+        args["method"] = self.args[0]
+        return args
+
+
+class BodyContract(Contract):
+    """``@body TEXT``: the request's body, the rest of the line (its words joined by one
+    space; Scrapy 2.19).
+
+    Example: ``@body field1=value1&field2=value2``
+    """
+
+    name = "body"
+
+    def adjust_request_args(self, args):
+        args["body"] = " ".join(self.args)
+        return args
+
+
+class HeaderContract(Contract):
+    """``@header NAME VALUE``: one header of the request, one line per header; the
+    value is the rest of the line (Scrapy 2.19).
+
+    Example: ``@header Accept-Language fr``
+
+    Raises:
+        ValueError: no header name given.
+    """
+
+    name = "header"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.args or not self.args[0]:
+            raise ValueError("@header takes a header name and its value")
+
+    def adjust_request_args(self, args):
+        args["headers"] = {**(args.get("headers") or {}),
+                           self.args[0]: " ".join(self.args[1:])}
+        return args
+
+
+class CookieContract(Contract):
+    """``@cookie NAME VALUE``: one cookie of the request, one line per cookie; the value
+    is the rest of the line (Scrapy 2.19).
+
+    Example: ``@cookie session abc123``
+
+    Raises:
+        ValueError: no cookie name given.
+    """
+
+    name = "cookie"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.args or not self.args[0]:
+            raise ValueError("@cookie takes a cookie name and its value")
+
+    def adjust_request_args(self, args):
+        args["cookies"] = {**(args.get("cookies") or {}),
+                           self.args[0]: " ".join(self.args[1:])}
+        return args
+
+
+def _is_request(obj) -> bool:
+    return isinstance(obj, Request)
+
+
+def _is_item(obj) -> bool:
+    return isinstance(obj, ITEM_TYPES)
+
+
 def _json_object(name, words):
     text = " ".join(words)
     try:
@@ -85,6 +179,10 @@ class ReturnsContract(Contract):
 
     Examples: ``@returns requests``, ``@returns items 1 10``, ``@returns request 0 0``.
 
+    KIND is looked up in ``object_type_verifiers`` (Scrapy 2.19: ``{kind: callable(obj)
+    -> bool}``), then in ``objects`` (``{kind: class or tuple of classes}``): a subclass
+    adds kinds to either.
+
     Raises:
         ValueError: not 1 to 3 arguments, an unknown KIND, or bounds that are not
             integers.
@@ -99,6 +197,12 @@ class ReturnsContract(Contract):
         "item": ITEM_TYPES,
         "items": ITEM_TYPES,
     }
+    object_type_verifiers = {
+        "request": _is_request,
+        "requests": _is_request,
+        "item": _is_item,
+        "items": _is_item,
+    }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -108,13 +212,18 @@ class ReturnsContract(Contract):
                 f"got {' '.join(self.args)!r}"
             )
         self.obj_name = self.args[0]
-        try:
-            self.obj_type = self.objects[self.obj_name]
-        except KeyError:
-            raise ValueError(
-                f"@returns: unknown kind {self.obj_name!r} "
-                f"(expected one of {', '.join(sorted(self.objects))})"
-            ) from None
+        self.obj_type = self.objects.get(self.obj_name)
+        verifier = self.object_type_verifiers.get(self.obj_name)
+        if verifier is None:
+            if self.obj_type is None:
+                kinds = sorted({*self.objects, *self.object_type_verifiers})
+                raise ValueError(f"@returns: unknown kind {self.obj_name!r} "
+                                 f"(expected one of {', '.join(kinds)})")
+            obj_type = self.obj_type
+
+            def verifier(obj):
+                return isinstance(obj, obj_type)
+        self.obj_type_verifier = verifier
         try:
             self.min_bound = int(self.args[1]) if len(self.args) > 1 else 1
             self.max_bound = int(self.args[2]) if len(self.args) > 2 else float("inf")
@@ -124,7 +233,8 @@ class ReturnsContract(Contract):
             ) from None
 
     def post_process(self, output):
-        occurrences = sum(1 for x in output if isinstance(x, self.obj_type))
+        verifier = self.obj_type_verifier
+        occurrences = sum(1 for x in output if verifier(x))
         if not self.min_bound <= occurrences <= self.max_bound:
             if self.min_bound == self.max_bound:
                 expected = self.min_bound

@@ -54,7 +54,7 @@ class CookiesMiddleware:
             raise NotConfigured
         return cls(crawler.settings.getbool("COOKIES_DEBUG"))
 
-    def process_request(self, request, spider):
+    def process_request(self, request, spider=None):
         if request.meta.get("dont_merge_cookies", False):
             return
         jar = self.jars[request.meta.get("cookiejar")]
@@ -65,7 +65,7 @@ class CookiesMiddleware:
         jar.add_cookie_header(request)
         self._debug_cookie(request, spider)
 
-    def process_response(self, request, response, spider):
+    def process_response(self, request, response, spider=None):
         if request.meta.get("dont_merge_cookies", False):
             return response
         jar = self.jars[request.meta.get("cookiejar")]

@@ -25,7 +25,7 @@ class DefaultHeadersMiddleware:
         headers = without_none_values(crawler.settings["DEFAULT_REQUEST_HEADERS"])
         return cls(headers.items())
 
-    def process_request(self, request, spider):
+    def process_request(self, request, spider=None):
         """``request.headers.setdefault(name, value)`` for every default header.
 
         On a :class:`~crawlfw.http.Headers` the names and values are normalised once

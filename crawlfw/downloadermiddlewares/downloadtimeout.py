@@ -1,6 +1,7 @@
 """Set ``request.meta['download_timeout']`` from ``DOWNLOAD_TIMEOUT`` or the spider."""
 
 from crawlfw import signals
+from crawlfw.utils._spiderarg import spider_of
 
 __all__ = ["DownloadTimeoutMiddleware"]
 
@@ -17,6 +18,7 @@ class DownloadTimeoutMiddleware:
     """
 
     _opened_spider = None
+    crawler = None  # set by from_crawler
 
     def __init__(self, timeout: float = 180):
         self._timeout = timeout
@@ -25,6 +27,7 @@ class DownloadTimeoutMiddleware:
     def from_crawler(cls, crawler):
         o = cls(crawler.settings.getfloat("DOWNLOAD_TIMEOUT"))
         crawler.signals.connect(o.spider_opened, signal=signals.spider_opened)
+        o.crawler = crawler
         return o
 
     def spider_opened(self, spider):
@@ -37,8 +40,10 @@ class DownloadTimeoutMiddleware:
         self._opened_spider = spider
         self._timeout = getattr(spider, "download_timeout", self._timeout)
 
-    def process_request(self, request, spider):
-        if self._opened_spider is not spider:
-            self.spider_opened(spider)
+    def process_request(self, request, spider=None):
+        if self._opened_spider is not spider or spider is None:
+            spider = spider_of(self, spider)  # (None: the crawler's spider, Scrapy 2.19)
+            if spider is not None and spider is not self._opened_spider:
+                self.spider_opened(spider)
         if self._timeout:
             request.meta.setdefault("download_timeout", self._timeout)

@@ -5,6 +5,7 @@ import logging
 from w3lib.http import basic_auth_header
 
 from crawlfw import signals
+from crawlfw.utils._spiderarg import spider_of
 from crawlfw.utils.httpobj import urlparse_cached
 
 __all__ = ["HttpAuthMiddleware"]
@@ -29,11 +30,13 @@ class HttpAuthMiddleware:
     auth = None
     domain = None
     _opened_spider = None
+    crawler = None  # set by from_crawler
 
     @classmethod
     def from_crawler(cls, crawler):
         o = cls()
         crawler.signals.connect(o.spider_opened, signal=signals.spider_opened)
+        o.crawler = crawler
         return o
 
     def spider_opened(self, spider):
@@ -50,9 +53,11 @@ class HttpAuthMiddleware:
             self.auth = basic_auth_header(usr, pwd)
             self.domain = getattr(spider, "http_auth_domain", _UNSET)
 
-    def process_request(self, request, spider):
-        if self._opened_spider is not spider:
-            self.spider_opened(spider)
+    def process_request(self, request, spider=None):
+        if self._opened_spider is not spider or spider is None:
+            spider = spider_of(self, spider)  # (None: the crawler's spider, Scrapy 2.19)
+            if spider is not None and spider is not self._opened_spider:
+                self.spider_opened(spider)
         if not self.auth or b"Authorization" in request.headers:
             return
         if self.domain is _UNSET:

@@ -35,6 +35,7 @@ from crawlfw.exceptions import (
     NotConfigured,
     ResponseFailed,
 )
+from crawlfw.utils._spiderarg import spider_of
 from crawlfw.utils.misc import load_object
 
 __all__ = ["HttpCacheMiddleware"]
@@ -71,6 +72,7 @@ class HttpCacheMiddleware:
         self.ignore_missing = settings.getbool("HTTPCACHE_IGNORE_MISSING")
         self.stats = stats
         self._opened_spider = None
+        self.crawler = None  # set by from_crawler
         self._open_lock = threading.Lock()
 
     @classmethod
@@ -78,6 +80,7 @@ class HttpCacheMiddleware:
         o = cls(crawler.settings, crawler.stats)
         crawler.signals.connect(o.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(o.spider_closed, signal=signals.spider_closed)
+        o.crawler = crawler
         return o
 
     def spider_opened(self, spider):
@@ -102,9 +105,13 @@ class HttpCacheMiddleware:
             self.storage.close_spider(spider)
             self._opened_spider = None
 
-    def process_request(self, request, spider):
-        if self._opened_spider is not spider:
-            self.spider_opened(spider)
+    def process_request(self, request, spider=None):
+        if self._opened_spider is not spider or spider is None:
+            spider = spider_of(self, spider)  # (None: the crawler's spider, Scrapy 2.19)
+            if spider is None:
+                spider = self._opened_spider
+            elif spider is not self._opened_spider:
+                self.spider_opened(spider)
         if request.meta.get("dont_cache", False):
             return None
         if not self.policy.should_cache_request(request):
@@ -125,9 +132,11 @@ class HttpCacheMiddleware:
         request.meta["cached_response"] = cachedresponse
         return None
 
-    def process_response(self, request, response, spider):
+    def process_response(self, request, response, spider=None):
         if request.meta.get("dont_cache", False):
             return response
+        if spider is None:
+            spider = spider_of(self) or self._opened_spider
         # cached responses and uncacheable requests pass through
         if "cached" in response.flags or "_dont_cache" in request.meta:
             request.meta.pop("_dont_cache", None)
@@ -147,7 +156,7 @@ class HttpCacheMiddleware:
         self._cache_response(spider, response, request, cachedresponse)
         return response
 
-    def process_exception(self, request, exception, spider):
+    def process_exception(self, request, exception, spider=None):
         cachedresponse = request.meta.pop("cached_response", None)
         if cachedresponse is not None and isinstance(exception, self.DOWNLOAD_EXCEPTIONS):
             self.stats.inc_value("httpcache/errorrecovery", spider=spider)

@@ -130,10 +130,10 @@ class HttpCompressionMiddleware:
             )
         return cls(crawler=crawler)
 
-    def process_request(self, request, spider):
+    def process_request(self, request, spider=None):
         request.headers.setdefault(b"Accept-Encoding", b",".join(ACCEPTED_ENCODINGS))
 
-    def process_response(self, request, response, spider):
+    def process_response(self, request, response, spider=None):
         if request.method == "HEAD" or not isinstance(response, Response):
             return response
         codings = _split_codings(response.headers.getlist(b"Content-Encoding"))

@@ -66,7 +66,7 @@ class HttpProxyMiddleware:
         creds = self._basic_auth_header(user, password or "") if user else None
         return creds, proxy_url
 
-    def process_request(self, request, spider):
+    def process_request(self, request, spider=None):
         meta = request.meta
         if "proxy" in meta:
             proxy = meta["proxy"]

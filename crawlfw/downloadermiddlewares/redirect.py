@@ -54,8 +54,9 @@ from w3lib.url import safe_url_string
 
 from crawlfw.exceptions import IgnoreRequest, NotConfigured
 from crawlfw.http import HtmlResponse
+from crawlfw.utils._spiderarg import spider_of
 from crawlfw.utils.httpobj import urlparse_cached
-from crawlfw.utils.response import get_meta_refresh
+from crawlfw.utils.response import _DEFAULT_IGNORE_TAGS, get_meta_refresh
 
 __all__ = ["BaseRedirectMiddleware", "RedirectMiddleware", "MetaRefreshMiddleware"]
 
@@ -262,7 +263,9 @@ class RedirectMiddleware(BaseRedirectMiddleware):
     #: Redirect statuses followed (308 is RFC 7538, later Scrapy).
     ALLOWED_STATUS = (301, 302, 303, 307, 308)
 
-    def process_response(self, request, response, spider):
+    def process_response(self, request, response, spider=None):
+        if spider is None:  # (the crawler's spider, Scrapy 2.19)
+            spider = spider_of(self)
         if (
             request.meta.get("dont_redirect", False)
             or response.status in getattr(spider, "handle_httpstatus_list", [])
@@ -296,7 +299,9 @@ class MetaRefreshMiddleware(BaseRedirectMiddleware):
     request. Enabled by ``METAREFRESH_ENABLED``; ``meta['dont_redirect']`` and HEAD
     requests are left alone. The refresh URL is found by
     ``crawlfw.utils.response.get_meta_refresh`` (HTML spec "shared declarative
-    refresh steps", via w3lib).
+    refresh steps", via w3lib), which skips the ``<meta>`` tags inside the elements
+    named by ``METAREFRESH_IGNORE_TAGS`` (crawlfw's default ``['script', 'noscript']``
+    is Scrapy 1.2's; Scrapy 2.19's is ``['noscript']``).
     """
 
     enabled_setting = "METAREFRESH_ENABLED"
@@ -306,15 +311,23 @@ class MetaRefreshMiddleware(BaseRedirectMiddleware):
         self._maxdelay = settings.getint(
             "REDIRECT_MAX_METAREFRESH_DELAY", settings.getint("METAREFRESH_MAXDELAY")
         )
+        tags = tuple(settings.getlist("METAREFRESH_IGNORE_TAGS", ["script", "noscript"]))
+        # None: get_meta_refresh's default tags, whose answer it caches per response
+        self._ignore_tags = None if sorted(tags) == sorted(_DEFAULT_IGNORE_TAGS) else tags
 
-    def process_response(self, request, response, spider):
+    def process_response(self, request, response, spider=None):
+        if spider is None:  # (the crawler's spider, Scrapy 2.19)
+            spider = spider_of(self)
         if (
             request.meta.get("dont_redirect", False)
             or request.method == "HEAD"
             or not isinstance(response, HtmlResponse)
         ):
             return response
-        interval, url = get_meta_refresh(response)
+        if self._ignore_tags is None:
+            interval, url = get_meta_refresh(response)
+        else:
+            interval, url = get_meta_refresh(response, ignore_tags=self._ignore_tags)
         if url and interval < self._maxdelay:
             if self._refuse_scheme(url, request, spider, "meta refresh"):
                 return response

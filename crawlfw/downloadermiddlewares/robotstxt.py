@@ -113,7 +113,9 @@ class RobotsTxtMiddleware:
     def _inc(self, key, spider):
         self.crawler.stats.inc_value(key, spider=spider)
 
-    def process_request(self, request, spider):
+    def process_request(self, request, spider=None):
+        if spider is None:  # (the crawler's spider, Scrapy 2.19)
+            spider = self.crawler.spider
         meta = request.meta
         if meta.get("dont_obey_robotstxt"):
             return None

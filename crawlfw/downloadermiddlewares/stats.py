@@ -179,10 +179,10 @@ class DownloaderStats:
             raise NotConfigured
         return cls(crawler.stats)
 
-    def process_request(self, request, spider):
+    def process_request(self, request, spider=None):
         self._count(_REQUEST_KEYS, request, "method", _request_httprepr_length, spider)
 
-    def process_response(self, request, response, spider):
+    def process_response(self, request, response, spider=None):
         self._count(_RESPONSE_KEYS, response, "status", _response_httprepr_length, spider)
         return response
 
@@ -208,7 +208,7 @@ class DownloaderStats:
         stats.inc_value(f"{kind_prefix}{getattr(obj, attr)}", spider=spider)
         stats.inc_value(bytes_key, size_of(obj), spider=spider)
 
-    def process_exception(self, request, exception, spider):
+    def process_exception(self, request, exception, spider=None):
         ex_class = f"{type(exception).__module__}.{type(exception).__name__}"
         self.stats.inc_value("downloader/exception_count", spider=spider)
         self.stats.inc_value(f"downloader/exception_type_count/{ex_class}", spider=spider)

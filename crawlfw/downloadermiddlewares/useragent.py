@@ -1,6 +1,7 @@
 """Set the ``User-Agent`` header from ``USER_AGENT`` or the spider's ``user_agent``."""
 
 from crawlfw import signals
+from crawlfw.utils._spiderarg import spider_of
 
 __all__ = ["UserAgentMiddleware"]
 
@@ -16,6 +17,7 @@ class UserAgentMiddleware:
     """
 
     _opened_spider = None
+    crawler = None  # set by from_crawler
 
     def __init__(self, user_agent: str = "crawlfw"):
         self.user_agent = user_agent
@@ -24,6 +26,7 @@ class UserAgentMiddleware:
     def from_crawler(cls, crawler):
         o = cls(crawler.settings["USER_AGENT"])
         crawler.signals.connect(o.spider_opened, signal=signals.spider_opened)
+        o.crawler = crawler
         return o
 
     def spider_opened(self, spider):
@@ -36,8 +39,10 @@ class UserAgentMiddleware:
         self._opened_spider = spider
         self.user_agent = getattr(spider, "user_agent", self.user_agent)
 
-    def process_request(self, request, spider):
-        if self._opened_spider is not spider:
-            self.spider_opened(spider)
+    def process_request(self, request, spider=None):
+        if self._opened_spider is not spider or spider is None:
+            spider = spider_of(self, spider)  # (None: the crawler's spider, Scrapy 2.19)
+            if spider is not None and spider is not self._opened_spider:
+                self.spider_opened(spider)
         if self.user_agent:
             request.headers.setdefault(b"User-Agent", self.user_agent)

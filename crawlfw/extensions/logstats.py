@@ -27,7 +27,8 @@ class LogStats:
     logged from a daemon timer thread, which stops when the spider closes.
     ``LOGSTATS_INTERVAL = 0`` disables the extension. When the spider closes, the
     stats ``responses_per_minute`` and ``items_per_minute`` are set to the crawl's
-    averages (Scrapy 2.11; :meth:`calculate_final_stats`).
+    averages (Scrapy 2.11; :meth:`calculate_final_stats`), None when it took under a
+    second (as Scrapy 2.19 sets them).
 
     Args:
         stats: the crawler's stats collector (``response_received_count`` and
@@ -107,6 +108,6 @@ class LogStats:
         if self.task is not None:
             self.task.stop()
         rpm_final, ipm_final = self.calculate_final_stats(spider)
-        if rpm_final is not None:  # Scrapy sets None too; crawlfw's stats keep numbers
-            self.stats.set_value('responses_per_minute', rpm_final)
-            self.stats.set_value('items_per_minute', ipm_final)
+        # None under a second, as Scrapy 2.19 dumps them: two runs' stats diff cleanly
+        self.stats.set_value('responses_per_minute', rpm_final)
+        self.stats.set_value('items_per_minute', ipm_final)

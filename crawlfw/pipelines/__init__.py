@@ -80,6 +80,7 @@ class ItemPipelineManager(MiddlewareManager):
     """
 
     component_name = 'item pipeline'
+    components_setting = 'ITEM_PIPELINES'
 
     @classmethod
     def _get_mwlist_from_settings(cls, settings):

@@ -443,8 +443,19 @@ class FilesPipeline(MediaPipeline):
             raise FileException(str(exc)) from exc
         return {"url": request.url, "path": path, "checksum": checksum}
 
-    def inc_stats(self, spider, status):
-        """Count a file in ``file_count`` and ``file_status_count/<status>``."""
+    def inc_stats(self, status, *args, spider=None):
+        """Count a file in ``file_count`` and ``file_status_count/<status>``.
+
+        Called ``inc_stats(status)`` (Scrapy 2.19) or ``inc_stats(spider, status)``
+        (Scrapy 1.2, as crawlfw's own code calls it, so a subclass overriding it with
+        either signature keeps working).
+
+        Args:
+            status (str): ``downloaded``, ``uptodate`` or ``cached``.
+            spider: the spider (by keyword); None: the crawler's.
+        """
+        if args:  # inc_stats(spider, status)
+            spider, status = status, args[0]
         stats = self._stats(spider)
         if stats is not None:
             stats.inc_value("file_count", spider=spider)

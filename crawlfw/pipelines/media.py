@@ -29,6 +29,7 @@ import logging
 from collections import defaultdict
 
 from crawlfw.pipelines import AwaitingDownloads
+from crawlfw.utils._spiderarg import spider_of
 from crawlfw.utils.failure import Failure
 from crawlfw.utils.misc import arg_to_iter
 from crawlfw.utils.request import request_fingerprint
@@ -142,15 +143,17 @@ class MediaPipeline:
         pipe.crawler = crawler
         return pipe
 
-    def open_spider(self, spider):
-        self.spiderinfo = self.SpiderInfo(spider)
+    def open_spider(self, spider=None):
+        """Start the per-spider state for ``spider`` (None, Scrapy 2.19's call: the
+        crawler's spider)."""
+        self.spiderinfo = self.SpiderInfo(spider_of(self, spider))
 
     def close_spider(self, spider):
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
 
-    def process_item(self, item, spider):
+    def process_item(self, item, spider=None):
         """Download the item's media (see the module docstring) and complete the item.
 
         Returns:
@@ -165,6 +168,8 @@ class MediaPipeline:
                 (``DropItem`` drops the item).
         """
         info = self.spiderinfo
+        if spider is None:  # (Scrapy 2.19's call: the open spider, else the crawler's)
+            spider = info.spider if info is not None else spider_of(self)
         if info is None or info.spider is not spider:
             info = self.spiderinfo = self.SpiderInfo(spider)
         requests = list(arg_to_iter(self.get_media_requests(item, info)))

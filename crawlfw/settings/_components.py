@@ -36,8 +36,10 @@ def check_components(settings) -> list[str]:
     """One message per component path of :data:`COMPONENT_SETTINGS` (enabled ones: a
     path mapped to None is not loaded) that cannot be loaded.
 
-    Each message names the setting, the path and the error (its type and message); a
-    Scrapy plugin (a ``scrapy_*``/``spidermon``... package, or one whose import of
+    Each message names the setting, the path and the error (its type and message), as
+    :func:`crawlfw.middleware.component_error` names a component that fails to load
+    where it is built (``"ITEM_PIPELINES: cannot load '<path>': <ExcType>: <message>"``);
+    a Scrapy plugin (a ``scrapy_*``/``spidermon``... package, or one whose import of
     Scrapy or Twisted failed) is said to be one. Loading imports the component's module,
     as building it would a moment later.
 
@@ -60,8 +62,9 @@ def check_components(settings) -> list[str]:
             try:
                 load_object(path)
             except Exception as e:  # noqa: BLE001 (reported in one line, not raised here)
-                what = f"{type(e).__name__}: {e}"
+                message = str(e)
+                what = f"{type(e).__name__}: {message}" if message else type(e).__name__
                 hint = (" (a Scrapy plugin, which crawlfw cannot load: remove it or map it "
                         "to None)" if _is_scrapy_plugin(path, e) else "")
-                problems.append(f"{name} names {path}, which cannot be loaded: {what}{hint}")
+                problems.append(f"{name}: cannot load {path!r}: {what}{hint}")
     return problems

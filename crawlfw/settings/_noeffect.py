@@ -67,13 +67,6 @@ SETTINGS_WITHOUT_EFFECT = {
     "LOG_INSTALL_ROOT_HANDLER": "call crawlfw.utils.log.configure_logging("
                                 "install_root_handler=False) instead",
     "LOG_VERSIONS": "the versions logged at start are crawlfw's fixed list",
-    "METAREFRESH_IGNORE_TAGS": "a <meta http-equiv=\"refresh\"> inside <script> or "
-                               "<noscript> is always ignored (crawlfw.utils.response."
-                               "get_meta_refresh)",
-    "PERIODIC_LOG_DELTA": "there is no PeriodicLog extension (LogStats logs every "
-                          "LOGSTATS_INTERVAL seconds)",
-    "PERIODIC_LOG_STATS": "there is no PeriodicLog extension",
-    "PERIODIC_LOG_TIMING_ENABLED": "there is no PeriodicLog extension",
     "REACTOR_THREADPOOL_MAXSIZE": "there is no Twisted reactor",
     "REFERRER_POLICIES": "set REFERRER_POLICY or the request meta key 'referrer_policy' to "
                          "a policy class or one of the standard names",
@@ -84,7 +77,8 @@ SETTINGS_WITHOUT_EFFECT = {
     "REMOTE_CONTROL_TIMEOUT_DEFAULT": "see REMOTE_CONTROL_ENABLED",
     "REMOTE_CONTROL_TIMEOUT_MAX": "see REMOTE_CONTROL_ENABLED",
     "REMOTE_CONTROL_TRACEBACK_MAX_BYTES": "see REMOTE_CONTROL_ENABLED",
-    "REQUEST_FINGERPRINTER_CLASS": "the duplicate filter and the frontiers fingerprint "
+    "REQUEST_FINGERPRINTER_CLASS": "only Crawler.request_fingerprinter is built from it; "
+                                   "the duplicate filter and the frontiers fingerprint "
                                    "requests with crawlfw.utils.request.request_fingerprint",
     "SCHEDULER_START_DISK_QUEUE": "start requests wait in the frontier's own start queue",
     "SCHEDULER_START_MEMORY_QUEUE": "start requests wait in the frontier's own start queue",

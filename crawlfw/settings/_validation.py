@@ -91,12 +91,34 @@ def check_settings(settings) -> list[str]:
     for name, kind in setting_types().items():
         found.append((name, _check_one(settings, name, kind)))
     found.append(("CPU_AFFINITY", _check_cpu_affinity(settings)))
+    found.extend(_check_seen_set(settings))
     problems = []
-    for name, problem in sorted(found):
+    for name, problem in sorted(found, key=lambda found: found[0]):
         if problem is not None:
             source = _SOURCES.get(settings.getpriority(name))
             problems.append(f"{problem} ({source})" if source else problem)
     return problems
+
+
+def _check_seen_set(settings) -> list[tuple[str, str | None]]:
+    """The range problems of ``DUPEFILTER_MEMORY_LIMIT`` and ``DUPEFILTER_BLOOM_ERROR_RATE``
+    (their types are checked with the others), as the seen set states them."""
+    from crawlfw.utils._seen import BloomSeenSet, SeenSet
+
+    found: list[tuple[str, str | None]] = []
+    for name, check in (("DUPEFILTER_MEMORY_LIMIT", SeenSet.check_limit),
+                        ("DUPEFILTER_BLOOM_ERROR_RATE", BloomSeenSet.check_rate)):
+        try:
+            value = (settings.getint if name.endswith("LIMIT") else settings.getfloat)(name)
+        except (TypeError, ValueError):
+            continue  # reported as a type problem
+        if name.endswith("RATE") and not value:
+            continue  # 0: exact, the default
+        try:
+            check(value)
+        except ValueError as e:
+            found.append((name, f"Setting {name!r} {str(e).removeprefix(name + ' ')}"))
+    return found
 
 
 def _check_cpu_affinity(settings) -> str | None:

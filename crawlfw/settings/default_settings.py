@@ -33,8 +33,9 @@ downloaded with libcurl):
   ``DOWNLOADER``, ``DOWNLOAD_HANDLERS`` classes, ``MEMDEBUG_NOTIFY``;
   ``SCHEDULER_PRIORITY_QUEUE`` accepts only the per-host layout's names (Scrapy's
   ``DownloaderAwarePriorityQueue`` among them);
-* crawlfw-only settings (``CONTROL_ENDPOINT``, ``CURL_MAXCONNECTS``, ``FRONTIER_*``,
-  ``MESSAGE_VALIDATION``, ``PROGRESS``, ``SUPERVISOR_*``) are at the end.
+* crawlfw-only settings (``CONTROL_ENDPOINT``, ``CURL_MAXCONNECTS``, ``DUPEFILTER_MEMORY_LIMIT``,
+  ``DUPEFILTER_BLOOM_ERROR_RATE``, ``FRONTIER_*``, ``MESSAGE_VALIDATION``, ``PROGRESS``,
+  ``SUPERVISOR_*``) are at the end.
 """
 
 import os
@@ -167,6 +168,7 @@ EXTENSIONS = {}
 
 EXTENSIONS_BASE = {
     'crawlfw.extensions.corestats.CoreStats': 0,
+    'crawlfw.extensions.logcount.LogCount': 0,
     'crawlfw.extensions.memusage.MemoryUsage': 0,
     'crawlfw.extensions.memdebug.MemoryDebugger': 0,
     'crawlfw.extensions.closespider.CloseSpider': 0,
@@ -349,6 +351,10 @@ SPIDER_CONTRACTS_BASE = {
     'crawlfw.contracts.default.UrlContract': 1,
     'crawlfw.contracts.default.CallbackKeywordArgumentsContract': 1,  # Scrapy 2
     'crawlfw.contracts.default.MetadataContract': 1,  # Scrapy 2
+    'crawlfw.contracts.default.MethodContract': 1,  # Scrapy 2.19
+    'crawlfw.contracts.default.BodyContract': 1,  # Scrapy 2.19
+    'crawlfw.contracts.default.HeaderContract': 1,  # Scrapy 2.19
+    'crawlfw.contracts.default.CookieContract': 1,  # Scrapy 2.19
     'crawlfw.contracts.default.ReturnsContract': 2,
     'crawlfw.contracts.default.ScrapesContract': 3,
 }
@@ -386,7 +392,9 @@ DUPEFILTER_DEBUG = False
 FEED_STORAGE_GCS_ACL = ''  # no effect: no gs:// feed storage
 FILES_STORE = None  # where FilesPipeline stores files (None: the pipeline is off)
 FILES_STORE_GCS_ACL = ''  # no effect: no gs:// files store
-FORCE_CRAWLER_PROCESS = False  # True: a project's command gets a CrawlerProcess
+# A class-based command written for Scrapy 2 gets a CrawlerProcess, not Scrapy 2.19's
+# AsyncCrawlerProcess (crawlfw.commands._custom.crawler_process_class).
+FORCE_CRAWLER_PROCESS = False
 FTP_PASSIVE_MODE = True  # no effect: libcurl's FTP uses passive mode
 FTP_PASSWORD = 'guest'  # no effect: give the user and password in the ftp:// URL
 FTP_USER = 'anonymous'  # no effect: give the user and password in the ftp:// URL
@@ -405,10 +413,13 @@ LOG_INSTALL_ROOT_HANDLER = True  # no effect: configure_logging(install_root_han
 LOG_VERSIONS = ['lxml', 'libxml2', 'cssselect', 'parsel', 'w3lib', 'Twisted', 'Python',
                 'pyOpenSSL', 'cryptography', 'Platform']  # no effect
 # No effect: a <meta http-equiv="refresh"> inside <script> or <noscript> is always ignored.
-METAREFRESH_IGNORE_TAGS = ['noscript']
-PERIODIC_LOG_DELTA = None  # no effect: no PeriodicLog extension
-PERIODIC_LOG_STATS = None  # no effect
-PERIODIC_LOG_TIMING_ENABLED = False  # no effect
+# <meta http-equiv="refresh"> inside these elements is not followed: Scrapy 1.2's tags
+# (Scrapy 2.19's default is ['noscript'], which follows one inside <script>)
+METAREFRESH_IGNORE_TAGS = ['script', 'noscript']
+# crawlfw.extensions.periodic_log.PeriodicLog (enable it in EXTENSIONS): what it logs
+PERIODIC_LOG_DELTA = None
+PERIODIC_LOG_STATS = None
+PERIODIC_LOG_TIMING_ENABLED = False
 REACTOR_THREADPOOL_MAXSIZE = 10  # no effect: no Twisted reactor
 REFERRER_POLICIES = {}  # no effect: REFERRER_POLICY and meta 'referrer_policy' are
 REMOTE_CONTROL_ENABLED = False  # no effect: see crawlfw.control (crawlfw ps/stop...)
@@ -458,6 +469,16 @@ CONTROL_ENDPOINT = True
 # (CURLMOPT_MAXCONNECTS). 0: CONCURRENT_REQUESTS shared among the DOWNLOADER_ACTORS, so a
 # broad crawl closes idle connections to hosts it is done with instead of hoarding them.
 CURL_MAXCONNECTS = 0
+
+# The dupefilter's seen set (crawlfw.utils._seen; ARCHITECTURE.md, "The seen set"): 16
+# bytes a fingerprint, DUPEFILTER_MEMORY_LIMIT bytes of RAM at most (64 MiB: ~4M
+# fingerprints), past it they move to a private file under TMPDIR, removed at the end
+# (and after a crash, by the next crawl). DUPEFILTER_BLOOM_ERROR_RATE above 0 (e.g.
+# 0.001) keeps them in a Bloom filter instead: 2-4 bytes each, nothing on disk, and at
+# most that share of new URLs taken for duplicates (dropped). Not used with a JOBDIR or
+# a FRONTIER_URL: the frontier keeps the fingerprints there.
+DUPEFILTER_BLOOM_ERROR_RATE = 0.0
+DUPEFILTER_MEMORY_LIMIT = 64 * 1024 * 1024  # bytes
 
 # Where actor messages are checked against their JSON Schemas
 # (crawlfw/conf/schemas/<type>.json):

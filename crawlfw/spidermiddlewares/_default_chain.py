@@ -186,6 +186,7 @@ def _output(depth_mw, urllength_mw, referer_mw, offsite_mw, response, result, sp
                     headers[b"Referer"] = url
             if offsite is not None and not (  # OffsiteMiddleware.process_spider_output
                 r.dont_filter or offsite.should_follow(r, spider)
+                or r.meta.get("allow_offsite")
             ):
                 offsite.report_filtered(r, spider)
                 continue

@@ -47,7 +47,7 @@ class DepthMiddleware:
         mw.crawler = crawler
         return mw
 
-    def process_spider_output(self, response, result, spider):
+    def process_spider_output(self, response, result, spider=None):
         """Set the depth of each request of ``result`` (one more than ``response``'s),
         lower its priority by ``depth * DEPTH_PRIORITY``, drop it beyond
         ``DEPTH_LIMIT`` and count it; other elements pass unchanged.

@@ -16,6 +16,7 @@ INFO and counts ``httperror/response_ignored_count`` and
 import logging
 
 from crawlfw.exceptions import IgnoreRequest
+from crawlfw.utils._spiderarg import spider_of
 
 __all__ = ["HttpError", "HttpErrorMiddleware"]
 
@@ -38,9 +39,6 @@ class HttpError(IgnoreRequest):
 class HttpErrorMiddleware:
     """Raise :class:`HttpError` for responses whose status the spider does not handle.
 
-    Its hooks take the spider as Scrapy 1.2's did, or, as Scrapy 2.19's, without it:
-    then ``crawler.spider`` (the crawler ``from_crawler`` was given) is used.
-
     Args:
         settings: the crawler's settings (``HTTPERROR_ALLOW_ALL``,
             ``HTTPERROR_ALLOWED_CODES``).
@@ -50,7 +48,7 @@ class HttpErrorMiddleware:
         self.handle_httpstatus_all = settings.getbool("HTTPERROR_ALLOW_ALL")
         self.handle_httpstatus_list = [int(x) for x in settings.getlist("HTTPERROR_ALLOWED_CODES")]
         self.stats = None
-        self.crawler = None
+        self.crawler = None  # set by from_crawler
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -59,13 +57,11 @@ class HttpErrorMiddleware:
         o.crawler = crawler
         return o
 
-    def _spider(self, spider):
-        return spider if spider is not None else getattr(self.crawler, "spider", None)
-
     def process_spider_input(self, response, spider=None):
-        spider = self._spider(spider)
         if 200 <= response.status < 300:  # common case
             return
+        if spider is None:  # (the crawler's spider, Scrapy 2.19)
+            spider = spider_of(self)
         meta = response.meta
         if meta.get("handle_httpstatus_all", False):
             return
@@ -82,8 +78,9 @@ class HttpErrorMiddleware:
         raise HttpError(response, "Ignoring non-200 response")
 
     def process_spider_exception(self, response, exception, spider=None):
-        spider = self._spider(spider)
         if isinstance(exception, HttpError):
+            if spider is None:  # (the crawler's spider, Scrapy 2.19)
+                spider = spider_of(self)
             stats = self.stats
             if stats is None:
                 stats = getattr(getattr(spider, "crawler", None), "stats", None)

@@ -1,8 +1,9 @@
 """Drop requests to hosts outside the spider's ``allowed_domains``.
 
 A request is kept when its host is one of ``spider.allowed_domains`` or a subdomain
-of one (``example.com`` allows ``www.example.com``), when ``request.dont_filter`` is
-true, or when the spider has no (or an empty) ``allowed_domains``. Other requests are
+of one (``example.com`` allows ``www.example.com``), when ``request.dont_filter`` or
+its ``meta['allow_offsite']`` (Scrapy 2.19) is true, or when the spider has no (or an
+empty) ``allowed_domains``. Other requests are
 dropped: the first one per host is logged at DEBUG as "Filtered offsite request to
 'host': <GET url>" and counted in ``offsite/domains``; each is counted in
 ``offsite/filtered``.
@@ -10,6 +11,11 @@ dropped: the first one per host is logged at DEBUG as "Filtered offsite request 
 ``allowed_domains`` holds domain names only. An entry with a port
 (``'example.com:8080'``) or a URL (``'http://example.com/'``) never matched anything in
 Scrapy 1.2; here it is ignored with a warning naming it (later Scrapy's behaviour).
+
+Scrapy 2.19 filters in a downloader middleware instead,
+:class:`crawlfw.downloadermiddlewares.offsite.OffsiteMiddleware`, which crawlfw has too
+(not enabled by default: see its docstring). Both share one record of the domains
+already reported per crawler, so a domain's line is logged once even with both on.
 """
 
 import logging
@@ -37,8 +43,22 @@ _URL_PATTERN = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
 _PORT_PATTERN = re.compile(r":\d+$")
 
 
-class OffsiteMiddleware:
-    """Filter requests whose host is not in ``spider.allowed_domains``.
+def domains_seen_of(crawler) -> set:
+    """The set of domains whose filtered requests were reported for ``crawler``, shared
+    by the spider-side and downloader-side offsite middlewares (kept on the crawler)."""
+    seen = getattr(crawler, "_offsite_domains_seen", None)
+    if not isinstance(seen, set):
+        seen = set()
+        try:
+            crawler._offsite_domains_seen = seen
+        except AttributeError:
+            pass
+    return seen
+
+
+class _OffsiteFilter:
+    """What both offsite middlewares share: the host regex of the spider's
+    ``allowed_domains``, :meth:`should_follow` and :meth:`report_filtered`.
 
     The host regex is compiled once per spider, when the ``spider_opened`` signal
     fires (or on first use if the middleware is used without signals).
@@ -52,27 +72,15 @@ class OffsiteMiddleware:
         self.host_regex = None
         self.domains_seen = set()
         self._regex_spider = None
+        self._allows_all = False
 
     @classmethod
     def from_crawler(cls, crawler):
         o = cls(crawler.stats)
+        o.crawler = crawler
+        o.domains_seen = domains_seen_of(crawler)
         crawler.signals.connect(o.spider_opened, signal=signals.spider_opened)
         return o
-
-    def process_spider_output(self, response, result, spider):
-        if self._regex_spider is not spider:
-            self.spider_opened(spider)
-        if self._allows_all:
-            yield from result  # no allowed_domains: nothing to parse or filter
-            return
-        for x in result:
-            if isinstance(x, Request):
-                if x.dont_filter or self.should_follow(x, spider):
-                    yield x
-                else:
-                    self.report_filtered(x, spider)
-            else:
-                yield x
 
     def report_filtered(self, request, spider) -> None:
         """Log and count ``request`` as dropped for leaving ``allowed_domains``: Scrapy's
@@ -130,10 +138,37 @@ class OffsiteMiddleware:
     def spider_opened(self, spider):
         """Signal handler: compile the host regex and reset the seen-domains set."""
         self.host_regex = self.get_host_regex(spider)
-        self.domains_seen = set()
+        self.domains_seen.clear()
         self._regex_spider = spider
         # The default policy with an empty regex lets every request through.
         self._allows_all = (
             self.host_regex.pattern == ""
-            and type(self).should_follow is OffsiteMiddleware.should_follow
+            and type(self).should_follow is _OffsiteFilter.should_follow
         )
+
+
+class OffsiteMiddleware(_OffsiteFilter):
+    """Filter the requests a callback returns whose host is not in
+    ``spider.allowed_domains`` (see the module docstring).
+
+    Args:
+        stats: the stats collector.
+    """
+
+    def process_spider_output(self, response, result, spider=None):
+        if self._regex_spider is not spider or spider is None:
+            if spider is None:  # (the crawler's spider, as Scrapy 2.19's hooks)
+                spider = getattr(getattr(self, "crawler", None), "spider", None)
+            if self._regex_spider is not spider:
+                self.spider_opened(spider)
+        if self._allows_all:
+            yield from result  # no allowed_domains: nothing to parse or filter
+            return
+        for x in result:
+            if isinstance(x, Request):
+                if x.dont_filter or self.should_follow(x, spider) or x.meta.get("allow_offsite"):
+                    yield x
+                else:
+                    self.report_filtered(x, spider)
+            else:
+                yield x

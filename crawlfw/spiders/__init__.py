@@ -8,13 +8,14 @@ See the generic spiders in this package for common crawling patterns:
 import inspect
 import logging
 import warnings
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from crawlfw import signals
 from crawlfw.http import Request
 from crawlfw.spiders._start import iterates_start_requests
+from crawlfw.utils._logadapter import SpiderLoggerAdapter
 from crawlfw.utils.trackref import object_ref
 from crawlfw.utils.url import url_is_from_spider
 
@@ -57,9 +58,11 @@ class Spider(object_ref):
 
     @property
     def logger(self) -> logging.LoggerAdapter:
-        """A logger named after the spider, adding ``spider`` to each record's extra."""
+        """A :class:`crawlfw.utils.log.SpiderLoggerAdapter` (Scrapy 2.19's) of the
+        logger named after the spider: it adds ``spider`` to each record's ``extra``,
+        keeping the ``extra`` the call gives."""
         logger = logging.getLogger(self.name)
-        return logging.LoggerAdapter(logger, {"spider": self})
+        return SpiderLoggerAdapter(logger, {"spider": self})
 
     def log(self, message, level=logging.DEBUG, **kw):
         """Log ``message`` through the spider's logger (kept for Scrapy compatibility)."""
@@ -96,14 +99,18 @@ class Spider(object_ref):
         Called directly on a spider that defines its own ``async def start(self)`` but
         not ``start_requests``, it gives what ``start()`` yields, stepped one at a time
         on the calling thread's event loop (``crawlfw.spiders._async``), so code of
-        either era asking either hook gets the spider's first requests.
+        either era asking either hook gets the spider's first requests. Called while an
+        event loop runs on this thread (from ``start()`` itself: ``for request in
+        self.start_requests()`` in an ``async def start``, a common Scrapy 2 pattern;
+        or from any coroutine), it gives the start URLs' requests, as Scrapy 2.13 to 2.15's
+        does (Scrapy 2.16+ has no start_requests).
 
         Returns:
             An iterator of :class:`Request` (and items, when ``start()`` yields some).
         """
         start = type(self).start
         if (not getattr(start, "_crawlfw_iterates_start_requests", False)
-                and inspect.isasyncgenfunction(start)):
+                and inspect.isasyncgenfunction(start) and not _event_loop_running()):
             from crawlfw.spiders._async import iterate_async_generator
 
             return iterate_async_generator(self.start())
@@ -138,14 +145,20 @@ class Spider(object_ref):
         """Return ``Request(url, dont_filter=True)`` (Scrapy 1.2's hook)."""
         return Request(url, dont_filter=True)
 
-    def parse(self, response: Any, **kwargs: Any) -> Any:
-        """Default callback; subclasses must override it when they rely on it.
-        ``kwargs`` are the request's ``cb_kwargs`` (Scrapy 2's signature).
+    if TYPE_CHECKING:
+        #: Seen by type checkers as any callable, so that a spider's typed
+        #: ``def parse(self, response: TextResponse)`` is no incompatible override of
+        #: Scrapy 2's ``(self, response, **kwargs)``.
+        parse: Callable[..., Any]
+    else:
+        def parse(self, response: Any, **kwargs: Any) -> Any:
+            """Default callback; subclasses must override it when they rely on it.
+            ``kwargs`` are the request's ``cb_kwargs`` (Scrapy 2's signature).
 
-        Raises:
-            NotImplementedError: always, naming the spider class.
-        """
-        raise NotImplementedError(f"{self.__class__.__name__}.parse callback is not defined")
+            Raises:
+                NotImplementedError: always, naming the spider class.
+            """
+            raise NotImplementedError(f"{self.__class__.__name__}.parse callback is not defined")
 
     @classmethod
     def update_settings(cls, settings):
@@ -205,3 +218,14 @@ def __getattr__(name):
     if where is None:
         raise AttributeError(f"module 'crawlfw.spiders' has no attribute {name!r}")
     return getattr(importlib.import_module(where), name)
+
+
+def _event_loop_running() -> bool:
+    """True when an asyncio event loop runs on this thread (a coroutine is calling)."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True

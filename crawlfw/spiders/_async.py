@@ -7,17 +7,27 @@ thread one asyncio event loop of its own (made on first use, closed when the thr
 and run the spider's coroutines on it, on the calling thread, to completion: an
 ``await asyncio.sleep(1)`` in a callback holds that thread for 1 s, as a ``time.sleep``
 would. No Twisted and no other loop is involved.
+
+A spider callback may also wait for an answer that comes by message rather than from
+the loop (``await crawler.engine.download(request)``, whose response the Engine sends
+the spider runner): :class:`SuspendableRun` runs the callback as a task that gives the
+thread back while it waits for such an answer (:func:`external_future`), so the actor
+goes on with other messages, and goes on with the callback when the answer has been set
+(ARCHITECTURE.md, "One request's path", step 7).
 """
 
+import contextvars
 import sys
 import threading
 import weakref
+from typing import Any
 
 # asyncio (about 14 ms of imports) is imported by the functions that run a loop: a
 # crawl of plain callbacks and middlewares never needs it.
 
 __all__ = ["thread_loop", "run_coroutine", "iterate_async_generator", "async_source",
-           "iterate_fed"]
+           "iterate_fed", "SuspendableRun", "NotSuspendable", "external_future", "anext_step",
+           "SETTLE_PASSES"]
 
 _local = threading.local()
 
@@ -71,7 +81,7 @@ def thread_loop():
     return holder.loop
 
 
-def run_coroutine(coroutine):
+def run_coroutine(coroutine: Any) -> Any:
     """Run ``coroutine`` to completion on the calling thread's loop.
 
     Args:
@@ -242,3 +252,166 @@ def iterate_fed(make_agen, iterable):
         aclose = getattr(agen, "aclose", None)
         if aclose is not None and getattr(agen, "ag_frame", True) is not None:
             run_coroutine(aclose())
+
+
+# --- runs that wait for answers from outside the loop ----------------------------------
+
+#: Most passes of the event loop a run that waits for an outside answer is given, once it
+#: waits, to let what is ready run (the other branches of an ``asyncio.gather`` start
+#: their downloads too) before it gives the thread back; it gives it back sooner when a
+#: pass starts nothing new.
+SETTLE_PASSES = 16
+
+#: The :class:`SuspendableRun` a task belongs to: set while its root task is made, so
+#: the task and every task it starts (``asyncio.gather``...) carry it in their context.
+_current_run: contextvars.ContextVar = contextvars.ContextVar("crawlfw_suspendable_run",
+                                                              default=None)
+
+
+class NotSuspendable(RuntimeError):
+    """:func:`external_future` was called outside a :class:`SuspendableRun` (a plain
+    ``def`` callback, ``start()``, a middleware's coroutine): nothing there can give the
+    thread back while the answer is awaited."""
+
+
+async def anext_step(agen: Any) -> Any:
+    """One step of the async generator ``agen`` as a coroutine (what
+    ``SuspendableRun`` runs for each value of an ``async def`` callback that yields)."""
+    return await agen.__anext__()
+
+
+async def _one_pass():
+    import asyncio
+
+    await asyncio.sleep(0)
+
+
+class SuspendableRun:
+    """A coroutine run as a task on the calling thread's event loop, which may wait for
+    answers that are set from outside the loop, between two runs of it
+    (:func:`external_future`: a download the Engine answers by message).
+
+    :meth:`drive` runs the loop until the task is done or waits for such an answer with
+    nothing else ready; it then returns False and the thread is free (the actor handles
+    other messages, other callbacks run on the same loop). Once the answer has been set
+    on its future (``future.set_result``, on this thread, the loop not running),
+    :meth:`drive` goes on with the task. While the task is given back, only what runs the
+    loop makes its other awaits progress: a timer it also waits for fires when the loop
+    runs next (another callback, an answer), not on time.
+
+    One run may run several coroutines in turn (:meth:`start`: the steps of one async
+    generator callback), each once the one before is done.
+
+    Args:
+        coroutine: the coroutine to run (``callback(response)``, :func:`anext_step`), or
+            None to :meth:`start` one later.
+        owner: anything the caller keeps with the run (:attr:`owner`).
+
+    Attributes:
+        task: the ``asyncio.Task``; its result (or exception) is the coroutine's once
+            :meth:`drive` returned True.
+        waiting: the futures from :func:`external_future` not answered yet.
+        owner: what the caller gave (its record of the suspended work).
+
+    Raises:
+        RuntimeError: an event loop is already running on this thread.
+    """
+
+    __slots__ = ("loop", "task", "waiting", "owner", "_driving", "_stopped", "_made",
+                 "_context")
+
+    def __init__(self, coroutine: Any = None, owner: Any = None) -> None:
+        self.loop = thread_loop()
+        self.owner = owner
+        self._driving = False
+        self._stopped = False
+        self._made = 0  # external futures made: a settling pass that makes none ends
+        self._context = context = contextvars.copy_context()
+        context.run(_current_run.set, self)
+        if coroutine is not None:
+            self.start(coroutine)
+
+    def start(self, coroutine: Any) -> None:
+        """Make ``coroutine`` the run's :attr:`task` (the one before is done). Futures
+        the one before left unanswered are no longer waited for."""
+        self.waiting: set = set()
+        # made in the run's context: the task and the tasks it starts see this run
+        self.task = self._context.run(self.loop.create_task, coroutine)
+
+    def drive(self) -> bool:
+        """Run the task on this thread's loop until it is done (True) or waits for an
+        outside answer with nothing else ready (False: call again once an answer was
+        set). Never called with the loop running (between two messages of the actor).
+
+        Raises:
+            BaseException: only what stops the loop itself (``KeyboardInterrupt``); the
+                task's own exception is in :attr:`task`.
+        """
+        loop, task = self.loop, self.task
+        while True:
+            if not self.waiting:
+                self._driving, self._stopped = True, False
+                try:
+                    loop.run_until_complete(task)
+                    return True  # the usual way: it never waited for an outside answer
+                except BaseException:
+                    # Its exception is the task's (read from it); or the loop was
+                    # stopped because it now waits for an outside answer.
+                    if task.done():
+                        return True
+                    if not self._stopped:
+                        raise
+                finally:
+                    self._driving = False
+            # It waits for outside answers: let what is ready run, then give back.
+            for _ in range(SETTLE_PASSES):
+                before = (self._made, len(self.waiting))
+                loop.run_until_complete(_one_pass())
+                if task.done() or (self._made, len(self.waiting)) == before:
+                    break
+            if task.done():
+                return True
+            if self.waiting:
+                return False
+
+    def cancel(self) -> None:
+        """Cancel the task and let it unwind (its ``finally`` blocks run), the loop not
+        running; an exception it ends with is dropped."""
+        task = self.task
+        if task.done():
+            return
+        task.cancel()
+        self.waiting.clear()
+        try:
+            self.loop.run_until_complete(task)
+        except BaseException:  # noqa: S110  # cancelled, or whatever its unwinding raised
+            pass
+
+    def _made_future(self, future) -> None:
+        self._made += 1
+        self.waiting.add(future)
+        future.add_done_callback(self.waiting.discard)
+        if self._driving and not self._stopped:
+            self._stopped = True
+            self.loop.stop()  # at the end of this pass: run_until_complete returns
+
+
+def external_future():
+    """A future of the running loop that is answered from outside it (by a message the
+    thread's actor handles later), for code inside a :class:`SuspendableRun`: awaiting
+    it gives the thread back until the answer is set.
+
+    Returns:
+        ``(future, run)``: an ``asyncio.Future`` of the running loop, and the
+        :class:`SuspendableRun` it belongs to (to :meth:`~SuspendableRun.drive` once
+        the answer is set).
+
+    Raises:
+        NotSuspendable: the calling code does not run inside a :class:`SuspendableRun`.
+    """
+    run = _current_run.get()
+    if run is None:
+        raise NotSuspendable("not inside a suspendable run")
+    future = run.loop.create_future()
+    run._made_future(future)
+    return future, run

@@ -1,9 +1,10 @@
 """Scrapy 2's ``scrapy.utils.defer`` helpers, working on what crawlfw's components return.
 
 Scrapy's components return Twisted ``Deferred`` objects; crawlfw's return their results
-directly (``crawler.engine.download(request)`` returns the ``Response``), or coroutines,
-``asyncio`` futures, ``concurrent.futures.Future`` objects. These helpers accept all of
-them, so code written for Scrapy's asyncio reactor runs unchanged::
+directly (``crawler.engine.download(request)`` returns the ``Response`` in an item
+pipeline), or coroutines, ``asyncio`` futures (``crawler.engine.download(request)`` in an
+``async def`` spider callback), ``concurrent.futures.Future`` objects. These helpers
+accept all of them, so code written for Scrapy's asyncio reactor runs unchanged::
 
     response = await maybe_deferred_to_future(self.crawler.engine.download(request))
 

@@ -9,13 +9,13 @@ a second one.
 import logging
 import sys
 import warnings
-from collections.abc import MutableMapping
 from logging.config import dictConfig
 from typing import Any
 
 import crawlfw
 from crawlfw.exceptions import CrawlfwDeprecationWarning
 from crawlfw.settings import Settings, overridden_settings
+from crawlfw.utils._logadapter import SpiderLoggerAdapter
 
 __all__ = [
     "configure_logging",
@@ -302,26 +302,6 @@ def log_reactor_info():
         loop_cls = type(loop)
         loop.close()
     logger.debug("Using asyncio event loop: %s.%s", loop_cls.__module__, loop_cls.__name__)
-
-
-class SpiderLoggerAdapter(logging.LoggerAdapter):
-    """A :class:`logging.LoggerAdapter` that adds its ``extra`` to a record's own
-    ``extra`` instead of replacing it (Scrapy 2.12's spider logger): a spider's
-    ``self.logger.info(msg, extra={"url": url})`` keeps ``url`` and gains ``spider``.
-    """
-
-    def process(self, msg, kwargs):
-        """Merge the adapter's ``extra`` into ``kwargs['extra']`` (a mapping given by the
-        caller is updated in place; anything else is replaced).
-
-        Returns:
-            tuple[str, MutableMapping]: ``msg`` and the keyword arguments.
-        """
-        if isinstance(kwargs.get("extra"), MutableMapping):
-            kwargs["extra"].update(self.extra)
-        else:
-            kwargs["extra"] = self.extra
-        return msg, kwargs
 
 
 class StreamLogger:

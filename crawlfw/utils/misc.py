@@ -61,7 +61,7 @@ def _iterable_single_values():
     return _single_values
 
 
-def arg_to_iter(arg):
+def arg_to_iter(arg: Any) -> Any:
     """Turn an argument into an iterable.
 
     Args:

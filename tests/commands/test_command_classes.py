@@ -159,7 +159,7 @@ def test_builtin_command_classes(name):
      {"FEED_URI": "a.json", "FEED_FORMAT": "json",
       "FEEDS": {"a.json": {"format": "json"}, "a.csv": {"format": "csv"}}}),
     (["-O", "b.jl", "-O", "b.csv"], {},
-     {"FEED_URI": None, "FEEDS": {"b.jl": {"format": "jsonlines", "overwrite": True},
+     {"FEED_URI": None, "FEEDS": {"b.jl": {"format": "jl", "overwrite": True},
                                  "b.csv": {"format": "csv", "overwrite": True}}}),
 ])
 def test_crawl_command_options(argv, spargs, feed):

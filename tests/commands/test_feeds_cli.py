@@ -228,9 +228,10 @@ class BrokenSpider(crawlfw.Spider):
     ({"ITEM_PIPELINES": {"brokenspider.Nope": 300}},
      "Crawl could not start: ITEM_PIPELINES: cannot load 'brokenspider.Nope': NameError: "
      "Module 'brokenspider' doesn't define any object named 'Nope'", False),
-    # a component whose constructor raises: met as the actors start, after the feeds
-    # were opened (its traceback logged: it is a bug to find in user code)
+    # a component whose constructor raises: built before the feeds are opened (its
+    # traceback logged at DEBUG: it is a bug to find in user code)
     ({"ITEM_PIPELINES": {"brokenspider.Boom": 300}},
+     "Crawl could not start: ITEM_PIPELINES: cannot build 'brokenspider.Boom': "
      "RuntimeError: this pipeline refuses to start", True),
 ])
 def test_a_crawl_that_fails_before_it_starts_writes_no_feed(crawlfw, tmp_path, site, settings,
@@ -248,12 +249,13 @@ def test_a_crawl_that_fails_before_it_starts_writes_no_feed(crawlfw, tmp_path, s
     assert "Stored" not in result.stderr
     lines = result.stderr.strip().splitlines()
     assert lines[-1].endswith(last_line), result.stderr[-3000:]
-    if not traceback:  # refused in one line before anything was opened
+    # refused in one line before anything was opened
+    assert "Spider opened" not in result.stderr
+    assert [line for line in result.stderr.splitlines() if "] ERROR: " in line] == [lines[-1]]
+    if not traceback:
         assert "Traceback" not in result.stderr
-        assert "Spider opened" not in result.stderr
-    else:
-        assert "Crawl could not start: RuntimeError: this pipeline refuses to start" in \
-            result.stderr
+    else:  # at DEBUG
+        assert result.stderr.count("Traceback") == 1
 
 
 STATS_SPIDER = """
@@ -291,10 +293,77 @@ def test_stats_a_scrapy_2_user_compares(crawlfw, tmp_path, site):
         "elapsed_time_seconds": r"\d+\.\d+",
         "start_time": r"datetime\.datetime\([\d, ]+, tzinfo=datetime\.timezone\.utc\)",
         "finish_time": r"datetime\.datetime\([\d, ]+, tzinfo=datetime\.timezone\.utc\)",
+        # LogStats's averages: None for a crawl under a second
+        "items_per_minute": "None",
+        "responses_per_minute": "None",
     }
     for key, value in scrapy_219.items():
         assert re.search(rf"'{re.escape(key)}': {value}[,}}]", dump), (key, dump)
     assert "_NotText" not in dump and "failed_count" not in dump
+
+
+def test_stored_lines_name_the_format_as_given(crawlfw, tmp_path, site):
+    """Scrapy 2.19 names each feed's format as the user gave it (an -o extension, a
+    ':FORMAT' suffix, a FEEDS 'format'): these lines are its output for the same command
+    (crawlfw said 'jsonlines' for the jl and jsonl feeds)."""
+    result = crawlfw("runspider", spider_file(tmp_path), "-a", f"base_url={site.url}",
+                     "-o", "a.jl", "-o", "b.jsonl", "-o", "c.json", "-o", "d.CSV:csv",
+                     "-o", "e.txt:jsonlines", "-o", "f.xml",
+                     "-s", 'FEEDS={"g.out": {"format": "jsonl"}}')
+    assert result.returncode == 0, result.stderr
+    scrapy_219 = ["Stored jl feed (2 items) in: a.jl",
+                  "Stored jsonl feed (2 items) in: b.jsonl",
+                  "Stored json feed (2 items) in: c.json",
+                  "Stored csv feed (2 items) in: d.CSV",
+                  "Stored jsonlines feed (2 items) in: e.txt",
+                  "Stored xml feed (2 items) in: f.xml",
+                  "Stored jsonl feed (2 items) in: g.out"]
+    stored = [line.split("] INFO: ", 1)[1] for line in result.stderr.splitlines()
+              if "] INFO: Stored " in line]
+    assert sorted(stored) == sorted(scrapy_219), result.stderr[-3000:]
+    assert jl(tmp_path / "a.jl") == jl(tmp_path / "b.jsonl") == jl(tmp_path / "e.txt") \
+        == jl(tmp_path / "g.out") == json.loads((tmp_path / "c.json").read_text())
+
+
+START_ERROR_SPIDER = """
+import crawlfw
+
+
+class StartErrorSpider(crawlfw.Spider):
+    name = "starterror"
+
+    async def start(self):
+        yield crawlfw.Request(self.base_url + "/index.html")
+        raise ValueError("bad start")
+
+    def parse(self, response):
+        yield {"a": 1}
+"""
+
+
+def test_stats_of_a_start_that_raises(crawlfw, tmp_path, site):
+    """Scrapy 2.19 (``scrapy runspider`` of this spider, ``-o o.jl``) logs "Error while
+    reading start items and requests: bad start.", crawls what start() gave and dumps
+    these stats, written here from its output (issue 34)."""
+    spider = write(tmp_path / "starterror.py", START_ERROR_SPIDER)
+    result = crawlfw("runspider", spider, "-a", f"base_url={site.url}", "-o", "o.jl")
+    assert result.returncode == 0, result.stderr  # as Scrapy: start_error is no failure
+    assert "ERROR: Error while reading start items and requests: bad start." in result.stderr
+    dump = result.stderr[result.stderr.index("Dumping crawlfw stats:"):]
+    scrapy_219 = {
+        "spider_exceptions/ValueError": "1",
+        "spider_exceptions/count": "1",
+        "finish_reason": "'start_error'",
+        "item_scraped_count": "1",
+        "response_received_count": "1",
+        "feedexport/success_count/FileFeedStorage": "1",
+        "items_per_minute": "None",
+        "responses_per_minute": "None",
+        "log_count/ERROR": "1",
+    }
+    for key, value in scrapy_219.items():
+        assert re.search(rf"'{re.escape(key)}': {value}[,}}]", dump), (key, dump)
+    assert "Stored jl feed (1 items) in: o.jl" in result.stderr
 
 
 @pytest.mark.parametrize("refused, message", [

@@ -58,6 +58,10 @@ class Command(ScrapyCommand):
     def short_desc(self):
         return "Run all spiders"
 
+    def add_options(self, parser):  # argparse: a Scrapy 2 command
+        super().add_options(parser)
+        parser.add_argument("--dry-run", action="store_true")
+
     def run(self, args, opts):
         print("process:", type(self.crawler_process).__name__, flush=True)
         for name in self.crawler_process.spider_loader.list():
@@ -80,9 +84,9 @@ def plugin_project(quotes_project):
     return quotes_project
 
 
-LINE = ("ITEM_PIPELINES names scrapy_fakeplugin.pipelines.ItemValidationPipeline, which "
-        "cannot be loaded: ModuleNotFoundError: No module named 'scrapy' (a Scrapy "
-        "plugin, which crawlfw cannot load: remove it or map it to None)")
+LINE = ("ITEM_PIPELINES: cannot load 'scrapy_fakeplugin.pipelines.ItemValidationPipeline': "
+        "ModuleNotFoundError: No module named 'scrapy' (a Scrapy plugin, which crawlfw "
+        "cannot load: remove it or map it to None)")
 
 
 def test_a_scrapy_plugin_in_the_settings_refuses_the_crawl_in_one_line(

@@ -8,12 +8,16 @@ import pytest
 
 from crawlfw.contracts import Contract, ContractsManager
 from crawlfw.contracts.default import (
+    BodyContract,
     CallbackKeywordArgumentsContract,
+    CookieContract,
     MetadataContract,
+    MethodContract,
     ReturnsContract,
     ScrapesContract,
     UrlContract,
 )
+from crawlfw.contracts.default import HeaderContract as DefaultHeaderContract
 from crawlfw.exceptions import ContractFail
 from crawlfw.http import FormRequest, HtmlResponse, Request
 from crawlfw.item import Field, Item
@@ -343,11 +347,73 @@ def test_manager_rejects_non_contracts(bad):
 def test_default_settings_name_these_classes():
     from crawlfw.settings import default_settings
 
-    # @cb_kwargs and @meta are enabled by default, as in Scrapy 2 (issue 17)
+    # @cb_kwargs and @meta are enabled by default, as in Scrapy 2 (issue 17); @method,
+    # @body, @header and @cookie as in Scrapy 2.19 (issue 29): its SPIDER_CONTRACTS_BASE
     assert [load_object(p) for p in sorted(default_settings.SPIDER_CONTRACTS_BASE,
                                            key=default_settings.SPIDER_CONTRACTS_BASE.get)] == [
-        UrlContract, CallbackKeywordArgumentsContract, MetadataContract, ReturnsContract,
+        UrlContract, CallbackKeywordArgumentsContract, MetadataContract, MethodContract,
+        BodyContract, DefaultHeaderContract, CookieContract, ReturnsContract,
         ScrapesContract]
+
+
+REQUEST_CONTRACTS = [UrlContract, MethodContract, BodyContract, DefaultHeaderContract,
+                     CookieContract]
+
+
+@pytest.mark.parametrize(
+    "lines, method, body, headers, cookies",
+    [
+        ("", "GET", b"", {}, {}),
+        ("@method POST", "POST", b"", {}, {}),
+        ("@method put\n@body a=1&b=two  words", "PUT", b"a=1&b=two words", {}, {}),
+        ("@body", "GET", b"", {}, {}),
+        ("@header X-A 1\n@header X-B two words\n@header X-A again", "GET", b"",
+         {b"X-A": [b"again"], b"X-B": [b"two words"]}, {}),
+        ("@header X-Empty", "GET", b"", {b"X-Empty": [b""]}, {}),
+        ("@cookie a 1\n@cookie b x y", "GET", b"", {}, {"a": "1", "b": "x y"}),
+    ],
+)
+def test_scrapy_2_19_request_contracts(lines, method, body, headers, cookies):
+    # Scrapy 2.19's contracts: request arguments, one line per header and cookie
+    _, _, request = run_method("@url http://a/x\n" + lines, [],
+                               contracts=REQUEST_CONTRACTS)
+    assert (request.method, request.body) == (method.upper(), body)
+    assert {k: v for k, v in request.headers.items() if k.startswith(b"X-")} == headers
+    assert request.cookies == cookies
+
+
+@pytest.mark.parametrize("doc, message", [
+    ("@method", "@method takes one HTTP method"),
+    ("@method GET POST", "@method takes one HTTP method"),
+    ("@header", "@header takes a header name"),
+    ("@cookie", "@cookie takes a cookie name"),
+])
+def test_request_contract_errors(doc, message):
+    spider = make_spider("@url http://a/\n" + doc)()
+    with pytest.raises(ValueError, match=message):
+        ContractsManager(REQUEST_CONTRACTS).extract_contracts(spider.cb)
+
+
+def test_returns_object_type_verifiers():
+    # Scrapy 2.19: kinds are callables in object_type_verifiers; a subclass adds one
+    assert set(ReturnsContract.object_type_verifiers) == {"request", "requests", "item",
+                                                          "items"}
+
+    class ReturnsStrings(ReturnsContract):
+        object_type_verifiers = {**ReturnsContract.object_type_verifiers,
+                                 "strings": lambda x: isinstance(x, str)}
+
+    class ReturnsInts(ReturnsContract):  # Scrapy 1.2's way: a class in objects
+        objects = {**ReturnsContract.objects, "ints": int}
+
+    results, _, _ = run_method("@url http://a/\n@returns strings 2 2\n@returns items 1",
+                               ["a", "b", ITEM, 3], contracts=[UrlContract, ReturnsStrings])
+    assert results.wasSuccessful()
+    results, _, _ = run_method("@url http://a/\n@returns ints 2", ["a", 3],
+                               contracts=[UrlContract, ReturnsInts])
+    assert _messages(results.failures) == [("[demo] cb (@returns post-hook)",
+                                            "crawlfw.exceptions.ContractFail: "
+                                            "Returned 1 ints, expected 2..inf")]
 
 
 # --- a real crawl, as ``crawlfw check`` runs it ----------------------------------------

@@ -425,8 +425,9 @@ def test_from_crawler_uses_crawler_spider_and_settings(tmp_path):
     ("output", "fmt", "expected"),
     [
         ("items.json", None, {"FEED_URI": "items.json", "FEED_FORMAT": "json"}),
-        ("items.jl", None, {"FEED_URI": "items.jl", "FEED_FORMAT": "jsonlines"}),
-        ("items.jsonl", None, {"FEED_URI": "items.jsonl", "FEED_FORMAT": "jsonlines"}),
+        # the extension names the format, as in Scrapy 2.19 ("Stored jl feed")
+        ("items.jl", None, {"FEED_URI": "items.jl", "FEED_FORMAT": "jl"}),
+        ("items.jsonl", None, {"FEED_URI": "items.jsonl", "FEED_FORMAT": "jsonl"}),
         ("out/items.CSV", None, {"FEED_URI": "out/items.CSV", "FEED_FORMAT": "csv"}),
         ("items.xml", None, {"FEED_URI": "items.xml", "FEED_FORMAT": "xml"}),
         ("items.pickle", None, {"FEED_URI": "items.pickle", "FEED_FORMAT": "pickle"}),
@@ -689,3 +690,26 @@ def test_resume_of_a_shortened_feed_is_refused_or_started_anew(tmp_path):
     assert json.loads(path.read_text()) == [{"a": 3}]
     [kept] = tmp_path.glob("items.json.broken-*")
     assert kept.read_bytes() == b'[\n{"a"'[:5]
+
+
+def test_a_job_resumes_its_feed_under_another_name_of_the_format(tmp_path):
+    """A JOBDIR job begun when '-o items.jl' was the format 'jsonlines' goes on when it
+    is 'jl' (as Scrapy 2.19 names it): the same exporter, so the feed is cut back to its
+    committed length and continued, not started again after what the crash left."""
+    path = tmp_path / "items.jl"
+    writer = FeedWriter({"FEED_URI": str(path), "FEED_FORMAT": "jsonlines"}, FeedSpider())
+    writer.open()
+    writer.export_item({"a": 1})
+    state = writer.checkpoint(fsync=False)
+    writer.export_item({"a": "not committed"})
+    writer.file.close()
+    again = FeedWriter({"FEED_URI": str(path), "FEED_FORMAT": "jl"}, FeedSpider())
+    again.check_resume(state)
+    again.open(resume=state)
+    again.export_item({"a": 2})
+    again.close()
+    assert [json.loads(line) for line in path.read_text().splitlines()] == [{"a": 1}, {"a": 2}]
+    other = FeedWriter({"FEED_URI": str(path), "FEED_FORMAT": "csv"}, FeedSpider())
+    assert other._formats == {"csv"}  # another exporter: not a resume of this feed
+    assert FeedWriter({"FEED_URI": str(path), "FEED_FORMAT": "jl"}, FeedSpider())._formats == {
+        "jl", "jsonl", "jsonlines"}

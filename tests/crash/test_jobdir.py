@@ -199,7 +199,7 @@ def test_feed_deleted_during_the_crawl_fails_it(slow_site, tmp_path, jobdir):
     text = (tmp_path / "run.log").read_text(errors="replace")
     assert code == 1, text[-3000:]
     assert f"the file {feed} was deleted or moved during the crawl" in text, text[-3000:]
-    assert "Stored jsonlines feed" not in text
+    assert "Stored jl feed" not in text
     assert "'finish_reason': 'feed_failed'" in text
 
 

@@ -115,6 +115,9 @@ def test_calculate_stats_and_final_stats():
     crawler.stats.set_value("start_time", start)
     crawler.stats.set_value("finish_time", start + datetime.timedelta(seconds=0.5))
     assert ext.calculate_final_stats(spider) == (None, None)  # Scrapy: whole seconds
+    ext.spider_closed(spider, "finished")  # set to None, as Scrapy 2.19 dumps them
+    stats = crawler.stats.get_stats()
+    assert stats["responses_per_minute"] is None and stats["items_per_minute"] is None
     crawler.stats.set_value("finish_time", start + datetime.timedelta(seconds=120))
     assert ext.calculate_final_stats(spider) == (5.0, 2.0)
     ext.spider_closed(spider, "finished")

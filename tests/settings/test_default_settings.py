@@ -76,6 +76,7 @@ def test_spider_middleware_orders():
 def test_extensions_base():
     assert list(ds.EXTENSIONS_BASE) == [
         "crawlfw.extensions.corestats.CoreStats",
+        "crawlfw.extensions.logcount.LogCount",  # Scrapy 2.14 (issue 29)
         "crawlfw.extensions.memusage.MemoryUsage",
         "crawlfw.extensions.memdebug.MemoryDebugger",
         "crawlfw.extensions.closespider.CloseSpider",

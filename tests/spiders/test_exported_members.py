@@ -18,6 +18,10 @@ EXPORTS = {
         "ScrapesContract",
         "CallbackKeywordArgumentsContract",
         "MetadataContract",
+        "MethodContract",
+        "BodyContract",
+        "HeaderContract",
+        "CookieContract",
     ],
 }
 

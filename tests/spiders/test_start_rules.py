@@ -350,3 +350,36 @@ def test_close_spider_from_start_closes_with_its_reason():
     assert [r.url for r in batch] == [U + "/1"] and exhausted
     assert sink.closed == ["no_more"]
     assert not scraper.start_error
+
+
+class SelfStartRequests(Spider):
+    # a common Scrapy 2 pattern: an async start() asking the spider's start_requests()
+    name = "self_start_requests"
+    start_urls = [U + "/a", U + "/b"]
+
+    async def start(self):
+        yield Request(U + "/first")
+        for request in self.start_requests():
+            yield request
+
+
+class SuperStartRequests(Spider):
+    name = "super_start_requests"
+    start_urls = [U + "/a"]
+
+    async def start(self):
+        for request in super().start_requests():
+            yield request
+
+
+@pytest.mark.parametrize("spidercls, expected", [
+    (SelfStartRequests, [(U + "/first", None, False, True), (U + "/a", None, True, True),
+                         (U + "/b", None, True, True)]),
+    (SuperStartRequests, [(U + "/a", None, True, True)]),
+])
+def test_an_async_start_may_iterate_start_requests(spidercls, expected):
+    # start_requests() called from start() gives the start URLs' requests (Scrapy 2.13 to
+    # 2.15), instead of stepping start() again from inside itself (a start error before)
+    rows, items, scraper = _first_output(spidercls)
+    assert rows == expected and items == []
+    assert not scraper.start_error

@@ -53,6 +53,19 @@ def test_deferred_to_future_on_results_coroutines_and_futures():
     assert asyncio.run(main()) == ("response", 2, 3, 4)
 
 
+def test_what_engine_download_returns_in_a_callback_is_taken_as_it_is():
+    """In an ``async def`` callback ``engine.download()`` returns an asyncio future of the
+    running loop (answered later): both helpers give that very future back."""
+    async def main():
+        future = asyncio.get_running_loop().create_future()
+        assert defer.maybe_deferred_to_future(future) is future
+        assert defer.deferred_to_future(future) is future
+        asyncio.get_running_loop().call_soon(future.set_result, "response")
+        return await defer.maybe_deferred_to_future(future)
+
+    assert asyncio.run(main()) == "response"
+
+
 def test_deferred_to_future_needs_a_running_loop():
     with pytest.raises(RuntimeError, match="running asyncio event loop"):
         defer.deferred_to_future("x")
@@ -213,14 +226,21 @@ def test_looping_call_from_plain_code_runs_on_a_thread():
 
 def test_looping_call_in_a_loop_and_its_errors(caplog):
     async def main():
+        loop = asyncio.get_running_loop()
         calls = []
         looping = AsyncioLoopingCall(calls.append, 1)
         looping.start(0.01, now=False)
-        await asyncio.sleep(0.055)
+        first = list(calls)  # now=False: the first call waits for the interval
+        deadline = loop.time() + 30  # bounded; no timing asserted (a loaded machine)
+        while len(calls) < 3 and loop.time() < deadline:
+            await asyncio.sleep(0.005)
         looping.stop()
-        return calls
+        stopped_at = len(calls)
+        await asyncio.sleep(0.05)
+        return first, stopped_at, list(calls), looping.running
 
-    assert 3 <= len(asyncio.run(main())) <= 6
+    first, stopped_at, calls, running = asyncio.run(main())
+    assert first == [] and stopped_at >= 3 and calls == [1] * stopped_at and not running
     failing = AsyncioLoopingCall(lambda: 1 / 0)
     failing.start(1)
     assert not failing.running and "Error calling the AsyncioLoopingCall" in caplog.text

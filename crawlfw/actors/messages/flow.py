@@ -51,7 +51,8 @@ class Crawl(TypedDict):
 
 
 class Download(TypedDict):
-    """Pipeline (a media pipeline's item waiting for its files) -> Engine;
+    """Pipeline (a media pipeline's item waiting for its files) -> Engine; SpiderRunner
+    (an ``async def`` callback awaiting ``crawler.engine.download``) -> Engine;
     ``crawler.engine.download`` (a blocking caller on any thread but an actor's carrying
     downloads) -> Engine: download ``request`` outside the frontier, as Scrapy's
     ``engine.download`` does.
@@ -69,14 +70,17 @@ class Download(TypedDict):
     key: Count
     """The sender's number for this download, repeated in the ``download_done``."""
     reply_to: NotRequired[ActorRef]
-    """The actor told ``download_done`` (the Pipeline's ``ChildRef``)."""
+    """The actor told ``download_done`` (the Pipeline's ``ChildRef``, the SpiderRunner's
+    ref)."""
     future: NotRequired[Future]
     """For a caller outside the actors (a blocking ``crawler.engine.download``): the
     Engine sets the ``Response`` or the exception on it instead of replying."""
 
 
 class DownloadDone(TypedDict):
-    """Engine -> Pipeline (the ``reply_to`` of a ``download``): how the download ended."""
+    """Engine -> Pipeline (the ``reply_to`` of a ``download``); Engine -> SpiderRunner
+    (the ``reply_to`` of an ``async def`` callback's ``download``): how the download
+    ended."""
 
     type: Literal["download_done"]
     key: Count

@@ -88,7 +88,9 @@ if TYPE_CHECKING:
 __all__ = ["FEED_OPTIONS", "feed_settings_from_cli", "feeds_from_settings", "resolve_uri",
            "uri_scheme"]
 
-#: File extensions whose format name differs from the extension (``-o items.jl``).
+#: The format of a file extension that is no format name of ``FEED_EXPORTERS`` (a
+#: project that dropped ``jl`` or ``jsonl`` from ``FEED_EXPORTERS_BASE``); an extension
+#: that is one names the format, as in Scrapy 2 (``-o items.jl``: ``jl``).
 _EXTENSION_FORMATS = {"jl": "jsonlines", "jsonl": "jsonlines"}
 
 
@@ -170,7 +172,8 @@ def _check_feed_options(uri: str, options: Mapping[str, Any] | None,
     if not options.get("format"):
         ext = os.path.splitext(urlparse(uri).path if uri_scheme(uri) else uri)[1]
         ext = ext.lstrip(".").lower()
-        fmt = _EXTENSION_FORMATS.get(ext, ext)
+        fmt = ext if ext in exporters or _EXTENSION_FORMATS.get(ext) not in exporters \
+            else _EXTENSION_FORMATS[ext]
         if fmt not in exporters:
             raise NotConfigured(
                 f"{where} has no 'format' and its file extension names none; known "
@@ -328,8 +331,8 @@ def feed_settings_from_cli(output: str | None, output_format: str | None = None,
     ``crawl`` and ``runspider`` commands of Scrapy 1.2 do.
 
     Without ``-t`` the format is the file extension (``.json`` -> ``json``, ``.csv``,
-    ``.xml``, ``.pickle``, ``.marshal``; ``.jl`` and ``.jsonl`` -> ``jsonlines``;
-    case-insensitive). ``-o -`` writes to the standard output (``stdout:``) and needs
+    ``.xml``, ``.pickle``, ``.marshal``, ``.jl`` -> ``jl``, ``.jsonl`` -> ``jsonl``, as
+    Scrapy 2 names them; case-insensitive). ``-o -`` writes to the standard output (``stdout:``) and needs
     ``-t``. As in Scrapy 2, the format may instead follow the URI after a colon:
     ``-o -:jl`` (standard output, JSON Lines), ``-o out.txt:jsonlines``; it wins over
     ``-t``.
@@ -365,7 +368,8 @@ def feed_settings_from_cli(output: str | None, output_format: str | None = None,
         )
     else:
         ext = os.path.splitext(output)[1].lstrip(".").lower()
-        fmt = _EXTENSION_FORMATS.get(ext, ext) if "jsonlines" in valid else ext
+        fmt = ext if ext in valid or _EXTENSION_FORMATS.get(ext) not in valid \
+            else _EXTENSION_FORMATS[ext]
     if fmt not in valid:
         raise UsageError(
             f"Unrecognized output format '{fmt}', set one using the '-t' switch or as a "

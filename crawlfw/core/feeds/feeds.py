@@ -104,7 +104,8 @@ class FeedWriter:
             ``FEED_URI_PARAMS`` cannot be imported.
 
     Attributes:
-        format (str): the feed format, e.g. ``'jsonlines'``.
+        format (str): the feed format, as named (lower-cased), e.g. ``'jl'`` for
+            ``-o items.jl``, as Scrapy 2 names it.
         uri (str | None): the resolved URI, set by :meth:`open`.
         itemcount (int): items exported so far.
         storage: the storage object, set by :meth:`open`.
@@ -149,6 +150,8 @@ class FeedWriter:
                 f"{', '.join(sorted(exporters))} (add others in FEED_EXPORTERS)"
             )
         self._exporter_cls = load_object(exporters[self.format])
+        # the names of this exporter: a JOBDIR feed resumes across them ('jsonlines'/'jl')
+        self._formats = {f for f, path in exporters.items() if path == exporters[self.format]}
 
         storages = _components(settings, "FEED_STORAGES")
         self.scheme = uri_scheme(self.urifmt)
@@ -304,7 +307,7 @@ class FeedWriter:
             self.spider = spider
         if self.spider is None:
             raise ValueError("FeedWriter.open() needs the spider (none given to the constructor)")
-        if resume and resume.get("format") == self.format and resume.get("uri"):
+        if resume and resume.get("format") in self._formats and resume.get("uri"):
             self.uri = uri = resume["uri"]
             self.overwrite = False  # -O emptied the file when the job began, not now
         else:
@@ -495,7 +498,7 @@ class FeedWriter:
                 ``FEED_RESTART_BROKEN`` is False (the message names the file, both
                 lengths and how to go on).
         """
-        if (not resume or resume.get("format") != self.format or not resume.get("uri")
+        if (not resume or resume.get("format") not in self._formats or not resume.get("uri")
                 or self.settings.getbool("FEED_RESTART_BROKEN")):
             return
         storage = self._make_storage(resume["uri"])

@@ -109,6 +109,7 @@ class DownloaderMiddlewareManager(MiddlewareManager):
     """
 
     component_name = "downloader middleware"
+    components_setting = "DOWNLOADER_MIDDLEWARES"
 
     @classmethod
     def _get_mwlist_from_settings(cls, settings: BaseSettings) -> list[Any]:

@@ -26,11 +26,25 @@ request <GET file:///...> from <200 http://...>: a web page cannot open local fi
 and counted in ``scraper/refused_local_url``. Start requests and requests made from a
 ``file:`` (or ``ftp:``) response are not affected. ``LOCAL_URLS_FROM_WEB_ENABLED = True``
 restores Scrapy's behaviour (follow them). See docs/security.md.
+
+An ``async def`` callback or errback may wait for a download the Engine answers by
+message (``await crawler.engine.download(request)``). It runs as a
+:class:`~crawlfw.spiders._async.SuspendableRun`: when it waits for such an answer with
+nothing else to do, the Scraper parks it (:attr:`Scraper.parked`) and returns None
+instead of the counts; the spider runner goes on with other messages and hands each
+answer to :meth:`Scraper.download_answered`, which goes on with the callback and returns
+the scrapes that ended. A coroutine callback parks before its output exists; an async
+generator callback parks between two values: what it yielded before has gone through
+the spider middlewares and to the sinks, and the rest of its output goes through
+``process_spider_output`` again when it resumes (each middleware's
+``process_spider_output`` is called once per stretch of output between two waits).
+The durable frontier's lease of the request is done when the callback ends.
 """
 
 from __future__ import annotations
 
 import base64
+import inspect
 import logging
 import pickle
 from collections.abc import Iterable, Iterator
@@ -42,11 +56,12 @@ from crawlfw.exceptions import CloseSpider, DownloadError, IgnoreRequest
 from crawlfw.http import Request, Response
 from crawlfw.item import ITEM_TYPES
 from crawlfw.logformatter import format_event
+from crawlfw.spiders._async import SuspendableRun, anext_step, run_coroutine
 from crawlfw.spiders._start import start_output
 from crawlfw.utils._names import public_class_name
 from crawlfw.utils.failure import Failure
 from crawlfw.utils.log import failure_to_exc_info, logformatter_adapter
-from crawlfw.utils.spider import iterate_spider_output
+from crawlfw.utils.misc import arg_to_iter
 
 if TYPE_CHECKING:
     from crawlfw.core._types import CrawlerLike
@@ -54,7 +69,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["OUTPUT_BATCH", "Scraper", "ScraperSink", "report_spider_error"]
+__all__ = ["OUTPUT_BATCH", "Parked", "Scraper", "ScraperSink", "report_spider_error"]
 
 #: Most requests (and most items) of one callback handed to a sink in one call.
 OUTPUT_BATCH = 256
@@ -100,6 +115,44 @@ class ScraperSink(Protocol):
         else ``"cancelled"``)."""
 
 
+class _CallbackSuspended(BaseException):
+    """Raised by :meth:`Scraper.call_spider` when a coroutine callback (or errback) waits
+    for an outside answer: a ``BaseException``, so that it passes the spider
+    middlewares' ``except Exception`` to :meth:`Scraper.scrape_response` untouched."""
+
+    def __init__(self, run: SuspendableRun) -> None:
+        super().__init__()
+        self.run = run
+
+
+class Parked:
+    """A callback or errback of one response (or failure) waiting for outside answers
+    (:meth:`Scraper.download_answered` goes on with it).
+
+    Attributes:
+        run: its :class:`~crawlfw.spiders._async.SuspendableRun` (a coroutine callback's
+            whole run, or one step of an async generator callback).
+        request: the request whose callback it is.
+        response: the ``Response``, or None for an errback of a download error.
+        agen: the async generator callback stepped (None for a coroutine).
+        error: the download error an errback of ``scrape_failure`` was called with.
+        items, requests: what its output handed to the sinks so far.
+    """
+
+    __slots__ = ("run", "request", "response", "agen", "error", "items", "requests")
+
+    def __init__(self, run: SuspendableRun, request: Request, response: Response | None,
+                 agen: Any = None, error: BaseException | None = None, items: int = 0,
+                 requests: int = 0) -> None:
+        self.run = run
+        self.request = request
+        self.response = response
+        self.agen = agen
+        self.error = error
+        self.items = items
+        self.requests = requests
+
+
 class Scraper:
     """Call the spider and hand its output to a sink.
 
@@ -137,6 +190,12 @@ class Scraper:
         #: accepts items from ``start()``).
         self.start_items = 0
         self.done_leases: list[int] = []  # leases whose callback finished since take_done_leases
+        #: Callbacks waiting for outside answers, by their run (see the module docstring).
+        self.parked: dict[SuspendableRun, Parked] = {}
+        # (run, async generator) of an async generator callback that has just parked
+        # while its output was consumed (set by _steps, taken by _consume)
+        self._parking: tuple[SuspendableRun, Any] | None = None
+        self._resuming: Parked | None = None  # the parked scrape being gone on with
         settings = getattr(crawler, "settings", None)
         self._local_guard = not (
             settings is not None and settings.getbool("LOCAL_URLS_FROM_WEB_ENABLED")
@@ -235,23 +294,27 @@ class Scraper:
 
     # --- responses and failures ---------------------------------------------------------
 
-    def scrape_response(self, request: Request, response: Response) -> tuple[int, int]:
+    def scrape_response(self, request: Request, response: Response) -> tuple[int, int] | None:
         """Run the spider middlewares and the callback on ``response`` and hand the output
         to the sink (a raising callback: see the module docstring).
 
         Returns:
-            ``(n_items, n_requests)`` handed to the sink.
+            ``(n_items, n_requests)`` handed to the sink; None when the callback waits
+            for an outside answer (parked: :meth:`download_answered` reports it).
         """
         output: Iterable[Any]
         try:
             output = self.spidermw.scrape_response(self.call_spider, response, request,
                                                    self.spider)
+        except _CallbackSuspended as suspended:
+            self._park(Parked(suspended.run, request, response))
+            return None
         except Exception as e:
             output = ()
             self._spider_error(e, request, response)
         return self._consume(output, request, response)
 
-    def scrape_failure(self, request: Request, error: BaseException) -> tuple[int, int]:
+    def scrape_failure(self, request: Request, error: BaseException) -> tuple[int, int] | None:
         """Call ``request.errback`` with a :class:`~crawlfw.utils.failure.Failure` of the
         download ``error`` (no spider middlewares, as in Scrapy 1.2) and hand its output
         to the sink. Without an errback the error is logged ("Error downloading
@@ -259,11 +322,15 @@ class Scraper:
         as a spider error, then the download error is logged.
 
         Returns:
-            ``(n_items, n_requests)`` handed to the sink.
+            ``(n_items, n_requests)`` handed to the sink; None when the errback waits for
+            an outside answer (as :meth:`scrape_response`).
         """
         output: Iterable[Any]
         try:
             output = self.call_spider(error, request, self.spider)
+        except _CallbackSuspended as suspended:
+            self._park(Parked(suspended.run, request, None, error=error))
+            return None
         except Exception as e:
             output = ()
             if e is not error:
@@ -283,24 +350,76 @@ class Scraper:
             spider: the spider (``spider.parse`` when the request has no callback).
 
         Returns:
-            An iterable of the output (:func:`~crawlfw.utils.spider.iterate_spider_output`).
+            An iterable of the output, as
+            :func:`~crawlfw.utils.spider.iterate_spider_output` makes it, but for
+            ``async def`` ones: a coroutine runs as a
+            :class:`~crawlfw.spiders._async.SuspendableRun`, an async generator is
+            stepped by one (:meth:`_steps`).
 
         Raises:
             ``result`` itself when it is an exception and the request has no errback;
-            whatever the callback or errback raises.
+            whatever the callback or errback raises; ``_CallbackSuspended`` when a
+            coroutine waits for an outside answer.
         """
         if isinstance(result, Response):
             callback = request.callback or spider.parse
             cb_kwargs = request.cb_kwargs
             if cb_kwargs:
-                return iterate_spider_output(callback(result, **cb_kwargs))
-            return iterate_spider_output(callback(result))
+                return self._output(callback(result, **cb_kwargs))
+            return self._output(callback(result))
         if request.errback is None:
             raise result
-        return iterate_spider_output(request.errback(Failure(result, request)))
+        return self._output(request.errback(Failure(result, request)))
+
+    def _output(self, result: Any) -> Iterable[Any]:
+        """What a callback returned as an iterable (``iterate_spider_output``'s rules),
+        ``async def`` callbacks run so that they can wait for outside answers."""
+        if inspect.iscoroutine(result):
+            run = SuspendableRun(result)
+            if not run.drive():
+                raise _CallbackSuspended(run)
+            result = run.task.result()
+        if inspect.isasyncgen(result):
+            return self._steps(result)
+        output: Iterable[Any] = arg_to_iter(result)
+        return output
+
+    def _steps(self, agen: Any, first: SuspendableRun | None = None) -> Iterator[Any]:
+        """Step the async generator callback ``agen``, each step a
+        :class:`~crawlfw.spiders._async.SuspendableRun`: the plain iterable the spider
+        middlewares consume. When a step waits for an outside answer, it notes
+        ``(run, agen)`` in ``_parking`` and ends (the output so far is consumed; the
+        rest is a new call of this, with ``first`` the run of that step). Leaving it
+        early closes ``agen`` (its ``finally`` blocks run), as
+        :func:`~crawlfw.spiders._async.iterate_async_generator` does.
+        """
+        parked = finished = False
+        run = first if first is not None else SuspendableRun()
+        step_done = first is not None
+        try:
+            while True:
+                if not step_done:
+                    run.start(anext_step(agen))
+                    if not run.drive():
+                        self._parking = (run, agen)
+                        parked = True
+                        return
+                try:
+                    value = run.task.result()
+                except StopAsyncIteration:
+                    finished = True
+                    return
+                except BaseException:
+                    finished = True  # a generator that raised has ended
+                    raise
+                step_done = False
+                yield value
+        finally:
+            if not (parked or finished) and getattr(agen, "ag_frame", True) is not None:
+                run_coroutine(agen.aclose())
 
     def _consume(self, output: Iterable[Any], request: Request,
-                 response: Response | None) -> tuple[int, int]:
+                 response: Response | None) -> tuple[int, int] | None:
         requests: list[Request] = []
         items: list[Any] = []
         n_requests = n_items = 0
@@ -349,9 +468,121 @@ class Scraper:
         if items:
             n_items += len(items)
             self._items_sink(items, response, error)
+        if self._parking is not None:  # an async generator callback waits: not done
+            run, agen = self._parking
+            self._parking = None
+            self._park(Parked(run, request, response, agen, items=n_items,
+                              requests=n_requests))
+            return None
         if request._lease is not None:
             self.done_leases.append(request._lease)
         return n_items, n_requests
+
+    # --- callbacks waiting for outside answers ------------------------------------------
+
+    def _park(self, parked: Parked) -> None:
+        resuming = self._resuming
+        if resuming is not None:  # parked again: what it produced before counts too
+            parked.items += resuming.items
+            parked.requests += resuming.requests
+            if parked.error is None:
+                parked.error = resuming.error
+        parked.run.owner = parked
+        self.parked[parked.run] = parked
+
+    def download_answered(self, future: Any, run: SuspendableRun, response: Response | None,
+                          error: BaseException | None = None
+                          ) -> list[tuple[Request, Response | None, int, int]]:
+        """Set the answer to an outside wait (a ``download_done``) and go on with the
+        callbacks that can: the one that waits for it, and any other parked one whose
+        task ended meanwhile (the loop ran for others).
+
+        Args:
+            future: the future :func:`~crawlfw.spiders._async.external_future` made.
+            run: the run it belongs to.
+            response: the answer (None with ``error``).
+            error: the exception to raise in the callback instead.
+
+        Returns:
+            ``[(request, response_or_None, n_items, n_requests)]``: the scrapes that
+            ended (their output handed to the sinks; ``response`` None for an errback of
+            a download error), in the order they ended.
+        """
+        if not future.done():  # the callback may have given up on it (cancelled it)
+            if error is None:
+                future.set_result(response)
+            else:
+                future.set_exception(error)
+        ended = []
+        parked = self.parked.get(run)
+        if parked is not None and run.drive():
+            ended.append(self._go_on(parked))
+        if self.parked:
+            for parked in [p for run, p in self.parked.items() if run.task.done()]:
+                ended.append(self._go_on(parked))
+        return [e for e in ended if e is not None]
+
+    def _go_on(self, parked: Parked) -> tuple[Request, Response | None, int, int] | None:
+        """Hand on the output of a parked callback whose run is done (through the spider
+        middlewares for a response's, as :meth:`scrape_response` would have); None when
+        it parks again."""
+        del self.parked[parked.run]
+        request, response, run = parked.request, parked.response, parked.run
+        self._resuming = parked
+        try:
+            output: Iterable[Any]
+            if parked.agen is not None:
+                output = self._steps(parked.agen, run)
+                if response is not None:
+                    try:
+                        output = self.spidermw.process_spider_output(response, output,
+                                                                     self.spider)
+                    except Exception as e:
+                        output = ()
+                        self._spider_error(e, request, response)
+            elif response is not None:
+                try:
+                    output = self.spidermw.scrape_result(
+                        lambda: self._output(run.task.result()), response, self.spider)
+                except _CallbackSuspended as suspended:
+                    self._park(Parked(suspended.run, request, response))
+                    return None
+                except Exception as e:
+                    output = ()
+                    self._spider_error(e, request, response)
+            else:
+                error = parked.error
+                try:
+                    output = self._output(run.task.result())
+                except _CallbackSuspended as suspended:
+                    self._park(Parked(suspended.run, request, None, error=error))
+                    return None
+                except Exception as e:
+                    output = ()
+                    if e is not error:
+                        self._spider_error(e, request, None)
+                    if error is not None:
+                        self._log_download_error(error, request)
+            counts = self._consume(output, request, response)
+        finally:
+            self._resuming = None
+        if counts is None:
+            return None
+        return request, response, parked.items + counts[0], parked.requests + counts[1]
+
+    def abandon(self) -> int:
+        """Cancel every parked callback (the spider runner stops: no answer will come);
+        their async generators are closed. Returns how many there were."""
+        parked, self.parked = list(self.parked.values()), {}
+        for p in parked:
+            p.run.cancel()
+            agen = p.agen
+            if agen is not None and getattr(agen, "ag_frame", True) is not None:
+                try:
+                    run_coroutine(agen.aclose())
+                except Exception:  # noqa: S110  # its finally raising: nothing to tell
+                    pass
+        return len(parked)
 
     def _refuse_local(self, request: Request, source: Request | Response) -> None:
         logger.warning(

@@ -129,6 +129,7 @@ class SpiderMiddlewareManager(MiddlewareManager):
     """
 
     component_name = "spider middleware"
+    components_setting = "SPIDER_MIDDLEWARES"
 
     @classmethod
     def _get_mwlist_from_settings(cls, settings: BaseSettings) -> list[Any]:
@@ -191,6 +192,42 @@ class SpiderMiddlewareManager(MiddlewareManager):
             result = self._process_spider_exception(response, exc, spider)
             if result is None:
                 raise
+        return self._process_spider_output(response, result, spider)
+
+    def scrape_result(self, result_of: Callable[[], Any], response: Response,
+                      spider: Spider) -> Iterable[Any]:
+        """The second half of :meth:`scrape_response`, for a callback that ended later
+        (an ``async def`` one that waited for a download: ``Scraper``): ``result_of()``
+        gives what ``scrape_func`` would have returned, or raises what it would have
+        raised; that result goes through the output hooks, the exception to
+        ``process_spider_exception`` first, as in :meth:`scrape_response`.
+
+        Returns:
+            The iterable of Requests and items, as :meth:`scrape_response`.
+
+        Raises:
+            As :meth:`scrape_response`.
+        """
+        # scrape_response's own lines, not shared with it: the hot path keeps its cost
+        result: Iterable[Any] | None
+        try:
+            result = _iterate_spider_output(result_of())
+        except _InvalidOutput:
+            raise
+        except Exception as exc:
+            result = self._process_spider_exception(response, exc, spider)
+            if result is None:
+                raise
+        return self._process_spider_output(response, result, spider)
+
+    def process_spider_output(self, response: Response, result: Iterable[Any],
+                              spider: Spider) -> Iterable[Any]:
+        """Pass ``result`` (more output of ``response``'s callback: the rest of an async
+        generator callback that waited) through every ``process_spider_output``.
+
+        Raises:
+            _InvalidOutput: a middleware returned a non-iterable.
+        """
         return self._process_spider_output(response, result, spider)
 
     def _process_spider_input(self, response: Response, spider: Spider) -> Exception | None:

@@ -48,6 +48,7 @@ from crawlfw.core.transport.hostpolicy import HostPolicy
 from crawlfw.core.transport.slot import DOWNLOAD_SLOT, url_host
 from crawlfw.dupefilters import RFPDupeFilter
 from crawlfw.http.request import Request as _Request
+from crawlfw.utils._seen import Fingerprints
 from crawlfw.utils.request import _GET_FINGERPRINTS, request_fingerprint
 
 if TYPE_CHECKING:
@@ -279,9 +280,10 @@ class MemoryFrontier(FrontierBase):
         (:meth:`FrontierBase.push_many <crawlfw.core.frontier.api.FrontierBase.push_many>`).
 
         With crawlfw's own :class:`~crawlfw.dupefilters.RFPDupeFilter` (its class, no
-        ``requests.seen`` file, no method replaced on the instance) the filter's rule is
-        taken inline: a request is a duplicate when its fingerprint is in
-        ``fingerprints`` (then ``log``), else its fingerprint is added; and the stats
+        ``requests.seen`` file, no method replaced on the instance, its own
+        ``fingerprints``) the filter's rule is taken inline: a request is a duplicate
+        when the seen set's ``add`` of its fingerprint's digest says it was there (then
+        ``log``); and the stats
         (``dupefilter/filtered`` once the first duplicate was logged,
         ``scheduler/enqueued/memory``, ``scheduler/enqueued``) are counted once per
         batch instead of once per request; the memo of a plain GET's fingerprint
@@ -294,9 +296,11 @@ class MemoryFrontier(FrontierBase):
         """
         df = self.df
         if (df.__class__ is not RFPDupeFilter or df.file is not None
-                or _REPLACEABLE & vars(df).keys()):
+                or _REPLACEABLE & vars(df).keys()
+                or df.fingerprints.__class__ is not Fingerprints):
             return super().push_many(requests, transient_ok=transient_ok, start=start)
-        seen = df.fingerprints
+        seen_add = df.fingerprints.seen.add  # (digest bytes) -> True when new
+        fromhex = bytes.fromhex
         store_push = self.store.push
         added = self.hosts.added
         get_fingerprints = _GET_FINGERPRINTS
@@ -313,14 +317,13 @@ class MemoryFrontier(FrontierBase):
                           and not request._body else None)
                     if fp is None:
                         fp = request_fingerprint(request)
-                    if fp in seen:
+                    if not seen_add(fromhex(fp)):
                         if df.logdupes or df.debug:
                             df.log(request, spider)  # the log line, and its count
                         else:
                             filtered += 1
                         append(False)
                         continue
-                    seen.add(fp)
                 # sort_key() and host_key(), inline
                 meta = request._meta
                 if meta:
