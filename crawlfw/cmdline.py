@@ -28,7 +28,7 @@ try:
     import argh
 
     import crawlfw
-    from crawlfw.commands import REQUIRES_PROJECT
+    from crawlfw.commands import _GIVEN_SETTINGS, REQUIRES_PROJECT
     from crawlfw.commands._custom import ScrapyArgumentParser, argh_function, get_commands_dict
     from crawlfw.utils.project import get_project_settings, inside_project
 finally:
@@ -130,12 +130,33 @@ def _join_output_values(argv: list) -> list:
     return joined
 
 
-def execute(argv=None) -> None:
-    """Run the ``crawlfw`` command line.
+def execute(argv=None, settings=None) -> None:
+    """Run the ``crawlfw`` command line (Scrapy's ``scrapy.cmdline.execute``).
 
     Args:
-        argv: the arguments, without the program name (default ``sys.argv[1:]``).
+        argv: the command line, program name first, as Scrapy's (``["crawlfw",
+            "crawl", "quotes"]``; a project's ``execute(["scrapy", "checkall"])``
+            ported); default ``sys.argv``. The program name is not read.
+        settings: the :class:`~crawlfw.settings.Settings` to run the command with
+            (changed by its options); default: the project's
+            (:func:`~crawlfw.utils.project.get_project_settings`).
+
+    Raises:
+        SystemExit: always, as Scrapy's: the command's exit status, 0 when it ends
+            normally, 2 on a usage error.
     """
+    if argv is None:
+        argv = sys.argv
+    argv = [*argv][1:]
+    token = _GIVEN_SETTINGS.set(settings)
+    try:
+        _execute(argv)
+    finally:
+        _GIVEN_SETTINGS.reset(token)
+    sys.exit(0)
+
+
+def _execute(argv: list) -> None:
     gc_was_enabled = gc.isenabled()
     gc.disable()  # no automatic collection before the freeze (see the module's start)
     try:
@@ -167,10 +188,8 @@ def execute(argv=None) -> None:
 
 def _command_line(argv):
     """The command line's parser with every command it offers, and the arguments to
-    dispatch (``argv``: a list, or None for ``sys.argv[1:]``). Prints the listing and
+    dispatch (``argv``: the arguments after the program name). Prints the listing and
     exits 0 for no command or ``-h``; exits 2 for a project-only command outside one."""
-    if argv is None:
-        argv = sys.argv[1:]
     argv = [*argv]
     if argv and argv[0] in WITHOUT_PROJECT:
         from crawlfw.settings import Settings
@@ -178,7 +197,9 @@ def _command_line(argv):
         in_project, settings, custom, hidden = False, Settings(), {}, set()
     else:
         in_project = inside_project()
-        settings = get_project_settings()
+        settings = _GIVEN_SETTINGS.get()
+        if settings is None:
+            settings = get_project_settings()
         custom, hidden = _custom_commands(settings, in_project)
     parser = argh.ArghParser(
         prog="crawlfw",

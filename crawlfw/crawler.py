@@ -25,6 +25,7 @@ import warnings
 import pykka
 
 from crawlfw import signals
+from crawlfw._crawler_components import CrawlerComponents, CrawlerLogCounter
 from crawlfw.actors._facade import EngineFacade
 from crawlfw.actors.supervisor import Supervisor
 from crawlfw.control import open_endpoint
@@ -33,16 +34,14 @@ from crawlfw.exceptions import (
     CrawlfwDeprecationWarning,
     CrawlStartError,
 )
-from crawlfw.extension import ExtensionManager
-from crawlfw.middleware import component_start_error
 from crawlfw.progress import open_progress
 from crawlfw.settings import Settings
+from crawlfw.settings._components import check_components
 from crawlfw.settings._noeffect import warn_settings_without_effect
 from crawlfw.settings._spelling import warn_misspelled_settings
 from crawlfw.settings._validation import check_settings
 from crawlfw.signalmanager import SignalManager
-from crawlfw.utils._hooks import contain_log_formatter, contain_stats_collector
-from crawlfw.utils.log import LogCounterHandler, configure_logging, log_crawlfw_info
+from crawlfw.utils.log import configure_logging, log_crawlfw_info
 from crawlfw.utils.misc import load_object
 from crawlfw.utils.ossignal import install_shutdown_handlers
 
@@ -56,12 +55,20 @@ __all__ = ["Crawler", "CrawlerRunnerBase", "CrawlerRunner", "CrawlerProcess", "C
 #: Seconds the outside waits for the Supervisor to answer a command.
 ASK_TIMEOUT_S = 30.0
 
-class Crawler:
+class Crawler(CrawlerComponents):
     """One crawl of one spider class.
 
     Feed export (``FEED_URI``) is done by an Exporter actor, not by the
     ``FeedExporter`` extension (``feeds_written_by_actor``); disabling that extension in
     ``EXTENSIONS`` still disables feed export.
+
+    The settings stay changeable until the crawl starts (Scrapy 2.19's order):
+    :meth:`crawl` creates the spider, whose ``from_crawler`` may still change
+    ``crawler.settings`` (``settings.set(..., priority="spider")``), then
+    :meth:`_apply_settings` makes the stats collector, the log formatter, the request
+    fingerprinter and the extensions from the final settings and freezes them. Reading
+    :attr:`stats`, :attr:`logformatter` or :attr:`extensions` before makes it then, as
+    Scrapy 1.2's constructor did (:class:`crawlfw._crawler_components.CrawlerComponents`).
 
     Args:
         spidercls: a ``crawlfw.spiders.Spider`` subclass.
@@ -76,9 +83,7 @@ class Crawler:
         CrawlStartError: a boolean or numeric setting (``-s``, the project's settings,
             the spider's ``custom_settings``) has a value of the wrong type; the message
             names each such setting, what it expects and where it was set
-            (:func:`crawlfw.settings._validation.check_settings`); or an extension
-            cannot be loaded or built (``"EXTENSIONS: cannot build '<path>':
-            <ExcType>: <message>"``, its traceback logged at DEBUG).
+            (:func:`crawlfw.settings._validation.check_settings`).
     """
 
     feeds_written_by_actor = True
@@ -100,23 +105,17 @@ class Crawler:
         warn_settings_without_effect(self.settings)
         warn_misspelled_settings(self.settings)
         self.signals = SignalManager(self)
-        self.stats = contain_stats_collector(load_object(self.settings["STATS_CLASS"])(self))
-        handler = LogCounterHandler(self, level=self.settings.get("LOG_LEVEL"))
+        self._stats = None
+        self._logformatter = None
+        self._extensions = None
+        #: log_count/<LEVEL> counted before the stats collector exists
+        self._early_log_counts: dict[str, int] = {}
+        handler = CrawlerLogCounter(self, level=self.settings.get("LOG_LEVEL"))
+        self._log_counter = handler
         logging.root.addHandler(handler)
         # kept on the instance so it isn't garbage collected
         self.__remove_handler = lambda: logging.root.removeHandler(handler)
         self.signals.connect(self.__remove_handler, signals.engine_stopped)
-        lf_cls = load_object(self.settings["LOG_FORMATTER"])
-        self.logformatter = contain_log_formatter(lf_cls.from_crawler(self), self)
-        try:
-            self.extensions = ExtensionManager.from_crawler(self)
-        except Exception as e:  # an extension that cannot be loaded or built: one line
-            self.__remove_handler()
-            error = component_start_error(e)
-            if error is None:
-                raise
-            raise error from e
-        self.settings.freeze()
         self.crawling = False
         self.spider = None
         self.engine = None
@@ -148,13 +147,18 @@ class Crawler:
 
         Raises:
             AssertionError: the crawler is already crawling.
-            CrawlStartError: a feed's storage cannot be opened; with ``FRONTIER_URL``,
-                the Redis cannot be used (:func:`check_frontier`).
+            CrawlStartError: a setting or a component the settings name is refused
+                (:meth:`_apply_settings`), a feed's storage cannot be opened; with
+                ``FRONTIER_URL``, the Redis cannot be used (:func:`check_frontier`).
+            Exception: whatever the spider's ``from_crawler`` raises. Whatever the
+                error, the crawl is then finished with ``start_failed: <error>``
+                (``engine_stopped`` sent), so :meth:`wait` and ``join()`` return.
         """
         assert not self.crawling, "Crawling already taking place"
         self.crawling = True
         try:
             self.spider = self._create_spider(*args, **kwargs)
+            self._apply_settings()
             if self.settings.get("FRONTIER_URL"):
                 check_frontier(self)
             own = supervisor is None
@@ -170,10 +174,47 @@ class Crawler:
             self._crawl_id = reply["crawl_id"]
             if self.engine is None:  # normally set by the Supervisor before spider_opened
                 self.engine = EngineFacade(self, reply["engine"])
-        except Exception:
+        except Exception as e:
             self.crawling = False
+            if not self._finished.is_set():
+                # ended as a start the Supervisor refuses: join() and wait() return
+                try:
+                    self.signals.send_catch_log(signals.engine_stopped)
+                finally:
+                    self._crawl_finished(f"start_failed: {e}")
             raise
         return self
+
+    def _apply_settings(self) -> None:
+        """Make what the crawl reads from the settings and freeze them (Scrapy 2.19's
+        ``Crawler._apply_settings``, which ``crawl()`` calls once the spider exists, so
+        that its ``from_crawler`` may still change ``crawler.settings``).
+
+        The setting values are checked again (a ``from_crawler`` may have set one), and
+        every component ``EXTENSIONS``, ``DOWNLOADER_MIDDLEWARES``,
+        ``SPIDER_MIDDLEWARES`` and ``ITEM_PIPELINES`` name is loaded
+        (:func:`crawlfw.settings._components.check_components`); then the stats
+        collector, log formatter, request fingerprinter and extensions not made yet are
+        made, and the settings are frozen. Does nothing once they are frozen.
+
+        Raises:
+            CrawlStartError: a setting has a value of the wrong type (see the class), or
+                a component cannot be loaded (a Scrapy plugin, a typo) or an extension
+                built: the message names the setting, the component and the error.
+                Nothing has started: no feed is written.
+        """
+        if self.settings.frozen:
+            return
+        problems = check_settings(self.settings) + check_components(self.settings)
+        if problems:
+            raise CrawlStartError("; ".join(problems))
+        warn_settings_without_effect(self.settings)
+        self._log_counter.setLevel(self.settings.get("LOG_LEVEL"))
+        self.stats  # noqa: B018 (made now, from the final settings)
+        self.logformatter  # noqa: B018
+        self.request_fingerprinter  # noqa: B018
+        self.extensions  # noqa: B018
+        self.settings.freeze()
 
     def wait(self, timeout_s: float | None = None) -> bool:
         """Block until the crawl has finished; True if it did within ``timeout_s`` seconds."""
@@ -194,145 +235,11 @@ class Crawler:
     def _create_spider(self, *args, **kwargs):
         return self.spidercls.from_crawler(self, *args, **kwargs)
 
-    # --- Scrapy 2's members ---------------------------------------------------------------
-
-    async def crawl_async(self, *args, **kwargs) -> None:
-        """Scrapy 2.14's coroutine form of :meth:`crawl`: create the spider (``*args``
-        and ``**kwargs`` go to it), start the crawl under a Supervisor of its own, and
-        complete when the crawl has finished. Call it once per Crawler.
-
-        The crawl runs in crawlfw's actors; the coroutine only waits for it (in the
-        event loop's default executor, so the loop goes on meanwhile).
-
-        Raises:
-            RuntimeError: the crawler is crawling, or was started before.
-            CrawlStartError: as :meth:`crawl`.
-        """
-        import asyncio
-
-        if self.crawling:
-            raise RuntimeError("Crawling already taking place")
-        if self._crawl_id is not None or self._finished.is_set():
-            raise RuntimeError(
-                "Cannot run Crawler.crawl_async() more than once on the same instance.")
-        self.crawl(*args, **kwargs)
-        await asyncio.get_running_loop().run_in_executor(None, self.wait)
-
-    async def stop_async(self) -> None:
-        """Scrapy 2.14's coroutine form of :meth:`stop`: start a graceful stop of the
-        crawl (``finish_reason`` ``shutdown``) and complete when it has finished; at once
-        when it is not crawling."""
-        import asyncio
-
-        if not self.crawling:
-            return
-        self.stop()
-        await asyncio.get_running_loop().run_in_executor(None, self.wait)
-
-    @property
-    def request_fingerprinter(self):
-        """The crawl's request fingerprinter (Scrapy 2.7+): an instance of
-        ``REQUEST_FINGERPRINTER_CLASS`` (default
-        :class:`crawlfw.utils.request.RequestFingerprinter`, whose ``fingerprint(request)``
-        gives Scrapy's 20-byte fingerprint), built with its ``from_crawler`` on first use
-        and kept. A ``scrapy.`` path is read as the ``crawlfw.`` one. For components of
-        one's own: crawlfw's duplicate filter and frontiers fingerprint requests with
-        :func:`crawlfw.utils.request.request_fingerprint` whatever the setting says.
-
-        Raises:
-            ImportError, NameError: ``REQUEST_FINGERPRINTER_CLASS`` cannot be loaded.
-        """
-        fingerprinter = self.__dict__.get("_request_fingerprinter")
-        if fingerprinter is None:
-            from crawlfw.utils.misc import build_from_crawler
-
-            path = self.settings.get("REQUEST_FINGERPRINTER_CLASS") or \
-                "crawlfw.utils.request.RequestFingerprinter"
-            if isinstance(path, str) and path.startswith("scrapy."):
-                path = "crawlfw" + path[len("scrapy"):]
-            fingerprinter = build_from_crawler(load_object(path), self)
-            fingerprinter = self.__dict__.setdefault("_request_fingerprinter", fingerprinter)
-        return fingerprinter
-
-    @request_fingerprinter.setter
-    def request_fingerprinter(self, value) -> None:
-        self.__dict__["_request_fingerprinter"] = value
-
-    def get_addon(self, cls):
-        """Scrapy 2.12: the running add-on of class ``cls`` (or a subclass), or None.
-
-        crawlfw loads no Scrapy add-ons (``ADDONS`` has no effect), so there is none:
-        always None.
-        """
-        return None
-
-    def get_downloader_middleware(self, cls):
-        """Scrapy 2.12: the running downloader middleware of class ``cls`` (or a
-        subclass), the first in ``DOWNLOADER_MIDDLEWARES`` order, or None.
-
-        Raises:
-            RuntimeError: the crawl engine has not been created yet (before
-                ``spider_opened``/``engine_started``), as in Scrapy.
-        """
-        return self._running_component(cls, "downloader middleware",
-                                       "get_downloader_middleware")
-
-    def get_extension(self, cls):
-        """Scrapy 2.12: the extension of class ``cls`` (or a subclass) this crawler
-        runs, or None. crawlfw builds the extensions with the Crawler, so it can be
-        called at once.
-
-        Raises:
-            RuntimeError: the extension manager does not exist yet.
-        """
-        extensions = getattr(self, "extensions", None)
-        if extensions is None:
-            raise RuntimeError("Crawler.get_extension() can only be called after the "
-                               "extension manager has been created.")
-        return _first_instance(cls, extensions.middlewares)
-
-    def get_item_pipeline(self, cls):
-        """Scrapy 2.12: the running item pipeline of class ``cls`` (or a subclass),
-        the first in ``ITEM_PIPELINES`` order, or None.
-
-        Raises:
-            RuntimeError: the crawl engine has not been created yet.
-        """
-        return self._running_component(cls, "item pipeline", "get_item_pipeline")
-
-    def get_spider_middleware(self, cls):
-        """Scrapy 2.12: the running spider middleware of class ``cls`` (or a
-        subclass), the first in ``SPIDER_MIDDLEWARES`` order, or None.
-
-        Raises:
-            RuntimeError: the crawl engine has not been created yet.
-        """
-        return self._running_component(cls, "spider middleware", "get_spider_middleware")
-
-    def _running_component(self, cls, kind: str, method: str):
-        """The first component of class ``cls`` of the manager of ``kind`` (its
-        ``component_name``) the crawl's actors built for this crawler (each manager
-        records itself on its crawler: :func:`crawlfw.middleware.managers_of`)."""
-        from crawlfw.middleware import managers_of
-
-        if self.engine is None:
-            raise RuntimeError(f"Crawler.{method}() can only be called after the crawl "
-                               "engine has been created.")
-        manager = managers_of(self).get(kind)
-        return None if manager is None else _first_instance(cls, manager.middlewares)
-
     def _crawl_finished(self, reason: str) -> None:
         """Called by the Supervisor (on its thread) once the spider is closed."""
         self.finish_reason = reason
         self.crawling = False
         self._finished.set()
-
-
-def _first_instance(cls, components):
-    for component in components:
-        if isinstance(component, cls):
-            return component
-    return None
 
 
 class CrawlerRunnerBase(abc.ABC):
@@ -499,12 +406,12 @@ class CrawlerProcessBase(CrawlerRunner):
     def __init__(self, settings=None, install_root_handler=True):
         if isinstance(settings, dict) or settings is None:
             settings = Settings(settings)
+        if install_root_handler is None:  # AsyncCrawlerProcess's default
+            install_root_handler = True
         # before the spider loader runs: its warnings (SPIDER_LOADER_WARN_ONLY) follow
         # the LOG_* settings
         configure_logging(settings, install_root_handler)
         super().__init__(settings)
-        if install_root_handler is None:
-            install_root_handler = True
         self._stop_signalled = False
         self.forced_signal = None
         self._start_returned = threading.Event()
@@ -688,6 +595,10 @@ class AsyncCrawlerRunner(CrawlerRunner):
         task = loop.create_task(self._wait_for(crawler, error))
         self._active.add(task)
         task.add_done_callback(self._active.discard)
+        if isinstance(error, CrawlStartError):
+            # refused on purpose: one line now, no "exception never retrieved" traceback
+            logger.error("Crawl could not start: %s", error)
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
         return task
 
     @staticmethod
@@ -734,17 +645,25 @@ class AsyncCrawlerProcess(CrawlerProcessBase, AsyncCrawlerRunner):
 
     def _wait_for_crawls(self) -> None:
         # The tasks crawl() returned run on this loop; the Supervisor's crawls too (a
-        # crawl started from inside a task is waited for as well).
-        self._loop.run_until_complete(self.join())
+        # crawl started from inside a task is waited for as well). Under another loop
+        # running on this thread (a project's test run inside one) this one cannot run:
+        # the crawls themselves are waited for.
+        import asyncio
+
+        if asyncio._get_running_loop() is None:
+            self._loop.run_until_complete(self.join())
         CrawlerProcessBase._wait_for_crawls(self)
 
     def shutdown(self) -> None:
         """As :meth:`CrawlerProcessBase.shutdown`, then close the event loop."""
+        import asyncio
+
         try:
             super().shutdown()
         finally:
             if not self._loop.is_closed() and not self._loop.is_running():
-                self._loop.run_until_complete(self._loop.shutdown_default_executor())
+                if asyncio._get_running_loop() is None:
+                    self._loop.run_until_complete(self._loop.shutdown_default_executor())
                 self._loop.close()
 
 

@@ -26,7 +26,7 @@ if len(sys.argv) > 1:
     gc.set_threshold(int(sys.argv[1]))
 print("before", gc.get_freeze_count())
 try:
-    execute(["version"])
+    execute(["crawlfw", "version"])
 finally:
     print("during", seen)
 """
@@ -67,7 +67,7 @@ gc.callbacks.append(lambda phase, info: phase == "start" and starts.append(
 from crawlfw.cmdline import execute
 enabled_after_import = gc.isenabled()
 try:
-    execute(["version"])
+    execute(["crawlfw", "version"])
 finally:
     print("before_freeze", [g for g, frozen in starts if not frozen])
     print("enabled", enabled_after_import, gc.isenabled())
@@ -105,7 +105,7 @@ COMMAND_PROBE = """
 import sys
 from crawlfw.cmdline import execute
 try:
-    execute(sys.argv[1:])
+    execute(sys.argv)  # the program name first ("-c"), as Scrapy's
 except SystemExit:
     pass
 finally:

@@ -74,7 +74,10 @@ def test_get_components_of_the_running_crawl():
         with pytest.raises(RuntimeError, match=rf"Crawler.{method}\(\) can only be called "
                                                "after the crawl engine has been created"):
             getattr(crawler, method)(object)
-    assert isinstance(crawler.get_extension(CoreStats), CoreStats)  # built with the Crawler
+    with pytest.raises(RuntimeError, match="after the extension manager has been created"):
+        crawler.get_extension(CoreStats)  # made when the crawl starts (Scrapy 2.19)
+    crawler._apply_settings()
+    assert isinstance(crawler.get_extension(CoreStats), CoreStats)
     seen = {}
 
     def opened(spider):

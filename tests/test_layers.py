@@ -54,8 +54,8 @@ LAYERS = (
         "crawlfw.extensions", "crawlfw.pipelines", "crawlfw.spidermiddlewares",
     )),
     ("actors", ("crawlfw.actors",)),
-    ("runtime", ("crawlfw.control", "crawlfw.crawler", "crawlfw.progress", "crawlfw.shell",
-                 "crawlfw.utils.test")),
+    ("runtime", ("crawlfw.control", "crawlfw.crawler", "crawlfw._crawler_components",
+                 "crawlfw.progress", "crawlfw.shell", "crawlfw.utils.test")),
     ("commands", ("crawlfw.__main__", "crawlfw.cmdline", "crawlfw.commands")),
 )
 _RANK = {prefix: rank for rank, (_, prefixes) in enumerate(LAYERS) for prefix in prefixes}
@@ -73,7 +73,7 @@ CORE_SUBSYSTEMS = (
     *((folder, (f"crawlfw.core.{folder}",))
       for folder in ("transport", "frontier", "flow", "feeds", "control")),
     ("scrapy paths", ("crawlfw.core.scheduler", "crawlfw.core.scraper",
-                      "crawlfw.core.spidermw")),
+                      "crawlfw.core.spidermw", "crawlfw.core.downloader")),
 )
 
 

@@ -50,6 +50,8 @@ PROVIDED = {
     "scrapy.contracts": ["ContractsManager", "Contract"],
     "scrapy.contracts.default": ["UrlContract", "ReturnsContract", "ScrapesContract"],
     "scrapy.core": [],
+    "scrapy.core.downloader": ["DownloaderMiddlewareManager"],
+    "scrapy.core.downloader.middleware": ["DownloaderMiddlewareManager"],
     "scrapy.core.scheduler": ["Scheduler"],
     "scrapy.core.scraper": ["Scraper"],
     "scrapy.core.spidermw": ["SpiderMiddlewareManager"],
@@ -94,6 +96,7 @@ PROVIDED = {
     "scrapy.extensions.memusage": ["MemoryUsage"],
     "scrapy.extensions.spiderstate": ["SpiderState"],
     "scrapy.extensions.statsmailer": ["StatsMailer"],
+    "scrapy.extensions.telnet": ["TelnetConsole", "update_telnet_vars"],
     "scrapy.extensions.throttle": ["AutoThrottle"],
     "scrapy.http": ["Headers", "Request", "FormRequest", "XmlRpcRequest", "Response",
                     "HtmlResponse", "XmlResponse", "TextResponse"],
@@ -332,7 +335,6 @@ _TWISTED_HANDLERS = (
 
 NOT_PROVIDED = {
     "scrapy._monkeypatches": "Python 2 / Twisted monkeypatches, nothing to patch here",
-    "scrapy.core.downloader": _TWISTED_HANDLERS,
     "scrapy.core.downloader.contextfactory": "Twisted TLS context factories; curl does TLS",
     "scrapy.core.downloader.handlers": _TWISTED_HANDLERS,
     "scrapy.core.downloader.handlers.file": _TWISTED_HANDLERS,
@@ -341,16 +343,12 @@ NOT_PROVIDED = {
     "scrapy.core.downloader.handlers.http10": _TWISTED_HANDLERS,
     "scrapy.core.downloader.handlers.http11": _TWISTED_HANDLERS,
     "scrapy.core.downloader.handlers.s3": _TWISTED_HANDLERS,
-    "scrapy.core.downloader.middleware": (
-        "the downloader middleware manager is crawlfw.core.flow.downloadermw "
-        "(DownloaderMiddlewareManager), run by the Engine actor"),
     "scrapy.core.downloader.tls": "Twisted TLS helpers; curl does TLS",
     "scrapy.core.downloader.webclient": "Twisted HTTP/1.0 client; curl downloads",
     "scrapy.core.engine": (
         "the Twisted ExecutionEngine is replaced by the Engine actor (crawlfw.actors.engine); "
         "crawler.engine is crawlfw.crawler.EngineFacade (crawl, schedule, download, "
         "close_spider)"),
-    "scrapy.extensions.telnet": "Twisted conch telnet console; use `crawlfw shell`",
     "scrapy.telnet": "deprecated alias of scrapy.extensions.telnet (Twisted conch)",
     "scrapy.linkextractors.sgml": (
         "Python 2 only in Scrapy 1.2 (sgmllib) and deprecated; use LinkExtractor"),
@@ -380,6 +378,10 @@ NOT_PROVIDED = {
 
 NOT_PROVIDED_NAMES = {
     ("scrapy", "twisted_version"): "no Twisted",
+    ("scrapy.core.downloader", "Downloader"): _TWISTED_HANDLERS,
+    ("scrapy.core.downloader", "Slot"): (
+        "the download slots are crawlfw.core.transport.slot.DownloadSlot, in the downloader "
+        "actors"),
     ("scrapy.core.scraper", "Slot"): (
         "the Scraper's count of responses being scraped (SCRAPER_SLOT_MAX_ACTIVE_SIZE) is "
         "kept by the Engine actor; the Pipeline actor runs the item pipelines"),

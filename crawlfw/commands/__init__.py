@@ -14,6 +14,7 @@ Note: importing the ``crawlfw.commands.list`` submodule binds ``list`` in this p
 namespace, so the builtin ``list`` must not be used by name in this module.
 """
 
+import contextvars
 import functools
 import inspect
 import os
@@ -55,6 +56,11 @@ CommandError = argh.CommandError
 #: Command name -> whether it needs a project (``crawlfw.cfg`` found).
 REQUIRES_PROJECT: dict[str, bool] = {}
 
+#: The settings ``crawlfw.cmdline.execute(settings=...)`` runs the command with (None:
+#: the project's, read by :func:`command`).
+_GIVEN_SETTINGS: contextvars.ContextVar = contextvars.ContextVar("crawlfw_given_settings",
+                                                                 default=None)
+
 
 def command(*, requires_project=False, project=True, default_settings=None,
             help=None):  # noqa: A002
@@ -94,7 +100,9 @@ def command(*, requires_project=False, project=True, default_settings=None,
             from crawlfw.utils.project import get_project_settings
 
             if project:
-                settings = get_project_settings()
+                settings = _GIVEN_SETTINGS.get()
+                if settings is None:
+                    settings = get_project_settings()
             else:
                 from crawlfw.settings import Settings
 

@@ -16,6 +16,7 @@ Each command becomes an argh subcommand that takes its raw arguments
 
 import argparse
 import inspect
+import logging
 import os
 import sys
 from typing import TYPE_CHECKING
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING
 import argh
 
 from crawlfw.commands._command import ScrapyCommand, ScrapyHelpFormatter
-from crawlfw.exceptions import UsageError
+from crawlfw.exceptions import CrawlStartError, UsageError
 from crawlfw.utils.misc import walk_modules
 
 if TYPE_CHECKING:  # optparse is imported when a class-based command runs
@@ -324,7 +325,10 @@ def run_command(name: str, cmd: ScrapyCommand, settings, argv) -> None:
     builds a parser for ``argv`` (optparse, or argparse for a Scrapy 2 command:
     :func:`build_parser`), ``process_options`` and ``run`` follow, with
     ``cmd.crawler_process`` made for ``settings`` unless
-    ``cmd.requires_crawler_process`` is false (:func:`crawler_process_class`).
+    ``cmd.requires_crawler_process`` is false (:func:`crawler_process_class`). A crawl
+    that cannot start (:class:`~crawlfw.exceptions.CrawlStartError`: a Scrapy plugin in
+    the settings...) is reported in one ERROR line, "Crawl could not start: ...",
+    without a traceback, and the exit status is then 1 unless the command set another.
 
     Args:
         name: the command's name (for its usage line).
@@ -333,7 +337,8 @@ def run_command(name: str, cmd: ScrapyCommand, settings, argv) -> None:
         argv: the arguments after the command name (list of str).
 
     Raises:
-        SystemExit: always; status ``cmd.exitcode``, or 2 on a usage error (bad option,
+        SystemExit: always; status ``cmd.exitcode`` (1 when it is 0 but a crawl could
+            not start: ``crawler_process.bootstrap_failed``), or 2 on a usage error (bad option,
             or :class:`~crawlfw.exceptions.UsageError` from ``process_options``/``run``:
             the message, and with ``print_help`` the command's help, on standard error).
     """
@@ -354,7 +359,12 @@ def run_command(name: str, cmd: ScrapyCommand, settings, argv) -> None:
             raise
     try:
         _run_print_help(parser, _run, cmd, args, opts)
+    except CrawlStartError as e:  # CrawlerProcess.crawl(): refused on purpose, one line
+        logging.getLogger(__name__).error("Crawl could not start: %s", e)
+        cmd.exitcode = cmd.exitcode or 1
     finally:
         if cmd.crawler_process is not None:
             cmd.crawler_process.shutdown()
+    if not cmd.exitcode and getattr(cmd.crawler_process, "bootstrap_failed", False):
+        cmd.exitcode = 1  # a crawl could not start (crawlfw's exit status rule)
     sys.exit(cmd.exitcode)

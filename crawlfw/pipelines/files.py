@@ -31,7 +31,7 @@ from urllib.parse import urlparse
 
 from crawlfw.exceptions import CrawlfwDeprecationWarning, IgnoreRequest, NotConfigured
 from crawlfw.http import Request
-from crawlfw.pipelines.media import MediaPipeline
+from crawlfw.pipelines.media import MediaPipeline, _init_takes_crawler
 from crawlfw.settings import Settings
 from crawlfw.utils.datatypes import CaselessDict
 from crawlfw.utils.misc import md5sum
@@ -235,6 +235,11 @@ def _set_results(item, field: str, results):
     return item
 
 
+#: Modules of the media pipelines' own ``from_settings`` (a subclass overriding it is
+#: built by it, Scrapy 1.2's way).
+_OWN_MODULES = ("crawlfw.pipelines.files", "crawlfw.pipelines.images")
+
+
 class FilesPipeline(MediaPipeline):
     """Download the files of ``item['file_urls']`` into a store (see the module
     docstring).
@@ -247,7 +252,10 @@ class FilesPipeline(MediaPipeline):
             ``s3://bucket/prefix/``.
         download_func: see :class:`~crawlfw.pipelines.media.MediaPipeline`.
         settings: a ``Settings`` or dict (``FILES_EXPIRES``, ``FILES_URLS_FIELD``,
-            ``FILES_RESULT_FIELD``), or None.
+            ``FILES_RESULT_FIELD``), or None: ``crawler.settings`` (Scrapy 1.2's
+            argument).
+        crawler: the Crawler (Scrapy 2.19's keyword argument, which
+            :meth:`from_crawler` passes unless a subclass builds Scrapy 1.2's way).
 
     Raises:
         NotConfigured: ``store_uri`` is empty (``FILES_STORE`` unset); the pipeline is
@@ -267,12 +275,14 @@ class FilesPipeline(MediaPipeline):
     #: The setting naming the store (``ImagesPipeline``: ``IMAGES_STORE``).
     _STORE_SETTING = "FILES_STORE"
 
-    def __init__(self, store_uri, download_func=None, settings=None):
+    def __init__(self, store_uri, download_func=None, settings=None, *, crawler=None):
         if not store_uri:
             raise NotConfigured(
                 f"{self._STORE_SETTING} is not set: {type(self).__name__} needs a directory "
                 "or an s3:// URI to store files in"
             )
+        if settings is None and crawler is not None:
+            settings = crawler.settings
         if isinstance(settings, dict) or settings is None:
             settings = Settings(settings)
         self.store = self._get_store(store_uri)
@@ -285,7 +295,7 @@ class FilesPipeline(MediaPipeline):
         self.files_urls_field = settings.get(resolve("FILES_URLS_FIELD"), self.FILES_URLS_FIELD)
         self.files_result_field = settings.get(resolve("FILES_RESULT_FIELD"),
                                                self.FILES_RESULT_FIELD)
-        super().__init__(download_func=download_func)
+        super().__init__(download_func=download_func, crawler=crawler)
 
     def _resolver(self, base_class_name, settings):
         def resolve(key):
@@ -296,8 +306,23 @@ class FilesPipeline(MediaPipeline):
     def from_settings(cls, settings):
         """Build from ``FILES_STORE``; configures :class:`S3FilesStore` from the AWS
         settings and ``FILES_STORE_S3_ACL``."""
-        cls._configure_s3(settings, "FILES_STORE_S3_ACL")
-        return cls(settings["FILES_STORE"], settings=settings)
+        cls._configure_s3(settings, cls._S3_ACL_SETTING)
+        return cls(settings[cls._STORE_SETTING], settings=settings)
+
+    #: The setting of the S3 store's ACL (``ImagesPipeline``: ``IMAGES_STORE_S3_ACL``).
+    _S3_ACL_SETTING = "FILES_STORE_S3_ACL"
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        """Build as Scrapy 2.19 does, ``cls(<FILES_STORE>, crawler=crawler)`` (the S3
+        store configured first), so a subclass whose ``__init__`` requires ``crawler``
+        works; Scrapy 1.2's way, :meth:`from_settings`, when a subclass overrides
+        ``from_settings`` or its ``__init__`` takes no ``crawler``."""
+        own = getattr(cls.from_settings, "__module__", None) in _OWN_MODULES
+        if not own or not _init_takes_crawler(cls):
+            return super().from_crawler(crawler)
+        cls._configure_s3(crawler.settings, cls._S3_ACL_SETTING)
+        return cls(crawler.settings[cls._STORE_SETTING], crawler=crawler)
 
     @classmethod
     def _configure_s3(cls, settings, acl_setting):

@@ -59,7 +59,10 @@ class ImagesPipeline(FilesPipeline):
     Args:
         store_uri: a directory, ``file://...`` or ``s3://bucket/prefix/``.
         download_func: see :class:`~crawlfw.pipelines.media.MediaPipeline`.
-        settings: a ``Settings`` or dict (the ``IMAGES_*`` settings), or None.
+        settings: a ``Settings`` or dict (the ``IMAGES_*`` settings), or None:
+            ``crawler.settings``.
+        crawler: the Crawler (Scrapy 2.19's keyword argument; see
+            :meth:`FilesPipeline.from_crawler`).
 
     Raises:
         NotConfigured: Pillow is not installed, or ``store_uri`` is empty
@@ -78,12 +81,17 @@ class ImagesPipeline(FilesPipeline):
     DEFAULT_IMAGES_RESULT_FIELD = "images"
     _STORE_SETTING = "IMAGES_STORE"
 
-    def __init__(self, store_uri, download_func=None, settings=None):
+    _S3_ACL_SETTING = "IMAGES_STORE_S3_ACL"
+
+    def __init__(self, store_uri, download_func=None, settings=None, *, crawler=None):
         if Image is None:
             raise NotConfigured(
                 f"{type(self).__name__} needs Pillow to process images: pip install Pillow"
             )
-        super().__init__(store_uri, settings=settings, download_func=download_func)
+        super().__init__(store_uri, settings=settings, download_func=download_func,
+                         crawler=crawler)
+        if settings is None and crawler is not None:
+            settings = crawler.settings
         if isinstance(settings, dict) or settings is None:
             settings = Settings(settings)
         resolve = self._resolver("ImagesPipeline", settings)

@@ -24,6 +24,7 @@ returned. Two items waiting at once for requests of one fingerprint share its do
 """
 
 import concurrent.futures
+import inspect
 import logging
 from collections import defaultdict
 
@@ -38,6 +39,17 @@ logger = logging.getLogger(__name__)
 __all__ = ["MediaPipeline"]
 
 
+def _init_takes_crawler(cls) -> bool:
+    """Whether ``cls(...)`` accepts a ``crawler`` keyword (a parameter of that name, or
+    ``**kwargs``): Scrapy 2.19's pipeline constructors."""
+    try:
+        params = inspect.signature(cls.__init__).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "crawler" and p.kind != p.POSITIONAL_ONLY
+               or p.kind == p.VAR_KEYWORD for p in params)
+
+
 class MediaPipeline:
     """Download the media of each item, then complete the item.
 
@@ -50,6 +62,8 @@ class MediaPipeline:
     Args:
         download_func: ``download_func(request, spider) -> Response`` used instead of
             ``crawler.engine.download`` (Scrapy keeps it for tests); may raise.
+        crawler: the Crawler (Scrapy 2.19 passes it, keyword only); None: set by
+            :meth:`from_crawler` after building.
 
     Attributes:
         crawler: the Crawler, set by :meth:`from_crawler`.
@@ -82,9 +96,9 @@ class MediaPipeline:
             self.downloaded = {}
             self.waiting = defaultdict(list)
 
-    def __init__(self, download_func=None):
+    def __init__(self, download_func=None, *, crawler=None):
         self.download_func = download_func
-        self.crawler = None
+        self.crawler = crawler
         self.spiderinfo = None
         self._pool = None
 
@@ -113,10 +127,17 @@ class MediaPipeline:
 
     @classmethod
     def from_crawler(cls, crawler):
-        """Build the pipeline with ``from_settings(crawler.settings)`` when the class has
-        it, else ``cls()``, and attach ``crawler``."""
+        """Build the pipeline and attach ``crawler``.
+
+        Scrapy 1.2's way when the class has ``from_settings`` (``FilesPipeline``'s own
+        from_crawler builds Scrapy 2.19's way unless a subclass overrides it or takes
+        no ``crawler``); else Scrapy 2.19's ``cls(crawler=crawler)`` when ``__init__``
+        takes a ``crawler``, else ``cls()``.
+        """
         if hasattr(cls, "from_settings"):
             pipe = cls.from_settings(crawler.settings)
+        elif _init_takes_crawler(cls):
+            pipe = cls(crawler=crawler)
         else:
             pipe = cls()
         pipe.crawler = crawler

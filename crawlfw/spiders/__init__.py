@@ -26,7 +26,10 @@ class Spider(object_ref):
     """Base class for spiders; every spider must subclass it.
 
     Class attributes:
-        name (str): unique name of the spider in a project (required to run it).
+        name (str): unique name of the spider in a project (required to run it). As in
+            Scrapy 2.19, ``Spider`` declares it without a value: ``hasattr(cls,
+            "name")`` is false for a spider class that sets none (Scrapy 1.2's
+            ``Spider.name`` was None; read ``getattr(cls, "name", None)`` for that).
         allowed_domains (list[str]): domains the OffsiteMiddleware lets requests go to.
         start_urls (list[str]): URLs the default ``start_requests()`` fetches.
         custom_settings (dict | None): settings applied at ``'spider'`` priority.
@@ -39,7 +42,7 @@ class Spider(object_ref):
         ValueError: no name given on the class or as an argument.
     """
 
-    name: str | None = None
+    name: str
     custom_settings: dict | None = None
     start_urls: list[str]
     allowed_domains: list[str]
@@ -192,7 +195,7 @@ class Spider(object_ref):
             return closed(reason)
 
     def __str__(self):
-        return f"<{type(self).__name__} {self.name!r} at 0x{id(self):0x}>"
+        return f"<{type(self).__name__} {getattr(self, 'name', None)!r} at 0x{id(self):0x}>"
 
     __repr__ = __str__
 

@@ -14,7 +14,8 @@ result (its ``result()`` gives it, ``await ensure_awaitable(f)`` too). A Twisted
 ``Deferred`` itself cannot be waited for here (no reactor fires it): passing one raises
 ``TypeError`` naming the helper and what to do instead.
 
-Nothing here imports Twisted.
+Nothing here imports Twisted (:func:`deferred_from_coro` only uses one already
+running: a project's tests under pytest-twisted).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import asyncio
 import concurrent.futures
 import functools
 import inspect
+import sys
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from typing import Any
@@ -314,8 +316,13 @@ def deferred_from_coro(o: Any) -> Any:
     anything else is returned as is.
 
     With an event loop running on the calling thread (in ``async def`` code), the
-    awaitable is scheduled on it and an ``asyncio`` future (a Task) is returned.
-    Without one, it is run to completion now on the thread's own loop and a done
+    awaitable is scheduled on it and an ``asyncio`` future (a Task) is returned; when
+    that loop is the one of a Twisted asyncio reactor running in the process (a
+    project's tests under pytest-twisted ``--reactor=asyncio``, whose ``async def``
+    tests Twisted drives), the Task is returned wrapped in a Twisted ``Deferred``, as
+    Scrapy's is, so that those tests can ``await`` it (Twisted is not imported here: it
+    is only used when the process has it running). Without a running loop, the
+    awaitable is run to completion now on the thread's own loop and a done
     ``concurrent.futures.Future`` is returned (Scrapy's reactor would run it later).
 
     Raises:
@@ -327,13 +334,25 @@ def deferred_from_coro(o: Any) -> Any:
     if not inspect.isawaitable(o):
         return o
     try:
-        asyncio.get_running_loop()
+        loop = asyncio.get_running_loop()
     except RuntimeError:
         try:
             return _done(_run_to_end(o))
         except Exception as exc:
             return _done(error=exc)
-    return asyncio.ensure_future(o)
+    task = asyncio.ensure_future(o)
+    return _in_running_twisted_reactor(task, loop) or task
+
+
+def _in_running_twisted_reactor(future: asyncio.Future, loop: Any) -> Any:
+    """``Deferred.fromFuture(future)`` when a Twisted asyncio reactor that runs ``loop``
+    is running in this process (its modules already imported), else None."""
+    reactor = sys.modules.get("twisted.internet.reactor")
+    defer = sys.modules.get("twisted.internet.defer")
+    if (reactor is None or defer is None or not getattr(reactor, "running", False)
+            or getattr(reactor, "_asyncioEventloop", None) is not loop):
+        return None
+    return defer.Deferred.fromFuture(future)
 
 
 def deferred_f_from_coro_f(coro_f: Callable) -> Callable:

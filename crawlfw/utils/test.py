@@ -17,6 +17,7 @@ __all__ = [
     "get_from_asyncio_queue",
     "get_testenv",
     "get_pythonpath",
+    "get_reactor_settings",
     "assert_samelines",
     "assert_aws_environ",
     "skip_if_no_boto",
@@ -37,7 +38,20 @@ def get_crawler(spidercls=None, settings_dict=None, prevent_warnings=True):
     from crawlfw.settings import Settings
     from crawlfw.spiders import Spider
 
-    return Crawler(spidercls or Spider, Settings(settings_dict))
+    # its settings applied (stats, log formatter, extensions made; frozen), as Scrapy's
+    crawler = Crawler(spidercls or Spider, Settings(settings_dict))
+    crawler._apply_settings()
+    return crawler
+
+
+def get_reactor_settings() -> dict:
+    """Settings that make a crawler work in this process (Scrapy 2.19's helper for a
+    project's tests, which passes them to ``CrawlerRunner``/``get_crawler``).
+
+    Scrapy's depend on the Twisted reactor installed (or none); crawlfw has no
+    reactor and needs no setting: the result is always a new empty dict.
+    """
+    return {}
 
 
 def get_testenv() -> dict:

@@ -41,6 +41,7 @@ def _crawl(crawler):
 def test_log_count_is_on_by_default_and_counts_each_record_once():
     assert default_settings.EXTENSIONS_BASE["crawlfw.extensions.logcount.LogCount"] == 0
     crawler = Crawler(Quiet, {"LOG_LEVEL": "INFO"})
+    crawler._apply_settings()  # the extensions are made (Scrapy 2.19: when crawl() starts)
     ext = crawler.get_extension(LogCount)
     assert isinstance(ext, LogCount)
     assert _counting_handlers(crawler) == [ext.handler]  # took the crawler's over
@@ -56,6 +57,7 @@ def test_log_count_is_on_by_default_and_counts_each_record_once():
 
 def test_log_count_can_be_disabled():
     crawler = Crawler(Quiet, {"EXTENSIONS": {"crawlfw.extensions.logcount.LogCount": None}})
+    crawler._apply_settings()
     assert crawler.get_extension(LogCount) is None
     assert len(_counting_handlers(crawler)) == 1  # the crawler's own: counted once
     crawler.signals.send_catch_log(signals.engine_stopped)

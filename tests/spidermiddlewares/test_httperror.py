@@ -46,7 +46,7 @@ def response(status, meta=None):
 )
 def test_filter(settings, spidercls, meta, status, passes):
     crawler = get_crawler(settings, spidercls)
-    spider = open_spider(crawler, spidercls.name or "test")
+    spider = open_spider(crawler, getattr(spidercls, "name", None) or "test")
     try:
         mw = HttpErrorMiddleware.from_crawler(crawler)
         resp = response(status, meta)

@@ -44,7 +44,10 @@ if TYPE_CHECKING:
 
 __all__ = ["TextResponse"]
 
-_NOT_SET = object()
+#: The "not parsed yet" value of ``TextResponse._cached_decoded_json`` (Scrapy 2.19's
+#: private names, which subclasses that parse JSON their own way read and set).
+_NONE = object()
+_NOT_SET = _NONE
 
 _match_plain_path = _PLAIN_PATH.match  # urljoin's shortcut (join_url's first test)
 
@@ -109,6 +112,7 @@ class TextResponse(Response):
         self._ubody_is_body = False  # see _utf8_text()
         self._cached_selector = None
         self._cached_join = None
+        self._cached_decoded_json: Any = _NONE
         super().__init__(*args, **kwargs)
 
     def _set_body(self, body) -> None:
@@ -291,8 +295,8 @@ class TextResponse(Response):
         Raises:
             json.JSONDecodeError: (a ``ValueError``) the body is not JSON.
         """
-        data = getattr(self, "_cached_decoded_json", _NOT_SET)
-        if data is _NOT_SET:
+        data = self._cached_decoded_json
+        if data is _NONE:
             try:
                 data = _json.loads(self.body)
             except UnicodeDecodeError:
