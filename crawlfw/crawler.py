@@ -62,13 +62,18 @@ class Crawler(CrawlerComponents):
     ``FeedExporter`` extension (``feeds_written_by_actor``); disabling that extension in
     ``EXTENSIONS`` still disables feed export.
 
-    The settings stay changeable until the crawl starts (Scrapy 2.19's order):
-    :meth:`crawl` creates the spider, whose ``from_crawler`` may still change
-    ``crawler.settings`` (``settings.set(..., priority="spider")``), then
-    :meth:`_apply_settings` makes the stats collector, the log formatter, the request
-    fingerprinter and the extensions from the final settings and freezes them. Reading
-    :attr:`stats`, :attr:`logformatter` or :attr:`extensions` before makes it then, as
-    Scrapy 1.2's constructor did (:class:`crawlfw._crawler_components.CrawlerComponents`).
+    Settings, the two orders: a Crawler made directly has its settings frozen once made,
+    as in Scrapy 1.2 (whose tests check ``crawler.settings.frozen`` right after
+    ``Crawler()``); one made by a runner's :meth:`CrawlerRunner.create_crawler` keeps
+    them open until its crawl applies them, as in Scrapy 2.19 (projects' tests build
+    the spider with ``from_crawler`` on such a crawler, and it may set some). Either
+    way :meth:`crawl` opens them while it creates the spider, whose ``from_crawler`` may
+    change ``crawler.settings`` (``settings.set(..., priority="spider")``), then
+    :meth:`_apply_settings` checks them again, makes the stats collector, the log
+    formatter, the request fingerprinter and the extensions from the final settings and
+    freezes them. Reading :attr:`stats`, :attr:`logformatter` or :attr:`extensions`
+    before makes it then, as Scrapy 1.2's constructor did
+    (:class:`crawlfw._crawler_components.CrawlerComponents`).
 
     Args:
         spidercls: a ``crawlfw.spiders.Spider`` subclass.
@@ -125,6 +130,9 @@ class Crawler(CrawlerComponents):
         #: Set once the crawl is asked to stop (^C, stop()): a Redis frontier that cannot
         #: be reached then stops retrying (crawlfw.core.frontier.redis_link.RedisLink).
         self._stop_requested = threading.Event()
+        #: True once _apply_settings made the parts the settings name
+        self._settings_applied = False
+        self.settings.freeze()  # Scrapy 1.2; a runner's create_crawler opens them again
 
     @property
     def spiders(self):
@@ -157,6 +165,8 @@ class Crawler(CrawlerComponents):
         assert not self.crawling, "Crawling already taking place"
         self.crawling = True
         try:
+            # open while the spider is made: its from_crawler may set some (Scrapy 2.19)
+            self.settings.frozen = False
             self.spider = self._create_spider(*args, **kwargs)
             self._apply_settings()
             if self.settings.get("FRONTIER_URL"):
@@ -195,7 +205,9 @@ class Crawler(CrawlerComponents):
         ``SPIDER_MIDDLEWARES`` and ``ITEM_PIPELINES`` name is loaded
         (:func:`crawlfw.settings._components.check_components`); then the stats
         collector, log formatter, request fingerprinter and extensions not made yet are
-        made, and the settings are frozen. Does nothing once they are frozen.
+        made, and the settings are frozen. Once the parts are made, a later call only
+        checks the settings again and freezes them (``crawl()`` opens them while it makes
+        the spider); it does nothing while they are frozen.
 
         Raises:
             CrawlStartError: a setting has a value of the wrong type (see the class), or
@@ -203,17 +215,19 @@ class Crawler(CrawlerComponents):
                 built: the message names the setting, the component and the error.
                 Nothing has started: no feed is written.
         """
-        if self.settings.frozen:
+        if self.settings.frozen and self._settings_applied:
             return
         problems = check_settings(self.settings) + check_components(self.settings)
         if problems:
             raise CrawlStartError("; ".join(problems))
-        warn_settings_without_effect(self.settings)
-        self._log_counter.setLevel(self.settings.get("LOG_LEVEL"))
-        self.stats  # noqa: B018 (made now, from the final settings)
-        self.logformatter  # noqa: B018
-        self.request_fingerprinter  # noqa: B018
-        self.extensions  # noqa: B018
+        if not self._settings_applied:
+            warn_settings_without_effect(self.settings)
+            self._log_counter.setLevel(self.settings.get("LOG_LEVEL"))
+            self.stats  # noqa: B018 (made now, from the final settings)
+            self.logformatter  # noqa: B018
+            self.request_fingerprinter  # noqa: B018
+            self.extensions  # noqa: B018
+            self._settings_applied = True
         self.settings.freeze()
 
     def wait(self, timeout_s: float | None = None) -> bool:
@@ -283,7 +297,10 @@ class CrawlerRunnerBase(abc.ABC):
     def _create_crawler(self, spidercls):
         if isinstance(spidercls, str):
             spidercls = self.spider_loader.load(spidercls)
-        return Crawler(spidercls, self.settings)
+        crawler = Crawler(spidercls, self.settings)
+        # Scrapy 2.19's order: open until the crawl applies them (see Crawler)
+        crawler.settings.frozen = False
+        return crawler
 
     @abc.abstractmethod
     def crawl(self, crawler_or_spidercls, *args, **kwargs):

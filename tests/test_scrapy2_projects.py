@@ -17,6 +17,7 @@ from crawlfw.extensions.closespider import CloseSpider
 from crawlfw.http import Request, TextResponse
 from crawlfw.http.response.text import _NONE
 from crawlfw.pipelines.files import FilesPipeline
+from crawlfw.settings import Settings
 from crawlfw.spiders import Spider
 from crawlfw.statscollectors import MemoryStatsCollector
 from crawlfw.utils.test import get_crawler, get_reactor_settings
@@ -101,7 +102,7 @@ def test_from_crawler_may_change_the_settings_before_they_are_applied():
 
 
 def test_apply_settings_checks_what_from_crawler_set():
-    crawler = Crawler(SampleSpider)
+    crawler = CrawlerRunner().create_crawler(SampleSpider)
     crawler.settings.set("CONCURRENT_REQUESTS", "many", priority="spider")
     with pytest.raises(CrawlStartError, match="CONCURRENT_REQUESTS"):
         crawler._apply_settings()
@@ -298,7 +299,7 @@ def test_a_component_that_cannot_be_loaded_refuses_the_crawl():
         "SPIDER_MIDDLEWARES: cannot load 'crawlfw.spidermiddlewares.depth.NoSuchClass': "
         "NameError: Module 'crawlfw.spidermiddlewares.depth' doesn't define any object "
         "named 'NoSuchClass'"]
-    assert not crawler.settings.frozen and crawler._extensions is None
+    assert crawler._extensions is None  # nothing made
 
 
 def test_the_scrapy_argument_parser_takes_a_dash_colon_value():
@@ -492,3 +493,38 @@ def test_crawl_async_and_the_running_components(quotes, tmp_path, monkeypatch):
         assert crawler.stats.get_value("item_scraped_count") == 1
     finally:
         sys.modules.pop("components_spider", None)
+
+
+class _CustomSettingsSpider(Spider):
+    name = "custom_settings"
+    custom_settings = {"TEST1": "spider", "TEST2": "spider"}
+
+
+def test_a_crawler_made_directly_has_its_settings_frozen_as_in_scrapy_1_2():
+    # Scrapy 1.2.3's tests/test_crawler.py::CrawlerTestCase::test_populate_spidercls_settings
+    settings = Settings()
+    settings.setdict({"TEST1": "project", "TEST3": "project"}, priority="project")
+    crawler = Crawler(_CustomSettingsSpider, settings)
+    assert crawler.settings.get("TEST1") == "spider"
+    assert crawler.settings.get("TEST2") == "spider"
+    assert crawler.settings.get("TEST3") == "project"
+    assert not settings.frozen
+    assert crawler.settings.frozen
+    # a runner's crawler keeps them open for from_crawler until the crawl applies them
+    made = CrawlerRunner(settings).create_crawler(_CustomSettingsSpider)
+    assert not made.settings.frozen
+
+
+def test_a_crawl_opens_the_settings_while_its_spider_is_made(tmp_path):
+    # a Crawler made directly (frozen, Scrapy 1.2), crawled: the spider's from_crawler may
+    # still set some (Scrapy 2.19); the crawl then freezes them again
+    crawler = Crawler(SampleSpider, {"CLOSESPIDER_ITEMCOUNT": 50, "CONTROL_ENDPOINT": False,
+                                     "LOG_LEVEL": "WARNING"})
+    assert crawler.settings.frozen
+    crawler.crawl(sample="2")
+    try:
+        assert crawler.settings.frozen
+        assert crawler.settings.getint("CONCURRENT_REQUESTS") == 1
+    finally:
+        crawler.stop()
+        assert crawler.wait(30)
