@@ -122,8 +122,9 @@ class Frontier(Protocol):
     def set_meta(self, meta: Mapping[str, Any]) -> None:
         """Write metadata, durable with the next commit."""
 
-    def close(self, reason: str) -> list[Request]:
-        """Close; returns the requests that are lost with the process."""
+    def close(self, reason: str) -> Sequence[Request]:
+        """Close; returns the requests that are lost with the process (a sequence: the
+        memory frontier's decodes them only when iterated)."""
 
     def __len__(self) -> int:
         """Requests queued (not leased), all hosts."""

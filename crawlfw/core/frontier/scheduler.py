@@ -17,6 +17,7 @@ every worker of the crawl (ARCHITECTURE.md, "One crawl, many workers").
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from crawlfw.core.frontier.frontier import MemoryFrontier
@@ -130,7 +131,7 @@ class Scheduler:
         self.frontier.open(spider)
         return self.df.open()
 
-    def close(self, reason: str) -> list[Request]:
+    def close(self, reason: str) -> Sequence[Request]:
         """Close the frontier and the dupefilter.
 
         Returns:
