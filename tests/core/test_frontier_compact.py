@@ -68,6 +68,11 @@ def _plain_cases():
         "mangled": Request(URL, callback=s.private_ref()),
         "unicode url": Request("http://d.example/caf\u00e9?q=\u20ac"),
         "data url": Request("data:,hello"),
+        "referer": Request(URL, callback=s.parse_item, headers={"Referer": "http://a/"}),
+        "referer depth": Request(URL, headers={"Referer": b"http://a/"}, meta={"depth": 4}),
+        "referer meta": Request(URL, headers={"Referer": b"http://a/"}, meta={"x": 1}),
+        "referer and post": Request(URL, headers={"Referer": b"http://a/"}, method="HEAD"),
+        "headers": Request(URL, headers={"Accept": "text/html", "X-Two": ["a", "b"]}),
         "everything": Request(URL, callback=s.parse_item, errback=s.on_error, method="PUT",
                               meta={"depth": 300, "k": (1, 2)}, priority=3, dont_filter=True,
                               flags=["f"], cb_kwargs={"a": None}),
@@ -92,7 +97,6 @@ def _general_cases():
         "body": Request(URL, method="POST", body=b"x"),
         "cookies": Request(URL, cookies={"a": "b"}),
         "cookies list": Request(URL, cookies=[{"name": "a", "value": "b"}]),
-        "headers": Request(URL, headers={"Accept": "text/html"}),
         "encoding": latin,
         "lambda": Request(URL, callback=lambda r: None),
         "NO_CALLBACK": Request(URL, callback=NO_CALLBACK),
@@ -129,7 +133,9 @@ def test_plain_request_round_trip(case, read_defaults):
     back = codec.decode(record, key)
     assert type(back) is Request
     assert _attributes(back) == _attributes(request)
-    assert back.headers.encoding == "utf-8" and not back.headers
+    assert back.headers.encoding == "utf-8" and "encoding" not in vars(back.headers)
+    assert dict(back.headers) == dict(request.headers)
+    assert type(back.headers) is type(request.headers)
     assert request_to_dict(back, SPIDER) == request_to_dict(request, SPIDER)
     assert back.meta is not request.meta  # its own dict
     # a record costs its URL plus a few dozen bytes
@@ -179,3 +185,29 @@ def test_callback_ids_are_per_codec_and_stable():
     assert a[1] != b[1]
     assert codec.encode(Request(URL, callback=SPIDER.parse_item)) == a
     assert codec.decode(b, 0).callback == SPIDER.parse
+
+
+def test_a_shared_referer_is_kept_once_and_goes_with_its_last_record():
+    codec = RequestCodec(SPIDER)
+    referer = b"http://host12345.example.com/page/with/a/long/address?x=1"
+    records = [codec.encode(Request(f"{URL}&n={i}", headers={"Referer": referer},
+                                    meta={"depth": 2})) for i in range(100)]
+    assert all(len(r) == len(URL) + len(f"&n={i}") + 7 for i, r in enumerate(records))
+    assert len(codec._refs) == 1 and codec.table_bytes > len(referer)
+    other = codec.encode(Request(URL, headers={"Referer": b"http://other/"}))
+    assert len(codec._refs) == 2
+    for record in records:
+        assert codec.decode(record, 0).headers[b"Referer"] == referer
+    assert len(codec._refs) == 1
+    assert codec.decode(other, 0).headers.getlist("Referer") == [b"http://other/"]
+    assert codec._refs == {} and codec._ref_ids == {} and codec.table_bytes == 0
+
+
+def test_header_types_that_are_not_plain():
+    codec = RequestCodec(SPIDER)
+    request = Request(URL, headers={"Referer": b"http://a/"})
+    dict.__setitem__(request.headers, b"X", "text")  # (no Headers method makes this)
+    assert codec.encode(request) is None
+    request = Request(URL)
+    dict.__setitem__(request.headers, b"Referer", (b"a",))
+    assert codec.encode(request) is None

@@ -65,14 +65,19 @@ _PLAIN_ATTRS = frozenset((
     "errback", "headers", "dont_filter", "_meta", "_cb_kwargs", "_cookies", "_flags",
 ))
 
+#: Bytes an entry of the Referer table costs besides the value.
+_REF_COST = 260
+
 #: Exact types of the immutable values a plain ``meta``/``cb_kwargs`` may hold.
 _SCALARS = frozenset((str, int, float, bool, type(None), bytes))
 
 #: The first byte of a record: what follows.
 _TAG_PLAIN = 0  # callback id, URL (UTF-8)
 _TAG_DEPTH = 1  # callback id, meta['depth'] (0-255), URL
-_TAG_MARSHAL = 2  # marshal.dumps((url, callback id, meta[, errback id, dont_filter[,
-#                   method, cb_kwargs, flags]]))
+_TAG_REF = 2  # callback id, Referer number (4 bytes), URL
+_TAG_REF_DEPTH = 3  # callback id, meta['depth'], Referer number (4 bytes), URL
+_TAG_MARSHAL = 4  # marshal.dumps((url, callback id, meta[, errback id, dont_filter[,
+#                   method, cb_kwargs, flags[, headers]]]))
 _TAG_MARSHAL_PREFIX = bytes((_TAG_MARSHAL,))
 
 #: The instance dict of a plain GET request, copied by :meth:`RequestCodec.decode`.
@@ -84,6 +89,8 @@ _TEMPLATE: dict[str, Any] = {
 
 _new = object.__new__
 _dict_new = dict.__new__
+_dict_get = dict.get
+_dict_setitem = dict.__setitem__
 _dumps = marshal.dumps
 _loads = marshal.loads
 
@@ -114,6 +121,17 @@ def _plain_dict(d: dict[Any, Any] | None) -> bool:
     return True
 
 
+def _plain_headers(headers: dict[Any, Any]) -> bool:
+    """True for headers of ``bytes`` names, each with a list of ``bytes`` values."""
+    for name, values in headers.items():
+        if name.__class__ is not bytes or values.__class__ is not list:
+            return False
+        for value in values:
+            if value.__class__ is not bytes:
+                return False
+    return True
+
+
 class RequestCodec:
     """Encodes plain requests of one spider as compact ``bytes`` records, and back.
 
@@ -129,6 +147,39 @@ class RequestCodec:
         self.spider = spider
         self._names: list[str] = [""]  # method id -> name; 0: None (no method)
         self._ids: dict[Any, int] = {}  # function (a method's __func__) -> id, -1: not one
+        # Referer values the records hold by number, counted: value -> number, number ->
+        # [value, records holding it]; an entry goes with the last record decoded.
+        self._ref_ids: dict[bytes, bytes] = {}
+        self._refs: dict[bytes, list[Any]] = {}
+        self._next_ref = 0
+        #: Bytes the Referer table takes (about; not counted in the records' sizes).
+        self.table_bytes = 0
+
+    def _ref(self, value: bytes) -> bytes:
+        """The number (4 bytes) of Referer ``value``, one more record holding it."""
+        number = self._ref_ids.get(value)
+        if number is None:
+            self._next_ref = (self._next_ref + 1) & 0xFFFFFFFF
+            number = self._next_ref.to_bytes(4, "little")
+            while number in self._refs:  # (after 2**32 values, with some still held)
+                self._next_ref = (self._next_ref + 1) & 0xFFFFFFFF
+                number = self._next_ref.to_bytes(4, "little")
+            self._ref_ids[value] = number
+            self._refs[number] = [value, 1]
+            self.table_bytes += len(value) + _REF_COST
+        else:
+            self._refs[number][1] += 1
+        return number
+
+    def _unref(self, number: bytes) -> bytes:
+        """The Referer of ``number``, one record fewer holding it."""
+        entry = self._refs[number]
+        entry[1] -= 1
+        if not entry[1]:
+            del self._refs[number]
+            del self._ref_ids[entry[0]]
+            self.table_bytes -= len(entry[0]) + _REF_COST
+        return entry[0]  # type: ignore[no-any-return]
 
     def _method_id(self, method: Any) -> int:
         """The id of ``method`` (a bound method of the spider) in this codec's table,
@@ -171,8 +222,16 @@ class RequestCodec:
         if (d["_body"] or d["_encoding"] != "utf-8" or d["priority"].__class__ is not int):
             return None
         headers = d["headers"]
-        if headers or headers.__class__ is not Headers or headers.encoding != "utf-8":
+        if headers.__class__ is not Headers or headers.encoding != "utf-8":
             return None
+        referer: bytes | None = None
+        if headers:
+            value = _dict_get(headers, b"Referer") if len(headers) == 1 else None
+            if (value.__class__ is list and len(value) == 1
+                    and value[0].__class__ is bytes):
+                referer = value[0]
+            elif not _plain_headers(headers):
+                return None
         if "_cookies" in d:
             cookies = d["_cookies"]
             if cookies is not _UNSET and (cookies or cookies.__class__ is not dict):
@@ -198,13 +257,24 @@ class RequestCodec:
         if (d["method"] == "GET" and d["dont_filter"] is False and not eb_id
                 and cb_id < 256 and not d["_cb_kwargs"]
                 and (d.get("_flags") is _UNSET or not d.get("_flags", ()))):
-            # the two shapes of most queued requests: no meta, or meta {'depth': n}
-            if meta is None:
-                return bytes((_TAG_PLAIN, cb_id)) + url.encode()
-            if len(meta) == 1 and meta.__class__ is dict:
-                depth = meta.get("depth")
-                if depth.__class__ is int and 0 <= depth < 256:
-                    return bytes((_TAG_DEPTH, cb_id, depth)) + url.encode()
+            # the shapes of most queued requests: no meta, or meta {'depth': n}; no
+            # headers, or only the Referer a page's links share (kept once, by number)
+            if not headers:
+                if meta is None:
+                    return bytes((_TAG_PLAIN, cb_id)) + url.encode()
+                if len(meta) == 1 and meta.__class__ is dict:
+                    depth = meta.get("depth")
+                    if depth.__class__ is int and 0 <= depth < 256:
+                        return bytes((_TAG_DEPTH, cb_id, depth)) + url.encode()
+            elif referer is not None:
+                if meta is None:
+                    return (bytes((_TAG_REF, cb_id)) + self._ref(referer)
+                            + url.encode())
+                if len(meta) == 1 and meta.__class__ is dict:
+                    depth = meta.get("depth")
+                    if depth.__class__ is int and 0 <= depth < 256:
+                        return (bytes((_TAG_REF_DEPTH, cb_id, depth))
+                                + self._ref(referer) + url.encode())
         cb_kwargs = d["_cb_kwargs"] or None
         flags = d.get("_flags", _UNSET)
         if flags is _UNSET or (not flags and flags.__class__ is list):
@@ -217,7 +287,10 @@ class RequestCodec:
         method = d["method"]
         dont_filter = d["dont_filter"]
         fields: tuple[Any, ...]
-        if flags is not None or cb_kwargs is not None or method != "GET":
+        if headers:
+            fields = (url, cb_id, meta, eb_id, dont_filter, method, cb_kwargs, flags,
+                      dict(headers))
+        elif flags is not None or cb_kwargs is not None or method != "GET":
             fields = (url, cb_id, meta, eb_id, dont_filter, method, cb_kwargs, flags)
         elif dont_filter is not False or eb_id:
             fields = (url, cb_id, meta, eb_id, dont_filter)
@@ -245,20 +318,29 @@ class RequestCodec:
         tag = record[0]
         spider = self.spider
         request = _new(Request)
-        if tag == _TAG_PLAIN or tag == _TAG_DEPTH:
+        if tag < _TAG_MARSHAL:
             cb_id = record[1]
+            headers = _dict_new(Headers)
             if tag == _TAG_PLAIN:
                 url = record[2:].decode()
                 meta = None
-            else:
+            elif tag == _TAG_DEPTH:
                 url = record[3:].decode()
                 meta = {"depth": record[2]}
+            elif tag == _TAG_REF:
+                url = record[6:].decode()
+                meta = None
+                _dict_setitem(headers, b"Referer", [self._unref(record[2:6])])
+            else:  # _TAG_REF_DEPTH
+                url = record[7:].decode()
+                meta = {"depth": record[2]}
+                _dict_setitem(headers, b"Referer", [self._unref(record[3:7])])
             d = _TEMPLATE.copy()
             d["_url"] = url
             d["priority"] = -(key >> 1)
             if cb_id:
                 d["callback"] = getattr(spider, self._names[cb_id])
-            d["headers"] = _dict_new(Headers)
+            d["headers"] = headers
             d["_meta"] = meta
         else:
             fields = _loads(memoryview(record)[1:])
@@ -283,6 +365,8 @@ class RequestCodec:
                     flags = fields[7]
                     if flags is not None:
                         d["_flags"] = flags
+                    if n > 8:
+                        dict.update(d["headers"], fields[8])
         if _trackref.enabled:
             d["_trackref_time"] = _time()
         request.__dict__ = d

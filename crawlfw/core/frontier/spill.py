@@ -441,9 +441,10 @@ class SpillingHostStore:
         return self._file.path if self._file is not None else None
 
     def memory_bytes(self) -> int:
-        """Bytes the queued requests take in memory, as counted (RAM part and objects
-        whose place is on disk)."""
-        return self.ram_bytes + self.object_bytes
+        """Bytes the queued requests take in memory, as counted: the RAM part, objects
+        whose place is on disk, and the table of Referer values the records share
+        (:class:`~crawlfw.core.frontier.compact.RequestCodec`)."""
+        return self.ram_bytes + self.object_bytes + self.codec.table_bytes
 
     def disk_bytes(self) -> int:
         """Bytes of the spill file."""
