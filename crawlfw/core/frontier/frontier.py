@@ -439,9 +439,11 @@ class MemoryFrontier(FrontierBase):
         """Return the requests still queued (they are lost with the process), as a
         :class:`~crawlfw.core.frontier.spill.QueuedRequests`: counted at once, decoded
         only if iterated; the spill directory is removed now."""
-        self.set_figures()
-        left = self.store.drain()
-        self.hosts = HostQueues(self.policy)
+        try:
+            self.set_figures()
+        finally:  # (a failed disk may fail the figures too: the directory goes anyway)
+            left = self.store.drain()
+            self.hosts = HostQueues(self.policy)
         return left
 
     def __len__(self) -> int:

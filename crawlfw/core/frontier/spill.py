@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import collections
 import fcntl
+import itertools
 import logging
 import os
 import shutil
@@ -243,8 +244,11 @@ class SpillFile:
         conn = getattr(self, "conn", None)
         if conn is None:
             return 0
-        pages = conn.execute("PRAGMA page_count").fetchone()[0]
-        size = conn.execute("PRAGMA page_size").fetchone()[0]
+        try:
+            pages = conn.execute("PRAGMA page_count").fetchone()[0]
+            size = conn.execute("PRAGMA page_size").fetchone()[0]
+        except sqlite3.Error:  # a failed disk (reported where it failed)
+            return 0
         return int(pages) * int(size)
 
 
@@ -419,9 +423,18 @@ class SpillingHostStore:
         (its length at once, the requests decoded one by one when iterated: a million
         queued requests are not made objects to be counted). The spill directory is
         removed now; the open file (already unlinked) goes with the returned object."""
-        self._flush()
+        from crawlfw.core.frontier.frontier import FrontierError
+
+        unwritten: dict[str, list[tuple[int, Any]]] = {}
+        try:
+            self._flush()
+        except FrontierError:  # the disk failed (reported already): kept, not written
+            for host, key, _, data in self._pending:
+                unwritten.setdefault(host, []).append((key, data))
+            self._pending = []
         hosts, self.hosts = self.hosts, {}
-        left = QueuedRequests(self._len, hosts, self.codec, self._file, self._objects)
+        left = QueuedRequests(self._len, hosts, self.codec, self._file, self._objects,
+                              unwritten)
         self._file = None
         self._objects = {}
         self._len = 0
@@ -617,11 +630,14 @@ class SpillingHostStore:
 class QueuedRequests(Sequence["Request"]):
     """The requests a closed :class:`SpillingHostStore` still held: its length at
     once, the requests decoded as they are iterated (host by host, each in queue
-    order). Indexing makes the list once."""
+    order; after a disk failure, the pushes it could not take come last). Indexing
+    makes the list once."""
 
     def __init__(self, count: int, hosts: dict[str, _Host], codec: RequestCodec,
-                 file: SpillFile | None, objects: dict[int, Request]) -> None:
+                 file: SpillFile | None, objects: dict[int, Request],
+                 unwritten: dict[str, list[tuple[int, Any]]] | None = None) -> None:
         self._count = count
+        self.unwritten = unwritten or {}
         self.hosts = hosts
         self.codec = codec
         self.file = file
@@ -644,8 +660,10 @@ class QueuedRequests(Sequence["Request"]):
                 for item in items:
                     yield decode(item, key) if item.__class__ is bytes else item
             if h.n_disk and conn is not None:
-                for k, _, data in conn.execute(
-                        "SELECT k, p, data FROM spill WHERE host = ? ORDER BY k, p", (host,)):
+                rows = conn.execute(
+                    "SELECT k, data FROM spill WHERE host = ? ORDER BY k, p", (host,))
+                # (pushes the failed disk could not take last, in their own order)
+                for k, data in itertools.chain(rows, self.unwritten.get(host, ())):
                     yield (self.objects[data] if data.__class__ is int
                            else decode(data, k))
 
