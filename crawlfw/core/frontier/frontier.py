@@ -85,7 +85,7 @@ START_OVER = ("to start over on purpose, remove the JOBDIR (or use a new one) an
 LOCK_FILE = "crawl.lock"
 
 #: ``FRONTIER_MEMORY_LIMIT``'s default: bytes of queued requests the in-memory frontier
-#: keeps in RAM before it spills to disk (ARCHITECTURE.md, "The frontier's memory").
+#: keeps in RAM before it spills to disk (ARCHITECTURE.md, "The frontier: per-host queues").
 DEFAULT_MEMORY_LIMIT = 64 * 1024 * 1024
 
 #: Seconds between two updates of the stats ``frontier/memory_bytes`` and
