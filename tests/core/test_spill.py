@@ -257,3 +257,23 @@ def test_a_shared_spill_root_is_refused(tmp_path, spider):
     root.chmod(0o777)
     with pytest.raises(FrontierError, match="not a private directory"):
         SpillFile(str(root))
+
+
+@pytest.mark.parametrize("settings, limit", [({}, 64 * 1024 * 1024),
+                                             ({"FRONTIER_MEMORY_LIMIT": 12345}, 12345),
+                                             ({"FRONTIER_MEMORY_LIMIT": "0"}, 0)])
+def test_frontier_memory_limit_is_the_budget(settings, limit):
+    from crawlfw.core.frontier.scheduler import Scheduler
+
+    scheduler = Scheduler.from_crawler(get_crawler(Spider, settings))
+    assert isinstance(scheduler.frontier, MemoryFrontier)
+    assert scheduler.frontier.store.limit_bytes == limit
+
+
+def test_a_negative_budget_is_refused_at_start():
+    from crawlfw.core.frontier.scheduler import Scheduler
+    from crawlfw.exceptions import CrawlStartError
+
+    with pytest.raises(CrawlStartError, match="FRONTIER_MEMORY_LIMIT must be a number of "
+                                              "bytes, or 0 for no limit, got '-1'"):
+        Scheduler.from_crawler(get_crawler(Spider, {"FRONTIER_MEMORY_LIMIT": "-1"}))

@@ -102,10 +102,18 @@ class Scheduler:
 
         Raises:
             crawlfw.exceptions.CrawlStartError: ``SCHEDULER_PRIORITY_QUEUE`` cannot be
-                honoured, or the shared frontier cannot be opened.
+                honoured, ``FRONTIER_MEMORY_LIMIT`` is negative, or the shared frontier
+                cannot be opened.
         """
         settings = crawler.settings
         check_priority_queue(settings)
+        memory_limit = settings.getint("FRONTIER_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT)
+        if memory_limit < 0:
+            from crawlfw.exceptions import CrawlStartError
+
+            raise CrawlStartError(
+                f"FRONTIER_MEMORY_LIMIT must be a number of bytes, or 0 for no limit, got "
+                f"{settings.get('FRONTIER_MEMORY_LIMIT')!r}")
         dupefilter_cls = load_object(settings["DUPEFILTER_CLASS"])
         if hasattr(dupefilter_cls, "from_crawler"):
             dupefilter = dupefilter_cls.from_crawler(crawler)
@@ -125,7 +133,7 @@ class Scheduler:
             stats=crawler.stats,
             fsync=settings.getbool("FRONTIER_FSYNC", True),
             wal_checkpoint_s=settings.getfloat("FRONTIER_WAL_CHECKPOINT_INTERVAL", 30.0),
-            memory_limit_bytes=settings.getint("FRONTIER_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT),
+            memory_limit_bytes=memory_limit,
         )
 
     def has_pending_requests(self) -> bool:
