@@ -42,7 +42,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from crawlfw.core.frontier.api import FrontierBase, host_key, is_start_request
+from crawlfw.core.frontier.api import FrontierBase, FrontierError, host_key, is_start_request
 from crawlfw.core.frontier.hostqueues import HostQueues, sort_key
 from crawlfw.core.frontier.spill import QueuedRequests, SpillingHostStore, spill_root, sweep
 from crawlfw.core.transport.hostpolicy import HostPolicy
@@ -95,11 +95,6 @@ FIGURES_EVERY_S = 1.0
 #: Most fingerprints kept in memory to answer repeated links without SQLite (about
 #: 130 bytes each; the set is emptied when full, so memory stays bounded).
 SEEN_CACHE_SIZE = 100_000
-
-
-class FrontierError(Exception):
-    """The frontier cannot be used: its file is not a frontier, is of another version,
-    or the disk failed. The message names the file."""
 
 
 class JobLocked(FrontierError):

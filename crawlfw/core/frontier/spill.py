@@ -60,6 +60,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
+from crawlfw.core.frontier.api import FrontierError
 from crawlfw.core.frontier.compact import RequestCodec
 
 if TYPE_CHECKING:
@@ -179,8 +180,6 @@ class SpillFile:
     """
 
     def __init__(self, root: str, *, max_pages: int | None = None) -> None:
-        from crawlfw.core.frontier.frontier import FrontierError
-
         self.root = root
         self.path = root
         self._lock_fd: int | None = None
@@ -423,8 +422,6 @@ class SpillingHostStore:
         (its length at once, the requests decoded one by one when iterated: a million
         queued requests are not made objects to be counted). The spill directory is
         removed now; the open file (already unlinked) goes with the returned object."""
-        from crawlfw.core.frontier.frontier import FrontierError
-
         unwritten: dict[str, list[tuple[int, Any]]] = {}
         try:
             self._flush()
@@ -504,8 +501,6 @@ class SpillingHostStore:
             raise self._failed(f, e) from e
 
     def _failed(self, f: SpillFile, error: Exception) -> Exception:
-        from crawlfw.core.frontier.frontier import FrontierError
-
         return FrontierError(
             f"Cannot write the frontier's spill store in {f.path}: {error} (queued "
             f"requests beyond FRONTIER_MEMORY_LIMIT go there; free disk space, set TMPDIR "
