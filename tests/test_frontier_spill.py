@@ -130,3 +130,32 @@ def test_a_full_disk_ends_the_crawl_with_one_line_naming_the_directory(tmp_path,
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert _spill_dirs(tmpdir) == [], proc.stderr[-5000:]  # removed at close all the same
+
+
+def test_a_crawl_beyond_the_budget_fetches_every_page_once(tmp_path):
+    """2,000 links queued with a 16 KiB budget: most wait on disk, every page is fetched
+    once and its callback runs (an item each)."""
+    server = CountingServer(hold_s=0.0)
+    try:
+        (tmp_path / "spider.py").write_text(SPIDER.replace(
+            "def parse_slow(self, response):\n        pass",
+            "def parse_slow(self, response):\n        yield {'url': response.url}"))
+        tmpdir = tmp_path / "tmp"
+        tmpdir.mkdir()
+        proc = subprocess.run(
+            [sys.executable, "-m", "crawlfw.cmdline", "runspider", "spider.py",
+             "-a", f"base={server.url}", "-a", "links=2000", "-o", "items.jl",
+             "-s", "FRONTIER_MEMORY_LIMIT=16384", "-s", "LOG_LEVEL=INFO",
+             "-s", "CONCURRENT_REQUESTS=8"],
+            cwd=tmp_path, env=crawlfw_env({"TMPDIR": str(tmpdir)}), capture_output=True,
+            text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert SPILLED in proc.stderr
+        slow = sorted(p for p in server.paths if p.startswith("/slow/"))
+        assert slow == sorted(f"/slow/{i}" for i in range(2000))
+        items = (tmp_path / "items.jl").read_text().splitlines()
+        assert len(items) == 2000
+        assert "'frontier/disk_bytes': 0" not in proc.stderr  # the file was used
+        assert _spill_dirs(tmpdir) == []
+    finally:
+        server.stop()
