@@ -89,8 +89,12 @@ def test_ps_and_status_report_the_live_figures(live, runtime):
     assert status["uptime_s"] > 0
     assert status["jobdir"] is None
     assert status["stats"]["response_received_count"] >= 3
+    # the in-memory frontier's queued requests (issue 30): nothing spilled here
+    assert status["stats"]["frontier/memory_bytes"] >= 0
+    assert status["stats"]["frontier/disk_bytes"] == 0
     human = runtime.cli("status").stdout
     assert "state       running" in human
+    assert re.search(r"frontier    [\d.]+ (B|KiB) in memory, 0 B on disk", human), human
     assert f"slow-1 (spider slow, pid {crawl.pid})" in human
     # the reply on the wire is a status_reported message that passes its schema
     reply = _ask_raw(crawl.socket, b'{"type": "get_status"}\n')[0]

@@ -28,6 +28,11 @@ def format_status(pid: int, crawl: dict) -> str:
         ("uptime", human_duration(crawl["uptime_s"])),
         ("JOBDIR", crawl["jobdir"] or "-"),
     ]
+    stats = crawl.get("stats") or {}
+    if "frontier/memory_bytes" in stats:  # the in-memory frontier (no JOBDIR)
+        lines.append(("frontier", f"{human_bytes(stats['frontier/memory_bytes'])} in memory, "
+                                  f"{human_bytes(stats.get('frontier/disk_bytes', 0))} on "
+                                  f"disk (queued requests)"))
     shared = crawl.get("shared")
     if shared:
         lines.append(("whole crawl", f"{shared['pages']} pages, {shared['items']} items, "
@@ -46,7 +51,8 @@ def format_status(pid: int, crawl: dict) -> str:
 def status(crawl=None, *, settings=None, json=False):
     """Print state, pages, items, pending and in-flight requests (per download slot),
     pages/min and items/min over the last minute, errors by type, peak memory, uptime
-    and JOBDIR of one crawl; with a shared frontier (``FRONTIER_URL``) also the whole
+    and JOBDIR of one crawl, the bytes its queued requests take in memory and on disk
+    (without a JOBDIR); with a shared frontier (``FRONTIER_URL``) also the whole
     crawl's figures and its workers. Exit status 1 when no crawl or several match."""
     endpoint, found = target(crawl)
     if json:

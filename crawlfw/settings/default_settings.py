@@ -549,6 +549,11 @@ FRONTIER_LEASE_TIMEOUT = 60  # seconds
 # many. None: 8 * CONCURRENT_REQUESTS (a checkpoint is made when half of it was handed
 # out since the last one); 0: no limit (FRONTIER_CHECKPOINT_INTERVAL alone bounds them).
 FRONTIER_MAX_OPEN_LEASES = None
+# Without a JOBDIR, bytes of queued requests the frontier keeps in RAM (compact records:
+# a plain request costs its URL and ~50 bytes); beyond it the tails of the hosts' queues
+# spill to a private temporary file (under $TMPDIR, else /var/tmp), removed at the end.
+# Same order either way. 0: no limit. How the default was chosen: docs/broad-crawls.md.
+FRONTIER_MEMORY_LIMIT = 64 * 1024 * 1024  # bytes
 FRONTIER_RETRY_TIMEOUT = 300  # seconds
 FRONTIER_URL = None
 FRONTIER_WORKER = None

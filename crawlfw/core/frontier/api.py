@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from crawlfw.spiders import Spider
     from crawlfw.statscollectors import StatsCollector
 
-__all__ = ["DupeFilter", "Frontier", "FrontierBase", "host_key", "is_start_request"]
+__all__ = ["DupeFilter", "Frontier", "FrontierBase", "FrontierError", "host_key",
+           "is_start_request"]
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +51,13 @@ def is_start_request(request: Request) -> bool:
     """True for a start request (``meta['is_start_request']``, set by the Scraper)."""
     meta = request._meta
     return bool(meta and meta.get("is_start_request"))
+
+
+class FrontierError(Exception):
+    """The frontier cannot be used: its file is not a frontier, is of another version,
+    or the disk failed (a ``JOBDIR``'s, or the memory frontier's spill store). The
+    message names the file or directory. (Importable from
+    :mod:`crawlfw.core.frontier.frontier` too.)"""
 
 
 class DupeFilter(Protocol):
@@ -122,8 +130,9 @@ class Frontier(Protocol):
     def set_meta(self, meta: Mapping[str, Any]) -> None:
         """Write metadata, durable with the next commit."""
 
-    def close(self, reason: str) -> list[Request]:
-        """Close; returns the requests that are lost with the process."""
+    def close(self, reason: str) -> Sequence[Request]:
+        """Close; returns the requests that are lost with the process (a sequence: the
+        memory frontier's decodes them only when iterated)."""
 
     def __len__(self) -> int:
         """Requests queued (not leased), all hosts."""

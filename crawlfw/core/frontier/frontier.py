@@ -42,8 +42,9 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from crawlfw.core.frontier.api import FrontierBase, host_key, is_start_request
-from crawlfw.core.frontier.hostqueues import HostQueues, MemoryHostStore, sort_key
+from crawlfw.core.frontier.api import FrontierBase, FrontierError, host_key, is_start_request
+from crawlfw.core.frontier.hostqueues import HostQueues, sort_key
+from crawlfw.core.frontier.spill import QueuedRequests, SpillingHostStore, spill_root, sweep
 from crawlfw.core.transport.hostpolicy import HostPolicy
 from crawlfw.core.transport.slot import DOWNLOAD_SLOT, url_host
 from crawlfw.dupefilters import RFPDupeFilter
@@ -84,14 +85,17 @@ START_OVER = ("to start over on purpose, remove the JOBDIR (or use a new one) an
 #: its process id into it.
 LOCK_FILE = "crawl.lock"
 
+#: ``FRONTIER_MEMORY_LIMIT``'s default: bytes of queued requests the in-memory frontier
+#: keeps in RAM before it spills to disk (ARCHITECTURE.md, "The frontier: per-host queues").
+DEFAULT_MEMORY_LIMIT = 64 * 1024 * 1024
+
+#: Seconds between two updates of the stats ``frontier/memory_bytes`` and
+#: ``frontier/disk_bytes`` (at a lease).
+FIGURES_EVERY_S = 1.0
+
 #: Most fingerprints kept in memory to answer repeated links without SQLite (about
 #: 130 bytes each; the set is emptied when full, so memory stays bounded).
 SEEN_CACHE_SIZE = 100_000
-
-
-class FrontierError(Exception):
-    """The frontier cannot be used: its file is not a frontier, is of another version,
-    or the disk failed. The message names the file."""
 
 
 class JobLocked(FrontierError):
@@ -217,7 +221,10 @@ def _lifo_of(mqclass: Any) -> bool:
 
 class MemoryFrontier(FrontierBase):
     """The in-memory frontier (no ``JOBDIR``): one queue per host behind the dupefilter,
-    and a ready-set of hosts (:mod:`crawlfw.core.frontier.hostqueues`).
+    and a ready-set of hosts (:mod:`crawlfw.core.frontier.hostqueues`), on a memory
+    budget: the queued requests are kept as compact records, per-host heads in RAM and
+    the rest spilled to a private temporary file beyond ``memory_limit_bytes``
+    (:mod:`crawlfw.core.frontier.spill`); nothing of it is resumable.
 
     Within a host: higher ``Request.priority`` first; within one priority the order of
     ``mqclass`` (``SCHEDULER_MEMORY_QUEUE``: a ``...Fifo...`` class first in first out,
@@ -225,7 +232,8 @@ class MemoryFrontier(FrontierBase):
     (``meta['is_start_request']``, set by the Scraper) go first in first out, after the
     other requests of the same priority (Scrapy 2.13's start queue): ``start_urls`` are
     fetched in their order. Across hosts: see :meth:`HostQueues.lease
-    <crawlfw.core.frontier.hostqueues.HostQueues.lease>`.
+    <crawlfw.core.frontier.hostqueues.HostQueues.lease>`. The same order whether a
+    request waited in RAM or on disk.
 
     Args:
         dupefilter: an object with ``request_seen(request) -> bool`` and
@@ -235,6 +243,14 @@ class MemoryFrontier(FrontierBase):
         policy: the per-host politeness (:class:`~crawlfw.core.transport.hostpolicy.HostPolicy`);
             default: 8 at once per host, no delay.
         rng: the random generator of randomized delays (tests pass a seeded one).
+        memory_limit_bytes: ``FRONTIER_MEMORY_LIMIT``: bytes of queued requests kept in
+            RAM (0: no limit, nothing spilled).
+        spill_dir: where the spill directory is made (default
+            :func:`~crawlfw.core.frontier.spill.spill_root`).
+
+    Attributes:
+        path: the spill directory once made (else the directory it would be made in),
+            for error messages.
     """
 
     durable = False
@@ -243,18 +259,32 @@ class MemoryFrontier(FrontierBase):
 
     def __init__(self, dupefilter: DupeFilter, mqclass: Any = None,
                  stats: StatsCollector | None = None, *, policy: HostPolicy | None = None,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None,
+                 memory_limit_bytes: int = DEFAULT_MEMORY_LIMIT,
+                 spill_dir: str | None = None) -> None:
         self.df = dupefilter
         self.stats = stats
         self.spider = None
         self.policy = policy if policy is not None else HostPolicy()
-        self.store = MemoryHostStore(lifo=_lifo_of(mqclass))
+        self.spill_dir = spill_dir if spill_dir is not None else spill_root()
+        if memory_limit_bytes:
+            sweep(self.spill_dir)  # what crashed crawls left
+        self.store = SpillingHostStore(lifo=_lifo_of(mqclass), limit_bytes=memory_limit_bytes,
+                                       root=self.spill_dir)
         self.hosts = HostQueues(self.policy, rng=rng)
         self.meta = JobMeta(resumed=False)
+        self._figures_at = 0.0
+
+    @property
+    def path(self) -> str:
+        """The spill directory (before the first spill: where it will be made)."""
+        return self.store.path or self.spill_dir
 
     def open(self, spider: Spider) -> None:
-        """Bind the spider (for the dupefilter's log and the stats)."""
+        """Bind the spider (for the dupefilter's log, the stats, and the callbacks of
+        the compact records)."""
         self.spider = spider
+        self.store.codec.spider = spider
 
     def push(self, request: Request, *, transient_ok: bool = True) -> bool:
         """Queue ``request`` in its host's queue; False when the dupefilter dropped it
@@ -351,13 +381,32 @@ class MemoryFrontier(FrontierBase):
 
     def lease(self, n: int, now_s: float | None = None) -> list[Request]:
         """Up to ``n`` requests of ready hosts, next first (their ``_lease`` stays None:
-        not tracked); each carries ``_host``, to be reported by :meth:`hosts_finished`."""
-        out = self.hosts.lease(n, time.monotonic() if now_s is None else now_s,
-                               self.store.take)
-        if out and self.stats is not None:
-            self.stats.inc_value("scheduler/dequeued/memory", len(out), spider=self.spider)
-            self.stats.inc_value("scheduler/dequeued", len(out), spider=self.spider)
+        not tracked); each carries ``_host``, to be reported by :meth:`hosts_finished`.
+        At most once a second, sets the stats ``frontier/memory_bytes`` and
+        ``frontier/disk_bytes`` (what the queued requests take; ``crawlfw status``
+        shows them)."""
+        if now_s is None:
+            now_s = time.monotonic()
+        out = self.hosts.lease(n, now_s, self.store.take)
+        stats = self.stats
+        if stats is not None:
+            if out:
+                stats.inc_value("scheduler/dequeued/memory", len(out), spider=self.spider)
+                stats.inc_value("scheduler/dequeued", len(out), spider=self.spider)
+            if now_s - self._figures_at >= FIGURES_EVERY_S:
+                self._figures_at = now_s
+                self.set_figures()
         return out
+
+    def set_figures(self) -> None:
+        """Set the stats ``frontier/memory_bytes`` (queued requests' bytes in RAM, as
+        counted against ``FRONTIER_MEMORY_LIMIT``) and ``frontier/disk_bytes`` (the
+        spill file's size)."""
+        if self.stats is not None:
+            self.stats.set_value("frontier/memory_bytes", self.store.memory_bytes(),
+                                 spider=self.spider)
+            self.stats.set_value("frontier/disk_bytes", self.store.disk_bytes(),
+                                 spider=self.spider)
 
     def release(self, requests: Iterable[Request]) -> None:
         """Queue leased requests again (the dupefilter is bypassed: it saw them); their
@@ -384,10 +433,15 @@ class MemoryFrontier(FrontierBase):
     def set_meta(self, meta: Mapping[str, Any]) -> None:
         """Nothing to do: nothing is durable."""
 
-    def close(self, reason: str) -> list[Request]:
-        """Return the requests still queued (they are lost with the process)."""
-        left = self.store.drain()
-        self.hosts = HostQueues(self.policy)
+    def close(self, reason: str) -> QueuedRequests:
+        """Return the requests still queued (they are lost with the process), as a
+        :class:`~crawlfw.core.frontier.spill.QueuedRequests`: counted at once, decoded
+        only if iterated; the spill directory is removed now."""
+        try:
+            self.set_figures()
+        finally:  # (a failed disk may fail the figures too: the directory goes anyway)
+            left = self.store.drain()
+            self.hosts = HostQueues(self.policy)
         return left
 
     def __len__(self) -> int:

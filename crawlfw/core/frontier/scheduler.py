@@ -17,9 +17,10 @@ every worker of the crawl (ARCHITECTURE.md, "One crawl, many workers").
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from crawlfw.core.frontier.frontier import MemoryFrontier
+from crawlfw.core.frontier.frontier import DEFAULT_MEMORY_LIMIT, MemoryFrontier
 from crawlfw.core.frontier.sqlite_frontier import SqliteFrontier
 from crawlfw.core.transport.hostpolicy import HostPolicy
 from crawlfw.utils.job import job_dir
@@ -59,6 +60,9 @@ class Scheduler:
         wal_checkpoint_s: with a ``JOBDIR``, most seconds between two checkpoints of
             SQLite's write-ahead log into ``frontier.sqlite``
             (``FRONTIER_WAL_CHECKPOINT_INTERVAL``).
+        memory_limit_bytes: without a ``JOBDIR``, bytes of queued requests kept in RAM
+            before the rest spill to a temporary file (``FRONTIER_MEMORY_LIMIT``; 0: no
+            limit).
 
     Raises:
         crawlfw.core.frontier.frontier.FrontierError: the ``JOBDIR``'s frontier cannot be opened.
@@ -68,7 +72,8 @@ class Scheduler:
                  mqclass: Any = None, logunser: bool = False,
                  stats: StatsCollector | None = None, fsync: bool = True,
                  frontier: Frontier | None = None, wal_checkpoint_s: float = 30.0,
-                 policy: HostPolicy | None = None, **kw: Any) -> None:
+                 policy: HostPolicy | None = None,
+                 memory_limit_bytes: int = DEFAULT_MEMORY_LIMIT, **kw: Any) -> None:
         self.df = dupefilter
         self.logunser = logunser
         self.stats = stats
@@ -84,21 +89,31 @@ class Scheduler:
                                            logunser=logunser)
         else:
             mqclass = mqclass or load_object("crawlfw.squeues.LifoMemoryQueue")
-            self.frontier = MemoryFrontier(dupefilter, mqclass, stats=stats, policy=policy)
+            self.frontier = MemoryFrontier(dupefilter, mqclass, stats=stats, policy=policy,
+                                           memory_limit_bytes=memory_limit_bytes)
 
     @classmethod
     def from_crawler(cls, crawler: CrawlerLike) -> Scheduler:
         """The scheduler of ``crawler``'s settings: ``DUPEFILTER_CLASS``, ``JOBDIR``
         or ``FRONTIER_URL``, ``SCHEDULER_DISK_QUEUE``/``_MEMORY_QUEUE``,
         ``LOG_UNSERIALIZABLE_REQUESTS``, ``FRONTIER_FSYNC``,
-        ``FRONTIER_WAL_CHECKPOINT_INTERVAL``, the politeness settings.
+        ``FRONTIER_WAL_CHECKPOINT_INTERVAL``, ``FRONTIER_MEMORY_LIMIT``, the
+        politeness settings.
 
         Raises:
             crawlfw.exceptions.CrawlStartError: ``SCHEDULER_PRIORITY_QUEUE`` cannot be
-                honoured, or the shared frontier cannot be opened.
+                honoured, ``FRONTIER_MEMORY_LIMIT`` is negative, or the shared frontier
+                cannot be opened.
         """
         settings = crawler.settings
         check_priority_queue(settings)
+        memory_limit = settings.getint("FRONTIER_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT)
+        if memory_limit < 0:
+            from crawlfw.exceptions import CrawlStartError
+
+            raise CrawlStartError(
+                f"FRONTIER_MEMORY_LIMIT must be a number of bytes, or 0 for no limit, got "
+                f"{settings.get('FRONTIER_MEMORY_LIMIT')!r}")
         dupefilter_cls = load_object(settings["DUPEFILTER_CLASS"])
         if hasattr(dupefilter_cls, "from_crawler"):
             dupefilter = dupefilter_cls.from_crawler(crawler)
@@ -118,6 +133,7 @@ class Scheduler:
             stats=crawler.stats,
             fsync=settings.getbool("FRONTIER_FSYNC", True),
             wal_checkpoint_s=settings.getfloat("FRONTIER_WAL_CHECKPOINT_INTERVAL", 30.0),
+            memory_limit_bytes=memory_limit,
         )
 
     def has_pending_requests(self) -> bool:
@@ -130,7 +146,7 @@ class Scheduler:
         self.frontier.open(spider)
         return self.df.open()
 
-    def close(self, reason: str) -> list[Request]:
+    def close(self, reason: str) -> Sequence[Request]:
         """Close the frontier and the dupefilter.
 
         Returns:
