@@ -82,8 +82,6 @@ SETTINGS_WITHOUT_EFFECT = {
                                    "requests with crawlfw.utils.request.request_fingerprint",
     "SCHEDULER_START_DISK_QUEUE": "start requests wait in the frontier's own start queue",
     "SCHEDULER_START_MEMORY_QUEUE": "start requests wait in the frontier's own start queue",
-    "SCRAPER_SLOT_MAX_ACTIVE_SIZE": "the spider runners' backlog is bounded by "
-                                    "CONCURRENT_REQUESTS",
     "TELNETCONSOLE_HOST": "there is no telnet console",
     "TELNETCONSOLE_PASSWORD": "there is no telnet console",
     "TELNETCONSOLE_PORT": "there is no telnet console",

@@ -176,3 +176,15 @@ def test_no_setting_is_assigned_twice():
     names = Counter(target.id for node in tree.body if isinstance(node, ast.Assign)
                     for target in node.targets if isinstance(target, ast.Name))
     assert [name for name, count in names.items() if count > 1] == []
+
+
+def test_no_downloads_are_granted_while_responses_wait_for_the_spider_by_default():
+    """crawlfw's default differs from Scrapy 2's 5000000 on purpose: the Engine grants no
+    credit while any response body waits for the spider (FlowControl), which kept the
+    crawl benchmark's peak RSS at 75 MiB instead of 100 MiB. Once set to Scrapy's value
+    when the Scrapy 2.19 defaults were added; this pins it."""
+    from crawlfw.core.flow.flow import FlowControl
+
+    flow = FlowControl(16, crawlfw.settings.Settings().getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE"))
+    flow.in_spider_bytes = 1
+    assert flow.max_active_size == 0 and not flow.in_spider_bytes <= flow.max_active_size
