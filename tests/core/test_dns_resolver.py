@@ -116,6 +116,7 @@ def test_resolv_conf_without_a_server_is_refused_naming_the_setting(tmp_path):
     (["nxdomain", "nodata"], "nodata"),
     (["nodata"], "nodata"),
     (["timeout", "nodata"], "timeout"),
+    (["nxdomain", "timeout"], "nxdomain"),
     (["servfail", "timeout"], "servfail"),
     (["refused"], "refused"),
     (["error"], "error"),
@@ -206,9 +207,8 @@ def test_nxdomain_is_cached_for_the_negative_ttl_and_counted():
     r = _HandResolver(cache=DnsCache(10), negative_ttl_s=30)
     got, waiter = _collect()
     r.resolve("nx", waiter, 0.0)
-    r.answer("nx", 4, [], 0.01, error="nxdomain")
-    r.answer("nx", 6, [], 0.02, error="nxdomain")
-    assert got == [LookupFailed("nx", "nxdomain", "no such host name (NXDOMAIN)", 30.02)]
+    r.answer("nx", 4, [], 0.01, error="nxdomain")  # AAAA not needed: no such name
+    assert got == [LookupFailed("nx", "nxdomain", "no such host name: 'nx' (NXDOMAIN)", 30.01)]
     assert r.resolve("nx", waiter, 29.0).kind == "nxdomain"
     assert r.resolve("nx", waiter, 31.0) is None  # expired: asked again
     assert r.started == ["nx", "nx"]
@@ -243,7 +243,6 @@ def test_lookups_in_flight_are_bounded_the_others_queued_in_order():
         r.resolve(host, waiter, 0.0)
     assert r.started == ["a", "b"] and (r.in_flight, r.queued) == (2, 2)
     r.answer("a", 4, [], 0.1, error="nxdomain")
-    r.answer("a", 6, [], 0.1, error="nxdomain")
     assert r.started == ["a", "b", "c"] and (r.in_flight, r.queued) == (2, 1)
 
 
@@ -254,7 +253,7 @@ def test_dns_timeout_fails_the_lookup_and_counts_it():
     r.resolve("queued", waiter, 1.0)  # waits for the one lookup in flight
     assert r.next_deadline_s(1.0) == 2.0
     r.on_timer(2.0)
-    assert got == [LookupFailed("slow", "timeout", "no answer within DNS_TIMEOUT, 2 s")]
+    assert got == [LookupFailed("slow", "timeout", "no answer for 'slow' within DNS_TIMEOUT, 2 s")]
     assert r.started == ["slow", "queued"]
     r.on_timer(3.0)
     assert got[1].host == "queued" and got[1].kind == "timeout"
@@ -370,7 +369,7 @@ def test_a_delayed_past_dns_timeout_fails_as_timeout(cares):
         r, selector = cares(dns, timeout_s=0.3)
         failed, took = _resolve(r, selector, "slow.test")
         assert failed == LookupFailed("slow.test", "timeout",
-                                      "no answer within DNS_TIMEOUT, 0.3 s")
+                                      "no answer for 'slow.test' within DNS_TIMEOUT, 0.3 s")
         assert 0.25 <= took < 2.0
         assert dns.count("slow.test") == 1
 
@@ -389,3 +388,117 @@ def test_channels_are_renewed_and_every_lookup_answered(cares, monkeypatch):
         assert all(isinstance(a, Answer) for a in got)
         assert len(r._draining) <= 1 and r.in_flight == 0
         assert dns.count("n9.test") == 1
+
+
+# -- the transport with the resolver -------------------------------------------------------
+
+
+@pytest.fixture
+def http_site():
+    from tests.support.broadsite import BroadSite
+
+    site = BroadSite(pages=1)
+    yield site
+    site.stop()
+
+
+def _driver(dns, tmp_path, **kw):
+    from crawlfw.core.transport.curl import MultiDriver
+
+    conf = read_resolv_conf(dns.resolv_conf(tmp_path, timeout_s=5))
+    kw.setdefault("cache", DnsCache(100))
+    return MultiDriver(resolver=CaresResolver(resolv_conf=conf, ipv6=True, **kw))
+
+
+def _fetch_all(driver, urls, timeout_s=30.0, **add):
+    from crawlfw.http import Request
+
+    for url in urls:
+        driver.add(Request(url), timeout_s=timeout_s, **add)
+    results = []
+    deadline = time.monotonic() + 20
+    while driver.active:
+        assert time.monotonic() < deadline
+        results += driver.perform(1.0)
+    return results
+
+
+def test_ip_literals_and_localhost_never_reach_the_resolver(tmp_path, http_site):
+    with LocalDNS({}, port=0) as dns:
+        driver = _driver(dns, tmp_path)
+        try:
+            results = _fetch_all(driver, [f"http://127.0.0.1:{http_site.port}/",
+                                          f"http://site1.localhost:{http_site.port}/"] * 2)
+            assert [r.response.status for r in results] == [200] * 4
+            assert [r.resolved_ip for r in results] == ["127.0.0.1"] * 4
+            resolver = driver._resolver
+            assert (resolver.lookups, resolver.cache_hits) == (0, 0)
+            assert resolver._current is None  # no c-ares channel was even made
+            assert driver.curl_lookups == 0
+        finally:
+            driver.close()
+
+
+def test_named_hosts_are_pinned_with_curlopt_resolve(tmp_path, http_site):
+    with LocalDNS({"a.test": ("127.0.0.1", 0)}, port=0, aaaa="drop") as dns:
+        driver = _driver(dns, tmp_path)
+        try:
+            url = f"http://a.test:{http_site.port}/"
+            results = _fetch_all(driver, [url, url]) + _fetch_all(driver, [url])
+            assert [r.response.status for r in results] == [200] * 3
+            assert {r.resolved_ip for r in results} == {"127.0.0.1"}
+            assert dns.count("a.test") == 1
+            resolver = driver._resolver
+            assert (resolver.lookups, resolver.cache_hits) == (1, 2)  # 1 waiter, 1 pin
+            assert driver.curl_lookups == 0  # libcurl resolved nothing itself
+        finally:
+            driver.close()
+
+
+def test_the_download_timeout_covers_a_lookup_that_takes_longer(tmp_path, http_site):
+    from crawlfw.exceptions import DownloadTimeoutError
+
+    with LocalDNS({"slow.test": ("127.0.0.1", 3)}, port=0, aaaa="drop") as dns:
+        driver = _driver(dns, tmp_path, timeout_s=60)
+        try:
+            started = time.monotonic()
+            [result] = _fetch_all(driver, [f"http://slow.test:{http_site.port}/"],
+                                  timeout_s=0.3)
+            assert isinstance(result.error, DownloadTimeoutError)
+            assert "not resolved within the download timeout, 0.3 s" in str(result.error)
+            assert time.monotonic() - started < 2.5
+        finally:
+            driver.close()
+
+
+def test_a_failed_lookup_is_a_dns_lookup_error_for_every_waiting_transfer(tmp_path,
+                                                                          http_site):
+    from crawlfw.exceptions import DNSLookupError
+
+    with LocalDNS({}, port=0, unknown="nxdomain") as dns:
+        driver = _driver(dns, tmp_path)
+        try:
+            url = f"http://nx.test:{http_site.port}/"
+            results = _fetch_all(driver, [url, url]) + _fetch_all(driver, [url])
+            assert [type(r.error) for r in results] == [DNSLookupError] * 3
+            assert str(results[0].error) == (f"DNS lookup failed: {url} (no such host name: "
+                                             f"'nx.test' (NXDOMAIN))")
+            assert results[0].error.curl_code == 6
+            assert dns.count("nx.test") == 1
+        finally:
+            driver.close()
+
+
+def test_a_proxys_name_is_resolved_not_the_targets(tmp_path, http_site):
+    """Through an HTTP proxy the proxy resolves the target: only the proxy's name is
+    looked up (here the 'proxy' is the site itself, which answers any URL)."""
+    with LocalDNS({"proxy.test": ("127.0.0.1", 0)}, port=0, aaaa="drop") as dns:
+        driver = _driver(dns, tmp_path)
+        try:
+            [result] = _fetch_all(driver, ["http://target.test/"],
+                                  proxy=f"http://proxy.test:{http_site.port}")
+            assert result.response is not None, result.error  # the proxy answered
+            assert (dns.count("proxy.test"), dns.count("target.test")) == (1, 0)
+            assert result.resolved_ip is None
+        finally:
+            driver.close()

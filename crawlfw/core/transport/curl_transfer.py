@@ -56,7 +56,8 @@ class _Transfer:
     """Per-transfer state, reachable from the easy handle's callbacks."""
 
     __slots__ = ("request", "url", "scheme", "chunks", "header_lines", "error", "maxsize", "dirty",
-                 "stopped", "resolve_no")
+                 "stopped", "resolve_no", "parked", "waiting", "resolve_lines", "ip",
+                 "parked_s", "timeout_s")
 
     def __init__(self, request: Request, url: str, scheme: str, maxsize: int) -> None:
         self.request = request
@@ -69,6 +70,13 @@ class _Transfer:
         self.dirty = True  # the handle needs reset() before reuse
         self.stopped: StopDownload | None = None  # the StopDownload a stream signal handler raised
         self.resolve_no = 0  # the number of its name lookup (MultiDriver._on_resolver_start)
+        # crawlfw's resolver (MultiDriver's ``resolver``):
+        self.parked = False  # waiting for name lookups, not in the multi yet
+        self.waiting = 0  # lookups it waits for
+        self.resolve_lines: list[str] | None = None  # its CURLOPT_RESOLVE entries
+        self.ip: str | None = None  # the address standing for its host (PER_IP)
+        self.parked_s = 0.0  # time.monotonic() when it parked
+        self.timeout_s = 0.0  # DOWNLOAD_TIMEOUT (0: none)
 
 # -- helpers --------------------------------------------------------------------------
 

@@ -52,8 +52,8 @@ class LookupFailed(NamedTuple):
     Attributes:
         host: the name asked (lower case).
         kind: one of :data:`FAILURE_KINDS`.
-        reason: a human-readable reason (no URL, no host name): "no such host name
-            (NXDOMAIN)", "no answer within DNS_TIMEOUT, 2 s"...
+        reason: a human-readable reason naming the host (no URL): "no such host name:
+            'x.test' (NXDOMAIN)", "no answer for 'x.test' within DNS_TIMEOUT, 2 s"...
         expires_s: ``time.monotonic()`` value until which the failure is cached
             (``nxdomain`` and ``nodata`` only, for ``DNSCACHE_NEGATIVE_TTL``); else 0.
     """

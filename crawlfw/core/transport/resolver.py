@@ -244,7 +244,7 @@ class Resolver:
             if is_he:
                 self._complete(lookup, now_s)
             else:
-                reason = f"no answer within DNS_TIMEOUT, {self.timeout_s:g} s"
+                reason = f"no answer for {lookup.host!r} within DNS_TIMEOUT, {self.timeout_s:g} s"
                 self._complete(lookup, now_s, LookupFailed(lookup.host, "timeout", reason))
 
     def process(self, fd: int, events: int) -> None:
@@ -281,8 +281,8 @@ class Resolver:
             self._start(lookup, now_s)
         except Exception as e:  # a name the library refuses, no server...
             if not lookup.done:
-                self._complete(lookup, now_s, LookupFailed(lookup.host, "error", str(e) or
-                                                           type(e).__name__))
+                self._complete(lookup, now_s, LookupFailed(
+                    lookup.host, "error", f"the lookup of {lookup.host!r} failed: {e}"))
 
     def _family_answered(self, lookup: _Lookup, family: int, addresses: list[str] | None,
                          ttl_s: float | None, error: str | None, now_s: float,
@@ -306,7 +306,9 @@ class Resolver:
                 lookup.v6 = []
             lookup.errors.append(error or "nodata")
         other = lookup.v6 if family == 4 else lookup.v4
-        if not expect_both or other is not None:
+        if not expect_both or other is not None or error == "nxdomain":
+            # NXDOMAIN says the name has no records of any type (RFC 8020): the other
+            # family's answer cannot help
             self._complete(lookup, now_s)
         elif (lookup.v4 or lookup.v6) and not lookup.he_set:
             lookup.he_set = True
@@ -332,7 +334,8 @@ class Resolver:
         else:
             kind = _failure_kind(lookup.errors)
             expires = now_s + self.negative_ttl_s if kind in ("nxdomain", "nodata") else 0.0
-            result = LookupFailed(lookup.host, kind, _REASONS[kind], expires)
+            result = LookupFailed(lookup.host, kind, _REASONS[kind].format(host=lookup.host),
+                                  expires)
             if kind in ("nxdomain", "nodata"):
                 self._answered(lookup, now_s)
         if isinstance(result, LookupFailed):
@@ -364,21 +367,22 @@ class Resolver:
 
 
 _REASONS = {
-    "nxdomain": "no such host name (NXDOMAIN)",
-    "nodata": "the host name has no address",
-    "timeout": "the name servers did not answer",
-    "servfail": "the name server failed (SERVFAIL)",
-    "refused": "the name server refused the query",
-    "error": "the lookup failed",
+    "nxdomain": "no such host name: {host!r} (NXDOMAIN)",
+    "nodata": "{host!r} has no address",
+    "timeout": "no answer for {host!r} from the name servers",
+    "servfail": "the name server failed for {host!r} (SERVFAIL)",
+    "refused": "the name server refused the query for {host!r}",
+    "error": "the lookup of {host!r} failed",
 }
 
 
 def _failure_kind(errors: list[str]) -> str:
-    """The kind of a lookup whose families all failed with ``errors``: NXDOMAIN only
-    when every family said so; "no address" when one said the name exists; else the
-    most telling of the others."""
+    """The kind of a lookup whose families all failed with ``errors``: NXDOMAIN when a
+    family said so and none said the name exists; "no address" when one said the name
+    exists and the others had no address either; else the most telling of the
+    others."""
     kinds = set(errors)
-    if kinds == {"nxdomain"}:
+    if "nxdomain" in kinds and "nodata" not in kinds:
         return "nxdomain"
     if kinds <= {"nxdomain", "nodata"}:
         return "nodata"
