@@ -14,6 +14,7 @@ RUNTIME_LIBRARIES = [
     ("protego", "protego"),
     ("pykka", "pykka"),
     ("pycurl", "pycurl"),
+    ("pycares", "pycares"),
     ("argh", "argh"),
     ("jsonschema", "jsonschema"),
     ("ptpython", "ptpython"),
@@ -23,6 +24,7 @@ RUNTIME_LIBRARIES = [
     ("jmespath", "jmespath"),
     ("itemadapter", "itemadapter"),
     ("itemloaders", "itemloaders"),
+    ("rbloom", "rbloom"),
 ]
 
 #: Libraries used when installed: decompression, image pipeline, S3 feeds and media.

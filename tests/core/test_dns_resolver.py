@@ -502,3 +502,40 @@ def test_a_proxys_name_is_resolved_not_the_targets(tmp_path, http_site):
             assert result.resolved_ip is None
         finally:
             driver.close()
+
+
+# -- stats and status ------------------------------------------------------------------------
+
+
+def test_dns_stats_add_up_the_downloaders_counters_and_status_shows_them():
+    from crawlfw.commands.status import format_status
+    from crawlfw.control import _dns_status
+    from crawlfw.resolver import DnsStats
+    from crawlfw.settings import Settings
+    from crawlfw.statscollectors import MemoryStatsCollector
+
+    class _Crawler:
+        settings = Settings()
+    stats = MemoryStatsCollector(_Crawler())
+    one, two = _HandResolver(), _HandResolver()
+    publishers = [DnsStats(r, stats, None) for r in (one, two)]
+    got, waiter = _collect()
+    for r in (one, two):
+        r.resolve("h", waiter, 0.0)
+    one.answer("h", 4, [], 0.2, error="nxdomain")
+    two.cache_hits += 6
+    for p in publishers:
+        p.publish()
+    values = stats.get_stats()
+    assert (values["dns/lookups"], values["dns/cache_hits"], values["dns/in_flight"]) == (2, 6, 1)
+    assert values["dns/failures/nxdomain"] == 1 and values["dns/latency_max_ms"] == 200
+    status = _dns_status(None, values)
+    assert status == {"in_flight": 1, "queued": 0, "lookups": 2, "cache_hits": 6,
+                      "hit_rate": 0.75, "failures": 1}
+    crawl = {"crawl_id": "c-1", "spider": "s", "state": "running", "pages": 1,
+             "pages_per_min": 1.0, "items": 0, "items_per_min": 0.0, "pending": 0,
+             "in_flight": 1, "slots": {}, "errors": {}, "peak_memory_bytes": 1 << 20,
+             "uptime_s": 3.0, "jobdir": None, "shared": None, "dns": status}
+    assert ("dns         1 lookups in flight (0 queued), cache hit rate 75% (6 hits, 2 "
+            "lookups, 1 failed)") in format_status(1, crawl)
+    assert _dns_status(None, {}) is None
