@@ -32,6 +32,16 @@ a mount namespace of its own (``unshare -m``) whose ``/etc/resolv.conf`` names a
 loopback address where no server listens, so those queries fail at once and none
 leaves the machine (``/etc/hosts`` is the same file there).
 
+``--dns a-only`` / ``--dns both`` (root only, issue 31): names through a name server.
+Hosts are ``site<i>.bench.test``; a DNS server of the tests (``tests/support/
+dnsserver.py``, dnslib, on UDP port 53 of a ``127.53.x.y`` address) answers each name's
+``A`` with ``127.0.0.1`` at once and, with ``a-only``, never answers ``AAAA`` (an
+IPv4-only network's name server that drops them), with ``both`` answers it with ``::1``
+(refused by nginx at once, so curl goes on to 127.0.0.1). Each crawler runs in a mount
+namespace whose ``/etc/resolv.conf`` names that server and whose ``/etc/hosts`` has only
+``localhost``: crawlfw's resolver (c-ares) and Scrapy's (``getaddrinfo`` on its thread
+pool) ask it, and no query leaves the loopback. The server's query counts are printed.
+
 Measured per crawler: ``pages``/``complete`` (every page exactly once), ``wall s`` and
 ``pages/s`` (start-up included), ``CPU s/1k`` (user + system CPU seconds of the crawler
 process per 1,000 pages, from ``os.wait4``), and, sampled from ``/proc/<pid>`` every
@@ -41,7 +51,7 @@ Usage::
 
     python benchmarks/bench_broad.py [--hosts 2000] [--pages 2] [--concurrency 100]
         [--actors 1,2] [--scrapy-python /path/to/venv/bin/python] [--nofile N] [--json]
-        [--etc-hosts] [--set NAME=VALUE ...]
+        [--etc-hosts | --dns a-only|both] [--set NAME=VALUE ...]
 """
 
 import argparse
@@ -351,6 +361,9 @@ def main(argv=None):
     parser.add_argument("--etc-hosts", action="store_true",
                         help="names through the system resolver: one /etc/hosts line per "
                              "host, removed at the end (root only)")
+    parser.add_argument("--dns", choices=("a-only", "both"),
+                        help="names through a local name server answering A at once and "
+                             "AAAA never (a-only) or at once (both) (root only)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="one more crawlfw setting (e.g. DNSCACHE_ENABLED=False)")
     args = parser.parse_args(argv)
@@ -361,6 +374,19 @@ def main(argv=None):
         run = f"r{os.getpid()}x{int(time.time())}"
         domain = f"{run}.bench.test"
         added = hosts_lines((f"site{i}.{domain}" for i in range(args.hosts)), run)
+    dns = None
+    if args.dns:
+        if os.geteuid() != 0:
+            raise SystemExit("--dns needs root: the crawlers run in a mount namespace")
+        if args.etc_hosts:
+            raise SystemExit("--dns and --etc-hosts exclude each other")
+        sys.path.insert(0, str(REPO))
+        from tests.support.dnsserver import LocalDNS
+
+        domain = "bench.test"
+        names = [f"site{i}.{domain}" for i in range(args.hosts)]
+        dns = LocalDNS({name: ("127.0.0.1", 0) for name in names},
+                       aaaa="drop" if args.dns == "a-only" else dict.fromkeys(names, "::1"))
     server = Nginx(args.pages)
     expected = {f"http://site{i}.{domain}:{server.port}/" + ("" if n == 0 else f"p/{n}")
                 for i in range(args.hosts) for n in range(args.pages)}
@@ -379,6 +405,13 @@ def main(argv=None):
             tmp.mkdir(parents=True, exist_ok=True)
             common = {**BROAD, "CONCURRENT_REQUESTS": str(args.concurrency)}
             wrap = list
+            if dns is not None:
+                from tests.support.dnsserver import resolver_argv
+
+                dns_conf = dns.resolv_conf(tmp, timeout_s=5)
+
+                def wrap(argv_):
+                    return resolver_argv(argv_, dns_conf)
             if added:  # lookups past /etc/hosts stay on the loopback (see the docstring)
                 resolv_conf = tmp / "resolv.conf"
                 resolv_conf.write_text(f"nameserver {NO_DNS}\noptions timeout:1 attempts:1\n")
@@ -415,6 +448,11 @@ def main(argv=None):
                                     args.nofile))
     finally:
         server.stop()
+        if dns is not None:
+            dns.close()
+            print(f"name server: {sum(dns.queries.values())} A and "
+                  f"{sum(dns.aaaa_queries.values())} AAAA queries for {args.hosts} names",
+                  file=sys.stderr)
         if added:
             removed = remove_hosts_lines(HOSTS_FILE, added)
             print(f"/etc/hosts: {removed} of the {len(added)} lines added removed (a copy of "
@@ -425,6 +463,7 @@ def main(argv=None):
     print(f"{args.hosts} hosts x {args.pages} pages, CONCURRENT_REQUESTS={args.concurrency}"
           + (f", RLIMIT_NOFILE={args.nofile}" if args.nofile else "")
           + (", names in /etc/hosts (system resolver)" if added else "")
+          + (f", names from a name server ({args.dns})" if dns is not None else "")
           + "".join(f", {x}" for x in args.set))
     head = ("crawler", "exit", "pages", "complete", "wall_s", "pages_per_s", "cpu_s_per_1k",
             "threads", "fds", "rss_mib")

@@ -183,6 +183,24 @@ def _crawl_status(crawler, engine: dict | None, slots: dict | None = None) -> di
         "jobdir": crawler.settings.get("JOBDIR") or None,
         "stats": {k: _json_value(v) for k, v in sorted(stats.items())},
         "shared": stats.get("frontier/shared"),
+        "dns": _dns_status(crawler, stats),
+    }
+
+
+def _dns_status(crawler, stats: dict) -> dict | None:
+    """The ``dns`` part of a crawl's status, from its ``dns/*`` stats (None with
+    libcurl's resolver, which publishes none)."""
+    if "dns/in_flight" not in stats and "dns/lookups" not in stats:
+        return None
+    lookups = stats.get("dns/lookups", 0)
+    hits = stats.get("dns/cache_hits", 0)
+    return {
+        "in_flight": max(0, stats.get("dns/in_flight", 0)),
+        "queued": max(0, stats.get("dns/queued", 0)),
+        "lookups": lookups,
+        "cache_hits": hits,
+        "hit_rate": round(hits / (hits + lookups), 3) if hits + lookups else None,
+        "failures": sum(v for k, v in stats.items() if k.startswith("dns/failures/")),
     }
 
 

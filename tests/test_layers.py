@@ -51,7 +51,8 @@ LAYERS = (
     ("core", ("crawlfw.core",)),
     ("components", (
         "crawlfw.contracts", "crawlfw.downloadermiddlewares", "crawlfw.extension",
-        "crawlfw.extensions", "crawlfw.pipelines", "crawlfw.spidermiddlewares",
+        "crawlfw.extensions", "crawlfw.pipelines", "crawlfw.resolver",
+        "crawlfw.spidermiddlewares",
     )),
     ("actors", ("crawlfw.actors",)),
     ("runtime", ("crawlfw.control", "crawlfw.crawler", "crawlfw._crawler_components",

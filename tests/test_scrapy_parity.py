@@ -32,6 +32,7 @@ PROVIDED = {
     "scrapy": ["__version__", "version_info", "Spider", "Request", "FormRequest", "Selector",
                "Item", "Field"],
     "scrapy.cmdline": ["execute"],
+    "scrapy.resolver": ["CachingThreadedResolver"],  # crawlfw's own resolver (issue 31)
     "scrapy.commands": ["ScrapyCommand"],
     "scrapy.commands.bench": ["Command"],
     "scrapy.commands.check": ["Command"],
@@ -356,9 +357,6 @@ NOT_PROVIDED = {
         "Python 2 only in Scrapy 1.2 (built on the sgml extractor); use LinkExtractor"),
     "scrapy.contrib.linkextractors.sgml": "deprecated alias of scrapy.linkextractors.sgml",
     "scrapy.contrib.linkextractors.regex": "deprecated alias of scrapy.linkextractors.regex",
-    "scrapy.resolver": (
-        "Twisted's threaded DNS resolver with a cache; curl resolves names and keeps its own "
-        "DNS cache (DNSCACHE_ENABLED, DNSCACHE_SIZE, DNS_TIMEOUT)"),
     "scrapy.utils.benchserver": (
         "Twisted web server for `bench`; the bench command runs its own local link server"),
     "scrapy.utils.signal": (

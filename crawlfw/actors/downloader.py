@@ -46,6 +46,7 @@ from crawlfw.core.transport.curl_options import DnsCacheBudget, driver_options
 from crawlfw.core.transport.slot import DownloadSlot
 from crawlfw.core.transport.slots import SlotTable
 from crawlfw.exceptions import ConnectError, DownloaderCrashed, StopDownload
+from crawlfw.resolver import DnsStats, build_resolver
 
 if TYPE_CHECKING:
     import pycurl
@@ -60,6 +61,9 @@ logger = logging.getLogger(__name__)
 
 #: Longest single wait in curl, in seconds (curl's own timers are usually shorter).
 MAX_WAIT_S = 1.0
+
+#: Seconds between two updates of the ``dns/*`` stats (and at the downloader's end).
+DNS_STATS_EVERY_S = 1.0
 
 #: Seconds a request waits before it is tried again when its connection found the
 #: process out of file descriptors (``EMFILE``/``ENFILE``).
@@ -309,10 +313,18 @@ class DownloaderActor(RestartableActor):
         self.warnsize = getattr(spider, "download_warnsize", settings.getint("DOWNLOAD_WARNSIZE"))
         # CURL_MAXCONNECTS, DNSCACHE_ENABLED...
         self.driver_options = driver_options(settings, concurrency)
-        if share is not None:
-            self.driver_options["share"] = share
-        if dns_budget is not None:
-            self.driver_options["dns_cache_budget"] = dns_budget
+        # DNS_RESOLVER: crawlfw's resolver, driven by the driver's loop (None: libcurl's)
+        self.resolver = build_resolver(crawler)
+        self._dns_stats = DnsStats(self.resolver, crawler.stats, spider) \
+            if self.resolver is not None else None
+        self._dns_publish_s = 0.0  # time.monotonic() of the next dns/* stats update
+        if self.resolver is not None:
+            self.driver_options["resolver"] = self.resolver
+        else:
+            if share is not None:
+                self.driver_options["share"] = share
+            if dns_budget is not None:
+                self.driver_options["dns_cache_budget"] = dns_budget
         # made in on_start, on the actor's thread, before any message is handled
         self.driver: MultiDriver = None  # type: ignore[assignment]
         self._pump_queued = False
@@ -394,6 +406,8 @@ class DownloaderActor(RestartableActor):
         self._deferred.clear()
 
     def _close(self, closing_slots: bool = True):
+        if self.driver is not None and self._dns_stats is not None:
+            self._dns_stats.publish(self.driver.curl_lookups)
         if self.driver is not None:
             self.driver.abort_all()
             self.driver.close()
@@ -476,8 +490,10 @@ class DownloaderActor(RestartableActor):
             if result.error is None:
                 answer = {"type": "response_downloaded", "request": request,
                           "response": result.response, "slot": key}
-                if send_ip and result.remote_ip:
-                    answer["ip"] = result.remote_ip
+                if send_ip:  # the address of the host's answer (curl's without a resolver)
+                    ip = result.resolved_ip or result.remote_ip
+                    if ip:
+                        answer["ip"] = ip
                 send(engine, answer)
             elif type(result.error) is ConnectError and fds_exhausted():
                 self._out_of_fds(key, request, result.error, now)
@@ -490,6 +506,9 @@ class DownloaderActor(RestartableActor):
         if self._holders:  # renew and give back permits (only the slots holding some)
             self._maintain(self._holders, now)
         table.evict_idle(now)
+        if self._dns_stats is not None and now >= self._dns_publish_s:
+            self._dns_publish_s = now + DNS_STATS_EVERY_S
+            self._dns_stats.publish(self.driver.curl_lookups)
         self._queue_pump()
 
     def _out_of_fds(self, key, request, error, now_s):

@@ -33,6 +33,12 @@ def format_status(pid: int, crawl: dict) -> str:
         lines.append(("frontier", f"{human_bytes(stats['frontier/memory_bytes'])} in memory, "
                                   f"{human_bytes(stats.get('frontier/disk_bytes', 0))} on "
                                   f"disk (queued requests)"))
+    dns = crawl.get("dns")
+    if dns:
+        rate = "-" if dns["hit_rate"] is None else f"{dns['hit_rate']:.0%}"
+        lines.insert(6, ("dns", f"{dns['in_flight']} lookups in flight ({dns['queued']} "
+                                f"queued), cache hit rate {rate} ({dns['cache_hits']} hits, "
+                                f"{dns['lookups']} lookups, {dns['failures']} failed)"))
     shared = crawl.get("shared")
     if shared:
         lines.append(("whole crawl", f"{shared['pages']} pages, {shared['items']} items, "
@@ -51,8 +57,9 @@ def format_status(pid: int, crawl: dict) -> str:
 def status(crawl=None, *, settings=None, json=False):
     """Print state, pages, items, pending and in-flight requests (per download slot),
     pages/min and items/min over the last minute, errors by type, peak memory, uptime
-    and JOBDIR of one crawl, the bytes its queued requests take in memory and on disk
-    (without a JOBDIR); with a shared frontier (``FRONTIER_URL``) also the whole
+    and JOBDIR of one crawl, DNS lookups in flight and the DNS cache's hit rate, the
+    bytes its queued requests take in memory and on disk (without a JOBDIR); with a
+    shared frontier (``FRONTIER_URL``) also the whole
     crawl's figures and its workers. Exit status 1 when no crawl or several match."""
     endpoint, found = target(crawl)
     if json:

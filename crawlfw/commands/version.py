@@ -14,6 +14,7 @@ RUNTIME_LIBRARIES = [
     ("protego", "protego"),
     ("pykka", "pykka"),
     ("pycurl", "pycurl"),
+    ("pycares", "pycares"),
     ("argh", "argh"),
     ("jsonschema", "jsonschema"),
     ("ptpython", "ptpython"),

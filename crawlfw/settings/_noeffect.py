@@ -38,7 +38,6 @@ SETTINGS_WITHOUT_EFFECT = {
                          "AWS_SECRET_ACCESS_KEY (or boto3's own configuration)",
     "AWS_USE_SSL": "AWS_ENDPOINT_URL's scheme decides",
     "AWS_VERIFY": "boto3's default certificate verification is used",
-    "DNS_RESOLVER": "libcurl resolves host names (DNSCACHE_ENABLED, DNS_TIMEOUT)",
     "DOWNLOADER_CLIENTCONTEXTFACTORY": "libcurl does TLS (DOWNLOADER_CLIENT_TLS_METHOD)",
     "DOWNLOADER_CLIENT_TLS_CIPHERS": "libcurl's default cipher list is used",
     "DOWNLOADER_CLIENT_TLS_VERBOSE_LOGGING": "libcurl does TLS and does not log its details",
@@ -86,7 +85,7 @@ SETTINGS_WITHOUT_EFFECT = {
     "TELNETCONSOLE_PASSWORD": "there is no telnet console",
     "TELNETCONSOLE_PORT": "there is no telnet console",
     "TELNETCONSOLE_USERNAME": "there is no telnet console",
-    "TWISTED_DNS_RESOLVER": "libcurl resolves host names (DNSCACHE_ENABLED, DNS_TIMEOUT)",
+    "TWISTED_DNS_RESOLVER": "crawlfw's resolver resolves host names (DNS_RESOLVER)",
     "TWISTED_REACTOR": "there is no Twisted reactor: crawlfw runs coroutines on asyncio "
                        "event loops, as Scrapy does with its default, "
                        "twisted.internet.asyncioreactor.AsyncioSelectorReactor",

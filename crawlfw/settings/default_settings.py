@@ -94,8 +94,8 @@ DEPTH_STATS = True
 DEPTH_STATS_VERBOSE = False  # per-depth request counts in stats
 DEPTH_PRIORITY = 0
 
-DNSCACHE_ENABLED = True  # libcurl's DNS cache (60 s per answer); False: CURLOPT_DNS_CACHE_TIMEOUT 0
-DNSCACHE_SIZE = 10000  # host names libcurl's cache keeps at most (its expiry shortened to fit)
+DNSCACHE_ENABLED = True  # keep answers (per downloader actor; False: every request looks up)
+DNSCACHE_SIZE = 10000  # host names kept at most, the least recently used dropped first
 DNS_TIMEOUT = 60  # seconds a lookup may take: then DNSLookupError (0: DOWNLOAD_TIMEOUT only)
 
 DOWNLOAD_DELAY = 0  # seconds
@@ -376,7 +376,10 @@ CLOSESPIDER_TIMEOUT_NO_ITEM = 0  # seconds without an item (0: no limit)
 CRAWLSPIDER_FOLLOW_LINKS = True
 # Level of the "Dropped: ..." line when a DropItem gives no log_level.
 DEFAULT_DROPITEM_LOG_LEVEL = 'WARNING'
-DNS_RESOLVER = 'twisted.internet.resolver.GAIResolver'  # no effect: libcurl resolves
+# crawlfw's resolver (c-ares, crawlfw.resolver); Scrapy's names map to it, a class of
+# yours with resolve(host) -> [addresses] is called on worker threads,
+# 'crawlfw.resolver.LibcurlResolver' lets libcurl resolve (see crawlfw/resolver.py).
+DNS_RESOLVER = 'crawlfw.resolver.CachingThreadedResolver'
 DOWNLOADER_CLIENTCONTEXTFACTORY = None  # no effect: libcurl does TLS
 DOWNLOADER_CLIENT_TLS_CIPHERS = 'DEFAULT'  # no effect
 DOWNLOADER_CLIENT_TLS_VERBOSE_LOGGING = False  # no effect
@@ -473,6 +476,22 @@ CONTROL_ENDPOINT = True
 # (CURLMOPT_MAXCONNECTS). 0: CONCURRENT_REQUESTS shared among the DOWNLOADER_ACTORS, so a
 # broad crawl closes idle connections to hosts it is done with instead of hoarding them.
 CURL_MAXCONNECTS = 0
+
+# crawlfw's resolver (DNS_RESOLVER; docs/broad-crawls.md): answers kept within
+# DNSCACHE_MIN_TTL..DNSCACHE_MAX_TTL seconds of their TTL, NXDOMAIN and "no address" for
+# DNSCACHE_NEGATIVE_TTL seconds; at most DNS_CONCURRENT_LOOKUPS lookups in flight per
+# downloader actor (the others wait their turn); A and AAAA asked at once, and once one
+# has answered the other gets DNS_RESOLUTION_DELAY seconds more (RFC 8305); names in
+# DNS_HOSTS_FILE are answered from it alone; DNS_RESOLV_CONF: a resolv.conf-style file
+# naming the name servers (a port allowed: 127.0.0.1:5353), search list and ndots
+# (None: the system's, /etc/resolv.conf).
+DNSCACHE_MAX_TTL = 3600  # seconds
+DNSCACHE_MIN_TTL = 60  # seconds
+DNSCACHE_NEGATIVE_TTL = 30  # seconds
+DNS_CONCURRENT_LOOKUPS = 100
+DNS_HOSTS_FILE = '/etc/hosts'
+DNS_RESOLUTION_DELAY = 0.05  # seconds
+DNS_RESOLV_CONF = None
 
 # The dupefilter's seen set (crawlfw.utils._seen; ARCHITECTURE.md, "The seen set"): 16
 # bytes a fingerprint, DUPEFILTER_MEMORY_LIMIT bytes of RAM at most (64 MiB: ~4M

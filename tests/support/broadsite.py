@@ -31,9 +31,10 @@ class BroadSite:
         page brings many new links.
     host_pages: ``{host name: pages}`` for hosts with another number of pages.
     record: keep :attr:`log`.
+    address: the loopback address to listen on.
 
     Attributes:
-        port: the TCP port on 127.0.0.1.
+        port: the TCP port on ``address`` (127.0.0.1).
         served: requests answered so far.
         served_by_host: ``{host name: requests answered}``.
         max_active: ``{host name: the most requests it was serving at once}``.
@@ -46,7 +47,7 @@ class BroadSite:
 
     def __init__(self, pages: int = 2, keepalive: bool = False, latency_s: float = 0.0,
                  links: int = 1, host_pages: dict | None = None, fanout: int = 0,
-                 record: bool = False):
+                 record: bool = False, address: str = "127.0.0.1"):
         self.pages = pages
         self.served = 0
         self.served_by_host = {}
@@ -134,7 +135,7 @@ class BroadSite:
             daemon_threads = True
             request_queue_size = 1024
 
-        self._server = Server(("127.0.0.1", 0), Handler)
+        self._server = Server((address, 0), Handler)
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True,
                                         name="broad-site")

@@ -1,12 +1,14 @@
 """A tiny DNS server on a loopback address, and a way to run a process whose system
-resolver asks it (and only it), for tests of name resolution through the system
-resolver (glibc's ``getaddrinfo``, as libcurl's threaded resolver calls it).
+resolver asks it (and only it), for tests of name resolution: crawlfw's own resolver
+(c-ares, told the server's ``host:port`` by a ``resolv.conf`` file, ``DNS_RESOLV_CONF``)
+and the system resolver (glibc's ``getaddrinfo``).
 
 :class:`LocalDNS` answers ``A`` queries for the names it was given with an address
-(``AAAA`` and unknown names: an empty answer), each after its own delay, and counts the
-queries per name. It listens on UDP port 53 (glibc asks no other port) of an address of
-``127.0.0.0/8`` of its own (``127.53.x.y``), so two tests never meet. Packets are
-parsed and built with ``dnslib``.
+(``AAAA``: an empty answer, or none at all with ``aaaa="drop"``; unknown names: an
+empty answer, or NXDOMAIN with ``unknown="nxdomain"``), each after its own delay, and
+counts the queries per name. It listens on UDP port 53 (glibc asks no other port; or
+another with ``port=0``) of an address of ``127.0.0.0/8`` of its own (``127.53.x.y``),
+so two tests never meet. Packets are parsed and built with ``dnslib``.
 
 :func:`resolver_argv` wraps a command so it runs in a new mount namespace where
 ``/etc/resolv.conf`` names that server (and ``/etc/hosts`` is empty unless told
@@ -24,7 +26,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from dnslib import QTYPE, RR, A, DNSRecord
+from dnslib import AAAA, QTYPE, RCODE, RR, A, DNSRecord
 
 
 def namespaces_available() -> bool:
@@ -39,17 +41,32 @@ def namespaces_available() -> bool:
 
 class LocalDNS:
     """Args:
-    answers: ``{name: (address, delay_s)}``: the ``A`` answer for ``name`` (no
-        trailing dot, lower case) and the seconds to wait before sending it.
+    answers: ``{name: (address, delay_s)}`` or ``{name: (address, delay_s, ttl_s)}``:
+        the ``A`` answer for ``name`` (no trailing dot, lower case), the seconds to
+        wait before sending it, and its TTL (default ``ttl_s``).
+    port: the UDP port (53; 0: any free one, for crawlfw's resolver only).
+    aaaa: ``"empty"`` (an empty answer, after the name's delay), ``"drop"`` (never
+        answered), or ``{name: address}`` (that ``AAAA`` answer at once; names not
+        there: an empty answer).
+    unknown: ``"empty"`` (an empty answer) or ``"nxdomain"`` for names not in
+        ``answers``.
+    ttl_s: the TTL of the answers.
 
     Attributes:
-        host: the loopback address it listens on (UDP port 53).
+        host: the loopback address it listens on.
+        port: the UDP port it listens on.
         queries: ``{name: count}`` of ``A`` queries received per name.
+        aaaa_queries: ``{name: count}`` of ``AAAA`` queries received per name.
     """
 
-    def __init__(self, answers: dict):
+    def __init__(self, answers: dict, port: int = 53, aaaa="empty", unknown: str = "empty",
+                 ttl_s: int = 60):
         self.answers = {name.lower(): value for name, value in answers.items()}
         self.queries: dict[str, int] = {}
+        self.aaaa_queries: dict[str, int] = {}
+        self.aaaa = aaaa
+        self.unknown = unknown
+        self.ttl_s = ttl_s
         self._lock = threading.Lock()
         rng = random.Random(os.getpid())  # seeded; another process picks another
         last_error = None
@@ -57,7 +74,7 @@ class LocalDNS:
             host = f"127.53.{rng.randrange(1, 255)}.{rng.randrange(1, 255)}"
             sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             try:
-                sock.bind((host, 53))
+                sock.bind((host, port))
             except OSError as e:
                 sock.close()
                 last_error = e
@@ -66,6 +83,7 @@ class LocalDNS:
         else:
             raise OSError(f"LocalDNS: no free 127.53.x.y:53 address: {last_error}")
         self.host = host
+        self.port = sock.getsockname()[1]
         self._sock = sock
         self._timers: list[threading.Timer] = []
         self._closed = False
@@ -77,10 +95,18 @@ class LocalDNS:
         with self._lock:
             return self.queries.get(name.lower(), 0)
 
+    def count_aaaa(self, name: str) -> int:
+        """``AAAA`` queries received for ``name`` so far."""
+        with self._lock:
+            return self.aaaa_queries.get(name.lower(), 0)
+
     def _serve(self):
-        while True:
+        self._sock.settimeout(0.1)  # close() is seen within 0.1 s
+        while not self._closed:
             try:
                 data, peer = self._sock.recvfrom(4096)
+            except TimeoutError:
+                continue
             except OSError:
                 return
             try:
@@ -90,14 +116,30 @@ class LocalDNS:
             name = str(query.q.qname).rstrip(".").lower()
             reply = query.reply()
             delay = 0.0
+            known = self.answers.get(name)
+            if known is None and self.unknown == "nxdomain":
+                reply.header.rcode = RCODE.NXDOMAIN
             if query.q.qtype == QTYPE.A:
                 with self._lock:
                     self.queries[name] = self.queries.get(name, 0) + 1
-                if name in self.answers:
-                    address, delay = self.answers[name]
-                    reply.add_answer(RR(name, QTYPE.A, rdata=A(address), ttl=60))
-            elif self.answers.get(name):
-                delay = self.answers[name][1]
+                if known is not None:
+                    address, delay = known[0], known[1]
+                    ttl = known[2] if len(known) > 2 else self.ttl_s
+                    reply.add_answer(RR(name, QTYPE.A, rdata=A(address), ttl=ttl))
+            else:
+                if query.q.qtype == QTYPE.AAAA:
+                    with self._lock:
+                        self.aaaa_queries[name] = self.aaaa_queries.get(name, 0) + 1
+                    if self.aaaa == "drop":
+                        continue
+                    if isinstance(self.aaaa, dict):
+                        if name in self.aaaa:
+                            reply.add_answer(RR(name, QTYPE.AAAA,
+                                                rdata=AAAA(self.aaaa[name]), ttl=self.ttl_s))
+                    elif known is not None:
+                        delay = known[1]
+                elif known is not None:
+                    delay = known[1]
             packet = reply.pack()
             if delay > 0:
                 timer = threading.Timer(delay, self._send, (packet, peer))
@@ -114,19 +156,24 @@ class LocalDNS:
             except OSError:
                 pass
 
-    def resolv_conf(self, directory: Path, timeout_s: int = 30) -> Path:
-        """Write a ``resolv.conf`` naming this server in ``directory``; glibc waits
-        ``timeout_s`` for an answer, one attempt."""
+    def resolv_conf(self, directory: Path, timeout_s: int = 30, search: str = "",
+                    ndots: int | None = None) -> Path:
+        """Write a ``resolv.conf`` naming this server in ``directory`` (with its port
+        when not 53: only c-ares reads that); resolvers wait ``timeout_s`` for an
+        answer, one attempt; ``search`` is the search list, ``ndots`` its option."""
         path = Path(directory) / "resolv.conf"
-        path.write_text(f"nameserver {self.host}\noptions timeout:{timeout_s} attempts:1\n")
+        server = self.host if self.port == 53 else f"{self.host}:{self.port}"
+        options = f"timeout:{timeout_s} attempts:1" + (f" ndots:{ndots}" if ndots else "")
+        path.write_text(f"nameserver {server}\n" + (f"search {search}\n" if search else "")
+                        + f"options {options}\n")
         return path
 
     def close(self):
         self._closed = True
         for timer in self._timers:
             timer.cancel()
-        self._sock.close()
         self._thread.join(5)
+        self._sock.close()
 
     def __enter__(self):
         return self

@@ -75,6 +75,7 @@ from crawlfw.actors.messages.crawl import (
     CrawlStatus,
     CrawlStopped,
     CrawlTreeStatus,
+    DnsStatus,  # noqa: F401
     DownloadRequest,
     EngineStatus,
     GetStatus,

@@ -176,6 +176,24 @@ class SharedCrawlStatus(TypedDict):
     """Every worker that published figures, by id."""
 
 
+class DnsStatus(TypedDict):
+    """Name resolution in ``status_reported`` (crawlfw's resolver, the ``dns/*``
+    stats, summed over the downloaders as last published: once a second)."""
+
+    in_flight: Count
+    """Lookups asked of the name servers and not answered yet."""
+    queued: Count
+    """Lookups waiting for one of ``DNS_CONCURRENT_LOOKUPS``."""
+    lookups: Count
+    """Lookups asked so far."""
+    cache_hits: Count
+    """Transfers served without a new lookup."""
+    hit_rate: float | None
+    """``cache_hits / (cache_hits + lookups)``; None before either."""
+    failures: Count
+    """Lookups that failed, all kinds."""
+
+
 class CrawlStatus(TypedDict):
     """One crawl of the process in ``status_reported``."""
 
@@ -212,6 +230,9 @@ class CrawlStatus(TypedDict):
     """The stats dict, values as JSON (dates as ISO 8601 text)."""
     shared: SharedCrawlStatus | None
     """With a shared frontier (``FRONTIER_URL``): the whole crawl's figures; else None."""
+    dns: DnsStatus | None
+    """Name resolution with crawlfw's resolver; None with libcurl's
+    (``DNS_RESOLVER = 'crawlfw.resolver.LibcurlResolver'``)."""
 
 
 class StatusReported(TypedDict):

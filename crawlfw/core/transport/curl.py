@@ -37,29 +37,33 @@ import math
 import selectors
 import time
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import pycurl
 
 from crawlfw.core.transport._curl_errors import exception_for
+from crawlfw.core.transport.curl_dns import (
+    _LITERAL_PINS,
+    _PINNED_DNS_CACHE_S,
+    PinnedResolution,
+)
 from crawlfw.core.transport.curl_options import (
     DnsCacheBudget,
     ssl_version,
 )
 from crawlfw.core.transport.curl_peer import PROTOCOLS, ConnectionCertificates
 from crawlfw.core.transport.curl_transfer import (
+    Result,
     StreamSignals,
     _content_length,
     _header_lines,
     _headers_from_lines,
-    _host_of,
     _make_writer,
     _maxsize_error,
     _stream_signals,
     _Transfer,
 )
 from crawlfw.exceptions import (
-    DNSLookupError,
     DownloadError,
     ResponseFailed,
     UnsupportedURLSchemeError,
@@ -68,6 +72,7 @@ from crawlfw.http import Headers
 from crawlfw.responsetypes import responsetypes
 
 if TYPE_CHECKING:
+    from crawlfw.core.transport.resolver import Resolver
     from crawlfw.exceptions import StopDownload
     from crawlfw.http import Request, Response
 
@@ -103,46 +108,8 @@ _REDIR_PROTOCOLS = pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS
 _WAKE = object()  # selector key data of the caller's wake fd
 
 
-class Result(NamedTuple):
-    """One finished transfer, returned by :meth:`MultiDriver.perform`.
 
-    Exactly one of ``response`` and ``error`` is not None.
-
-    Attributes:
-        request: the :class:`crawlfw.http.Request` given to :meth:`MultiDriver.add`.
-        response: the :class:`crawlfw.http.Response` (or subclass chosen by
-            ``crawlfw.responsetypes``) on success, whatever the HTTP status; else None.
-        error: a :class:`crawlfw.exceptions.DownloadError` subclass instance (not
-            raised) when the transfer failed below HTTP or was cancelled, or the
-            :class:`crawlfw.exceptions.StopDownload` a ``headers_received`` /
-            ``bytes_received`` handler raised with ``fail=True`` (its ``response`` set);
-            else None.
-        download_latency_s: seconds from the start of the transfer to the first
-            response byte (curl's ``STARTTRANSFER_TIME``; ``TOTAL_TIME`` when no byte
-            arrived). Also stored in ``request.meta['download_latency']`` on success,
-            as Scrapy does.
-        total_time_s: seconds the whole transfer took (curl's ``TOTAL_TIME``).
-        bytes_received: body bytes received (after chunked transfer-decoding, before
-            any content decoding); on failure, the bytes received before it.
-        remote_ip: the IP address connected to (the proxy's when proxied), or None
-            (``file://``, or no connection made).
-    """
-
-    request: Request
-    response: Response | None
-    error: DownloadError | StopDownload | None
-    download_latency_s: float
-    total_time_s: float
-    bytes_received: int
-    remote_ip: str | None
-
-    @property
-    def ok(self) -> bool:
-        """True when the transfer produced a response (any HTTP status)."""
-        return self.error is None
-
-
-class MultiDriver:
+class MultiDriver(PinnedResolution):
     """Runs concurrent transfers over one ``pycurl.CurlMulti`` on the calling thread.
 
     One instance per Downloader actor; see the module docstring for the threading
@@ -191,6 +158,13 @@ class MultiDriver:
         share: a ``pycurl.CurlShare`` every transfer uses (``CURLOPT_SHARE``), e.g. one
             sharing the DNS cache (``LOCK_DATA_DNS``) among the drivers of a crawl's
             downloaders; None: this driver's multi handle keeps its own.
+        resolver: crawlfw's :class:`~crawlfw.core.transport.resolver.Resolver`, driven
+            from :meth:`perform`'s selector (the driver closes it; see
+            :mod:`~crawlfw.core.transport.curl_dns`: libcurl then never resolves, a
+            transfer waits for its lookup outside the multi, counted in
+            :attr:`active`, and a failed lookup is a ``DNSLookupError``;
+            ``dns_timeout_s`` and ``dns_cache_budget`` are ignored), or None: libcurl
+            resolves (its threaded resolver, with those two).
 
     Raises:
         ValueError: an argument is out of range, or ``tls_method`` is none of those.
@@ -209,6 +183,7 @@ class MultiDriver:
         tls_method: str = "TLS",
         schemes: Iterable[str] = SUPPORTED_SCHEMES,
         share: pycurl.CurlShare | None = None,
+        resolver: Resolver | None = None,
     ) -> None:
         if maxconnects < 1:
             raise ValueError(f"MultiDriver maxconnects must be >= 1, got {maxconnects!r}")
@@ -233,6 +208,23 @@ class MultiDriver:
         self._resolving: collections.deque[tuple[float, pycurl.Curl, int]] = collections.deque()
         self._lookups = 0  # lookups started (numbers the entries of _resolving)
         self._watch_lookups = bool(self._dns_timeout_s or self._dns_budget is not None)
+        self._resolver = resolver
+        #: ``scheme://authority`` -> (expires_s, CURLOPT_RESOLVE lines or None, ip)
+        self._pins: dict[str, tuple[float, list[str] | None, str | None]] = {}
+        self._pins_max = _LITERAL_PINS
+        self._resolve_set: dict[pycurl.Curl, list[str]] = {}  # each handle's RESOLVE list
+        #: (deadline, number, handle, transfer) of the transfers waiting for lookups
+        self._parked_deadlines: list[tuple[float, int, pycurl.Curl, _Transfer]] = []
+        self._parked_no = 0
+        #: lookups libcurl made by itself although a resolver was given (none expected)
+        self.curl_lookups = 0
+        if resolver is not None:
+            self._dns_budget = None
+            self._dns_timeout_s = 0.0
+            self._watch_lookups = False
+            self._dns_cache_timeout_s = _PINNED_DNS_CACHE_S
+            if resolver.cache is not None:
+                self._pins_max = max(resolver.cache.size, 1)
         self._verify = 1 if verify_tls else 0
         self._verify_host = 2 if verify_tls else 0
         self._buffer_size = int(buffer_size_bytes)
@@ -245,6 +237,8 @@ class MultiDriver:
         self._multi.setopt(pycurl.M_TIMERFUNCTION, self._on_timer)
         self._multi.setopt(pycurl.M_MAXCONNECTS, int(maxconnects))
         self._selector = selectors.DefaultSelector()
+        if resolver is not None:
+            resolver.attach(self._selector)
         self._watched: dict[int, int] = {}  # curl socket fd -> selector events
         self._timer_deadline: float | None = None  # time.monotonic() value
         self._transfers: dict[pycurl.Curl, _Transfer] = {}  # in flight, in add order
@@ -263,8 +257,9 @@ class MultiDriver:
 
     @property
     def active(self) -> int:
-        """Number of transfers added and not yet returned by :meth:`perform`."""
-        return len(self._transfers)
+        """Number of transfers added and not yet returned by :meth:`perform` (one that
+        failed as it was added, such as a cached failed lookup, counts until then)."""
+        return len(self._transfers) + len(self._done)
 
     def add(
         self,
@@ -341,6 +336,7 @@ class MultiDriver:
             c, needs_reset = self._pool.pop()
             if needs_reset:
                 c.reset()
+                self._resolve_set.pop(c, None)
                 self._set_base_options(c)
         else:
             c = pycurl.Curl()
@@ -358,6 +354,9 @@ class MultiDriver:
             raise
         xfer.dirty = dirty
         self._transfers[c] = xfer
+        if self._resolver is not None and scheme != "file" and not self._addresses_for(
+                c, xfer, colon, proxy, timeout_s):
+            return  # waiting for a lookup, or failed (its Result is in self._done)
         self._multi.add_handle(c)
 
     def perform(self, wait_s: float, wake_fd: int | None = None) -> list[Result]:
@@ -406,6 +405,9 @@ class MultiDriver:
         woken = False
         first = True
         resolving = self._resolving
+        resolver = self._resolver
+        parked = self._parked_deadlines
+        dns_due = None
         while True:
             timer = self._timer_deadline
             if timer is not None and monotonic() >= timer:
@@ -414,6 +416,17 @@ class MultiDriver:
                 self._read_info()
             if resolving and resolving[0][0] <= monotonic():
                 self._expire_lookups(monotonic())
+            if resolver is not None:
+                if resolver.busy:
+                    now = monotonic()
+                    dns_due = resolver.next_deadline_s(now)
+                    if dns_due is not None and dns_due <= now:
+                        resolver.on_timer(now)
+                        dns_due = resolver.next_deadline_s(now) if resolver.busy else None
+                else:
+                    dns_due = None
+                if parked and parked[0][0] <= monotonic():
+                    self._expire_parked(monotonic())
             if done or woken:
                 break
             now = monotonic()
@@ -428,15 +441,22 @@ class MultiDriver:
                 timeout = max(timer - now, 0.0)
             if resolving and resolving[0][0] - now < timeout:
                 timeout = max(resolving[0][0] - now, 0.0)
+            if dns_due is not None and dns_due - now < timeout:
+                timeout = max(dns_due - now, 0.0)
+            if parked and parked[0][0] - now < timeout:
+                timeout = max(parked[0][0] - now, 0.0)
             if timeout > _MAX_SELECT_S:
                 timeout = _MAX_SELECT_S
             events = select(timeout)
             if events:
                 for key, mask in events:
-                    if key.data is _WAKE:
-                        woken = True
-                    else:
+                    data = key.data
+                    if data is None:
                         action(key.fd, mask & _RW)
+                    elif data is _WAKE:
+                        woken = True
+                    else:  # the resolver's
+                        data.process(key.fd, mask)
                 self._read_info()
         self._done = []
         return done
@@ -452,6 +472,7 @@ class MultiDriver:
         for c, xfer in list(self._transfers.items()):
             requests.append(xfer.request)
             self._remove(c)
+        self._parked_deadlines.clear()
         return requests
 
     def close(self) -> None:
@@ -466,7 +487,10 @@ class MultiDriver:
         for c, _ in self._pool:
             c.close()
         self._pool.clear()
+        self._resolve_set.clear()
         self._multi.close()
+        if self._resolver is not None:
+            self._resolver.close()
         self._selector.close()
         self._watched.clear()
         self._wake_fd = None
@@ -505,6 +529,8 @@ class MultiDriver:
             setopt(pycurl.SHARE, self._share)
         if self._watch_lookups:
             setopt(pycurl.RESOLVER_START_FUNCTION, functools.partial(self._on_resolver_start, c))
+        elif self._resolver is not None:
+            setopt(pycurl.RESOLVER_START_FUNCTION, functools.partial(self._count_curl_lookup, c))
         if self._user_agent:
             setopt(pycurl.USERAGENT, self._user_agent)
         else:
@@ -628,41 +654,6 @@ class MultiDriver:
         except Exception:
             logger.exception("curl timer callback failed (timeout_ms=%r)", timeout_ms)
 
-    def _on_resolver_start(self, c: pycurl.Curl) -> int:
-        """CURLOPT_RESOLVER_START_FUNCTION: a real lookup (no cached answer) starts for
-        ``c``'s transfer: note its ``DNS_TIMEOUT`` deadline and tell the cache budget."""
-        try:
-            now = time.monotonic()
-            if self._dns_timeout_s:
-                xfer = self._transfers.get(c)
-                if xfer is not None:
-                    self._lookups += 1
-                    xfer.resolve_no = self._lookups
-                    self._resolving.append((now + self._dns_timeout_s, c, self._lookups))
-            if self._dns_budget is not None:
-                self._dns_budget.started(now)
-        except Exception:
-            logger.exception("curl resolver start callback failed")
-        return 0
-
-    def _expire_lookups(self, now: float) -> None:
-        """End, with a ``DNSLookupError``, each transfer whose lookup is past its
-        ``DNS_TIMEOUT`` deadline and still unanswered (its ``NAMELOOKUP_TIME`` 0)."""
-        resolving = self._resolving
-        transfers = self._transfers
-        while resolving and resolving[0][0] <= now:
-            _, c, number = resolving.popleft()
-            xfer = transfers.get(c)
-            if xfer is None or xfer.resolve_no != number:
-                continue  # finished, or the handle serves a later transfer now
-            if c.getinfo(pycurl.NAMELOOKUP_TIME) > 0:
-                continue  # answered in time
-            host = _host_of(xfer.url)
-            xfer.error = DNSLookupError(
-                f"DNS lookup failed: {xfer.url} (no answer for {host!r} within "
-                f"DNS_TIMEOUT, {self._dns_timeout_s:g} s)", xfer.url, pycurl.E_OPERATION_TIMEDOUT)
-            self._done.append(self._finish(c, pycurl.E_OPERATION_TIMEDOUT, ""))
-
     # -- driving ------------------------------------------------------------------------
 
     def _socket_action(self, fd: int, ev_bitmask: int) -> None:
@@ -699,7 +690,10 @@ class MultiDriver:
 
     def _remove(self, c: pycurl.Curl) -> _Transfer:
         xfer = self._transfers.pop(c)
-        self._multi.remove_handle(c)
+        if xfer.parked:  # never added to the multi
+            xfer.parked = False
+        else:
+            self._multi.remove_handle(c)
         xfer.chunks.clear()
         xfer.header_lines.clear()
         self._pool.append((c, xfer.dirty))
@@ -749,7 +743,7 @@ class MultiDriver:
                     stopped.response = response
                     response, error = None, stopped
         self._remove(c)
-        return Result(request, response, error, latency, total, body_len, ip)
+        return Result(request, response, error, latency, total, body_len, ip, xfer.ip)
 
     def _error_for(self, c: pycurl.Curl, xfer: _Transfer, code: int,
                    message: str) -> DownloadError:
@@ -792,5 +786,3 @@ class MultiDriver:
         if protocol is not None:
             response.protocol = protocol
         return response
-
-

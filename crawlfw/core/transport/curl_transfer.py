@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from urllib.parse import urlsplit
 
 import pycurl
@@ -22,11 +22,11 @@ from crawlfw.http import Headers
 
 if TYPE_CHECKING:
     from crawlfw.exceptions import StopDownload
-    from crawlfw.http import Request
+    from crawlfw.http import Request, Response
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["StreamSignals"]
+__all__ = ["Result", "StreamSignals"]
 
 # Request headers curl would add on its own unless told not to ("Name:" with no
 # value removes an internal header): lower-case name -> suppressing line.
@@ -52,11 +52,56 @@ class StreamSignals(Protocol):
         """A body chunk was kept; a StopDownload stops the transfer."""
 
 
+class Result(NamedTuple):
+    """One finished transfer, returned by :meth:`MultiDriver.perform`.
+
+    Exactly one of ``response`` and ``error`` is not None.
+
+    Attributes:
+        request: the :class:`crawlfw.http.Request` given to :meth:`MultiDriver.add`.
+        response: the :class:`crawlfw.http.Response` (or subclass chosen by
+            ``crawlfw.responsetypes``) on success, whatever the HTTP status; else None.
+        error: a :class:`crawlfw.exceptions.DownloadError` subclass instance (not
+            raised) when the transfer failed below HTTP or was cancelled, or the
+            :class:`crawlfw.exceptions.StopDownload` a ``headers_received`` /
+            ``bytes_received`` handler raised with ``fail=True`` (its ``response`` set);
+            else None.
+        download_latency_s: seconds from the start of the transfer to the first
+            response byte (curl's ``STARTTRANSFER_TIME``; ``TOTAL_TIME`` when no byte
+            arrived). Also stored in ``request.meta['download_latency']`` on success,
+            as Scrapy does.
+        total_time_s: seconds the whole transfer took (curl's ``TOTAL_TIME``).
+        bytes_received: body bytes received (after chunked transfer-decoding, before
+            any content decoding); on failure, the bytes received before it.
+        remote_ip: the IP address connected to (the proxy's when proxied), or None
+            (``file://``, or no connection made).
+        resolved_ip: with a ``resolver``, the address that stands for the URL's host in
+            its answer (:attr:`crawlfw.core.transport.dns.Answer.ip`; the literal for
+            an IP literal), whether or not a connection was made; None without a
+            resolver, through a proxy, or for ``localhost`` names.
+    """
+
+    request: Request
+    response: Response | None
+    error: DownloadError | StopDownload | None
+    download_latency_s: float
+    total_time_s: float
+    bytes_received: int
+    remote_ip: str | None
+    resolved_ip: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the transfer produced a response (any HTTP status)."""
+        return self.error is None
+
+
 class _Transfer:
     """Per-transfer state, reachable from the easy handle's callbacks."""
 
     __slots__ = ("request", "url", "scheme", "chunks", "header_lines", "error", "maxsize", "dirty",
-                 "stopped", "resolve_no")
+                 "stopped", "resolve_no", "parked", "waiting", "resolve_lines", "ip",
+                 "parked_s", "timeout_s")
 
     def __init__(self, request: Request, url: str, scheme: str, maxsize: int) -> None:
         self.request = request
@@ -69,6 +114,13 @@ class _Transfer:
         self.dirty = True  # the handle needs reset() before reuse
         self.stopped: StopDownload | None = None  # the StopDownload a stream signal handler raised
         self.resolve_no = 0  # the number of its name lookup (MultiDriver._on_resolver_start)
+        # crawlfw's resolver (MultiDriver's ``resolver``):
+        self.parked = False  # waiting for name lookups, not in the multi yet
+        self.waiting = 0  # lookups it waits for
+        self.resolve_lines: list[str] | None = None  # its CURLOPT_RESOLVE entries
+        self.ip: str | None = None  # the address standing for its host (PER_IP)
+        self.parked_s = 0.0  # time.monotonic() when it parked
+        self.timeout_s = 0.0  # DOWNLOAD_TIMEOUT (0: none)
 
 # -- helpers --------------------------------------------------------------------------
 
