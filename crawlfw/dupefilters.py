@@ -33,6 +33,13 @@ class BaseDupeFilter:
     def from_settings(cls, settings):
         return cls()
 
+    @classmethod
+    def from_crawler(cls, crawler):
+        """Build for ``crawler`` (Scrapy 2's constructor): :meth:`from_settings` with its
+        settings, so a subclass that overrides only ``from_settings`` (Scrapy 1.2's way)
+        is still built by its own."""
+        return cls.from_settings(crawler.settings)
+
     def request_seen(self, request: Request) -> bool:
         return False
 
@@ -58,6 +65,9 @@ class RFPDupeFilter(BaseDupeFilter):
     Args:
         path: a JOBDIR where ``requests.seen`` (one hex fingerprint per line) is kept.
         debug: log every filtered request (``DUPEFILTER_DEBUG``), not just the first.
+        fingerprinter: Scrapy 2's request fingerprinter (an object whose
+            ``fingerprint(request)`` returns bytes), or None for crawlfw's
+            ``request_fingerprint`` (what a crawl's dupefilter uses).
         memory_limit: bytes of RAM for the fingerprints (``DUPEFILTER_MEMORY_LIMIT``).
         bloom_error_rate: above 0, keep the fingerprints in a Bloom filter that takes at
             most this share of new requests for duplicates (``DUPEFILTER_BLOOM_ERROR_RATE``);
@@ -69,9 +79,13 @@ class RFPDupeFilter(BaseDupeFilter):
             names the setting).
     """
 
-    def __init__(self, path=None, debug=False, *, memory_limit: int = DEFAULT_MEMORY_LIMIT,
-                 bloom_error_rate: float = 0.0, tempdir: str | None = None):
+    def __init__(self, path=None, debug=False, *, fingerprinter=None,
+                 memory_limit: int = DEFAULT_MEMORY_LIMIT, bloom_error_rate: float = 0.0,
+                 tempdir: str | None = None):
         self.file = None
+        #: Scrapy 2's request fingerprinter (``fingerprint(request) -> bytes``), or None:
+        #: crawlfw's :func:`~crawlfw.utils.request.request_fingerprint`.
+        self.fingerprinter = fingerprinter
         self.tempdir = tempdir
         self.fingerprints = Fingerprints(seen_set(memory_limit, bloom_error_rate,
                                                   tempdir=tempdir))
@@ -123,6 +137,10 @@ class RFPDupeFilter(BaseDupeFilter):
         return False
 
     def request_fingerprint(self, request: Request) -> str:
+        """The hex fingerprint of ``request``: the ``fingerprinter``'s given at
+        construction, else :func:`~crawlfw.utils.request.request_fingerprint`."""
+        if self.fingerprinter is not None:
+            return self.fingerprinter.fingerprint(request).hex()
         return request_fingerprint(request)
 
     def close(self, reason: str) -> None:

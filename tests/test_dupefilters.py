@@ -140,3 +140,38 @@ def test_the_inline_rule_with_a_bloom_filter():
     assert answers == [True] * 700 + [False] * 300
     assert crawler.stats.get_value("dupefilter/filtered") == 300
     assert len(df.fingerprints) == 700
+
+
+def test_scrapy_2_constructors_and_fingerprinter():
+    # Scrapy 2.19: from_crawler on both classes, RFPDupeFilter(path, debug, *, fingerprinter)
+    from crawlfw.dupefilters import BaseDupeFilter, RFPDupeFilter
+    from crawlfw.http import Request
+    from crawlfw.utils.request import request_fingerprint
+    from crawlfw.utils.test import get_crawler
+
+    crawler = get_crawler(settings_dict={"DUPEFILTER_DEBUG": True})
+    assert type(BaseDupeFilter.from_crawler(crawler)) is BaseDupeFilter
+    df = RFPDupeFilter.from_crawler(crawler)
+    assert df.debug and df.fingerprinter is None
+    request = Request("http://example.com/a")
+    assert df.request_fingerprint(request) == request_fingerprint(request)
+
+    class Scrapy12Style(RFPDupeFilter):  # overrides from_settings only: still used
+        @classmethod
+        def from_settings(cls, settings):
+            made = super().from_settings(settings)
+            made.built_by = "from_settings"
+            return made
+
+    assert Scrapy12Style.from_crawler(crawler).built_by == "from_settings"
+
+    class ByPath:
+        def fingerprint(self, request):
+            return request.url.encode()[-4:]
+
+    custom = RFPDupeFilter(fingerprinter=ByPath())
+    assert custom.request_fingerprint(request) == b"om/a".hex()
+    assert not custom.request_seen(request)
+    assert custom.request_seen(Request("http://other.org/om/a"))  # same 4 last bytes
+    custom.close("finished")
+    df.close("finished")

@@ -326,6 +326,7 @@ class MemoryFrontier(FrontierBase):
         """
         df = self.df
         if (df.__class__ is not RFPDupeFilter or df.file is not None
+                or df.fingerprinter is not None
                 or _REPLACEABLE & vars(df).keys()
                 or df.fingerprints.__class__ is not Fingerprints):
             return super().push_many(requests, transient_ok=transient_ok, start=start)
