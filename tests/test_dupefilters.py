@@ -175,3 +175,49 @@ def test_scrapy_2_constructors_and_fingerprinter():
     assert custom.request_seen(Request("http://other.org/om/a"))  # same 4 last bytes
     custom.close("finished")
     df.close("finished")
+
+
+def test_the_recent_fingerprints_answer_as_the_set_and_stay_bounded(monkeypatch):
+    """Fingerprints' two generations of recent fingerprints (a cache in front of the
+    compact set) give the same answers as a plain set, across rotations and discards,
+    and hold at most two generations; the frontier's inline copy of the rule too."""
+    import random
+
+    import crawlfw.core.frontier.frontier as frontier_module
+    import crawlfw.utils._seen as seen_module
+    from crawlfw.dupefilters import RFPDupeFilter
+    from crawlfw.http import Request
+
+    monkeypatch.setattr(seen_module, "HOT_FINGERPRINTS", 8)
+    monkeypatch.setattr(frontier_module, "HOT_FINGERPRINTS", 8)
+    rng = random.Random(20261129)
+    pool = [f"{rng.getrandbits(160):040x}" for _ in range(60)]
+    df = RFPDupeFilter()
+    fps, reference = df.fingerprints, set()
+    for step in range(2000):
+        fp = rng.choice(pool)
+        if step % 97 == 0 and fp in reference:
+            fps.discard(fp)
+            reference.discard(fp)
+            continue
+        assert fps.add_new(fp) is (fp not in reference), step
+        reference.add(fp)
+        assert len(fps.hot) < 8 and len(fps.prev) <= 8
+        assert all(x in reference for x in fps.hot | fps.prev)
+    assert {fp for fp in pool if fp in fps} == reference
+    df.close("finished")
+
+    # the frontier's inline rule, pushing requests whose URLs repeat
+    from crawlfw.core.frontier.frontier import MemoryFrontier
+    from crawlfw.utils.test import get_crawler
+
+    crawler = get_crawler()
+    frontier = MemoryFrontier(RFPDupeFilter(), stats=crawler.stats)
+    frontier.open(crawler._create_spider("push"))
+    urls = [f"http://example.com/{rng.randrange(40)}" for _ in range(500)]
+    queued = frontier.push_many([Request(u) for u in urls])
+    first_seen = set()
+    expected = [not (u in first_seen or first_seen.add(u)) for u in urls]
+    assert queued == expected
+    assert len(frontier.df.fingerprints.hot) < 8 and len(frontier.df.fingerprints.prev) <= 8
+    frontier.close("finished")

@@ -638,6 +638,10 @@ def seen_set(memory_limit_bytes: int = DEFAULT_MEMORY_LIMIT, bloom_error_rate: f
     return SeenSet(memory_limit_bytes, tempdir=tempdir)
 
 
+#: Fingerprints per generation of :attr:`Fingerprints.hot` (two generations).
+HOT_FINGERPRINTS = 16384
+
+
 class Fingerprints(MutableSet[str]):
     """``RFPDupeFilter.fingerprints``: a set of fingerprints as Scrapy's code uses it
     (``fp in fps``, ``fps.add(fp)``, ``len(fps)``, ``update``, ``discard``), stored by
@@ -650,23 +654,45 @@ class Fingerprints(MutableSet[str]):
         seen: a :class:`SeenSet` or :class:`BloomSeenSet`.
     """
 
-    __slots__ = ("seen",)
+    __slots__ = ("seen", "hot", "prev")
 
     def __init__(self, seen: SeenSet | BloomSeenSet) -> None:
         self.seen = seen
+        #: The fingerprints added or found most recently, as given (str): two generations
+        #: of at most :data:`HOT_FINGERPRINTS` each, a cache in front of ``seen`` (a
+        #: link met again, as most links of a site are, is answered by a set lookup).
+        #: Everything in them is in ``seen``; at most 2 x HOT_FINGERPRINTS strings
+        #: (about 3.5 MB), outside the budget.
+        self.hot: set[str] = set()
+        self.prev: set[str] = set()
+
+    def remember(self, fingerprint: str) -> None:
+        """Put ``fingerprint`` (in ``seen`` already) in the newest generation; a full
+        one becomes the older, and the older is dropped."""
+        hot = self.hot
+        hot.add(fingerprint)
+        if len(hot) >= HOT_FINGERPRINTS:
+            self.prev = hot
+            self.hot = set()
 
     def __contains__(self, fingerprint: object) -> bool:
+        if fingerprint in self.hot or fingerprint in self.prev:
+            return True
         try:
             return key_of(fingerprint) in self.seen
         except TypeError:
             return False
 
     def add(self, fingerprint: str) -> None:
-        self.seen.add(key_of(fingerprint))
+        self.add_new(fingerprint)
 
     def add_new(self, fingerprint: str) -> bool:
         """Add ``fingerprint``; True when it was new (one lookup instead of two)."""
-        return self.seen.add(key_of(fingerprint))
+        if fingerprint in self.hot or fingerprint in self.prev:
+            return False
+        new = self.seen.add(key_of(fingerprint))
+        self.remember(fingerprint)
+        return new
 
     def update(self, *fingerprints: Iterable[str]) -> None:
         """Add every fingerprint of each iterable (as ``set.update``)."""
@@ -676,9 +702,13 @@ class Fingerprints(MutableSet[str]):
                 add(key_of(fingerprint))
 
     def discard(self, fingerprint: str) -> None:
+        self.hot.discard(fingerprint)
+        self.prev.discard(fingerprint)
         self.seen.discard(key_of(fingerprint))
 
     def clear(self) -> None:
+        self.hot = set()
+        self.prev = set()
         self.seen.clear()
 
     def __len__(self) -> int:

@@ -49,7 +49,7 @@ from crawlfw.core.transport.hostpolicy import HostPolicy
 from crawlfw.core.transport.slot import DOWNLOAD_SLOT, url_host
 from crawlfw.dupefilters import RFPDupeFilter
 from crawlfw.http.request import Request as _Request
-from crawlfw.utils._seen import Fingerprints
+from crawlfw.utils._seen import HOT_FINGERPRINTS, Fingerprints
 from crawlfw.utils.request import _GET_FINGERPRINTS, request_fingerprint
 
 if TYPE_CHECKING:
@@ -330,7 +330,9 @@ class MemoryFrontier(FrontierBase):
                 or _REPLACEABLE & vars(df).keys()
                 or df.fingerprints.__class__ is not Fingerprints):
             return super().push_many(requests, transient_ok=transient_ok, start=start)
-        seen_add = df.fingerprints.seen.add  # (digest bytes) -> True when new
+        fps = df.fingerprints
+        seen_add = fps.seen.add  # (digest bytes) -> True when new
+        hot, prev = fps.hot, fps.prev  # the recent fingerprints (Fingerprints.remember)
         fromhex = bytes.fromhex
         store_push = self.store.push
         added = self.hosts.added
@@ -348,7 +350,15 @@ class MemoryFrontier(FrontierBase):
                           and not request._body else None)
                     if fp is None:
                         fp = request_fingerprint(request)
-                    if not seen_add(fromhex(fp)):
+                    if fp in hot or fp in prev:
+                        new = False
+                    else:
+                        new = seen_add(fromhex(fp))
+                        hot.add(fp)  # Fingerprints.remember, inline
+                        if len(hot) >= HOT_FINGERPRINTS:
+                            prev = fps.prev = hot
+                            hot = fps.hot = set()
+                    if not new:
                         if df.logdupes or df.debug:
                             df.log(request, spider)  # the log line, and its count
                         else:
