@@ -169,6 +169,20 @@ def spider_arguments(values) -> dict:
         raise UsageError("Invalid -a value, use -a NAME=VALUE") from None
 
 
+def feed_output_args(func):
+    """Decorate an argh command with ``-o/--output`` and ``-O/--overwrite-output`` as
+    ``crawl``, ``runspider`` and ``parse`` take them (Scrapy 2.19's help; each
+    repeatable: one feed each, see :func:`feed_options`)."""
+    func = argh.arg("-O", "--overwrite-output", action="append", default=None, metavar="FILE",
+                    help="dump scraped items into FILE, overwriting any existing file (may "
+                         "be repeated: one feed each), to define format set a colon at the "
+                         "end of the output URI (i.e. -O FILE:FORMAT)")(func)
+    return argh.arg("-o", "--output", action="append", default=None, metavar="FILE",
+                    help="append scraped items to the end of FILE (use - for stdout; may be "
+                         "repeated: one feed each), to define format set a colon at the end "
+                         "of the output URI (i.e. -o FILE:FORMAT)")(func)
+
+
 def get_spider_loader(settings):
     """Return the project's spider loader (``SPIDER_LOADER_CLASS``) for ``settings``.
 

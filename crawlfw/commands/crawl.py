@@ -8,6 +8,7 @@ from crawlfw.commands import (
     ScrapyCommand,
     command,
     feed_options,
+    feed_output_args,
     get_spider_loader,
     load_spider,
     spider_arguments,
@@ -22,14 +23,7 @@ logger = logging.getLogger(__name__)
 @argh.arg("spider", help="the spider's name")
 @argh.arg("-a", "--spider-arg", action="append", default=None, metavar="NAME=VALUE",
           help="set spider argument (may be repeated)")
-@argh.arg("-o", "--output", action="append", default=None, metavar="FILE",
-          help="append scraped items to the end of FILE (use - for stdout; may be "
-               "repeated: one feed each), to define format set a colon at the end of "
-               "the output URI (i.e. -o FILE:FORMAT)")
-@argh.arg("-O", "--overwrite-output", action="append", default=None, metavar="FILE",
-          help="dump scraped items into FILE, overwriting any existing file (may be "
-               "repeated: one feed each), to define format set a colon at the end of "
-               "the output URI (i.e. -O FILE:FORMAT)")
+@feed_output_args
 @argh.arg("-t", "--output-format", metavar="FORMAT", help="format to use for dumping items with -o")
 @argh.arg("--workers", type=int, metavar="N",
           help="run N worker processes sharing the frontier of FRONTIER_URL")

@@ -26,6 +26,7 @@ from crawlfw.commands import (
     command,
     fail,
     feed_options,
+    feed_output_args,
     spider_arguments,
     start_failure,
 )
@@ -70,14 +71,7 @@ def _parsing_spidercls(spidercls, url, cmd, opts):
 @argh.arg("-a", "--spider-arg", action="append", default=None, metavar="NAME=VALUE",
           help="set spider argument (may be repeated)")
 @argh.arg("--pipelines", help="process items through pipelines")
-@argh.arg("-o", "--output", action="append", default=None, metavar="FILE",
-          help="append scraped items to the end of FILE (use - for stdout; may be "
-               "repeated: one feed each), to define format set a colon at the end of "
-               "the output URI (i.e. -o FILE:FORMAT)")
-@argh.arg("-O", "--overwrite-output", action="append", default=None, metavar="FILE",
-          help="dump scraped items into FILE, overwriting any existing file (may be "
-               "repeated: one feed each), to define format set a colon at the end of "
-               "the output URI (i.e. -O FILE:FORMAT)")
+@feed_output_args
 @argh.arg("--nolinks", help="don't show links to follow (extracted requests)")
 @argh.arg("--noitems", help="don't show scraped items")
 @argh.arg("--nocolour", help="avoid using pygments to colorize the output")

@@ -12,6 +12,7 @@ from crawlfw.commands import (
     ScrapyCommand,
     command,
     feed_options,
+    feed_output_args,
     report_failure,
     spider_arguments,
 )
@@ -60,14 +61,7 @@ def _import_file(filepath):
 @argh.arg("spider_file", help="a Python file defining a Spider subclass")
 @argh.arg("-a", "--spider-arg", action="append", default=None, metavar="NAME=VALUE",
           help="set spider argument (may be repeated)")
-@argh.arg("-o", "--output", action="append", default=None, metavar="FILE",
-          help="append scraped items to the end of FILE (use - for stdout; may be "
-               "repeated: one feed each), to define format set a colon at the end of "
-               "the output URI (i.e. -o FILE:FORMAT)")
-@argh.arg("-O", "--overwrite-output", action="append", default=None, metavar="FILE",
-          help="dump scraped items into FILE, overwriting any existing file (may be "
-               "repeated: one feed each), to define format set a colon at the end of "
-               "the output URI (i.e. -O FILE:FORMAT)")
+@feed_output_args
 @argh.arg("-t", "--output-format", metavar="FORMAT", help="format to use for dumping items with -o")
 @argh.arg("--workers", type=int, metavar="N",
           help="run N worker processes sharing the frontier of FRONTIER_URL")

@@ -39,7 +39,21 @@ def _reraised(error):
     return processor_error(str(error), error)
 
 
-class MapCompose(_itemloaders_processors.MapCompose):
+class _RaisesOfTheFunctionClass:
+    """The ``__call__`` of :class:`MapCompose` and :class:`Compose`: itemloaders'
+    ``ValueError`` re-raised as one that is also of the failing function's error class."""
+
+    def __call__(self, value, loader_context=None):
+        try:
+            return super().__call__(value, loader_context)
+        except ValueError as error:
+            new = _reraised(error)
+            if new is None:
+                raise
+            raise new from error.__cause__
+
+
+class MapCompose(_RaisesOfTheFunctionClass, _itemloaders_processors.MapCompose):
     """``itemloaders.processors.MapCompose`` whose error is also of the failing function's
     error class (see the module docstring).
 
@@ -53,17 +67,8 @@ class MapCompose(_itemloaders_processors.MapCompose):
             and has it as ``__cause__``.
     """
 
-    def __call__(self, value, loader_context=None):
-        try:
-            return super().__call__(value, loader_context)
-        except ValueError as error:
-            new = _reraised(error)
-            if new is None:
-                raise
-            raise new from error.__cause__
 
-
-class Compose(_itemloaders_processors.Compose):
+class Compose(_RaisesOfTheFunctionClass, _itemloaders_processors.Compose):
     """``itemloaders.processors.Compose`` whose error is also of the failing function's
     error class (see the module docstring).
 
@@ -77,12 +82,3 @@ class Compose(_itemloaders_processors.Compose):
         ProcessorError: a function raised; it is also an instance of that error's class
             and has it as ``__cause__``.
     """
-
-    def __call__(self, value, loader_context=None):
-        try:
-            return super().__call__(value, loader_context)
-        except ValueError as error:
-            new = _reraised(error)
-            if new is None:
-                raise
-            raise new from error.__cause__
