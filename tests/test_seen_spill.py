@@ -12,35 +12,17 @@ import resource
 import signal
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
 from tests.support.countserver import CountingServer
 from tests.support.proc import crawlfw_env, start_crawlfw, wait_measured
+from tests.support.spill import MANY_LINKS_SPIDER, write_spider_and_tmpdir
 from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.slow
 
-SPIDER = textwrap.dedent('''
-    import crawlfw
-
-
-    class ManyLinks(crawlfw.Spider):
-        name = "many_links"
-        base = ""
-        links = "80000"
-
-        def start_requests(self):
-            yield crawlfw.Request(self.base + "/page/0")
-
-        def parse(self, response):
-            for i in range(int(self.links)):
-                yield crawlfw.Request(f"{self.base}/slow/{i}", callback=self.parse_slow)
-
-        def parse_slow(self, response):
-            pass
-''')
+SPIDER = MANY_LINKS_SPIDER.replace('links = "30000"', 'links = "80000"')
 
 LIMIT = ["-s", "DUPEFILTER_MEMORY_LIMIT=1048576", "-s", "LOG_LEVEL=INFO"]
 
@@ -53,10 +35,7 @@ def site():
 
 
 def _setup(tmp_path):
-    (tmp_path / "spider.py").write_text(SPIDER)
-    tmpdir = tmp_path / "tmp"
-    tmpdir.mkdir()
-    return tmpdir
+    return write_spider_and_tmpdir(tmp_path, SPIDER)
 
 
 def _scratch(tmpdir):
