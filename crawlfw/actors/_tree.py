@@ -48,6 +48,7 @@ class CrawlTree:
         self.spider_runner = None
         self.pipeline = None
         self.exporters = []
+        self.spider_opened = False  # spider_opened was sent (so spider_closed will be)
         self.failed_feeds = FeedFailures()  # feeds whose storage failed: ends feed_failed
         self.frontier = None
         self.downloaders = None  # DownloaderPool: the downloader actors, the one record
@@ -93,15 +94,24 @@ class CrawlTree:
 # permanent ones are called again to restart a child (a ChildRef-backed child: the new
 # actor attaches itself to the ChildRef made at its first start).
 
+def feed_refs(tree: CrawlTree) -> None:
+    """Make the :class:`ChildRef` of every feed's Exporter (``tree.writers``, prepared,
+    not opened yet), so that the Pipeline, started before the feeds are opened, holds
+    them; each Exporter attaches itself to its ref when :func:`_start_exporter` starts it."""
+    for key in tree.writers:
+        if ("exporter", key) not in tree.restartable:
+            tree.exporters.append(tree.restartable.setdefault(("exporter", key),
+                                                              ChildRef("exporter", key)))
+
+
 def _start_exporter(tree: CrawlTree, key: str):
     """The Exporter of the feed ``key`` (its URI template, password redacted), behind
-    a :class:`ChildRef`, writing through ``tree.writers[key]`` (opened at start)."""
+    its :class:`ChildRef` (:func:`feed_refs`), writing through ``tree.writers[key]``
+    (opened by then: the Supervisor opens the feeds just before the Exporters start)."""
     from crawlfw.actors.exporter import ExporterActor
 
-    child = tree.restartable.get(("exporter", key))
-    if child is None:
-        child = tree.restartable[("exporter", key)] = ChildRef("exporter", key)
-        tree.exporters.append(child)
+    feed_refs(tree)
+    child = tree.restartable[("exporter", key)]
     ExporterActor.start(tree.crawler, tree.writers[key], tree.failed_feeds, child_ref=child,
                         key=key, **tree.common)
     return child
@@ -155,7 +165,17 @@ def _downloaders(tree: CrawlTree) -> list[tuple[str, str]]:
 def _start_pipeline(tree: CrawlTree, key: str):
     """The Pipeline actor, behind a :class:`ChildRef`, with the crawl's
     ``ItemPipelineManager`` (made by :func:`build_components`, else at the first start;
-    opened once: a restart keeps it)."""
+    opened once: a restart keeps it) and the refs of the feeds' Exporters
+    (:func:`feed_refs`).
+
+    At the first start this waits until the actor has run the item pipelines'
+    ``open_spider`` on its own thread (where their ``process_item`` will run), as Scrapy
+    opens them before ``spider_opened``, so before any feed is opened.
+
+    Raises:
+        CrawlStartError: an ``open_spider`` raised: ``"ITEM_PIPELINES: '<path>'.open_spider
+            failed: <ExcType>: <message>"`` (traceback at DEBUG); no feed was touched.
+    """
     from crawlfw.actors.pipeline import PipelineActor
     from crawlfw.pipelines import ItemPipelineManager
 
@@ -165,9 +185,15 @@ def _start_pipeline(tree: CrawlTree, key: str):
         if tree.itemproc is None:
             tree.itemproc = ItemPipelineManager.from_crawler(tree.crawler)
         child = tree.restartable[("pipeline", "")] = ChildRef("pipeline")
+    feed_refs(tree)
+    opened: pykka.ThreadingFuture | None = None if restart else pykka.ThreadingFuture()
     PipelineActor.start(tree.crawler, tree.engine, tree.exporters, itemproc=tree.itemproc,
-                        restart=restart, child_ref=child, **tree.common)
+                        restart=restart, opened=opened, child_ref=child, **tree.common)
     tree.pipeline = child
+    if opened is not None:
+        failure = opened.get()  # None, or the line naming the pipeline that failed
+        if failure is not None:
+            raise CrawlStartError(failure)
     return child
 
 
@@ -220,19 +246,24 @@ def _user_actors(tree: CrawlTree) -> list[tuple[str, str]]:
 #: closes the crawl. The downloaders, the pipeline, the exporters and the user actors
 #: are restarted behind a ChildRef (crawlfw/actors/_childref.py). The
 #: item-carrying pipeline and exporters get all the time they need to stop. The order
-#: in which a tree stops is :meth:`Supervisor._stop_tree`'s.
+#: in which a tree stops is :meth:`Supervisor._stop_tree`'s. User code that may refuse
+#: the start (the item pipelines' ``open_spider``, the ``ACTORS`` constructors) runs
+#: before the Exporters: the Supervisor opens the feeds (an ``-O`` file is emptied then)
+#: only once it passed (:data:`FEEDS_OPEN_BEFORE`).
 CHILD_SPECS: tuple[ChildSpec, ...] = (
-    ChildSpec("exporter", _start_exporter, PERMANENT, None, children=_feeds),
     ChildSpec("scheduler", _start_scheduler, TEMPORARY, STOP_TIMEOUT_S),
     ChildSpec("engine", _start_engine, TEMPORARY, STOP_TIMEOUT_S),
     ChildSpec("downloader", _start_downloader, PERMANENT, STOP_TIMEOUT_S,
               children=_downloaders),
     ChildSpec("pipeline", _start_pipeline, PERMANENT, None),
-    ChildSpec("spider_runner", _start_spider_runner, TEMPORARY, STOP_TIMEOUT_S),
     ChildSpec("custom", _start_user_actor, PERMANENT, STOP_TIMEOUT_S, children=_user_actors),
+    ChildSpec("exporter", _start_exporter, PERMANENT, None, children=_feeds),
+    ChildSpec("spider_runner", _start_spider_runner, TEMPORARY, STOP_TIMEOUT_S),
 )
 
 _SPEC_BY_ID = {spec.id: spec for spec in CHILD_SPECS}
+#: The child spec before whose first child the Supervisor opens the feeds.
+FEEDS_OPEN_BEFORE = "exporter"
 
 
 class _EventRelay:

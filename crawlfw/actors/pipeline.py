@@ -118,6 +118,11 @@ class PipelineActor(RestartableActor):
         thread).
     restart: this actor replaces one that died: ``itemproc`` was opened by it
         (``open_spider`` is not run again).
+    opened: a ``pykka.ThreadingFuture`` set once ``open_spider`` ran on this actor's
+        thread: to None, or to the one line naming the item pipeline whose
+        ``open_spider`` raised (the actor then stops without closing it, and
+        reports no failure: the Supervisor refuses the start with that line). None:
+        a failing ``open_spider`` fails the actor as any handler would.
     **kw: ``RestartableActor`` arguments (``child_ref``, ``crawl_id``, ``supervisor``).
 
     An item whose item pipelines return an :class:`AwaitingDownloads` (a media
@@ -139,9 +144,11 @@ class PipelineActor(RestartableActor):
     _keys_by_fp: dict[str, int]
     _fp_of: dict[int, str]
 
-    def __init__(self, crawler, engine, exporters=(), itemproc=None, restart=False, **kw):
+    def __init__(self, crawler, engine, exporters=(), itemproc=None, restart=False,
+                 opened=None, **kw):
         super().__init__(settings=crawler.settings, **kw)
         self.crawler = crawler
+        self._opened = opened
         self.spider = crawler.spider
         self.engine = engine
         self.exporters = list(exporters)
@@ -155,7 +162,20 @@ class PipelineActor(RestartableActor):
 
     def on_start(self):
         if self._open:
-            self.itemproc.open_spider(self.spider)
+            if self._opened is None:
+                self.itemproc.open_spider(self.spider)
+                return
+            try:
+                self.itemproc.open_spider(self.spider)
+            except Exception as e:
+                line = open_spider_error(self.itemproc, e)
+                logger.debug("%(line)s", {"line": line}, exc_info=True)
+                self.itemproc = None  # never opened: not closed either
+                self._opened.set(line)
+                self.actor_ref.stop(block=False)
+                return
+        if self._opened is not None:
+            self._opened.set(None)
 
     def on_stop(self):
         for key in list(self._waits):  # the engine stopped without answering (it died)
@@ -394,6 +414,24 @@ class PipelineActor(RestartableActor):
             replay["finished"] = [{"index": i, "passed": survived, "item": output}
                                   for i, (survived, output) in sorted(progress.later.items())]
         return replay
+
+
+def open_spider_error(itemproc, exc: Exception) -> str:
+    """The line refusing a crawl whose item pipeline's ``open_spider`` raised ``exc``:
+    ``"ITEM_PIPELINES: '<class path>'.open_spider failed: <ExcType>: <message>"``, the
+    pipeline found among the traceback's frames (``'?'`` if none is one of theirs)."""
+    names = {}
+    for method in itemproc.methods.get("open_spider", ()):
+        code = getattr(getattr(method, "__func__", method), "__code__", None)
+        owner = getattr(method, "__self__", None)
+        if code is not None and owner is not None:
+            names[code] = f"{type(owner).__module__}.{type(owner).__qualname__}"
+    name = "?"
+    tb = exc.__traceback__
+    while tb is not None and name == "?":
+        name = names.get(tb.tb_frame.f_code, "?")
+        tb = tb.tb_next
+    return f"ITEM_PIPELINES: {name!r}.open_spider failed: {type(exc).__name__}: {exc}"
 
 
 def checkpoint_exporters(actor, message, exporters):

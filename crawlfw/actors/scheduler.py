@@ -295,8 +295,16 @@ class SchedulerActor(CrawlActor):
                                         "reason": "stalled"})
 
     def handle_start_checkpoints(self, message: messages.StartCheckpoints) -> None:
-        """The Supervisor names the SpiderRunner, where checkpoints start."""
+        """The Supervisor names the SpiderRunner, where checkpoints start, and gives
+        the feeds' starting points, committed now (before any item can come: the
+        Engine starts after this message); a commit that fails ends the crawl
+        ``frontier_failed`` (one ERROR line)."""
         self.spider_runner = message["spider_runner"]
+        if "feeds" in message and not self.failed:
+            try:
+                self.frontier.commit({"feeds": message["feeds"]})
+            except _FRONTIER_ERRORS as e:
+                self._fail(e)
 
     def handle_checkpoint_reached(self, message: messages.CheckpointReached) -> None:
         """Everything the listed leases caused is durable (their requests pushed, their

@@ -30,6 +30,7 @@ from crawlfw.actors._base import CrawlActor
 from crawlfw.actors._facade import EngineFacade
 from crawlfw.actors._tree import (  # noqa: F401 (STOP_TIMEOUT_S: public here too)
     CHILD_SPECS,
+    FEEDS_OPEN_BEFORE,
     STOP_TIMEOUT_S,
     CrawlTree,
     _timeout_of,
@@ -338,7 +339,7 @@ class Supervisor(CrawlActor):
             CrawlStartError: the start is refused (one line; nothing is left running).
         """
         from crawlfw.actors.downloader import DownloaderPool
-        from crawlfw.actors.exporter import open_feeds, prepare_feeds
+        from crawlfw.actors.exporter import prepare_feeds
         from crawlfw.actors.scheduler import frontier_of
         from crawlfw.core.feeds.feed_settings import feeds_from_settings
         from crawlfw.core.transport.curl_options import driver_options
@@ -379,15 +380,12 @@ class Supervisor(CrawlActor):
             # The components (user code) are built before any feed file is touched: one
             # whose constructor raises refuses the start, every feed file as it was.
             build_components(tree)
-            if writers:
-                open_feeds(crawler, writers)
-                for writer in writers:
-                    feeds[writer.key] = writer.checkpoint(fsync=False)
-                    tree.writers[writer.name] = writer
-            if durable:  # each feed's starting point is committed before any item comes
+            tree.writers = {writer.name: writer for writer in writers}  # not opened yet
+            if durable:  # a frontier that cannot write refuses the start before any actor
+                # starts (the job's meta as it is; the Scheduler commits the new feeds'
+                # starting points: start_checkpoints)
                 frontier.commit({"feeds": feeds})
         except BaseException as e:
-            _discard_feeds(tree)
             _close_unstarted(scheduler)
             if isinstance(e, FrontierError):  # Redis gone, a disk error: refused in one line
                 raise CrawlStartError(_frontier_start_error(frontier, e)) from None
@@ -396,6 +394,10 @@ class Supervisor(CrawlActor):
         tree.downloaders = pool
         try:
             for spec in CHILD_SPECS:
+                if spec.id == FEEDS_OPEN_BEFORE:
+                    # The item pipelines' open_spider and the ACTORS constructors have
+                    # run: one that raised refused the start, every feed file as it was.
+                    self._open_feeds(tree, writers, feeds)
                 for role, key in spec.children_of(tree):
                     tree.specs[(role, key)] = spec
                     spec.start(tree, key)
@@ -403,16 +405,32 @@ class Supervisor(CrawlActor):
             if tree.scheduler is None:  # else the Scheduler actor closes it when stopped
                 _close_unstarted(scheduler)
             raise
-        if durable:
+        if durable:  # each feed's starting point is committed before any item comes
             self.send(tree.scheduler, {"type": "start_checkpoints",
-                                       "spider_runner": tree.spider_runner})
+                                       "spider_runner": tree.spider_runner, "feeds": feeds})
         # spider_opened handlers (CloseSpider's timeout...) may use crawler.engine at once.
         crawler.engine = EngineFacade(crawler, tree.engine, self.actor_ref, pool)
         crawler.stats.open_spider(spider)
+        tree.spider_opened = True
         crawler.signals.send_catch_log(signals.spider_opened, spider=spider)
         crawler.signals.send_catch_log(signals.engine_started)
         self.send(tree.engine, {"type": "start_engine", "spider_runner": tree.spider_runner,
                                 "pipeline": tree.pipeline})
+
+    def _open_feeds(self, tree, writers, feeds) -> None:
+        """Open the crawl's prepared feeds (``-O`` files are emptied now) and note each
+        one's starting point in ``feeds`` (a durable job's Scheduler commits them:
+        ``start_checkpoints``).
+
+        Raises:
+            CrawlStartError: a feed cannot be opened (the ones opened are discarded).
+        """
+        from crawlfw.actors.exporter import open_feeds
+
+        if writers:
+            open_feeds(tree.crawler, writers)
+            for writer in writers:
+                feeds[writer.key] = writer.checkpoint(fsync=False)
 
     def _shutdown(self, tree, reason, wait=False):
         """Stop one crawl's actors in order, then close the spider, on a thread of its own
@@ -485,7 +503,9 @@ class Supervisor(CrawlActor):
             except pykka.ActorDeadError:
                 pass
             try:
-                crawler.signals.send_catch_log(signals.spider_closed, spider=spider, reason=reason)
+                if tree.spider_opened:  # its handlers expect what spider_opened set up
+                    crawler.signals.send_catch_log(signals.spider_closed, spider=spider,
+                                                   reason=reason)
                 note = _wrong_type_note(crawler.stats.get_stats(spider))
                 crawler.stats.close_spider(spider, reason=reason)
                 if note:

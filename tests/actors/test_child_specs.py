@@ -11,7 +11,10 @@ from crawlfw.core.control._supervision import PERMANENT, TEMPORARY
 
 def test_one_entry_per_kind_of_child_in_start_order():
     assert [spec.id for spec in CHILD_SPECS] == [
-        "exporter", "scheduler", "engine", "downloader", "pipeline", "spider_runner", "custom"]
+        "scheduler", "engine", "downloader", "pipeline", "custom", "exporter", "spider_runner"]
+    # user code that may refuse the start (open_spider, ACTORS constructors) runs before
+    # the feeds are opened, just before the Exporters start
+    assert supervisor.FEEDS_OPEN_BEFORE == "exporter"
 
 
 def test_restart_policies_and_shutdown_timeouts():

@@ -32,19 +32,25 @@ class OnePageSpider(crawlfw.Spider):
         yield {"url": response.url}
 
 
-def test_pipeline_open_spider_failure_closes_the_crawl(caplog):
+def test_pipeline_open_spider_failure_refuses_the_start(caplog):
+    """The Supervisor waits for the item pipelines' open_spider (run on the Pipeline's
+    thread) before it opens the feeds: a failure refuses the start with the pipeline
+    named, no request is made, and the pipeline is not closed (it never opened)."""
     caplog.set_level(logging.INFO)
     server = CountingServer()
     try:
-        result = run_crawl(
-            OnePageSpider,
-            {"ITEM_PIPELINES": {f"{__name__}.FailingOpenPipeline": 100}},
-            timeout_s=20, start=server.url)
+        with pytest.raises(crawlfw.exceptions.CrawlStartError) as refused:
+            run_crawl(OnePageSpider,
+                      {"ITEM_PIPELINES": {f"{__name__}.FailingOpenPipeline": 100}},
+                      timeout_s=20, start=server.url)
+        assert server.paths == []
     finally:
         server.stop()
-    assert result.finish_reason == "pipeline_failed"
-    assert "Actor pipeline of crawl one_page-" in caplog.text
-    assert "RuntimeError: cannot open database" in caplog.text
+    assert str(refused.value) == (
+        f"ITEM_PIPELINES: '{__name__}.FailingOpenPipeline'.open_spider failed: "
+        "RuntimeError: cannot open database")
+    assert "Actor pipeline of crawl" not in caplog.text  # no failure reported besides
+    assert "Spider closed (start_failed: ITEM_PIPELINES: " in caplog.text
 
 
 EXPORTER_SPIDER = '''

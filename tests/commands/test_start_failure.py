@@ -30,6 +30,14 @@ class BoomFromCrawler:
         raise ValueError("no database at db://nowhere")
 
 
+class BoomOnOpen:
+    def open_spider(self, spider):
+        raise ConnectionError("db://nowhere refused the connection")
+
+    def process_item(self, item, spider):
+        return item
+
+
 class BadActor(UserActor):
     def __init__(self, crawler, **kw):
         super().__init__(crawler, **kw)
@@ -133,6 +141,48 @@ def test_an_actor_that_cannot_be_built_is_one_line(crawlfw, tmp_path, site):
     assert result.stderr.splitlines()[-1].endswith(f"] ERROR: {line}"), result.stderr[-2000:]
     assert len(_errors(result.stderr)) == 1, result.stderr
     assert "[pykka]" not in result.stderr
+
+
+@pytest.mark.parametrize("setting, path, line, jobdir", [
+    ("ITEM_PIPELINES", "brokenstart.BoomOnOpen",
+     "ITEM_PIPELINES: 'brokenstart.BoomOnOpen'.open_spider failed: "
+     "ConnectionError: db://nowhere refused the connection", False),
+    ("ITEM_PIPELINES", "brokenstart.BoomOnOpen",
+     "ITEM_PIPELINES: 'brokenstart.BoomOnOpen'.open_spider failed: "
+     "ConnectionError: db://nowhere refused the connection", True),
+    ("ACTORS", "brokenstart.BadActor",
+     "ACTORS: cannot build 'brokenstart.BadActor': KeyError: 'token'", False),
+])
+def test_user_code_that_refuses_the_start_keeps_every_feed_file(crawlfw, tmp_path, site,
+                                                                setting, path, line, jobdir):
+    """An item pipeline's open_spider and an ACTORS constructor run on the actors'
+    threads as the tree starts; they ran after the feeds were opened, and an -O file
+    was left empty. Scrapy opens the item pipelines before spider_opened (where its
+    FeedExporter opens the feeds) and keeps the file; so does crawlfw now: the feeds
+    are opened after them. The pipeline is not closed (it never opened)."""
+    spider = write(tmp_path / "brokenstart.py", SPIDER)
+    for name, content in OLD.items():
+        (tmp_path / name).write_bytes(content)
+    job = ["-s", f"JOBDIR={tmp_path / 'job'}"] if jobdir else []
+    result = crawlfw("runspider", spider, "-a", f"base_url={site.url}",
+                     *(arg for name in OLD for arg in ("-O", name)), *job,
+                     *_broken(setting, path))
+    assert result.returncode == 1, result.stderr
+    for name, content in OLD.items():
+        assert (tmp_path / name).read_bytes() == content, name
+    assert result.stderr.splitlines()[-1].endswith(f"] ERROR: Crawl could not start: {line}"), \
+        result.stderr[-2000:]
+    assert len(_errors(result.stderr)) == 1, result.stderr
+    assert "Stored" not in result.stderr and "[pykka]" not in result.stderr
+    result = crawlfw("runspider", spider, "-a", f"base_url={site.url}", "-o", "new.jl",
+                     *_broken(setting, path))
+    assert result.returncode == 1, result.stderr
+    assert not (tmp_path / "new.jl").exists()
+    if jobdir:  # the job resumes with the pipeline fixed, and its feeds are complete
+        result = crawlfw("runspider", spider, "-a", f"base_url={site.url}",
+                         *(arg for name in OLD for arg in ("-O", name)), *job)
+        assert result.returncode == 0, result.stderr
+        assert (tmp_path / "out.csv").read_bytes() == b"text\r\nnew one\r\nnew two\r\n"
 
 
 PIPELINE_LINE = ("Crawl could not start: ITEM_PIPELINES: cannot build 'brokenstart.Boom': "

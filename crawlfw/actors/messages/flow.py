@@ -195,11 +195,14 @@ class ReleaseRequests(TypedDict):
 
 class StartCheckpoints(TypedDict):
     """Supervisor -> Scheduler (durable frontier only): checkpoints start at this
-    SpiderRunner."""
+    SpiderRunner; the feeds' starting points are committed first."""
 
     type: Literal["start_checkpoints"]
     spider_runner: ActorRef
     """The SpiderRunner's ``pykka.ActorRef``."""
+    feeds: NotRequired[dict[str, dict | None]]
+    """``{feed key: state}`` of the feeds just opened (where each starts), committed
+    before any item comes: a resumed job finds them."""
 
 
 class Checkpoint(TypedDict):
