@@ -63,6 +63,7 @@ from crawlfw.core.flow.flow import (
     HOLD,
     IDLE_BUSY,
     IDLE_CLOSE,
+    IDLE_REVISIT,
     IDLE_SIGNAL,
     IDLE_STALLED,
     IDLE_STUCK,
@@ -350,8 +351,9 @@ class EngineActor(CrawlActor):
         self._after()
 
     def handle_idle_checked(self, message: messages.IdleChecked) -> None:
+        revisits = message.get("revisits", 0)
         decision = self.flow.idle_checked(message["token"], message["pending"],
-                                          time.monotonic())
+                                          time.monotonic(), revisits)
         if decision is IDLE_BUSY:
             self._after()
         elif decision is IDLE_STUCK:
@@ -379,6 +381,11 @@ class EngineActor(CrawlActor):
                 self._schedule_idle_recheck()
         elif decision is IDLE_CLOSE:
             self._close(self._finish_reason)
+        elif decision is IDLE_REVISIT:
+            # Continuous crawl: nothing to do till the Scheduler pushes due revisits
+            # (they come against the credit it holds and wake this actor).
+            logger.info("Waiting for revisits: %(n)d pages scheduled", {"n": revisits},
+                        extra={"spider": self.spider})
         # IDLE_IGNORE: paused (checked again on resume); IDLE_WAIT: a handler raised
         # DontCloseSpider, the recheck timer runs
 
