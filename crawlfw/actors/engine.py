@@ -186,6 +186,7 @@ class EngineActor(CrawlActor):
         # received while paused: downloaded on resume
         self.direct_held: list[tuple[Request, int]] = []
         self._idle_timer: threading.Timer | None = None  # the recheck after DontCloseSpider
+        self._waited_for_revisits = False  # "Waiting for revisits" logged at INFO once
         self._finish_reason = "finished"  # "start_error" once start() raised
         self.pipeline: pykka.ActorRef[Any] | None = None  # for add_items (user actors), from start_engine
         self.early_items: list[Any] = []  # add_items before start_engine
@@ -384,8 +385,11 @@ class EngineActor(CrawlActor):
         elif decision is IDLE_REVISIT:
             # Continuous crawl: nothing to do till the Scheduler pushes due revisits
             # (they come against the credit it holds and wake this actor).
-            logger.info("Waiting for revisits: %(n)d pages scheduled", {"n": revisits},
-                        extra={"spider": self.spider})
+            level = logging.DEBUG if self._waited_for_revisits else logging.INFO
+            self._waited_for_revisits = True
+            logger.log(level, "Waiting for revisits: %(n)d pages scheduled (REVISIT_ENABLED: "
+                       "the crawl runs until stopped)", {"n": revisits},
+                       extra={"spider": self.spider})
         # IDLE_IGNORE: paused (checked again on resume); IDLE_WAIT: a handler raised
         # DontCloseSpider, the recheck timer runs
 

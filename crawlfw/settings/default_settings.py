@@ -304,9 +304,9 @@ REFERRER_POLICY = None  # None: Scrapy 1.2's rule (the full URL of the page)
 REVISIT_ADAPTIVE = True
 REVISIT_ENABLED = False
 REVISIT_GONE_LIMIT = 3
-REVISIT_INTERVAL = 86400  # seconds: a new page's interval
-REVISIT_INTERVAL_MAX = 2592000  # seconds (30 days)
-REVISIT_INTERVAL_MIN = 3600  # seconds
+REVISIT_INTERVAL = 86400.0  # seconds: a new page's interval
+REVISIT_INTERVAL_MAX = 2592000.0  # seconds (30 days)
+REVISIT_INTERVAL_MIN = 3600.0  # seconds
 
 RETRY_ENABLED = True
 RETRY_GIVE_UP_LOG_LEVEL = 'ERROR'  # Scrapy 2.5+ (1.2 logged 'Gave up retrying' at DEBUG)
