@@ -225,6 +225,7 @@ class SchedulerActor(CrawlActor):
         else:
             requests = [r for m in messages for r in m["requests"]]
         manager = self.crawler.signals
+        moved = self._moved_revisits(requests) if self.revisits is not None else None
         try:
             queued = self.frontier.push_many(requests,
                                              transient_ok=first.get("transient_ok", False),
@@ -235,12 +236,44 @@ class SchedulerActor(CrawlActor):
                 for request, ok in zip(requests, queued, strict=True):
                     send(signals.request_scheduled if ok else signals.request_dropped,
                          request=request, spider=self.spider)
+            if moved:
+                self._moved_to_known_pages(requests, queued, moved)
             for message in messages:
                 done = message.get("done")
                 if done:
                     self.frontier.ack(done)
         except _FRONTIER_ERRORS as e:
             self._fail(e)
+
+    @staticmethod
+    def _moved_revisits(requests):
+        """The indexes of revisits a redirect moved to another URL, made to go through
+        the dupefilter (a revisit itself passes it: ``dont_filter``, which the redirect
+        copied): the new URL is a new URL. Returns {index: the old page's fingerprint}."""
+        from crawlfw.core.frontier.revisit import REVISIT_META
+        from crawlfw.utils.request import request_fingerprint
+
+        moved = {}
+        for i, request in enumerate(requests):
+            meta = request._meta
+            if meta is None:
+                continue
+            state = meta.get(REVISIT_META)
+            if state is not None and request_fingerprint(request) != state[0]:
+                request.dont_filter = False
+                moved[i] = state[0]
+        return moved
+
+    def _moved_to_known_pages(self, requests, queued, moved):
+        """A revisit redirected to a URL the crawl already knows (the dupefilter dropped
+        it): that page has its own record; the old one is dropped (no revisits of a
+        redirect, no item twice)."""
+        for i, old_fp in moved.items():
+            if not queued[i]:
+                self._revisit_outstanding.discard(old_fp)
+                self.revisits.visited({"fp": old_fp, "outcome": "forget", "moved_from": None},
+                                      time.time())
+                self.crawler.stats.inc_value("revisit/dropped", spider=self.spider)
 
     def handle_release_requests(self, message: messages.ReleaseRequests) -> None:
         """Leased requests the engine could not finish (the spider is closing): queued
