@@ -13,6 +13,7 @@ and with ``JOBDIR`` a ``kill -9`` keeps the schedule (no burst on resume)."""
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import time
@@ -154,7 +155,7 @@ def test_a_continuous_crawl_on_a_changing_site(changing_site, tmp_path):
     new_first = min(h.time for h in log.snapshot("/new.html"))
     before = [t for t in index_times if t <= appeared]
     after = [t for t in index_times if t > appeared]
-    index_interval = max(b - a for a, b in zip(index_times, index_times[1:]))
+    index_interval = max(b - a for a, b in zip(index_times, index_times[1:], strict=False))
     assert before and after
     assert new_first - appeared <= index_interval + 1.0, (new_first - appeared,
                                                           index_interval)
@@ -198,12 +199,13 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def test_between_revisits_the_crawl_waits_without_cpu(changing_site, tmp_path):
+def test_between_revisits_the_crawl_waits_without_cpu_and_status_shows_it(
+        changing_site, runtime, tmp_path):
     site = changing_site(often=2, static=4)
     process, out, err = start_crawlfw(
         "runspider", write_spider(tmp_path), "-a", f"site={site.url}",
         "-s", "REVISIT_ENABLED=True", "-s", "REVISIT_INTERVAL=60",
-        "-s", "CLOSESPIDER_TIMEOUT=7", cwd=tmp_path)
+        "-s", "CLOSESPIDER_TIMEOUT=8", cwd=tmp_path, env=runtime.env())
     try:
         deadline = time.monotonic() + 20
         while site.log.requests() < 1 + 2 + 4 + 2 and time.monotonic() < deadline:
@@ -212,12 +214,21 @@ def test_between_revisits_the_crawl_waits_without_cpu(changing_site, tmp_path):
         cpu_before = cpu_seconds(process.pid)
         time.sleep(3.0)
         cpu_used = cpu_seconds(process.pid) - cpu_before
+        status = runtime.cli_json("status")
+        human = runtime.cli("status").stdout
     finally:
         done = wait_measured(process, out, err, timeout_s=40)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "'finish_reason': 'closespider_timeout'" in done.stderr
     assert cpu_used < 0.15, cpu_used  # 3 s of waiting: no polling loop
     assert site.log.requests() == 1 + 2 + 4 + 2  # nothing due within the minute
+    # crawlfw status: pages scheduled, due now, next due, changed and unchanged counts
+    stats = status["stats"]
+    assert stats["revisit/scheduled"] == 1 + 2 + 4 + 2
+    assert stats["revisit/due_now"] == 0
+    assert 50 < stats["revisit/next_due"] - time.time() < 60
+    assert re.search(r"revisits    9 pages scheduled, 0 due now, next due in (4|5)\ds; "
+                     r"0 changed, 0 unchanged \(0 answered 304\), 0 gone", human), human
 
 
 def test_kill_9_and_resume_keeps_the_schedule(changing_site, tmp_path):

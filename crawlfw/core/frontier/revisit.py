@@ -505,7 +505,7 @@ class MemoryRevisitSchedule(_ScheduleBase):
     def take_due(self, now: float, limit: int) -> list[RevisitRecord]:
         """Up to ``limit`` records due at ``now``, earliest first; each one's due time
         moves one interval on (the visit's outcome sets it again)."""
-        out = []
+        out: list[RevisitRecord] = []
         heap = self._heap
         while len(out) < limit:
             top = self._top()
@@ -586,7 +586,7 @@ class SqliteRevisitSchedule(_ScheduleBase):
         for statement in _SCHEMA.strip().split(";"):
             if statement.strip():
                 conn.execute(statement)
-        self._count = conn.execute("SELECT COUNT(*) FROM revisits").fetchone()[0]
+        self._count: int = conn.execute("SELECT COUNT(*) FROM revisits").fetchone()[0]
 
     def get(self, fp: bytes) -> RevisitRecord | None:
         """The record of fingerprint ``fp``, or None."""
@@ -612,13 +612,13 @@ class SqliteRevisitSchedule(_ScheduleBase):
 
     def remove(self, fp: bytes) -> None:
         """Delete the row of ``fp``."""
-        self._count -= self.conn.execute("DELETE FROM revisits WHERE fp = ?",
-                                         (fp,)).rowcount
+        self._count -= int(self.conn.execute("DELETE FROM revisits WHERE fp = ?",
+                                             (fp,)).rowcount)
 
     def next_due(self) -> float | None:
         """The earliest due time (wall clock), or None when the schedule is empty."""
         row = self.conn.execute("SELECT MIN(due) FROM revisits").fetchone()
-        return row[0]
+        return None if row[0] is None else float(row[0])
 
     def take_due(self, now: float, limit: int) -> list[RevisitRecord]:
         """Up to ``limit`` records due at ``now``, earliest first; each one's due time
@@ -635,8 +635,9 @@ class SqliteRevisitSchedule(_ScheduleBase):
 
     def count_due(self, now: float) -> int:
         """Records due at ``now`` not yet taken."""
-        return self.conn.execute("SELECT COUNT(*) FROM revisits WHERE due <= ?",
-                                 (now,)).fetchone()[0]
+        count: int = self.conn.execute("SELECT COUNT(*) FROM revisits WHERE due <= ?",
+                                       (now,)).fetchone()[0]
+        return count
 
     def memory_bytes(self) -> int:
         """0: the records are on disk."""
@@ -646,7 +647,7 @@ class SqliteRevisitSchedule(_ScheduleBase):
         """Nothing to do: the frontier's commit includes the schedule."""
 
     def __len__(self) -> int:
-        return self._count
+        return int(self._count)
 
     def __iter__(self) -> Iterable[RevisitRecord]:
         rows = self.conn.execute(f"SELECT {_COLUMNS} FROM revisits ORDER BY due").fetchall()
