@@ -94,23 +94,44 @@ def path_of(url):
     return "/" + url.split("/", 3)[3]
 
 
+#: The site and the settings of the continuous-crawl tests (one worker, two workers).
+SITE = {"often": 3, "static": 8, "step_s": 1.0, "appear_at": 3, "gone_at": 3,
+        "gone_status": 404, "redirect_at": 4}
+CONTINUOUS = ("-s", "REVISIT_ENABLED=True", "-s", "REVISIT_INTERVAL=1",
+              "-s", "REVISIT_INTERVAL_MIN=0.5", "-s", "REVISIT_INTERVAL_MAX=8",
+              "-s", "REVISIT_GONE_LIMIT=2", "-s", "CLOSESPIDER_TIMEOUT=12",
+              "-s", "LOG_LEVEL=INFO")
+
+
 def test_a_continuous_crawl_on_a_changing_site(changing_site, tmp_path):
-    site = changing_site(often=3, static=8, step_s=1.0, appear_at=3, gone_at=3,
-                         gone_status=404, redirect_at=4)
+    site = changing_site(**SITE)
     spider = write_spider(tmp_path)
     feed = tmp_path / "items.jl"
-    done = run_measured(
-        "runspider", spider, "-a", f"site={site.url}", "-O", feed,
-        "-s", "REVISIT_ENABLED=True", "-s", "REVISIT_INTERVAL=1",
-        "-s", "REVISIT_INTERVAL_MIN=0.5", "-s", "REVISIT_INTERVAL_MAX=8",
-        "-s", "REVISIT_GONE_LIMIT=2", "-s", "CLOSESPIDER_TIMEOUT=12",
-        "-s", "LOG_LEVEL=INFO", cwd=tmp_path, timeout_s=60)
+    done = run_measured("runspider", spider, "-a", f"site={site.url}", "-O", feed,
+                        *CONTINUOUS, cwd=tmp_path, timeout_s=60)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "'finish_reason': 'closespider_timeout'" in done.stderr
     assert "Waiting for revisits" in done.stderr
+    check_continuous_crawl(site, items_of(feed))
+
+    # Stats and signals agree with what happened.
+    log = site.log
+    changed = stat_of(done.stderr, "revisit/changed")
+    unchanged = stat_of(done.stderr, "revisit/unchanged")
+    not_modified = stat_of(done.stderr, "revisit/not_modified")
+    assert not_modified == log.not_modified()
+    assert unchanged >= not_modified > 0 and changed > 0
+    assert stat_of(done.stderr, "revisit/gone") == 2
+    assert stat_of(done.stderr, "revisit/scheduled") == 3 + 8 + 3  # index, new, moved-new
+    assert (f"SIGNALS page_changed={changed} page_unchanged={unchanged} page_gone=2"
+            in done.stderr)
+
+
+def check_continuous_crawl(site, items):
+    """What a continuous crawl of a ``SITE`` site with ``CONTINUOUS`` settings must have
+    done, by the site's request log and the items of every worker."""
     log = site.log
     hits = log.snapshot()
-    items = items_of(feed)
 
     # Unchanged pages never reach the callback: each (page, content version) is one item.
     pairs = Counter((path_of(i["url"]), i["version"]) for i in items)
@@ -168,17 +189,6 @@ def test_a_continuous_crawl_on_a_changing_site(changing_site, tmp_path):
     moved = log.statuses("/moved.html")
     assert moved.count(301) == 1 and moved[-1] == 301, moved
     assert log.requests("/moved-new.html") >= 2
-
-    # Stats and signals agree with what happened.
-    changed = stat_of(done.stderr, "revisit/changed")
-    unchanged = stat_of(done.stderr, "revisit/unchanged")
-    not_modified = stat_of(done.stderr, "revisit/not_modified")
-    assert not_modified == log.not_modified()
-    assert unchanged >= not_modified > 0 and changed > 0
-    assert stat_of(done.stderr, "revisit/gone") == 2
-    assert stat_of(done.stderr, "revisit/scheduled") == 3 + 8 + 3  # index, new, moved-new
-    assert (f"SIGNALS page_changed={changed} page_unchanged={unchanged} page_gone=2"
-            in done.stderr)
 
 
 def test_off_by_default_the_crawl_ends_and_fetches_each_page_once(changing_site, tmp_path):
@@ -284,3 +294,35 @@ def test_kill_9_and_resume_keeps_the_schedule(changing_site, tmp_path):
     pairs = Counter((path_of(i["url"]), i["version"]) for i in items)
     assert max(pairs.values()) == 1, pairs
     assert len(items) > len(items_before)
+
+
+def test_two_redis_workers_share_one_schedule(changing_site, redis_server, tmp_path):
+    """FRONTIER_URL: the schedule is in Redis, shared by the workers; each due page is
+    claimed by one of them (no item twice across their feeds), and the whole crawl
+    behaves as one worker's would."""
+    import redis
+
+    site = changing_site(**SITE)
+    spider = write_spider(tmp_path)
+    workers = []
+    for name in ("w1", "w2"):
+        workdir = tmp_path / name
+        workdir.mkdir()
+        workers.append((workdir, start_crawlfw(
+            "runspider", spider, "-a", f"site={site.url}", "-o", workdir / "items.jl",
+            "-s", f"FRONTIER_URL={redis_server.url}", "-s", f"FRONTIER_WORKER={name}",
+            "-s", "FRONTIER_CHECKPOINT_INTERVAL=0.2", *CONTINUOUS, cwd=workdir)))
+    done = [wait_measured(*w, timeout_s=60) for _, w in workers]
+    for d in done:
+        assert d.returncode == 0, d.stderr[-3000:]
+        assert "'finish_reason': 'closespider_timeout'" in d.stderr
+    items = [i for workdir, _ in workers for i in items_of(workdir / "items.jl")]
+    check_continuous_crawl(site, items)
+    # Both workers made revisits: the schedule is the crawl's, not one worker's.
+    assert all(stat_of(d.stderr, "revisit/requests") for d in done), [
+        stat_of(d.stderr, "revisit/requests") for d in done]
+    assert sum(stat_of(d.stderr, "revisit/not_modified") or 0 for d in done) == \
+        site.log.not_modified()
+    client = redis.Redis.from_url(redis_server.url)
+    assert client.zcard("{crawlfw:changing}:revisit:due") == 3 + 8 + 3
+    assert client.hlen("{crawlfw:changing}:revisit:rec") == 3 + 8 + 3

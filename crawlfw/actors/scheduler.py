@@ -53,7 +53,6 @@ from crawlfw.core import _faults
 from crawlfw.core.frontier.api import FrontierBase
 from crawlfw.core.frontier.frontier import FrontierError
 from crawlfw.core.frontier.redis_link import FrontierStopping
-from crawlfw.core.frontier.revisit import revisit_request
 from crawlfw.core.frontier.shared_idle import IDLE_CHECKPOINT, IDLE_HOLD, SharedIdlePolicy
 
 logger = logging.getLogger(__name__)
@@ -76,6 +75,11 @@ WAKE_SLACK_S = 0.01
 #: Most due revisits pushed into the frontier per message handled (more wait for the
 #: next ``revisits_due``, told at once, so other messages are handled in between).
 REVISIT_BATCH = 1024
+
+#: Shared frontier with ``REVISIT_ENABLED``: seconds between two looks at the shared
+#: schedule's earliest due time (other workers add records; one that died leaves its due
+#: records to the others).
+REVISIT_POLL_S = 1.0
 
 #: Shared frontier: most requests of coalesced ``enqueue_requests`` messages pushed in
 #: one Redis call.
@@ -137,6 +141,7 @@ class SchedulerActor(CrawlActor):
         self._revisit_at = None  # wall-clock time the revisits_due timer fires
         self._revisit_timer = None
         self._revisit_outstanding: set[str] = set()  # fingerprints pushed, not answered
+        self._revisit_polled = 0.0  # shared frontier: when the schedule was last looked at
 
     def on_start(self):
         _faults.hit("scheduler.open")  # crash tests: Redis dies now
@@ -150,8 +155,11 @@ class SchedulerActor(CrawlActor):
             self._ticker.start()
         self.revisits = getattr(self.scheduler, "revisits", None)
         if self.revisits is not None:
-            self._revisit_figures()
-            self._arm_revisits(time.time())
+            try:
+                self._revisit_figures()
+                self._arm_revisits(time.time())  # a resumed job's schedule goes on
+            except _FRONTIER_ERRORS as e:
+                self._fail(e)
 
     def on_stop(self):
         if self._ticker is not None:
@@ -371,7 +379,7 @@ class SchedulerActor(CrawlActor):
             requests = []
             for record in records:
                 try:
-                    requests.append(revisit_request(record, self.spider))
+                    requests.append(self.revisits.request_of(record))
                 except (AttributeError, ValueError) as e:  # the spider lost a method
                     logger.error("Page not revisited any more: its stored request "
                                  "cannot be rebuilt (%(error)s)", {"error": e},
@@ -523,6 +531,14 @@ class SchedulerActor(CrawlActor):
         self._dispatch()
         if self.idle_check is not None:
             self._answer_idle_check(first=False)
+        if self.revisits is not None and now - self._revisit_polled >= REVISIT_POLL_S:
+            # the shared schedule: records other workers added, or left (one died)
+            self._revisit_polled = now
+            try:
+                self._arm_revisits(time.time())
+            except _FRONTIER_ERRORS as e:
+                self._fail(e)
+                return
         if now - self.last_figures >= FIGURES_INTERVAL_S:
             self.last_figures = now
             self._publish_figures()
@@ -647,8 +663,14 @@ class SchedulerActor(CrawlActor):
         if action == IDLE_HOLD:
             return  # asked again at the next tick
         message, self.idle_check = self.idle_check, None
-        self.send(message["reply_to"],
-                  {"type": "idle_checked", "token": message["token"], "pending": pending})
+        answer = {"type": "idle_checked", "token": message["token"], "pending": pending}
+        if self.revisits is not None and not pending:
+            try:
+                answer["revisits"] = len(self.revisits)
+            except _FRONTIER_ERRORS as e:
+                self._fail(e)
+                return
+        self.send(message["reply_to"], answer)
 
     def _maybe_checkpoint(self, force=False):
         if self.checkpoint_pending or self.spider_runner is None:

@@ -267,11 +267,12 @@ def _meta_interval(meta: dict[str, Any]) -> float | None:
     return value
 
 
-def stored_request(request: Request, spider: Spider | None) -> bytes:
+def stored_request(request: Request, spider: Spider | None,
+                   dumps: Any = None) -> bytes:
     """``request`` as a record stores it: its compact
-    :func:`~crawlfw.utils.reqser.request_to_dict` pickled, without the ``meta`` of one
-    download (redirects, retries, depth, the revisit state) and without the
-    conditional-GET headers a revisit added.
+    :func:`~crawlfw.utils.reqser.request_to_dict`, without the ``meta`` of one download
+    (redirects, retries, the revisit state) and without the conditional-GET headers a
+    revisit added, pickled (or written by ``dumps``: a dict -> bytes function).
 
     Raises:
         ValueError: the callback or errback is not a method of the spider.
@@ -296,6 +297,8 @@ def stored_request(request: Request, spider: Spider | None) -> bytes:
         else:
             del d["headers"]
     d.pop("dont_filter", None)
+    if dumps is not None:
+        return bytes(dumps(d))
     return pickle.dumps(d, 5)
 
 
@@ -334,15 +337,16 @@ class RevisitRecord:
                 f"interval={self.interval:g}, gone={self.gone})")
 
 
-def revisit_request(record: RevisitRecord, spider: Spider | None) -> Request:
-    """The request of a due ``record``: its stored request, ``dont_filter``, with
-    ``If-None-Match`` / ``If-Modified-Since`` from its validators and its state in
-    ``meta[REVISIT_META]``.
+def revisit_request(record: RevisitRecord, spider: Spider | None,
+                    loads: Any = pickle.loads) -> Request:
+    """The request of a due ``record``: its stored request (read by ``loads``, bytes ->
+    dict), ``dont_filter``, with ``If-None-Match`` / ``If-Modified-Since`` from its
+    validators and its state in ``meta[REVISIT_META]``.
 
     Raises:
         AttributeError: the spider lost a method the stored request names.
     """
-    d = pickle.loads(record.request)
+    d = loads(record.request)
     d["dont_filter"] = True
     meta = dict(d.get("meta") or {})
     meta[REVISIT_META] = (record.fp.hex(), record.etag, record.last_modified, record.digest)
@@ -362,6 +366,13 @@ class _ScheduleBase:
 
     config: RevisitConfig
     spider: Spider | None = None
+    #: How stored requests are written (None: pickled) and read.
+    dumps: Any = None
+    loads: Any = staticmethod(pickle.loads)
+
+    def request_of(self, record: RevisitRecord) -> Request:
+        """The conditional-GET request of ``record`` (:func:`revisit_request`)."""
+        return revisit_request(record, self.spider, self.loads)
 
     def get(self, fp: bytes) -> RevisitRecord | None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -409,7 +420,7 @@ class _ScheduleBase:
             outcome = "changed" if record.digest != visit["digest"] else "unchanged"
         if record is None:
             try:
-                blob = stored_request(visit["request"], self.spider)
+                blob = stored_request(visit["request"], self.spider, self.dumps)
             except (ValueError, pickle.PicklingError, TypeError, AttributeError):
                 return "ignored"
             interval = fixed if fixed is not None else config.interval_s
@@ -435,7 +446,7 @@ class _ScheduleBase:
         record.due = now + record.interval
         if changed or old_fp != fp:  # the request as the site now leads to it
             try:
-                record.request = stored_request(visit["request"], self.spider)
+                record.request = stored_request(visit["request"], self.spider, self.dumps)
             except (ValueError, pickle.PicklingError, TypeError, AttributeError):
                 pass  # keep the stored one
         if old_fp != fp:

@@ -25,6 +25,7 @@ from crawlfw.core.frontier.revisit import (
     MemoryRevisitSchedule,
     RevisitConfig,
     SqliteRevisitSchedule,
+    _ScheduleBase,
 )
 from crawlfw.core.frontier.sqlite_frontier import SqliteFrontier
 from crawlfw.core.transport.hostpolicy import HostPolicy
@@ -70,7 +71,8 @@ class Scheduler:
             limit).
         revisit: the ``REVISIT_*`` settings (:class:`~crawlfw.core.frontier.revisit.RevisitConfig`;
             None: off). Enabled, :meth:`open` builds :attr:`revisits`, the revisit
-            schedule: in the ``JOBDIR``'s frontier with one, in memory without.
+            schedule: in the ``JOBDIR``'s frontier with one, in the shared frontier's
+            Redis with a ``FRONTIER_URL``, in memory without either.
 
     Raises:
         crawlfw.core.frontier.frontier.FrontierError: the ``JOBDIR``'s frontier cannot be opened.
@@ -86,7 +88,7 @@ class Scheduler:
         self.df = dupefilter
         self.revisit = revisit if revisit is not None and revisit.enabled else None
         #: The revisit schedule (``REVISIT_ENABLED``), built by :meth:`open`; else None.
-        self.revisits: MemoryRevisitSchedule | SqliteRevisitSchedule | None = None
+        self.revisits: _ScheduleBase | None = None
         self.logunser = logunser
         self.stats = stats
         self.spider: Spider | None = None
@@ -163,7 +165,12 @@ class Scheduler:
         self.frontier.open(spider)
         if self.revisit is not None:
             conn = getattr(self.frontier, "conn", None)
-            if isinstance(self.frontier, SqliteFrontier) and conn is not None:
+            if getattr(self.frontier, "shared", False):
+                from crawlfw.core.frontier.redis_revisit import RedisRevisitSchedule
+
+                self.revisits = RedisRevisitSchedule(self.frontier,  # type: ignore[arg-type]
+                                                     self.revisit, spider)
+            elif isinstance(self.frontier, SqliteFrontier) and conn is not None:
                 self.revisits = SqliteRevisitSchedule(conn, self.revisit, spider)
             else:
                 self.revisits = MemoryRevisitSchedule(self.revisit, spider)
