@@ -53,8 +53,27 @@ def fp(url):
     return bytes.fromhex(request_fingerprint(Request(url)))
 
 
+def redis_schedule(url):
+    """A RedisRevisitSchedule on the Redis at ``url``, with what it uses of a
+    RedisFrontier (client, scripts, key prefix, retry settings)."""
+    import types
+
+    import redis
+
+    from crawlfw.core.frontier.redis_link import RedisLink, Scripts
+    from crawlfw.core.frontier.redis_revisit import RedisRevisitSchedule
+
+    client = redis.Redis.from_url(url)
+    frontier = types.SimpleNamespace(
+        client=client, scripts=Scripts(client, {}), _k=lambda name: f"{{t}}:{name}",
+        url=url, retry_timeout_s=5.0, stats=None, link=RedisLink())
+    return RedisRevisitSchedule(frontier, CONFIG, SPIDER)
+
+
 @pytest.fixture(params=["memory", "sqlite"])
 def schedule(request, tmp_path):
+    """The memory and the SQLite schedules (the Redis one: the same tests run by
+    :func:`test_the_redis_schedule_gives_the_same_outcomes`)."""
     if request.param == "memory":
         yield MemoryRevisitSchedule(CONFIG, SPIDER)
     else:
@@ -188,7 +207,7 @@ def test_a_redirect_moves_the_schedule_to_the_new_url(schedule):
     assert schedule.get(fp("http://a/old")) is None
     record = schedule.get(fp("http://a/new"))
     assert (record.interval, record.due) == (8.0, 18.0)  # its history moved with it
-    assert pickle.loads(record.request)["url"] == "http://a/new"
+    assert schedule.loads(record.request)["url"] == "http://a/new"
     assert len(schedule) == 1
 
 
@@ -205,10 +224,11 @@ def test_the_schedule_grows_with_pages_not_visits(schedule):
     now = 0.0
     for i in range(10):
         schedule.visited(visit(f"http://a/{i}"), now)
-    for _ in range(1000):
+    for _ in range(200 if not isinstance(schedule, (MemoryRevisitSchedule,
+                                                    SqliteRevisitSchedule)) else 1000):
         now += rng.random()
         for record in schedule.take_due(now, 100):
-            url = pickle.loads(record.request)["url"]
+            url = schedule.loads(record.request)["url"]
             outcome = rng.choice(("changed", "unchanged"))
             schedule.visited(visit(url, outcome, digest=str(rng.random())), now)
     assert len(schedule) == 10
@@ -347,3 +367,44 @@ def test_a_bad_meta_revisit_interval_is_named():
     request = Request("http://a/1", meta={"revisit_interval": "daily"})
     with pytest.raises(ValueError, match=r"meta\['revisit_interval'\] must be a number"):
         classify(request, answer(request), None, request_fingerprint(request))
+
+
+@pytest.mark.slow
+def test_two_workers_never_take_the_same_record(redis_server):
+    """The shared schedule's take is one script: claims of two workers are disjoint."""
+    one, two = redis_schedule(redis_server.url), redis_schedule(redis_server.url)
+    for i in range(50):
+        one.visited(visit(f"http://a/{i}"), float(i))
+    taken_one = one.take_due(100.0, 20)
+    taken_two = two.take_due(100.0, 100)
+    assert len(taken_one) == 20 and len(taken_two) == 30
+    assert not {r.fp for r in taken_one} & {r.fp for r in taken_two}
+    assert one.take_due(100.0, 100) == []
+    request = two.request_of(taken_two[0])  # stored as JSON, never a pickle
+    assert request.dont_filter and request.callback == SPIDER.parse_page
+
+
+#: The outcome tests every schedule passes (run on Redis by the test below).
+SCHEDULE_TESTS = (
+    test_a_new_page_is_due_after_the_interval,
+    test_due_records_are_taken_earliest_first_and_move_one_interval_on,
+    test_changed_shrinks_unchanged_grows_the_interval,
+    test_meta_revisit_interval_fixes_a_pages_interval,
+    test_gone_counts_then_drops_the_page,
+    test_a_page_back_after_a_404_starts_counting_again,
+    test_an_unknown_pages_404_touches_nothing,
+    test_forget_removes_the_page,
+    test_a_redirect_moves_the_schedule_to_the_new_url,
+    test_a_page_met_again_as_new_keeps_its_history,
+    test_the_schedule_grows_with_pages_not_visits,
+)
+
+
+@pytest.mark.slow
+def test_the_redis_schedule_gives_the_same_outcomes(redis_server):
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    for test in SCHEDULE_TESTS:
+        client.flushdb()
+        test(redis_schedule(redis_server.url))
