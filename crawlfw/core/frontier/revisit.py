@@ -331,6 +331,7 @@ class RevisitRecord:
         self.digest = digest
         self.gone = gone
         self.fixed = fixed
+        self._size = 0  # bytes counted by the in-memory schedule
 
     def __repr__(self) -> str:
         return (f"RevisitRecord(fp={self.fp.hex()[:12]}, due={self.due:.3f}, "
