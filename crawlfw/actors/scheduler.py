@@ -30,6 +30,13 @@ workers pushed while it has unused credit, and answers a ``check_idle`` it held 
 ``enqueue_requests`` messages that arrive in a burst are pushed together, in one Redis
 round trip, before any other message is handled. Why and how: ARCHITECTURE.md, "One
 crawl, many workers".
+
+With ``REVISIT_ENABLED`` it owns the revisit schedule too (the Scheduler's
+``revisits``, :mod:`crawlfw.core.frontier.revisit`): ``revisit_visited`` from the
+SpiderRunner applies each page's outcome; a timer at the earliest due time tells it
+``revisits_due``, and it pushes the due pages into the frontier as conditional-GET
+requests that pass the dupefilter; ``idle_checked`` carries ``revisits`` (pages
+scheduled), so the Engine waits for them instead of finishing the crawl.
 """
 
 import logging
@@ -46,6 +53,7 @@ from crawlfw.core import _faults
 from crawlfw.core.frontier.api import FrontierBase
 from crawlfw.core.frontier.frontier import FrontierError
 from crawlfw.core.frontier.redis_link import FrontierStopping
+from crawlfw.core.frontier.revisit import revisit_request
 from crawlfw.core.frontier.shared_idle import IDLE_CHECKPOINT, IDLE_HOLD, SharedIdlePolicy
 
 logger = logging.getLogger(__name__)
@@ -64,6 +72,10 @@ TICK_S = 0.1
 #: Seconds a ``dispatch_due`` timer may fire after the time a host becomes ready, so
 #: that hosts ready at nearby times share one timer.
 WAKE_SLACK_S = 0.01
+
+#: Most due revisits pushed into the frontier per message handled (more wait for the
+#: next ``revisits_due``, told at once, so other messages are handled in between).
+REVISIT_BATCH = 1024
 
 #: Shared frontier: most requests of coalesced ``enqueue_requests`` messages pushed in
 #: one Redis call.
@@ -120,6 +132,11 @@ class SchedulerActor(CrawlActor):
         self.per_host = hasattr(self.frontier, "hosts_finished")
         self._wake_at = None  # when the dispatch_due timer started last fires
         self._wake_timer = None
+        # The revisit schedule (REVISIT_ENABLED; the scheduler's, built by its open()).
+        self.revisits = None
+        self._revisit_at = None  # wall-clock time the revisits_due timer fires
+        self._revisit_timer = None
+        self._revisit_outstanding: set[str] = set()  # fingerprints pushed, not answered
 
     def on_start(self):
         _faults.hit("scheduler.open")  # crash tests: Redis dies now
@@ -131,12 +148,18 @@ class SchedulerActor(CrawlActor):
         if self.shared:
             self._ticker = _Ticker(self.actor_ref, TICK_S)
             self._ticker.start()
+        self.revisits = getattr(self.scheduler, "revisits", None)
+        if self.revisits is not None:
+            self._revisit_figures()
+            self._arm_revisits(time.time())
 
     def on_stop(self):
         if self._ticker is not None:
             self._ticker.stop()
         if self._wake_timer is not None:
             self._wake_timer.cancel()
+        if self._revisit_timer is not None:
+            self._revisit_timer.cancel()
         self._push_coalesced()
         try:
             left = self.scheduler.close("finished")
@@ -266,10 +289,114 @@ class SchedulerActor(CrawlActor):
                             "by its delay in %(wait).1f s", {"s": message["stalled_s"],
                                                              "wait": wait_s},
                             extra={"spider": self.spider})
-        self.send(
-            message["reply_to"],
-            {"type": "idle_checked", "token": message["token"], "pending": len(self.frontier)},
-        )
+        answer = {"type": "idle_checked", "token": message["token"],
+                  "pending": len(self.frontier)}
+        if self.revisits is not None and not self.failed:
+            answer["revisits"] = len(self.revisits)
+            if self.durable and answer["revisits"]:
+                # the crawl rests till the next revisit: commit what the last visits did
+                self._maybe_checkpoint(force=True)
+        self.send(message["reply_to"], answer)
+
+    # --- revisits (REVISIT_ENABLED) -----------------------------------------------------
+
+    def handle_revisit_visited(self, message: messages.RevisitVisited) -> None:
+        """Apply each visit's outcome to the schedule (due again after its interval,
+        adapted; gone; moved by a redirect; dropped)."""
+        revisits = self.revisits
+        if revisits is None or self.failed:
+            return
+        now = time.time()
+        stats, spider = self.crawler.stats, self.spider
+        outstanding = self._revisit_outstanding
+        try:
+            for visit in message["visits"]:
+                outstanding.discard(visit["fp"])
+                if visit["moved_from"]:
+                    outstanding.discard(visit["moved_from"])
+                    stats.inc_value("revisit/moved", spider=spider)
+                result = revisits.visited(visit, now)
+                if result == "dropped":
+                    stats.inc_value("revisit/dropped", spider=spider)
+        except _FRONTIER_ERRORS as e:
+            self._fail(e)
+            return
+        self._revisit_figures()
+        self._arm_revisits(now)
+        if self.durable:
+            self._maybe_checkpoint()
+
+    def handle_revisits_due(self, message: messages.RevisitsDue) -> None:
+        """The earliest record is due (the timer :meth:`_arm_revisits` started): push the
+        due records into the frontier, :data:`REVISIT_BATCH` at a time."""
+        if self.revisits is None or self.failed:
+            return
+        self._revisit_at = None
+        now = time.time()
+        try:
+            records = self.revisits.take_due(now, REVISIT_BATCH)
+            requests = []
+            for record in records:
+                try:
+                    requests.append(revisit_request(record, self.spider))
+                except (AttributeError, ValueError) as e:  # the spider lost a method
+                    logger.error("Page not revisited any more: its stored request "
+                                 "cannot be rebuilt (%(error)s)", {"error": e},
+                                 extra={"spider": self.spider})
+                    self.revisits.remove(record.fp)
+                    continue
+                self._revisit_outstanding.add(record.fp.hex())
+            if requests:
+                self.frontier.push_many(requests)
+                self.crawler.stats.inc_value("revisit/requests", len(requests),
+                                             spider=self.spider)
+        except _FRONTIER_ERRORS as e:
+            self._fail(e)
+            return
+        if len(records) >= REVISIT_BATCH:
+            self.actor_ref.tell({"type": "revisits_due"})  # the rest, after other messages
+        else:
+            self._arm_revisits(now)
+        self._revisit_figures()
+        self._dispatch()
+
+    def _arm_revisits(self, now):
+        """Start a timer telling this actor ``revisits_due`` at the schedule's earliest
+        due time (``now``: wall-clock seconds), unless one fires by then; none when the
+        schedule is empty. The crawl uses no CPU meanwhile."""
+        due = self.revisits.next_due()
+        if due is None:
+            return
+        if self._revisit_at is not None and self._revisit_at <= due + WAKE_SLACK_S:
+            return  # the running timer fires first
+        if self._revisit_timer is not None:
+            self._revisit_timer.cancel()
+        self._revisit_at = due
+        ref = self.actor_ref
+
+        def tell():
+            try:
+                ref.tell({"type": "revisits_due"})
+            except Exception:  # the scheduler stopped meanwhile
+                pass
+
+        timer = self._revisit_timer = threading.Timer(max(due - now, 0.0), tell)
+        timer.daemon = True
+        timer.start()
+
+    def _revisit_figures(self):
+        """The schedule's gauges in the stats (``crawlfw status`` shows them):
+        ``revisit/scheduled`` pages, ``revisit/due_now`` (pushed, not answered yet),
+        ``revisit/next_due`` (wall-clock time of the earliest one not pushed),
+        ``revisit/memory_bytes`` (the in-memory schedule)."""
+        revisits, stats, spider = self.revisits, self.crawler.stats, self.spider
+        stats.set_value("revisit/scheduled", len(revisits), spider=spider)
+        stats.set_value("revisit/due_now", len(self._revisit_outstanding), spider=spider)
+        due = revisits.next_due()
+        stats.set_value("revisit/next_due", round(due, 3) if due is not None else None,
+                        spider=spider)
+        if not revisits.durable:
+            stats.set_value("revisit/memory_bytes", revisits.memory_bytes(), spider=spider)
 
     def _stalled(self, stalled_s):
         """The crawl has been stuck ``stalled_s`` seconds (``STALL_TIMEOUT``): log what

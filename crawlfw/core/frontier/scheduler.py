@@ -21,6 +21,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from crawlfw.core.frontier.frontier import DEFAULT_MEMORY_LIMIT, MemoryFrontier
+from crawlfw.core.frontier.revisit import (
+    MemoryRevisitSchedule,
+    RevisitConfig,
+    SqliteRevisitSchedule,
+)
 from crawlfw.core.frontier.sqlite_frontier import SqliteFrontier
 from crawlfw.core.transport.hostpolicy import HostPolicy
 from crawlfw.utils.job import job_dir
@@ -63,6 +68,9 @@ class Scheduler:
         memory_limit_bytes: without a ``JOBDIR``, bytes of queued requests kept in RAM
             before the rest spill to a temporary file (``FRONTIER_MEMORY_LIMIT``; 0: no
             limit).
+        revisit: the ``REVISIT_*`` settings (:class:`~crawlfw.core.frontier.revisit.RevisitConfig`;
+            None: off). Enabled, :meth:`open` builds :attr:`revisits`, the revisit
+            schedule: in the ``JOBDIR``'s frontier with one, in memory without.
 
     Raises:
         crawlfw.core.frontier.frontier.FrontierError: the ``JOBDIR``'s frontier cannot be opened.
@@ -73,8 +81,12 @@ class Scheduler:
                  stats: StatsCollector | None = None, fsync: bool = True,
                  frontier: Frontier | None = None, wal_checkpoint_s: float = 30.0,
                  policy: HostPolicy | None = None,
-                 memory_limit_bytes: int = DEFAULT_MEMORY_LIMIT, **kw: Any) -> None:
+                 memory_limit_bytes: int = DEFAULT_MEMORY_LIMIT,
+                 revisit: RevisitConfig | None = None, **kw: Any) -> None:
         self.df = dupefilter
+        self.revisit = revisit if revisit is not None and revisit.enabled else None
+        #: The revisit schedule (``REVISIT_ENABLED``), built by :meth:`open`; else None.
+        self.revisits: MemoryRevisitSchedule | SqliteRevisitSchedule | None = None
         self.logunser = logunser
         self.stats = stats
         self.spider: Spider | None = None
@@ -107,10 +119,14 @@ class Scheduler:
         """
         settings = crawler.settings
         check_priority_queue(settings)
+        from crawlfw.exceptions import CrawlStartError
+
+        try:
+            revisit = RevisitConfig.from_settings(settings)
+        except ValueError as e:
+            raise CrawlStartError(str(e)) from None
         memory_limit = settings.getint("FRONTIER_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT)
         if memory_limit < 0:
-            from crawlfw.exceptions import CrawlStartError
-
             raise CrawlStartError(
                 f"FRONTIER_MEMORY_LIMIT must be a number of bytes, or 0 for no limit, got "
                 f"{settings.get('FRONTIER_MEMORY_LIMIT')!r}")
@@ -134,6 +150,7 @@ class Scheduler:
             fsync=settings.getbool("FRONTIER_FSYNC", True),
             wal_checkpoint_s=settings.getfloat("FRONTIER_WAL_CHECKPOINT_INTERVAL", 30.0),
             memory_limit_bytes=memory_limit,
+            revisit=revisit,
         )
 
     def has_pending_requests(self) -> bool:
@@ -144,6 +161,12 @@ class Scheduler:
         """Open the frontier and the dupefilter for ``spider``."""
         self.spider = spider
         self.frontier.open(spider)
+        if self.revisit is not None:
+            conn = getattr(self.frontier, "conn", None)
+            if isinstance(self.frontier, SqliteFrontier) and conn is not None:
+                self.revisits = SqliteRevisitSchedule(conn, self.revisit, spider)
+            else:
+                self.revisits = MemoryRevisitSchedule(self.revisit, spider)
         return self.df.open()
 
     def close(self, reason: str) -> Sequence[Request]:
