@@ -361,18 +361,18 @@ def format_report(args, result: dict, versions: dict) -> str:
              f"concurrency {args.concurrency}; {os.cpu_count()} CPUs (shared), Python "
              f"{platform.python_version()}, crawlfw {versions.get('crawlfw')}, Scrapy "
              f"{versions.get('scrapy', '-')}", ""]
-    head = (f"{'run':<22} {'round':>5} {'requests':>8} {'MB':>7} {'304s':>6} {'CPU s':>7} "
+    head = (f"{'run':<26} {'round':>5} {'requests':>8} {'MB':>7} {'304s':>6} {'CPU s':>7} "
             f"{'wall s':>7} {'items':>6} {'caught':>9}")
     lines.append(head)
     for r in result["reruns"]:
-        lines.append(f"{r['name'] + ' re-run':<22} {r['round']:>5} {r['requests']:>8} "
+        lines.append(f"{r['name'] + ' re-run':<26} {r['round']:>5} {r['requests']:>8} "
                      f"{r['bytes'] / 1e6:>7.1f} {r['not_modified']:>6} {r['cpu_s']:>7.1f} "
                      f"{r['wall_s']:>7.1f} {r['items']:>6} {r['caught']:>4}/{r['changed']:<4}")
     for c in result["continuous"]:
         for w in c["windows"]:
             label = f"continuous {c['mode']}" + (" (1st)" if w["round"] == 0 else "")
             catch = f"{w['caught']:>4}/{w['changed']:<4}" if w["round"] else f"{'-':>9}"
-            lines.append(f"{label:<22} {w['round']:>5} {w['requests']:>8} "
+            lines.append(f"{label:<26} {w['round']:>5} {w['requests']:>8} "
                          f"{w['bytes'] / 1e6:>7.1f} {w['not_modified']:>6} {w['cpu_s']:>7.1f} "
                          f"{w['wall_s']:>7.1f} {w['items']:>6} {catch}")
     lines.append("")
