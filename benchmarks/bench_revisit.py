@@ -211,7 +211,8 @@ class Bench:
         if name == "scrapy":
             argv = [python, "-m", "scrapy", "runspider", str(self.workdir / "revisit_scrapy.py"),
                     "-a", f"base_url={self.server.url}", "-o", str(feed),
-                    *self._settings(agent), "-s", "TELNETCONSOLE_ENABLED=0"]
+                    *self._settings(agent), "-s", "TELNETCONSOLE_ENABLED=0",
+                    "-s", "REMOTE_CONTROL_ENABLED=0"]
             env = _env(None)
         else:
             argv = self.crawlfw_argv(feed, agent)
