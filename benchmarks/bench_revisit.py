@@ -350,8 +350,16 @@ def run_rounds(args, bench: Bench, scrapy_python: str | None, say) -> dict:
                 if run is not None:
                     for key in per:
                         per[key].append(_ratio(w[key], run[key]))
-            ratios[f"{c['mode']}/{other}"] = {k: {"median": _median(v), "all": v}
-                                              for k, v in per.items()}
+            entry = {k: {"median": _median(v), "all": v} for k, v in per.items()}
+            # over all rounds: the windows' sums over the re-runs' sums (an adaptive
+            # crawl's revisits drift across windows; the sum does not care)
+            runs = [x for x in reruns if x["name"] == other]
+            if runs and len(c["windows"]) > 1:
+                for key in per:
+                    entry[key]["total"] = _ratio(
+                        sum(w[key] for w in c["windows"][1:]),
+                        sum(x[key] for x in runs) * (len(c["windows"]) - 1) / len(runs))
+            ratios[f"{c['mode']}/{other}"] = entry
     return {"reruns": reruns, "continuous": continuous, "ratios": ratios}
 
 
@@ -378,8 +386,12 @@ def format_report(args, result: dict, versions: dict) -> str:
                          f"{w['wall_s']:>7.1f} {w['items']:>6} {catch}")
     lines.append("")
     for c in result["continuous"]:
+        changed = sum(w["changed"] for w in c["windows"])
         lines.append(f"continuous {c['mode']}: exit {c['returncode']}, {c['items']} items, "
-                     f"{c['duplicate_items']} duplicate (url, version) items; stats "
+                     f"{c['duplicate_items']} duplicate (url, version) items; changed pages "
+                     f"caught in their round {sum(w['caught'] for w in c['windows'])}/"
+                     f"{changed}, by the end {sum(w['caught_by_end'] for w in c['windows'])}/"
+                     f"{changed}; stats "
                      + ", ".join(f"{k}={v}" for k, v in sorted(c["stats"].items())
                                  if k.startswith("revisit/")))
     for key, per in result["ratios"].items():
@@ -389,6 +401,9 @@ def format_report(args, result: dict, versions: dict) -> str:
             continue
         line = (f"continuous ({mode}) / {other} re-run, median per round: bytes {b:.3f}, "
                 f"CPU {cpu:.3f}, requests {per['requests']['median']:.3f}")
+        if per["bytes"].get("total") is not None:
+            line += (f"; over all rounds: bytes {per['bytes']['total']:.3f}, CPU "
+                     f"{per['cpu_s']['total']:.3f}")
         if other == "scrapy":
             line += (f" (targets: bytes <= 0.2 {'met' if b <= 0.2 else 'MISSED'}, CPU <= 0.3 "
                      f"{'met' if cpu <= 0.3 else 'MISSED'})")
