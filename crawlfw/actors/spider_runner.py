@@ -103,6 +103,7 @@ class SpiderRunnerActor(CrawlActor):
         # REVISIT_ENABLED: the visits of parked callbacks' responses, by request
         self.revisit = crawler.settings.getbool("REVISIT_ENABLED", False)
         self._parked_visits: dict[int, dict] = {}
+        self._held_visits: dict | None = None  # the revisit_visited held in this burst
 
     def send(self, ref, message) -> None:
         """:meth:`CrawlActor.send <crawlfw.actors._base.CrawlActor.send>`; while a burst
@@ -163,6 +164,7 @@ class SpiderRunnerActor(CrawlActor):
     def flush_held(self) -> None:
         self._held_enqueue = None
         self._held_scraped = None
+        self._held_visits = None
         super().flush_held()
 
     def on_stop(self):
@@ -201,7 +203,7 @@ class SpiderRunnerActor(CrawlActor):
         visit = self._revisit_visit(request, response) if self.revisit else None
         if visit is not None and visit["outcome"] == "unchanged":
             # the callback is not called: no duplicate items, no links followed again
-            self.send(self.scheduler, {"type": "revisit_visited", "visits": [visit]})
+            self._tell_visit(visit)
             if request._lease is not None:
                 self.scraper.done_leases.append(request._lease)
             self.send(self.engine, {"type": "response_scraped", "request": request,
@@ -271,7 +273,22 @@ class SpiderRunnerActor(CrawlActor):
                          "schedule's", {"error": e, "request": request},
                          extra={"spider": self.spider})
             visit["interval"] = None
-        self.send(self.scheduler, {"type": "revisit_visited", "visits": [visit]})
+        self._tell_visit(visit)
+
+    def _tell_visit(self, visit):
+        """Tell the Scheduler ``visit`` before the response's ``response_scraped``: in a
+        burst (``hold_types``) the visits go in one ``revisit_visited``, held where the
+        burst's first visit was (so before every response it counts is reported to the
+        Engine, whose idle check must find the page in the schedule); it is not a plain
+        ``enqueue_requests``, so it does not stop those from being merged."""
+        held = self._held_visits
+        if held is not None:
+            held["visits"].append(visit)
+            return
+        message = {"type": "revisit_visited", "visits": [visit]}
+        CrawlActor.send(self, self.scheduler, message)
+        if self._holding:
+            self._held_visits = message
 
     # --- engine.download from async callbacks -------------------------------------------
 
