@@ -359,6 +359,8 @@ class SchedulerActor(CrawlActor):
                 result = revisits.visited(visit, now)
                 if result == "dropped":
                     stats.inc_value("revisit/dropped", spider=spider)
+                elif result == "not_stored":
+                    self._not_stored(visit["request"])
         except _FRONTIER_ERRORS as e:
             self._fail(e)
             return
@@ -366,6 +368,18 @@ class SchedulerActor(CrawlActor):
         self._arm_revisits(now)
         if self.durable:
             self._maybe_checkpoint()
+
+    def _not_stored(self, request):
+        """A page crawled but not scheduled: its request cannot be stored (counted in
+        ``revisit/not_stored``; the first one logged as a WARNING)."""
+        stats = self.crawler.stats
+        if not stats.get_value("revisit/not_stored", spider=self.spider):
+            logger.warning("%(request)s is not scheduled for revisits: its request cannot "
+                           "be stored (a callback or errback that is not a method of the "
+                           "spider, or a meta or cb_kwargs value that cannot be written); "
+                           "further ones are counted in revisit/not_stored",
+                           {"request": request}, extra={"spider": self.spider})
+        stats.inc_value("revisit/not_stored", spider=self.spider)
 
     def handle_revisits_due(self, message: messages.RevisitsDue) -> None:
         """The earliest record is due (the timer :meth:`_arm_revisits` started): push the

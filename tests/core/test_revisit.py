@@ -408,3 +408,10 @@ def test_the_redis_schedule_gives_the_same_outcomes(redis_server):
     for test in SCHEDULE_TESTS:
         client.flushdb()
         test(redis_schedule(redis_server.url))
+
+
+def test_a_request_that_cannot_be_stored_is_not_scheduled(schedule):
+    request = Request("http://a/1", callback=lambda response: None)
+    v = {**visit("http://a/1"), "request": request}
+    assert schedule.visited(v, 0.0) == "not_stored"
+    assert len(schedule) == 0

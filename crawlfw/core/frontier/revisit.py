@@ -391,8 +391,9 @@ class _ScheduleBase:
             what happened: ``'scheduled'`` (a new page), ``'changed'``,
             ``'unchanged'``, ``'gone'`` (the record waits for the next try),
             ``'dropped'`` (gone ``REVISIT_GONE_LIMIT`` times, or opted out: no more
-            revisits), ``'ignored'`` (nothing to do: an unknown page's 404, a request
-            that cannot be stored).
+            revisits), ``'not_stored'`` (a new page whose request cannot be stored: a
+            callback that is no spider method, a ``meta`` value that cannot be written),
+            ``'ignored'`` (nothing to do: an unknown page's 404 or opt-out).
         """
         config = self.config
         fp = bytes.fromhex(visit["fp"])
@@ -423,7 +424,7 @@ class _ScheduleBase:
             try:
                 blob = stored_request(visit["request"], self.spider, self.dumps)
             except (ValueError, pickle.PicklingError, TypeError, AttributeError):
-                return "ignored"
+                return "not_stored"
             interval = fixed if fixed is not None else config.interval_s
             record = RevisitRecord(fp, blob, now + interval, interval, visit["etag"],
                                    visit["last_modified"], visit["digest"],
