@@ -452,6 +452,9 @@ class SchedulerActor(CrawlActor):
                         spider=spider)
         if not revisits.durable:
             stats.set_value("revisit/memory_bytes", revisits.memory_bytes(), spider=spider)
+            disk_bytes = getattr(revisits, "disk_bytes", None)
+            if disk_bytes is not None:
+                stats.set_value("revisit/disk_bytes", disk_bytes(), spider=spider)
 
     def _stalled(self, stalled_s):
         """The crawl has been stuck ``stalled_s`` seconds (``STALL_TIMEOUT``): log what

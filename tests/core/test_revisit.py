@@ -12,6 +12,7 @@ from crawlfw.core.frontier.revisit import (
     REVISIT_META,
     MemoryRevisitSchedule,
     RevisitConfig,
+    SpillingRevisitSchedule,
     SqliteRevisitSchedule,
     adapt_interval,
     classify,
@@ -70,12 +71,18 @@ def redis_schedule(url):
     return RedisRevisitSchedule(frontier, CONFIG, SPIDER)
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def schedule(request, tmp_path):
-    """The memory and the SQLite schedules (the Redis one: the same tests run by
+@pytest.fixture(params=["memory", "sqlite", "spilled"])
+def schedule(request, tmp_path, monkeypatch):
+    """The memory and the SQLite schedules, and the schedule without JOBDIR moved to its
+    temporary file at once (a budget of 1 byte) (the Redis one: the same tests run by
     :func:`test_the_redis_schedule_gives_the_same_outcomes`)."""
     if request.param == "memory":
         yield MemoryRevisitSchedule(CONFIG, SPIDER)
+    elif request.param == "spilled":
+        monkeypatch.setenv("TMPDIR", str(tmp_path))
+        spilling = SpillingRevisitSchedule(CONFIG, SPIDER, limit_bytes=1)
+        yield spilling
+        spilling.close()
     else:
         conn = sqlite3.connect(tmp_path / "frontier.sqlite")
         yield SqliteRevisitSchedule(conn, CONFIG, SPIDER)
@@ -224,8 +231,8 @@ def test_the_schedule_grows_with_pages_not_visits(schedule):
     now = 0.0
     for i in range(10):
         schedule.visited(visit(f"http://a/{i}"), now)
-    for _ in range(200 if not isinstance(schedule, (MemoryRevisitSchedule,
-                                                    SqliteRevisitSchedule)) else 1000):
+    for _ in range(1000 if isinstance(schedule, (MemoryRevisitSchedule, SqliteRevisitSchedule,
+                                                 SpillingRevisitSchedule)) else 200):
         now += rng.random()
         for record in schedule.take_due(now, 100):
             url = schedule.loads(record.request)["url"]
@@ -415,3 +422,25 @@ def test_a_request_that_cannot_be_stored_is_not_scheduled(schedule):
     v = {**visit("http://a/1"), "request": request}
     assert schedule.visited(v, 0.0) == "not_stored"
     assert len(schedule) == 0
+
+
+def test_without_jobdir_the_schedule_moves_to_a_temporary_file_past_the_budget(
+        tmp_path, monkeypatch):
+    """FRONTIER_MEMORY_LIMIT is the in-memory schedule's budget too: past it, the records
+    move to a private temporary SQLite file (unlinked: nothing left by name) and the
+    schedule goes on the same."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    schedule = SpillingRevisitSchedule(CONFIG, SPIDER, limit_bytes=20_000)
+    for i in range(20):
+        schedule.visited(visit(f"http://a/{i}", etag=f'"e{i}"'), float(i))
+    assert schedule.file is None and 0 < schedule.memory_bytes() <= 20_000
+    for i in range(20, 100):
+        schedule.visited(visit(f"http://a/{i}", etag=f'"e{i}"'), float(i))
+    assert schedule.file is not None
+    assert schedule.memory_bytes() == 0 and schedule.disk_bytes() > 0
+    assert len(schedule) == 100
+    assert schedule.get(fp("http://a/5")).etag == '"e5"'
+    assert [r.fp for r in schedule.take_due(12.5, 10)] == [fp("http://a/0"), fp("http://a/1"),
+                                                             fp("http://a/2")]
+    assert not [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix == ".sqlite"]
+    schedule.close()

@@ -37,7 +37,7 @@ import heapq
 import math
 import pickle
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -560,7 +560,7 @@ class MemoryRevisitSchedule(_ScheduleBase):
     def __len__(self) -> int:
         return len(self.records)
 
-    def __iter__(self) -> Iterable[RevisitRecord]:
+    def __iter__(self) -> Iterator[RevisitRecord]:
         return iter(list(self.records.values()))
 
 
@@ -675,6 +675,116 @@ class SqliteRevisitSchedule(_ScheduleBase):
     def __len__(self) -> int:
         return int(self._count)
 
-    def __iter__(self) -> Iterable[RevisitRecord]:
+    def __iter__(self) -> Iterator[RevisitRecord]:
         rows = self.conn.execute(f"SELECT {_COLUMNS} FROM revisits ORDER BY due").fetchall()
         return iter([_row_record(row) for row in rows])
+
+
+class SpillingRevisitSchedule(_ScheduleBase):
+    """The schedule without a ``JOBDIR``, on the frontier's memory budget: in memory
+    (:class:`MemoryRevisitSchedule`) while it takes at most ``limit_bytes``
+    (``FRONTIER_MEMORY_LIMIT``, the figure the frontier's queued requests keep to), then
+    moved whole into a private temporary SQLite file (the frontier's spill directory:
+    ``$TMPDIR``, else ``/var/tmp``; unlinked at once, so its space goes with the process)
+    and kept there as a :class:`SqliteRevisitSchedule` (nothing of it in memory).
+
+    Args:
+        config: the :class:`RevisitConfig`.
+        spider: the spider; settable later (:attr:`spider`).
+        limit_bytes: the RAM budget (bytes); 0: no limit.
+
+    Raises:
+        crawlfw.core.frontier.frontier.FrontierError: from :meth:`put`, when the
+            temporary file cannot be made.
+    """
+
+    durable = False
+
+    def __init__(self, config: RevisitConfig, spider: Spider | None = None,
+                 limit_bytes: int = 0) -> None:
+        self.config = config
+        self._spider = spider
+        self.limit_bytes = max(0, int(limit_bytes or 0))
+        self.inner: MemoryRevisitSchedule | SqliteRevisitSchedule = MemoryRevisitSchedule(
+            config, spider)
+        self.file: Any = None  # the SpillFile once spilled
+
+    @property
+    def spider(self) -> Spider | None:
+        return self._spider
+
+    @spider.setter
+    def spider(self, spider: Spider | None) -> None:
+        self._spider = spider
+        self.inner.spider = spider
+
+    def get(self, fp: bytes) -> RevisitRecord | None:
+        """The record of ``fp``, or None."""
+        return self.inner.get(fp)
+
+    def put(self, record: RevisitRecord) -> None:
+        """Add or update ``record``; past the budget, the schedule moves to disk."""
+        inner = self.inner
+        inner.put(record)
+        if (self.limit_bytes and self.file is None
+                and isinstance(inner, MemoryRevisitSchedule)
+                and inner.memory_bytes() > self.limit_bytes):
+            self._spill(inner)
+
+    def _spill(self, memory: MemoryRevisitSchedule) -> None:
+        import logging
+
+        from crawlfw.core.frontier.spill import SpillFile, spill_root
+
+        self.file = SpillFile(spill_root())
+        conn = self.file.conn
+        disk = SqliteRevisitSchedule(conn, self.config, self._spider)
+        conn.execute("BEGIN")
+        for record in memory.records.values():
+            disk.put(record)
+        conn.execute("COMMIT")
+        self.file.close_dir()  # the open file stays; nothing is left on disk by name
+        logging.getLogger(__name__).info(
+            "The revisit schedule (%(n)d pages) exceeds FRONTIER_MEMORY_LIMIT "
+            "(%(limit)d bytes): moved to a temporary file", {"n": len(memory),
+                                                            "limit": self.limit_bytes})
+        self.inner = disk
+
+    def remove(self, fp: bytes) -> None:
+        """Forget the record of ``fp``."""
+        self.inner.remove(fp)
+
+    def next_due(self) -> float | None:
+        """The earliest due time, or None."""
+        return self.inner.next_due()
+
+    def take_due(self, now: float, limit: int) -> list[RevisitRecord]:
+        """Up to ``limit`` records due at ``now`` (see :meth:`MemoryRevisitSchedule.take_due`)."""
+        return self.inner.take_due(now, limit)
+
+    def count_due(self, now: float) -> int:
+        """Records due at ``now`` not yet taken."""
+        return self.inner.count_due(now)
+
+    def memory_bytes(self) -> int:
+        """Bytes the schedule takes in memory (0 once moved to disk)."""
+        return self.inner.memory_bytes()
+
+    def disk_bytes(self) -> int:
+        """Bytes of the temporary file (0 while in memory)."""
+        return self.file.size_bytes() if self.file is not None else 0
+
+    def close(self) -> None:
+        """Close the temporary file, if any (its space is freed)."""
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+    def commit(self) -> None:
+        """Nothing to do: temporary."""
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+    def __iter__(self) -> Iterator[RevisitRecord]:
+        return iter(self.inner)

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from crawlfw.core.frontier.frontier import DEFAULT_MEMORY_LIMIT, MemoryFrontier
 from crawlfw.core.frontier.revisit import (
-    MemoryRevisitSchedule,
     RevisitConfig,
+    SpillingRevisitSchedule,
     SqliteRevisitSchedule,
     _ScheduleBase,
 )
@@ -86,6 +86,7 @@ class Scheduler:
                  memory_limit_bytes: int = DEFAULT_MEMORY_LIMIT,
                  revisit: RevisitConfig | None = None, **kw: Any) -> None:
         self.df = dupefilter
+        self.memory_limit_bytes = memory_limit_bytes
         self.revisit = revisit if revisit is not None and revisit.enabled else None
         #: The revisit schedule (``REVISIT_ENABLED``), built by :meth:`open`; else None.
         self.revisits: _ScheduleBase | None = None
@@ -173,7 +174,8 @@ class Scheduler:
             elif isinstance(self.frontier, SqliteFrontier) and conn is not None:
                 self.revisits = SqliteRevisitSchedule(conn, self.revisit, spider)
             else:
-                self.revisits = MemoryRevisitSchedule(self.revisit, spider)
+                self.revisits = SpillingRevisitSchedule(self.revisit, spider,
+                                                        self.memory_limit_bytes)
         return self.df.open()
 
     def close(self, reason: str) -> Sequence[Request]:
@@ -186,7 +188,12 @@ class Scheduler:
         try:
             return self.frontier.close(reason)
         finally:
-            self.df.close(reason)
+            try:
+                close = getattr(self.revisits, "close", None)
+                if close is not None:
+                    close()
+            finally:
+                self.df.close(reason)
 
     def enqueue_request(self, request: Request) -> bool:
         """Queue ``request``; False when the dupefilter dropped it (``dont_filter`` skips
