@@ -326,3 +326,46 @@ def test_two_redis_workers_share_one_schedule(changing_site, redis_server, tmp_p
     client = redis.Redis.from_url(redis_server.url)
     assert client.zcard("{crawlfw:changing}:revisit:due") == 3 + 8 + 3
     assert client.hlen("{crawlfw:changing}:revisit:rec") == 3 + 8 + 3
+
+
+def test_a_redis_worker_killed_leaves_its_schedule_to_the_other(changing_site, redis_server,
+                                                                tmp_path):
+    """The schedule is the crawl's: a worker killed with SIGKILL takes none of it away
+    (its leased revisits expire back to the queue, the pages it took are due again an
+    interval later), and the other worker keeps revisiting every page."""
+    site = changing_site(often=2, static=4, step_s=1.0, appear_at=1000, gone_at=1000,
+                         redirect_at=1000)
+    spider = write_spider(tmp_path)
+    settings = ("-s", f"FRONTIER_URL={redis_server.url}", "-s", "FRONTIER_LEASE_TIMEOUT=2",
+                "-s", "FRONTIER_CHECKPOINT_INTERVAL=0.2", "-s", "REVISIT_ENABLED=True",
+                "-s", "REVISIT_INTERVAL=1", "-s", "REVISIT_ADAPTIVE=False",
+                "-s", "LOG_LEVEL=INFO")
+    procs = {}
+    for name, extra in (("w1", ()), ("w2", ("-s", "CLOSESPIDER_TIMEOUT=14"))):
+        workdir = tmp_path / name
+        workdir.mkdir()
+        procs[name] = start_crawlfw("runspider", spider, "-a", f"site={site.url}",
+                                    "-o", workdir / "items.jl", "-s",
+                                    f"FRONTIER_WORKER={name}", *settings, *extra,
+                                    cwd=workdir)
+    pages = 1 + 2 + 4 + 2
+    try:
+        deadline = time.monotonic() + 30
+        while site.log.requests() < 3 * pages and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        os.kill(procs["w1"][0].pid, signal.SIGKILL)
+        killed = wait_measured(*procs["w1"], timeout_s=30)
+    killed_at = time.monotonic()
+    assert killed.returncode == -signal.SIGKILL
+    done = wait_measured(*procs["w2"], timeout_s=60)
+    assert done.returncode == 0, done.stderr[-3000:]
+    # Every page kept being revisited after the kill (interval 1 s, leases expire in 2 s).
+    late = [h for h in site.log.snapshot() if h.time >= killed_at + 4]
+    assert {h.path for h in late} == {h.path for h in site.log.snapshot()}, sorted(
+        {h.path for h in late})
+    assert min(Counter(h.path for h in late).values()) >= 3
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    assert client.zcard("{crawlfw:changing}:revisit:due") == pages
