@@ -31,7 +31,7 @@ def test_every_revisit_setting_is_in_the_table_with_its_default(name):
 
 def test_every_revisit_stat_the_crawl_sets_is_in_the_stats_table():
     sources = "".join((REPO / "crawlfw" / "actors" / f).read_text()
-                      for f in ("scheduler.py", "spider_runner.py"))
+                      for f in ("scheduler.py", "_revisits.py", "spider_runner.py"))
     literal = set(re.findall(r'"(revisit/[a-z_]+)"', sources))
     assert 'f"revisit/{outcome}"' in sources  # the outcomes, counted by name
     stats = literal | {f"revisit/{outcome}" for outcome in revisit.OUTCOMES}
