@@ -215,8 +215,16 @@ def _response(spec: SiteSpec, method: bytes, target: bytes) -> bytes:
     return head if method == b"HEAD" else head + body
 
 
-def _serve_worker(spec: SiteSpec, port: int) -> None:
-    """One server process: accept on an SO_REUSEPORT socket, answer keep-alive requests."""
+def _serve_worker(spec: SiteSpec, port: int, respond=None) -> None:
+    """One server process: accept on an SO_REUSEPORT socket, answer keep-alive requests.
+
+    ``respond(method, target, head)`` (bytes: the method, the request target, the whole
+    request head without its final blank line) returns the whole answer (bytes); by
+    default the page of ``spec`` (benchmarks/_revisitsite.py gives its own).
+    """
+    if respond is None:
+        def respond(method, target, head):
+            return _response(spec, method, target)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
@@ -298,7 +306,7 @@ def _serve_worker(spec: SiteSpec, port: int) -> None:
                     keep_alive = False
                     break
                 method, target, version = parts
-                replies.append(_response(spec, method, target))
+                replies.append(respond(method, target, head))
                 lowered = head.lower()
                 if version == b"HTTP/1.0" or b"\r\nconnection: close" in lowered:
                     keep_alive = False

@@ -36,6 +36,11 @@ robots_parsed          robotparser, request (a host's robots.txt was parsed:
 feed_slot_closed       slot (a feed was stored, or its store failed; the slot is
                        its FeedWriter: uri, format, itemcount; Exporter actor)
 feed_exporter_closed   (none) every feed of the crawl is closed (Supervisor)
+page_changed           response, request, spider (a revisit found the page changed;
+                       its callback runs next; REVISIT_ENABLED, SpiderRunner)
+page_unchanged         response, request, spider (a revisit found it unchanged: a
+                       304 or the same digest; its callback is not called)
+page_gone              response, request, spider (a revisit was answered 404/410)
 =====================  ============================================================
 
 Deprecated aliases kept from Scrapy: ``stats_spider_opened`` (= spider_opened),
@@ -66,6 +71,9 @@ __all__ = [
     "robots_parsed",
     "feed_slot_closed",
     "feed_exporter_closed",
+    "page_changed",
+    "page_unchanged",
+    "page_gone",
     "stats_spider_opened",
     "stats_spider_closing",
     "stats_spider_closed",
@@ -116,6 +124,9 @@ scheduler_empty = _Signal("scheduler_empty")
 robots_parsed = _Signal("robots_parsed")
 feed_slot_closed = _Signal("feed_slot_closed")
 feed_exporter_closed = _Signal("feed_exporter_closed")
+page_changed = _Signal("page_changed")
+page_unchanged = _Signal("page_unchanged")
+page_gone = _Signal("page_gone")
 
 # for backwards compatibility
 stats_spider_opened = spider_opened

@@ -11,8 +11,9 @@ os.environ.setdefault("CRAWLFW_VALIDATE_MESSAGES", "all")
 
 from tests.support.servers import StaticSiteServer  # noqa: E402
 
-#: tests/support/slowguard.py fails a test that starts a process or server unmarked slow.
-pytest_plugins = ["tests.support.slowguard"]
+#: tests/support/slowguard.py fails a test that starts a process or server unmarked slow;
+#: tests/support/changing_site.py gives the ``changing_site`` fixture (issue 32).
+pytest_plugins = ["tests.support.slowguard", "tests.support.changing_site"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: The site copies: ``$CRAWLFW_SHARED_SITES`` if set, else ``../shared/sites`` beside the

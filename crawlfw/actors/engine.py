@@ -63,6 +63,7 @@ from crawlfw.core.flow.flow import (
     HOLD,
     IDLE_BUSY,
     IDLE_CLOSE,
+    IDLE_REVISIT,
     IDLE_SIGNAL,
     IDLE_STALLED,
     IDLE_STUCK,
@@ -185,6 +186,7 @@ class EngineActor(CrawlActor):
         # received while paused: downloaded on resume
         self.direct_held: list[tuple[Request, int]] = []
         self._idle_timer: threading.Timer | None = None  # the recheck after DontCloseSpider
+        self._waited_for_revisits = False  # "Waiting for revisits" logged at INFO once
         self._finish_reason = "finished"  # "start_error" once start() raised
         self.pipeline: pykka.ActorRef[Any] | None = None  # for add_items (user actors), from start_engine
         self.early_items: list[Any] = []  # add_items before start_engine
@@ -350,8 +352,9 @@ class EngineActor(CrawlActor):
         self._after()
 
     def handle_idle_checked(self, message: messages.IdleChecked) -> None:
+        revisits = message.get("revisits", 0)
         decision = self.flow.idle_checked(message["token"], message["pending"],
-                                          time.monotonic())
+                                          time.monotonic(), revisits)
         if decision is IDLE_BUSY:
             self._after()
         elif decision is IDLE_STUCK:
@@ -379,6 +382,14 @@ class EngineActor(CrawlActor):
                 self._schedule_idle_recheck()
         elif decision is IDLE_CLOSE:
             self._close(self._finish_reason)
+        elif decision is IDLE_REVISIT:
+            # Continuous crawl: nothing to do till the Scheduler pushes due revisits
+            # (they come against the credit it holds and wake this actor).
+            level = logging.DEBUG if self._waited_for_revisits else logging.INFO
+            self._waited_for_revisits = True
+            logger.log(level, "Waiting for revisits: %(n)d pages scheduled (REVISIT_ENABLED: "
+                       "the crawl runs until stopped)", {"n": revisits},
+                       extra={"spider": self.spider})
         # IDLE_IGNORE: paused (checked again on resume); IDLE_WAIT: a handler raised
         # DontCloseSpider, the recheck timer runs
 

@@ -30,6 +30,13 @@ workers pushed while it has unused credit, and answers a ``check_idle`` it held 
 ``enqueue_requests`` messages that arrive in a burst are pushed together, in one Redis
 round trip, before any other message is handled. Why and how: ARCHITECTURE.md, "One
 crawl, many workers".
+
+With ``REVISIT_ENABLED`` it owns the revisit schedule too (the Scheduler's
+``revisits``, :mod:`crawlfw.core.frontier.revisit`): ``revisit_visited`` from the
+SpiderRunner applies each page's outcome; a timer at the earliest due time tells it
+``revisits_due``, and it pushes the due pages into the frontier as conditional-GET
+requests that pass the dupefilter; ``idle_checked`` carries ``revisits`` (pages
+scheduled), so the Engine waits for them instead of finishing the crawl.
 """
 
 import logging
@@ -42,6 +49,7 @@ from typing import Any
 from crawlfw import signals
 from crawlfw.actors import messages
 from crawlfw.actors._base import CrawlActor, PeekableInbox
+from crawlfw.actors._revisits import REVISIT_POLL_S, RevisitsMixin
 from crawlfw.core import _faults
 from crawlfw.core.frontier.api import FrontierBase
 from crawlfw.core.frontier.frontier import FrontierError
@@ -70,7 +78,7 @@ WAKE_SLACK_S = 0.01
 PUSH_BATCH = 512
 
 
-class SchedulerActor(CrawlActor):
+class SchedulerActor(RevisitsMixin, CrawlActor):
     """Args:
     crawler: the Crawler (``signals``, ``spider``, ``settings``).
     scheduler: a scheduler object: a :class:`crawlfw.core.scheduler.Scheduler` (its
@@ -120,6 +128,7 @@ class SchedulerActor(CrawlActor):
         self.per_host = hasattr(self.frontier, "hosts_finished")
         self._wake_at = None  # when the dispatch_due timer started last fires
         self._wake_timer = None
+        self._init_revisits(scheduler)
 
     def on_start(self):
         _faults.hit("scheduler.open")  # crash tests: Redis dies now
@@ -131,12 +140,21 @@ class SchedulerActor(CrawlActor):
         if self.shared:
             self._ticker = _Ticker(self.actor_ref, TICK_S)
             self._ticker.start()
+        self.revisits = getattr(self.scheduler, "revisits", None)
+        if self.revisits is not None:
+            try:
+                self._revisit_figures()
+                self._arm_revisits(time.time())  # a resumed job's schedule goes on
+            except _FRONTIER_ERRORS as e:
+                self._fail(e)
 
     def on_stop(self):
         if self._ticker is not None:
             self._ticker.stop()
         if self._wake_timer is not None:
             self._wake_timer.cancel()
+        if self._revisit_timer is not None:
+            self._revisit_timer.stop()
         self._push_coalesced()
         try:
             left = self.scheduler.close("finished")
@@ -202,6 +220,7 @@ class SchedulerActor(CrawlActor):
         else:
             requests = [r for m in messages for r in m["requests"]]
         manager = self.crawler.signals
+        moved = self._moved_revisits(requests) if self.revisits is not None else None
         try:
             queued = self.frontier.push_many(requests,
                                              transient_ok=first.get("transient_ok", False),
@@ -212,6 +231,8 @@ class SchedulerActor(CrawlActor):
                 for request, ok in zip(requests, queued, strict=True):
                     send(signals.request_scheduled if ok else signals.request_dropped,
                          request=request, spider=self.spider)
+            if moved:
+                self._moved_to_known_pages(requests, queued, moved)
             for message in messages:
                 done = message.get("done")
                 if done:
@@ -266,10 +287,14 @@ class SchedulerActor(CrawlActor):
                             "by its delay in %(wait).1f s", {"s": message["stalled_s"],
                                                              "wait": wait_s},
                             extra={"spider": self.spider})
-        self.send(
-            message["reply_to"],
-            {"type": "idle_checked", "token": message["token"], "pending": len(self.frontier)},
-        )
+        answer = {"type": "idle_checked", "token": message["token"],
+                  "pending": len(self.frontier)}
+        if self.revisits is not None and not self.failed:
+            answer["revisits"] = len(self.revisits)
+            if self.durable and answer["revisits"]:
+                # the crawl rests till the next revisit: commit what the last visits did
+                self._maybe_checkpoint(force=True)
+        self.send(message["reply_to"], answer)
 
     def _stalled(self, stalled_s):
         """The crawl has been stuck ``stalled_s`` seconds (``STALL_TIMEOUT``): log what
@@ -371,6 +396,14 @@ class SchedulerActor(CrawlActor):
         self._dispatch()
         if self.idle_check is not None:
             self._answer_idle_check(first=False)
+        if self.revisits is not None and now - self._revisit_polled >= REVISIT_POLL_S:
+            # the shared schedule: records other workers added, or left (one died)
+            self._revisit_polled = now
+            try:
+                self._arm_revisits(time.time())
+            except _FRONTIER_ERRORS as e:
+                self._fail(e)
+                return
         if now - self.last_figures >= FIGURES_INTERVAL_S:
             self.last_figures = now
             self._publish_figures()
@@ -495,8 +528,14 @@ class SchedulerActor(CrawlActor):
         if action == IDLE_HOLD:
             return  # asked again at the next tick
         message, self.idle_check = self.idle_check, None
-        self.send(message["reply_to"],
-                  {"type": "idle_checked", "token": message["token"], "pending": pending})
+        answer = {"type": "idle_checked", "token": message["token"], "pending": pending}
+        if self.revisits is not None and not pending:
+            try:
+                answer["revisits"] = len(self.revisits)
+            except _FRONTIER_ERRORS as e:
+                self._fail(e)
+                return
+        self.send(message["reply_to"], answer)
 
     def _maybe_checkpoint(self, force=False):
         if self.checkpoint_pending or self.spider_runner is None:

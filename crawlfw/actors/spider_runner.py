@@ -16,6 +16,14 @@ actor as ``reply_to``; the callback is parked by the Scraper meanwhile and its
 ``response_scraped`` waits until it ends, so the crawl stays open. Each
 ``download_done`` answers its future and goes on with the callback (ARCHITECTURE.md,
 "One request's path", step 7).
+
+With ``REVISIT_ENABLED`` each response is classified for the revisit schedule before
+its callback (:func:`crawlfw.core.frontier.revisit.classify`): a revisit answered 304,
+or whose content digest is the last one's, is *unchanged*: its callback is not called
+(``page_unchanged``); a changed one fires ``page_changed`` and runs its callback; a
+404/410 fires ``page_gone``. After the callback (which may set ``meta['revisit']`` or
+``meta['revisit_interval']`` for this page) the visit goes to the Scheduler
+(``revisit_visited``), before the response's lease is noted done.
 """
 
 import collections
@@ -26,10 +34,12 @@ import types
 
 import pykka
 
+from crawlfw import signals
 from crawlfw.actors import messages
 from crawlfw.actors._base import CrawlActor
 from crawlfw.actors._validation import validate_message
 from crawlfw.core.flow.scraper import OUTPUT_BATCH, Scraper, report_spider_error  # noqa: F401
+from crawlfw.core.frontier.revisit import _meta_interval, classify
 from crawlfw.spiders._async import external_future
 
 # OUTPUT_BATCH and report_spider_error are defined in crawlfw.core.scraper and stay
@@ -90,6 +100,10 @@ class SpiderRunnerActor(CrawlActor):
         # engine.download from callbacks: key -> (future, its run), till download_done
         self._downloads: dict = {}
         self._download_keys = itertools.count()
+        # REVISIT_ENABLED: the visits of parked callbacks' responses, by request
+        self.revisit = crawler.settings.getbool("REVISIT_ENABLED", False)
+        self._parked_visits: dict[int, dict] = {}
+        self._held_visits: dict | None = None  # the revisit_visited held in this burst
 
     def send(self, ref, message) -> None:
         """:meth:`CrawlActor.send <crawlfw.actors._base.CrawlActor.send>`; while a burst
@@ -150,6 +164,7 @@ class SpiderRunnerActor(CrawlActor):
     def flush_held(self) -> None:
         self._held_enqueue = None
         self._held_scraped = None
+        self._held_visits = None
         super().flush_held()
 
     def on_stop(self):
@@ -185,9 +200,22 @@ class SpiderRunnerActor(CrawlActor):
 
     def handle_scrape_response(self, message: messages.ScrapeResponse) -> None:
         request, response = message["request"], message["response"]
+        visit = self._revisit_visit(request, response) if self.revisit else None
+        if visit is not None and visit["outcome"] == "unchanged":
+            # the callback is not called: no duplicate items, no links followed again
+            self._tell_visit(visit)
+            if request._lease is not None:
+                self.scraper.done_leases.append(request._lease)
+            self.send(self.engine, {"type": "response_scraped", "request": request,
+                                    "items": 0, "requests": 0, "size": len(response.body)})
+            return
         counts = self.scraper.scrape_response(request, response)
         if counts is None:  # parked: waits for engine.download, reported when it ends
+            if visit is not None:
+                self._parked_visits[id(request)] = visit
             return
+        if visit is not None:
+            self._send_visit(visit, request)
         self.send(self.engine, {"type": "response_scraped", "request": request,
                                 "items": counts[0], "requests": counts[1],
                                 "size": len(response.body)})
@@ -199,6 +227,68 @@ class SpiderRunnerActor(CrawlActor):
             return
         self.send(self.engine, {"type": "response_scraped", "request": request,
                                 "items": counts[0], "requests": counts[1], "size": 0})
+
+    # --- revisits (REVISIT_ENABLED) -----------------------------------------------------
+
+    def _revisit_visit(self, request, response):
+        """Classify ``response`` for the revisit schedule, count it (``revisit/*``) and
+        fire ``page_changed``/``page_unchanged``/``page_gone``; None when it does not
+        touch the schedule. A bad ``meta['revisit_interval']`` or a raising
+        ``revisit_content`` hook is logged as a spider error and the page is handled
+        as if it changed (its callback runs), never lost."""
+        from crawlfw.utils.request import request_fingerprint
+
+        spider = self.spider
+        try:
+            visit = classify(request, response, spider, request_fingerprint(request))
+        except Exception as e:
+            self.scraper._spider_error(e, request, response)
+            return None
+        if visit is None:
+            return None
+        outcome = visit["outcome"]
+        stats = self.crawler.stats
+        stats.inc_value(f"revisit/{outcome}", spider=spider)
+        if outcome == "unchanged" and response.status == 304:
+            stats.inc_value("revisit/not_modified", spider=spider)
+        signal = _OUTCOME_SIGNALS.get(outcome)
+        if signal is not None:
+            self.crawler.signals.send_catch_log(signal, response=response, request=request,
+                                                spider=spider)
+        return visit
+
+    def _send_visit(self, visit, request):
+        """Tell the Scheduler the visit of ``request`` once its callback ran: the
+        callback may have set ``meta['revisit'] = False`` (no more revisits of this
+        page) or ``meta['revisit_interval']``."""
+        meta = request.meta
+        if meta.get("revisit") is False:
+            if visit["outcome"] == "new":
+                return
+            visit["outcome"] = "forget"
+        try:
+            visit["interval"] = _meta_interval(meta)
+        except ValueError as e:
+            logger.error("%(error)s (in %(request)s): the page's interval is the "
+                         "schedule's", {"error": e, "request": request},
+                         extra={"spider": self.spider})
+            visit["interval"] = None
+        self._tell_visit(visit)
+
+    def _tell_visit(self, visit):
+        """Tell the Scheduler ``visit`` before the response's ``response_scraped``: in a
+        burst (``hold_types``) the visits go in one ``revisit_visited``, held where the
+        burst's first visit was (so before every response it counts is reported to the
+        Engine, whose idle check must find the page in the schedule); it is not a plain
+        ``enqueue_requests``, so it does not stop those from being merged."""
+        held = self._held_visits
+        if held is not None:
+            held["visits"].append(visit)
+            return
+        message = {"type": "revisit_visited", "visits": [visit]}
+        CrawlActor.send(self, self.scheduler, message)
+        if self._holding:
+            self._held_visits = message
 
     # --- engine.download from async callbacks -------------------------------------------
 
@@ -230,6 +320,9 @@ class SpiderRunnerActor(CrawlActor):
         ended = self.scraper.download_answered(future, run, message.get("response"),
                                                message.get("error"))
         for request, response, n_items, n_requests in ended:
+            visit = self._parked_visits.pop(id(request), None) if self._parked_visits else None
+            if visit is not None:
+                self._send_visit(visit, request)
             self.send(self.engine, {"type": "response_scraped", "request": request,
                                     "items": n_items, "requests": n_requests,
                                     "size": len(response.body) if response is not None else 0})
@@ -294,6 +387,10 @@ class SpiderRunnerActor(CrawlActor):
                                   "leases": self.scraper.take_done_leases(),
                                   "spider_state": self.scraper.spider_state_snapshot(),
                                   "feeds": {}})
+
+
+_OUTCOME_SIGNALS = {"changed": signals.page_changed, "unchanged": signals.page_unchanged,
+                    "gone": signals.page_gone}
 
 
 def _import_what_callbacks_use(spider) -> None:

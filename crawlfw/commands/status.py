@@ -33,6 +33,8 @@ def format_status(pid: int, crawl: dict) -> str:
         lines.append(("frontier", f"{human_bytes(stats['frontier/memory_bytes'])} in memory, "
                                   f"{human_bytes(stats.get('frontier/disk_bytes', 0))} on "
                                   f"disk (queued requests)"))
+    if "revisit/scheduled" in stats:  # a continuous crawl (REVISIT_ENABLED)
+        lines.append(("revisits", format_revisits(stats)))
     dns = crawl.get("dns")
     if dns:
         rate = "-" if dns["hit_rate"] is None else f"{dns['hit_rate']:.0%}"
@@ -51,6 +53,32 @@ def format_status(pid: int, crawl: dict) -> str:
     return "\n".join(f"{name:<12}{value}" for name, value in lines)
 
 
+def format_revisits(stats: dict, now: float | None = None) -> str:
+    """The revisit schedule's line of ``crawlfw status``: pages scheduled, due now (pushed
+    and not answered yet), when the next one is due, pages found changed and unchanged.
+
+    Args:
+        stats: the crawl's stats (``revisit/*``).
+        now: the wall-clock time (``time.time()``; None: now).
+    """
+    import time
+
+    now = time.time() if now is None else now
+    next_due = stats.get("revisit/next_due")
+    if next_due is None:
+        when = "none"
+    elif next_due <= now:
+        when = "now"
+    else:
+        when = f"in {human_duration(next_due - now)}"
+    return (f"{stats.get('revisit/scheduled', 0)} pages scheduled, "
+            f"{stats.get('revisit/due_now', 0)} due now, next due {when}; "
+            f"{stats.get('revisit/changed', 0)} changed, "
+            f"{stats.get('revisit/unchanged', 0)} unchanged "
+            f"({stats.get('revisit/not_modified', 0)} answered 304), "
+            f"{stats.get('revisit/gone', 0)} gone")
+
+
 @crawl_arg
 @json_arg
 @command(help="Show the live figures of a running crawl")
@@ -58,7 +86,9 @@ def status(crawl=None, *, settings=None, json=False):
     """Print state, pages, items, pending and in-flight requests (per download slot),
     pages/min and items/min over the last minute, errors by type, peak memory, uptime
     and JOBDIR of one crawl, DNS lookups in flight and the DNS cache's hit rate, the
-    bytes its queued requests take in memory and on disk (without a JOBDIR); with a
+    bytes its queued requests take in memory and on disk (without a JOBDIR), the revisit
+    schedule of a continuous crawl (``REVISIT_ENABLED``: pages scheduled, due now, next
+    due, changed and unchanged); with a
     shared frontier (``FRONTIER_URL``) also the whole
     crawl's figures and its workers. Exit status 1 when no crawl or several match."""
     endpoint, found = target(crawl)

@@ -295,6 +295,19 @@ REDIRECT_PRIORITY_ADJUST = +2
 REFERER_ENABLED = True
 REFERRER_POLICY = None  # None: Scrapy 1.2's rule (the full URL of the page)
 
+# Continuous crawling (docs/continuous-crawling.md): with REVISIT_ENABLED every page
+# fetched with a 2xx answer is due again after its interval (seconds, fractions allowed)
+# and the crawl waits for it instead of finishing; REVISIT_ADAPTIVE shrinks the interval
+# of a page that changed and grows it for one that did not (Nutch's rule), within
+# REVISIT_INTERVAL_MIN / _MAX. A page answered 404/410 REVISIT_GONE_LIMIT times in a row
+# is no longer revisited.
+REVISIT_ADAPTIVE = True
+REVISIT_ENABLED = False
+REVISIT_GONE_LIMIT = 3
+REVISIT_INTERVAL = 86400.0  # seconds: a new page's interval
+REVISIT_INTERVAL_MAX = 2592000.0  # seconds (30 days)
+REVISIT_INTERVAL_MIN = 3600.0  # seconds
+
 RETRY_ENABLED = True
 RETRY_GIVE_UP_LOG_LEVEL = 'ERROR'  # Scrapy 2.5+ (1.2 logged 'Gave up retrying' at DEBUG)
 RETRY_TIMES = 2  # initial response + 2 retries = 3 requests

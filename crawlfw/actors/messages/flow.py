@@ -137,6 +137,46 @@ class DispatchDue(TypedDict):
     type: Literal["dispatch_due"]
 
 
+class RevisitsDue(TypedDict):
+    """Timer -> Scheduler (``REVISIT_ENABLED``): the revisit schedule's earliest record is
+    due now; push the due records into the frontier."""
+
+    type: Literal["revisits_due"]
+
+
+class RevisitVisit(TypedDict):
+    """One page's visit as the revisit schedule takes it (a field of ``revisit_visited``)."""
+
+    fp: Annotated[str, Rule(pattern="^[0-9a-f]+$")]
+    """The fingerprint (hex) of the request the response answered (the final URL)."""
+    outcome: Literal["new", "changed", "unchanged", "gone", "forget"]
+    """A first visit; a revisit that found the page changed, unchanged (304 or the same
+    digest) or gone (404/410); ``forget``: the page opted out (``meta['revisit']`` False)."""
+    etag: str | None
+    """The ``ETag`` of the answer (of the last one for a 304 without one)."""
+    last_modified: str | None
+    """The ``Last-Modified`` of the answer (likewise)."""
+    digest: str | None
+    """The content's digest (hex; the spider's ``revisit_content`` hook may normalise it)."""
+    interval: float | None
+    """``meta['revisit_interval']`` in seconds, None: the schedule's rule decides."""
+    moved_from: str | None
+    """The fingerprint of the record the revisit was made for, when a redirect moved
+    the page (its record moves to ``fp``)."""
+    request: Request
+    """The request the response answered (stored for the next revisit)."""
+
+
+class RevisitVisited(TypedDict):
+    """SpiderRunner -> Scheduler (``REVISIT_ENABLED``): pages answered since the last such
+    message, before their leases are noted done: apply each outcome to the schedule (due
+    again after the page's interval, adapted)."""
+
+    type: Literal["revisit_visited"]
+    visits: Annotated[list[RevisitVisit], Rule(minItems=1)]
+    """The pages answered, in the order their responses were scraped."""
+
+
 class CloseSpider(TypedDict):
     """Supervisor -> Engine; SpiderRunner -> Engine; user actor -> Engine; extensions
     (``crawler.engine.close_spider``) -> Engine: close the spider with ``reason``
@@ -308,6 +348,9 @@ class IdleChecked(TypedDict):
     """The ``token`` of the ``check_idle`` this answers."""
     pending: Count
     """Requests queued in the scheduler."""
+    revisits: NotRequired[Count]
+    """Pages in the revisit schedule (``REVISIT_ENABLED``): the crawl waits for them
+    instead of finishing."""
 
 
 # --- Downloader -------------------------------------------------------------------------

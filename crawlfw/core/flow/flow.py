@@ -53,6 +53,7 @@ __all__ = [
     "IDLE_IGNORE",
     "IDLE_SIGNAL",
     "IDLE_STALLED",
+    "IDLE_REVISIT",
     "IDLE_STUCK",
     "IDLE_WAIT",
 ]
@@ -97,6 +98,10 @@ IDLE_WAIT = "wait"
 #: dispatch: ask again on the next event or after a pause (the actor's timer), never at
 #: once (that would ping-pong check_idle/idle_checked at full CPU).
 IDLE_STUCK = "stuck"
+#: Idle again after ``spider_idle``, but pages wait in the revisit schedule
+#: (``REVISIT_ENABLED``): do not close; the Scheduler pushes them when due (against the
+#: credit it holds), which wakes the Engine. No timer: an idle continuous crawl uses no CPU.
+IDLE_REVISIT = "revisit"
 #: Stuck for ``stall_timeout_s`` with nothing happening: report it and end the crawl
 #: (``stalled``). Returned once.
 IDLE_STALLED = "stalled"
@@ -318,7 +323,8 @@ class FlowControl:
         """A request was sent to the Scheduler from outside (``crawl``): work to wait for."""
         self.activity += 1
 
-    def idle_checked(self, token: int, pending: int, now: float | None = None) -> str:
+    def idle_checked(self, token: int, pending: int, now: float | None = None,
+                     revisits: int = 0) -> str:
         """The Scheduler answered ``check_idle`` sent with ``token``; ``pending``: it
         still holds requests.
 
@@ -326,6 +332,7 @@ class FlowControl:
             token: the answer's token.
             pending: requests the Scheduler holds (0: none).
             now: a monotonic time in seconds, for the stall timeout (None: not timed).
+            revisits: pages waiting in the revisit schedule (``REVISIT_ENABLED``).
 
         Returns:
             :data:`IDLE_IGNORE` (paused), :data:`IDLE_BUSY` (not idle: call
@@ -335,8 +342,10 @@ class FlowControl:
             :data:`IDLE_STALLED` (stuck for ``stall_timeout_s`` seconds: end the crawl;
             once), :data:`IDLE_SIGNAL` (fire ``spider_idle``, then call
             :meth:`idle_kept_open` if a handler raised ``DontCloseSpider``, else
-            :meth:`next_actions`), :data:`IDLE_CLOSE` (close the spider, ``finished``)
-            or :data:`IDLE_WAIT` (kept open: wait for the recheck timer).
+            :meth:`next_actions`), :data:`IDLE_CLOSE` (close the spider, ``finished``),
+            :data:`IDLE_WAIT` (kept open: wait for the recheck timer) or
+            :data:`IDLE_REVISIT` (idle, pages wait for their revisit: wait for the
+            Scheduler).
         """
         self.idle_check_pending = False
         if self.paused:
@@ -352,7 +361,9 @@ class FlowControl:
                 return IDLE_STALLED
             return IDLE_STUCK
         if self.idle_signal_token == self.activity:
-            return IDLE_WAIT if self.recheck_pending else IDLE_CLOSE
+            if self.recheck_pending:
+                return IDLE_WAIT
+            return IDLE_REVISIT if revisits else IDLE_CLOSE
         self.idle_signal_token = self.activity
         return IDLE_SIGNAL
 

@@ -21,6 +21,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from crawlfw.core.frontier.frontier import DEFAULT_MEMORY_LIMIT, MemoryFrontier
+from crawlfw.core.frontier.revisit import (
+    RevisitConfig,
+    SpillingRevisitSchedule,
+    SqliteRevisitSchedule,
+    _ScheduleBase,
+)
 from crawlfw.core.frontier.sqlite_frontier import SqliteFrontier
 from crawlfw.core.transport.hostpolicy import HostPolicy
 from crawlfw.utils.job import job_dir
@@ -63,6 +69,10 @@ class Scheduler:
         memory_limit_bytes: without a ``JOBDIR``, bytes of queued requests kept in RAM
             before the rest spill to a temporary file (``FRONTIER_MEMORY_LIMIT``; 0: no
             limit).
+        revisit: the ``REVISIT_*`` settings (:class:`~crawlfw.core.frontier.revisit.RevisitConfig`;
+            None: off). Enabled, :meth:`open` builds :attr:`revisits`, the revisit
+            schedule: in the ``JOBDIR``'s frontier with one, in the shared frontier's
+            Redis with a ``FRONTIER_URL``, in memory without either.
 
     Raises:
         crawlfw.core.frontier.frontier.FrontierError: the ``JOBDIR``'s frontier cannot be opened.
@@ -73,8 +83,13 @@ class Scheduler:
                  stats: StatsCollector | None = None, fsync: bool = True,
                  frontier: Frontier | None = None, wal_checkpoint_s: float = 30.0,
                  policy: HostPolicy | None = None,
-                 memory_limit_bytes: int = DEFAULT_MEMORY_LIMIT, **kw: Any) -> None:
+                 memory_limit_bytes: int = DEFAULT_MEMORY_LIMIT,
+                 revisit: RevisitConfig | None = None, **kw: Any) -> None:
         self.df = dupefilter
+        self.memory_limit_bytes = memory_limit_bytes
+        self.revisit = revisit if revisit is not None and revisit.enabled else None
+        #: The revisit schedule (``REVISIT_ENABLED``), built by :meth:`open`; else None.
+        self.revisits: _ScheduleBase | None = None
         self.logunser = logunser
         self.stats = stats
         self.spider: Spider | None = None
@@ -107,10 +122,14 @@ class Scheduler:
         """
         settings = crawler.settings
         check_priority_queue(settings)
+        from crawlfw.exceptions import CrawlStartError
+
+        try:
+            revisit = RevisitConfig.from_settings(settings)
+        except ValueError as e:
+            raise CrawlStartError(str(e)) from None
         memory_limit = settings.getint("FRONTIER_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT)
         if memory_limit < 0:
-            from crawlfw.exceptions import CrawlStartError
-
             raise CrawlStartError(
                 f"FRONTIER_MEMORY_LIMIT must be a number of bytes, or 0 for no limit, got "
                 f"{settings.get('FRONTIER_MEMORY_LIMIT')!r}")
@@ -134,6 +153,7 @@ class Scheduler:
             fsync=settings.getbool("FRONTIER_FSYNC", True),
             wal_checkpoint_s=settings.getfloat("FRONTIER_WAL_CHECKPOINT_INTERVAL", 30.0),
             memory_limit_bytes=memory_limit,
+            revisit=revisit,
         )
 
     def has_pending_requests(self) -> bool:
@@ -144,6 +164,18 @@ class Scheduler:
         """Open the frontier and the dupefilter for ``spider``."""
         self.spider = spider
         self.frontier.open(spider)
+        if self.revisit is not None:
+            conn = getattr(self.frontier, "conn", None)
+            if getattr(self.frontier, "shared", False):
+                from crawlfw.core.frontier.redis_revisit import RedisRevisitSchedule
+
+                self.revisits = RedisRevisitSchedule(self.frontier,  # type: ignore[arg-type]
+                                                     self.revisit, spider)
+            elif isinstance(self.frontier, SqliteFrontier) and conn is not None:
+                self.revisits = SqliteRevisitSchedule(conn, self.revisit, spider)
+            else:
+                self.revisits = SpillingRevisitSchedule(self.revisit, spider,
+                                                        self.memory_limit_bytes)
         return self.df.open()
 
     def close(self, reason: str) -> Sequence[Request]:
@@ -156,7 +188,12 @@ class Scheduler:
         try:
             return self.frontier.close(reason)
         finally:
-            self.df.close(reason)
+            try:
+                close = getattr(self.revisits, "close", None)
+                if close is not None:
+                    close()
+            finally:
+                self.df.close(reason)
 
     def enqueue_request(self, request: Request) -> bool:
         """Queue ``request``; False when the dupefilter dropped it (``dont_filter`` skips

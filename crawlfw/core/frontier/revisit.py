@@ -1,0 +1,790 @@
+"""Continuous crawling: the revisit schedule (issue 32, ``REVISIT_*`` settings).
+
+With ``REVISIT_ENABLED`` every page fetched successfully (a 2xx answer; after redirects,
+the final URL) is due again after its *interval*. The schedule is one small record per
+page (:class:`RevisitRecord`: its fingerprint, the request in a compact stored form,
+its due time, its interval, the validators the last answer carried, a digest of its
+content, how many times it was answered 404/410 in a row); it grows with pages, never
+with visits. It lives beside the frontier, owned by the Scheduler actor:
+
+- :class:`MemoryRevisitSchedule` (no ``JOBDIR``): a dict by fingerprint and a heap by due
+  time (stale heap entries are skipped and compacted away).
+- :class:`SqliteRevisitSchedule` (``JOBDIR``): the ``revisits`` table of the job's
+  ``frontier.sqlite``, written inside the frontier's open transaction, so it is
+  committed with the frontier's checkpoint (``kill -9`` loses nothing; a resumed crawl
+  continues the schedule where it was). Nothing of it is kept in memory.
+
+When records are due the Scheduler takes them (:meth:`take_due`: their due time moves
+one interval on at once, so a revisit that never comes back, a download error or a
+request a middleware dropped, is tried again an interval later instead of being lost)
+and pushes them into the frontier as requests built by :func:`revisit_request`:
+``dont_filter`` (the dupefilter lets revisits through; new URLs are filtered as
+usual), the conditional-GET headers ``If-None-Match`` / ``If-Modified-Since`` from the
+validators, and the record's state in ``meta['_revisit']`` (a tuple: see
+:data:`REVISIT_META`). The SpiderRunner classifies the answer (:func:`classify`: 304 or
+the same digest means unchanged, 404/410 gone), skips the callback of an unchanged page
+and tells the Scheduler (``revisit_visited``), which applies the outcome
+(:meth:`visited`) and the interval rule (:func:`adapt_interval`).
+
+Times in records are wall-clock seconds (``time.time()``), so a stored schedule means
+the same after a restart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import math
+import pickle
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from crawlfw.utils.reqser import request_from_dict, request_to_dict
+
+if TYPE_CHECKING:
+    from crawlfw.http import Request, Response
+    from crawlfw.settings import BaseSettings
+    from crawlfw.spiders import Spider
+
+__all__ = [
+    "ADAPTIVE_DEC_RATE",
+    "ADAPTIVE_INC_RATE",
+    "MemoryRevisitSchedule",
+    "REVISIT_META",
+    "RevisitConfig",
+    "RevisitRecord",
+    "SqliteRevisitSchedule",
+    "adapt_interval",
+    "classify",
+    "content_digest",
+    "revisit_request",
+    "stored_request",
+]
+
+#: ``meta`` key of a revisit request: the record's state as a tuple
+#: ``(fingerprint hex, etag or None, last_modified or None, digest hex or None)``.
+#: A tuple of immutable values, so the in-memory frontier still keeps the request as a
+#: compact record.
+REVISIT_META = "_revisit"
+
+#: Nutch's ``db.fetch.schedule.adaptive.inc_rate``: an unchanged page's interval grows
+#: by this fraction.
+ADAPTIVE_INC_RATE = 0.4
+#: Nutch's ``db.fetch.schedule.adaptive.dec_rate``: a changed page's interval shrinks by
+#: this fraction.
+ADAPTIVE_DEC_RATE = 0.2
+
+#: Outcomes of a visit (``revisit_visited``): a first visit, a revisit that found the
+#: page changed, unchanged (304 or the same digest), gone (404/410), or the page opted
+#: out (``meta['revisit'] = False``: its record is removed).
+OUTCOMES = ("new", "changed", "unchanged", "gone", "forget")
+
+#: ``meta`` keys that belong to one download, not to the page: left out of the stored
+#: request (a revisit starts without them).
+_TRANSIENT_META = frozenset({
+    REVISIT_META, "redirect_urls", "redirect_times", "redirect_ttl", "redirect_reasons",
+    "retry_times", "download_latency", "is_start_request",
+})
+
+_GONE_STATUSES = (404, 410)
+
+
+@dataclass(frozen=True)
+class RevisitConfig:
+    """The ``REVISIT_*`` settings, checked.
+
+    Attributes:
+        enabled: ``REVISIT_ENABLED``.
+        interval_s: ``REVISIT_INTERVAL``, a new page's interval (seconds, > 0; fractions
+            allowed).
+        min_s, max_s: ``REVISIT_INTERVAL_MIN`` / ``REVISIT_INTERVAL_MAX``, the bounds of
+            an adapted interval (seconds).
+        adaptive: ``REVISIT_ADAPTIVE``.
+        gone_limit: ``REVISIT_GONE_LIMIT``, 404/410 answers in a row after which a page
+            is no longer revisited (at least 1).
+    """
+
+    enabled: bool = False
+    interval_s: float = 86400.0
+    min_s: float = 3600.0
+    max_s: float = 2592000.0
+    adaptive: bool = True
+    gone_limit: int = 3
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> RevisitConfig:
+        """The checked configuration of ``settings``.
+
+        Raises:
+            ValueError: an interval that is not a positive number, ``MIN`` above
+                ``MAX``, or a gone limit below 1 (the message names the setting).
+        """
+        def seconds(name: str) -> float:
+            try:
+                value = float(settings.get(name))
+            except (TypeError, ValueError):
+                raise ValueError(f"{name} must be a number of seconds, got "
+                                 f"{settings.get(name)!r}") from None
+            if not value > 0 or math.isinf(value):
+                raise ValueError(f"{name} must be a positive number of seconds, got "
+                                 f"{settings.get(name)!r}")
+            return value
+
+        enabled = settings.getbool("REVISIT_ENABLED", False)
+        if not enabled:
+            return cls()
+        config = cls(enabled=True, interval_s=seconds("REVISIT_INTERVAL"),
+                     min_s=seconds("REVISIT_INTERVAL_MIN"),
+                     max_s=seconds("REVISIT_INTERVAL_MAX"),
+                     adaptive=settings.getbool("REVISIT_ADAPTIVE", True),
+                     gone_limit=settings.getint("REVISIT_GONE_LIMIT", 3))
+        if config.min_s > config.max_s:
+            raise ValueError(f"REVISIT_INTERVAL_MIN ({config.min_s:g}) is above "
+                             f"REVISIT_INTERVAL_MAX ({config.max_s:g})")
+        if config.gone_limit < 1:
+            raise ValueError(f"REVISIT_GONE_LIMIT must be 1 or more, got "
+                             f"{settings.get('REVISIT_GONE_LIMIT')!r}")
+        return config
+
+
+def adapt_interval(interval_s: float, changed: bool, min_s: float, max_s: float) -> float:
+    """Nutch's ``AdaptiveFetchSchedule`` rule: a page that changed since the last visit
+    is revisited sooner (its interval times ``1 - ADAPTIVE_DEC_RATE``, 0.8), one that did
+    not later (times ``1 + ADAPTIVE_INC_RATE``, 1.4), always within ``[min_s, max_s]``.
+
+    Args:
+        interval_s: the page's interval so far (seconds).
+        changed: the page changed since the last visit.
+        min_s, max_s: the bounds (seconds).
+
+    Returns:
+        the new interval in seconds.
+    """
+    if changed:
+        interval_s *= 1.0 - ADAPTIVE_DEC_RATE
+    else:
+        interval_s *= 1.0 + ADAPTIVE_INC_RATE
+    return min(max(interval_s, min_s), max_s)
+
+
+def content_digest(response: Response, spider: Spider | None = None) -> str:
+    """The digest (hex) that says whether a page changed: BLAKE2b (16 bytes) of what
+    ``spider.revisit_content(response)`` returns (bytes, or str encoded as UTF-8) when
+    the spider has that method (to leave out timestamps, ads, session tokens...), else
+    of the response body.
+
+    Raises:
+        TypeError: ``revisit_content`` returned something else than bytes or str.
+    """
+    hook = getattr(spider, "revisit_content", None)
+    if hook is not None:
+        content = hook(response)
+        if isinstance(content, str):
+            content = content.encode("utf-8")
+        elif not isinstance(content, (bytes, bytearray, memoryview)):
+            raise TypeError(f"{type(spider).__name__}.revisit_content() must return bytes "
+                            f"or str, got {type(content).__name__}")
+    else:
+        content = response.body
+    return hashlib.blake2b(content, digest_size=16).hexdigest()
+
+
+def classify(request: Request, response: Response, spider: Spider | None,
+             fingerprint: str) -> dict[str, Any] | None:
+    """What a response means for the schedule (the SpiderRunner calls it before the
+    callback).
+
+    Args:
+        request: the request the response answers (after redirects: the last one).
+        response: the response.
+        spider: the spider (its ``revisit_content`` hook).
+        fingerprint: ``request``'s fingerprint (hex).
+
+    Returns:
+        a ``revisit_visited`` visit dict (``fp``, ``outcome``, ``etag``,
+        ``last_modified``, ``digest``, ``interval``, ``moved_from``, ``request``), or
+        None when the response does not touch the schedule (not a 2xx answer and not a
+        revisit's 304/404/410, or a first visit that opted out).
+    """
+    meta = request.meta
+    state = meta.get(REVISIT_META)
+    status = response.status
+    opted_out = meta.get("revisit") is False
+    if state is None:
+        if opted_out or not 200 <= status < 300:
+            return None
+        outcome = "new"
+    elif opted_out:
+        outcome = "forget"
+    elif status == 304:
+        outcome = "unchanged"
+    elif status in _GONE_STATUSES:
+        outcome = "gone"
+    elif 200 <= status < 300:
+        outcome = "changed"  # decided below by the digest
+    else:
+        return None  # a server error...: the record keeps its (moved) due time
+    headers = response.headers
+    etag = headers.get(b"ETag")
+    last_modified = headers.get(b"Last-Modified")
+    visit: dict[str, Any] = {
+        "fp": fingerprint, "outcome": outcome,
+        "etag": etag.decode("latin-1") if etag else None,
+        "last_modified": last_modified.decode("latin-1") if last_modified else None,
+        "digest": None, "interval": _meta_interval(meta), "moved_from": None,
+        "request": request,
+    }
+    if state is not None:
+        old_fp = state[0]
+        if old_fp != fingerprint:
+            visit["moved_from"] = old_fp
+        if outcome == "unchanged":  # a 304 repeats the validators or says nothing new
+            visit["etag"] = visit["etag"] or state[1]
+            visit["last_modified"] = visit["last_modified"] or state[2]
+            visit["digest"] = state[3]
+    if outcome in ("new", "changed"):
+        digest = content_digest(response, spider)
+        visit["digest"] = digest
+        if outcome == "changed" and state is not None and state[3] == digest:
+            visit["outcome"] = "unchanged"
+    return visit
+
+
+def _meta_interval(meta: dict[str, Any]) -> float | None:
+    value = meta.get("revisit_interval")
+    if value is None:
+        return None
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"meta['revisit_interval'] must be a number of seconds, got "
+                         f"{value!r}") from None
+    if not value > 0:
+        raise ValueError(f"meta['revisit_interval'] must be a positive number of seconds, "
+                         f"got {value!r}")
+    return value
+
+
+def stored_request(request: Request, spider: Spider | None,
+                   dumps: Any = None) -> bytes:
+    """``request`` as a record stores it: its compact
+    :func:`~crawlfw.utils.reqser.request_to_dict`, without the ``meta`` of one download
+    (redirects, retries, the revisit state) and without the conditional-GET headers a
+    revisit added, pickled (or written by ``dumps``: a dict -> bytes function).
+
+    Raises:
+        ValueError: the callback or errback is not a method of the spider.
+        pickle.PicklingError, TypeError, AttributeError: a ``meta`` or ``cb_kwargs``
+            value cannot be pickled.
+    """
+    d = request_to_dict(request, spider, compact=True)
+    meta = d.get("meta")
+    if meta:
+        meta = {k: v for k, v in meta.items() if k not in _TRANSIENT_META}
+        if meta:
+            d["meta"] = meta
+        else:
+            del d["meta"]
+    headers = d.get("headers")
+    if headers:
+        headers = {k: v for k, v in headers.items()
+                   if (k.lower() if isinstance(k, bytes) else k.lower().encode())
+                   not in (b"if-none-match", b"if-modified-since")}
+        if headers:
+            d["headers"] = headers
+        else:
+            del d["headers"]
+    d.pop("dont_filter", None)
+    if dumps is not None:
+        return bytes(dumps(d))
+    return pickle.dumps(d, 5)
+
+
+class RevisitRecord:
+    """One page of the schedule.
+
+    Attributes:
+        fp: the request fingerprint (20 bytes).
+        request: :func:`stored_request` bytes.
+        due: wall-clock time (``time.time()`` seconds) the page is due at.
+        interval: seconds between two visits.
+        etag, last_modified: the validators of the last answer (str or None).
+        digest: :func:`content_digest` of the last content (hex str or None).
+        gone: 404/410 answers in a row.
+        fixed: the interval was set by ``meta['revisit_interval']`` (not adapted).
+    """
+
+    __slots__ = ("fp", "request", "due", "interval", "etag", "last_modified", "digest",
+                 "gone", "fixed", "_size")
+
+    def __init__(self, fp: bytes, request: bytes, due: float, interval: float,
+                 etag: str | None = None, last_modified: str | None = None,
+                 digest: str | None = None, gone: int = 0, fixed: bool = False) -> None:
+        self.fp = fp
+        self.request = request
+        self.due = due
+        self.interval = interval
+        self.etag = etag
+        self.last_modified = last_modified
+        self.digest = digest
+        self.gone = gone
+        self.fixed = fixed
+        self._size = 0  # bytes counted by the in-memory schedule
+
+    def __repr__(self) -> str:
+        return (f"RevisitRecord(fp={self.fp.hex()[:12]}, due={self.due:.3f}, "
+                f"interval={self.interval:g}, gone={self.gone})")
+
+
+def revisit_request(record: RevisitRecord, spider: Spider | None,
+                    loads: Any = pickle.loads) -> Request:
+    """The request of a due ``record``: its stored request (read by ``loads``, bytes ->
+    dict), ``dont_filter``, with ``If-None-Match`` / ``If-Modified-Since`` from its
+    validators and its state in ``meta[REVISIT_META]``.
+
+    Raises:
+        AttributeError: the spider lost a method the stored request names.
+    """
+    d = loads(record.request)
+    d["dont_filter"] = True
+    meta = dict(d.get("meta") or {})
+    meta[REVISIT_META] = (record.fp.hex(), record.etag, record.last_modified, record.digest)
+    d["meta"] = meta
+    if record.etag or record.last_modified:
+        headers = dict(d.get("headers") or {})
+        if record.etag:
+            headers[b"If-None-Match"] = [record.etag.encode("latin-1")]
+        if record.last_modified:
+            headers[b"If-Modified-Since"] = [record.last_modified.encode("latin-1")]
+        d["headers"] = headers
+    return request_from_dict(d, spider)
+
+
+class _ScheduleBase:
+    """What both schedules share: applying a visit's outcome (:meth:`visited`)."""
+
+    config: RevisitConfig
+    spider: Spider | None = None
+    #: How stored requests are written (None: pickled) and read.
+    dumps: Any = None
+    loads: Any = staticmethod(pickle.loads)
+
+    def request_of(self, record: RevisitRecord) -> Request:
+        """The conditional-GET request of ``record`` (:func:`revisit_request`)."""
+        return revisit_request(record, self.spider, self.loads)
+
+    def get(self, fp: bytes) -> RevisitRecord | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def put(self, record: RevisitRecord) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def remove(self, fp: bytes) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def visited(self, visit: dict[str, Any], now: float) -> str:
+        """Apply one visit (a :func:`classify` dict) at wall-clock ``now``.
+
+        Returns:
+            what happened: ``'scheduled'`` (a new page), ``'changed'``,
+            ``'unchanged'``, ``'gone'`` (the record waits for the next try),
+            ``'dropped'`` (gone ``REVISIT_GONE_LIMIT`` times, or opted out: no more
+            revisits), ``'not_stored'`` (a new page whose request cannot be stored: a
+            callback that is no spider method, a ``meta`` value that cannot be written),
+            ``'ignored'`` (nothing to do: an unknown page's 404 or opt-out).
+        """
+        config = self.config
+        fp = bytes.fromhex(visit["fp"])
+        moved_from = visit.get("moved_from")
+        old_fp = bytes.fromhex(moved_from) if moved_from else fp
+        record = self.get(old_fp)
+        outcome = visit["outcome"]
+        if outcome == "forget":
+            if record is not None:
+                self.remove(old_fp)
+            if fp != old_fp and self.get(fp) is not None:
+                self.remove(fp)
+            return "dropped" if record is not None else "ignored"
+        if outcome == "gone":
+            if record is None:
+                return "ignored"
+            record.gone += 1
+            if record.gone >= config.gone_limit:
+                self.remove(old_fp)
+                return "dropped"
+            record.due = now + record.interval
+            self.put(record)
+            return "gone"
+        fixed = visit.get("interval")
+        if outcome == "new" and record is not None:  # met again (a dont_filter request)
+            outcome = "changed" if record.digest != visit["digest"] else "unchanged"
+        if record is None:
+            try:
+                blob = stored_request(visit["request"], self.spider, self.dumps)
+            except (ValueError, pickle.PicklingError, TypeError, AttributeError):
+                return "not_stored"
+            interval = fixed if fixed is not None else config.interval_s
+            record = RevisitRecord(fp, blob, now + interval, interval, visit["etag"],
+                                   visit["last_modified"], visit["digest"],
+                                   fixed=fixed is not None)
+            if old_fp != fp and self.get(old_fp) is not None:
+                self.remove(old_fp)
+            self.put(record)
+            return "scheduled"
+        changed = outcome == "changed"
+        if fixed is not None:
+            record.interval, record.fixed = fixed, True
+        elif config.adaptive and not record.fixed:
+            record.interval = adapt_interval(record.interval, changed, config.min_s,
+                                             config.max_s)
+        elif record.fixed:  # the callback no longer sets it: back to the default
+            record.interval, record.fixed = config.interval_s, False
+        record.etag = visit["etag"]
+        record.last_modified = visit["last_modified"]
+        record.digest = visit["digest"]
+        record.gone = 0
+        record.due = now + record.interval
+        if changed or old_fp != fp:  # the request as the site now leads to it
+            try:
+                record.request = stored_request(visit["request"], self.spider, self.dumps)
+            except (ValueError, pickle.PicklingError, TypeError, AttributeError):
+                pass  # keep the stored one
+        if old_fp != fp:
+            self.remove(old_fp)
+            record.fp = fp
+        self.put(record)
+        return "changed" if changed else "unchanged"
+
+
+#: Bytes of a record in memory besides its stored request and validators (measured with
+#: ``sys.getsizeof``, CPython 3.11): the object (112), the fingerprint (53), due and
+#: interval (48), the digest (81), the dict entry (~100, with its table's slack) and the
+#: heap entry (56 + 8).
+_RECORD_COST = 460
+
+
+def _record_bytes(record: RevisitRecord) -> int:
+    return (_RECORD_COST + 33 + len(record.request) + (49 + len(record.etag) if record.etag
+                                                        else 0)
+            + (49 + len(record.last_modified) if record.last_modified else 0))
+
+
+class MemoryRevisitSchedule(_ScheduleBase):
+    """The schedule in memory (no ``JOBDIR``): a dict fingerprint -> record and a heap of
+    ``(due, fingerprint)``; an entry whose due time no longer is its record's is stale,
+    skipped when popped, and the heap is rebuilt when stale entries outnumber records.
+
+    Args:
+        config: the :class:`RevisitConfig`.
+        spider: the spider (stored requests name its methods); settable later.
+    """
+
+    durable = False
+
+    def __init__(self, config: RevisitConfig, spider: Spider | None = None) -> None:
+        self.config = config
+        self.spider = spider
+        self.records: dict[bytes, RevisitRecord] = {}
+        self._heap: list[tuple[float, bytes]] = []
+        self._bytes = 0
+
+    def get(self, fp: bytes) -> RevisitRecord | None:
+        """The record of fingerprint ``fp`` (20 bytes), or None."""
+        return self.records.get(fp)
+
+    def put(self, record: RevisitRecord) -> None:
+        """Add or update ``record`` (its ``due`` time is what counts from now on)."""
+        old = self.records.get(record.fp)
+        if old is not None:
+            self._bytes -= old._size
+        record._size = _record_bytes(record)
+        self._bytes += record._size
+        self.records[record.fp] = record
+        heapq.heappush(self._heap, (record.due, record.fp))
+        if len(self._heap) > 2 * len(self.records) + 64:
+            self._heap = [(r.due, fp) for fp, r in self.records.items()]
+            heapq.heapify(self._heap)
+
+    def remove(self, fp: bytes) -> None:
+        """Forget the record of ``fp`` (its heap entry goes stale)."""
+        old = self.records.pop(fp, None)
+        if old is not None:
+            self._bytes -= old._size
+
+    def _top(self) -> tuple[float, bytes] | None:
+        heap, records = self._heap, self.records
+        while heap:
+            due, fp = heap[0]
+            record = records.get(fp)
+            if record is not None and record.due == due:
+                return due, fp
+            heapq.heappop(heap)
+        return None
+
+    def next_due(self) -> float | None:
+        """The earliest due time (wall clock), or None when the schedule is empty."""
+        top = self._top()
+        return None if top is None else top[0]
+
+    def take_due(self, now: float, limit: int) -> list[RevisitRecord]:
+        """Up to ``limit`` records due at ``now``, earliest first; each one's due time
+        moves one interval on (the visit's outcome sets it again)."""
+        out: list[RevisitRecord] = []
+        heap = self._heap
+        while len(out) < limit:
+            top = self._top()
+            if top is None or top[0] > now:
+                break
+            heapq.heappop(heap)
+            record = self.records[top[1]]
+            out.append(record)
+        for record in out:
+            record.due = now + record.interval
+            heapq.heappush(heap, (record.due, record.fp))
+        return out
+
+    def count_due(self, now: float) -> int:
+        """Records due at ``now`` not yet taken."""
+        return sum(1 for r in self.records.values() if r.due <= now)
+
+    def memory_bytes(self) -> int:
+        """About the bytes the schedule takes (:func:`_record_bytes` per record: ~520
+        bytes plus its stored request and validators), besides stale heap entries."""
+        return self._bytes
+
+    def commit(self) -> None:
+        """Nothing to do: memory only."""
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __iter__(self) -> Iterator[RevisitRecord]:
+        return iter(list(self.records.values()))
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS revisits (
+    fp BLOB PRIMARY KEY,
+    due REAL NOT NULL,
+    interval REAL NOT NULL,
+    etag TEXT,
+    last_modified TEXT,
+    digest TEXT,
+    gone INTEGER NOT NULL DEFAULT 0,
+    fixed INTEGER NOT NULL DEFAULT 0,
+    request BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS revisits_due ON revisits (due);
+"""
+
+_COLUMNS = "fp, request, due, interval, etag, last_modified, digest, gone, fixed"
+
+
+def _row_record(row: tuple[Any, ...]) -> RevisitRecord:
+    return RevisitRecord(bytes(row[0]), bytes(row[1]), row[2], row[3], row[4], row[5],
+                         row[6], row[7], bool(row[8]))
+
+
+class SqliteRevisitSchedule(_ScheduleBase):
+    """The schedule in the job's ``frontier.sqlite`` (``JOBDIR``): table ``revisits``
+    (one row per page, an index on ``due``), written on the frontier's connection inside
+    its open transaction: the frontier's :meth:`commit` (its checkpoint) makes it durable
+    with the leases it acks. Nothing is kept in memory.
+
+    Args:
+        conn: the frontier's ``sqlite3`` connection.
+        config: the :class:`RevisitConfig`.
+        spider: the spider; settable later.
+
+    Raises:
+        sqlite3.Error: the table cannot be created.
+    """
+
+    durable = True
+
+    def __init__(self, conn: sqlite3.Connection, config: RevisitConfig,
+                 spider: Spider | None = None) -> None:
+        self.conn = conn
+        self.config = config
+        self.spider = spider
+        for statement in _SCHEMA.strip().split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        self._count: int = conn.execute("SELECT COUNT(*) FROM revisits").fetchone()[0]
+
+    def get(self, fp: bytes) -> RevisitRecord | None:
+        """The record of fingerprint ``fp``, or None."""
+        row = self.conn.execute(f"SELECT {_COLUMNS} FROM revisits WHERE fp = ?",
+                                (fp,)).fetchone()
+        return None if row is None else _row_record(row)
+
+    def put(self, record: RevisitRecord) -> None:
+        """Insert or replace ``record``'s row."""
+        cur = self.conn.execute("UPDATE revisits SET request = ?, due = ?, interval = ?, "
+                                "etag = ?, last_modified = ?, digest = ?, gone = ?, "
+                                "fixed = ? WHERE fp = ?",
+                                (record.request, record.due, record.interval, record.etag,
+                                 record.last_modified, record.digest, record.gone,
+                                 int(record.fixed), record.fp))
+        if cur.rowcount == 0:
+            self.conn.execute(f"INSERT INTO revisits ({_COLUMNS}) VALUES "
+                              f"(?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                              (record.fp, record.request, record.due, record.interval,
+                               record.etag, record.last_modified, record.digest,
+                               record.gone, int(record.fixed)))
+            self._count += 1
+
+    def remove(self, fp: bytes) -> None:
+        """Delete the row of ``fp``."""
+        self._count -= int(self.conn.execute("DELETE FROM revisits WHERE fp = ?",
+                                             (fp,)).rowcount)
+
+    def next_due(self) -> float | None:
+        """The earliest due time (wall clock), or None when the schedule is empty."""
+        row = self.conn.execute("SELECT MIN(due) FROM revisits").fetchone()
+        return None if row[0] is None else float(row[0])
+
+    def take_due(self, now: float, limit: int) -> list[RevisitRecord]:
+        """Up to ``limit`` records due at ``now``, earliest first; each one's due time
+        moves one interval on (in the open transaction)."""
+        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM revisits WHERE due <= ? "
+                                 f"ORDER BY due LIMIT ?", (now, limit)).fetchall()
+        out = [_row_record(row) for row in rows]
+        if out:
+            self.conn.executemany("UPDATE revisits SET due = ? + interval WHERE fp = ?",
+                                  [(now, r.fp) for r in out])
+        for record in out:
+            record.due = now + record.interval
+        return out
+
+    def count_due(self, now: float) -> int:
+        """Records due at ``now`` not yet taken."""
+        count: int = self.conn.execute("SELECT COUNT(*) FROM revisits WHERE due <= ?",
+                                       (now,)).fetchone()[0]
+        return count
+
+    def memory_bytes(self) -> int:
+        """0: the records are on disk."""
+        return 0
+
+    def commit(self) -> None:
+        """Nothing to do: the frontier's commit includes the schedule."""
+
+    def __len__(self) -> int:
+        return int(self._count)
+
+    def __iter__(self) -> Iterator[RevisitRecord]:
+        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM revisits ORDER BY due").fetchall()
+        return iter([_row_record(row) for row in rows])
+
+
+class SpillingRevisitSchedule(_ScheduleBase):
+    """The schedule without a ``JOBDIR``, on the frontier's memory budget: in memory
+    (:class:`MemoryRevisitSchedule`) while it takes at most ``limit_bytes``
+    (``FRONTIER_MEMORY_LIMIT``, the figure the frontier's queued requests keep to), then
+    moved whole into a private temporary SQLite file (the frontier's spill directory:
+    ``$TMPDIR``, else ``/var/tmp``; unlinked at once, so its space goes with the process)
+    and kept there as a :class:`SqliteRevisitSchedule` (nothing of it in memory).
+
+    Args:
+        config: the :class:`RevisitConfig`.
+        spider: the spider; settable later (:attr:`spider`).
+        limit_bytes: the RAM budget (bytes); 0: no limit.
+
+    Raises:
+        crawlfw.core.frontier.frontier.FrontierError: from :meth:`put`, when the
+            temporary file cannot be made.
+    """
+
+    durable = False
+
+    def __init__(self, config: RevisitConfig, spider: Spider | None = None,
+                 limit_bytes: int = 0) -> None:
+        self.config = config
+        self._spider = spider
+        self.limit_bytes = max(0, int(limit_bytes or 0))
+        self.inner: MemoryRevisitSchedule | SqliteRevisitSchedule = MemoryRevisitSchedule(
+            config, spider)
+        self.file: Any = None  # the SpillFile once spilled
+
+    @property
+    def spider(self) -> Spider | None:
+        return self._spider
+
+    @spider.setter
+    def spider(self, spider: Spider | None) -> None:
+        self._spider = spider
+        self.inner.spider = spider
+
+    def get(self, fp: bytes) -> RevisitRecord | None:
+        """The record of ``fp``, or None."""
+        return self.inner.get(fp)
+
+    def put(self, record: RevisitRecord) -> None:
+        """Add or update ``record``; past the budget, the schedule moves to disk."""
+        inner = self.inner
+        inner.put(record)
+        if (self.limit_bytes and self.file is None
+                and isinstance(inner, MemoryRevisitSchedule)
+                and inner.memory_bytes() > self.limit_bytes):
+            self._spill(inner)
+
+    def _spill(self, memory: MemoryRevisitSchedule) -> None:
+        import logging
+
+        from crawlfw.core.frontier.spill import SpillFile, spill_root
+
+        self.file = SpillFile(spill_root())
+        conn = self.file.conn
+        disk = SqliteRevisitSchedule(conn, self.config, self._spider)
+        conn.execute("BEGIN")
+        for record in memory.records.values():
+            disk.put(record)
+        conn.execute("COMMIT")
+        self.file.close_dir()  # the open file stays; nothing is left on disk by name
+        logging.getLogger(__name__).info(
+            "The revisit schedule (%(n)d pages) exceeds FRONTIER_MEMORY_LIMIT "
+            "(%(limit)d bytes): moved to a temporary file", {"n": len(memory),
+                                                            "limit": self.limit_bytes})
+        self.inner = disk
+
+    def remove(self, fp: bytes) -> None:
+        """Forget the record of ``fp``."""
+        self.inner.remove(fp)
+
+    def next_due(self) -> float | None:
+        """The earliest due time, or None."""
+        return self.inner.next_due()
+
+    def take_due(self, now: float, limit: int) -> list[RevisitRecord]:
+        """Up to ``limit`` records due at ``now`` (see :meth:`MemoryRevisitSchedule.take_due`)."""
+        return self.inner.take_due(now, limit)
+
+    def count_due(self, now: float) -> int:
+        """Records due at ``now`` not yet taken."""
+        return self.inner.count_due(now)
+
+    def memory_bytes(self) -> int:
+        """Bytes the schedule takes in memory (0 once moved to disk)."""
+        return self.inner.memory_bytes()
+
+    def disk_bytes(self) -> int:
+        """Bytes of the temporary file (0 while in memory)."""
+        return self.file.size_bytes() if self.file is not None else 0
+
+    def close(self) -> None:
+        """Close the temporary file, if any (its space is freed)."""
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+    def commit(self) -> None:
+        """Nothing to do: temporary."""
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+    def __iter__(self) -> Iterator[RevisitRecord]:
+        return iter(self.inner)

@@ -1,0 +1,446 @@
+"""The revisit schedule (issue 32): the adaptive rule, the settings, the records in memory
+and in SQLite (the same table of outcomes for both), the classification of answers and
+the conditional-GET requests built from records."""
+
+import pickle
+import random
+import sqlite3
+
+import pytest
+
+from crawlfw.core.frontier.revisit import (
+    REVISIT_META,
+    MemoryRevisitSchedule,
+    RevisitConfig,
+    SpillingRevisitSchedule,
+    SqliteRevisitSchedule,
+    adapt_interval,
+    classify,
+    content_digest,
+    revisit_request,
+    stored_request,
+)
+from crawlfw.http import HtmlResponse, Request
+from crawlfw.settings import Settings
+from crawlfw.spiders import Spider
+from crawlfw.utils.request import request_fingerprint
+
+CONFIG = RevisitConfig(enabled=True, interval_s=10.0, min_s=2.0, max_s=100.0,
+                       adaptive=True, gone_limit=2)
+
+
+class _Spider(Spider):
+    name = "revisit"
+
+    def parse(self, response):
+        pass
+
+    def parse_page(self, response):
+        pass
+
+
+SPIDER = _Spider()
+
+
+def visit(url, outcome="new", *, digest="d0", etag=None, last_modified=None, interval=None,
+          moved_from=None, **meta):
+    request = Request(url, callback=SPIDER.parse_page, meta=meta)
+    return {"fp": request_fingerprint(request), "outcome": outcome, "etag": etag,
+            "last_modified": last_modified, "digest": digest, "interval": interval,
+            "moved_from": moved_from, "request": request}
+
+
+def fp(url):
+    return bytes.fromhex(request_fingerprint(Request(url)))
+
+
+def redis_schedule(url):
+    """A RedisRevisitSchedule on the Redis at ``url``, with what it uses of a
+    RedisFrontier (client, scripts, key prefix, retry settings)."""
+    import types
+
+    import redis
+
+    from crawlfw.core.frontier.redis_link import RedisLink, Scripts
+    from crawlfw.core.frontier.redis_revisit import RedisRevisitSchedule
+
+    client = redis.Redis.from_url(url)
+    frontier = types.SimpleNamespace(
+        client=client, scripts=Scripts(client, {}), _k=lambda name: f"{{t}}:{name}",
+        url=url, retry_timeout_s=5.0, stats=None, link=RedisLink())
+    return RedisRevisitSchedule(frontier, CONFIG, SPIDER)
+
+
+@pytest.fixture(params=["memory", "sqlite", "spilled"])
+def schedule(request, tmp_path, monkeypatch):
+    """The memory and the SQLite schedules, and the schedule without JOBDIR moved to its
+    temporary file at once (a budget of 1 byte) (the Redis one: the same tests run by
+    :func:`test_the_redis_schedule_gives_the_same_outcomes`)."""
+    if request.param == "memory":
+        yield MemoryRevisitSchedule(CONFIG, SPIDER)
+    elif request.param == "spilled":
+        monkeypatch.setenv("TMPDIR", str(tmp_path))
+        spilling = SpillingRevisitSchedule(CONFIG, SPIDER, limit_bytes=1)
+        yield spilling
+        spilling.close()
+    else:
+        conn = sqlite3.connect(tmp_path / "frontier.sqlite")
+        yield SqliteRevisitSchedule(conn, CONFIG, SPIDER)
+        conn.close()
+
+
+# --- the adaptive rule and the settings -------------------------------------------------
+
+@pytest.mark.parametrize("interval, changed, expected", [
+    (10.0, True, 8.0),  # Nutch: x (1 - 0.2)
+    (10.0, False, 14.0),  # Nutch: x (1 + 0.4)
+    (2.2, True, 2.0),  # never below the minimum
+    (90.0, False, 100.0),  # never above the maximum
+    (1.0, False, 2.0),  # an interval set below the minimum is brought up to it
+])
+def test_adapt_interval_is_nutchs_rule_within_bounds(interval, changed, expected):
+    assert adapt_interval(interval, changed, 2.0, 100.0) == pytest.approx(expected)
+
+
+def test_config_defaults_are_off_and_the_issues_figures():
+    assert RevisitConfig.from_settings(Settings()) == RevisitConfig()
+    config = RevisitConfig.from_settings(Settings({"REVISIT_ENABLED": True}))
+    assert (config.enabled, config.interval_s, config.min_s, config.max_s, config.adaptive,
+            config.gone_limit) == (True, 86400.0, 3600.0, 2592000.0, True, 3)
+
+
+def test_config_takes_fractions_of_seconds():
+    config = RevisitConfig.from_settings(Settings({
+        "REVISIT_ENABLED": True, "REVISIT_INTERVAL": "0.5", "REVISIT_INTERVAL_MIN": 0.25,
+        "REVISIT_INTERVAL_MAX": 2.5}))
+    assert (config.interval_s, config.min_s, config.max_s) == (0.5, 0.25, 2.5)
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"REVISIT_INTERVAL": 0}, "REVISIT_INTERVAL must be a positive number of seconds"),
+    ({"REVISIT_INTERVAL_MIN": "soon"}, "REVISIT_INTERVAL_MIN must be a number of seconds"),
+    ({"REVISIT_INTERVAL_MIN": 10, "REVISIT_INTERVAL_MAX": 5},
+     "REVISIT_INTERVAL_MIN (10) is above REVISIT_INTERVAL_MAX (5)"),
+    ({"REVISIT_GONE_LIMIT": 0}, "REVISIT_GONE_LIMIT must be 1 or more"),
+])
+def test_config_refuses_bad_values_naming_the_setting(values, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        RevisitConfig.from_settings(Settings({"REVISIT_ENABLED": True, **values}))
+
+
+# --- the schedule: one record per page, every outcome ----------------------------------
+
+def test_a_new_page_is_due_after_the_interval(schedule):
+    assert schedule.visited(visit("http://a/1", etag='"e1"'), 1000.0) == "scheduled"
+    record = schedule.get(fp("http://a/1"))
+    assert (record.due, record.interval, record.etag, record.digest, record.gone) == (
+        1010.0, 10.0, '"e1"', "d0", 0)
+    assert schedule.next_due() == 1010.0
+    assert schedule.take_due(1009.9, 10) == []
+
+
+def test_due_records_are_taken_earliest_first_and_move_one_interval_on(schedule):
+    for i, t in enumerate((1003.0, 1001.0, 1002.0)):
+        schedule.visited(visit(f"http://a/{i}"), t)
+    taken = schedule.take_due(1012.5, 2)
+    assert [r.fp for r in taken] == [fp("http://a/1"), fp("http://a/2")]
+    # taken: due again an interval later unless the visit comes back (nothing is lost)
+    assert schedule.get(fp("http://a/1")).due == 1022.5
+    assert schedule.take_due(1012.5, 10) == []  # a/0 is due at 1013
+    assert [r.fp for r in schedule.take_due(1013.5, 10)] == [fp("http://a/0")]
+    assert schedule.take_due(1013.5, 10) == []
+    assert schedule.next_due() == 1022.5
+
+
+def test_changed_shrinks_unchanged_grows_the_interval(schedule):
+    schedule.visited(visit("http://a/1"), 0.0)
+    assert schedule.visited(visit("http://a/1", "changed", digest="d1"), 10.0) == "changed"
+    record = schedule.get(fp("http://a/1"))
+    assert (record.interval, record.due, record.digest) == (8.0, 18.0, "d1")
+    assert schedule.visited(visit("http://a/1", "unchanged", digest="d1"), 18.0) == "unchanged"
+    record = schedule.get(fp("http://a/1"))
+    assert (record.interval, record.due) == (pytest.approx(11.2), pytest.approx(29.2))
+
+
+def test_not_adaptive_keeps_the_interval(tmp_path):
+    schedule = MemoryRevisitSchedule(RevisitConfig(enabled=True, interval_s=10.0,
+                                                   adaptive=False), SPIDER)
+    schedule.visited(visit("http://a/1"), 0.0)
+    schedule.visited(visit("http://a/1", "changed", digest="d1"), 10.0)
+    assert schedule.get(fp("http://a/1")).interval == 10.0
+
+
+def test_meta_revisit_interval_fixes_a_pages_interval(schedule):
+    schedule.visited(visit("http://a/1", interval=0.5), 0.0)
+    assert schedule.get(fp("http://a/1")).due == 0.5
+    schedule.visited(visit("http://a/1", "unchanged", interval=0.5), 1.0)
+    record = schedule.get(fp("http://a/1"))
+    assert (record.interval, record.fixed, record.due) == (0.5, True, 1.5)  # not adapted
+
+
+def test_gone_counts_then_drops_the_page(schedule):
+    schedule.visited(visit("http://a/1"), 0.0)
+    assert schedule.visited(visit("http://a/1", "gone"), 10.0) == "gone"
+    record = schedule.get(fp("http://a/1"))
+    assert (record.gone, record.due) == (1, 20.0)
+    assert schedule.visited(visit("http://a/1", "gone"), 20.0) == "dropped"  # limit 2
+    assert schedule.get(fp("http://a/1")) is None
+    assert len(schedule) == 0 and schedule.next_due() is None
+
+
+def test_a_page_back_after_a_404_starts_counting_again(schedule):
+    schedule.visited(visit("http://a/1"), 0.0)
+    schedule.visited(visit("http://a/1", "gone"), 10.0)
+    schedule.visited(visit("http://a/1", "changed", digest="d2"), 20.0)
+    assert schedule.get(fp("http://a/1")).gone == 0
+
+
+def test_an_unknown_pages_404_touches_nothing(schedule):
+    assert schedule.visited(visit("http://a/1", "gone"), 0.0) == "ignored"
+    assert len(schedule) == 0
+
+
+def test_forget_removes_the_page(schedule):
+    schedule.visited(visit("http://a/1"), 0.0)
+    assert schedule.visited(visit("http://a/1", "forget"), 5.0) == "dropped"
+    assert len(schedule) == 0
+
+
+def test_a_redirect_moves_the_schedule_to_the_new_url(schedule):
+    schedule.visited(visit("http://a/old"), 0.0)
+    old = request_fingerprint(Request("http://a/old"))
+    moved = visit("http://a/new", "changed", digest="d1", moved_from=old)
+    assert schedule.visited(moved, 10.0) == "changed"
+    assert schedule.get(fp("http://a/old")) is None
+    record = schedule.get(fp("http://a/new"))
+    assert (record.interval, record.due) == (8.0, 18.0)  # its history moved with it
+    assert schedule.loads(record.request)["url"] == "http://a/new"
+    assert len(schedule) == 1
+
+
+def test_a_page_met_again_as_new_keeps_its_history(schedule):
+    """A dont_filter request (start URLs) of a page already scheduled: compared by digest."""
+    schedule.visited(visit("http://a/1"), 0.0)
+    assert schedule.visited(visit("http://a/1", "new", digest="d0"), 5.0) == "unchanged"
+    assert schedule.get(fp("http://a/1")).interval == 14.0
+    assert len(schedule) == 1
+
+
+def test_the_schedule_grows_with_pages_not_visits(schedule):
+    rng = random.Random(32)
+    now = 0.0
+    for i in range(10):
+        schedule.visited(visit(f"http://a/{i}"), now)
+    for _ in range(1000 if isinstance(schedule, (MemoryRevisitSchedule, SqliteRevisitSchedule,
+                                                 SpillingRevisitSchedule)) else 200):
+        now += rng.random()
+        for record in schedule.take_due(now, 100):
+            url = schedule.loads(record.request)["url"]
+            outcome = rng.choice(("changed", "unchanged"))
+            schedule.visited(visit(url, outcome, digest=str(rng.random())), now)
+    assert len(schedule) == 10
+    if isinstance(schedule, MemoryRevisitSchedule):
+        assert len(schedule._heap) <= 2 * 10 + 64  # stale heap entries compacted away
+        assert 0 < schedule.memory_bytes() < 10 * 1000
+    assert sorted(r.fp for r in schedule) == sorted(fp(f"http://a/{i}") for i in range(10))
+
+
+def test_sqlite_schedule_is_in_the_connections_transaction(tmp_path):
+    path = tmp_path / "frontier.sqlite"
+    conn = sqlite3.connect(path)
+    schedule = SqliteRevisitSchedule(conn, CONFIG, SPIDER)
+    schedule.visited(visit("http://a/1", etag='"x"'), 0.0)
+    conn.commit()
+    schedule.visited(visit("http://a/2"), 0.0)  # not committed: lost with the process
+    conn.close()
+    conn = sqlite3.connect(path)
+    again = SqliteRevisitSchedule(conn, CONFIG, SPIDER)
+    assert len(again) == 1
+    record = again.get(fp("http://a/1"))
+    assert (record.due, record.etag, record.digest) == (10.0, '"x"', "d0")
+    conn.close()
+
+
+# --- the requests of records and what an answer means ----------------------------------
+
+def test_stored_request_leaves_out_one_downloads_meta_and_conditional_headers():
+    request = Request("http://a/1", callback=SPIDER.parse_page, dont_filter=True,
+                      headers={"If-None-Match": '"e"', "Accept": "text/html"},
+                      meta={"depth": 2, "redirect_urls": ("http://a/0",), "retry_times": 1,
+                            "is_start_request": True, "mine": "kept",
+                            REVISIT_META: ("ab", None, None, None)})
+    d = pickle.loads(stored_request(request, SPIDER))
+    assert d["meta"] == {"depth": 2, "mine": "kept"}
+    assert [k if isinstance(k, str) else k.decode() for k in d["headers"]] == ["Accept"]
+    assert "dont_filter" not in d and d["callback"] == "parse_page"
+
+
+def test_revisit_request_is_a_conditional_get_past_the_dupefilter():
+    schedule = MemoryRevisitSchedule(CONFIG, SPIDER)
+    schedule.visited(visit("http://a/1", etag='"v3"', last_modified="Tue, 14 Nov 2023 "
+                           "22:13:20 GMT", digest="abc", mine=1), 0.0)
+    record = schedule.get(fp("http://a/1"))
+    request = revisit_request(record, SPIDER)
+    assert request.url == "http://a/1" and request.dont_filter
+    assert request.callback == SPIDER.parse_page
+    assert request.headers[b"If-None-Match"] == b'"v3"'
+    assert request.headers[b"If-Modified-Since"] == b"Tue, 14 Nov 2023 22:13:20 GMT"
+    assert request.meta["mine"] == 1
+    assert request.meta[REVISIT_META] == (record.fp.hex(), '"v3"',
+                                          "Tue, 14 Nov 2023 22:13:20 GMT", "abc")
+
+
+def test_revisit_request_without_validators_has_no_conditional_headers():
+    schedule = MemoryRevisitSchedule(CONFIG, SPIDER)
+    schedule.visited(visit("http://a/1"), 0.0)
+    request = revisit_request(schedule.get(fp("http://a/1")), SPIDER)
+    assert b"If-None-Match" not in request.headers
+    assert b"If-Modified-Since" not in request.headers
+
+
+def answer(request, status=200, body=b"<p>hello</p>", **headers):
+    return HtmlResponse(request.url, status=status, body=body, request=request,
+                        headers=headers)
+
+
+def revisit_of(url, etag=None, last_modified=None, digest=None, **kw):
+    request = Request(url, meta={REVISIT_META: (request_fingerprint(Request(url)), etag,
+                                                last_modified, digest)}, **kw)
+    return request
+
+
+def test_classify_first_visits():
+    request = Request("http://a/1")
+    fp_hex = request_fingerprint(request)
+    got = classify(request, answer(request, ETag='"e1"'), None, fp_hex)
+    assert (got["outcome"], got["etag"], got["digest"]) == (
+        "new", '"e1"', content_digest(answer(request)))
+    assert classify(request, answer(request, status=404), None, fp_hex) is None
+    assert classify(request, answer(request, status=304), None, fp_hex) is None
+    opted = Request("http://a/1", meta={"revisit": False})
+    assert classify(opted, answer(opted), None, fp_hex) is None
+
+
+def test_classify_revisits():
+    body = b"<p>hello</p>"
+    digest = content_digest(answer(Request("http://a/1"), body=body))
+    request = revisit_of("http://a/1", etag='"e1"', digest=digest)
+    fp_hex = request_fingerprint(request)
+    not_modified = classify(request, answer(request, status=304, body=b""), None, fp_hex)
+    assert (not_modified["outcome"], not_modified["etag"], not_modified["digest"]) == (
+        "unchanged", '"e1"', digest)
+    same = classify(request, answer(request, body=body), None, fp_hex)
+    assert same["outcome"] == "unchanged"
+    changed = classify(request, answer(request, body=b"<p>bye</p>"), None, fp_hex)
+    assert changed["outcome"] == "changed" and changed["digest"] != digest
+    for status in (404, 410):
+        assert classify(request, answer(request, status=status), None, fp_hex)["outcome"] \
+            == "gone"
+    assert classify(request, answer(request, status=503), None, fp_hex) is None
+    opted = revisit_of("http://a/1", digest=digest)
+    opted.meta["revisit"] = False
+    assert classify(opted, answer(opted), None, fp_hex)["outcome"] == "forget"
+
+
+def test_classify_notes_a_redirect():
+    request = revisit_of("http://a/old", digest="x")
+    final = request.replace(url="http://a/new")
+    got = classify(final, answer(final), None, request_fingerprint(final))
+    assert got["moved_from"] == request_fingerprint(Request("http://a/old"))
+
+
+def test_the_spiders_revisit_content_hook_normalises_the_digest():
+    class Stamped(_Spider):
+        def revisit_content(self, response):
+            return response.text.split("<!--stamp")[0]
+
+    spider = Stamped()
+    request = Request("http://a/1")
+    one = content_digest(answer(request, body=b"<p>x</p><!--stamp 1-->"), spider)
+    two = content_digest(answer(request, body=b"<p>x</p><!--stamp 2-->"), spider)
+    assert one == two
+    assert content_digest(answer(request, body=b"<p>x</p><!--stamp 1-->")) != \
+        content_digest(answer(request, body=b"<p>x</p><!--stamp 2-->"))
+
+    class Bad(_Spider):
+        def revisit_content(self, response):
+            return 5
+
+    with pytest.raises(TypeError, match=r"Bad.revisit_content\(\) must return bytes or str"):
+        content_digest(answer(request), Bad())
+
+
+def test_a_bad_meta_revisit_interval_is_named():
+    request = Request("http://a/1", meta={"revisit_interval": "daily"})
+    with pytest.raises(ValueError, match=r"meta\['revisit_interval'\] must be a number"):
+        classify(request, answer(request), None, request_fingerprint(request))
+
+
+@pytest.mark.slow
+def test_two_workers_never_take_the_same_record(redis_server):
+    """The shared schedule's take is one script: claims of two workers are disjoint."""
+    one, two = redis_schedule(redis_server.url), redis_schedule(redis_server.url)
+    for i in range(50):
+        one.visited(visit(f"http://a/{i}"), float(i))
+    taken_one = one.take_due(100.0, 20)
+    taken_two = two.take_due(100.0, 100)
+    assert len(taken_one) == 20 and len(taken_two) == 30
+    assert not {r.fp for r in taken_one} & {r.fp for r in taken_two}
+    assert one.take_due(100.0, 100) == []
+    request = two.request_of(taken_two[0])  # stored as JSON, never a pickle
+    assert request.dont_filter and request.callback == SPIDER.parse_page
+
+
+#: The outcome tests every schedule passes (run on Redis by the test below).
+SCHEDULE_TESTS = (
+    test_a_new_page_is_due_after_the_interval,
+    test_due_records_are_taken_earliest_first_and_move_one_interval_on,
+    test_changed_shrinks_unchanged_grows_the_interval,
+    test_meta_revisit_interval_fixes_a_pages_interval,
+    test_gone_counts_then_drops_the_page,
+    test_a_page_back_after_a_404_starts_counting_again,
+    test_an_unknown_pages_404_touches_nothing,
+    test_forget_removes_the_page,
+    test_a_redirect_moves_the_schedule_to_the_new_url,
+    test_a_page_met_again_as_new_keeps_its_history,
+    test_the_schedule_grows_with_pages_not_visits,
+)
+
+
+@pytest.mark.slow
+def test_the_redis_schedule_gives_the_same_outcomes(redis_server):
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    for test in SCHEDULE_TESTS:
+        client.flushdb()
+        test(redis_schedule(redis_server.url))
+
+
+def test_a_request_that_cannot_be_stored_is_not_scheduled(schedule):
+    request = Request("http://a/1", callback=lambda response: None)
+    v = {**visit("http://a/1"), "request": request}
+    assert schedule.visited(v, 0.0) == "not_stored"
+    assert len(schedule) == 0
+
+
+def test_without_jobdir_the_schedule_moves_to_a_temporary_file_past_the_budget(
+        tmp_path, monkeypatch):
+    """FRONTIER_MEMORY_LIMIT is the in-memory schedule's budget too: past it, the records
+    move to a private temporary SQLite file (unlinked: nothing left by name) and the
+    schedule goes on the same."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    schedule = SpillingRevisitSchedule(CONFIG, SPIDER, limit_bytes=20_000)
+    for i in range(20):
+        schedule.visited(visit(f"http://a/{i}", etag=f'"e{i}"'), float(i))
+    assert schedule.file is None and 0 < schedule.memory_bytes() <= 20_000
+    for i in range(20, 100):
+        schedule.visited(visit(f"http://a/{i}", etag=f'"e{i}"'), float(i))
+    assert schedule.file is not None
+    assert schedule.memory_bytes() == 0 and schedule.disk_bytes() > 0
+    assert len(schedule) == 100
+    assert schedule.get(fp("http://a/5")).etag == '"e5"'
+    assert [r.fp for r in schedule.take_due(12.5, 10)] == [fp("http://a/0"), fp("http://a/1"),
+                                                             fp("http://a/2")]
+    assert not [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix == ".sqlite"]
+    schedule.close()
