@@ -13,10 +13,11 @@ import pytest
 import crawlfw
 from crawlfw.core.frontier.frontier import FrontierError, MemoryFrontier
 from crawlfw.core.frontier.hostqueues import MemoryHostStore
-from crawlfw.core.frontier.spill import SpillFile, SpillingHostStore, sweep
+from crawlfw.core.frontier.spill import SpillFile, SpillingHostStore
 from crawlfw.core.transport.hostpolicy import HostPolicy
 from crawlfw.dupefilters import BaseDupeFilter
 from crawlfw.squeues import FifoMemoryQueue, LifoMemoryQueue
+from crawlfw.utils._scratch import sweep_stale as sweep
 from crawlfw.utils.test import get_crawler
 
 
@@ -189,7 +190,7 @@ def test_close_counts_at_once_and_decodes_when_iterated(spider, tmp_path):
     f.push_many(requests)
     spill = f.store.path
     assert spill is not None and os.path.isdir(spill)
-    assert os.listdir(spill) == ["lock"]  # the file was unlinked once open
+    assert os.listdir(spill) == [".lock"]  # the file was unlinked once open
     left = f.close("finished")
     assert not os.path.exists(spill)  # the directory goes at close
     assert len(left) == 501 and left
@@ -228,7 +229,7 @@ def test_sweep_removes_what_ended_crawls_left(tmp_path):
     live = SpillFile(root)  # this process's, locked
     dead = tmp_path / "frontier-999999999-abc"  # a lock nobody holds
     dead.mkdir()
-    (dead / "lock").write_text("")
+    (dead / ".lock").write_text("")
     no_lock_dead = tmp_path / "frontier-999999998-abc"  # made, died before its lock
     no_lock_dead.mkdir()
     no_lock_live = tmp_path / f"frontier-{os.getpid()}-xyz"

@@ -37,31 +37,31 @@ an increasing one for those that go after (a FIFO push).
   a lambda callback...) stay objects in memory whatever the budget; when their place
   in the queue is on disk, the disk row holds the number of the object instead.
 
-The disk part (:class:`SpillFile`) is made on the first spill, in a private directory
-``<root>/frontier-<pid>-<random>`` (root: ``$TMPDIR``, else ``/var/tmp``, else the
-system's temporary directory; :func:`spill_root`): a lock file ``flock``-ed by the
-crawl, and a SQLite file (no journal, ``synchronous=OFF``: nothing here is meant to
-survive the process) that is unlinked as soon as it is open, so the kernel frees its
-space when the process ends, even by ``kill -9``. The directory is removed at
+The disk part (:class:`SpillFile`) is made on the first spill, in a private scratch
+directory ``<root>/frontier-<pid>-<random>``
+(:class:`~crawlfw.utils._scratch.ScratchDir`, the seen set's helper too; root:
+``$TMPDIR/crawlfw-<uid>``, else ``/var/tmp/crawlfw-<uid>``): its ``.lock`` ``flock``-ed
+by the crawl, and a SQLite file (no journal, ``synchronous=OFF``: nothing here is meant
+to survive the process) that is unlinked as soon as it is open, so the kernel frees
+its space when the process ends, even by ``kill -9``. The directory is removed at
 :meth:`SpillingHostStore.close`; one left by a crashed crawl (its lock free) is removed
-by the next frontier made in any crawl of the same user (:func:`sweep`).
+by the next frontier or dupefilter made in any crawl of the same user
+(:func:`~crawlfw.utils._scratch.sweep_stale`).
 """
 
 from __future__ import annotations
 
 import collections
-import fcntl
 import itertools
 import logging
 import os
-import shutil
 import sqlite3
-import tempfile
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from crawlfw.core.frontier.api import FrontierError
 from crawlfw.core.frontier.compact import RequestCodec
+from crawlfw.utils._scratch import ScratchDir
 
 if TYPE_CHECKING:
     from crawlfw.http import Request
@@ -69,7 +69,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 __all__ = ["HOST_COST", "LOW_WATER", "OBJECT_COST", "RECORD_COST", "QueuedRequests",
-           "SpillFile", "SpillingHostStore", "spill_root", "sweep"]
+           "SpillFile", "SpillingHostStore"]
 
 #: Bytes a compact record costs in RAM besides its length (the ``bytes`` object's
 #: header and its slot in a list or deque).
@@ -92,78 +92,6 @@ RELOAD_MAX = 4096
 #: Disk pushes buffered before they are written.
 FLUSH_EVERY = 4096
 
-#: The name of a spill directory: ``frontier-<pid>-<random>``.
-_PREFIX = "frontier-"
-_LOCK = "lock"
-
-
-def spill_root() -> str:
-    """The directory under which spill directories are made: ``$TMPDIR/crawlfw-<uid>``
-    when ``TMPDIR`` is set, else ``/var/tmp/crawlfw-<uid>`` (on disk on systems whose
-    ``/tmp`` is in RAM) when ``/var/tmp`` is writable, else the same under
-    :func:`tempfile.gettempdir`."""
-    base = os.environ.get("TMPDIR")
-    if not base:
-        base = "/var/tmp" if os.access("/var/tmp", os.W_OK | os.X_OK) else tempfile.gettempdir()
-    return os.path.join(base, f"crawlfw-{os.getuid()}")
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
-
-
-def sweep(root: str) -> list[str]:
-    """Remove the spill directories under ``root`` whose crawl has ended (their lock
-    file is not locked, or, without one, their pid is not running).
-
-    Returns:
-        list: the directories removed. Errors (a directory another user owns) are
-        logged at DEBUG and skipped.
-    """
-    removed: list[str] = []
-    try:
-        names = os.listdir(root)
-    except OSError:
-        return removed
-    for name in names:
-        if not name.startswith(_PREFIX):
-            continue
-        path = os.path.join(root, name)
-        try:
-            fd = os.open(os.path.join(path, _LOCK), os.O_RDWR | os.O_CLOEXEC)
-        except FileNotFoundError:
-            try:
-                pid = int(name[len(_PREFIX):].split("-", 1)[0])
-            except ValueError:
-                continue
-            if _pid_alive(pid):
-                continue
-        except OSError:
-            continue
-        else:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:  # held: its crawl runs
-                continue
-            finally:
-                os.close(fd)
-        try:
-            shutil.rmtree(path)
-            removed.append(path)
-        except OSError as e:
-            logger.debug("Could not remove the old spill directory %s: %s", path, e)
-    if removed:
-        logger.info("Removed %(n)d spill directories of crawls that ended without closing "
-                    "their frontier: %(paths)s", {"n": len(removed), "paths": removed})
-    return removed
-
-
 class SpillFile:
     """The disk part of a :class:`SpillingHostStore`: one SQLite table of
     ``(host, key, p, data)`` rows, ``data`` a record (``bytes``) or the number of an
@@ -179,20 +107,13 @@ class SpillFile:
             be made (the message names the path).
     """
 
-    def __init__(self, root: str, *, max_pages: int | None = None) -> None:
+    def __init__(self, root: str | None = None, *, max_pages: int | None = None) -> None:
         self.root = root
-        self.path = root
-        self._lock_fd: int | None = None
+        self.path = root or "the scratch root"
+        self._dir: ScratchDir | None = None
         try:
-            os.makedirs(root, mode=0o700, exist_ok=True)
-            st = os.lstat(root)
-            if st.st_uid != os.getuid() or st.st_mode & 0o022 or not os.path.isdir(root):
-                raise OSError(f"not a private directory of this user (mode "
-                              f"{st.st_mode & 0o777:o}, owner uid {st.st_uid})")
-            self.path = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=root)
-            self._lock_fd = os.open(os.path.join(self.path, _LOCK),
-                                    os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            self._dir = ScratchDir("frontier", root)
+            self.path = self._dir.path
             db = os.path.join(self.path, "queue.sqlite")
             self.conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
             conn = self.conn
@@ -232,11 +153,8 @@ class SpillFile:
     def close_dir(self) -> None:
         """Remove the directory (and give its lock back); the open file stays usable
         until :meth:`close` (it was unlinked when opened). Idempotent."""
-        fd, self._lock_fd = self._lock_fd, None
-        if fd is not None:
-            os.close(fd)
-        if self.path != self.root:
-            shutil.rmtree(self.path, ignore_errors=True)
+        if self._dir is not None:
+            self._dir.remove()
 
     def size_bytes(self) -> int:
         """Bytes the file takes (SQLite pages, free ones included)."""
@@ -276,13 +194,15 @@ class SpillingHostStore:
             first, Scrapy 1.2's default).
         limit_bytes: the RAM budget of the queued requests (bytes); 0 or None: no
             budget, nothing is spilled.
-        root: where the spill directory is made (default :func:`spill_root`).
+        root: where the spill directory is made (default
+            :func:`~crawlfw.utils._scratch.scratch_root`).
         max_pages: for tests: the spill file's most SQLite pages (a full disk).
 
     Attributes:
         codec: the :class:`~crawlfw.core.frontier.compact.RequestCodec` (bind the
             spider through ``codec.spider``).
-        hosts: ``{host: _Host}`` of the hosts with something queued.
+        hosts: ``{host: state}`` of the hosts with something queued (a ``_Host``
+            while it has a RAM part, else an int: its count and best key on disk).
         ram_bytes: the RAM part's bytes as counted against the budget.
         object_bytes: requests kept as objects while their place is on disk.
         spilled: entries on disk.
@@ -468,24 +388,27 @@ class SpillingHostStore:
 
     def _spill_file(self) -> SpillFile:
         if self._file is None:
-            root = self.root if self.root is not None else spill_root()
-            self._file = SpillFile(root, max_pages=self.max_pages)
+            self._file = SpillFile(self.root, max_pages=self.max_pages)
             logger.info("The frontier's queued requests exceed FRONTIER_MEMORY_LIMIT "
                         "(%(limit)d bytes): the rest spill to %(path)s",
                         {"limit": self.limit_bytes, "path": self._file.path})
         return self._file
 
     def _to_disk(self, host: str, h: _Host, key: int, p: int, item: Any) -> None:
+        h.n_disk += 1
+        if h.disk_head is None or key < h.disk_head:
+            h.disk_head = key
+        self._write(host, key, p, item)
+
+    def _write(self, host: str, key: int, p: int, item: Any) -> None:
+        """Queue the disk row ``(host, key, p, item)`` (an object by its number)."""
         if item.__class__ is not bytes:
             self._next_object += 1
             self._objects[self._next_object] = item
             self.object_bytes += OBJECT_COST
             item = self._next_object
         self._pending.append((host, key, p, item))
-        h.n_disk += 1
         self.spilled += 1
-        if h.disk_head is None or key < h.disk_head:
-            h.disk_head = key
         if len(self._pending) >= FLUSH_EVERY:
             self._flush()
 
