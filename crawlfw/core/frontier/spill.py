@@ -170,18 +170,33 @@ class SpillFile:
 
 
 class _Host:
-    """One host's part of a :class:`SpillingHostStore`: ``keys`` (sorted ascending)
-    and ``queues`` (``{key: list or deque}``) of its RAM part (None when empty),
-    ``n_ram`` and ``n_disk`` entries, ``disk_head`` (best key on disk, or None)."""
+    """One host's part of a :class:`SpillingHostStore` while it has a RAM part:
+    ``keys`` (sorted ascending) and ``queues`` (``{key: list or deque}``) of its RAM
+    part (None when empty), ``n_ram`` and ``n_disk`` entries, ``disk_head`` (best key
+    on disk, or None). A host with entries only on disk is one int instead
+    (:func:`_on_disk`)."""
 
     __slots__ = ("keys", "queues", "n_ram", "n_disk", "disk_head")
 
-    def __init__(self) -> None:
+    def __init__(self, n_disk: int = 0, disk_head: int | None = None) -> None:
         self.keys: list[int] | None = None
         self.queues: dict[int, Any] | None = None
         self.n_ram = 0
-        self.n_disk = 0
-        self.disk_head: int | None = None
+        self.n_disk = n_disk
+        self.disk_head = disk_head
+
+
+#: A host whose entries are all on disk is kept as one int: its best key on disk
+#: times ``2**_DISK_BITS``, plus its number of entries on disk (no object per host:
+#: the state of a million such hosts is their keys in a dict and an int each).
+_DISK_BITS = 40
+_DISK_MASK = (1 << _DISK_BITS) - 1
+
+
+def _on_disk(n_disk: int, disk_head: int) -> int:
+    """The int that stands for a host with ``n_disk`` (< 2**40) entries on disk, the
+    best of sort key ``disk_head``."""
+    return (disk_head << _DISK_BITS) + n_disk
 
 
 class SpillingHostStore:
@@ -215,7 +230,7 @@ class SpillingHostStore:
         self.root = root
         self.max_pages = max_pages
         self.codec = RequestCodec()
-        self.hosts: dict[str, _Host] = {}
+        self.hosts: dict[str, Any] = {}  # _Host, or an int: all on disk (_on_disk)
         self.ram_bytes = 0
         self.object_bytes = 0
         self.spilled = 0
@@ -240,10 +255,21 @@ class SpillingHostStore:
         record = self.codec.encode(request)
         item: Any = request if record is None else record
         h = self.hosts.get(host)
-        if h is None:
-            h = self.hosts[host] = _Host()
         self._len += 1
         lifo_key = self.lifo and not key & 1
+        if h is None:
+            h = self.hosts[host] = _Host()
+        elif h.__class__ is int:  # all on disk: so is this one
+            if lifo_key:
+                self._front -= 1
+                p = self._front
+            else:
+                self._back += 1
+                p = self._back
+            head = h >> _DISK_BITS
+            self.hosts[host] = _on_disk((h & _DISK_MASK) + 1, key if key < head else head)
+            self._write(host, key, p, item)
+            return
         if h.n_disk and not (h.n_ram and (key < h.keys[-1]  # type: ignore[index]
                                           or (key == h.keys[-1] and lifo_key))):  # type: ignore[index]
             if lifo_key:
@@ -288,6 +314,8 @@ class SpillingHostStore:
         h = self.hosts.get(host)
         if h is None:
             return [], None
+        if h.__class__ is int:
+            h = self.hosts[host] = _Host(h & _DISK_MASK, h >> _DISK_BITS)
         out: list[Request] = []
         decode = self.codec.decode
         freed = 0
@@ -326,6 +354,7 @@ class SpillingHostStore:
         if h.n_ram:
             return out, h.keys[0]  # type: ignore[index]
         if h.n_disk:
+            self.hosts[host] = _on_disk(h.n_disk, h.disk_head)  # type: ignore[arg-type]
             return out, h.disk_head
         del self.hosts[host]
         return out, None
@@ -335,7 +364,10 @@ class SpillingHostStore:
         h = self.hosts.get(host)
         if h is None:
             return None
-        return h.keys[0] if h.n_ram else h.disk_head  # type: ignore[index]
+        if h.__class__ is int:
+            return int(h >> _DISK_BITS)
+        head: int | None = h.keys[0] if h.n_ram else h.disk_head
+        return head
 
     def drain(self) -> QueuedRequests:
         """Remove every queued request; returns them as a :class:`QueuedRequests`
@@ -487,7 +519,8 @@ class SpillingHostStore:
     def _evict_pass(self, excess: int) -> bool:
         """Move the worst entries of the largest RAM parts to disk, about ``excess``
         bytes' worth (by their mean size); False when there was nothing to move."""
-        counts = sorted((h.n_ram for h in self.hosts.values() if h.n_ram), reverse=True)
+        counts = sorted((h.n_ram for h in self.hosts.values()
+                         if h.__class__ is not int and h.n_ram), reverse=True)
         entries = sum(counts)
         if not entries:
             return False
@@ -506,7 +539,10 @@ class SpillingHostStore:
         level = max(level, 0)
         self._level = max(level, RELOAD_MIN)
         front = self._front
-        for host, h in self.hosts.items():
+        hosts = self.hosts
+        for host, h in hosts.items():
+            if h.__class__ is int:
+                continue
             n = h.n_ram - level
             if n <= 0:
                 continue
@@ -540,6 +576,7 @@ class SpillingHostStore:
             if not keys:
                 h.keys = h.queues = None
                 freed += HOST_COST
+                hosts[host] = _on_disk(h.n_disk, h.disk_head)
             self.ram_bytes -= freed
         self._front = front
         return True
@@ -551,7 +588,7 @@ class QueuedRequests(Sequence["Request"]):
     order; after a disk failure, the pushes it could not take come last). Indexing
     makes the list once."""
 
-    def __init__(self, count: int, hosts: dict[str, _Host], codec: RequestCodec,
+    def __init__(self, count: int, hosts: dict[str, Any], codec: RequestCodec,
                  file: SpillFile | None, objects: dict[int, Request],
                  unwritten: dict[str, list[tuple[int, Any]]] | None = None) -> None:
         self._count = count
@@ -572,8 +609,10 @@ class QueuedRequests(Sequence["Request"]):
         decode = self.codec.decode
         conn = getattr(self.file, "conn", None) if self.file is not None else None
         for host, h in self.hosts.items():
+            if h.__class__ is int:  # all on disk
+                h = _Host(h & _DISK_MASK, h >> _DISK_BITS)
             for key in h.keys or ():
-                q = h.queues[key]  # type: ignore[index]
+                q = h.queues[key]
                 items = reversed(q) if q.__class__ is list else q
                 for item in items:
                     yield decode(item, key) if item.__class__ is bytes else item
