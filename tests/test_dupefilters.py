@@ -57,7 +57,7 @@ def test_a_set_of_the_users_still_works():
 
 
 @pytest.mark.parametrize("settings, kind, limit", [
-    ({}, SeenSet, 64 * 1024 * 1024),
+    ({}, SeenSet, 32 * 1024 * 1024),
     ({"DUPEFILTER_MEMORY_LIMIT": "2097152"}, SeenSet, 2 * 1024 * 1024),
     ({"DUPEFILTER_BLOOM_ERROR_RATE": "0.001"}, BloomSeenSet, None),
 ])

@@ -57,7 +57,7 @@ logger = logging.getLogger(__name__)
 KEY_BYTES = 16
 
 #: ``DUPEFILTER_MEMORY_LIMIT``'s default.
-DEFAULT_MEMORY_LIMIT = 64 * 1024 * 1024  # ~2.2M keys in RAM
+DEFAULT_MEMORY_LIMIT = 32 * 1024 * 1024  # ~1M keys in RAM
 
 #: The smallest budget accepted (bytes).
 MIN_MEMORY_LIMIT = 1024 * 1024

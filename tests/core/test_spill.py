@@ -262,7 +262,7 @@ def test_a_shared_spill_root_is_refused(tmp_path, spider):
         SpillFile(str(root))
 
 
-@pytest.mark.parametrize("settings, limit", [({}, 64 * 1024 * 1024),
+@pytest.mark.parametrize("settings, limit", [({}, 96 * 1024 * 1024),
                                              ({"FRONTIER_MEMORY_LIMIT": 12345}, 12345),
                                              ({"FRONTIER_MEMORY_LIMIT": "0"}, 0)])
 def test_frontier_memory_limit_is_the_budget(settings, limit):

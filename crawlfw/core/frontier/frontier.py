@@ -88,7 +88,7 @@ LOCK_FILE = "crawl.lock"
 
 #: ``FRONTIER_MEMORY_LIMIT``'s default: bytes of queued requests the in-memory frontier
 #: keeps in RAM before it spills to disk (ARCHITECTURE.md, "The frontier: per-host queues").
-DEFAULT_MEMORY_LIMIT = 64 * 1024 * 1024
+DEFAULT_MEMORY_LIMIT = 96 * 1024 * 1024
 
 #: Seconds between two updates of the stats ``frontier/memory_bytes`` and
 #: ``frontier/disk_bytes`` (at a lease).
