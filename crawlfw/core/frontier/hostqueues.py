@@ -37,7 +37,8 @@ global priority order except where politeness holds a host back, which is the po
 Cost: a heap push and pop per host served, a dict lookup per request; never a scan of
 every host. Memory: a host with nothing queued and nothing in flight keeps no state,
 except its next start time while that is in the future (a small heap, evicted once
-passed), so 100,000 hosts crawled do not leave 100,000 empty queues.
+passed), so 100,000 hosts crawled do not leave 100,000 empty queues; a host with
+queued requests is a few list slots and one heap int, no object (:class:`HostQueues`).
 
 Plain and clock-free, like :class:`~crawlfw.core.transport.slots.SlotTable`: every method that
 needs the time takes it (``now_s``, a ``time.monotonic()`` value); tested table-driven in
@@ -105,9 +106,10 @@ class HostQueues:
     The state of a host is a few fields in parallel lists indexed by a *host number*
     (``hosts[key]``; numbers of forgotten hosts are reused), and at most one heap entry,
     a single int (ready heap) or a tuple (hosts waiting for a delay): no object per
-    host. About 200 bytes a host with queued requests (the key's dict entry, its number,
-    eight list slots, its heap entry), besides the key string, which the storage
-    shares (``tests/core/test_hostqueues.py::test_an_idle_host_costs_a_fixed_few_bytes``).
+    host. About 170-200 bytes a host with queued requests (the key's dict entry, its
+    number, eight list slots, its heap entry), besides the key string, which the
+    storage shares (``tests/core/test_spill.py::test_an_idle_host_costs_a_fixed_few_bytes``
+    measures both).
 
     Args:
         policy: a :class:`~crawlfw.core.transport.hostpolicy.HostPolicy` (or any object with
