@@ -82,8 +82,10 @@ OBJECT_COST = 1024
 #: list of keys, one list or deque).
 HOST_COST = 480
 
-#: An eviction brings the RAM part down to this fraction of the limit.
-LOW_WATER = 0.8
+#: An eviction brings the RAM part down to this fraction of the limit (a host with
+#: entries on disk pushes to disk from then on, so evictions are rare; a lower mark
+#: would move more requests to disk than the budget asks, to be read back later).
+LOW_WATER = 0.9
 
 #: Entries a host reloads from disk at least (at most :data:`RELOAD_MAX`).
 RELOAD_MIN = 32
@@ -253,9 +255,20 @@ class SpillingHostStore:
                 made or written (a full disk; the message names the path).
         """
         record = self.codec.encode(request)
-        item: Any = request if record is None else record
         h = self.hosts.get(host)
         self._len += 1
+        if record is not None and h is not None and h.__class__ is _Host and not h.n_disk:
+            # the common case: a host with a RAM part, nothing on disk, a key it has
+            ram = h.queues
+            tail: Any = ram.get(key) if ram is not None else None
+            if tail is not None:
+                tail.append(record)
+                h.n_ram += 1
+                self.ram_bytes += RECORD_COST + len(record)
+                if self.limit_bytes and self.ram_bytes > self.limit_bytes:
+                    self._evict()
+                return
+        item: Any = request if record is None else record
         lifo_key = self.lifo and not key & 1
         if h is None:
             h = self.hosts[host] = _Host()
@@ -564,20 +577,36 @@ class SpillingHostStore:
                 if not q:
                     del queues[key]
                     keys.pop()
-            # best first, positions increasing, all before what is on disk
+            # best first, positions increasing, all before what is on disk (the rows
+            # _to_disk would queue, written here without a call per entry)
             freed = 0
             front -= len(worst)
             p = front
+            pending = self._pending
             for key, item in reversed(worst):
-                freed += RECORD_COST + len(item) if item.__class__ is bytes else OBJECT_COST
-                self._to_disk(host, h, key, p, item)
+                if item.__class__ is bytes:
+                    freed += RECORD_COST + len(item)
+                else:
+                    freed += OBJECT_COST
+                    self._next_object += 1
+                    self._objects[self._next_object] = item
+                    self.object_bytes += OBJECT_COST
+                    item = self._next_object
+                pending.append((host, key, p, item))
                 p += 1
+            best = worst[-1][0]
+            if h.disk_head is None or best < h.disk_head:
+                h.disk_head = best
+            h.n_disk += len(worst)
+            self.spilled += len(worst)
             h.n_ram -= len(worst)
             if not keys:
                 h.keys = h.queues = None
                 freed += HOST_COST
                 hosts[host] = _on_disk(h.n_disk, h.disk_head)
             self.ram_bytes -= freed
+            if len(pending) >= FLUSH_EVERY:
+                self._flush()
         self._front = front
         return True
 
