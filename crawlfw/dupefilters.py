@@ -60,7 +60,7 @@ class RFPDupeFilter(BaseDupeFilter):
     df.fingerprints``, ``add``, ``update``, ``discard``, ``len``) but keeps 16 bytes of
     each (:class:`~crawlfw.utils._seen.Fingerprints`: iterating gives those 16 bytes as
     32 hex digits), in RAM up to ``memory_limit`` bytes and past it in a private file
-    under ``TMPDIR``, removed at :meth:`close` (ARCHITECTURE.md, "The seen set").
+    under ``TMPDIR`` (beside the frontier's), removed at :meth:`close` (ARCHITECTURE.md, "The seen set").
 
     Args:
         path: a JOBDIR where ``requests.seen`` (one hex fingerprint per line) is kept.
@@ -72,7 +72,9 @@ class RFPDupeFilter(BaseDupeFilter):
         bloom_error_rate: above 0, keep the fingerprints in a Bloom filter that takes at
             most this share of new requests for duplicates (``DUPEFILTER_BLOOM_ERROR_RATE``);
             0: exact.
-        tempdir: where the spill file goes; None: ``TMPDIR``.
+        tempdir: where the spill file's scratch directory goes; None:
+            ``$TMPDIR/crawlfw-<uid>``, else ``/var/tmp/crawlfw-<uid>``
+            (:func:`~crawlfw.utils._scratch.scratch_root`), as the frontier's.
 
     Raises:
         ValueError: ``memory_limit`` or ``bloom_error_rate`` out of range (the message

@@ -14,7 +14,6 @@ from crawlfw.http import Request
 from crawlfw.settings import Settings
 from crawlfw.settings._validation import check_settings
 from crawlfw.spiders import Spider
-from crawlfw.utils import _scratch
 from crawlfw.utils._seen import MIN_MEMORY_LIMIT, BloomSeenSet, SeenSet
 from crawlfw.utils.request import request_fingerprint
 from crawlfw.utils.test import get_crawler
@@ -58,7 +57,7 @@ def test_a_set_of_the_users_still_works():
 
 
 @pytest.mark.parametrize("settings, kind, limit", [
-    ({}, SeenSet, 64 * 1024 * 1024),
+    ({}, SeenSet, 32 * 1024 * 1024),
     ({"DUPEFILTER_MEMORY_LIMIT": "2097152"}, SeenSet, 2 * 1024 * 1024),
     ({"DUPEFILTER_BLOOM_ERROR_RATE": "0.001"}, BloomSeenSet, None),
 ])
@@ -87,7 +86,7 @@ def test_settings_out_of_range_are_refused_before_the_crawl(settings, problem):
 
 
 def test_open_sweeps_what_a_killed_crawl_left_and_close_removes_the_spill(tmp_path):
-    dead = tmp_path / (_scratch.PREFIX + "seen-1-x")
+    dead = tmp_path / "seen-1-x"
     dead.mkdir()
     (dead / ".lock").touch()
     df = RFPDupeFilter(memory_limit=MIN_MEMORY_LIMIT, tempdir=str(tmp_path))

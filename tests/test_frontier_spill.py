@@ -54,7 +54,7 @@ def _start(tmp_path, tmpdir, site):
              alive=proc)
     dirs = _spill_dirs(tmpdir)
     assert len(dirs) == 1 and dirs[0].name.startswith(f"frontier-{proc.pid}-")
-    assert os.listdir(dirs[0]) == ["lock"]  # the file is unlinked once open
+    assert os.listdir(dirs[0]) == [".lock"]  # the file is unlinked once open
     return proc, out, err
 
 
@@ -81,7 +81,7 @@ def test_kill_9_leaves_it_to_the_next_crawl(tmp_path, site):
                                         env={"TMPDIR": str(tmpdir)}), 60)
     assert done.returncode == 0, done.stderr[-3000:]
     assert _spill_dirs(tmpdir) == []
-    assert "Removed 1 spill directories of crawls that ended without closing" in done.stderr
+    assert "Removed 1 scratch directories of crawls that ended without closing" in done.stderr
 
 
 def _limit_file_size():

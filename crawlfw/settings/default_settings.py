@@ -507,14 +507,16 @@ DNS_RESOLUTION_DELAY = 0.05  # seconds
 DNS_RESOLV_CONF = None
 
 # The dupefilter's seen set (crawlfw.utils._seen; ARCHITECTURE.md, "The seen set"): 16
-# bytes a fingerprint, DUPEFILTER_MEMORY_LIMIT bytes of RAM at most (64 MiB: ~4M
-# fingerprints), past it they move to a private file under TMPDIR, removed at the end
+# bytes a fingerprint, DUPEFILTER_MEMORY_LIMIT bytes of RAM at most (32 MiB: ~1M
+# fingerprints; with FRONTIER_MEMORY_LIMIT's 96 MiB, 128 MiB in all: ARCHITECTURE.md,
+# "The frontier: per-host queues", why the split), past it they move to a private file
+# under $TMPDIR (else /var/tmp), removed at the end
 # (and after a crash, by the next crawl). DUPEFILTER_BLOOM_ERROR_RATE above 0 (e.g.
 # 0.001) keeps them in a Bloom filter instead: 2-4 bytes each, nothing on disk, and at
 # most that share of new URLs taken for duplicates (dropped). Not used with a JOBDIR or
 # a FRONTIER_URL: the frontier keeps the fingerprints there.
 DUPEFILTER_BLOOM_ERROR_RATE = 0.0
-DUPEFILTER_MEMORY_LIMIT = 64 * 1024 * 1024  # bytes
+DUPEFILTER_MEMORY_LIMIT = 32 * 1024 * 1024  # bytes
 
 # Where actor messages are checked against their JSON Schemas
 # (crawlfw/conf/schemas/<type>.json):
@@ -589,7 +591,7 @@ FRONTIER_MAX_OPEN_LEASES = None
 # a plain request costs its URL and ~50 bytes); beyond it the tails of the hosts' queues
 # spill to a private temporary file (under $TMPDIR, else /var/tmp), removed at the end.
 # Same order either way. 0: no limit. How the default was chosen: docs/broad-crawls.md.
-FRONTIER_MEMORY_LIMIT = 64 * 1024 * 1024  # bytes
+FRONTIER_MEMORY_LIMIT = 96 * 1024 * 1024  # bytes
 FRONTIER_RETRY_TIMEOUT = 300  # seconds
 FRONTIER_URL = None
 FRONTIER_WORKER = None

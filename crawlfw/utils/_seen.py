@@ -45,7 +45,7 @@ from typing import Any
 
 from rbloom import Bloom
 
-from crawlfw.utils._scratch import ScratchDir
+from crawlfw.utils._scratch import ScratchDir, scratch_root
 from crawlfw.utils._seen_bloom import BloomSeenSet
 
 __all__ = ["BloomSeenSet", "DEFAULT_MEMORY_LIMIT", "Fingerprints", "KEY_BYTES",
@@ -57,7 +57,7 @@ logger = logging.getLogger(__name__)
 KEY_BYTES = 16
 
 #: ``DUPEFILTER_MEMORY_LIMIT``'s default.
-DEFAULT_MEMORY_LIMIT = 64 * 1024 * 1024  # ~2.2M keys in RAM
+DEFAULT_MEMORY_LIMIT = 32 * 1024 * 1024  # ~1M keys in RAM
 
 #: The smallest budget accepted (bytes).
 MIN_MEMORY_LIMIT = 1024 * 1024
@@ -166,7 +166,9 @@ class SeenSet:
     Args:
         memory_limit_bytes: the budget for the keys in RAM and the filter in front of
             the disk (``DUPEFILTER_MEMORY_LIMIT``); at least :data:`MIN_MEMORY_LIMIT`.
-        tempdir: where the spill's scratch directory is made; None: ``TMPDIR``.
+        tempdir: where the spill's scratch directory is made; None:
+            :func:`~crawlfw.utils._scratch.scratch_root` (``$TMPDIR/crawlfw-<uid>``,
+            else ``/var/tmp/crawlfw-<uid>``).
 
     Raises:
         ValueError: ``memory_limit_bytes`` below the minimum (the message names
@@ -438,7 +440,7 @@ class SeenSet:
 
     def _spill_error(self, error: BaseException) -> SpillError:
         where = self._store.path if self._store is not None else (
-            self.tempdir or "the temporary directory (TMPDIR)")
+            self.tempdir or scratch_root())
         return SpillError(
             f"The seen set cannot spill to {where}: {type(error).__name__}: {error} "
             f"(it holds {len(self)} fingerprints, over DUPEFILTER_MEMORY_LIMIT "

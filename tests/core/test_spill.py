@@ -6,6 +6,7 @@ swept after a crash, and a full disk is one clear error."""
 
 import os
 import random
+import sys
 import tracemalloc
 
 import pytest
@@ -13,10 +14,11 @@ import pytest
 import crawlfw
 from crawlfw.core.frontier.frontier import FrontierError, MemoryFrontier
 from crawlfw.core.frontier.hostqueues import MemoryHostStore
-from crawlfw.core.frontier.spill import SpillFile, SpillingHostStore, sweep
+from crawlfw.core.frontier.spill import SpillFile, SpillingHostStore
 from crawlfw.core.transport.hostpolicy import HostPolicy
 from crawlfw.dupefilters import BaseDupeFilter
 from crawlfw.squeues import FifoMemoryQueue, LifoMemoryQueue
+from crawlfw.utils._scratch import sweep_stale as sweep
 from crawlfw.utils.test import get_crawler
 
 
@@ -172,8 +174,9 @@ def test_a_million_hosts_case_heads_go_to_disk(spider, tmp_path):
     f.push_many([crawlfw.Request(f"http://host{i}.example/", priority=rng.randrange(3),
                                  callback=spider.parse_item) for i in range(n)])
     hosts = f.store.hosts
-    assert sum(1 for h in hosts.values() if h.n_ram == 0) > n // 2
-    assert all(h.keys is None for h in hosts.values() if h.n_ram == 0)  # no RAM part
+    # no RAM part: the host is one int (its count and best key on disk), no object
+    assert sum(1 for h in hosts.values() if h.__class__ is int) > n // 2
+    assert all(h.n_ram for h in hosts.values() if h.__class__ is not int)
     out = f.lease(n + 10, 1.0)
     assert sorted(r.url for r in out) == sorted(f"http://host{i}.example/" for i in range(n))
     assert [r.priority for r in out] == sorted((r.priority for r in out), reverse=True)
@@ -189,7 +192,7 @@ def test_close_counts_at_once_and_decodes_when_iterated(spider, tmp_path):
     f.push_many(requests)
     spill = f.store.path
     assert spill is not None and os.path.isdir(spill)
-    assert os.listdir(spill) == ["lock"]  # the file was unlinked once open
+    assert os.listdir(spill) == [".lock"]  # the file was unlinked once open
     left = f.close("finished")
     assert not os.path.exists(spill)  # the directory goes at close
     assert len(left) == 501 and left
@@ -228,7 +231,7 @@ def test_sweep_removes_what_ended_crawls_left(tmp_path):
     live = SpillFile(root)  # this process's, locked
     dead = tmp_path / "frontier-999999999-abc"  # a lock nobody holds
     dead.mkdir()
-    (dead / "lock").write_text("")
+    (dead / ".lock").write_text("")
     no_lock_dead = tmp_path / "frontier-999999998-abc"  # made, died before its lock
     no_lock_dead.mkdir()
     no_lock_live = tmp_path / f"frontier-{os.getpid()}-xyz"
@@ -259,7 +262,7 @@ def test_a_shared_spill_root_is_refused(tmp_path, spider):
         SpillFile(str(root))
 
 
-@pytest.mark.parametrize("settings, limit", [({}, 64 * 1024 * 1024),
+@pytest.mark.parametrize("settings, limit", [({}, 96 * 1024 * 1024),
                                              ({"FRONTIER_MEMORY_LIMIT": 12345}, 12345),
                                              ({"FRONTIER_MEMORY_LIMIT": "0"}, 0)])
 def test_frontier_memory_limit_is_the_budget(settings, limit):
@@ -277,3 +280,37 @@ def test_a_negative_budget_is_refused_at_start():
     with pytest.raises(CrawlStartError, match="FRONTIER_MEMORY_LIMIT must be a number of "
                                               "bytes, or 0 for no limit, got '-1'"):
         Scheduler.from_crawler(get_crawler(Spider, {"FRONTIER_MEMORY_LIMIT": "-1"}))
+
+
+def _state_bytes(spider, tmp_path, hosts):
+    """Bytes tracemalloc counts for a frontier's state after 3 requests of each of
+    ``hosts`` hosts were pushed past a tiny budget (all on disk: the hosts only have
+    queued requests), the requests and host names made before counting."""
+    f = _frontier(spider, tmp_path / str(hosts), 8 * 1024, LifoMemoryQueue)
+    batches = [[crawlfw.Request(f"http://host{i}.example/{j}", callback=spider.parse_item)
+                for i in range(hosts)] for j in range(3)]
+    for batch in batches:
+        for request in batch:
+            vars(request)  # made now, as the codec reads it: not the hosts' state
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for batch in batches:
+            f.push_many(batch)
+        f.store._flush()  # the disk writes buffered: not the hosts' state
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert len(f) == 3 * hosts and f.store.spilled > 2 * hosts
+    f.close("finished")
+    return after - before
+
+
+def test_an_idle_host_costs_a_fixed_few_bytes(spider, tmp_path):
+    """The state of a host that only has queued requests is a few fields, no object:
+    ~240 bytes besides its name (HostQueues' list slots, number and heap int, the
+    store's int, the two dict entries); 356 before (a _Host object each in HostQueues
+    and in the store, a heap tuple of five)."""
+    few, many = _state_bytes(spider, tmp_path, 500), _state_bytes(spider, tmp_path, 3_500)
+    per_host = (many - few) / 3_000 - sys.getsizeof("host1234.example")  # the name kept
+    assert per_host < 300, per_host

@@ -227,7 +227,7 @@ def test_files_are_removed_at_close_and_when_dropped(tmp_path):
     while not s.spills:
         s.add(rng.randbytes(16))
     spill_dir = os.path.dirname(s.spill_path)
-    assert os.path.basename(spill_dir).startswith(_scratch.PREFIX + "seen-")
+    assert os.path.basename(spill_dir).startswith("seen-")
     assert os.path.exists(s.spill_path)
     s.close()
     assert os.listdir(tmp_path) == []
@@ -245,14 +245,15 @@ def test_a_live_scratch_dir_is_not_swept_a_dead_one_is(tmp_path):
     assert _scratch.sweep_stale(str(tmp_path)) == []
     assert os.path.isdir(live.path)
     # a dead owner: its lock file is there but nobody holds it
-    dead = tmp_path / (_scratch.PREFIX + "seen-1-x")
+    dead = tmp_path / "seen-1-x"
     dead.mkdir()
     (dead / ".lock").touch()
     (dead / "seen.sqlite").write_bytes(b"x" * 100)
-    # one that never got its lock: left alone while young, removed once old
-    young = tmp_path / (_scratch.PREFIX + "seen-2-y")
+    # one that never got its lock: left alone while young and its maker lives,
+    # removed once old
+    young = tmp_path / f"seen-{os.getpid()}-y"
     young.mkdir()
-    old = tmp_path / (_scratch.PREFIX + "seen-3-z")
+    old = tmp_path / f"seen-{os.getpid()}-z"
     old.mkdir()
     os.utime(old, (1, 1))
     other = tmp_path / "crawlfw-workers-1"  # not ours

@@ -44,11 +44,12 @@ from typing import TYPE_CHECKING, Any
 
 from crawlfw.core.frontier.api import FrontierBase, FrontierError, host_key, is_start_request
 from crawlfw.core.frontier.hostqueues import HostQueues, sort_key
-from crawlfw.core.frontier.spill import QueuedRequests, SpillingHostStore, spill_root, sweep
+from crawlfw.core.frontier.spill import QueuedRequests, SpillingHostStore
 from crawlfw.core.transport.hostpolicy import HostPolicy
 from crawlfw.core.transport.slot import DOWNLOAD_SLOT, url_host
 from crawlfw.dupefilters import RFPDupeFilter
 from crawlfw.http.request import Request as _Request
+from crawlfw.utils._scratch import scratch_root, sweep_stale
 from crawlfw.utils._seen import HOT_FINGERPRINTS, Fingerprints
 from crawlfw.utils.request import _GET_FINGERPRINTS, request_fingerprint
 
@@ -87,7 +88,7 @@ LOCK_FILE = "crawl.lock"
 
 #: ``FRONTIER_MEMORY_LIMIT``'s default: bytes of queued requests the in-memory frontier
 #: keeps in RAM before it spills to disk (ARCHITECTURE.md, "The frontier: per-host queues").
-DEFAULT_MEMORY_LIMIT = 64 * 1024 * 1024
+DEFAULT_MEMORY_LIMIT = 96 * 1024 * 1024
 
 #: Seconds between two updates of the stats ``frontier/memory_bytes`` and
 #: ``frontier/disk_bytes`` (at a lease).
@@ -246,7 +247,7 @@ class MemoryFrontier(FrontierBase):
         memory_limit_bytes: ``FRONTIER_MEMORY_LIMIT``: bytes of queued requests kept in
             RAM (0: no limit, nothing spilled).
         spill_dir: where the spill directory is made (default
-            :func:`~crawlfw.core.frontier.spill.spill_root`).
+            :func:`~crawlfw.utils._scratch.scratch_root`).
 
     Attributes:
         path: the spill directory once made (else the directory it would be made in),
@@ -266,9 +267,9 @@ class MemoryFrontier(FrontierBase):
         self.stats = stats
         self.spider = None
         self.policy = policy if policy is not None else HostPolicy()
-        self.spill_dir = spill_dir if spill_dir is not None else spill_root()
+        self.spill_dir = spill_dir if spill_dir is not None else scratch_root()
         if memory_limit_bytes:
-            sweep(self.spill_dir)  # what crashed crawls left
+            sweep_stale(self.spill_dir)  # what crashed crawls left
         self.store = SpillingHostStore(lifo=_lifo_of(mqclass), limit_bytes=memory_limit_bytes,
                                        root=self.spill_dir)
         self.hosts = HostQueues(self.policy, rng=rng)

@@ -37,7 +37,8 @@ global priority order except where politeness holds a host back, which is the po
 Cost: a heap push and pop per host served, a dict lookup per request; never a scan of
 every host. Memory: a host with nothing queued and nothing in flight keeps no state,
 except its next start time while that is in the future (a small heap, evicted once
-passed), so 100,000 hosts crawled do not leave 100,000 empty queues.
+passed), so 100,000 hosts crawled do not leave 100,000 empty queues; a host with
+queued requests is a few list slots and one heap int, no object (:class:`HostQueues`).
 
 Plain and clock-free, like :class:`~crawlfw.core.transport.slots.SlotTable`: every method that
 needs the time takes it (``now_s``, a ``time.monotonic()`` value); tested table-driven in
@@ -49,9 +50,10 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
+import struct
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["HostQueues", "MemoryHostStore", "sort_key"]
 
@@ -72,29 +74,42 @@ def sort_key(priority: int, start: bool) -> int:
     return -2 * priority + 1 if start else -2 * priority
 
 
-class _Host:
-    """One host's counts (see :class:`HostQueues`)."""
+def _time_key(t: float) -> int:
+    """An int that orders as the float ``t`` does (its IEEE-754 bits, negatives
+    mirrored), offset to be >= 0 and < 2**64: what a heap entry keeps of a time."""
+    bits: int = _unpack_q(_pack_d(t))[0]
+    return (bits if bits >= 0 else -(bits & _MAG)) + _TIME_OFFSET
 
-    __slots__ = ("queued", "head", "in_flight", "last_start_s", "gap", "entry", "ready_since",
-                 "since")
 
-    def __init__(self, last_start_s: float = _NEVER, gap: float = 1.0) -> None:
-        self.queued = 0
-        self.head: int | None = None  # best sort key queued, or None
-        self.in_flight = 0
-        self.last_start_s = last_start_s  # when it last handed out a request
-        self.gap = gap  # the delay's factor for the gap after that (randomization)
-        self.entry: int | None = None  # seq of its live heap entry (ready or delayed), or None
-        self.ready_since: float | None = None  # not None while in the ready heap
-        self.since = _NEVER  # since when it has had requests queued (the tie-break)
-
-    def __repr__(self) -> str:
-        return (f"_Host(queued={self.queued}, head={self.head}, in_flight={self.in_flight}, "
-                f"last_start_s={self.last_start_s})")
+#: A ready heap entry is one int: ``head``, then the time since when the host has had
+#: requests queued (:func:`_time_key`), then ``QUEUED_MAX - queued``, then a placement
+#: sequence number, then the host's number, each in its own bit field, so that ints
+#: compare as the tuples ``(head, since, -queued, seq)`` did (``head`` may be
+#: negative: it is the top field, ``head * 2**_HEAD_SHIFT + the rest``).
+_ID_BITS = 32
+_SEQ_SHIFT = _ID_BITS
+_QUEUED_SHIFT = _SEQ_SHIFT + 40
+_QUEUED_MAX = (1 << 32) - 1
+_SINCE_SHIFT = _QUEUED_SHIFT + 32
+_HEAD_SHIFT = _SINCE_SHIFT + 64
+_ID_MASK = (1 << _ID_BITS) - 1
+_SEQ_MASK = (1 << 40) - 1
+_MAG = (1 << 63) - 1
+_TIME_OFFSET = 1 << 63
+_pack_d = struct.Struct("<d").pack
+_unpack_q = struct.Struct("<q").unpack
 
 
 class HostQueues:
     """The ready-set of hosts (see the module doc).
+
+    The state of a host is a few fields in parallel lists indexed by a *host number*
+    (``hosts[key]``; numbers of forgotten hosts are reused), and at most one heap entry,
+    a single int (ready heap) or a tuple (hosts waiting for a delay): no object per
+    host. About 170-200 bytes a host with queued requests (the key's dict entry, its
+    number, eight list slots, its heap entry), besides the key string, which the
+    storage shares (``tests/core/test_spill.py::test_an_idle_host_costs_a_fixed_few_bytes``
+    measures both).
 
     Args:
         policy: a :class:`~crawlfw.core.transport.hostpolicy.HostPolicy` (or any object with
@@ -105,7 +120,7 @@ class HostQueues:
         rng: the random generator for randomized delays (tests pass a seeded one).
 
     Attributes:
-        hosts: ``{key: _Host}`` of the hosts with something queued or in flight.
+        hosts: ``{key: host number}`` of the hosts with something queued or in flight.
         queued: requests queued, all hosts.
         in_flight: requests leased and not reported finished, all hosts.
     """
@@ -113,37 +128,54 @@ class HostQueues:
     def __init__(self, policy: HostPolicy, *, rng: random.Random | None = None) -> None:
         self.policy = policy
         self.rng = rng or random.Random()
-        self.hosts: dict[str, _Host] = {}
+        self.hosts: dict[str, int] = {}
         self.queued = 0
         self.in_flight = 0
-        # heap of (head, since, -queued, seq, key); a host's head is never None once queued
-        self._ready: list[tuple[int | None, float, int, int, str]] = []
-        self._delayed: list[tuple[float, int, str]] = []  # heap of (next_start_s, seq, key)
+        # per host number: its key (None: free), requests queued, best sort key queued
+        # (None: none), in flight, last start (-inf: none), the delay's gap factor, since
+        # when it has had requests queued (_time_key), and its live heap entry: None, the
+        # ready heap's int, or the delayed heap's tuple (compared by identity)
+        self._key: list[str | None] = []
+        self._queued: list[int] = []
+        self._head: list[int | None] = []
+        self._in_flight: list[int] = []
+        self._last: list[float] = []
+        self._gap: list[float] = []
+        self._since: list[int] = []
+        self._entry: list[Any] = []
+        self._free: list[int] = []  # numbers to reuse
+        self._ready: list[int] = []  # heap of packed ints (see _HEAD_SHIFT)
+        self._delayed: list[tuple[float, int, int]] = []  # heap of (next start, seq, number)
         # Empty hosts within their delay: key -> (next start, last start, gap).
         self._cooling: dict[str, tuple[float, float, float]] = {}
         self._cooling_heap: list[tuple[float, str]] = []  # (next start, key)
         self._seq = itertools.count()
         self._clock = _NEVER  # the latest now_s given: the time of a push (which has none)
+        self._clock_key = _time_key(_NEVER)
 
     # --- events -----------------------------------------------------------------------
 
     def added(self, key: str, head: int, count: int = 1) -> None:
         """``count`` requests of host ``key`` were queued; ``head`` is the best sort key
         among them (:func:`sort_key`)."""
-        h = self.hosts.get(key)
-        if h is None:
-            kept = self._cooling.pop(key, None) if self._cooling else None
-            h = self.hosts[key] = _Host(kept[1], kept[2]) if kept else _Host()
-        if not h.queued:
-            h.since = self._clock
-        h.queued += count
+        i = self.hosts.get(key)
+        if i is None:
+            i = self._new(key)
+        queued = self._queued
+        q = queued[i]
+        if not q:
+            self._since[i] = self._clock_key
+        queued[i] = q + count
         self.queued += count
-        if h.head is None or head < h.head:
-            h.head = head
-            if h.ready_since is not None:  # ready with a worse head: re-placed below
-                h.entry = None
-        if h.entry is None:
-            self._place(key, h, None)
+        old = self._head[i]
+        entry = self._entry[i]
+        if old is None or head < old:
+            self._head[i] = head
+            if entry.__class__ is int:  # ready with a worse head: placed again
+                self._place(i, None, True)
+                return
+        if entry is None:
+            self._place(i, None, False)
 
     def lease(self, n: int, now_s: float, take: Take) -> list[Request]:
         """Up to ``n`` requests of ready hosts, best head first (see the module doc).
@@ -162,24 +194,29 @@ class HostQueues:
             True`` when its host has a delay (the frontier spaced them: the download slot
             applies only its concurrency, not the delay again).
         """
-        self._clock = now_s
+        self._tick(now_s)
         self._promote(now_s)
         out: list[Request] = []
         ready = self._ready
-        hosts = self.hosts
+        entries = self._entry
+        queued = self._queued
+        in_flight = self._in_flight
         policy = self.policy
+        heappop = heapq.heappop
         while len(out) < n and ready:
-            _, _, _, seq, key = heapq.heappop(ready)
-            h = hosts.get(key)
-            if h is None or h.entry != seq:
+            v = heappop(ready)
+            i = v & _ID_MASK
+            if entries[i] is not v:
                 continue  # stale
-            h.entry = None
-            free = policy.concurrency(key) - h.in_flight
-            if free <= 0 or not h.queued:
-                self._place(key, h, now_s)
+            entries[i] = None
+            key: str = self._key[i]  # type: ignore[assignment]
+            q = queued[i]
+            free = policy.concurrency(key) - in_flight[i]
+            if free <= 0 or not q:
+                self._place(i, now_s, True)
                 continue
             delay = policy.base_delay_s(key)
-            limit = 1 if delay else min(free, n - len(out), h.queued)
+            limit = 1 if delay else min(free, n - len(out), q)
             requests, new_head = take(key, limit, self._best_head())
             got = len(requests)
             if got:
@@ -191,21 +228,20 @@ class HostQueues:
                     for request in requests:
                         request._host = key
                 out.extend(requests)
-                h.in_flight += got
+                in_flight[i] += got
                 self.in_flight += got
-                h.last_start_s = now_s
+                self._last[i] = now_s
                 if delay:
-                    h.gap = self.rng.uniform(0.5, 1.5) if policy.randomize else 1.0
-            if not got or new_head is None or got >= h.queued:  # the storage is the truth
-                self.queued -= h.queued
-                h.queued = 0
-                h.head = None
+                    self._gap[i] = self.rng.uniform(0.5, 1.5) if policy.randomize else 1.0
+            if not got or new_head is None or got >= q:  # the storage is the truth
+                self.queued -= q
+                queued[i] = 0
+                self._head[i] = None
             else:
-                h.queued -= got
+                queued[i] = q - got
                 self.queued -= got
-                h.head = new_head
-            h.ready_since = None
-            self._place(key, h, now_s)
+                self._head[i] = new_head
+            self._place(i, now_s, False)
         return out
 
     def finished(self, counts: Mapping[str, int], now_s: float) -> None:
@@ -218,33 +254,37 @@ class HostQueues:
                 e.g. leased before a restart, are ignored).
             now_s: the current time.
         """
-        self._clock = now_s
+        self._tick(now_s)
         hosts = self.hosts
+        in_flight = self._in_flight
         for key, count in counts.items():
-            h = hosts.get(key)
-            if h is None or count <= 0:
+            i = hosts.get(key)
+            if i is None or count <= 0:
                 continue
-            count = min(count, h.in_flight)
-            h.in_flight -= count
+            count = min(count, in_flight[i])
+            in_flight[i] -= count
             self.in_flight -= count
-            if h.entry is None:
-                self._place(key, h, now_s)
+            if self._entry[i] is None:
+                self._place(i, now_s, False)
 
     def released(self, key: str, head: int, count: int = 1) -> None:
         """``count`` leased requests of host ``key`` were given back to the queue
         unfinished (no longer in flight, queued again); ``head`` is their best sort key."""
-        h = self.hosts.get(key)
-        if h is not None:
-            back = min(count, h.in_flight)
-            h.in_flight -= back
+        i = self.hosts.get(key)
+        if i is not None:
+            in_flight = self._in_flight
+            back = min(count, in_flight[i])
+            in_flight[i] -= back
             self.in_flight -= back
-            if h.entry is None:  # it may be ready now, even if head is no better
-                h.head = head if h.head is None or head < h.head else h.head
-                if not h.queued:
-                    h.since = self._clock
-                h.queued += count
+            if self._entry[i] is None:  # it may be ready now, even if head is no better
+                old = self._head[i]
+                if old is None or head < old:
+                    self._head[i] = head
+                if not self._queued[i]:
+                    self._since[i] = self._clock_key
+                self._queued[i] += count
                 self.queued += count
-                self._place(key, h, None)
+                self._place(i, None, False)
                 return
         self.added(key, head, count)
 
@@ -252,11 +292,10 @@ class HostQueues:
         """Host ``key``'s delay changed (AutoThrottle): its next start moves with it
         (the last start plus the new delay), as a download slot's does; it is placed
         again at the next :meth:`lease`."""
-        h = self.hosts.get(key)
-        if h is not None and h.entry is not None:
-            h.entry = None
-            h.ready_since = None
-            self._place(key, h, None)
+        i = self.hosts.get(key)
+        if i is not None and self._entry[i] is not None:
+            self._entry[i] = None
+            self._place(i, None, False)
 
     # --- questions --------------------------------------------------------------------
 
@@ -268,20 +307,19 @@ class HostQueues:
         if self._best_head() is not None:
             return 0.0
         delayed = self._delayed
-        hosts = self.hosts
+        entries = self._entry
         while delayed:
-            at, seq, key = delayed[0]
-            h = hosts.get(key)
-            if h is not None and h.entry == seq:
-                wait = at - now_s
+            t = delayed[0]
+            if entries[t[2]] is t:
+                wait = t[0] - now_s
                 return wait if wait > 0 else 0.0
             heapq.heappop(delayed)
         return None
 
     def in_flight_of(self, key: str) -> int:
         """Requests of host ``key`` leased and not finished."""
-        h = self.hosts.get(key)
-        return h.in_flight if h is not None else 0
+        i = self.hosts.get(key)
+        return self._in_flight[i] if i is not None else 0
 
     def state_size(self) -> int:
         """Hosts this object keeps any state for (active, or empty within a delay)."""
@@ -292,48 +330,87 @@ class HostQueues:
 
     # --- inside -----------------------------------------------------------------------
 
-    def _place(self, key: str, h: _Host, now_s: float | None) -> None:
-        """Put host ``key`` where its state says: the ready heap, the delayed heap, no
-        heap (at its concurrency: :meth:`finished` places it again), or forgotten
+    def _tick(self, now_s: float) -> None:
+        if now_s != self._clock:
+            self._clock = now_s
+            self._clock_key = _time_key(now_s)
+
+    def _new(self, key: str) -> int:
+        """A host number for ``key`` (a free one, else a new one), with its next start
+        if it is empty within its delay."""
+        kept = self._cooling.pop(key, None) if self._cooling else None
+        last, gap = (kept[1], kept[2]) if kept else (_NEVER, 1.0)
+        if self._free:
+            i = self._free.pop()
+            self._key[i] = key
+            self._last[i] = last
+            self._gap[i] = gap
+        else:
+            i = len(self._key)
+            if i > _ID_MASK:
+                raise OverflowError(f"HostQueues: more than {_ID_MASK} hosts at once")
+            self._key.append(key)
+            self._queued.append(0)
+            self._head.append(None)
+            self._in_flight.append(0)
+            self._last.append(last)
+            self._gap.append(gap)
+            self._since.append(0)
+            self._entry.append(None)
+        self.hosts[key] = i
+        return i
+
+    def _place(self, i: int, now_s: float | None, ready: bool) -> None:
+        """Put host number ``i`` where its state says: the ready heap, the delayed heap,
+        no heap (at its concurrency: :meth:`finished` places it again), or forgotten
         (nothing queued, nothing in flight; its next start kept while in the future).
         ``now_s`` None: unknown (a push); a host with a finite next start then goes to
-        the delayed heap, promoted at the next :meth:`lease`."""
-        if not h.queued:
-            h.entry = None
-            h.ready_since = None
-            if not h.in_flight:
-                del self.hosts[key]
-                at = self._next_start(key, h)
+        the delayed heap, promoted at the next :meth:`lease`. ``ready``: it was in the
+        ready heap (or its delay has just passed): its delay is not looked at again."""
+        key: str = self._key[i]  # type: ignore[assignment]
+        q = self._queued[i]
+        if not q:
+            self._entry[i] = None
+            if not self._in_flight[i]:
+                at = self._next_start(key, i)
                 if at != _NEVER and (now_s is None or at > now_s):
-                    self._cooling[key] = (at, h.last_start_s, h.gap)
+                    self._cooling[key] = (at, self._last[i], self._gap[i])
                     heapq.heappush(self._cooling_heap, (at, key))
+                del self.hosts[key]
+                self._key[i] = None
+                self._head[i] = None
+                self._free.append(i)
             return
-        if h.in_flight >= self.policy.concurrency(key):
-            h.entry = None
-            h.ready_since = None
+        if self._in_flight[i] >= self.policy.concurrency(key):
+            self._entry[i] = None
             return
         seq = next(self._seq)
-        h.entry = seq
-        at = self._next_start(key, h)
-        if h.ready_since is None and at != _NEVER and (now_s is None or at > now_s):
-            heapq.heappush(self._delayed, (at, seq, key))
-            return
-        h.ready_since = h.since
-        heapq.heappush(self._ready, (h.head, h.since, -h.queued, seq, key))
+        if not ready:
+            at = self._next_start(key, i)
+            if at != _NEVER and (now_s is None or at > now_s):
+                t = (at, seq, i)
+                self._entry[i] = t
+                heapq.heappush(self._delayed, t)
+                return
+        v = ((self._head[i] << _HEAD_SHIFT)  # type: ignore[operator]
+             + (self._since[i] << _SINCE_SHIFT)
+             + ((_QUEUED_MAX - q if q < _QUEUED_MAX else 0) << _QUEUED_SHIFT)
+             + ((seq & _SEQ_MASK) << _SEQ_SHIFT) + i)
+        self._entry[i] = v
+        heapq.heappush(self._ready, v)
 
     def _promote(self, now_s: float) -> None:
         """Move hosts whose delay has passed to the ready heap; forget empty hosts whose
         delay has passed."""
         delayed = self._delayed
-        hosts = self.hosts
+        entries = self._entry
         while delayed and delayed[0][0] <= now_s:
-            at, seq, key = heapq.heappop(delayed)
-            h = hosts.get(key)
-            if h is None or h.entry != seq:
+            t = heapq.heappop(delayed)
+            i = t[2]
+            if entries[i] is not t:
                 continue
-            h.entry = None
-            h.ready_since = at
-            self._place(key, h, now_s)
+            entries[i] = None
+            self._place(i, now_s, True)
         cooling_heap = self._cooling_heap
         if cooling_heap:
             cooling = self._cooling
@@ -343,25 +420,26 @@ class HostQueues:
                 if kept is not None and kept[0] == at:
                     del cooling[key]
 
-    def _next_start(self, key: str, h: _Host) -> float:
-        """When host ``key`` may hand out its next request: its last start plus its
-        delay (as it is now: AutoThrottle may have changed it since) times the gap's
-        factor; -inf without a delay or before any start."""
-        if h.last_start_s == _NEVER:
+    def _next_start(self, key: str, i: int) -> float:
+        """When host ``key`` (number ``i``) may hand out its next request: its last
+        start plus its delay (as it is now: AutoThrottle may have changed it since)
+        times the gap's factor; -inf without a delay or before any start."""
+        last = self._last[i]
+        if last == _NEVER:
             return _NEVER
         delay = self.policy.base_delay_s(key)
         if not delay:
             return _NEVER
-        return h.last_start_s + delay * h.gap
+        return last + delay * self._gap[i]
 
     def _best_head(self) -> int | None:
         """The best head among the ready hosts (stale heap tops dropped), or None."""
         ready = self._ready
-        hosts = self.hosts
+        entries = self._entry
         while ready:
-            head, _, _, seq, key = ready[0]
-            h = hosts.get(key)
-            if h is not None and h.entry == seq:
+            v: int = ready[0]
+            if entries[v & _ID_MASK] is v:
+                head: int = v >> _HEAD_SHIFT
                 return head
             heapq.heappop(ready)
         return None

@@ -37,31 +37,31 @@ an increasing one for those that go after (a FIFO push).
   a lambda callback...) stay objects in memory whatever the budget; when their place
   in the queue is on disk, the disk row holds the number of the object instead.
 
-The disk part (:class:`SpillFile`) is made on the first spill, in a private directory
-``<root>/frontier-<pid>-<random>`` (root: ``$TMPDIR``, else ``/var/tmp``, else the
-system's temporary directory; :func:`spill_root`): a lock file ``flock``-ed by the
-crawl, and a SQLite file (no journal, ``synchronous=OFF``: nothing here is meant to
-survive the process) that is unlinked as soon as it is open, so the kernel frees its
-space when the process ends, even by ``kill -9``. The directory is removed at
+The disk part (:class:`SpillFile`) is made on the first spill, in a private scratch
+directory ``<root>/frontier-<pid>-<random>``
+(:class:`~crawlfw.utils._scratch.ScratchDir`, the seen set's helper too; root:
+``$TMPDIR/crawlfw-<uid>``, else ``/var/tmp/crawlfw-<uid>``): its ``.lock`` ``flock``-ed
+by the crawl, and a SQLite file (no journal, ``synchronous=OFF``: nothing here is meant
+to survive the process) that is unlinked as soon as it is open, so the kernel frees
+its space when the process ends, even by ``kill -9``. The directory is removed at
 :meth:`SpillingHostStore.close`; one left by a crashed crawl (its lock free) is removed
-by the next frontier made in any crawl of the same user (:func:`sweep`).
+by the next frontier or dupefilter made in any crawl of the same user
+(:func:`~crawlfw.utils._scratch.sweep_stale`).
 """
 
 from __future__ import annotations
 
 import collections
-import fcntl
 import itertools
 import logging
 import os
-import shutil
 import sqlite3
-import tempfile
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from crawlfw.core.frontier.api import FrontierError
 from crawlfw.core.frontier.compact import RequestCodec
+from crawlfw.utils._scratch import ScratchDir
 
 if TYPE_CHECKING:
     from crawlfw.http import Request
@@ -69,7 +69,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 __all__ = ["HOST_COST", "LOW_WATER", "OBJECT_COST", "RECORD_COST", "QueuedRequests",
-           "SpillFile", "SpillingHostStore", "spill_root", "sweep"]
+           "SpillFile", "SpillingHostStore"]
 
 #: Bytes a compact record costs in RAM besides its length (the ``bytes`` object's
 #: header and its slot in a list or deque).
@@ -82,8 +82,10 @@ OBJECT_COST = 1024
 #: list of keys, one list or deque).
 HOST_COST = 480
 
-#: An eviction brings the RAM part down to this fraction of the limit.
-LOW_WATER = 0.8
+#: An eviction brings the RAM part down to this fraction of the limit (a host with
+#: entries on disk pushes to disk from then on, so evictions are rare; a lower mark
+#: would move more requests to disk than the budget asks, to be read back later).
+LOW_WATER = 0.9
 
 #: Entries a host reloads from disk at least (at most :data:`RELOAD_MAX`).
 RELOAD_MIN = 32
@@ -91,78 +93,6 @@ RELOAD_MAX = 4096
 
 #: Disk pushes buffered before they are written.
 FLUSH_EVERY = 4096
-
-#: The name of a spill directory: ``frontier-<pid>-<random>``.
-_PREFIX = "frontier-"
-_LOCK = "lock"
-
-
-def spill_root() -> str:
-    """The directory under which spill directories are made: ``$TMPDIR/crawlfw-<uid>``
-    when ``TMPDIR`` is set, else ``/var/tmp/crawlfw-<uid>`` (on disk on systems whose
-    ``/tmp`` is in RAM) when ``/var/tmp`` is writable, else the same under
-    :func:`tempfile.gettempdir`."""
-    base = os.environ.get("TMPDIR")
-    if not base:
-        base = "/var/tmp" if os.access("/var/tmp", os.W_OK | os.X_OK) else tempfile.gettempdir()
-    return os.path.join(base, f"crawlfw-{os.getuid()}")
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
-
-
-def sweep(root: str) -> list[str]:
-    """Remove the spill directories under ``root`` whose crawl has ended (their lock
-    file is not locked, or, without one, their pid is not running).
-
-    Returns:
-        list: the directories removed. Errors (a directory another user owns) are
-        logged at DEBUG and skipped.
-    """
-    removed: list[str] = []
-    try:
-        names = os.listdir(root)
-    except OSError:
-        return removed
-    for name in names:
-        if not name.startswith(_PREFIX):
-            continue
-        path = os.path.join(root, name)
-        try:
-            fd = os.open(os.path.join(path, _LOCK), os.O_RDWR | os.O_CLOEXEC)
-        except FileNotFoundError:
-            try:
-                pid = int(name[len(_PREFIX):].split("-", 1)[0])
-            except ValueError:
-                continue
-            if _pid_alive(pid):
-                continue
-        except OSError:
-            continue
-        else:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:  # held: its crawl runs
-                continue
-            finally:
-                os.close(fd)
-        try:
-            shutil.rmtree(path)
-            removed.append(path)
-        except OSError as e:
-            logger.debug("Could not remove the old spill directory %s: %s", path, e)
-    if removed:
-        logger.info("Removed %(n)d spill directories of crawls that ended without closing "
-                    "their frontier: %(paths)s", {"n": len(removed), "paths": removed})
-    return removed
-
 
 class SpillFile:
     """The disk part of a :class:`SpillingHostStore`: one SQLite table of
@@ -179,20 +109,13 @@ class SpillFile:
             be made (the message names the path).
     """
 
-    def __init__(self, root: str, *, max_pages: int | None = None) -> None:
+    def __init__(self, root: str | None = None, *, max_pages: int | None = None) -> None:
         self.root = root
-        self.path = root
-        self._lock_fd: int | None = None
+        self.path = root or "the scratch root"
+        self._dir: ScratchDir | None = None
         try:
-            os.makedirs(root, mode=0o700, exist_ok=True)
-            st = os.lstat(root)
-            if st.st_uid != os.getuid() or st.st_mode & 0o022 or not os.path.isdir(root):
-                raise OSError(f"not a private directory of this user (mode "
-                              f"{st.st_mode & 0o777:o}, owner uid {st.st_uid})")
-            self.path = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=root)
-            self._lock_fd = os.open(os.path.join(self.path, _LOCK),
-                                    os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            self._dir = ScratchDir("frontier", root)
+            self.path = self._dir.path
             db = os.path.join(self.path, "queue.sqlite")
             self.conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
             conn = self.conn
@@ -232,11 +155,8 @@ class SpillFile:
     def close_dir(self) -> None:
         """Remove the directory (and give its lock back); the open file stays usable
         until :meth:`close` (it was unlinked when opened). Idempotent."""
-        fd, self._lock_fd = self._lock_fd, None
-        if fd is not None:
-            os.close(fd)
-        if self.path != self.root:
-            shutil.rmtree(self.path, ignore_errors=True)
+        if self._dir is not None:
+            self._dir.remove()
 
     def size_bytes(self) -> int:
         """Bytes the file takes (SQLite pages, free ones included)."""
@@ -252,18 +172,33 @@ class SpillFile:
 
 
 class _Host:
-    """One host's part of a :class:`SpillingHostStore`: ``keys`` (sorted ascending)
-    and ``queues`` (``{key: list or deque}``) of its RAM part (None when empty),
-    ``n_ram`` and ``n_disk`` entries, ``disk_head`` (best key on disk, or None)."""
+    """One host's part of a :class:`SpillingHostStore` while it has a RAM part:
+    ``keys`` (sorted ascending) and ``queues`` (``{key: list or deque}``) of its RAM
+    part (None when empty), ``n_ram`` and ``n_disk`` entries, ``disk_head`` (best key
+    on disk, or None). A host with entries only on disk is one int instead
+    (:func:`_on_disk`)."""
 
     __slots__ = ("keys", "queues", "n_ram", "n_disk", "disk_head")
 
-    def __init__(self) -> None:
+    def __init__(self, n_disk: int = 0, disk_head: int | None = None) -> None:
         self.keys: list[int] | None = None
         self.queues: dict[int, Any] | None = None
         self.n_ram = 0
-        self.n_disk = 0
-        self.disk_head: int | None = None
+        self.n_disk = n_disk
+        self.disk_head = disk_head
+
+
+#: A host whose entries are all on disk is kept as one int: its best key on disk
+#: times ``2**_DISK_BITS``, plus its number of entries on disk (no object per host:
+#: the state of a million such hosts is their keys in a dict and an int each).
+_DISK_BITS = 40
+_DISK_MASK = (1 << _DISK_BITS) - 1
+
+
+def _on_disk(n_disk: int, disk_head: int) -> int:
+    """The int that stands for a host with ``n_disk`` (< 2**40) entries on disk, the
+    best of sort key ``disk_head``."""
+    return (disk_head << _DISK_BITS) + n_disk
 
 
 class SpillingHostStore:
@@ -276,13 +211,15 @@ class SpillingHostStore:
             first, Scrapy 1.2's default).
         limit_bytes: the RAM budget of the queued requests (bytes); 0 or None: no
             budget, nothing is spilled.
-        root: where the spill directory is made (default :func:`spill_root`).
+        root: where the spill directory is made (default
+            :func:`~crawlfw.utils._scratch.scratch_root`).
         max_pages: for tests: the spill file's most SQLite pages (a full disk).
 
     Attributes:
         codec: the :class:`~crawlfw.core.frontier.compact.RequestCodec` (bind the
             spider through ``codec.spider``).
-        hosts: ``{host: _Host}`` of the hosts with something queued.
+        hosts: ``{host: state}`` of the hosts with something queued (a ``_Host``
+            while it has a RAM part, else an int: its count and best key on disk).
         ram_bytes: the RAM part's bytes as counted against the budget.
         object_bytes: requests kept as objects while their place is on disk.
         spilled: entries on disk.
@@ -295,7 +232,7 @@ class SpillingHostStore:
         self.root = root
         self.max_pages = max_pages
         self.codec = RequestCodec()
-        self.hosts: dict[str, _Host] = {}
+        self.hosts: dict[str, Any] = {}  # _Host, or an int: all on disk (_on_disk)
         self.ram_bytes = 0
         self.object_bytes = 0
         self.spilled = 0
@@ -318,12 +255,34 @@ class SpillingHostStore:
                 made or written (a full disk; the message names the path).
         """
         record = self.codec.encode(request)
-        item: Any = request if record is None else record
         h = self.hosts.get(host)
+        self._len += 1
+        if record is not None and h is not None and h.__class__ is _Host and not h.n_disk:
+            # the common case: a host with a RAM part, nothing on disk, a key it has
+            ram = h.queues
+            tail: Any = ram.get(key) if ram is not None else None
+            if tail is not None:
+                tail.append(record)
+                h.n_ram += 1
+                self.ram_bytes += RECORD_COST + len(record)
+                if self.limit_bytes and self.ram_bytes > self.limit_bytes:
+                    self._evict()
+                return
+        item: Any = request if record is None else record
+        lifo_key = self.lifo and not key & 1
         if h is None:
             h = self.hosts[host] = _Host()
-        self._len += 1
-        lifo_key = self.lifo and not key & 1
+        elif h.__class__ is int:  # all on disk: so is this one
+            if lifo_key:
+                self._front -= 1
+                p = self._front
+            else:
+                self._back += 1
+                p = self._back
+            head = h >> _DISK_BITS
+            self.hosts[host] = _on_disk((h & _DISK_MASK) + 1, key if key < head else head)
+            self._write(host, key, p, item)
+            return
         if h.n_disk and not (h.n_ram and (key < h.keys[-1]  # type: ignore[index]
                                           or (key == h.keys[-1] and lifo_key))):  # type: ignore[index]
             if lifo_key:
@@ -368,6 +327,8 @@ class SpillingHostStore:
         h = self.hosts.get(host)
         if h is None:
             return [], None
+        if h.__class__ is int:
+            h = self.hosts[host] = _Host(h & _DISK_MASK, h >> _DISK_BITS)
         out: list[Request] = []
         decode = self.codec.decode
         freed = 0
@@ -406,6 +367,7 @@ class SpillingHostStore:
         if h.n_ram:
             return out, h.keys[0]  # type: ignore[index]
         if h.n_disk:
+            self.hosts[host] = _on_disk(h.n_disk, h.disk_head)  # type: ignore[arg-type]
             return out, h.disk_head
         del self.hosts[host]
         return out, None
@@ -415,7 +377,10 @@ class SpillingHostStore:
         h = self.hosts.get(host)
         if h is None:
             return None
-        return h.keys[0] if h.n_ram else h.disk_head  # type: ignore[index]
+        if h.__class__ is int:
+            return int(h >> _DISK_BITS)
+        head: int | None = h.keys[0] if h.n_ram else h.disk_head
+        return head
 
     def drain(self) -> QueuedRequests:
         """Remove every queued request; returns them as a :class:`QueuedRequests`
@@ -468,24 +433,27 @@ class SpillingHostStore:
 
     def _spill_file(self) -> SpillFile:
         if self._file is None:
-            root = self.root if self.root is not None else spill_root()
-            self._file = SpillFile(root, max_pages=self.max_pages)
+            self._file = SpillFile(self.root, max_pages=self.max_pages)
             logger.info("The frontier's queued requests exceed FRONTIER_MEMORY_LIMIT "
                         "(%(limit)d bytes): the rest spill to %(path)s",
                         {"limit": self.limit_bytes, "path": self._file.path})
         return self._file
 
     def _to_disk(self, host: str, h: _Host, key: int, p: int, item: Any) -> None:
+        h.n_disk += 1
+        if h.disk_head is None or key < h.disk_head:
+            h.disk_head = key
+        self._write(host, key, p, item)
+
+    def _write(self, host: str, key: int, p: int, item: Any) -> None:
+        """Queue the disk row ``(host, key, p, item)`` (an object by its number)."""
         if item.__class__ is not bytes:
             self._next_object += 1
             self._objects[self._next_object] = item
             self.object_bytes += OBJECT_COST
             item = self._next_object
         self._pending.append((host, key, p, item))
-        h.n_disk += 1
         self.spilled += 1
-        if h.disk_head is None or key < h.disk_head:
-            h.disk_head = key
         if len(self._pending) >= FLUSH_EVERY:
             self._flush()
 
@@ -564,7 +532,8 @@ class SpillingHostStore:
     def _evict_pass(self, excess: int) -> bool:
         """Move the worst entries of the largest RAM parts to disk, about ``excess``
         bytes' worth (by their mean size); False when there was nothing to move."""
-        counts = sorted((h.n_ram for h in self.hosts.values() if h.n_ram), reverse=True)
+        counts = sorted((h.n_ram for h in self.hosts.values()
+                         if h.__class__ is not int and h.n_ram), reverse=True)
         entries = sum(counts)
         if not entries:
             return False
@@ -583,7 +552,10 @@ class SpillingHostStore:
         level = max(level, 0)
         self._level = max(level, RELOAD_MIN)
         front = self._front
-        for host, h in self.hosts.items():
+        hosts = self.hosts
+        for host, h in hosts.items():
+            if h.__class__ is int:
+                continue
             n = h.n_ram - level
             if n <= 0:
                 continue
@@ -605,19 +577,36 @@ class SpillingHostStore:
                 if not q:
                     del queues[key]
                     keys.pop()
-            # best first, positions increasing, all before what is on disk
+            # best first, positions increasing, all before what is on disk (the rows
+            # _to_disk would queue, written here without a call per entry)
             freed = 0
             front -= len(worst)
             p = front
+            pending = self._pending
             for key, item in reversed(worst):
-                freed += RECORD_COST + len(item) if item.__class__ is bytes else OBJECT_COST
-                self._to_disk(host, h, key, p, item)
+                if item.__class__ is bytes:
+                    freed += RECORD_COST + len(item)
+                else:
+                    freed += OBJECT_COST
+                    self._next_object += 1
+                    self._objects[self._next_object] = item
+                    self.object_bytes += OBJECT_COST
+                    item = self._next_object
+                pending.append((host, key, p, item))
                 p += 1
+            best = worst[-1][0]
+            if h.disk_head is None or best < h.disk_head:
+                h.disk_head = best
+            h.n_disk += len(worst)
+            self.spilled += len(worst)
             h.n_ram -= len(worst)
             if not keys:
                 h.keys = h.queues = None
                 freed += HOST_COST
+                hosts[host] = _on_disk(h.n_disk, h.disk_head)
             self.ram_bytes -= freed
+            if len(pending) >= FLUSH_EVERY:
+                self._flush()
         self._front = front
         return True
 
@@ -628,7 +617,7 @@ class QueuedRequests(Sequence["Request"]):
     order; after a disk failure, the pushes it could not take come last). Indexing
     makes the list once."""
 
-    def __init__(self, count: int, hosts: dict[str, _Host], codec: RequestCodec,
+    def __init__(self, count: int, hosts: dict[str, Any], codec: RequestCodec,
                  file: SpillFile | None, objects: dict[int, Request],
                  unwritten: dict[str, list[tuple[int, Any]]] | None = None) -> None:
         self._count = count
@@ -649,8 +638,10 @@ class QueuedRequests(Sequence["Request"]):
         decode = self.codec.decode
         conn = getattr(self.file, "conn", None) if self.file is not None else None
         for host, h in self.hosts.items():
+            if h.__class__ is int:  # all on disk
+                h = _Host(h & _DISK_MASK, h >> _DISK_BITS)
             for key in h.keys or ():
-                q = h.queues[key]  # type: ignore[index]
+                q = h.queues[key]
                 items = reversed(q) if q.__class__ is list else q
                 for item in items:
                     yield decode(item, key) if item.__class__ is bytes else item
