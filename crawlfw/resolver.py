@@ -41,7 +41,7 @@ from crawlfw.core.transport.resolver import (
 from crawlfw.utils.misc import create_instance, load_object
 
 __all__ = ["CachingThreadedResolver", "CachingHostnameResolver", "LibcurlResolver",
-           "build_resolver", "resolver_options", "DnsStats"]
+           "build_resolver", "resolver_options", "resolves_ahead", "DnsStats"]
 
 
 class CachingThreadedResolver(CaresResolver):
@@ -105,6 +105,23 @@ def resolver_options(settings: Any) -> dict[str, Any]:
     }
 
 
+def resolves_ahead(settings: Any) -> bool:
+    """Whether host names are resolved ahead of their transfers, as their hosts' first
+    requests are queued in the frontier (the SchedulerActor tells the downloaders
+    ``resolve_ahead``): with crawlfw's resolver (``DNS_RESOLVER`` anything but
+    :class:`LibcurlResolver`) and its cache (``DNSCACHE_ENABLED``)."""
+    if not settings.getbool("DNSCACHE_ENABLED", True):
+        return False
+    name = settings.get("DNS_RESOLVER") or "crawlfw.resolver.CachingThreadedResolver"
+    if isinstance(name, str) and name in DEFAULT_NAMES:
+        return True
+    try:
+        cls = load_object(name) if isinstance(name, str) else name
+    except (ImportError, NameError, ValueError, AttributeError):
+        return False  # build_resolver refuses it, in one line
+    return cls is not LibcurlResolver
+
+
 def build_resolver(crawler: Any) -> Resolver | None:
     """The resolver ``crawler.settings['DNS_RESOLVER']`` names (see the module
     docstring), for one downloader; None for :class:`LibcurlResolver`.
@@ -146,6 +163,9 @@ class DnsStats:
     ``refused``, ``error``), ``dns/answered`` and ``dns/latency_total_ms`` (lookups the
     name servers answered, and the time they took: their mean is the ratio),
     ``dns/latency_max_ms``, ``dns/in_flight`` and ``dns/queued`` (now),
+    ``dns/prefetched`` (of the lookups, those asked ahead of any transfer, as a host's
+    first request was queued), ``dns/merged`` (answers the other address family joined
+    after the Resolution Delay),
     ``dns/curl_lookups`` (names libcurl resolved by itself: none expected).
 
     Args:
@@ -166,6 +186,8 @@ class DnsStats:
         r = self.resolver
         values = {
             "dns/lookups": r.lookups,
+            "dns/prefetched": r.prefetched,
+            "dns/merged": r.merged,
             "dns/cache_hits": r.cache_hits,
             "dns/answered": r.answered,
             "dns/latency_total_ms": round(r.latency_total_s * 1000),

@@ -47,7 +47,7 @@ class LocalDNS:
     port: the UDP port (53; 0: any free one, for crawlfw's resolver only).
     aaaa: ``"empty"`` (an empty answer, after the name's delay), ``"drop"`` (never
         answered), or ``{name: address}`` (that ``AAAA`` answer at once; names not
-        there: an empty answer).
+        there: an empty answer) or ``{name: (address, delay_s)}`` (after that delay).
     unknown: ``"empty"`` (an empty answer) or ``"nxdomain"`` for names not in
         ``answers``.
     ttl_s: the TTL of the answers.
@@ -134,8 +134,11 @@ class LocalDNS:
                         continue
                     if isinstance(self.aaaa, dict):
                         if name in self.aaaa:
+                            address = self.aaaa[name]
+                            if isinstance(address, tuple):
+                                address, delay = address
                             reply.add_answer(RR(name, QTYPE.AAAA,
-                                                rdata=AAAA(self.aaaa[name]), ttl=self.ttl_s))
+                                                rdata=AAAA(address), ttl=self.ttl_s))
                     elif known is not None:
                         delay = known[1]
                 elif known is not None:

@@ -124,6 +124,10 @@ class HostQueues:
         self._cooling_heap: list[tuple[float, str]] = []  # (next start, key)
         self._seq = itertools.count()
         self._clock = _NEVER  # the latest now_s given: the time of a push (which has none)
+        #: None, or called with a host's key when the host gets a queued request while
+        #: it had nothing queued and nothing in flight (the SchedulerActor has its name
+        #: resolved ahead then: ARCHITECTURE.md, "Name resolution")
+        self.on_new_host: Callable[[str], None] | None = None
 
     # --- events -----------------------------------------------------------------------
 
@@ -134,6 +138,8 @@ class HostQueues:
         if h is None:
             kept = self._cooling.pop(key, None) if self._cooling else None
             h = self.hosts[key] = _Host(kept[1], kept[2]) if kept else _Host()
+            if self.on_new_host is not None:
+                self.on_new_host(key)
         if not h.queued:
             h.since = self._clock
         h.queued += count

@@ -80,11 +80,12 @@ class _Lookup:
     """One name being resolved, and who waits for it."""
 
     __slots__ = ("host", "waiters", "asked_s", "deadline_s", "started", "done", "v4", "v6",
-                 "errors", "ttl_s", "he_set", "channel")
+                 "errors", "ttl_s", "he_set", "channel", "ahead")
 
-    def __init__(self, host: str, waiter: Waiter, now_s: float, deadline_s: float) -> None:
+    def __init__(self, host: str, waiter: Waiter | None, now_s: float,
+                 deadline_s: float) -> None:
         self.host = host
-        self.waiters = [waiter]
+        self.waiters = [waiter] if waiter is not None else []
         self.asked_s = now_s
         self.deadline_s = deadline_s
         self.started = False
@@ -95,6 +96,7 @@ class _Lookup:
         self.ttl_s: float | None = None
         self.he_set = False  # the resolution delay is running
         self.channel: Any = None
+        self.ahead = waiter is None  # asked ahead (prefetch), no transfer waits yet
 
 
 class Resolver:
@@ -123,6 +125,20 @@ class Resolver:
         latency_total_s, latency_max_s: time those took, summed and the longest.
         in_flight: lookups asked and not answered yet.
         queued: lookups waiting for one of ``max_in_flight``.
+        prefetched: lookups started ahead of any transfer (:meth:`prefetch`; also
+            counted in ``lookups``).
+        merged: answers the other address family joined after the lookup was
+            answered without it (:meth:`_late_family`).
+
+    Other attributes:
+        ahead_window: the most names resolved ahead and not asked for by a transfer
+            yet (:meth:`prefetch`): twice ``max_in_flight``, at most half the cache;
+            0 without a cache (no lookup ahead).
+        ahead_limit: the most names waiting for their turn to be resolved ahead (the
+            cache's size); more are dropped.
+        on_merged: None, or called with the new :class:`Answer` when a late family was
+            merged into the cached one (the transport updates the addresses it gives
+            libcurl).
 
     Raises:
         ValueError: a bound is out of range (the message names the setting).
@@ -159,6 +175,19 @@ class Resolver:
         self._seq = 0
         self._outstanding = 0  # queries sent and not answered (the subclass counts)
         self._selector: selectors.BaseSelector | None = None
+        # Names to resolve ahead of their transfers (prefetch), in their turn...
+        self._ahead: collections.deque[str] = collections.deque()
+        # ...and those resolved ahead that no transfer asked for yet: name -> when its
+        # place in the window frees by itself (the answer's expiry; the lookup's
+        # deadline while it runs). Insertion order: oldest first.
+        self._ahead_live: dict[str, float] = {}
+        self._filling = False
+        size = cache.size if cache is not None else 0
+        self.ahead_window = min(2 * max_in_flight, size // 2) if size else 0
+        self.ahead_limit = size
+        self.on_merged: Callable[[Answer], None] | None = None
+        self.prefetched = 0
+        self.merged = 0
         self.lookups = 0
         self.cache_hits = 0
         self.failures = dict.fromkeys(FAILURE_KINDS, 0)
@@ -201,6 +230,15 @@ class Resolver:
                 it must not raise (an exception is logged and ignored).
             now_s: ``time.monotonic()``.
         """
+        live = self._ahead_live
+        if live and live.pop(host, None) is not None and self._ahead:
+            # a name resolved ahead is asked for: its place in the window is free
+            result = self._resolve(host, waiter, now_s)
+            self._fill_ahead(now_s)
+            return result
+        return self._resolve(host, waiter, now_s)
+
+    def _resolve(self, host: str, waiter: Waiter, now_s: float) -> Result | None:
         cache = self.cache
         if cache is not None:
             entry = cache.get(host, now_s)
@@ -215,6 +253,11 @@ class Resolver:
         if lookup is not None:
             self.cache_hits += 1
             lookup.waiters.append(waiter)
+            if lookup.ahead:  # the first transfer to wait for a lookup asked ahead:
+                lookup.ahead = False  # DNS_TIMEOUT counts from its ask
+                if self.timeout_s and now_s + self.timeout_s > lookup.deadline_s:
+                    lookup.deadline_s = now_s + self.timeout_s
+                    self._push(lookup.deadline_s, lookup, False)
             return None
         deadline = now_s + self.timeout_s if self.timeout_s else float("inf")
         lookup = _Lookup(host, waiter, now_s, deadline)
@@ -227,6 +270,77 @@ class Resolver:
             self._queue.append(lookup)
         return None
 
+    def prefetch(self, host: str, now_s: float) -> bool:
+        """Resolve ``host`` ahead of its first transfer (its first request was queued
+        in the frontier): the answer waits in the cache, and the transfer that asks for
+        it later finds it there, or joins the lookup still running, instead of holding
+        its place among ``CONCURRENT_REQUESTS`` for the whole lookup (RFC 8305's
+        Resolution Delay included, when a name server never answers ``AAAA``).
+
+        Lookups ahead never hold a transfer's back: one starts only while fewer than
+        ``max_in_flight`` lookups are in flight and no transfer's lookup is queued,
+        and at most :attr:`ahead_window` names are resolved ahead and not asked for
+        yet (an answer keeps its place until a transfer asks for it or it expires; a
+        failure frees it at once: the transfer then asks again and gets its own
+        ``DNSLookupError``, or the cached NXDOMAIN). The others wait their turn in
+        order, at most :attr:`ahead_limit` of them; more are dropped (resolved when
+        asked). Nothing without a cache (``DNSCACHE_ENABLED`` off: the answer would be
+        kept nowhere).
+
+        Args:
+            host: a host name in lower case, not an IP literal.
+            now_s: ``time.monotonic()``.
+
+        Returns:
+            True when the name is to be resolved ahead (now or in its turn); False when
+            there is nothing to do (cached, in the hosts file, being resolved, no
+            cache) or no room is left.
+        """
+        if not self.ahead_window or host in self._pending or host in self._ahead_live:
+            return False
+        if self.cache.get(host, now_s) is not None:  # type: ignore[union-attr]
+            return False
+        if len(self._ahead) >= self.ahead_limit:
+            return False
+        self._ahead.append(host)
+        self._fill_ahead(now_s)
+        return True
+
+    def _fill_ahead(self, now_s: float) -> None:
+        """Start the lookups ahead (:meth:`prefetch`) that the bounds allow now."""
+        if self._filling:  # (a lookup answered at once, within _begin, calls back here)
+            return
+        self._filling = True
+        try:
+            live = self._ahead_live
+            while live:  # answers resolved ahead, never asked for and expired
+                host = next(iter(live))
+                if live[host] > now_s:
+                    break
+                del live[host]
+            ahead = self._ahead
+            pending = self._pending
+            cache = self.cache
+            while (ahead and self.in_flight < self.max_in_flight and not self._queue
+                   and len(live) < self.ahead_window):
+                host = ahead.popleft()
+                if host in pending or host in live:
+                    continue
+                if cache is not None and cache.get(host, now_s) is not None:
+                    continue
+                if self._known(host, now_s) is not None:
+                    continue
+                deadline = now_s + self.timeout_s if self.timeout_s else float("inf")
+                lookup = _Lookup(host, None, now_s, deadline)
+                pending[host] = lookup
+                live[host] = deadline
+                if self.timeout_s:
+                    self._push(deadline, lookup, False)
+                self.prefetched += 1
+                self._begin(lookup, now_s)
+        finally:
+            self._filling = False
+
     def next_deadline_s(self, now_s: float) -> float | None:
         """The ``time.monotonic()`` value at which :meth:`on_timer` should run next, or
         None when nothing is timed (no lookup in flight)."""
@@ -238,9 +352,9 @@ class Resolver:
         ``DNS_TIMEOUT``."""
         timers = self._timers
         while timers and timers[0][0] <= now_s:
-            _, _, lookup, is_he = heapq.heappop(timers)
-            if lookup.done:
-                continue
+            due, _, lookup, is_he = heapq.heappop(timers)
+            if lookup.done or (not is_he and due < lookup.deadline_s):
+                continue  # answered, or a transfer asked later (its own DNS_TIMEOUT)
             if is_he:
                 self._complete(lookup, now_s)
             else:
@@ -252,6 +366,8 @@ class Resolver:
 
     def close(self) -> None:
         """Stop: pending lookups are dropped without calling their waiters."""
+        self._ahead.clear()
+        self._ahead_live.clear()
         self._pending.clear()
         self._queue.clear()
         self._timers.clear()
@@ -354,6 +470,47 @@ class Resolver:
             nxt = queue.popleft()
             if not nxt.done:
                 self._begin(nxt, now_s)
+        live = self._ahead_live
+        if live and lookup.host in live:  # resolved ahead: its place until it expires
+            if result.expires_s > now_s:
+                live[lookup.host] = result.expires_s
+            else:
+                del live[lookup.host]
+        if self._ahead:
+            self._fill_ahead(now_s)
+
+    def _late_family(self, host: str, family: int, addresses: list[str],
+                     ttl_s: float | None, now_s: float) -> None:
+        """``family``'s ``addresses`` came after ``host``'s lookup was answered without
+        them (RFC 8305's Resolution Delay ran out first): they join the cached answer,
+        for the host's next connections (its expiry the earlier of the two), and
+        :attr:`on_merged` is told. Nothing when the cache holds no answer for ``host``
+        lacking that family."""
+        cache = self.cache
+        if cache is None or not addresses:
+            return
+        entry = cache.get(host, now_s)
+        if entry is None or entry.__class__ is not Answer:
+            return
+        v6 = [a for a in entry.addresses if ":" in a]
+        v4 = [a for a in entry.addresses if ":" not in a]
+        if (v6 if family == 6 else v4):
+            return
+        if family == 6:
+            v6 = addresses
+        else:
+            v4 = addresses
+        expires = entry.expires_s
+        if ttl_s is not None:
+            expires = min(expires, now_s + min(max(ttl_s, self.min_ttl_s), self.max_ttl_s))
+        answer = make_answer(host, v6, v4, expires)
+        cache.put(answer)
+        self.merged += 1
+        if self.on_merged is not None:
+            try:
+                self.on_merged(answer)
+            except Exception:
+                logger.exception("Could not use the merged DNS answer of %r", host)
 
     def _answered(self, lookup: _Lookup, now_s: float) -> None:
         self.answered += 1
@@ -526,8 +683,6 @@ class CaresResolver(Resolver):
         try:
             chan.outstanding -= 1
             self._outstanding -= 1
-            if lookup.done:
-                return
             addresses: list[str] = []
             ttl = None
             error = None
@@ -541,6 +696,10 @@ class CaresResolver(Resolver):
                     error = "nodata"
             else:
                 error = self._errors.get(status, "error") if status is not None else "error"
+            if lookup.done:  # answered already: a family that came after the delay
+                if addresses:
+                    self._late_family(lookup.host, family, addresses, ttl, time.monotonic())
+                return
             self._family_answered(lookup, family, addresses, ttl, error, time.monotonic(),
                                   self.ipv6)
         except Exception:
