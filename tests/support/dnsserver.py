@@ -160,13 +160,16 @@ class LocalDNS:
                 pass
 
     def resolv_conf(self, directory: Path, timeout_s: int = 30, search: str = "",
-                    ndots: int | None = None) -> Path:
+                    ndots: int | None = None, attempts: int = 1) -> Path:
         """Write a ``resolv.conf`` naming this server in ``directory`` (with its port
         when not 53: only c-ares reads that); resolvers wait ``timeout_s`` for an
-        answer, one attempt; ``search`` is the search list, ``ndots`` its option."""
+        answer (c-ares: at most; it waits 5 times the server's mean answer time, at
+        least 0.25 s, once it has measured it), ``attempts`` tries; ``search`` is the
+        search list, ``ndots`` its option."""
         path = Path(directory) / "resolv.conf"
         server = self.host if self.port == 53 else f"{self.host}:{self.port}"
-        options = f"timeout:{timeout_s} attempts:1" + (f" ndots:{ndots}" if ndots else "")
+        options = (f"timeout:{timeout_s} attempts:{attempts}"
+                   + (f" ndots:{ndots}" if ndots else ""))
         path.write_text(f"nameserver {server}\n" + (f"search {search}\n" if search else "")
                         + f"options {options}\n")
         return path
