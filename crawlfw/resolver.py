@@ -33,11 +33,8 @@ import math
 from typing import Any
 
 from crawlfw.core.transport.dns import DnsCache, HostsFile, read_resolv_conf
-from crawlfw.core.transport.resolver import (
-    CaresResolver,
-    Resolver,
-    ThreadedResolver,
-)
+from crawlfw.core.transport.resolver import Resolver, ThreadedResolver
+from crawlfw.core.transport.resolver_cares import CaresResolver
 from crawlfw.utils.misc import create_instance, load_object
 
 __all__ = ["CachingThreadedResolver", "CachingHostnameResolver", "LibcurlResolver",
@@ -46,7 +43,7 @@ __all__ = ["CachingThreadedResolver", "CachingHostnameResolver", "LibcurlResolve
 
 class CachingThreadedResolver(CaresResolver):
     """crawlfw's resolver under Scrapy's name for its default (no thread is involved:
-    the name is Scrapy's). See :class:`~crawlfw.core.transport.resolver.CaresResolver`."""
+    the name is Scrapy's). See :class:`~crawlfw.core.transport.resolver_cares.CaresResolver`."""
 
 
 class CachingHostnameResolver(CachingThreadedResolver):
@@ -73,7 +70,7 @@ DEFAULT_NAMES = frozenset({
 
 def resolver_options(settings: Any) -> dict[str, Any]:
     """The keyword arguments of :class:`~crawlfw.core.transport.resolver.Resolver` (and
-    of :class:`~crawlfw.core.transport.resolver.CaresResolver`: ``hosts``,
+    of :class:`~crawlfw.core.transport.resolver_cares.CaresResolver`: ``hosts``,
     ``resolv_conf``, ``resolution_delay_s``) the settings give: ``DNS_TIMEOUT``,
     ``DNS_CONCURRENT_LOOKUPS``, ``DNSCACHE_ENABLED``/``DNSCACHE_SIZE`` (a fresh
     cache), ``DNSCACHE_MIN_TTL``, ``DNSCACHE_MAX_TTL``, ``DNSCACHE_NEGATIVE_TTL``,

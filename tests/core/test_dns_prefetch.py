@@ -14,7 +14,8 @@ import pytest
 
 from crawlfw.core.frontier.hostqueues import HostQueues
 from crawlfw.core.transport.dns import Answer, DnsCache, LookupFailed, read_resolv_conf
-from crawlfw.core.transport.resolver import CaresResolver, Resolver, ThreadedResolver
+from crawlfw.core.transport.resolver import Resolver, ThreadedResolver
+from crawlfw.core.transport.resolver_cares import CaresResolver
 from tests.support.dnsserver import LocalDNS
 
 
