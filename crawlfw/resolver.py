@@ -33,20 +33,17 @@ import math
 from typing import Any
 
 from crawlfw.core.transport.dns import DnsCache, HostsFile, read_resolv_conf
-from crawlfw.core.transport.resolver import (
-    CaresResolver,
-    Resolver,
-    ThreadedResolver,
-)
+from crawlfw.core.transport.resolver import Resolver, ThreadedResolver
+from crawlfw.core.transport.resolver_cares import CaresResolver
 from crawlfw.utils.misc import create_instance, load_object
 
 __all__ = ["CachingThreadedResolver", "CachingHostnameResolver", "LibcurlResolver",
-           "build_resolver", "resolver_options", "DnsStats"]
+           "build_resolver", "resolver_options", "resolves_ahead", "DnsStats"]
 
 
 class CachingThreadedResolver(CaresResolver):
     """crawlfw's resolver under Scrapy's name for its default (no thread is involved:
-    the name is Scrapy's). See :class:`~crawlfw.core.transport.resolver.CaresResolver`."""
+    the name is Scrapy's). See :class:`~crawlfw.core.transport.resolver_cares.CaresResolver`."""
 
 
 class CachingHostnameResolver(CachingThreadedResolver):
@@ -73,7 +70,7 @@ DEFAULT_NAMES = frozenset({
 
 def resolver_options(settings: Any) -> dict[str, Any]:
     """The keyword arguments of :class:`~crawlfw.core.transport.resolver.Resolver` (and
-    of :class:`~crawlfw.core.transport.resolver.CaresResolver`: ``hosts``,
+    of :class:`~crawlfw.core.transport.resolver_cares.CaresResolver`: ``hosts``,
     ``resolv_conf``, ``resolution_delay_s``) the settings give: ``DNS_TIMEOUT``,
     ``DNS_CONCURRENT_LOOKUPS``, ``DNSCACHE_ENABLED``/``DNSCACHE_SIZE`` (a fresh
     cache), ``DNSCACHE_MIN_TTL``, ``DNSCACHE_MAX_TTL``, ``DNSCACHE_NEGATIVE_TTL``,
@@ -103,6 +100,23 @@ def resolver_options(settings: Any) -> dict[str, Any]:
         "resolv_conf": read_resolv_conf(conf_path) if conf_path else None,
         "resolution_delay_s": settings.getfloat("DNS_RESOLUTION_DELAY", 0.05),
     }
+
+
+def resolves_ahead(settings: Any) -> bool:
+    """Whether host names are resolved ahead of their transfers, as their hosts' first
+    requests are queued in the frontier (the SchedulerActor tells the downloaders
+    ``resolve_ahead``): with crawlfw's resolver (``DNS_RESOLVER`` anything but
+    :class:`LibcurlResolver`) and its cache (``DNSCACHE_ENABLED``)."""
+    if not settings.getbool("DNSCACHE_ENABLED", True):
+        return False
+    name = settings.get("DNS_RESOLVER") or "crawlfw.resolver.CachingThreadedResolver"
+    if isinstance(name, str) and name in DEFAULT_NAMES:
+        return True
+    try:
+        cls = load_object(name) if isinstance(name, str) else name
+    except (ImportError, NameError, ValueError, AttributeError):
+        return False  # build_resolver refuses it, in one line
+    return cls is not LibcurlResolver
 
 
 def build_resolver(crawler: Any) -> Resolver | None:
@@ -146,6 +160,9 @@ class DnsStats:
     ``refused``, ``error``), ``dns/answered`` and ``dns/latency_total_ms`` (lookups the
     name servers answered, and the time they took: their mean is the ratio),
     ``dns/latency_max_ms``, ``dns/in_flight`` and ``dns/queued`` (now),
+    ``dns/prefetched`` (of the lookups, those asked ahead of any transfer, as a host's
+    first request was queued), ``dns/merged`` (answers the other address family joined
+    after the Resolution Delay),
     ``dns/curl_lookups`` (names libcurl resolved by itself: none expected).
 
     Args:
@@ -166,6 +183,8 @@ class DnsStats:
         r = self.resolver
         values = {
             "dns/lookups": r.lookups,
+            "dns/prefetched": r.prefetched,
+            "dns/merged": r.merged,
             "dns/cache_hits": r.cache_hits,
             "dns/answered": r.answered,
             "dns/latency_total_ms": round(r.latency_total_s * 1000),

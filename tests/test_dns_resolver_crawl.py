@@ -102,6 +102,7 @@ def test_200_hosts_whose_aaaa_is_never_answered_are_crawled_in_seconds(tmp_path,
     assert elapsed < 30, elapsed  # a crawl process start included; seconds, not minutes
     assert _stat(stderr, "dns/lookups") == 200
     assert _stat(stderr, "dns/answered") == 200
+    assert _stat(stderr, "dns/prefetched") > 0  # asked as their first requests were queued
     assert _stat(stderr, "dns/curl_lookups") == 0
 
 
@@ -123,7 +124,10 @@ def test_an_a_answer_later_than_dns_timeout_fails_as_dns_lookup_error(tmp_path, 
 
 def test_nxdomain_is_asked_once_per_name_within_its_cache_time(tmp_path, site):
     """The spider asks the same missing name 5 times in a row (each request after the
-    previous one failed): one query, five DNSLookupErrors naming NXDOMAIN."""
+    previous one failed): one query, five DNSLookupErrors naming NXDOMAIN. The query is
+    asked ahead, as the first request is queued (``dns/prefetched``): its failure still
+    reaches that request's errback (the transfer finds it in the cache or waits for the
+    lookup), and the four others' from the cache."""
     with LocalDNS({}, port=0, unknown="nxdomain", aaaa="drop") as dns:
         items, stderr, _ = _crawl(tmp_path, dns, [f"http://missing.dns.test:{site.port}/"],
                                   again=4)
@@ -133,7 +137,9 @@ def test_nxdomain_is_asked_once_per_name_within_its_cache_time(tmp_path, site):
     assert all("no such host name: 'missing.dns.test' (NXDOMAIN)" in item["message"]
                for item in items)
     assert _stat(stderr, "dns/failures/nxdomain") == 1
-    assert _stat(stderr, "dns/cache_hits") == 4
+    assert _stat(stderr, "dns/lookups") == 1
+    assert _stat(stderr, "dns/prefetched") == 1
+    assert _stat(stderr, "dns/cache_hits") == 5
 
 
 def test_the_hosts_file_overrides_the_name_servers(tmp_path, site):
@@ -166,3 +172,57 @@ def test_concurrent_requests_per_ip_groups_host_names_by_their_address(tmp_path)
     later = [item for item in pages if "/p/" in item["url"]]
     assert {item["slot"] for item in later if "//a" in item["url"]} == {"127.0.0.1"}
     assert {item["slot"] for item in later if "//b" in item["url"]} == {"127.0.0.2"}
+
+
+_USER_RESOLVER = '''
+import socket
+import threading
+
+
+class MapResolver:
+    """A user's DNS_RESOLVER: a blocking resolve(host), each call noted in a file."""
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler.settings.get("BOT_NAME"))
+
+    def __init__(self, bot):
+        self.bot = bot
+
+    def resolve(self, host):
+        with open("resolver_calls.txt", "a") as f:
+            f.write(f"{host} {threading.current_thread().name} {self.bot}\\n")
+        if host.startswith("missing."):
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return ["127.0.0.1"]
+'''
+
+
+def test_a_users_resolver_class_with_a_blocking_resolve(tmp_path):
+    """``DNS_RESOLVER`` naming a class of the user's with a blocking ``resolve(host)``
+    (built by its ``from_crawler``): it answers every name, once per name (the cache),
+    on crawlfw's worker threads; a name it fails is a ``DNSLookupError`` in the errback;
+    no name server is asked."""
+    site = BroadSite(pages=2)
+    try:
+        (tmp_path / "userdns.py").write_text(_USER_RESOLVER)
+        names = [f"u{i}.dns.test" for i in range(5)]
+        urls = [f"http://{name}:{site.port}/" for name in names]
+        urls.append(f"http://missing.dns.test:{site.port}/")
+        with LocalDNS({}, port=0) as dns:
+            items, stderr, _ = _crawl(tmp_path, dns, urls, "DNS_RESOLVER=userdns.MapResolver",
+                                      "BOT_NAME=mybot")
+            assert sum(dns.queries.values()) + sum(dns.aaaa_queries.values()) == 0
+    finally:
+        site.stop()
+    pages = sorted(item["url"] for item in items if item.get("status") == 200)
+    assert pages == sorted(u + p for u in urls[:-1] for p in ("", "p/1"))
+    [failed] = [item for item in items if "error" in item]
+    assert failed["error"] == "DNSLookupError"
+    assert "no such host name: 'missing.dns.test' (NXDOMAIN)" in failed["message"]
+    calls = [line.split() for line in (tmp_path / "resolver_calls.txt").read_text().splitlines()]
+    assert sorted(host for host, _, _ in calls) == sorted([*names, "missing.dns.test"])
+    assert {thread.startswith("crawlfw-dns") for _, thread, _ in calls} == {True}
+    assert {bot for _, _, bot in calls} == {"mybot"}
+    assert _stat(stderr, "dns/lookups") == 6
+    assert _stat(stderr, "dns/failures/nxdomain") == 1

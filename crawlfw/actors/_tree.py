@@ -125,7 +125,8 @@ def _start_scheduler(tree: CrawlTree, key: str):
     """The Scheduler actor, driving the tree's Scheduler object and its frontier."""
     from crawlfw.actors.scheduler import SchedulerActor
 
-    tree.scheduler = SchedulerActor.start(tree.crawler, tree.core_scheduler, **tree.common)
+    tree.scheduler = SchedulerActor.start(tree.crawler, tree.core_scheduler,
+                                          downloaders=tree.downloaders, **tree.common)
     return tree.scheduler
 
 

@@ -431,6 +431,19 @@ class DownloaderActor(RestartableActor):
         self._start_ready(now)
         self._queue_pump()
 
+    def handle_resolve_ahead(self, message: messages.ResolveAhead) -> None:
+        """Hosts just queued in the frontier: their names are resolved now, within the
+        resolver's bounds (:meth:`~crawlfw.core.transport.resolver.Resolver.prefetch`),
+        so their first transfers find the answers in the cache."""
+        resolver = self.resolver
+        if resolver is None or self.driver is None:
+            return
+        now = time.monotonic()
+        prefetch = resolver.prefetch
+        for host in message["hosts"]:
+            prefetch(host, now)
+        self._queue_pump()
+
     def handle_set_slot_delay(self, message: messages.SetSlotDelay) -> None:
         self.table.set_delay(message["slot"], message["delay_s"], time.monotonic())
         self._queue_pump()
@@ -559,6 +572,7 @@ class DownloaderActor(RestartableActor):
 
     def _queue_pump(self) -> None:
         if not self._pump_queued and (
-                self.driver.active or self.table.queued or self._deferred or self._holders):
+                self.driver.active or self.table.queued or self._deferred or self._holders
+                or (self.resolver is not None and self.resolver.pending)):
             self._pump_queued = True
             self.actor_ref.tell({"type": "pump"})

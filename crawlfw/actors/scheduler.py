@@ -18,6 +18,13 @@ With a durable frontier (``JOBDIR``) it also drives checkpoints (every
 ``checkpoint_reached``, then one commit): the protocol is ARCHITECTURE.md's, "Lose
 nothing".
 
+Given the downloader pool, it has host names resolved ahead (issue 31): each host that
+gets a queued request while it had nothing queued or in flight (the frontier's
+``HostQueues.on_new_host``) is told, batched per push, to the downloader serving it
+(``resolve_ahead``), whose resolver looks the name up at once within its bounds, so the
+answer waits in its cache when the host's first transfer starts. Not with a shared
+frontier (its hosts may be leased by another worker, which resolves for itself).
+
 A ``check_idle`` carrying ``stalled_s`` (the engine found the crawl stuck past
 ``STALL_TIMEOUT``: requests pending, none dispatched, nothing in flight) makes it log
 what the frontier holds (``describe_pending``: counts, the oldest pending request and
@@ -41,6 +48,7 @@ scheduled), so the Engine waits for them instead of finishing the crawl.
 
 import logging
 import queue
+import re
 import sqlite3
 import threading
 import time
@@ -53,8 +61,11 @@ from crawlfw.actors._revisits import REVISIT_POLL_S, RevisitsMixin
 from crawlfw.core import _faults
 from crawlfw.core.frontier.api import FrontierBase
 from crawlfw.core.frontier.frontier import FrontierError
+from crawlfw.core.frontier.hostqueues import HostQueues
 from crawlfw.core.frontier.redis_link import FrontierStopping
 from crawlfw.core.frontier.shared_idle import IDLE_CHECKPOINT, IDLE_HOLD, SharedIdlePolicy
+from crawlfw.core.transport.dns import no_lookup_needed
+from crawlfw.resolver import resolves_ahead
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +88,10 @@ WAKE_SLACK_S = 0.01
 #: one Redis call.
 PUSH_BATCH = 512
 
+#: A host key that is a host name worth resolving ahead: dotted, of the characters of
+#: a (punycode) host name. A ``download_slot`` of another shape is no name to resolve.
+_HOST_NAME = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)+\.?")
+
 
 class SchedulerActor(RevisitsMixin, CrawlActor):
     """Args:
@@ -84,12 +99,14 @@ class SchedulerActor(RevisitsMixin, CrawlActor):
     scheduler: a scheduler object: a :class:`crawlfw.core.scheduler.Scheduler` (its
         ``frontier`` is used) or any object with Scrapy's scheduler interface
         (``open``, ``close``, ``enqueue_request``, ``next_request``, ``__len__``).
+    downloaders: the crawl's :class:`~crawlfw.actors.downloader.DownloaderPool`, told
+        ``resolve_ahead`` for new hosts; None: no name is resolved ahead.
     **kw: ``CrawlActor`` arguments.
     """
 
     role = "scheduler"
 
-    def __init__(self, crawler, scheduler, **kw):
+    def __init__(self, crawler, scheduler, downloaders=None, **kw):
         self.frontier = frontier_of(scheduler)
         # read by _create_actor_inbox, which CrawlActor.__init__ calls
         self.shared = getattr(self.frontier, "shared", False)
@@ -129,6 +146,14 @@ class SchedulerActor(RevisitsMixin, CrawlActor):
         self._wake_at = None  # when the dispatch_due timer started last fires
         self._wake_timer = None
         self._init_revisits(scheduler)
+        # Names resolved ahead: the hosts new to the frontier since the last push, told
+        # to their downloaders after it (HostQueues.on_new_host appends to this list).
+        self._downloaders = downloaders
+        self._new_hosts = []  # (str host keys)
+        hosts = getattr(self.frontier, "hosts", None)
+        if (downloaders is not None and not self.shared and isinstance(hosts, HostQueues)
+                and resolves_ahead(crawler.settings)):
+            hosts.on_new_host = self._new_hosts.append
 
     def on_start(self):
         _faults.hit("scheduler.open")  # crash tests: Redis dies now
@@ -239,6 +264,24 @@ class SchedulerActor(RevisitsMixin, CrawlActor):
                     self.frontier.ack(done)
         except _FRONTIER_ERRORS as e:
             self._fail(e)
+        if self._new_hosts:
+            self._resolve_ahead()
+
+    def _resolve_ahead(self):
+        """Tell each downloader the new hosts it serves whose names are to be resolved
+        (``resolve_ahead``: one message per downloader)."""
+        keys = self._new_hosts[:]
+        self._new_hosts.clear()
+        pool = self._downloaders
+        batches = {}  # downloader index -> host names
+        match = _HOST_NAME.fullmatch
+        for key in keys:
+            if match(key) and not no_lookup_needed(key):
+                batches.setdefault(pool.index_of(key), []).append(key)
+        for index, hosts in batches.items():
+            ref = pool.refs[index]
+            if ref is not None:
+                self.send(ref, {"type": "resolve_ahead", "hosts": hosts})
 
     def handle_release_requests(self, message: messages.ReleaseRequests) -> None:
         """Leased requests the engine could not finish (the spider is closing): queued
@@ -249,6 +292,7 @@ class SchedulerActor(RevisitsMixin, CrawlActor):
             self.frontier.release(message["requests"])
         except _FRONTIER_ERRORS as e:
             self._fail(e)
+        self._new_hosts.clear()  # (their names were resolved once: they are cached)
 
     def handle_pull_requests(self, message: messages.PullRequests) -> None:
         """Credit from the engine, with the transfers finished per host since its last

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from crawlfw.core.transport import resolver as resolver_module
+from crawlfw.core.transport import resolver_cares as resolver_module
 from crawlfw.core.transport.dns import (
     Answer,
     DnsCache,
@@ -21,7 +21,8 @@ from crawlfw.core.transport.dns import (
     parse_hosts,
     read_resolv_conf,
 )
-from crawlfw.core.transport.resolver import CaresResolver, Resolver, _failure_kind
+from crawlfw.core.transport.resolver import Resolver, _failure_kind
+from crawlfw.core.transport.resolver_cares import CaresResolver
 from tests.support.dnsserver import LocalDNS
 
 # -- plain parts ----------------------------------------------------------------------

@@ -47,7 +47,7 @@ class LocalDNS:
     port: the UDP port (53; 0: any free one, for crawlfw's resolver only).
     aaaa: ``"empty"`` (an empty answer, after the name's delay), ``"drop"`` (never
         answered), or ``{name: address}`` (that ``AAAA`` answer at once; names not
-        there: an empty answer).
+        there: an empty answer) or ``{name: (address, delay_s)}`` (after that delay).
     unknown: ``"empty"`` (an empty answer) or ``"nxdomain"`` for names not in
         ``answers``.
     ttl_s: the TTL of the answers.
@@ -134,8 +134,11 @@ class LocalDNS:
                         continue
                     if isinstance(self.aaaa, dict):
                         if name in self.aaaa:
+                            address = self.aaaa[name]
+                            if isinstance(address, tuple):
+                                address, delay = address
                             reply.add_answer(RR(name, QTYPE.AAAA,
-                                                rdata=AAAA(self.aaaa[name]), ttl=self.ttl_s))
+                                                rdata=AAAA(address), ttl=self.ttl_s))
                     elif known is not None:
                         delay = known[1]
                 elif known is not None:
@@ -157,13 +160,16 @@ class LocalDNS:
                 pass
 
     def resolv_conf(self, directory: Path, timeout_s: int = 30, search: str = "",
-                    ndots: int | None = None) -> Path:
+                    ndots: int | None = None, attempts: int = 1) -> Path:
         """Write a ``resolv.conf`` naming this server in ``directory`` (with its port
         when not 53: only c-ares reads that); resolvers wait ``timeout_s`` for an
-        answer, one attempt; ``search`` is the search list, ``ndots`` its option."""
+        answer (c-ares: at most; it waits 5 times the server's mean answer time, at
+        least 0.25 s, once it has measured it), ``attempts`` tries; ``search`` is the
+        search list, ``ndots`` its option."""
         path = Path(directory) / "resolv.conf"
         server = self.host if self.port == 53 else f"{self.host}:{self.port}"
-        options = f"timeout:{timeout_s} attempts:1" + (f" ndots:{ndots}" if ndots else "")
+        options = (f"timeout:{timeout_s} attempts:{attempts}"
+                   + (f" ndots:{ndots}" if ndots else ""))
         path.write_text(f"nameserver {server}\n" + (f"search {search}\n" if search else "")
                         + f"options {options}\n")
         return path

@@ -381,6 +381,16 @@ class SetSlotDelay(TypedDict):
     """Seconds between two starts in that slot (randomized if ``RANDOMIZE_DOWNLOAD_DELAY``)."""
 
 
+class ResolveAhead(TypedDict):
+    """Scheduler -> Downloader (the one of the pool serving each host's slot): these hosts
+    just got their first queued request in the frontier; resolve their names now, so
+    the answers wait in the resolver's cache when their transfers start."""
+
+    type: Literal["resolve_ahead"]
+    hosts: list[str]
+    """Host names (lower case, no IP literal), in the order they were queued."""
+
+
 class GetSlots(TypedDict):
     """Outside (``crawler.engine.downloader.slots``, on any thread but a downloader's) ->
     Downloader: report the download slots it serves now; answered with

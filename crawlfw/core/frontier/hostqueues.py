@@ -152,6 +152,10 @@ class HostQueues:
         self._seq = itertools.count()
         self._clock = _NEVER  # the latest now_s given: the time of a push (which has none)
         self._clock_key = _time_key(_NEVER)
+        #: None, or called with a host's key when the host gets a queued request while
+        #: it had nothing queued and nothing in flight (the SchedulerActor has its name
+        #: resolved ahead then: ARCHITECTURE.md, "Name resolution")
+        self.on_new_host: Callable[[str], None] | None = None
 
     # --- events -----------------------------------------------------------------------
 
@@ -161,6 +165,8 @@ class HostQueues:
         i = self.hosts.get(key)
         if i is None:
             i = self._new(key)
+            if self.on_new_host is not None:
+                self.on_new_host(key)
         queued = self._queued
         q = queued[i]
         if not q:

@@ -734,9 +734,9 @@ class SpillingRevisitSchedule(_ScheduleBase):
     def _spill(self, memory: MemoryRevisitSchedule) -> None:
         import logging
 
-        from crawlfw.core.frontier.spill import SpillFile, spill_root
+        from crawlfw.core.frontier.spill import SpillFile
 
-        self.file = SpillFile(spill_root())
+        self.file = SpillFile()
         conn = self.file.conn
         disk = SqliteRevisitSchedule(conn, self.config, self._spider)
         conn.execute("BEGIN")

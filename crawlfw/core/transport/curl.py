@@ -218,7 +218,11 @@ class MultiDriver(PinnedResolution):
         self._parked_no = 0
         #: lookups libcurl made by itself although a resolver was given (none expected)
         self.curl_lookups = 0
+        #: host name -> the keys of ``_pins`` made from its answers (oldest first; may
+        #: name pins evicted since): a late address family re-pins them
+        self._host_pins: dict[str, list[str]] = {}
         if resolver is not None:
+            resolver.on_merged = self._merged
             self._dns_budget = None
             self._dns_timeout_s = 0.0
             self._watch_lookups = False

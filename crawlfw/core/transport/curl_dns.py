@@ -52,6 +52,7 @@ class PinnedResolution:
     _resolver: Resolver | None
     _pins: dict[str, tuple[float, list[str] | None, str | None]]
     _pins_max: int
+    _host_pins: dict[str, list[str]]
     _resolve_set: dict[pycurl.Curl, list[str]]
     _parked_deadlines: list[tuple[float, int, pycurl.Curl, _Transfer]]
     _parked_no: int
@@ -213,8 +214,37 @@ class PinnedResolution:
         addresses = ",".join(f"[{a}]" if ":" in a else a for a in answer.addresses)
         lines = [f"+{host}:{port}:{addresses}"]
         if self._resolver is not None and self._resolver.cache is not None:
+            keys = self._host_pins.get(host)
+            if keys is None:
+                host_pins = self._host_pins
+                if len(host_pins) >= self._pins_max:
+                    del host_pins[next(iter(host_pins))]  # the oldest
+                keys = host_pins[host] = []
+            if key not in keys:
+                keys.append(key)
             return self._pin(key, answer.expires_s, lines, answer.ip)
         return (answer.expires_s, lines, answer.ip)
+
+    def _merged(self, answer: Answer) -> None:
+        """The resolver's ``on_merged``: the other address family of ``answer.host``
+        came after its lookup was answered (RFC 8305's Resolution Delay): the host's
+        pinned addresses become the merged answer's, so its next transfers give libcurl
+        both families to race."""
+        host = answer.host
+        keys = self._host_pins.get(host)
+        if not keys:
+            return
+        addresses = ",".join(f"[{a}]" if ":" in a else a for a in answer.addresses)
+        pins = self._pins
+        for key in keys:
+            pin = pins.get(key)
+            if pin is None or not pin[1]:
+                continue
+            lines = []
+            for line in pin[1]:
+                name, port, _ = line[1:].split(":", 2)
+                lines.append(f"+{name}:{port}:{addresses}" if name == host else line)
+            pins[key] = (min(pin[0], answer.expires_s), lines, answer.ip)
 
     def _answered(self, c: pycurl.Curl, xfer: _Transfer, key: str, host: str, port: int,
                   is_proxy: bool, result: Answer | LookupFailed) -> None:

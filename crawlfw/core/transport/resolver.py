@@ -7,7 +7,8 @@ transfers wait for it (each waiter a callback), at most ``max_in_flight`` lookup
 once (the others queued, first come first served), ``DNS_TIMEOUT`` per lookup, and the
 counters the ``dns/*`` stats are made of. Its subclasses ask:
 
-- :class:`CaresResolver` (the default, ``DNS_RESOLVER``'s Scrapy names): c-ares through
+- :class:`~crawlfw.core.transport.resolver_cares.CaresResolver` (the default,
+  ``DNS_RESOLVER``'s Scrapy names; its own module): c-ares through
   pycares on the caller's selector. The hosts file first (``DNS_HOSTS_FILE``), then
   the name servers of ``resolv.conf`` with its search list and ``ndots``; ``A`` and
   ``AAAA`` asked at once, RFC 8305's Happy Eyeballs v2 section 3: once one family has
@@ -45,13 +46,11 @@ from crawlfw.core.transport.dns import (
     FAILURE_KINDS,
     Answer,
     DnsCache,
-    HostsFile,
     LookupFailed,
-    ResolvConf,
     make_answer,
 )
 
-__all__ = ["Resolver", "CaresResolver", "ThreadedResolver", "Waiter", "Result"]
+__all__ = ["Resolver", "ThreadedResolver", "Waiter", "Result", "RESOLUTION_DELAY_S"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,26 +64,17 @@ _WRITE = selectors.EVENT_WRITE
 #: RFC 8305 section 3's recommended Resolution Delay, seconds.
 RESOLUTION_DELAY_S = 0.05
 
-#: Seconds an answer from the hosts file is kept before the file is consulted again.
-HOSTS_TTL_S = 5.0
-
-#: Lookups asked on one c-ares channel before the next lookups go to a new one (the old
-#: one is closed once its lookups are answered). c-ares keeps every answer it gets in a
-#: query cache of its own, for up to an hour, which pycares gives no way to switch off
-#: (about 1.3 KB a name): a new channel every so many lookups bounds it, while this
-#: resolver's own cache (DNSCACHE_SIZE) is the one that serves answers.
-CHANNEL_LOOKUPS = 1000
-
 
 class _Lookup:
     """One name being resolved, and who waits for it."""
 
     __slots__ = ("host", "waiters", "asked_s", "deadline_s", "started", "done", "v4", "v6",
-                 "errors", "ttl_s", "he_set", "channel")
+                 "errors", "ttl_s", "he_set", "channel", "ahead")
 
-    def __init__(self, host: str, waiter: Waiter, now_s: float, deadline_s: float) -> None:
+    def __init__(self, host: str, waiter: Waiter | None, now_s: float,
+                 deadline_s: float) -> None:
         self.host = host
-        self.waiters = [waiter]
+        self.waiters = [waiter] if waiter is not None else []
         self.asked_s = now_s
         self.deadline_s = deadline_s
         self.started = False
@@ -95,6 +85,7 @@ class _Lookup:
         self.ttl_s: float | None = None
         self.he_set = False  # the resolution delay is running
         self.channel: Any = None
+        self.ahead = waiter is None  # asked ahead (prefetch), no transfer waits yet
 
 
 class Resolver:
@@ -123,6 +114,20 @@ class Resolver:
         latency_total_s, latency_max_s: time those took, summed and the longest.
         in_flight: lookups asked and not answered yet.
         queued: lookups waiting for one of ``max_in_flight``.
+        prefetched: lookups started ahead of any transfer (:meth:`prefetch`; also
+            counted in ``lookups``).
+        merged: answers the other address family joined after the lookup was
+            answered without it (:meth:`_late_family`).
+
+    Other attributes:
+        ahead_window: the most names resolved ahead and not asked for by a transfer
+            yet (:meth:`prefetch`): twice ``max_in_flight``, at most half the cache;
+            0 without a cache (no lookup ahead).
+        ahead_limit: the most names waiting for their turn to be resolved ahead (the
+            cache's size); more are dropped.
+        on_merged: None, or called with the new :class:`Answer` when a late family was
+            merged into the cached one (the transport updates the addresses it gives
+            libcurl).
 
     Raises:
         ValueError: a bound is out of range (the message names the setting).
@@ -159,6 +164,19 @@ class Resolver:
         self._seq = 0
         self._outstanding = 0  # queries sent and not answered (the subclass counts)
         self._selector: selectors.BaseSelector | None = None
+        # Names to resolve ahead of their transfers (prefetch), in their turn...
+        self._ahead: collections.deque[str] = collections.deque()
+        # ...and those resolved ahead that no transfer asked for yet: name -> when its
+        # place in the window frees by itself (the answer's expiry; the lookup's
+        # deadline while it runs). Insertion order: oldest first.
+        self._ahead_live: dict[str, float] = {}
+        self._filling = False
+        size = cache.size if cache is not None else 0
+        self.ahead_window = min(2 * max_in_flight, size // 2) if size else 0
+        self.ahead_limit = size
+        self.on_merged: Callable[[Answer], None] | None = None
+        self.prefetched = 0
+        self.merged = 0
         self.lookups = 0
         self.cache_hits = 0
         self.failures = dict.fromkeys(FAILURE_KINDS, 0)
@@ -201,6 +219,15 @@ class Resolver:
                 it must not raise (an exception is logged and ignored).
             now_s: ``time.monotonic()``.
         """
+        live = self._ahead_live
+        if live and live.pop(host, None) is not None and self._ahead:
+            # a name resolved ahead is asked for: its place in the window is free
+            result = self._resolve(host, waiter, now_s)
+            self._fill_ahead(now_s)
+            return result
+        return self._resolve(host, waiter, now_s)
+
+    def _resolve(self, host: str, waiter: Waiter, now_s: float) -> Result | None:
         cache = self.cache
         if cache is not None:
             entry = cache.get(host, now_s)
@@ -215,6 +242,11 @@ class Resolver:
         if lookup is not None:
             self.cache_hits += 1
             lookup.waiters.append(waiter)
+            if lookup.ahead:  # the first transfer to wait for a lookup asked ahead:
+                lookup.ahead = False  # DNS_TIMEOUT counts from its ask
+                if self.timeout_s and now_s + self.timeout_s > lookup.deadline_s:
+                    lookup.deadline_s = now_s + self.timeout_s
+                    self._push(lookup.deadline_s, lookup, False)
             return None
         deadline = now_s + self.timeout_s if self.timeout_s else float("inf")
         lookup = _Lookup(host, waiter, now_s, deadline)
@@ -227,6 +259,77 @@ class Resolver:
             self._queue.append(lookup)
         return None
 
+    def prefetch(self, host: str, now_s: float) -> bool:
+        """Resolve ``host`` ahead of its first transfer (its first request was queued
+        in the frontier): the answer waits in the cache, and the transfer that asks for
+        it later finds it there, or joins the lookup still running, instead of holding
+        its place among ``CONCURRENT_REQUESTS`` for the whole lookup (RFC 8305's
+        Resolution Delay included, when a name server never answers ``AAAA``).
+
+        Lookups ahead never hold a transfer's back: one starts only while fewer than
+        ``max_in_flight`` lookups are in flight and no transfer's lookup is queued,
+        and at most :attr:`ahead_window` names are resolved ahead and not asked for
+        yet (an answer keeps its place until a transfer asks for it or it expires; a
+        failure frees it at once: the transfer then asks again and gets its own
+        ``DNSLookupError``, or the cached NXDOMAIN). The others wait their turn in
+        order, at most :attr:`ahead_limit` of them; more are dropped (resolved when
+        asked). Nothing without a cache (``DNSCACHE_ENABLED`` off: the answer would be
+        kept nowhere).
+
+        Args:
+            host: a host name in lower case, not an IP literal.
+            now_s: ``time.monotonic()``.
+
+        Returns:
+            True when the name is to be resolved ahead (now or in its turn); False when
+            there is nothing to do (cached, in the hosts file, being resolved, no
+            cache) or no room is left.
+        """
+        if not self.ahead_window or host in self._pending or host in self._ahead_live:
+            return False
+        if self.cache.get(host, now_s) is not None:  # type: ignore[union-attr]
+            return False
+        if len(self._ahead) >= self.ahead_limit:
+            return False
+        self._ahead.append(host)
+        self._fill_ahead(now_s)
+        return True
+
+    def _fill_ahead(self, now_s: float) -> None:
+        """Start the lookups ahead (:meth:`prefetch`) that the bounds allow now."""
+        if self._filling:  # (a lookup answered at once, within _begin, calls back here)
+            return
+        self._filling = True
+        try:
+            live = self._ahead_live
+            while live:  # answers resolved ahead, never asked for and expired
+                host = next(iter(live))
+                if live[host] > now_s:
+                    break
+                del live[host]
+            ahead = self._ahead
+            pending = self._pending
+            cache = self.cache
+            while (ahead and self.in_flight < self.max_in_flight and not self._queue
+                   and len(live) < self.ahead_window):
+                host = ahead.popleft()
+                if host in pending or host in live:
+                    continue
+                if cache is not None and cache.get(host, now_s) is not None:
+                    continue
+                if self._known(host, now_s) is not None:
+                    continue
+                deadline = now_s + self.timeout_s if self.timeout_s else float("inf")
+                lookup = _Lookup(host, None, now_s, deadline)
+                pending[host] = lookup
+                live[host] = deadline
+                if self.timeout_s:
+                    self._push(deadline, lookup, False)
+                self.prefetched += 1
+                self._begin(lookup, now_s)
+        finally:
+            self._filling = False
+
     def next_deadline_s(self, now_s: float) -> float | None:
         """The ``time.monotonic()`` value at which :meth:`on_timer` should run next, or
         None when nothing is timed (no lookup in flight)."""
@@ -238,9 +341,9 @@ class Resolver:
         ``DNS_TIMEOUT``."""
         timers = self._timers
         while timers and timers[0][0] <= now_s:
-            _, _, lookup, is_he = heapq.heappop(timers)
-            if lookup.done:
-                continue
+            due, _, lookup, is_he = heapq.heappop(timers)
+            if lookup.done or (not is_he and due < lookup.deadline_s):
+                continue  # answered, or a transfer asked later (its own DNS_TIMEOUT)
             if is_he:
                 self._complete(lookup, now_s)
             else:
@@ -252,6 +355,8 @@ class Resolver:
 
     def close(self) -> None:
         """Stop: pending lookups are dropped without calling their waiters."""
+        self._ahead.clear()
+        self._ahead_live.clear()
         self._pending.clear()
         self._queue.clear()
         self._timers.clear()
@@ -354,6 +459,47 @@ class Resolver:
             nxt = queue.popleft()
             if not nxt.done:
                 self._begin(nxt, now_s)
+        live = self._ahead_live
+        if live and lookup.host in live:  # resolved ahead: its place until it expires
+            if result.expires_s > now_s:
+                live[lookup.host] = result.expires_s
+            else:
+                del live[lookup.host]
+        if self._ahead:
+            self._fill_ahead(now_s)
+
+    def _late_family(self, host: str, family: int, addresses: list[str],
+                     ttl_s: float | None, now_s: float) -> None:
+        """``family``'s ``addresses`` came after ``host``'s lookup was answered without
+        them (RFC 8305's Resolution Delay ran out first): they join the cached answer,
+        for the host's next connections (its expiry the earlier of the two), and
+        :attr:`on_merged` is told. Nothing when the cache holds no answer for ``host``
+        lacking that family."""
+        cache = self.cache
+        if cache is None or not addresses:
+            return
+        entry = cache.get(host, now_s)
+        if entry is None or entry.__class__ is not Answer:
+            return
+        v6 = [a for a in entry.addresses if ":" in a]
+        v4 = [a for a in entry.addresses if ":" not in a]
+        if (v6 if family == 6 else v4):
+            return
+        if family == 6:
+            v6 = addresses
+        else:
+            v4 = addresses
+        expires = entry.expires_s
+        if ttl_s is not None:
+            expires = min(expires, now_s + min(max(ttl_s, self.min_ttl_s), self.max_ttl_s))
+        answer = make_answer(host, v6, v4, expires)
+        cache.put(answer)
+        self.merged += 1
+        if self.on_merged is not None:
+            try:
+                self.on_merged(answer)
+            except Exception:
+                logger.exception("Could not use the merged DNS answer of %r", host)
 
     def _answered(self, lookup: _Lookup, now_s: float) -> None:
         self.answered += 1
@@ -390,285 +536,6 @@ def _failure_kind(errors: list[str]) -> str:
         if kind in kinds:
             return kind
     return "error"
-
-
-# -- c-ares -----------------------------------------------------------------------------
-
-
-def _ipv6_works() -> bool:
-    """True when this machine can make an IPv6 socket (libcurl's ``Curl_ipv6works``
-    test): otherwise no ``AAAA`` is asked."""
-    if not socket.has_ipv6:
-        return False
-    try:
-        socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).close()
-    except OSError:
-        return False
-    return True
-
-
-class _Channel:
-    """One pycares channel and what this resolver tracks of it."""
-
-    __slots__ = ("channel", "fds", "started", "pending", "outstanding", "retired",
-                 "deadline_s")
-
-    def __init__(self) -> None:
-        self.channel: Any = None
-        self.fds: dict[int, int] = {}  # fd -> selector events
-        self.started = 0  # lookups started on it
-        self.pending = 0  # its lookups not answered yet
-        self.outstanding = 0  # its queries c-ares has not answered yet
-        self.retired = False
-        self.deadline_s: float | None = None  # c-ares' next timeout, as last asked
-
-
-class CaresResolver(Resolver):
-    """The default resolver: c-ares (pycares) on the loop's selector, the hosts file
-    first, ``A`` and ``AAAA`` in parallel with RFC 8305's Resolution Delay.
-
-    Args:
-        hosts: the :class:`~crawlfw.core.transport.dns.HostsFile`
-            (``DNS_HOSTS_FILE``), or None to consult none.
-        resolv_conf: a :class:`~crawlfw.core.transport.dns.ResolvConf`
-            (``DNS_RESOLV_CONF``), or None: c-ares reads the system's
-            (``/etc/resolv.conf``: servers, search list, ``ndots``, timeouts).
-        resolution_delay_s: RFC 8305's Resolution Delay (``DNS_RESOLUTION_DELAY``).
-        ipv6: ask ``AAAA`` too; None: when this machine can make IPv6 sockets.
-        **kw: :class:`Resolver`'s arguments.
-    """
-
-    def __init__(self, *, hosts: HostsFile | None = None, resolv_conf: ResolvConf | None = None,
-                 resolution_delay_s: float = RESOLUTION_DELAY_S, ipv6: bool | None = None,
-                 **kw: Any) -> None:
-        super().__init__(**kw)
-        if not resolution_delay_s >= 0:
-            raise ValueError(f"DNS_RESOLUTION_DELAY must be a number of seconds >= 0, got "
-                             f"{resolution_delay_s!r}")
-        import pycares  # here: a crawl of IP literals never loads it
-
-        self._pycares = pycares
-        self._bad = pycares.ARES_SOCKET_BAD
-        self._errors = _cares_error_kinds(pycares)
-        self.hosts = hosts
-        self.resolv_conf = resolv_conf
-        self.resolution_delay_s = float(resolution_delay_s)
-        self.ipv6 = _ipv6_works() if ipv6 is None else bool(ipv6)
-        self._current: _Channel | None = None  # made on the first lookup
-        self._draining: list[_Channel] = []
-        self._fd_channel: dict[int, _Channel] = {}
-
-    def _known(self, host: str, now_s: float) -> Answer | None:
-        hosts = self.hosts
-        if hosts is None:
-            return None
-        found = hosts.lookup(host, now_s)
-        if found is None:
-            return None
-        v6, v4 = found
-        if not self.ipv6:
-            v6 = []
-        if not v4 and not v6:
-            return None
-        return make_answer(host, v6, v4, now_s + HOSTS_TTL_S)
-
-    def _new_channel(self) -> _Channel:
-        chan = _Channel()
-        options: dict[str, Any] = {"sock_state_cb": functools.partial(self._sock_state, chan)}
-        conf = self.resolv_conf
-        if conf is not None:
-            # Passed as options, not as c-ares' resolvconf_path: pycares 5 frees that
-            # path's buffer before c-ares reads it.
-            options["servers"] = conf.servers
-            if conf.search:
-                options["domains"] = conf.search
-            else:
-                options["flags"] = self._pycares.ARES_FLAG_NOSEARCH
-            if conf.ndots is not None:
-                options["ndots"] = conf.ndots
-            if conf.timeout_s is not None:
-                options["timeout"] = conf.timeout_s
-            if conf.attempts is not None:
-                options["tries"] = conf.attempts
-        chan.channel = self._pycares.Channel(**options)
-        return chan
-
-    def _start(self, lookup: _Lookup, now_s: float) -> None:
-        chan = self._current
-        if chan is None or chan.started >= CHANNEL_LOOKUPS:
-            if chan is not None:
-                self._retire(chan)
-            chan = self._current = self._new_channel()
-        chan.started += 1
-        chan.pending += 1
-        lookup.channel = chan
-        pycares = self._pycares
-        search = chan.channel.search
-        for family, qtype in ((4, pycares.QUERY_TYPE_A), (6, pycares.QUERY_TYPE_AAAA)):
-            if family == 6 and (not self.ipv6 or lookup.done):
-                break
-            chan.outstanding += 1
-            self._outstanding += 1
-            try:
-                search(lookup.host, qtype,
-                       callback=functools.partial(self._reply, lookup, chan, family))
-            except Exception:
-                chan.outstanding -= 1
-                self._outstanding -= 1
-                raise
-
-    def _reply(self, lookup: _Lookup, chan: _Channel, family: int, result: Any,
-               status: int | None) -> None:
-        """A query's answer (pycares callback, during ``process_fd`` on the loop's
-        thread; on pycares' shutdown thread for a retired channel: ignored)."""
-        if chan.retired:
-            return
-        try:
-            chan.outstanding -= 1
-            self._outstanding -= 1
-            if lookup.done:
-                return
-            addresses: list[str] = []
-            ttl = None
-            error = None
-            if status is None and result is not None:
-                rtype = 1 if family == 4 else 28  # A, AAAA
-                for record in result.answer:
-                    if record.type == rtype:
-                        addresses.append(record.data.addr)
-                        ttl = record.ttl if ttl is None else min(ttl, record.ttl)
-                if not addresses:
-                    error = "nodata"
-            else:
-                error = self._errors.get(status, "error") if status is not None else "error"
-            self._family_answered(lookup, family, addresses, ttl, error, time.monotonic(),
-                                  self.ipv6)
-        except Exception:
-            logger.exception("DNS answer for %r could not be handled", lookup.host)
-
-    def _sock_state(self, chan: _Channel, fd: int, readable: bool, writable: bool) -> None:
-        """c-ares' socket state callback: keep the loop's selector in step."""
-        if chan.retired:
-            return
-        try:
-            selector = self._selector
-            if selector is None:
-                return
-            events = (_READ if readable else 0) | (_WRITE if writable else 0)
-            old = chan.fds.get(fd)
-            if not events:
-                if old is not None:
-                    del chan.fds[fd]
-                    self._fd_channel.pop(fd, None)
-                    try:
-                        selector.unregister(fd)
-                    except (KeyError, ValueError, OSError):
-                        pass
-                return
-            if old == events:
-                return
-            if old is None:
-                try:
-                    selector.register(fd, events, self)
-                except KeyError:  # a stale registration of a reused number
-                    selector.unregister(fd)
-                    selector.register(fd, events, self)
-            else:
-                selector.modify(fd, events, self)
-            chan.fds[fd] = events
-            self._fd_channel[fd] = chan
-        except Exception:
-            logger.exception("c-ares socket callback failed for fd %d", fd)
-
-    def process(self, fd: int, events: int) -> None:
-        chan = self._fd_channel.get(fd)
-        if chan is None or chan.retired:
-            return
-        bad = self._bad
-        chan.channel.process_fd(fd if events & _READ else bad, fd if events & _WRITE else bad)
-
-    def next_deadline_s(self, now_s: float) -> float | None:
-        due = self._timers[0][0] if self._timers else None
-        for chan in self._channels():
-            if chan.outstanding > 0:
-                # ares_timeout: seconds to c-ares' next retry or timeout (<= the cap)
-                chan.deadline_s = now_s + chan.channel.timeout(3600.0)
-                if due is None or chan.deadline_s < due:
-                    due = chan.deadline_s
-            else:
-                chan.deadline_s = None
-        return due
-
-    def on_timer(self, now_s: float) -> None:
-        bad = self._bad
-        for chan in self._channels():
-            if chan.deadline_s is not None and chan.deadline_s <= now_s and not chan.retired:
-                chan.deadline_s = None
-                chan.channel.process_fd(bad, bad)  # c-ares' retries and timeouts
-        super().on_timer(now_s)
-
-    def _channels(self) -> list[_Channel]:
-        current = self._current
-        if not self._draining:
-            return [current] if current is not None else []
-        return ([current] if current is not None else []) + self._draining
-
-    def _released(self, lookup: _Lookup) -> None:
-        chan = lookup.channel
-        lookup.channel = None
-        if chan is None:
-            return
-        chan.pending -= 1
-        if chan.pending <= 0 and chan is not self._current and not chan.retired:
-            self._close_channel(chan)
-
-    def _retire(self, chan: _Channel) -> None:
-        """``chan`` takes no more lookups; it is closed once its lookups are answered
-        (its queries no lookup waits for, such as an ``AAAA`` past its resolution delay,
-        are cancelled then)."""
-        if chan.pending <= 0:
-            self._close_channel(chan)
-        else:
-            self._draining.append(chan)
-
-    def _close_channel(self, chan: _Channel) -> None:
-        selector = self._selector
-        for fd in chan.fds:
-            self._fd_channel.pop(fd, None)
-            if selector is not None:
-                try:
-                    selector.unregister(fd)
-                except (KeyError, ValueError, OSError):
-                    pass
-        chan.fds.clear()
-        self._outstanding -= chan.outstanding  # cancelled: their callbacks are ignored
-        chan.outstanding = 0
-        chan.retired = True  # before close: its callbacks may run on pycares' thread now
-        if chan in self._draining:
-            self._draining.remove(chan)
-        if chan is self._current:
-            self._current = None
-        try:
-            chan.channel.close()
-        except Exception:
-            logger.exception("Could not close a c-ares channel")
-
-    def close(self) -> None:
-        super().close()
-        for chan in self._channels():
-            self._close_channel(chan)
-
-
-def _cares_error_kinds(pycares: Any) -> dict[int, str]:
-    errno = pycares.errno
-    return {
-        errno.ARES_ENOTFOUND: "nxdomain",
-        errno.ARES_ENODATA: "nodata",
-        errno.ARES_ETIMEOUT: "timeout",
-        errno.ARES_ESERVFAIL: "servfail",
-        errno.ARES_EREFUSED: "refused",
-        errno.ARES_ECONNREFUSED: "refused",
-    }
 
 
 # -- a user's resolver ---------------------------------------------------------------------
