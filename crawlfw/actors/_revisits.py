@@ -44,10 +44,12 @@ class RevisitsMixin:
         self._revisit_at = None  # wall-clock time the revisits_due alarm rings
         self._revisit_timer = None  # the _Alarm, made at the first arming
         # Pages due within this many seconds of each other share one wake: 2 % of the
-        # shortest interval, between 10 ms and 1 s (late by that much at most).
+        # shortest interval a page starts with or adapts to (REVISIT_INTERVAL or
+        # REVISIT_INTERVAL_MIN), between 10 ms and 1 s (late by that much at most).
         config = getattr(scheduler, "revisit", None)
-        self._revisit_slack_s = (min(1.0, max(0.01, 0.02 * config.min_s))
-                                 if config is not None else 0.01)
+        self._revisit_slack_s = (
+            min(1.0, max(0.01, 0.02 * min(config.interval_s, config.min_s)))
+            if config is not None else 0.01)
         self._revisit_outstanding: set[str] = set()  # fingerprints pushed, not answered
         self._revisit_polled = 0.0  # shared frontier: when the schedule was last looked at
 
