@@ -138,8 +138,13 @@ class SchedulerActor(CrawlActor):
         self._wake_timer = None
         # The revisit schedule (REVISIT_ENABLED; the scheduler's, built by its open()).
         self.revisits = None
-        self._revisit_at = None  # wall-clock time the revisits_due timer fires
-        self._revisit_timer = None
+        self._revisit_at = None  # wall-clock time the revisits_due alarm rings
+        self._revisit_timer = None  # the _Alarm, made at the first arming
+        # Pages due within this many seconds of each other share one wake: 2 % of the
+        # shortest interval, between 10 ms and 1 s (late by that much at most).
+        config = getattr(scheduler, "revisit", None)
+        self._revisit_slack_s = (min(1.0, max(0.01, 0.02 * config.min_s))
+                                 if config is not None else 0.01)
         self._revisit_outstanding: set[str] = set()  # fingerprints pushed, not answered
         self._revisit_polled = 0.0  # shared frontier: when the schedule was last looked at
 
@@ -167,7 +172,7 @@ class SchedulerActor(CrawlActor):
         if self._wake_timer is not None:
             self._wake_timer.cancel()
         if self._revisit_timer is not None:
-            self._revisit_timer.cancel()
+            self._revisit_timer.stop()
         self._push_coalesced()
         try:
             left = self.scheduler.close("finished")
@@ -389,7 +394,8 @@ class SchedulerActor(CrawlActor):
         self._revisit_at = None
         now = time.time()
         try:
-            records = self.revisits.take_due(now, REVISIT_BATCH)
+            # due within the slack too: they would ring the alarm again at once
+            records = self.revisits.take_due(now + self._revisit_slack_s, REVISIT_BATCH)
             requests = []
             for record in records:
                 try:
@@ -416,28 +422,21 @@ class SchedulerActor(CrawlActor):
         self._dispatch()
 
     def _arm_revisits(self, now):
-        """Start a timer telling this actor ``revisits_due`` at the schedule's earliest
-        due time (``now``: wall-clock seconds), unless one fires by then; none when the
-        schedule is empty. The crawl uses no CPU meanwhile."""
+        """Set the alarm telling this actor ``revisits_due`` at the schedule's earliest
+        due time (``now``: wall-clock seconds) plus the slack (:attr:`_revisit_slack_s`,
+        so pages due at nearby times share one wake), unless it rings by then; none when
+        the schedule is empty. The crawl uses no CPU meanwhile: one alarm thread waits on
+        a condition, no polling and no thread per wake."""
         due = self.revisits.next_due()
         if due is None:
             return
-        if self._revisit_at is not None and self._revisit_at <= due + WAKE_SLACK_S:
-            return  # the running timer fires first
-        if self._revisit_timer is not None:
-            self._revisit_timer.cancel()
-        self._revisit_at = due
-        ref = self.actor_ref
-
-        def tell():
-            try:
-                ref.tell({"type": "revisits_due"})
-            except Exception:  # the scheduler stopped meanwhile
-                pass
-
-        timer = self._revisit_timer = threading.Timer(max(due - now, 0.0), tell)
-        timer.daemon = True
-        timer.start()
+        at = due + self._revisit_slack_s
+        if self._revisit_at is not None and self._revisit_at <= at:
+            return  # the alarm rings first
+        self._revisit_at = at
+        if self._revisit_timer is None:
+            self._revisit_timer = _Alarm(self.actor_ref, {"type": "revisits_due"})
+        self._revisit_timer.set(max(at - now, 0.0))
 
     def _revisit_figures(self):
         """The schedule's gauges in the stats (``crawlfw status`` shows them):
@@ -761,6 +760,58 @@ class _Ticker(threading.Thread):
 
     def stop(self):
         self._stopped.set()
+
+
+class _Alarm(threading.Thread):
+    """Tells an actor ``message`` once the delay last :meth:`set` has passed; one thread
+    for all the wakes of a crawl (``threading.Timer`` starts a thread per wake), waiting
+    on a condition without polling.
+
+    Args:
+        ref: the actor to tell.
+        message: what to tell it (the same dict each time: it carries only ``type``).
+    """
+
+    def __init__(self, ref, message):
+        super().__init__(name="revisit-alarm", daemon=True)
+        self.ref = ref
+        self.message = message
+        self._cond = threading.Condition()
+        self._at: float | None = None  # monotonic seconds
+        self._stopped = False
+        self.start()
+
+    def set(self, delay_s: float) -> None:
+        """Ring in ``delay_s`` seconds (replacing the time set before)."""
+        with self._cond:
+            self._at = time.monotonic() + delay_s
+            self._cond.notify()
+
+    def stop(self) -> None:
+        """Never ring again; the thread ends."""
+        with self._cond:
+            self._stopped = True
+            self._cond.notify()
+
+    def run(self):
+        cond = self._cond
+        while True:
+            with cond:
+                while not self._stopped:
+                    if self._at is None:
+                        cond.wait()
+                        continue
+                    wait_s = self._at - time.monotonic()
+                    if wait_s <= 0:
+                        self._at = None
+                        break
+                    cond.wait(wait_s)
+                if self._stopped:
+                    return
+            try:
+                self.ref.tell(dict(self.message))
+            except Exception:  # the actor stopped
+                return
 
 
 class _ScrapySchedulerFrontier(FrontierBase):
