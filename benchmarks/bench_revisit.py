@@ -433,6 +433,16 @@ def format_longrun(args, run: dict) -> str:
              f"{slope_mb_per_hour(warm[half:]) or float('nan'):.2f})",
              f"exit {run['returncode']}, {run['items']} items, {run['duplicate_items']} "
              f"duplicate (url, version) items"]
+    if len(run["windows"]) > 2:
+        # the first round of revisits raises the high-water mark once (every page due
+        # at once): the slope after it says whether anything keeps growing
+        later_start = sum(w["wall_s"] for w in run["windows"][:2])
+        later = [(t, r) for t, r in samples if t >= later_start]
+        value = slope_mb_per_hour(later)
+        lines.append(f"slope after the first round of revisits "
+                     f"{value if value is not None else float('nan'):.2f} MB/hour; RSS at "
+                     f"the end of each round (MiB): "
+                     + " ".join(f"{w['rss_mib']:.1f}" for w in run["windows"]))
     return "\n".join(lines)
 
 

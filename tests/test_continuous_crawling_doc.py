@@ -4,6 +4,7 @@ crawl sets is in its stats table, the adaptive rule's factors are the code's, an
 Python example compiles."""
 
 import ast
+import math
 import re
 from pathlib import Path
 
@@ -56,6 +57,11 @@ def test_the_adaptive_rule_is_the_codes():
         interval, n_down = revisit.adapt_interval(interval, True, floor, cap), n_down + 1
     assert f"cap in {n_up} unchanged visits" in DOC
     assert f"floor in {n_down}" in DOC
+    # a steady change rate: the interval holds when p * ln(0.8) + (1 - p) * ln(1.4) = 0
+    grow = math.log(1 + revisit.ADAPTIVE_INC_RATE)
+    p = grow / (grow - math.log(1 - revisit.ADAPTIVE_DEC_RATE))
+    assert f"about {round(p * 100, -1):.0f} % of visits find a change" in DOC
+    assert f"roughly {p:.1f} of its change period (~{round(24 * p)} hours" in DOC
 
 
 def test_every_python_example_compiles():
