@@ -51,12 +51,13 @@ export const crawlHistory = (id) => getJSON(`${crawlPath(id)}/history`);
 export const crawlAction = (id, action) => post(`${crawlPath(id)}/${action}`);
 
 /** The crawl's live stream (server-sent events): `onSample(sample)` each second,
- * `onError(error)` for each error the crawl logs, `onStatus("live"|"reconnecting"|"ended")`
- * as the connection goes. Returns {close()}.
+ * `onError(error)` for each error the crawl logs, `onEnd(reason)` when the crawl is gone
+ * (the stream is closed then), `onStatus("live"|"reconnecting"|"ended")` as the connection
+ * goes. Returns {close()}.
  *
- * The browser reconnects by itself after a dropped connection; `onReopen()` is called on
- * every open after the first, so the caller can fetch the samples it missed. */
-export function crawlEvents(id, { onSample, onError, onStatus, onReopen }) {
+ * The browser reconnects by itself after a dropped connection (the server resumes after
+ * the Last-Event-ID); `onReopen()` is called on every open after the first. */
+export function crawlEvents(id, { onSample, onError, onEnd, onStatus, onReopen }) {
   let url = `${crawlPath(id)}/events`;
   if (TOKEN) url += `?token=${encodeURIComponent(TOKEN)}`;
   const source = new EventSource(url, { withCredentials: true });
@@ -70,6 +71,13 @@ export function crawlEvents(id, { onSample, onError, onStatus, onReopen }) {
     let sample;
     try { sample = JSON.parse(ev.data); } catch (e) { return; }
     onSample(sample);
+  });
+  source.addEventListener("end", (ev) => {
+    source.close();
+    let reason = "";
+    try { reason = JSON.parse(ev.data).reason || ""; } catch (e) { /* no reason */ }
+    onStatus("ended");
+    if (onEnd) onEnd(reason);
   });
   // "error" is both the server's event (a MessageEvent with data) and the browser's own
   // connection error (a plain Event).

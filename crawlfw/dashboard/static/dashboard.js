@@ -84,46 +84,99 @@ class ListView {
   }
 
   render(crawls) {
-    const body = $("crawl-list").tBodies[0];
     const rows = [];
     const stateCell = (state) => el("td", {},
       el("span", { className: "state", dataset: { state: state || "" }, textContent: state || "–" }));
-    for (const c of crawls) {
+    const crawlRow = (c, className, prefix) => {
       const started = unixSeconds(c.started);
-      rows.push(el("tr", { className: "crawl-row", dataset: { crawlId: String(c.id) } },
-        el("td", {}, el("a", { href: crawlHref(c.id), textContent: c.name || String(c.id) }),
-          el("span", { className: "muted id", textContent: ` ${c.crawl_id ?? c.id}` })),
+      const name = el("td", {});
+      if (prefix) name.append(el("span", { className: "indent", textContent: prefix }));
+      name.append(el("a", { href: crawlHref(c.id), textContent: c.name || String(c.id) }),
+        el("span", { className: "muted id", textContent: ` ${c.crawl_id ?? c.id}` }));
+      return el("tr", { className, dataset: { crawlId: String(c.id) } }, name,
         el("td", { className: "num", textContent: c.pid ?? "–" }),
         el("td", { textContent: started ? fmtDateTime(started) : "–" }),
         stateCell(c.state),
         el("td", { className: "num", textContent: fmtCount(c.pages) }),
         el("td", { className: "num", textContent: fmtCount(c.items) }),
-        el("td", { className: "num", textContent: c.shared ? fmtCount(c.shared.queued) : "–" })));
-      // A shared (Redis) crawl: each worker as the shared frontier knows it, then all combined.
-      const workers = Array.isArray(c.workers) ? c.workers : [];
-      for (const w of workers) {
+        el("td", { className: "num", textContent: "" }));
+    };
+    for (const group of groupShared(crawls)) {
+      if (!group.shared) {
+        rows.push(crawlRow(group.crawls[0], "crawl-row"));
+        continue;
+      }
+      // A shared (Redis) crawl: its figures combined, then each worker: a process here
+      // (a crawl of its own, with its view) or one elsewhere (as the frontier knows it).
+      const first = group.crawls[0];
+      const sh = group.shared;
+      rows.push(el("tr", { className: "crawl-row shared-row" },
+        el("td", {}, el("span", { textContent: `${first.name} ` }),
+          el("span", { className: "muted", textContent: `shared frontier, ${group.workers.length} worker${group.workers.length === 1 ? "" : "s"} combined` })),
+        el("td", {}), el("td", {}),
+        el("td", { className: "muted", textContent: `${fmtCount(sh.leased)} leased` }),
+        el("td", { className: "num", textContent: fmtCount(sh.pages) }),
+        el("td", { className: "num", textContent: fmtCount(sh.items) }),
+        el("td", { className: "num", textContent: fmtCount(sh.queued) })));
+      for (const w of group.workers) {
+        if (w.crawl) {
+          rows.push(crawlRow(w.crawl, "worker-row", `↳ ${w.worker} `));
+          continue;
+        }
         const seen = w.last_seen_s != null ? `seen ${fmtDuration(w.last_seen_s)} ago` : "";
         rows.push(el("tr", { className: "worker-row" },
-          el("td", {}, el("span", { className: "indent", textContent: "↳ worker " }),
-            el("span", { textContent: String(w.worker ?? w.id ?? "?") })),
+          el("td", {}, el("span", { className: "indent", textContent: `↳ ${w.worker} ` }),
+            el("span", { className: "muted", textContent: "(another machine)" })),
           el("td", {}), el("td", { className: "muted", textContent: seen }), el("td", {}),
           el("td", { className: "num", textContent: fmtCount(w.pages) }),
           el("td", { className: "num", textContent: fmtCount(w.items) }),
           el("td", {})));
       }
-      if (c.shared) {
-        rows.push(el("tr", { className: "worker-row combined" },
-          el("td", {}, el("span", { className: "indent", textContent: "↳ " }),
-            el("span", { textContent: `all ${workers.length} worker${workers.length === 1 ? "" : "s"} combined` })),
-          el("td", {}), el("td", {}), el("td", { className: "muted", textContent: `${fmtCount(c.shared.leased)} leased` }),
-          el("td", { className: "num", textContent: fmtCount(c.shared.pages) }),
-          el("td", { className: "num", textContent: fmtCount(c.shared.items) }),
-          el("td", { className: "num", textContent: fmtCount(c.shared.queued) })));
-      }
     }
-    body.replaceChildren(...rows);
+    $("crawl-list").tBodies[0].replaceChildren(...rows);
     $("crawl-list-empty").hidden = crawls.length > 0;
   }
+}
+
+/** The crawls grouped as one shared (Redis) crawl per set of workers that overlap, each
+ * other crawl alone: [{crawls, shared: combined figures|null, workers: [{worker, pages,
+ * items, last_seen_s, crawl: the crawl of this worker here, or null}]}]. A worker is this
+ * machine's crawl when its id ends with the crawl's pid (FRONTIER_WORKER's default
+ * <hostname>-<pid>). */
+export function groupShared(crawls) {
+  const groups = [];
+  const byWorker = new Map();
+  for (const c of crawls) {
+    const ids = Array.isArray(c.workers) ? c.workers.map((w) => String(w.worker)) : [];
+    if (!c.shared) {
+      groups.push({ crawls: [c], shared: null, workers: [] });
+      continue;
+    }
+    let group = ids.map((id) => byWorker.get(id)).find((g) => g);
+    if (!group) {
+      group = { crawls: [], shared: null, workers: [], known: new Map() };
+      groups.push(group);
+    }
+    group.crawls.push(c);
+    // The freshest combined figures: the most pages.
+    if (!group.shared || (c.shared.pages || 0) >= (group.shared.pages || 0)) group.shared = c.shared;
+    for (const w of c.workers || []) {
+      const id = String(w.worker);
+      byWorker.set(id, group);
+      if (!group.known.has(id)) group.known.set(id, { ...w, worker: id, crawl: null });
+    }
+  }
+  for (const g of groups) {
+    if (!g.known) continue;
+    for (const c of g.crawls) {
+      const w = [...g.known.values()].find((x) => x.worker.endsWith(`-${c.pid}`));
+      if (w) w.crawl = c;
+      else g.known.set(`${c.id}`, { worker: String(c.id), pages: c.pages, items: c.items, crawl: c });
+    }
+    g.workers = [...g.known.values()];
+    delete g.known;
+  }
+  return groups;
 }
 
 // ---- one crawl ----
@@ -208,8 +261,11 @@ class CrawlView {
     this.events = crawlEvents(this.id, {
       onSample: (s) => this.addSample(s),
       onError: (e) => this.addError(e),
+      onEnd: (reason) => {
+        notice(`The crawl has ended${reason ? ` (${reason})` : ""}.`, "info");
+        this.setState("finished");
+      },
       onStatus: (s) => connection(s),
-      onReopen: () => this.loadHistory(),
     });
   }
 

@@ -1,0 +1,202 @@
+"""The dashboard page in a real headless Chromium (issue 33): real crawls of a local slow
+site (``crawlfw runspider`` subprocesses), the page opened at the address the crawl or
+``crawlfw dashboard`` prints, read and clicked through selenium (tests/support/browser.py).
+
+Skipped without Chromium, chromedriver or selenium, except under CI=true (then it fails).
+Each test saves a screenshot in its tmp_path, and in ``$CRAWLFW_SCREENSHOT_DIR`` when set.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+
+import pytest
+
+from tests.support.browser import Browser, require_browser
+from tests.support.countserver import CountingServer
+from tests.support.live import WAIT_S, LiveCrawl
+from tests.support.wait import wait_for
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.xdist_group("dashboard_browser"),  # one Chromium for the module
+    pytest.mark.skipif(not sys.platform.startswith("linux"),
+                       reason="control endpoints on Unix sockets as on Linux"),
+]
+
+#: The address a dashboard prints and logs.
+URL = re.compile(r"http://127\.0\.0\.1:(\d+)/\?token=([A-Za-z0-9_-]+)")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    require_browser()
+    b = Browser()
+    yield b
+    b.quit()
+
+
+@pytest.fixture
+def server():
+    s = CountingServer(hold_s=0.2)
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def crawls(runtime, server, tmp_path):
+    started = []
+
+    def start(name="crawl", pages=400, args=()):
+        crawl = LiveCrawl(runtime, tmp_path / name, server.url, pages=pages, args=args, name=name)
+        started.append(crawl)
+        return crawl
+
+    yield start
+    for crawl in started:
+        crawl.kill()
+
+
+def _screenshot(browser, tmp_path, name):
+    path = browser.screenshot(tmp_path / name)
+    assert path.stat().st_size > 10_000  # a real picture, not a blank one
+    directory = os.environ.get("CRAWLFW_SCREENSHOT_DIR")
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+        shutil.copy(path, os.path.join(directory, name))
+    return path
+
+
+def _status(url, method="GET", headers=None) -> int:
+    request = urllib.request.Request(url, method=method, headers=headers or {},
+                                     data=b"" if method == "POST" else None)
+    try:
+        with urllib.request.urlopen(request, timeout=WAIT_S) as response:
+            return response.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def _int(text) -> int:
+    """A count as the page writes it ("1,234"), -1 for none ("–")."""
+    digits = (text or "").replace(",", "")
+    return int(digits) if digits.isdigit() else -1
+
+
+def _page(browser):
+    """What the page shows now: {"view", "samples", "pages", "state", "crawls" (list rows'
+    ids), "canvases"}."""
+    return browser.js("""
+        const b = document.body.dataset;
+        const text = (id) => document.getElementById(id).textContent;
+        return {view: b.view || null, samples: Number(b.samples || 0),
+                pages: text("pages-total"), state: text("crawl-state"),
+                crawls: [...document.querySelectorAll("#crawl-list tr[data-crawl-id]")]
+                    .map((r) => r.dataset.crawlId),
+                canvases: document.querySelectorAll("#crawl-view .chart canvas").length};
+    """)
+
+
+def _state(runtime, crawl) -> str:
+    return runtime.cli_json("status", crawl.pid)["state"]
+
+
+def test_the_page_follows_a_crawl_and_pauses_resumes_and_stops_it(browser, runtime, crawls,
+                                                                  tmp_path):
+    crawl = crawls(args=["-s", "DASHBOARD_ENABLED=True"])
+    match = wait_for(lambda: URL.search(crawl.log_text()), "the dashboard's address logged",
+                     timeout_s=WAIT_S, alive=crawl.proc)
+    url, port, token = match.group(0), match.group(1), match.group(2)
+    base = f"http://127.0.0.1:{port}"
+    crawl.wait_listed(min_pages=2)
+
+    # Without the token (or with another one), nothing is served and nothing changes.
+    assert _status(f"{base}/") == 403
+    assert _status(f"{base}/?token=x{token}") == 403
+    assert _status(f"{base}/api/crawls") == 403
+    assert _status(f"{base}/static/dashboard.js") == 403
+    assert _status(f"{base}/api/crawls/{crawl.pid}-slow-1/pause", "POST") == 403
+    assert _status(f"{base}/api/crawls", headers={"Authorization": f"Bearer {token}"}) == 200
+    assert _state(runtime, crawl) == "running"
+
+    browser.console()  # what an earlier test left
+    browser.open(url)
+    # One crawl: the page opens its view at once, its history first, then live samples.
+    first = wait_for(lambda: (p := _page(browser))["view"] == "crawl" and p["samples"] >= 2 and p,
+                     "the crawl's view with its samples", timeout_s=WAIT_S)
+    assert first["canvases"] >= 7  # throughput, status, errors, latency, frontier, hosts, memory
+    assert browser.text("crawl-title") == "slow"
+    later = wait_for(lambda: (p := _page(browser))["samples"] >= first["samples"] + 2
+                     and _int(p["pages"]) > _int(first["pages"]) and p,
+                     "the charts and the pages counter advancing", timeout_s=WAIT_S,
+                     alive=crawl.proc)
+    assert _int(later["pages"]) > _int(first["pages"]) >= 0
+
+    browser.click("btn-pause")
+    wait_for(lambda: _state(runtime, crawl) == "paused", "the crawl paused", timeout_s=WAIT_S,
+             poll_s=0.2, alive=crawl.proc)
+    wait_for(lambda: _page(browser)["state"] == "paused", "the page showing it paused",
+             timeout_s=WAIT_S)
+    assert browser.js("return [document.getElementById('btn-pause').disabled,"
+                      " document.getElementById('btn-resume').disabled]") == [True, False]
+
+    browser.click("btn-resume")
+    wait_for(lambda: _state(runtime, crawl) == "running", "the crawl running again",
+             timeout_s=WAIT_S, poll_s=0.2, alive=crawl.proc)
+    resumed = wait_for(lambda: (p := _page(browser))["state"] == "running" and p,
+                       "the page showing it running", timeout_s=WAIT_S)
+    wait_for(lambda: _int(_page(browser)["pages"]) > _int(resumed["pages"]),
+             "pages counted again after resume", timeout_s=WAIT_S, alive=crawl.proc)
+
+    _screenshot(browser, tmp_path, "dashboard-crawl.png")
+    assert browser.errors() == []
+
+    browser.click("btn-stop")
+    alert = browser.driver.switch_to.alert
+    assert "Stop crawl" in alert.text
+    alert.accept()
+    assert crawl.wait(WAIT_S) == 0, crawl.log_text()
+    assert "'finish_reason': 'shutdown'" in crawl.log_text()
+    assert 2 <= len(crawl.items()) < 400
+
+
+def test_crawlfw_dashboard_lists_two_crawls_each_with_its_view(browser, runtime, crawls,
+                                                               tmp_path):
+    one = crawls("one")
+    two = crawls("two")
+    one.wait_listed(min_pages=1)
+    two.wait_listed(min_pages=1)
+    out = tmp_path / "dashboard.out"
+    with open(out, "wb") as stdout:
+        dashboard = subprocess.Popen(
+            [sys.executable, "-m", "crawlfw.cmdline", "dashboard"], env=runtime.env(),
+            cwd=str(runtime.path), stdin=subprocess.DEVNULL, stdout=stdout,
+            stderr=subprocess.STDOUT)
+    try:
+        url = wait_for(lambda: URL.search(out.read_text(errors="replace")),
+                       "crawlfw dashboard's address", timeout_s=WAIT_S, alive=dashboard).group(0)
+        browser.console()
+        browser.open(url)
+        ids = {f"{one.pid}-slow-1", f"{two.pid}-slow-1"}
+        wait_for(lambda: (p := _page(browser))["view"] == "list" and set(p["crawls"]) == ids,
+                 "the list of both crawls", timeout_s=WAIT_S)
+        _screenshot(browser, tmp_path, "dashboard-list.png")
+
+        # Each opens its own view.
+        browser.js(f"document.querySelector('tr[data-crawl-id=\"{two.pid}-slow-1\"] a').click()")
+        wait_for(lambda: (p := _page(browser))["view"] == "crawl" and p["samples"] >= 1,
+                 "the second crawl's view", timeout_s=WAIT_S)
+        assert browser.js("return location.hash") == f"#/crawl/{two.pid}-slow-1"
+        assert browser.text("crawl-title") == "slow"
+        browser.driver.back()
+        wait_for(lambda: (p := _page(browser))["view"] == "list" and set(p["crawls"]) == ids,
+                 "the list again", timeout_s=WAIT_S)
+        assert browser.errors() == []
+    finally:
+        dashboard.terminate()
+        dashboard.wait(WAIT_S)
+    assert dashboard.returncode == 0, out.read_text(errors="replace")
