@@ -18,7 +18,7 @@ import pytest
 
 from tests.support.browser import Browser, require_browser
 from tests.support.countserver import CountingServer
-from tests.support.live import WAIT_S, LiveCrawl
+from tests.support.live import SLOW_SPIDER, WAIT_S, LiveCrawl
 from tests.support.wait import wait_for
 
 pytestmark = [
@@ -27,6 +27,26 @@ pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"),
                        reason="control endpoints on Unix sockets as on Linux"),
 ]
+
+#: :data:`~tests.support.live.SLOW_SPIDER` whose page 3 fails with markup in its message.
+HOSTILE_SPIDER = '''
+import crawlfw
+
+
+class SlowSpider(crawlfw.Spider):
+    name = "slow"
+    base_url = "http://127.0.0.1:1"
+    pages = 40
+
+    def start_requests(self):
+        for n in range(int(self.pages)):
+            yield crawlfw.Request(f"{self.base_url}/slow/{n}")
+
+    def parse(self, response):
+        if response.url.endswith("/slow/3"):
+            raise ValueError('<img src=x onerror="window.pwned=1"> is no title')
+        yield {"url": response.url}
+'''
 
 #: The address a dashboard prints and logs.
 URL = re.compile(r"http://127\.0\.0\.1:(\d+)/\?token=([A-Za-z0-9_-]+)")
@@ -51,8 +71,9 @@ def server():
 def crawls(runtime, server, tmp_path):
     started = []
 
-    def start(name="crawl", pages=400, args=()):
-        crawl = LiveCrawl(runtime, tmp_path / name, server.url, pages=pages, args=args, name=name)
+    def start(name="crawl", pages=400, args=(), spider=SLOW_SPIDER):
+        crawl = LiveCrawl(runtime, tmp_path / name, server.url, pages=pages, args=args,
+                          name=name, spider=spider)
         started.append(crawl)
         return crawl
 
@@ -92,7 +113,7 @@ def _page(browser):
     ids), "canvases"}."""
     return browser.js("""
         const b = document.body.dataset;
-        const text = (id) => document.getElementById(id).textContent;
+        const text = (id) => { const e = document.getElementById(id); return e ? e.textContent : null; };
         return {view: b.view || null, samples: Number(b.samples || 0),
                 pages: text("pages-total"), state: text("crawl-state"),
                 crawls: [...document.querySelectorAll("#crawl-list tr[data-crawl-id]")]
@@ -107,7 +128,7 @@ def _state(runtime, crawl) -> str:
 
 def test_the_page_follows_a_crawl_and_pauses_resumes_and_stops_it(browser, runtime, crawls,
                                                                   tmp_path):
-    crawl = crawls(args=["-s", "DASHBOARD_ENABLED=True"])
+    crawl = crawls(args=["-s", "DASHBOARD_ENABLED=True"], spider=HOSTILE_SPIDER)
     match = wait_for(lambda: URL.search(crawl.log_text()), "the dashboard's address logged",
                      timeout_s=WAIT_S, alive=crawl.proc)
     url, port, token = match.group(0), match.group(1), match.group(2)
@@ -136,6 +157,20 @@ def test_the_page_follows_a_crawl_and_pauses_resumes_and_stops_it(browser, runti
                      alive=crawl.proc)
     assert _int(later["pages"]) > _int(first["pages"]) >= 0
 
+    # The spider's error, traceback and all, as text: its markup is not markup.
+    error = wait_for(lambda: browser.js("""
+        const li = document.querySelector("#error-list li");
+        return li && {kind: li.querySelector(".kind").textContent,
+                      message: li.querySelector(".message").textContent,
+                      traceback: li.querySelector("pre") && li.querySelector("pre").textContent,
+                      elements: document.querySelectorAll("#error-list img").length,
+                      pwned: window.pwned === undefined ? null : window.pwned};
+    """), "the spider's error listed", timeout_s=WAIT_S)
+    assert error["kind"] == "ValueError"
+    assert error["elements"] == 0 and error["pwned"] is None
+    assert '<img src=x onerror="window.pwned=1"> is no title' in error["traceback"]
+    assert "Traceback (most recent call last)" in error["traceback"]
+
     browser.click("btn-pause")
     wait_for(lambda: _state(runtime, crawl) == "paused", "the crawl paused", timeout_s=WAIT_S,
              poll_s=0.2, alive=crawl.proc)
@@ -161,7 +196,7 @@ def test_the_page_follows_a_crawl_and_pauses_resumes_and_stops_it(browser, runti
     alert.accept()
     assert crawl.wait(WAIT_S) == 0, crawl.log_text()
     assert "'finish_reason': 'shutdown'" in crawl.log_text()
-    assert 2 <= len(crawl.items()) < 400
+    assert 2 <= len(crawl.items()) < 399
 
 
 def test_crawlfw_dashboard_lists_two_crawls_each_with_its_view(browser, runtime, crawls,

@@ -2,7 +2,7 @@
 // TimeChart is a line chart over time whose series may grow (a new status code or error
 // kind); a BarChart is the latency distribution.
 
-import { fmtBytes, fmtRate, fmtCount, fmtSeconds } from "./derive.js";
+import { fmtBytes, fmtRate, fmtCount, fmtSeconds, fmtClock } from "./derive.js";
 
 const uPlot = globalThis.uPlot;
 const HEIGHT = 190;
@@ -22,6 +22,14 @@ export function statusColour(code, index) {
   return shades[(Number(code) % 7) % shades.length];
 }
 
+/** Axis steps by kind: whole numbers for counts, powers of two for bytes (uPlot's own
+ * decimal steps for rates). */
+const COUNT_INCRS = [];
+for (let p = 1; p <= 1e12; p *= 10) COUNT_INCRS.push(p, 2 * p, 5 * p);
+const BYTE_INCRS = [];
+for (let p = 1; p <= 2 ** 50; p *= 2) BYTE_INCRS.push(p);
+export const INCRS = { count: COUNT_INCRS, bytes: BYTE_INCRS, bytesRate: BYTE_INCRS };
+
 /** How an axis and a legend write values of a kind. */
 export const FORMATS = {
   count: fmtCount,
@@ -32,6 +40,12 @@ export const FORMATS = {
 
 function widthOf(el) {
   return Math.max(240, Math.floor(el.clientWidth || el.parentElement.clientWidth || 400));
+}
+
+/** The last value of a column that is not null (what a legend shows without a cursor). */
+function lastValue(column) {
+  for (let i = column.length - 1; i >= 0; i--) if (column[i] != null) return column[i];
+  return null;
 }
 
 function axisValues(fmt) {
@@ -69,7 +83,8 @@ export class TimeChart {
     if (this.plot) this.plot.destroy();
     const axisOpts = (scale, side) => {
       const fmt = FORMATS[this.axes[scale]] || fmtCount;
-      return { scale, side, size: scale === "y2" ? 78 : 64, values: axisValues(fmt), grid: { show: side === 3, stroke: "#eef0f3" },
+      return { scale, side, size: scale === "y2" ? 78 : 64, values: axisValues(fmt),
+        incrs: INCRS[this.axes[scale]], grid: { show: side === 3, stroke: "#eef0f3" },
         stroke: "#64748b", ticks: { stroke: "#e2e8f0" } };
     };
     const opts = {
@@ -80,7 +95,8 @@ export class TimeChart {
       scales: { x: { time: true }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },
       axes: [{ stroke: "#64748b", grid: { stroke: "#eef0f3" }, ticks: { stroke: "#e2e8f0" } },
         axisOpts("y", 3)],
-      series: [{ label: "time" }],
+      // Without a cursor on the chart, the legend shows the latest values.
+      series: [{ label: "time", value: (u, v, si, idx) => fmtClock(idx == null ? lastValue(u.data[0]) : v) }],
     };
     if (this.axes.y2) {
       opts.scales.y2 = { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] };
@@ -99,7 +115,7 @@ export class TimeChart {
         paths,
         spanGaps: false,
         points: { show: false },
-        value: (u, v) => fmt(v),
+        value: (u, v, si, idx) => fmt(idx == null ? lastValue(u.data[si]) : v),
       });
     }
     this.plot = new uPlot(opts, this.data(), this.el);
@@ -138,7 +154,7 @@ export class LatencyChart {
     if (this.plot) this.plot.destroy();
     this.labels = labels;
     const bars = (align) => uPlot.paths.bars({ size: [0.4, 60], align });
-    const pct = (u, v) => (v == null ? "–" : `${v.toFixed(1)} %`);
+    const pct = (u, v, si, idx) => (idx == null ? "" : v == null ? "–" : `${v.toFixed(1)} %`);
     const opts = {
       width: widthOf(this.el),
       height: HEIGHT,
@@ -156,7 +172,10 @@ export class LatencyChart {
           values: (u, splits) => splits.map((v) => `${v} %`) },
       ],
       series: [
-        { label: "bucket", value: (u, i) => (i == null ? "–" : this.labels[i] ?? "–") },
+        { label: "latency", value: (u, i) => {
+          const label = i == null ? null : this.labels[i];
+          return label == null ? "" : label.startsWith(">") ? label : `≤ ${label}`;
+        } },
         { label: "last minute", stroke: "#2563eb", fill: "#2563eb99", width: 1, paths: bars(-1), points: { show: false }, value: pct },
         { label: "whole crawl", stroke: "#94a3b8", fill: "#94a3b866", width: 1, paths: bars(1), points: { show: false }, value: pct },
       ],
@@ -168,19 +187,25 @@ export class LatencyChart {
     return [this.labels.map((_, i) => i), this.labels.map(() => null), this.labels.map(() => null)];
   }
 
-  /** `recent`, `whole`: {bounds: [s...], counts: [...]} (derive.latencyBuckets). */
+  /** `recent`, `whole`: {bounds: [s...], counts: [...]} (derive.latencyBuckets). Only
+   * the buckets from the first to the last one holding a response are drawn, each
+   * labelled with its upper bound. */
   update(recent, whole) {
     const src = whole || recent;
     if (!src) return;
-    const labels = src.bounds.map((b, i) =>
-      (b === Infinity ? `> ${fmtSeconds(src.bounds[i - 1] ?? 0)}` : `≤ ${fmtSeconds(b)}`));
+    const used = src.counts.map((c, i) => (c > 0 || (recent && recent.counts[i] > 0) ? i : -1)).filter((i) => i >= 0);
+    const lo = used.length ? used[0] : 0;
+    const hi = used.length ? used[used.length - 1] : src.counts.length - 1;
+    const cut = (b) => (b ? { bounds: b.bounds.slice(lo, hi + 1), counts: b.counts.slice(lo, hi + 1) } : b);
+    [recent, whole] = [cut(recent), cut(whole)];
+    const bounds = src.bounds.slice(lo, hi + 1);
+    const labels = bounds.map((b, i) =>
+      (b === Infinity ? `> ${fmtSeconds(src.bounds[lo + i - 1] ?? 0)}` : fmtSeconds(b)));
     if (labels.join("|") !== this.labels.join("|")) this.build(labels);
-    const share = (b) => {
-      if (!b) return labels.map(() => null);
-      const n = b.counts.reduce((x, y) => x + y, 0);
-      return b.counts.map((c) => (n ? (100 * c) / n : null));
-    };
-    this.plot.setData([labels.map((_, i) => i), share(recent), share(whole)]);
+    // Shares of all the responses of each reading (the cut buckets held none).
+    const totals = [recent, whole].map((b) => (b ? b.counts.reduce((x, y) => x + y, 0) : 0));
+    const share = (b, n) => (b ? b.counts.map((c) => (n ? (100 * c) / n : null)) : labels.map(() => null));
+    this.plot.setData([labels.map((_, i) => i), share(recent, totals[0]), share(whole, totals[1])]);
   }
 
   resize() {

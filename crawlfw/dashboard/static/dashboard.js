@@ -26,7 +26,12 @@ function setText(id, text) {
   if (node.textContent !== text) node.textContent = text;
 }
 
-function notice(text, kind = "info") {
+let noticeTimer = null;
+
+/** Show `text` above the view ("" hides it); an "info" one goes after a few seconds. */
+function notice(text, kind = "info", transient = false) {
+  clearTimeout(noticeTimer);
+  if (transient && text) noticeTimer = setTimeout(() => notice(""), 4000);
   const n = $("notice");
   n.textContent = text || "";
   n.dataset.kind = kind;
@@ -99,7 +104,7 @@ class ListView {
         stateCell(c.state),
         el("td", { className: "num", textContent: fmtCount(c.pages) }),
         el("td", { className: "num", textContent: fmtCount(c.items) }),
-        el("td", { className: "num", textContent: "" }));
+        el("td", { className: "num", textContent: "–" }));
     };
     for (const group of groupShared(crawls)) {
       if (!group.shared) {
@@ -336,7 +341,7 @@ class CrawlView {
     for (const b of buttons) b.disabled = true;
     try {
       await crawlAction(this.id, action);
-      notice(`${action[0].toUpperCase()}${action.slice(1)} sent.`, "info");
+      notice(`${action[0].toUpperCase()}${action.slice(1)} sent.`, "info", true);
       this.pending = { action, until: Date.now() + 10000 };
       this.setState({ pause: "pausing", resume: "resuming", stop: "stopping" }[action]);
     } catch (e) {
