@@ -110,7 +110,7 @@ def _int(text) -> int:
 
 def _page(browser):
     """What the page shows now: {"view", "samples", "pages", "state", "crawls" (list rows'
-    ids), "canvases"}."""
+    ids), "canvases", "points" (the throughput chart's)}."""
     return browser.js("""
         const b = document.body.dataset;
         const text = (id) => { const e = document.getElementById(id); return e ? e.textContent : null; };
@@ -118,7 +118,8 @@ def _page(browser):
                 pages: text("pages-total"), state: text("crawl-state"),
                 crawls: [...document.querySelectorAll("#crawl-list tr[data-crawl-id]")]
                     .map((r) => r.dataset.crawlId),
-                canvases: document.querySelectorAll("#crawl-view .chart canvas").length};
+                canvases: document.querySelectorAll("#crawl-view .chart canvas").length,
+                points: Number(document.getElementById("chart-throughput").dataset.points || 0)};
     """)
 
 
@@ -147,15 +148,16 @@ def test_the_page_follows_a_crawl_and_pauses_resumes_and_stops_it(browser, runti
     browser.console()  # what an earlier test left
     browser.open(url)
     # One crawl: the page opens its view at once, its history first, then live samples.
-    first = wait_for(lambda: (p := _page(browser))["view"] == "crawl" and p["samples"] >= 2 and p,
+    first = wait_for(lambda: (p := _page(browser))["view"] == "crawl" and p["points"] >= 2 and p,
                      "the crawl's view with its samples", timeout_s=WAIT_S)
     assert first["canvases"] >= 7  # throughput, status, errors, latency, frontier, hosts, memory
     assert browser.text("crawl-title") == "slow"
-    later = wait_for(lambda: (p := _page(browser))["samples"] >= first["samples"] + 2
+    later = wait_for(lambda: (p := _page(browser))["points"] >= first["points"] + 2
                      and _int(p["pages"]) > _int(first["pages"]) and p,
                      "the charts and the pages counter advancing", timeout_s=WAIT_S,
                      alive=crawl.proc)
     assert _int(later["pages"]) > _int(first["pages"]) >= 0
+    assert later["samples"] >= later["points"] > first["points"] >= 2
 
     # The spider's error, traceback and all, as text: its markup is not markup.
     error = wait_for(lambda: browser.js("""

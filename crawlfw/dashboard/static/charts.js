@@ -130,6 +130,7 @@ export class TimeChart {
     this.t = t;
     this.columns = columns;
     this.plot.setData(this.data());
+    this.el.dataset.points = String(t.length);
   }
 
   resize() {
