@@ -123,6 +123,27 @@ def _page(browser):
     """)
 
 
+class _Dashboard:
+    """``crawlfw dashboard`` in the background; :attr:`url` is the address it printed."""
+
+    def __init__(self, runtime, tmp_path):
+        self.out = tmp_path / "dashboard.out"
+        with open(self.out, "wb") as stdout:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "crawlfw.cmdline", "dashboard"], env=runtime.env(),
+                cwd=str(runtime.path), stdin=subprocess.DEVNULL, stdout=stdout,
+                stderr=subprocess.STDOUT)
+        self.url = wait_for(lambda: URL.search(self.out.read_text(errors="replace")),
+                            "crawlfw dashboard's address", timeout_s=WAIT_S,
+                            alive=self.proc).group(0)
+
+    def stop(self) -> int:
+        """End it as Ctrl-C would; return its exit status."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        return self.proc.wait(WAIT_S)
+
+
 def _state(runtime, crawl) -> str:
     return runtime.cli_json("status", crawl.pid)["state"]
 
@@ -207,15 +228,9 @@ def test_crawlfw_dashboard_lists_two_crawls_each_with_its_view(browser, runtime,
     two = crawls("two")
     one.wait_listed(min_pages=1)
     two.wait_listed(min_pages=1)
-    out = tmp_path / "dashboard.out"
-    with open(out, "wb") as stdout:
-        dashboard = subprocess.Popen(
-            [sys.executable, "-m", "crawlfw.cmdline", "dashboard"], env=runtime.env(),
-            cwd=str(runtime.path), stdin=subprocess.DEVNULL, stdout=stdout,
-            stderr=subprocess.STDOUT)
+    dashboard = _Dashboard(runtime, tmp_path)
     try:
-        url = wait_for(lambda: URL.search(out.read_text(errors="replace")),
-                       "crawlfw dashboard's address", timeout_s=WAIT_S, alive=dashboard).group(0)
+        url = dashboard.url
         browser.console()
         browser.open(url)
         ids = {f"{one.pid}-slow-1", f"{two.pid}-slow-1"}
@@ -234,6 +249,43 @@ def test_crawlfw_dashboard_lists_two_crawls_each_with_its_view(browser, runtime,
                  "the list again", timeout_s=WAIT_S)
         assert browser.errors() == []
     finally:
-        dashboard.terminate()
-        dashboard.wait(WAIT_S)
-    assert dashboard.returncode == 0, out.read_text(errors="replace")
+        status = dashboard.stop()
+    assert status == 0, dashboard.out.read_text(errors="replace")
+
+
+def test_a_shared_crawl_shows_each_worker_and_the_whole(browser, runtime, crawls, redis_server,
+                                                        tmp_path):
+    shared = ("-s", f"FRONTIER_URL={redis_server.url}", "-s", "FRONTIER_KEY=dashboard-test",
+              "-s", "FRONTIER_LEASE_TIMEOUT=5")
+    workers = [crawls(name, args=shared) for name in ("w1", "w2")]
+    wait_for(lambda: all(len((w.wait_listed(min_pages=1).get("shared") or {}).get("workers", []))
+                         == 2 for w in workers), "both workers in the shared figures",
+             timeout_s=WAIT_S, poll_s=0.2)
+    dashboard = _Dashboard(runtime, tmp_path)
+    try:
+        browser.console()
+        browser.open(dashboard.url)
+        ids = {f"{w.pid}-slow-1" for w in workers}
+        # One row for the whole crawl, then each worker: a process here, with its view.
+        rows = wait_for(lambda: browser.js("""
+            const rows = [...document.querySelectorAll("#crawl-list tbody tr")];
+            return rows.length === 3 && rows.map((r) => ({
+                shared: r.classList.contains("shared-row"), id: r.dataset.crawlId || null,
+                cells: [...r.cells].map((c) => c.textContent)}));
+        """), "the shared crawl and its two workers listed", timeout_s=WAIT_S)
+        assert [r["shared"] for r in rows] == [True, False, False]
+        assert "2 workers combined" in rows[0]["cells"][0]
+        assert {r["id"] for r in rows[1:]} == ids
+        # The workers' pages as the shared frontier last published them, and their sum.
+        assert _int(rows[0]["cells"][4]) == sum(_int(r["cells"][4]) for r in rows[1:]) >= 0
+        _screenshot(browser, tmp_path, "dashboard-shared.png")
+
+        browser.js(f"document.querySelector('tr[data-crawl-id=\"{workers[0].pid}-slow-1\"] a')"
+                   ".click()")
+        wait_for(lambda: browser.js("return !document.getElementById('shared-tile').hidden"),
+                 "the whole crawl's figures in the worker's view", timeout_s=WAIT_S)
+        assert "2 workers" in browser.text("shared-sub")
+        assert browser.errors() == []
+    finally:
+        status = dashboard.stop()
+    assert status == 0, dashboard.out.read_text(errors="replace")

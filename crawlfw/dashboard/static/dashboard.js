@@ -92,7 +92,7 @@ class ListView {
     const rows = [];
     const stateCell = (state) => el("td", {},
       el("span", { className: "state", dataset: { state: state || "" }, textContent: state || "–" }));
-    const crawlRow = (c, className, prefix) => {
+    const crawlRow = (c, className, prefix, figures = c) => {
       const started = unixSeconds(c.started);
       const name = el("td", {});
       if (prefix) name.append(el("span", { className: "indent", textContent: prefix }));
@@ -102,8 +102,8 @@ class ListView {
         el("td", { className: "num", textContent: c.pid ?? "–" }),
         el("td", { textContent: started ? fmtDateTime(started) : "–" }),
         stateCell(c.state),
-        el("td", { className: "num", textContent: fmtCount(c.pages) }),
-        el("td", { className: "num", textContent: fmtCount(c.items) }),
+        el("td", { className: "num", textContent: fmtCount(figures.pages) }),
+        el("td", { className: "num", textContent: fmtCount(figures.items) }),
         el("td", { className: "num", textContent: "–" }));
     };
     for (const group of groupShared(crawls)) {
@@ -125,7 +125,8 @@ class ListView {
         el("td", { className: "num", textContent: fmtCount(sh.queued) })));
       for (const w of group.workers) {
         if (w.crawl) {
-          rows.push(crawlRow(w.crawl, "worker-row", `↳ ${w.worker} `));
+          // The frontier's figures of the worker: the combined row is their sum.
+          rows.push(crawlRow(w.crawl, "worker-row", `↳ ${w.worker} `, w.pages != null ? w : w.crawl));
           continue;
         }
         const seen = w.last_seen_s != null ? `seen ${fmtDuration(w.last_seen_s)} ago` : "";
@@ -145,41 +146,45 @@ class ListView {
 
 /** The crawls grouped as one shared (Redis) crawl per set of workers that overlap, each
  * other crawl alone: [{crawls, shared: combined figures|null, workers: [{worker, pages,
- * items, last_seen_s, crawl: the crawl of this worker here, or null}]}]. A worker is this
- * machine's crawl when its id ends with the crawl's pid (FRONTIER_WORKER's default
- * <hostname>-<pid>). */
+ * items, last_seen_s, crawl: the crawl of this worker here, or null}]}]. The combined
+ * figures and the workers' come from the same (freshest) entry, so they add up. A worker
+ * is this machine's crawl when its id ends with the crawl's pid (FRONTIER_WORKER's default
+ * <hostname>-<pid>); a crawl of the group matched to none gets a row of its own. */
 export function groupShared(crawls) {
   const groups = [];
   const byWorker = new Map();
   for (const c of crawls) {
-    const ids = Array.isArray(c.workers) ? c.workers.map((w) => String(w.worker)) : [];
     if (!c.shared) {
       groups.push({ crawls: [c], shared: null, workers: [] });
       continue;
     }
+    const ids = (Array.isArray(c.workers) ? c.workers : []).map((w) => String(w.worker));
     let group = ids.map((id) => byWorker.get(id)).find((g) => g);
     if (!group) {
-      group = { crawls: [], shared: null, workers: [], known: new Map() };
+      group = { crawls: [], shared: null, workers: [], best: null };
       groups.push(group);
     }
     group.crawls.push(c);
-    // The freshest combined figures: the most pages.
-    if (!group.shared || (c.shared.pages || 0) >= (group.shared.pages || 0)) group.shared = c.shared;
-    for (const w of c.workers || []) {
-      const id = String(w.worker);
-      byWorker.set(id, group);
-      if (!group.known.has(id)) group.known.set(id, { ...w, worker: id, crawl: null });
-    }
+    for (const id of ids) byWorker.set(id, group);
+    if (!group.best || (c.shared.pages || 0) > (group.best.shared.pages || 0)) group.best = c;
   }
   for (const g of groups) {
-    if (!g.known) continue;
-    for (const c of g.crawls) {
-      const w = [...g.known.values()].find((x) => x.worker.endsWith(`-${c.pid}`));
-      if (w) w.crawl = c;
-      else g.known.set(`${c.id}`, { worker: String(c.id), pages: c.pages, items: c.items, crawl: c });
+    if (!g.best) continue;
+    g.shared = g.best.shared;
+    const known = new Map();
+    for (const c of [g.best, ...g.crawls]) {
+      for (const w of c.workers || []) {
+        const id = String(w.worker);
+        if (!known.has(id)) known.set(id, { ...w, worker: id, crawl: null });
+      }
     }
-    g.workers = [...g.known.values()];
-    delete g.known;
+    for (const c of g.crawls) {
+      const w = [...known.values()].find((x) => !x.crawl && x.worker.endsWith(`-${c.pid}`));
+      if (w) w.crawl = c;
+      else known.set(`${c.id}`, { worker: String(c.id), pages: null, items: null, crawl: c });
+    }
+    g.workers = [...known.values()];
+    delete g.best;
   }
   return groups;
 }
