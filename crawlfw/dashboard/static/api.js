@@ -41,6 +41,9 @@ export async function post(path) {
   return answer(await fetch(path, { method: "POST", headers: headers(), credentials: "same-origin" }));
 }
 
+/** Reconnections tried in a row before the live stream is given up. */
+const MAX_RETRIES = 10;
+
 const crawlPath = (id) => `/api/crawls/${encodeURIComponent(id)}`;
 
 /** [{id, name, pid, started, state, workers}] */
@@ -56,14 +59,18 @@ export const crawlAction = (id, action) => post(`${crawlPath(id)}/${action}`);
  * goes. Returns {close()}.
  *
  * The browser reconnects by itself after a dropped connection (the server resumes after
- * the Last-Event-ID); `onReopen()` is called on every open after the first. */
+ * the Last-Event-ID); `onReopen()` is called on every open after the first. After
+ * MAX_RETRIES failed reconnections in a row (the server is gone with its crawl), or when
+ * the server refuses the stream, it is given up: `onEnd(reason)`. */
 export function crawlEvents(id, { onSample, onError, onEnd, onStatus, onReopen }) {
   let url = `${crawlPath(id)}/events`;
   if (TOKEN) url += `?token=${encodeURIComponent(TOKEN)}`;
   const source = new EventSource(url, { withCredentials: true });
   let opened = 0;
+  let failures = 0;
   source.addEventListener("open", () => {
     opened += 1;
+    failures = 0;
     onStatus("live");
     if (opened > 1 && onReopen) onReopen();
   });
@@ -88,7 +95,14 @@ export function crawlEvents(id, { onSample, onError, onEnd, onStatus, onReopen }
       onError(error);
       return;
     }
-    onStatus(source.readyState === EventSource.CLOSED ? "ended" : "reconnecting");
+    failures += 1;
+    if (source.readyState === EventSource.CLOSED || failures > MAX_RETRIES) {
+      source.close();
+      onStatus("disconnected");
+      if (onEnd) onEnd(null);
+      return;
+    }
+    onStatus("reconnecting");
   });
   return { close: () => source.close() };
 }

@@ -272,6 +272,10 @@ class CrawlView {
       onSample: (s) => this.addSample(s),
       onError: (e) => this.addError(e),
       onEnd: (reason) => {
+        if (reason === null) {
+          notice("The dashboard server does not answer (its crawl may have ended): reload the page to try again.", "error");
+          return;
+        }
         notice(`The crawl has ended${reason ? ` (${reason})` : ""}.`, "info");
         this.setState("finished");
       },
