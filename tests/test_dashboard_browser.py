@@ -6,13 +6,18 @@ Skipped without Chromium, chromedriver or selenium, except under CI=true (then i
 Each test saves a screenshot in its tmp_path, and in ``$CRAWLFW_SCREENSHOT_DIR`` when set.
 """
 
+import functools
+import http.server
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -47,6 +52,9 @@ class SlowSpider(crawlfw.Spider):
             raise ValueError('<img src=x onerror="window.pwned=1"> is no title')
         yield {"url": response.url}
 '''
+
+#: The page's files.
+STATIC = Path(__file__).resolve().parents[1] / "crawlfw" / "dashboard" / "static"
 
 #: The address a dashboard prints and logs.
 URL = re.compile(r"http://127\.0\.0\.1:(\d+)/\?token=([A-Za-z0-9_-]+)")
@@ -289,3 +297,90 @@ def test_a_shared_crawl_shows_each_worker_and_the_whole(browser, runtime, crawls
     finally:
         status = dashboard.stop()
     assert status == 0, dashboard.out.read_text(errors="replace")
+
+
+@pytest.fixture
+def static_site():
+    """The page's directory served as it is on 127.0.0.1 (no dashboard server, no API)."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(STATIC))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+SAMPLES = """[
+  {t: 100, pages: 0, items: 0, status: {"200": 1}, errors: {}},
+  {t: 101, pages: 10, items: 4, status: {"200": 3, "404": 1}, errors: {}},
+  {t: 102, pages: 30, items: 8, status: {"200": 5, "404": 1}, errors: {"TimeoutError": 2}},
+  {t: 103, pages: 5, items: 9, status: {}, errors: {}}]"""
+
+CRAWLS = """[
+  {id: "11-a-1", pid: 11, shared: {pages: 9, items: 3, queued: 4, leased: 1},
+   workers: [{worker: "h-11", pages: 5, items: 2}, {worker: "h-12", pages: 4, items: 1}]},
+  {id: "12-a-1", pid: 12, shared: {pages: 7, items: 2, queued: 5, leased: 0},
+   workers: [{worker: "h-11", pages: 4, items: 1}, {worker: "h-12", pages: 3, items: 1}]},
+  {id: "13-b-1", pid: 13, shared: null, workers: []}]"""
+
+#: (expression over the module ``d`` = derive.js, its value as JSON).
+FIGURES = [
+    ("d.rate(10, 20, 2)", 5),
+    ("d.rate(20, 10, 1)", None),  # a counter that went back: a restart, no rate
+    ("d.rate(null, 10, 1)", None),
+    ("d.rate(1, 2, 0)", None),
+    # rates over the last `window` samples; a sample no newer than the last is dropped
+    (f"(() => {{ const s = new d.SampleStore(100, 1); {SAMPLES}.forEach((x) => s.push(x));"
+     " return [s.pagesRate, s.itemsRate, s.push({t: 103, pages: 99}), s.length]; })()",
+     [[None, 10, 20, None], [None, 4, 4, 1], False, 4]),
+    (f"(() => {{ const s = new d.SampleStore(100, 2); {SAMPLES}.slice(0, 3).forEach((x) => s.push(x));"
+     " return s.pagesRate; })()", [None, 10, 15]),
+    # a status or error kind met later counts 0 before it
+    (f"(() => {{ const s = new d.SampleStore(100, 1); {SAMPLES}.slice(0, 3).forEach((x) => s.push(x));"
+     " return [d.orderedKeys(s.status), s.status.get('404'), s.errors.get('TimeoutError')]; })()",
+     [["200", "404"], [None, 1, 0], [None, 0, 2]]),
+    (f"(() => {{ const s = new d.SampleStore(3, 1); {SAMPLES}.slice(0, 3).forEach((x) => s.push(x));"
+     " s.push({t: 104, pages: 40}); return [s.t, s.samples.length]; })()", [[101, 102, 104], 3]),
+    ("d.latencyBuckets({buckets: [0.1, 1], counts: [5, 3, 2]}).counts", [5, 3, 2]),
+    ("String(d.latencyBuckets({buckets: [0.1, 1], counts: [5, 3, 2]}).bounds)", "0.1,1,Infinity"),
+    ("d.latencyDelta({buckets: [0.1, 1], counts: [5, 3, 2]},"
+     " {buckets: [0.1, 1], counts: [6, 7, 2]}).counts", [1, 4, 0]),
+    ("[0.5, 0.8, 0.95].map((q) => String(d.quantileBound("
+     "d.latencyBuckets({buckets: [0.1, 1], counts: [5, 3, 2]}), q)))", ["0.1", "1", "Infinity"]),
+    ("d.quantileBound(d.latencyBuckets({buckets: [0.1], counts: [0, 0]}), 0.5)", None),
+    ("d.actorCpuPercent({t: 0, actors: [{name: 'engine', cpu: 1.0}, {name: 'gone', cpu: 1}]},"
+     " {t: 2, actors: [{name: 'engine', cpu: 1.5}, {name: 'new', cpu: 3}]})", {"engine": 25}),
+    ("d.unixSeconds('2026-11-29T05:00:00+00:00')", 1795928400),
+    ("[d.unixSeconds(12.5), d.unixSeconds('no date'), d.unixSeconds(null)]", [12.5, None, None]),
+    # a shared crawl's processes here grouped, its figures from the freshest entry
+    (f"d.groupShared({CRAWLS}).map((g) => [g.crawls.map((c) => c.id), g.shared && g.shared.pages,"
+     " g.workers.map((w) => [w.worker, w.pages, w.crawl && w.crawl.id])])",
+     [[["11-a-1", "12-a-1"], 9, [["h-11", 5, "11-a-1"], ["h-12", 4, "12-a-1"]]],
+      [["13-b-1"], None, []]]),
+    ("[d.fmtBytes(1536), d.fmtBytes(512), d.fmtBytes(3 * 1024 ** 3), d.fmtBytes(null)]",
+     ["1.50 KB", "512 B", "3.00 GB", "–"]),
+    ("[d.fmtCount(1234567), d.fmtRate(0), d.fmtRate(0.25), d.fmtRate(10), d.fmtRate(12.34),"
+     " d.fmtRate(1234)]", ["1,234,567", "0", "0.25", "10", "12.3", "1,234"]),
+    ("[d.fmtDuration(4.2), d.fmtDuration(65), d.fmtDuration(3725), d.fmtDuration(90000)]",
+     ["4.2 s", "1m 05s", "1h 02m", "1d 01h"]),
+    ("[d.fmtSeconds(0.0123), d.fmtSeconds(0.25), d.fmtSeconds(1.5), d.fmtSeconds(Infinity)]",
+     ["12.3 ms", "250 ms", "1.5 s", "more"]),
+]
+
+
+def test_the_page_figures_rates_latency_and_groups_as_documented(browser, static_site):
+    """derive.js (rates, latency buckets and quantiles, worker groups, number formats),
+    run as the page runs it: an ES module in Chromium."""
+    browser.open(f"{static_site}/README.md")
+    results = json.loads(browser.driver.execute_async_script("""
+        const [expressions, done] = arguments;
+        import("/derive.js").then((d) => done(JSON.stringify(expressions.map((e) => {
+            try { return new Function("d", `return (${e});`)(d); }
+            catch (error) { return `raised ${error}`; }
+        }))), (error) => done(JSON.stringify(`import failed: ${error}`)));
+    """, [expression for expression, _ in FIGURES]))
+    assert isinstance(results, list), results
+    for (expression, expected), got in zip(FIGURES, results, strict=True):
+        assert got == expected, expression

@@ -3,7 +3,8 @@
 
 import { listCrawls, crawlHistory, crawlAction, crawlEvents, ApiError } from "./api.js";
 import { SampleStore, orderedKeys, latencyBuckets, latencyDelta, quantileBound, total,
-  unixSeconds, actorCpuPercent, fmtBytes, fmtCount, fmtRate, fmtDuration, fmtSeconds, fmtClock, fmtDateTime } from "./derive.js";
+  unixSeconds, actorCpuPercent, groupShared, fmtBytes, fmtCount, fmtRate, fmtDuration, fmtSeconds,
+  fmtClock, fmtDateTime } from "./derive.js";
 import { TimeChart, LatencyChart, PALETTE, statusColour } from "./charts.js";
 
 const $ = (id) => document.getElementById(id);
@@ -142,51 +143,6 @@ class ListView {
     $("crawl-list").tBodies[0].replaceChildren(...rows);
     $("crawl-list-empty").hidden = crawls.length > 0;
   }
-}
-
-/** The crawls grouped as one shared (Redis) crawl per set of workers that overlap, each
- * other crawl alone: [{crawls, shared: combined figures|null, workers: [{worker, pages,
- * items, last_seen_s, crawl: the crawl of this worker here, or null}]}]. The combined
- * figures and the workers' come from the same (freshest) entry, so they add up. A worker
- * is this machine's crawl when its id ends with the crawl's pid (FRONTIER_WORKER's default
- * <hostname>-<pid>); a crawl of the group matched to none gets a row of its own. */
-export function groupShared(crawls) {
-  const groups = [];
-  const byWorker = new Map();
-  for (const c of crawls) {
-    if (!c.shared) {
-      groups.push({ crawls: [c], shared: null, workers: [] });
-      continue;
-    }
-    const ids = (Array.isArray(c.workers) ? c.workers : []).map((w) => String(w.worker));
-    let group = ids.map((id) => byWorker.get(id)).find((g) => g);
-    if (!group) {
-      group = { crawls: [], shared: null, workers: [], best: null };
-      groups.push(group);
-    }
-    group.crawls.push(c);
-    for (const id of ids) byWorker.set(id, group);
-    if (!group.best || (c.shared.pages || 0) > (group.best.shared.pages || 0)) group.best = c;
-  }
-  for (const g of groups) {
-    if (!g.best) continue;
-    g.shared = g.best.shared;
-    const known = new Map();
-    for (const c of [g.best, ...g.crawls]) {
-      for (const w of c.workers || []) {
-        const id = String(w.worker);
-        if (!known.has(id)) known.set(id, { ...w, worker: id, crawl: null });
-      }
-    }
-    for (const c of g.crawls) {
-      const w = [...known.values()].find((x) => !x.crawl && x.worker.endsWith(`-${c.pid}`));
-      if (w) w.crawl = c;
-      else known.set(`${c.id}`, { worker: String(c.id), pages: null, items: null, crawl: c });
-    }
-    g.workers = [...known.values()];
-    delete g.best;
-  }
-  return groups;
 }
 
 // ---- one crawl ----

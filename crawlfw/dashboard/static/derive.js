@@ -169,6 +169,74 @@ export function total(counts) {
   return n;
 }
 
+/** The crawls grouped as one shared (Redis) crawl per set of workers that overlap, each
+ * other crawl alone: [{crawls, shared: combined figures|null, workers: [{worker, pages,
+ * items, last_seen_s, crawl: the crawl of this worker here, or null}]}]. The combined
+ * figures and the workers' come from the same (freshest) entry, so they add up. A worker
+ * is this machine's crawl when its id ends with the crawl's pid (FRONTIER_WORKER's default
+ * <hostname>-<pid>); a crawl of the group matched to none gets a row of its own. */
+export function groupShared(crawls) {
+  const groups = [];
+  const byWorker = new Map();
+  for (const c of crawls) {
+    if (!c.shared) {
+      groups.push({ crawls: [c], shared: null, workers: [] });
+      continue;
+    }
+    const ids = (Array.isArray(c.workers) ? c.workers : []).map((w) => String(w.worker));
+    let group = ids.map((id) => byWorker.get(id)).find((g) => g);
+    if (!group) {
+      group = { crawls: [], shared: null, workers: [], best: null };
+      groups.push(group);
+    }
+    group.crawls.push(c);
+    for (const id of ids) byWorker.set(id, group);
+    if (!group.best || (c.shared.pages || 0) > (group.best.shared.pages || 0)) group.best = c;
+  }
+  for (const g of groups) {
+    if (!g.best) continue;
+    g.shared = g.best.shared;
+    const known = new Map();
+    for (const c of [g.best, ...g.crawls]) {
+      for (const w of c.workers || []) {
+        const id = String(w.worker);
+        if (!known.has(id)) known.set(id, { ...w, worker: id, crawl: null });
+      }
+    }
+    for (const c of g.crawls) {
+      const w = [...known.values()].find((x) => !x.crawl && x.worker.endsWith(`-${c.pid}`));
+      if (w) w.crawl = c;
+      else known.set(`${c.id}`, { worker: String(c.id), pages: null, items: null, crawl: c });
+    }
+    g.workers = [...known.values()];
+    delete g.best;
+  }
+  return groups;
+}
+
+/** Unix seconds of a time given as unix seconds or an ISO 8601 string (null: unknown). */
+export function unixSeconds(v) {
+  if (typeof v === "number") return v;
+  if (typeof v === "string" && v) {
+    const ms = Date.parse(v);
+    return Number.isNaN(ms) ? null : ms / 1000;
+  }
+  return null;
+}
+
+/** CPU use (percent of one core) of each actor between two samples: {name: percent}. The
+ * samples' `actors[].cpu` are the actor thread's CPU seconds so far. */
+export function actorCpuPercent(older, newer) {
+  const out = {};
+  if (!older || !newer || !(newer.t > older.t)) return out;
+  const before = new Map((older.actors || []).map((a) => [a.name, a.cpu]));
+  for (const a of newer.actors || []) {
+    const b = before.get(a.name);
+    if (a.cpu != null && b != null && a.cpu >= b) out[a.name] = (100 * (a.cpu - b)) / (newer.t - older.t);
+  }
+  return out;
+}
+
 // ---- how figures are written ----
 
 const BYTE_UNITS = ["B", "KB", "MB", "GB", "TB"];
@@ -189,11 +257,11 @@ export function fmtCount(n) {
   return Math.round(n).toLocaleString("en-US");
 }
 
-/** A rate: 0.25 -> "0.25", 12.3 -> "12.3", 1234 -> "1,234". */
+/** A rate: 0.25 -> "0.25", 12.34 -> "12.3", 10 -> "10", 1234 -> "1,234". */
 export function fmtRate(n) {
   if (n == null || Number.isNaN(n)) return "–";
   if (n >= 100) return fmtCount(n);
-  if (n >= 10) return n.toFixed(1);
+  if (n >= 10) return n.toFixed(1).replace(/\.0$/, "");
   return n.toFixed(2).replace(/\.?0+$/, "") || "0";
 }
 
@@ -218,29 +286,6 @@ export function fmtSeconds(s) {
   if (s === Infinity) return "more";
   if (s < 1) return `${+(s * 1000).toPrecision(3)} ms`;
   return `${+s.toPrecision(3)} s`;
-}
-
-/** Unix seconds of a time given as unix seconds or an ISO 8601 string (null: unknown). */
-export function unixSeconds(v) {
-  if (typeof v === "number") return v;
-  if (typeof v === "string" && v) {
-    const ms = Date.parse(v);
-    return Number.isNaN(ms) ? null : ms / 1000;
-  }
-  return null;
-}
-
-/** CPU use (percent of one core) of each actor between two samples: {name: percent}. The
- * samples' `actors[].cpu` are the actor thread's CPU seconds so far. */
-export function actorCpuPercent(older, newer) {
-  const out = {};
-  if (!older || !newer || !(newer.t > older.t)) return out;
-  const before = new Map((older.actors || []).map((a) => [a.name, a.cpu]));
-  for (const a of newer.actors || []) {
-    const b = before.get(a.name);
-    if (a.cpu != null && b != null && a.cpu >= b) out[a.name] = (100 * (a.cpu - b)) / (newer.t - older.t);
-  }
-  return out;
 }
 
 /** A unix time as local clock time, "14:03:07". */
