@@ -69,7 +69,8 @@ export class TimeChart {
     this.columns = {};
     for (const s of series) this.series.push(s);
     this.build();
-    new ResizeObserver(() => this.resize()).observe(el);
+    this.observer = new ResizeObserver(() => this.resize());
+    this.observer.observe(el);
   }
 
   has(key) { return this.series.some((s) => s.key === key); }
@@ -133,6 +134,13 @@ export class TimeChart {
     this.el.dataset.points = String(t.length);
   }
 
+  /** Remove the chart from the page. */
+  destroy() {
+    this.observer.disconnect();
+    if (this.plot) this.plot.destroy();
+    this.plot = null;
+  }
+
   resize() {
     if (!this.plot) return;
     const w = widthOf(this.el);
@@ -148,7 +156,8 @@ export class LatencyChart {
     this.labels = [];
     this.plot = null;
     this.build([]);
-    new ResizeObserver(() => this.resize()).observe(el);
+    this.observer = new ResizeObserver(() => this.resize());
+    this.observer.observe(el);
   }
 
   build(labels) {
@@ -207,6 +216,13 @@ export class LatencyChart {
     const totals = [recent, whole].map((b) => (b ? b.counts.reduce((x, y) => x + y, 0) : 0));
     const share = (b, n) => (b ? b.counts.map((c) => (n ? (100 * c) / n : null)) : labels.map(() => null));
     this.plot.setData([labels.map((_, i) => i), share(recent, totals[0]), share(whole, totals[1])]);
+  }
+
+  /** Remove the chart from the page. */
+  destroy() {
+    this.observer.disconnect();
+    if (this.plot) this.plot.destroy();
+    this.plot = null;
   }
 
   resize() {

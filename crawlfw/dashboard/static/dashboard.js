@@ -219,6 +219,8 @@ class CrawlView {
     this.name = info && info.name ? info.name : String(this.id);
     this.started = info ? unixSeconds(info.started) : null;
     setText("crawl-title", this.name);
+    setText("crawl-meta", info ? [info.crawl_id, info.pid != null ? `pid ${info.pid}` : null,
+      this.started ? `started ${fmtDateTime(this.started)}` : null].filter(Boolean).join(" · ") : "");
     setText("crumb", crawls && crawls.length > 1 ? `crawls › ${this.name}` : this.name);
     document.title = `${this.name} · crawlfw`;
     if (info && info.state) this.setState(info.state);
@@ -242,6 +244,9 @@ class CrawlView {
   hide() {
     if (this.events) this.events.close();
     clearInterval(this.clock);
+    for (const chart of Object.values(this.charts)) if (chart) chart.destroy();
+    $("revisit-panel").hidden = true;
+    setText("errors-count", "");
     $("btn-pause").removeEventListener("click", this.onPause);
     $("btn-resume").removeEventListener("click", this.onResume);
     $("btn-stop").removeEventListener("click", this.onStop);
