@@ -448,14 +448,21 @@ class CrawlView {
 
   drawTables(last) {
     const hosts = (last.hosts && last.hosts.busiest) || [];
-    $("hosts-table").tBodies[0].replaceChildren(...hosts.map((h) => el("tr", {},
+    const counted = last.hosts && last.hosts.ready != null;
+    setText("hosts-note", counted ? ""
+      : last.shared ? "The hosts of a shared crawl are counted in Redis, not here."
+        : "Counted while a dashboard looks (a crawl of over 2,000 hosts): from the next samples on.");
+    const none = (text) => el("tr", {}, el("td", { className: "muted", colSpan: 4, textContent: text }));
+    $("hosts-table").tBodies[0].replaceChildren(...(hosts.length ? [] : [none("No host has requests queued or in flight.")]),
+      ...hosts.map((h) => el("tr", {},
       el("td", { textContent: String(h.host) }),
       el("td", { className: "num", textContent: fmtCount(h.queued) }),
       el("td", { className: "num", textContent: fmtCount(h.in_flight) }),
       el("td", { className: "num", textContent: h.delay == null ? "–" : fmtSeconds(h.delay) }))));
     const actors = last.actors || [];
     const cpu = actorCpuPercent(this.store.sampleBefore(10), last);
-    $("actors-table").tBodies[0].replaceChildren(...actors.map((a) => el("tr",
+    $("actors-table").tBodies[0].replaceChildren(...(actors.length ? [] : [none("No actor reported.")]),
+      ...actors.map((a) => el("tr",
       { className: a.restarts ? "restarted" : "" },
       el("td", { textContent: String(a.name) }),
       el("td", { className: "num", textContent: fmtCount(a.restarts) }),
