@@ -507,3 +507,35 @@ def test_history_survives_a_jobdir_resume(runtime, server, tmp_path, procs):
     assert first_run[0]["t"] == before[0]["t"]
     assert samples[-1]["t"] > before[-1]["t"]
     assert samples[-1]["pages"] < before[-1]["pages"] + 200
+
+
+@pytest.mark.slow
+def test_workers_of_a_shared_crawl_show_each_and_combined(runtime, server, tmp_path, procs,
+                                                         redis_server):
+    for wid in ("w1", "w2"):
+        procs.append(LiveCrawl(runtime, tmp_path / wid, server.url, pages=400, name=wid, args=(
+            "-s", f"FRONTIER_URL={redis_server.url}", "-s", "FRONTIER_KEY=dashboard-test",
+            "-s", f"FRONTIER_WORKER={wid}", "-s", "FRONTIER_LEASE_TIMEOUT=3")))
+    proc, dash = start_dashboard(runtime)
+    procs.append(proc)
+
+    def both_listed():
+        crawls = dash.get_json("/api/crawls")
+        if len(crawls) == 2 and all(
+                c["shared"] and {w["worker"] for w in c["workers"]} == {"w1", "w2"}
+                and all(w["pages"] for w in c["workers"]) for c in crawls):
+            return crawls
+        return None
+
+    crawls = wait_for(both_listed, "both workers listed with the whole crawl's figures",
+                      poll_s=0.2)
+    assert sorted(c["pid"] for c in crawls) == sorted(p.pid for p in procs[:2])
+    for entry in crawls:  # each worker: its own figures, and the combined ones
+        assert entry["shared"]["pages"] >= entry["pages"]
+        path = f"/api/crawls/{entry['id']}/history"
+        sample = wait_for(lambda path=path: (lambda s: s[-1] if s and s[-1]["shared"] else None)(
+            dash.get_json(path)["samples"]), "a sample with the shared figures")
+        assert sample["shared"]["workers"] == 2
+        assert sample["shared"]["pages"] > 0  # (as last published: it may lag the worker's)
+        assert sample["hosts"] == {"ready": None, "waiting": None, "busiest": []}
+        validate_message({"type": "sample_reported", "crawl_id": "x", "sample": sample})
