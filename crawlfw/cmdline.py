@@ -45,7 +45,7 @@ _CRAWL_GC_THRESHOLD0 = 7000
 COMMAND_MODULES = [
     "bench", "check", "crawl", "edit", "fetch", "genspider", "list", "parse", "runspider",
     "settings", "shell", "startproject", "version", "view",
-    "ps", "status", "pause", "resume", "stop", "schedule",  # the running crawls
+    "ps", "status", "pause", "resume", "stop", "schedule", "dashboard",  # the running crawls
     "port",
 ]
 

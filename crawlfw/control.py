@@ -16,6 +16,9 @@ boundary). Requests and their replies:
 - ``pause_crawl``, ``resume_crawl``, ``stop_crawl``, ``schedule_request`` -> passed to
   the Supervisor (``ask``), -> ``command_accepted``;
 - ``download_request`` -> ``response_fetched`` (through ``crawler.engine.download``);
+- ``get_history`` -> ``history_reported`` (the samples the dashboard's recorder kept,
+  :mod:`crawlfw.dashboard.sampler`), ``get_sample`` -> ``sample_reported`` (one taken
+  now);
 - anything malformed, oversized (over 64 KiB), of another type, or failing ->
   ``control_error`` naming the fault. The crawl goes on.
 
@@ -63,7 +66,8 @@ __all__ = ["ControlEndpoint", "collect_status", "ACCEPTED_TYPES"]
 
 #: The message types the endpoint accepts; every other type gets ``control_error``.
 ACCEPTED_TYPES = frozenset({"get_status", "pause_crawl", "resume_crawl", "stop_crawl",
-                            "schedule_request", "download_request"})
+                            "schedule_request", "download_request", "get_history",
+                            "get_sample"})
 
 #: Seconds the endpoint waits for the Supervisor to answer a command.
 ASK_TIMEOUT_S = 10.0
@@ -328,6 +332,12 @@ class ControlEndpoint:
         for crawler in list(self.runner.crawlers):
             if crawler.crawling:
                 sample_rates(crawler)
+        self._recorder().sample_all()
+
+    def _recorder(self):
+        from crawlfw.dashboard.sampler import recorder_of
+
+        return recorder_of(self.runner)
 
     # --- connections --------------------------------------------------------------------
 
@@ -510,6 +520,27 @@ class ControlEndpoint:
                 crawler.engine.ref.ask({"type": "get_status"}, timeout=ASK_TIMEOUT_S)
             except (pykka.ActorDeadError, pykka.Timeout):
                 pass
+
+    def _do_get_history(self, message):
+        recorder = self._recorder()
+        crawler = recorder.crawler(message["crawl_id"])
+        if crawler is None:
+            return _error(f"no running crawl {message['crawl_id']!r}")
+        recorder.viewed()
+        history = recorder.history_of(crawler)
+        since = message["since"]
+        return {"type": "history_reported", "crawl_id": message["crawl_id"],
+                "interval": history.interval, "samples": history.samples(since),
+                "errors": recorder.errors.errors(since, message["crawl_id"])}
+
+    def _do_get_sample(self, message):
+        recorder = self._recorder()
+        crawler = recorder.crawler(message["crawl_id"])
+        if crawler is None:
+            return _error(f"no running crawl {message['crawl_id']!r}")
+        recorder.viewed()
+        return {"type": "sample_reported", "crawl_id": message["crawl_id"],
+                "sample": recorder.sample(crawler)}
 
     def _do_download_request(self, message):
         from crawlfw.exceptions import DownloadError, IgnoreRequest

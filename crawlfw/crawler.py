@@ -30,6 +30,7 @@ from crawlfw.actors._facade import EngineFacade
 from crawlfw.actors.supervisor import Supervisor
 from crawlfw.control import open_endpoint
 from crawlfw.core.flow._reasons import FAILURE_REASONS, is_failure_reason
+from crawlfw.dashboard import open_dashboard
 from crawlfw.exceptions import (
     CrawlfwDeprecationWarning,
     CrawlStartError,
@@ -440,6 +441,7 @@ class CrawlerProcessBase(CrawlerRunner):
         log_crawlfw_info(self.settings)
         self._endpoint = None  # crawlfw.control.ControlEndpoint, while start() runs
         self._progress = None  # crawlfw.progress.ProgressLine, while start() runs
+        self._dashboard = None  # crawlfw.dashboard.InCrawlDashboard, while start() runs
 
     @property
     def _forced(self) -> bool:
@@ -539,6 +541,8 @@ class CrawlerProcessBase(CrawlerRunner):
             self._endpoint = open_endpoint(self, self.settings)
         if self._progress is None:
             self._progress = open_progress(self, self.settings)
+        if self._dashboard is None:
+            self._dashboard = open_dashboard(self, self.settings, self._endpoint)
 
     def shutdown(self) -> None:
         """Erase the progress line, stop the Supervisor (and any crawl still running;
@@ -547,6 +551,9 @@ class CrawlerProcessBase(CrawlerRunner):
         progress, self._progress = self._progress, None
         if progress is not None:
             progress.stop()
+        dashboard, self._dashboard = self._dashboard, None
+        if dashboard is not None:
+            dashboard.close()
         try:
             if not self._forced:
                 super().shutdown()
@@ -554,6 +561,9 @@ class CrawlerProcessBase(CrawlerRunner):
             endpoint, self._endpoint = self._endpoint, None
             if endpoint is not None:
                 endpoint.close()
+            recorder = getattr(self, "_dashboard_recorder", None)
+            if recorder is not None:  # its errors handler off the root logger
+                recorder.stop()
 
 
 class CrawlerProcess(CrawlerProcessBase):

@@ -1,4 +1,5 @@
-"""The wheel carries what the runtime reads from disk (conf/ schemas, templates)."""
+"""The wheel carries what the runtime reads from disk (conf/ schemas, templates, the
+dashboard's page)."""
 
 import os
 import subprocess
@@ -30,6 +31,11 @@ def test_wheel_contains_message_schemas_and_templates(tmp_path):
         str(p.relative_to(REPO)) for p in (REPO / "crawlfw" / "templates").rglob("*") if p.is_file()
     }
     assert templates <= names
+    # The dashboard's page and its vendored chart library: nothing comes from a CDN.
+    static = {str(p.relative_to(REPO)) for p in (REPO / "crawlfw" / "dashboard" / "static").iterdir()
+              if p.is_file()}
+    assert {"crawlfw/dashboard/static/index.html", "crawlfw/dashboard/static/uPlot.iife.min.js",
+            "crawlfw/dashboard/static/uPlot.LICENSE"} <= static <= names
 
 
 def test_wheel_is_typed_licensed_and_classified(tmp_path):

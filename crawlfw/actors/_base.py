@@ -167,6 +167,7 @@ class CrawlActor(pykka.ThreadingActor):
         """Run pykka's loop on a thread placed by ``CPU_AFFINITY``
         (:mod:`crawlfw.core.control.placement`): by default every actor thread of the
         process on one CPU, so that hand-offs between them wake no other processor."""
+        self._native_id = threading.get_native_id()  # its CPU time, for the dashboard
         if self._cpu_mode == OFF:
             super()._actor_loop()
             return

@@ -177,13 +177,26 @@ class DownloaderStats:
     def from_crawler(cls, crawler):
         if not crawler.settings.getbool("DOWNLOADER_STATS"):
             raise NotConfigured
-        return cls(crawler.stats)
+        from crawlfw.dashboard.sampler import latency_of
+
+        mw = cls(crawler.stats)
+        mw._latency = latency_of(crawler)
+        return mw
+
+    #: The crawl's download latency histogram (:func:`crawlfw.dashboard.sampler.latency_of`),
+    #: fed with ``request.meta['download_latency']``; None when built without a crawler.
+    _latency = None
 
     def process_request(self, request, spider=None):
         self._count(_REQUEST_KEYS, request, "method", _request_httprepr_length, spider)
 
     def process_response(self, request, response, spider=None):
         self._count(_RESPONSE_KEYS, response, "status", _response_httprepr_length, spider)
+        latency = self._latency
+        if latency is not None:
+            seconds = request.meta.get("download_latency")
+            if seconds is not None:
+                latency.observe(seconds)
         return response
 
     def _count(self, keys, obj, attr, size_of, spider) -> None:

@@ -485,6 +485,17 @@ WARN_ON_GENERATOR_RETURN_VALUE = True  # no effect
 # pause/resume/stop/schedule and shell --attach (see crawlfw.control).
 CONTROL_ENDPOINT = True
 
+# The live dashboard (crawlfw.dashboard, docs/security.md): DASHBOARD_ENABLED serves it
+# from the crawl process on 127.0.0.1 (DASHBOARD_PORT, 0: a free port; also the port of
+# `crawlfw dashboard`), behind a random token. DASHBOARD_HISTORY: seconds of samples
+# kept at one a second (then one a minute); 0 keeps none. METRICS_ENABLED opens another
+# 127.0.0.1 listener serving only /metrics (Prometheus) without a token, on METRICS_PORT.
+DASHBOARD_ENABLED = False
+DASHBOARD_HISTORY = 3600
+DASHBOARD_PORT = 0
+METRICS_ENABLED = False
+METRICS_PORT = 0
+
 # Idle keep-alive connections kept open, across all hosts, per downloader actor's CurlMulti
 # (CURLMOPT_MAXCONNECTS). 0: CONCURRENT_REQUESTS shared among the DOWNLOADER_ACTORS, so a
 # broad crawl closes idle connections to hosts it is done with instead of hoarding them.

@@ -75,15 +75,17 @@ class LiveCrawl:
         base_url: the CountingServer's URL.
         pages: how many pages the spider crawls.
         args: more command-line arguments (``-s NAME=VALUE``...).
+        spider: the spider module's source (another spider taking the same ``-a``
+            arguments).
     """
 
     def __init__(self, runtime, workdir: Path, base_url: str, pages: int = 40, args=(),
-                 name="crawl"):
+                 name="crawl", spider: str = SLOW_SPIDER):
         self.runtime = runtime
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
-        spider = self.workdir / "slowspider.py"
-        spider.write_text(textwrap.dedent(SLOW_SPIDER).lstrip())
+        source, spider = spider, self.workdir / "slowspider.py"
+        spider.write_text(textwrap.dedent(source).lstrip())
         self.feed = self.workdir / f"{name}.jl"
         self.log = self.workdir / f"{name}.log"
         self._log_file = open(self.log, "wb")

@@ -280,6 +280,203 @@ class ControlError(TypedDict):
     """What went wrong, naming the thing at fault."""
 
 
+# --- The dashboard's history (crawlfw.dashboard), over the control endpoint -------------
+
+
+class GetHistory(TypedDict):
+    """Outside (``crawlfw dashboard``) -> control endpoint: the samples of a crawl kept
+    since ``since``, and its recent errors; answered with ``history_reported``."""
+
+    type: Literal["get_history"]
+    crawl_id: CrawlId
+    """The crawl whose history is asked."""
+    since: float | None
+    """Only the samples and errors after this time (unix seconds); None: all kept."""
+
+
+class GetSample(TypedDict):
+    """Outside (``crawlfw dashboard``'s ``/metrics``) -> control endpoint: a sample of a
+    crawl taken now; answered with ``sample_reported``."""
+
+    type: Literal["get_sample"]
+    crawl_id: CrawlId
+    """The crawl to sample."""
+
+
+class LatencyFigures(TypedDict):
+    """Download latencies (time to the first byte) counted in buckets."""
+
+    buckets: list[float]
+    """Upper bounds of the buckets, seconds, ascending."""
+    counts: list[Count]
+    """Responses per bucket (not cumulative), one more than ``buckets``: the last counts
+    those slower than every bound."""
+    sum: float
+    """Seconds of every latency counted, summed."""
+
+
+class FrontierFigures(TypedDict):
+    """The crawl's requests where they wait."""
+
+    queued: Count
+    """Requests queued (enqueued - dequeued, plus those a pause holds)."""
+    in_flight: Count
+    """Transfers in flight (the engine's figure)."""
+    leased: Count
+    """Requests handed out by the frontier and not reported finished (the whole crawl's
+    leases with a shared frontier)."""
+    on_disk: Count | None
+    """Queued requests on disk (spilled, or in a ``JOBDIR``'s SQLite); None when the
+    frontier keeps none there (memory, Redis)."""
+
+
+class BusyHost(TypedDict):
+    """One of the hosts with the most requests queued."""
+
+    host: str
+    """The host's key (its download slot)."""
+    queued: Count
+    """Requests queued for it."""
+    in_flight: Count
+    """Its requests leased and not finished."""
+    delay: float
+    """Its download delay now, seconds."""
+
+
+class HostFigures(TypedDict):
+    """The hosts with requests queued: ready to start one, or waiting."""
+
+    ready: Count | None
+    """Hosts that may start a request now; None when not computed (many hosts and no
+    dashboard looking, or a shared frontier)."""
+    waiting: Count | None
+    """Hosts waiting for their delay or at their concurrency; None as ``ready``."""
+    busiest: list[BusyHost]
+    """The hosts with the most requests queued, most first (at most 10)."""
+
+
+class ActorHealth(TypedDict):
+    """One actor of the crawl's tree."""
+
+    name: str
+    """Its role (``engine``, ``downloader 0``, ``exporter <feed>``, a user actor's class)."""
+    restarts: Count
+    """Times the Supervisor restarted it."""
+    mailbox: Count
+    """Messages waiting in its inbox."""
+    cpu: float | None
+    """CPU seconds its current thread used; None when unknown."""
+
+
+class MemoryFigures(TypedDict):
+    """The process's memory against its limits."""
+
+    rss: Count
+    """Resident memory now, bytes."""
+    limit: Count | None
+    """``MEMUSAGE_LIMIT_MB`` in bytes; None when unset."""
+    warning: Count | None
+    """``MEMUSAGE_WARNING_MB`` in bytes; None when unset."""
+
+
+class RevisitFigures(TypedDict):
+    """Revisits of a continuous crawl."""
+
+    due_now: Count
+    """Pages due for a revisit now."""
+    next_due: float | None
+    """When the next one falls due (unix seconds); None: none planned."""
+
+
+class SharedFigures(TypedDict):
+    """The whole crawl on a shared frontier (``FRONTIER_URL``), as the workers last
+    published it."""
+
+    queued: Count
+    """Requests in the shared queue."""
+    leased: Count
+    """Requests leased by any worker."""
+    pages: Count
+    """Responses received by every worker."""
+    items: Count
+    """Items scraped by every worker."""
+    workers: Count
+    """Workers that published figures."""
+
+
+class Sample(TypedDict):
+    """One sample of a crawl's figures (one a second; counters cumulative since the
+    process started the crawl)."""
+
+    t: float
+    """When, unix seconds."""
+    pages: Count
+    """Responses received (``response_received_count``)."""
+    items: Count
+    """Items scraped (``item_scraped_count``)."""
+    bytes: Count
+    """Response bytes (``downloader/response_bytes``)."""
+    status: dict[str, Count]
+    """HTTP status -> responses (``downloader/response_status_count/<status>``)."""
+    errors: dict[str, Count]
+    """Error kind -> count (download exceptions, spider exceptions, ignored statuses)."""
+    latency: LatencyFigures
+    """The download latency histogram."""
+    frontier: FrontierFigures
+    """Requests queued, in flight, leased, on disk."""
+    hosts: HostFigures
+    """Hosts ready and waiting, the busiest."""
+    actors: list[ActorHealth]
+    """Each actor of the crawl's tree."""
+    memory: MemoryFigures
+    """Memory against its limits."""
+    revisit: RevisitFigures | None
+    """Revisits due in a continuous crawl; None otherwise."""
+    state: Literal["running", "paused", "closing"]
+    """What the engine is doing."""
+    shared: SharedFigures | None
+    """The whole shared crawl (``FRONTIER_URL``); None otherwise."""
+
+
+class RecentError(TypedDict):
+    """An ERROR logged by the crawl process."""
+
+    t: float
+    """When, unix seconds."""
+    kind: str
+    """The exception's class name, or the log level without one."""
+    message: str
+    """The log message (at most 2,000 characters)."""
+    traceback: str | None
+    """The formatted traceback (its last 20,000 characters); None without one."""
+    url: str | None
+    """The first URL in the message; None without one."""
+
+
+class HistoryReported(TypedDict):
+    """Control endpoint -> outside: the answer to ``get_history``."""
+
+    type: Literal["history_reported"]
+    crawl_id: CrawlId
+    """The crawl."""
+    interval: float
+    """Seconds between two samples at full resolution (older ones are sparser)."""
+    samples: list[Sample]
+    """The samples kept after ``since``, oldest first."""
+    errors: list[RecentError]
+    """The recent errors logged after ``since``, oldest first."""
+
+
+class SampleReported(TypedDict):
+    """Control endpoint -> outside: the answer to ``get_sample``."""
+
+    type: Literal["sample_reported"]
+    crawl_id: CrawlId
+    """The crawl."""
+    sample: Sample
+    """Its figures now."""
+
+
 # --- Replies to ``ask`` (no ``type`` where the code sends none) ---------------------------
 
 

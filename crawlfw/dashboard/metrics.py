@@ -1,0 +1,177 @@
+"""``/metrics``: the crawls' figures in Prometheus's text exposition format, made with
+``prometheus_client`` by a custom collector (:class:`CrawlCollector`) that takes one
+fresh sample of each crawl per scrape (``get_sample``), so the figures are the stats'
+own at that moment.
+
+Every metric has the labels ``crawl`` (the crawl id, ``quotes-1``), ``spider`` and
+``pid`` (each worker of a shared crawl is a process of its own). Metric -> the stat or
+figure it is:
+
+==========================================  =============================================
+``crawlfw_responses_total{status}``         ``downloader/response_status_count/<status>``
+``crawlfw_responses_received_total``        ``response_received_count``
+``crawlfw_items_scraped_total``             ``item_scraped_count``
+``crawlfw_response_bytes_total``            ``downloader/response_bytes``
+``crawlfw_errors_total{kind}``              download exceptions by class, spider
+                                            exceptions by class, ``HTTP <status>``
+                                            ignored (``crawlfw status``'s errors)
+``crawlfw_request_duration_seconds``        histogram of download latencies
+                                            (``request.meta['download_latency']``)
+``crawlfw_queue_requests``                  requests queued
+``crawlfw_queue_on_disk_requests``          of those, on disk (absent when none can be)
+``crawlfw_requests_in_flight``              transfers in flight
+``crawlfw_requests_leased``                 requests leased from the frontier
+``crawlfw_hosts_ready``/``_waiting``        hosts that may start a request / waiting
+``crawlfw_actor_restarts_total{actor}``     restarts by the Supervisor
+``crawlfw_actor_mailbox_messages{actor}``   messages in the actor's inbox
+``crawlfw_actor_cpu_seconds_total{actor}``  CPU of the actor's thread
+``crawlfw_memory_rss_bytes``                resident memory of the process
+``crawlfw_memory_limit_bytes``              ``MEMUSAGE_LIMIT_MB`` (absent when unset)
+``crawlfw_crawl_paused``                    1 while paused, else 0
+``crawlfw_shared_*``                        a shared crawl's whole figures
+==========================================  =============================================
+"""
+
+from typing import Any
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+
+from crawlfw.core.control.protocol import ControlError
+from crawlfw.dashboard.sources import NoSuchCrawl
+
+__all__ = ["CrawlCollector", "exposition", "CONTENT_TYPE"]
+
+#: The ``Content-Type`` of ``/metrics``.
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+_LABELS = ["crawl", "spider", "pid"]
+
+
+class CrawlCollector:
+    """A ``prometheus_client`` collector of every crawl of a source.
+
+    Args:
+        source: a :class:`~crawlfw.dashboard.sources.LocalSource` or
+            :class:`~crawlfw.dashboard.sources.RemoteSource`.
+    """
+
+    def __init__(self, source) -> None:
+        self.source = source
+
+    def _samples(self) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        out = []
+        for entry in self.source.crawls():
+            try:
+                reply = self.source.ask(entry["id"], {"type": "get_sample"})
+            except (NoSuchCrawl, ControlError):
+                continue  # ended meanwhile
+            out.append((entry, reply["sample"]))
+        return out
+
+    def describe(self):
+        return []
+
+    def collect(self):
+        crawls = self._samples()
+        f = _Families()
+        for entry, s in crawls:
+            base = [entry["crawl_id"], entry["name"], str(entry["pid"])]
+            for status, n in sorted(s["status"].items()):
+                f.counter("responses", "HTTP responses by status", ["status"]).add_metric(
+                    base + [status], n)
+            f.counter("responses_received", "Responses that reached the engine").add_metric(
+                base, s["pages"])
+            f.counter("items_scraped", "Items scraped").add_metric(base, s["items"])
+            f.counter("response_bytes", "Response bytes received").add_metric(base, s["bytes"])
+            errors = f.counter("errors", "Errors by kind", ["kind"])
+            for kind, n in sorted(s["errors"].items()):
+                errors.add_metric(base + [kind], n)
+            latency = s["latency"]
+            bounds = [str(b) for b in latency["buckets"]] + ["+Inf"]
+            running, buckets = 0, []
+            for bound, n in zip(bounds, latency["counts"], strict=False):
+                running += n
+                buckets.append((bound, running))
+            f.histogram("request_duration_seconds",
+                        "Download latency (time to the first response byte)").add_metric(
+                base, buckets, latency.get("sum", 0.0))
+            frontier = s["frontier"]
+            f.gauge("queue_requests", "Requests queued").add_metric(base, frontier["queued"])
+            if frontier["on_disk"] is not None:
+                f.gauge("queue_on_disk_requests", "Queued requests on disk").add_metric(
+                    base, frontier["on_disk"])
+            f.gauge("requests_in_flight", "Transfers in flight").add_metric(
+                base, frontier["in_flight"])
+            f.gauge("requests_leased", "Requests leased from the frontier").add_metric(
+                base, frontier["leased"])
+            hosts = s["hosts"]
+            if hosts["ready"] is not None:
+                f.gauge("hosts_ready", "Hosts that may start a request now").add_metric(
+                    base, hosts["ready"])
+                f.gauge("hosts_waiting", "Hosts with requests waiting for their delay or "
+                                         "concurrency").add_metric(base, hosts["waiting"])
+            for actor in s["actors"]:
+                labels = base + [actor["name"]]
+                f.counter("actor_restarts", "Actor restarts by the Supervisor",
+                          ["actor"]).add_metric(labels, actor["restarts"])
+                f.gauge("actor_mailbox_messages", "Messages in the actor's inbox",
+                        ["actor"]).add_metric(labels, actor["mailbox"])
+                if actor["cpu"] is not None:
+                    f.counter("actor_cpu_seconds", "CPU seconds of the actor's thread",
+                              ["actor"]).add_metric(labels, actor["cpu"])
+            memory = s["memory"]
+            f.gauge("memory_rss_bytes", "Resident memory of the process").add_metric(
+                base, memory["rss"])
+            if memory["limit"] is not None:
+                f.gauge("memory_limit_bytes", "MEMUSAGE_LIMIT_MB in bytes").add_metric(
+                    base, memory["limit"])
+            f.gauge("crawl_paused", "1 while the crawl is paused").add_metric(
+                base, 1 if s["state"] == "paused" else 0)
+            shared = s.get("shared")
+            if shared:
+                f.gauge("shared_queue_requests", "Requests in the shared queue").add_metric(
+                    base, shared["queued"])
+                f.gauge("shared_requests_leased", "Requests leased by every worker").add_metric(
+                    base, shared["leased"])
+                f.gauge("shared_responses_received", "Responses of every worker (as "
+                                                     "published)").add_metric(base, shared["pages"])
+                f.gauge("shared_items_scraped", "Items of every worker (as published)").add_metric(
+                    base, shared["items"])
+        yield from f.all()
+        up = GaugeMetricFamily("crawlfw_crawls", "Running crawls shown")
+        up.add_metric([], len(crawls))
+        yield up
+
+
+class _Families:
+    """The metric families of one scrape, made once each by name."""
+
+    def __init__(self) -> None:
+        self._families: dict[str, Any] = {}
+
+    def _get(self, cls, name: str, doc: str, extra: list[str]):
+        family = self._families.get(name)
+        if family is None:
+            family = self._families[name] = cls(f"crawlfw_{name}", doc,
+                                                labels=_LABELS + extra)
+        return family
+
+    def counter(self, name: str, doc: str, extra: list[str] | None = None):
+        return self._get(CounterMetricFamily, name, doc, extra or [])
+
+    def gauge(self, name: str, doc: str, extra: list[str] | None = None):
+        return self._get(GaugeMetricFamily, name, doc, extra or [])
+
+    def histogram(self, name: str, doc: str):
+        return self._get(HistogramMetricFamily, name, doc, [])
+
+    def all(self):
+        return list(self._families.values())
+
+
+def exposition(source) -> bytes:
+    """The text exposition of every crawl of ``source`` (Prometheus format 0.0.4)."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(CrawlCollector(source))
+    return generate_latest(registry)
