@@ -175,6 +175,20 @@ def _on_disk(frontier, queued: int) -> int | None:
     return None
 
 
+def _revisit(frontier) -> dict[str, Any] | None:
+    """A continuous crawl's revisits: its frontier's ``revisit_status()`` (``{"due_now":
+    n, "next_due": unix s or None}``) when it has one, else None."""
+    status = getattr(frontier, "revisit_status", None)
+    if status is None:
+        return None
+    try:
+        figures = status()
+    except Exception:
+        logger.debug("Dashboard: revisit_status() failed", exc_info=True)
+        return None
+    return {"due_now": int(figures.get("due_now", 0)), "next_due": figures.get("next_due")}
+
+
 def _memory(settings) -> dict[str, Any]:
     enabled = settings.getbool("MEMUSAGE_ENABLED", True)
     limit = settings.getint("MEMUSAGE_LIMIT_MB", 0) if enabled else 0
@@ -244,7 +258,7 @@ def build_sample(crawler, runner=None, engine: dict | None = None,
         "hosts": _hosts(frontier, detail),
         "actors": _actors(tree),
         "memory": _memory(crawler.settings),
-        "revisit": None,
+        "revisit": _revisit(frontier),
         "state": state,
         "shared": ({"queued": shared.get("queued", 0), "leased": shared.get("leased", 0),
                     "pages": shared.get("pages", 0), "items": shared.get("items", 0),
