@@ -539,3 +539,29 @@ def test_workers_of_a_shared_crawl_show_each_and_combined(runtime, server, tmp_p
         assert sample["shared"]["pages"] > 0  # (as last published: it may lag the worker's)
         assert sample["hosts"] == {"ready": None, "waiting": None, "busiest": []}
         validate_message({"type": "sample_reported", "crawl_id": "x", "sample": sample})
+
+
+@pytest.mark.slow
+def test_in_crawl_dashboard_on_a_chosen_port_without_a_control_endpoint(runtime, server,
+                                                                       tmp_path, procs):
+    from tests.support.redisserver import free_port
+
+    port = free_port()
+    crawl = LiveCrawl(runtime, tmp_path / "a", server.url, pages=200, args=[
+        "-s", "CONTROL_ENDPOINT=False", "-s", "DASHBOARD_ENABLED=True",
+        "-s", f"DASHBOARD_PORT={port}"])
+    procs.append(crawl)
+    dash = Dashboard(in_crawl_dashboard(crawl))
+    assert dash.port == port
+    path = f"/api/crawls/{crawl.pid}-slow-1/history"
+    samples = wait_for(lambda: (lambda s: s if len(s) >= 3 and s[-1]["pages"] else None)(
+        dash.get_json(path)["samples"]), "samples taken by the dashboard's own timer")
+    assert [s["pages"] for s in samples] == sorted(s["pages"] for s in samples)
+    assert not runtime.sockets.exists() or not list(runtime.sockets.iterdir())
+    # the port taken: a WARNING, and the crawl goes on without a dashboard
+    other = LiveCrawl(runtime, tmp_path / "b", server.url, pages=5, args=[
+        "-s", "DASHBOARD_ENABLED=True", "-s", f"DASHBOARD_PORT={port}"])
+    procs.append(other)
+    assert other.wait() == 0, other.log_text()
+    assert re.search(r"WARNING: Dashboard not opened: .*Address already in use", other.log_text())
+    assert len(other.items()) == 5
