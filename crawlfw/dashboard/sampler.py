@@ -135,6 +135,15 @@ def _actors(tree) -> list[dict[str, Any]]:
     return out
 
 
+#: Hosts walked per second at most for the per-host detail: a crawl of more hosts has it
+#: computed every ``hosts / HOSTS_PER_S`` seconds (100,000 hosts: every 5 s), the figures
+#: repeated in between.
+HOSTS_PER_S = 20000
+
+_host_detail: "weakref.WeakKeyDictionary[Any, tuple[float, dict[str, Any]]]" = \
+    weakref.WeakKeyDictionary()
+
+
 def _hosts(frontier, detail: bool) -> dict[str, Any]:
     hosts = getattr(frontier, "hosts", None)
     table = getattr(hosts, "hosts", None)
@@ -142,6 +151,16 @@ def _hosts(frontier, detail: bool) -> dict[str, Any]:
         return {"ready": None, "waiting": None, "busiest": []}
     if not detail and len(table) > CHEAP_HOSTS:
         return {"ready": None, "waiting": None, "busiest": []}
+    now = time.monotonic()
+    kept = _host_detail.get(hosts)
+    if kept is not None and now - kept[0] < len(table) / HOSTS_PER_S:
+        return kept[1]
+    figures = _walk_hosts(hosts, table)
+    _host_detail[hosts] = (now, figures)
+    return figures
+
+
+def _walk_hosts(hosts, table) -> dict[str, Any]:
     for _ in range(3):
         try:
             entries = list(table.items())
