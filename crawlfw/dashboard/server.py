@@ -149,7 +149,7 @@ class DashboardServer:
         self._httpd = _Server(("127.0.0.1", self.port), _Handler, self)
         self.port = self._httpd.server_address[1]
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={
-            "poll_interval": 0.5}, name="crawlfw-dashboard" + ("-metrics" if self.metrics_only
+            "poll_interval": 0.1}, name="crawlfw-dashboard" + ("-metrics" if self.metrics_only
                                                                 else ""), daemon=True)
         self._thread.start()
         return self
