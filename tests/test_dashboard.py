@@ -143,7 +143,9 @@ def test_every_route_wants_the_token_and_a_loopback_host(runtime, server, tmp_pa
     wrong = "x" * len(dash.token)
     for path in gets + [f"/api/crawls/{crawl_id}/events"]:
         for headers in ({}, {"Authorization": f"Bearer {wrong}"},
-                        {"Cookie": f"crawlfw_dashboard={wrong}"}, {"Authorization": "Basic eA=="}):
+                        {"Cookie": f"crawlfw_dashboard_{dash.port}={wrong}"},
+                        {"Cookie": f"crawlfw_dashboard_{dash.port + 1}={dash.token}"},
+                        {"Authorization": "Basic eA=="}):
             status, _, body = dash.request("GET", path, headers)
             assert status == 403, (path, headers, body)
             assert json.loads(body)["ok"] is False
@@ -157,10 +159,12 @@ def test_every_route_wants_the_token_and_a_loopback_host(runtime, server, tmp_pa
     status, headers, body = dash.request("GET", f"/?token={dash.token}")
     assert status == 200 and headers["Content-Type"] == "text/html; charset=utf-8"
     cookie = headers["Set-Cookie"]
-    assert cookie.startswith(f"crawlfw_dashboard={dash.token};")
+    # the port in its name: another dashboard on this machine has its own cookie
+    assert cookie.startswith(f"crawlfw_dashboard_{dash.port}={dash.token};")
     assert {"HttpOnly", "SameSite=Strict", "Path=/"} <= {p.strip() for p in cookie.split(";")}
     for path in gets:
-        for headers in (dash.auth(), {"Cookie": f"crawlfw_dashboard={dash.token}"}):
+        for headers in (dash.auth(),
+                        {"Cookie": f"a=b; crawlfw_dashboard_{dash.port}={dash.token}"}):
             status, got, body = dash.request("GET", path, headers)
             assert status == 200, (path, body)
             assert got["Cache-Control"] == "no-store"

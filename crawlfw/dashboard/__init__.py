@@ -13,8 +13,9 @@ its log does not show INFO lines there); the token is
 ``secrets.token_urlsafe(32)``, new for each server.
 
 **Every request** must carry the token: ``?token=TOKEN``, ``Authorization: Bearer TOKEN``,
-or the cookie ``crawlfw_dashboard=TOKEN`` (``HttpOnly; SameSite=Strict; Path=/``) that the
-server sets when ``/?token=TOKEN`` is loaded; otherwise 403 (compared with
+or the cookie ``crawlfw_dashboard_<PORT>=TOKEN`` (``HttpOnly; SameSite=Strict; Path=/``;
+the port in its name, as cookies do not tell ports apart) that the server sets when
+``/?token=TOKEN`` is loaded; otherwise 403 (compared with
 ``hmac.compare_digest``). ``Host`` must be ``127.0.0.1:PORT`` or ``localhost:PORT``
 (DNS-rebinding defence: 403 otherwise); a POST whose ``Origin`` is sent must be
 ``http://127.0.0.1:PORT`` or ``http://localhost:PORT`` (403 otherwise). Nothing changes

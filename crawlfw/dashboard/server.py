@@ -27,7 +27,9 @@ __all__ = ["DashboardServer", "STATIC_DIR", "COOKIE_NAME"]
 #: The page and its assets, served from the package.
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
-#: The cookie the server sets when ``/?token=`` is loaded.
+#: The cookie the server sets when ``/?token=`` is loaded is this name and the port,
+#: ``crawlfw_dashboard_<PORT>``: cookies do not tell ports apart (RFC 6265 §8.5), so two
+#: dashboards on one machine would otherwise overwrite each other's.
 COOKIE_NAME = "crawlfw_dashboard"
 
 #: Seconds between two looks for new samples of an event stream.
@@ -163,6 +165,11 @@ class DashboardServer:
             self._httpd.shutdown()
             self._httpd.server_close()
 
+    @property
+    def cookie_name(self) -> str:
+        """``crawlfw_dashboard_<PORT>`` (see :data:`COOKIE_NAME`)."""
+        return f"{COOKIE_NAME}_{self.port}"
+
     # --- checks -------------------------------------------------------------------------
 
     def host_allowed(self, host: str | None) -> bool:
@@ -241,7 +248,7 @@ class _Handler(BaseHTTPRequestHandler):
                 jar = http.cookies.SimpleCookie(cookie)
             except http.cookies.CookieError:
                 return None
-            morsel = jar.get(COOKIE_NAME)
+            morsel = jar.get(self.dashboard.cookie_name)
             if morsel is not None:
                 return morsel.value
         return None
@@ -333,7 +340,7 @@ class _Handler(BaseHTTPRequestHandler):
         if path in ("/", "/index.html"):
             extra = []
             if query.get("token"):  # the page's later requests carry the cookie
-                extra.append(("Set-Cookie", f"{COOKIE_NAME}={self.dashboard.token}; HttpOnly; "
+                extra.append(("Set-Cookie", f"{self.dashboard.cookie_name}={self.dashboard.token}; HttpOnly; "
                                             "SameSite=Strict; Path=/"))
             self._static("index.html", extra)
             return
