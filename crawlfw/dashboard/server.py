@@ -391,6 +391,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._headers(200, "text/event-stream; charset=utf-8", None,
                       [("Connection", "close")])
         self.close_connection = True
+        if self.command == "HEAD":
+            return
         if since is None:  # only what comes from now on (the page read the history)
             samples = first["samples"][-1:]
             errors: list = []
