@@ -26,11 +26,17 @@ from typing import Any
 
 import pykka
 
-from crawlfw.core.control.history import History, LatencyHistogram, RecentErrors, now_s
+from crawlfw.core.control.history import (
+    History,
+    RecentErrors,
+    errors_by_kind,
+    latency_of,
+    now_s,
+)
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Recorder", "recorder_of", "latency_of", "build_sample", "HISTORY_FILE"]
+__all__ = ["Recorder", "recorder_of", "build_sample", "HISTORY_FILE"]
 
 #: The history's file in a crawl's ``JOBDIR``.
 HISTORY_FILE = "dashboard-history.json"
@@ -52,20 +58,6 @@ ENGINE_TIMEOUT_S = 1.0
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _PAGE_SIZE = resource.getpagesize()
-
-_latencies: "weakref.WeakKeyDictionary[Any, LatencyHistogram]" = weakref.WeakKeyDictionary()
-_latencies_lock = threading.Lock()
-
-
-def latency_of(crawler) -> LatencyHistogram:
-    """The download latency histogram of ``crawler`` (made on first use), filled by
-    :class:`~crawlfw.downloadermiddlewares.stats.DownloaderStats`."""
-    with _latencies_lock:
-        histogram = _latencies.get(crawler)
-        if histogram is None:
-            histogram = _latencies[crawler] = LatencyHistogram()
-        return histogram
-
 
 def _status_counts(stats: dict) -> dict[str, int]:
     prefix = "downloader/response_status_count/"
@@ -242,8 +234,6 @@ def build_sample(crawler, runner=None, engine: dict | None = None,
             it did not answer (in flight and state from the stats alone).
         detail: compute the per-host detail whatever the number of hosts.
     """
-    from crawlfw.control import _errors
-
     stats = crawler.stats.get_stats()
     engine = engine or {}
     if engine.get("closing"):
@@ -268,7 +258,7 @@ def build_sample(crawler, runner=None, engine: dict | None = None,
         "items": int(stats.get("item_scraped_count", 0)),
         "bytes": int(stats.get("downloader/response_bytes", 0)),
         "status": _status_counts(stats),
-        "errors": _errors(stats),
+        "errors": errors_by_kind(stats),
         "latency": latency_of(crawler).snapshot(),
         "frontier": {"queued": int(max(0, queued)),
                      "in_flight": int(in_flight) if in_flight is not None else 0,
