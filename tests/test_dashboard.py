@@ -252,6 +252,21 @@ def test_in_crawl_dashboard_streams_samples_whose_counters_advance(runtime, serv
     since = dash.get_json(f"/api/crawls/{entry['id']}/history?since={times[1]}")
     assert all(s["t"] > times[1] for s in since["samples"]) and since["samples"]
 
+    # the control messages behind it, on the crawl's socket, as the schemas say
+    from crawlfw.core.control.protocol import ControlClient, ControlError
+
+    client = ControlClient(crawl.socket)
+    reply = client.ask({"type": "get_history", "crawl_id": "slow-1", "since": times[-1]})
+    validate_message(reply)
+    assert reply["type"] == "history_reported" and reply["interval"] == 1.0
+    reply = client.ask({"type": "get_sample", "crawl_id": "slow-1"})
+    validate_message(reply)
+    assert reply["sample"]["pages"] >= last["pages"]
+    with pytest.raises(ControlError, match="since"):
+        client.ask({"type": "get_history", "crawl_id": "slow-1", "since": "yesterday"})
+    with pytest.raises(ControlError, match="no running crawl 'slow-9'"):
+        client.ask({"type": "get_sample", "crawl_id": "slow-9"})
+
     # an ERROR logged by the crawl is sent as an error event, with its URL
     stream = dash.request("GET", f"/api/crawls/{entry['id']}/events", dash.auth(), read=False)
     conn, response = stream
