@@ -100,6 +100,10 @@ class _Server(ThreadingHTTPServer):
             self.slots.release()
             raise
 
+    def handle_error(self, request, client_address):
+        logger.debug("Dashboard: a request from %(client)s failed", {"client": client_address},
+                     exc_info=True)
+
     def process_request_thread(self, request, client_address):
         try:
             super().process_request_thread(request, client_address)
@@ -298,8 +302,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(403, "Origin must be this dashboard's")
             return
         path, _ = gate
-        length = int(self.headers.get("Content-Length") or 0)
-        if length:
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            self.close_connection = True
+            self._error(400, "bad Content-Length")
+            return
+        if length > 65536:
+            self.close_connection = True  # the rest of the body is not read
+        if length > 0:
             self.rfile.read(min(length, 65536))
         match = _CRAWL_ROUTE.match(path)
         if path == "/metrics" or match is None:
