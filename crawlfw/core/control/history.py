@@ -6,7 +6,7 @@ no threads): the bounded sample history, the latency histogram, the recent error
   downsampled to one a minute, then thinned (every other kept, the interval doubled)
   when that part is full, so any run fits in a bounded memory. The samples' counters are
   cumulative, so dropping samples loses no count: a rate is measured between any two
-  samples kept. Stored as encoded JSON text (about 1 KB a sample), saved to and loaded
+  samples kept. Stored as encoded JSON text (1-2 KB a sample, by the actors and busiest hosts listed), saved to and loaded
   from a file (``JOBDIR``).
 - :class:`LatencyHistogram`: download latencies (``request.meta['download_latency']``)
   counted in fixed buckets, as Prometheus histograms do.
