@@ -6,8 +6,8 @@ no threads): the bounded sample history, the latency histogram, the recent error
   downsampled to one a minute, then thinned (every other kept, the interval doubled)
   when that part is full, so any run fits in a bounded memory. The samples' counters are
   cumulative, so dropping samples loses no count: a rate is measured between any two
-  samples kept. Stored as encoded JSON text (1-2 KB a sample, by the actors and busiest hosts listed), saved to and loaded
-  from a file (``JOBDIR``).
+  samples kept. Stored as encoded JSON text (1-2 KB a sample, by the actors and busiest
+  hosts listed), saved to and loaded from a file (``JOBDIR``).
 - :class:`LatencyHistogram`: download latencies (``request.meta['download_latency']``)
   counted in fixed buckets, as Prometheus histograms do.
 - :class:`RecentErrors`: a logging handler keeping the last ERROR records with their
