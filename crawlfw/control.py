@@ -44,6 +44,7 @@ import pykka
 
 from crawlfw.actors._validation import validate_message
 from crawlfw.core._fds import out_of_fds, retry_when_out_of_fds
+from crawlfw.core.control.history import errors_by_kind
 from crawlfw.core.control.protocol import (
     MAX_MESSAGE_BYTES,
     SOCKET_SUFFIX,
@@ -136,20 +137,7 @@ def _json_value(value):
     return str(value)
 
 
-def _errors(stats: dict) -> dict:
-    """``{type: count}`` of download errors, spider exceptions and ignored HTTP statuses."""
-    errors = {}
-    for key, value in stats.items():
-        if key.startswith("downloader/exception_type_count/"):
-            name = key.rsplit("/", 1)[1].rsplit(".", 1)[-1]
-        elif key.startswith("spider_exceptions/") and key != "spider_exceptions/count":
-            name = key.split("/", 1)[1]  # (the /count key is their total)
-        elif key.startswith("httperror/response_ignored_status_count/"):
-            name = "HTTP " + key.rsplit("/", 1)[1]
-        else:
-            continue
-        errors[name] = errors.get(name, 0) + int(value)
-    return errors
+_errors = errors_by_kind  # {type: count} of download errors, spider exceptions, HTTP statuses
 
 
 #: Engine status of a crawl whose engine has stopped (the Supervisor is closing it).

@@ -143,7 +143,9 @@ def test_every_route_wants_the_token_and_a_loopback_host(runtime, server, tmp_pa
     wrong = "x" * len(dash.token)
     for path in gets + [f"/api/crawls/{crawl_id}/events"]:
         for headers in ({}, {"Authorization": f"Bearer {wrong}"},
-                        {"Cookie": f"crawlfw_dashboard={wrong}"}, {"Authorization": "Basic eA=="}):
+                        {"Cookie": f"crawlfw_dashboard_{dash.port}={wrong}"},
+                        {"Cookie": f"crawlfw_dashboard_{dash.port + 1}={dash.token}"},
+                        {"Authorization": "Basic eA=="}):
             status, _, body = dash.request("GET", path, headers)
             assert status == 403, (path, headers, body)
             assert json.loads(body)["ok"] is False
@@ -157,10 +159,12 @@ def test_every_route_wants_the_token_and_a_loopback_host(runtime, server, tmp_pa
     status, headers, body = dash.request("GET", f"/?token={dash.token}")
     assert status == 200 and headers["Content-Type"] == "text/html; charset=utf-8"
     cookie = headers["Set-Cookie"]
-    assert cookie.startswith(f"crawlfw_dashboard={dash.token};")
+    # the port in its name: another dashboard on this machine has its own cookie
+    assert cookie.startswith(f"crawlfw_dashboard_{dash.port}={dash.token};")
     assert {"HttpOnly", "SameSite=Strict", "Path=/"} <= {p.strip() for p in cookie.split(";")}
     for path in gets:
-        for headers in (dash.auth(), {"Cookie": f"crawlfw_dashboard={dash.token}"}):
+        for headers in (dash.auth(),
+                        {"Cookie": f"a=b; crawlfw_dashboard_{dash.port}={dash.token}"}):
             status, got, body = dash.request("GET", path, headers)
             assert status == 200, (path, body)
             assert got["Cache-Control"] == "no-store"
@@ -247,6 +251,21 @@ def test_in_crawl_dashboard_streams_samples_whose_counters_advance(runtime, serv
     assert {s["t"] for s in samples} <= {s["t"] for s in history["samples"]}
     since = dash.get_json(f"/api/crawls/{entry['id']}/history?since={times[1]}")
     assert all(s["t"] > times[1] for s in since["samples"]) and since["samples"]
+
+    # the control messages behind it, on the crawl's socket, as the schemas say
+    from crawlfw.core.control.protocol import ControlClient, ControlError
+
+    client = ControlClient(crawl.socket)
+    reply = client.ask({"type": "get_history", "crawl_id": "slow-1", "since": times[-1]})
+    validate_message(reply)
+    assert reply["type"] == "history_reported" and reply["interval"] == 1.0
+    reply = client.ask({"type": "get_sample", "crawl_id": "slow-1"})
+    validate_message(reply)
+    assert reply["sample"]["pages"] >= last["pages"]
+    with pytest.raises(ControlError, match="since"):
+        client.ask({"type": "get_history", "crawl_id": "slow-1", "since": "yesterday"})
+    with pytest.raises(ControlError, match="no running crawl 'slow-9'"):
+        client.ask({"type": "get_sample", "crawl_id": "slow-9"})
 
     # an ERROR logged by the crawl is sent as an error event, with its URL
     stream = dash.request("GET", f"/api/crawls/{entry['id']}/events", dash.auth(), read=False)
@@ -539,3 +558,29 @@ def test_workers_of_a_shared_crawl_show_each_and_combined(runtime, server, tmp_p
         assert sample["shared"]["pages"] > 0  # (as last published: it may lag the worker's)
         assert sample["hosts"] == {"ready": None, "waiting": None, "busiest": []}
         validate_message({"type": "sample_reported", "crawl_id": "x", "sample": sample})
+
+
+@pytest.mark.slow
+def test_in_crawl_dashboard_on_a_chosen_port_without_a_control_endpoint(runtime, server,
+                                                                       tmp_path, procs):
+    from tests.support.redisserver import free_port
+
+    port = free_port()
+    crawl = LiveCrawl(runtime, tmp_path / "a", server.url, pages=200, args=[
+        "-s", "CONTROL_ENDPOINT=False", "-s", "DASHBOARD_ENABLED=True",
+        "-s", f"DASHBOARD_PORT={port}"])
+    procs.append(crawl)
+    dash = Dashboard(in_crawl_dashboard(crawl))
+    assert dash.port == port
+    path = f"/api/crawls/{crawl.pid}-slow-1/history"
+    samples = wait_for(lambda: (lambda s: s if len(s) >= 3 and s[-1]["pages"] else None)(
+        dash.get_json(path)["samples"]), "samples taken by the dashboard's own timer")
+    assert [s["pages"] for s in samples] == sorted(s["pages"] for s in samples)
+    assert not runtime.sockets.exists() or not list(runtime.sockets.iterdir())
+    # the port taken: a WARNING, and the crawl goes on without a dashboard
+    other = LiveCrawl(runtime, tmp_path / "b", server.url, pages=5, args=[
+        "-s", "DASHBOARD_ENABLED=True", "-s", f"DASHBOARD_PORT={port}"])
+    procs.append(other)
+    assert other.wait() == 0, other.log_text()
+    assert re.search(r"WARNING: Dashboard not opened: .*Address already in use", other.log_text())
+    assert len(other.items()) == 5

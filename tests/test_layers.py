@@ -13,8 +13,8 @@ Layers, bottom up (a module may import its own layer and those below it):
    spider middlewares, item pipelines, extensions, contracts): they may use the core,
    which never imports them (it loads them by name);
 4. ``actors``: ``actors/``, the shells that own the core's objects;
-5. ``runtime``: ``crawler.py``, ``control.py``, ``progress.py``, ``shell.py`` and
-   ``utils/test.py`` (its helpers build crawlers);
+5. ``runtime``: ``crawler.py``, ``control.py``, ``dashboard/``, ``progress.py``,
+   ``shell.py`` and ``utils/test.py`` (its helpers build crawlers);
 6. ``commands``: ``commands/``, ``cmdline.py``, ``__main__.py``.
 
 Every module of ``crawlfw/`` must have a layer (a new package fails
@@ -56,7 +56,8 @@ LAYERS = (
     )),
     ("actors", ("crawlfw.actors",)),
     ("runtime", ("crawlfw.control", "crawlfw.crawler", "crawlfw._crawler_components",
-                 "crawlfw.progress", "crawlfw.shell", "crawlfw.utils.test")),
+                 "crawlfw.dashboard", "crawlfw.progress", "crawlfw.shell",
+                 "crawlfw.utils.test")),
     ("commands", ("crawlfw.__main__", "crawlfw.cmdline", "crawlfw.commands")),
 )
 _RANK = {prefix: rank for rank, (_, prefixes) in enumerate(LAYERS) for prefix in prefixes}

@@ -13,7 +13,8 @@ from crawlfw.commands import command, fail
 @argh.arg("crawl", nargs="?", metavar="CRAWL",
           help="show only the crawls matching this crawl id, spider name or pid "
                "(default: every crawl of this user, new ones as they start)")
-@command(help="Serve a live dashboard of the running crawls on 127.0.0.1")
+@command(help="Serve a live dashboard of the running crawls on 127.0.0.1",
+         default_settings={"LOG_LEVEL": "INFO"})  # not a line per HTTP request (-L DEBUG)
 def dashboard(crawl=None, *, settings=None):
     """Serve the dashboard of every running crawl of this user (those ``crawlfw ps``
     lists, found again as they start and end), or of those matching CRAWL, on

@@ -25,6 +25,7 @@ RUNTIME_LIBRARIES = [
     ("itemadapter", "itemadapter"),
     ("itemloaders", "itemloaders"),
     ("rbloom", "rbloom"),
+    ("prometheus_client", "prometheus_client"),
 ]
 
 #: Libraries used when installed: decompression, image pipeline, S3 feeds and media.

@@ -8,12 +8,14 @@ exists unless one of these, or ``METRICS_ENABLED``, asks for it.
 
 **Listener.** 127.0.0.1 only, on a free port (or ``DASHBOARD_PORT``), stdlib
 ``http.server`` (one thread per connection, at most 64). Its address is logged (INFO) and
-printed as ``http://127.0.0.1:PORT/?token=TOKEN``; the token is
+printed as ``http://127.0.0.1:PORT/?token=TOKEN`` (by the crawl: on standard error when
+its log does not show INFO lines there); the token is
 ``secrets.token_urlsafe(32)``, new for each server.
 
 **Every request** must carry the token: ``?token=TOKEN``, ``Authorization: Bearer TOKEN``,
-or the cookie ``crawlfw_dashboard=TOKEN`` (``HttpOnly; SameSite=Strict; Path=/``) that the
-server sets when ``/?token=TOKEN`` is loaded; otherwise 403 (compared with
+or the cookie ``crawlfw_dashboard_<PORT>=TOKEN`` (``HttpOnly; SameSite=Strict; Path=/``;
+the port in its name, as cookies do not tell ports apart) that the server sets when
+``/?token=TOKEN`` is loaded; otherwise 403 (compared with
 ``hmac.compare_digest``). ``Host`` must be ``127.0.0.1:PORT`` or ``localhost:PORT``
 (DNS-rebinding defence: 403 otherwise); a POST whose ``Origin`` is sent must be
 ``http://127.0.0.1:PORT`` or ``http://localhost:PORT`` (403 otherwise). Nothing changes
@@ -88,6 +90,7 @@ one) serving only ``GET /metrics``, without a token, for scrapers that cannot se
 """
 
 import logging
+import sys
 
 __all__ = ["open_dashboard", "InCrawlDashboard"]
 
@@ -118,6 +121,17 @@ class InCrawlDashboard:
                 part.stop() if hasattr(part, "stop") else part.close()
             except Exception:
                 logger.debug("Dashboard: closing failed", exc_info=True)
+
+
+def _log_shows_info(settings) -> bool:
+    """True when the crawl's INFO lines reach standard error (``LOG_ENABLED``, no
+    ``LOG_FILE``, ``LOG_LEVEL`` INFO or lower)."""
+    if not settings.getbool("LOG_ENABLED", True) or settings.get("LOG_FILE"):
+        return False
+    level = settings.get("LOG_LEVEL", "DEBUG")
+    if isinstance(level, str):
+        level = logging.getLevelName(level.upper())
+    return isinstance(level, int) and level <= logging.INFO
 
 
 def open_dashboard(runner, settings, endpoint=None) -> InCrawlDashboard | None:
@@ -153,6 +167,8 @@ def open_dashboard(runner, settings, endpoint=None) -> InCrawlDashboard | None:
             logger.warning("Dashboard not opened: %(error)s", {"error": e})
         else:
             logger.info("Dashboard: %(url)s", {"url": server.url})
+            if not _log_shows_info(settings):  # the URL is printed where it is seen
+                print(f"Dashboard: {server.url}", file=sys.stderr, flush=True)
     if metrics_on:
         try:
             metrics = DashboardServer(source, settings.getint("METRICS_PORT", 0),

@@ -26,11 +26,17 @@ from typing import Any
 
 import pykka
 
-from crawlfw.core.control.history import History, LatencyHistogram, RecentErrors, now_s
+from crawlfw.core.control.history import (
+    History,
+    RecentErrors,
+    errors_by_kind,
+    latency_of,
+    now_s,
+)
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Recorder", "recorder_of", "latency_of", "build_sample", "HISTORY_FILE"]
+__all__ = ["Recorder", "recorder_of", "build_sample", "HISTORY_FILE"]
 
 #: The history's file in a crawl's ``JOBDIR``.
 HISTORY_FILE = "dashboard-history.json"
@@ -52,20 +58,6 @@ ENGINE_TIMEOUT_S = 1.0
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _PAGE_SIZE = resource.getpagesize()
-
-_latencies: "weakref.WeakKeyDictionary[Any, LatencyHistogram]" = weakref.WeakKeyDictionary()
-_latencies_lock = threading.Lock()
-
-
-def latency_of(crawler) -> LatencyHistogram:
-    """The download latency histogram of ``crawler`` (made on first use), filled by
-    :class:`~crawlfw.downloadermiddlewares.stats.DownloaderStats`."""
-    with _latencies_lock:
-        histogram = _latencies.get(crawler)
-        if histogram is None:
-            histogram = _latencies[crawler] = LatencyHistogram()
-        return histogram
-
 
 def _status_counts(stats: dict) -> dict[str, int]:
     prefix = "downloader/response_status_count/"
@@ -135,6 +127,15 @@ def _actors(tree) -> list[dict[str, Any]]:
     return out
 
 
+#: Hosts walked per second at most for the per-host detail: a crawl of more hosts has it
+#: computed every ``hosts / HOSTS_PER_S`` seconds (100,000 hosts: every 5 s), the figures
+#: repeated in between.
+HOSTS_PER_S = 20000
+
+_host_detail: "weakref.WeakKeyDictionary[Any, tuple[float, dict[str, Any]]]" = \
+    weakref.WeakKeyDictionary()
+
+
 def _hosts(frontier, detail: bool) -> dict[str, Any]:
     hosts = getattr(frontier, "hosts", None)
     table = getattr(hosts, "hosts", None)
@@ -142,6 +143,16 @@ def _hosts(frontier, detail: bool) -> dict[str, Any]:
         return {"ready": None, "waiting": None, "busiest": []}
     if not detail and len(table) > CHEAP_HOSTS:
         return {"ready": None, "waiting": None, "busiest": []}
+    now = time.monotonic()
+    kept = _host_detail.get(hosts)
+    if kept is not None and now - kept[0] < len(table) / HOSTS_PER_S:
+        return kept[1]
+    figures = _walk_hosts(hosts, table)
+    _host_detail[hosts] = (now, figures)
+    return figures
+
+
+def _walk_hosts(hosts, table) -> dict[str, Any]:
     for _ in range(3):
         try:
             entries = list(table.items())
@@ -173,6 +184,20 @@ def _on_disk(frontier, queued: int) -> int | None:
     if type(frontier).__name__ == "SqliteFrontier":
         return queued
     return None
+
+
+def _revisit(frontier) -> dict[str, Any] | None:
+    """A continuous crawl's revisits: its frontier's ``revisit_status()`` (``{"due_now":
+    n, "next_due": unix s or None}``) when it has one, else None."""
+    status = getattr(frontier, "revisit_status", None)
+    if status is None:
+        return None
+    try:
+        figures = status()
+    except Exception:
+        logger.debug("Dashboard: revisit_status() failed", exc_info=True)
+        return None
+    return {"due_now": int(figures.get("due_now", 0)), "next_due": figures.get("next_due")}
 
 
 def _memory(settings) -> dict[str, Any]:
@@ -209,8 +234,6 @@ def build_sample(crawler, runner=None, engine: dict | None = None,
             it did not answer (in flight and state from the stats alone).
         detail: compute the per-host detail whatever the number of hosts.
     """
-    from crawlfw.control import _errors
-
     stats = crawler.stats.get_stats()
     engine = engine or {}
     if engine.get("closing"):
@@ -235,7 +258,7 @@ def build_sample(crawler, runner=None, engine: dict | None = None,
         "items": int(stats.get("item_scraped_count", 0)),
         "bytes": int(stats.get("downloader/response_bytes", 0)),
         "status": _status_counts(stats),
-        "errors": _errors(stats),
+        "errors": errors_by_kind(stats),
         "latency": latency_of(crawler).snapshot(),
         "frontier": {"queued": int(max(0, queued)),
                      "in_flight": int(in_flight) if in_flight is not None else 0,
@@ -244,7 +267,7 @@ def build_sample(crawler, runner=None, engine: dict | None = None,
         "hosts": _hosts(frontier, detail),
         "actors": _actors(tree),
         "memory": _memory(crawler.settings),
-        "revisit": None,
+        "revisit": _revisit(frontier),
         "state": state,
         "shared": ({"queued": shared.get("queued", 0), "leased": shared.get("leased", 0),
                     "pages": shared.get("pages", 0), "items": shared.get("items", 0),

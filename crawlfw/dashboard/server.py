@@ -27,7 +27,9 @@ __all__ = ["DashboardServer", "STATIC_DIR", "COOKIE_NAME"]
 #: The page and its assets, served from the package.
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
-#: The cookie the server sets when ``/?token=`` is loaded.
+#: The cookie the server sets when ``/?token=`` is loaded is this name and the port,
+#: ``crawlfw_dashboard_<PORT>``: cookies do not tell ports apart (RFC 6265 §8.5), so two
+#: dashboards on one machine would otherwise overwrite each other's.
 COOKIE_NAME = "crawlfw_dashboard"
 
 #: Seconds between two looks for new samples of an event stream.
@@ -98,6 +100,10 @@ class _Server(ThreadingHTTPServer):
             self.slots.release()
             raise
 
+    def handle_error(self, request, client_address):
+        logger.debug("Dashboard: a request from %(client)s failed", {"client": client_address},
+                     exc_info=True)
+
     def process_request_thread(self, request, client_address):
         try:
             super().process_request_thread(request, client_address)
@@ -149,7 +155,7 @@ class DashboardServer:
         self._httpd = _Server(("127.0.0.1", self.port), _Handler, self)
         self.port = self._httpd.server_address[1]
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={
-            "poll_interval": 0.5}, name="crawlfw-dashboard" + ("-metrics" if self.metrics_only
+            "poll_interval": 0.1}, name="crawlfw-dashboard" + ("-metrics" if self.metrics_only
                                                                 else ""), daemon=True)
         self._thread.start()
         return self
@@ -162,6 +168,11 @@ class DashboardServer:
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
+
+    @property
+    def cookie_name(self) -> str:
+        """``crawlfw_dashboard_<PORT>`` (see :data:`COOKIE_NAME`)."""
+        return f"{COOKIE_NAME}_{self.port}"
 
     # --- checks -------------------------------------------------------------------------
 
@@ -241,7 +252,7 @@ class _Handler(BaseHTTPRequestHandler):
                 jar = http.cookies.SimpleCookie(cookie)
             except http.cookies.CookieError:
                 return None
-            morsel = jar.get(COOKIE_NAME)
+            morsel = jar.get(self.dashboard.cookie_name)
             if morsel is not None:
                 return morsel.value
         return None
@@ -291,8 +302,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(403, "Origin must be this dashboard's")
             return
         path, _ = gate
-        length = int(self.headers.get("Content-Length") or 0)
-        if length:
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            self.close_connection = True
+            self._error(400, "bad Content-Length")
+            return
+        if length > 65536:
+            self.close_connection = True  # the rest of the body is not read
+        if length > 0:
             self.rfile.read(min(length, 65536))
         match = _CRAWL_ROUTE.match(path)
         if path == "/metrics" or match is None:
@@ -333,7 +351,7 @@ class _Handler(BaseHTTPRequestHandler):
         if path in ("/", "/index.html"):
             extra = []
             if query.get("token"):  # the page's later requests carry the cookie
-                extra.append(("Set-Cookie", f"{COOKIE_NAME}={self.dashboard.token}; HttpOnly; "
+                extra.append(("Set-Cookie", f"{self.dashboard.cookie_name}={self.dashboard.token}; HttpOnly; "
                                             "SameSite=Strict; Path=/"))
             self._static("index.html", extra)
             return
@@ -384,6 +402,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._headers(200, "text/event-stream; charset=utf-8", None,
                       [("Connection", "close")])
         self.close_connection = True
+        if self.command == "HEAD":
+            return
         if since is None:  # only what comes from now on (the page read the history)
             samples = first["samples"][-1:]
             errors: list = []

@@ -177,13 +177,13 @@ class DownloaderStats:
     def from_crawler(cls, crawler):
         if not crawler.settings.getbool("DOWNLOADER_STATS"):
             raise NotConfigured
-        from crawlfw.dashboard.sampler import latency_of
+        from crawlfw.core.control.history import latency_of
 
         mw = cls(crawler.stats)
         mw._latency = latency_of(crawler)
         return mw
 
-    #: The crawl's download latency histogram (:func:`crawlfw.dashboard.sampler.latency_of`),
+    #: The crawl's download latency histogram (:func:`crawlfw.core.control.history.latency_of`),
     #: fed with ``request.meta['download_latency']``; None when built without a crawler.
     _latency = None
 

@@ -6,8 +6,8 @@ no threads): the bounded sample history, the latency histogram, the recent error
   downsampled to one a minute, then thinned (every other kept, the interval doubled)
   when that part is full, so any run fits in a bounded memory. The samples' counters are
   cumulative, so dropping samples loses no count: a rate is measured between any two
-  samples kept. Stored as encoded JSON text (about 1 KB a sample), saved to and loaded
-  from a file (``JOBDIR``).
+  samples kept. Stored as encoded JSON text (1-2 KB a sample, by the actors and busiest
+  hosts listed), saved to and loaded from a file (``JOBDIR``).
 - :class:`LatencyHistogram`: download latencies (``request.meta['download_latency']``)
   counted in fixed buckets, as Prometheus histograms do.
 - :class:`RecentErrors`: a logging handler keeping the last ERROR records with their
@@ -24,11 +24,13 @@ import re
 import threading
 import time
 import traceback
+import weakref
 from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["History", "LatencyHistogram", "RecentErrors", "LATENCY_BUCKETS_S"]
+__all__ = ["History", "LatencyHistogram", "RecentErrors", "LATENCY_BUCKETS_S", "latency_of",
+           "errors_by_kind"]
 
 #: Upper bounds (seconds) of the latency buckets; a last bucket counts the slower ones.
 LATENCY_BUCKETS_S = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -76,6 +78,38 @@ class LatencyHistogram:
             counts = list(self._counts)
             total = self._sum
         return {"buckets": list(self.buckets), "counts": counts, "sum": round(total, 6)}
+
+
+_latencies: "weakref.WeakKeyDictionary[Any, LatencyHistogram]" = weakref.WeakKeyDictionary()
+_latencies_lock = threading.Lock()
+
+
+def latency_of(crawler: Any) -> LatencyHistogram:
+    """The download latency histogram of ``crawler`` (made on first use), filled by
+    :class:`~crawlfw.downloadermiddlewares.stats.DownloaderStats`."""
+    with _latencies_lock:
+        histogram = _latencies.get(crawler)
+        if histogram is None:
+            histogram = _latencies[crawler] = LatencyHistogram()
+        return histogram
+
+
+def errors_by_kind(stats: dict[str, Any]) -> dict[str, int]:
+    """``{kind: count}`` of a crawl's errors from its stats: download exceptions (by
+    class name), spider exceptions (by class name), ignored HTTP statuses (``HTTP
+    <status>``)."""
+    errors: dict[str, int] = {}
+    for key, value in stats.items():
+        if key.startswith("downloader/exception_type_count/"):
+            name = key.rsplit("/", 1)[1].rsplit(".", 1)[-1]
+        elif key.startswith("spider_exceptions/") and key != "spider_exceptions/count":
+            name = key.split("/", 1)[1]  # (the /count key is their total)
+        elif key.startswith("httperror/response_ignored_status_count/"):
+            name = "HTTP " + key.rsplit("/", 1)[1]
+        else:
+            continue
+        errors[name] = errors.get(name, 0) + int(value)
+    return errors
 
 
 class History:
