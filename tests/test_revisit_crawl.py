@@ -21,6 +21,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
+from tests.support.dashboard import start_dashboard
 from tests.support.proc import run_measured, start_crawlfw, wait_measured
 
 pytestmark = pytest.mark.slow
@@ -226,6 +227,14 @@ def test_between_revisits_the_crawl_waits_without_cpu_and_status_shows_it(
         cpu_used = cpu_seconds(process.pid) - cpu_before
         status = runtime.cli_json("status")
         human = runtime.cli("status").stdout
+        # the dashboard's samples carry the schedule's figures (issue 33)
+        board, dashboard = start_dashboard(runtime)
+        try:
+            crawl_id = dashboard.get_json("/api/crawls")[0]["id"]
+            sample = dashboard.get_json(f"/api/crawls/{crawl_id}/history")["samples"][-1]
+        finally:
+            board.kill()
+            board.wait(10)
         stopped = runtime.cli("stop")  # a waiting continuous crawl stops when told
     finally:
         done = wait_measured(process, out, err, timeout_s=40)
@@ -241,6 +250,9 @@ def test_between_revisits_the_crawl_waits_without_cpu_and_status_shows_it(
     assert 50 < stats["revisit/next_due"] - time.time() < 60
     assert re.search(r"revisits    9 pages scheduled, 0 due now, next due in (4|5)\ds; "
                      r"0 changed, 0 unchanged \(0 answered 304\), 0 gone", human), human
+    revisit = sample["revisit"]
+    assert revisit == {"due_now": 0, "next_due": pytest.approx(stats["revisit/next_due"]),
+                       "scheduled": 9, "changed": 0, "unchanged": 0, "gone": 0}, sample
 
 
 def test_kill_9_and_resume_keeps_the_schedule(changing_site, tmp_path):

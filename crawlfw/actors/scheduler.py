@@ -372,6 +372,9 @@ class SchedulerActor(RevisitsMixin, CrawlActor):
         if "feeds" in message and not self.failed:
             try:
                 self.frontier.commit({"feeds": message["feeds"]})
+                checkpoint_log = getattr(self.frontier, "checkpoint_log", None)
+                if checkpoint_log is not None:  # JOBDIR: in the main file, not only the log
+                    checkpoint_log()
             except _FRONTIER_ERRORS as e:
                 self._fail(e)
 

@@ -67,7 +67,8 @@ lower than the one before it marks a restart, as in Prometheus)::
                "busiest": [{"host": str, "queued": n, "in_flight": n, "delay": s}]},
      "actors": [{"name": str, "restarts": n, "mailbox": n, "cpu": s|null}],
      "memory": {"rss": bytes, "limit": bytes|null, "warning": bytes|null},
-     "revisit": null | {"due_now": n, "next_due": t|null},
+     "revisit": null | {"due_now": n, "next_due": t|null, "scheduled": n, "changed": n,
+                        "unchanged": n, "gone": n},
      "state": "running"|"paused"|"closing",
      "shared": null | {"queued": n, "leased": n, "pages": n, "items": n, "workers": n}}
 

@@ -155,25 +155,25 @@ def _hosts(frontier, detail: bool) -> dict[str, Any]:
 def _walk_hosts(hosts, table) -> dict[str, Any]:
     for _ in range(3):
         try:
-            entries = list(table.items())
+            entries = hosts.host_figures()  # [(key, queued, in flight, ready)]
             break
-        except RuntimeError:  # changed by the scheduler meanwhile
+        except (RuntimeError, IndexError):  # changed by the scheduler meanwhile
             continue
     else:
         return {"ready": None, "waiting": None, "busiest": []}
     policy = hosts.policy
     ready = waiting = 0
-    for key, h in entries:
-        if h.queued:
-            if h.ready_since is not None and h.in_flight < policy.concurrency(key):
+    for key, queued, in_flight, is_ready in entries:
+        if queued:
+            if is_ready and in_flight < policy.concurrency(key):
                 ready += 1
             else:
                 waiting += 1
-    busiest = heapq.nlargest(BUSIEST, entries, key=lambda e: (e[1].queued, e[1].in_flight))
+    busiest = heapq.nlargest(BUSIEST, entries, key=lambda e: (e[1], e[2]))
     return {"ready": ready, "waiting": waiting,
-            "busiest": [{"host": key, "queued": h.queued, "in_flight": h.in_flight,
+            "busiest": [{"host": key, "queued": queued, "in_flight": in_flight,
                          "delay": round(float(policy.base_delay_s(key)), 3)}
-                        for key, h in busiest if h.queued or h.in_flight]}
+                        for key, queued, in_flight, _ in busiest if queued or in_flight]}
 
 
 def _on_disk(frontier, queued: int) -> int | None:
@@ -186,18 +186,20 @@ def _on_disk(frontier, queued: int) -> int | None:
     return None
 
 
-def _revisit(frontier) -> dict[str, Any] | None:
-    """A continuous crawl's revisits: its frontier's ``revisit_status()`` (``{"due_now":
-    n, "next_due": unix s or None}``) when it has one, else None."""
-    status = getattr(frontier, "revisit_status", None)
-    if status is None:
+def _revisit(stats) -> dict[str, Any] | None:
+    """A continuous crawl's revisits (``REVISIT_ENABLED``), from its ``revisit/*`` stats
+    (the Scheduler keeps them, as ``crawlfw status`` reads them): ``{"due_now",
+    "next_due" (unix s or None), "scheduled", "changed", "unchanged", "gone"}``; None
+    for a crawl that does not revisit."""
+    if "revisit/scheduled" not in stats:
         return None
-    try:
-        figures = status()
-    except Exception:
-        logger.debug("Dashboard: revisit_status() failed", exc_info=True)
-        return None
-    return {"due_now": int(figures.get("due_now", 0)), "next_due": figures.get("next_due")}
+    next_due = stats.get("revisit/next_due")
+    return {"due_now": int(stats.get("revisit/due_now", 0)),
+            "next_due": float(next_due) if next_due is not None else None,
+            "scheduled": int(stats.get("revisit/scheduled", 0)),
+            "changed": int(stats.get("revisit/changed", 0)),
+            "unchanged": int(stats.get("revisit/unchanged", 0)),
+            "gone": int(stats.get("revisit/gone", 0))}
 
 
 def _memory(settings) -> dict[str, Any]:
@@ -267,7 +269,7 @@ def build_sample(crawler, runner=None, engine: dict | None = None,
         "hosts": _hosts(frontier, detail),
         "actors": _actors(tree),
         "memory": _memory(crawler.settings),
-        "revisit": _revisit(frontier),
+        "revisit": _revisit(stats),
         "state": state,
         "shared": ({"queued": shared.get("queued", 0), "leased": shared.get("leased", 0),
                     "pages": shared.get("pages", 0), "items": shared.get("items", 0),

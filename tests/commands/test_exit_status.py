@@ -129,11 +129,14 @@ def test_an_actor_whose_start_fails_ends_the_crawl(crawlfw, tmp_path, server, sp
             def process_item(self, item, spider):
                 return item
     """)
+    # Now the start waits for open_spider and is refused in one line, as Scrapy fails a
+    # crawl whose pipeline cannot open (before its feeds are opened).
     result = crawlfw("runspider", spider_file, "-a", f"base={server.url}",
                      "-s", 'ITEM_PIPELINES={"bad_pipeline.BadPipeline": 100}', timeout=30)
-    assert "Actor pipeline of crawl pages-1 failed: RuntimeError: database unreachable" in (
-        result.stderr)
-    assert "'finish_reason': 'pipeline_failed'" in result.stderr
+    assert ("ERROR: Crawl could not start: ITEM_PIPELINES: 'bad_pipeline.BadPipeline'"
+            ".open_spider failed: RuntimeError: database unreachable") in result.stderr
+    assert "start_failed: ITEM_PIPELINES" in result.stderr
+    assert server.received == []  # nothing was fetched
     assert result.returncode == 1
 
 

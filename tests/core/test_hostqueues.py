@@ -244,3 +244,16 @@ def test_counts_follow_the_storage_when_they_disagree():
 
     assert rq.lease(10, 0.0, take) == []
     assert calls == ["a"] and rq.queued == 0 and rq.state_size() == 0
+
+
+def test_host_figures_give_queued_in_flight_and_ready_per_host():
+    """What the dashboard's sampler reads (crawlfw/dashboard/sampler.py): a host in its
+    delay after a lease is not ready; one with nothing leased is; a host with nothing
+    queued or in flight is not listed."""
+    h = Harness(concurrency=1, delay_s=10.0)
+    for spec in ("a1", "a2", "b1", "c1"):
+        h.push(spec)
+    assert sorted(h.lease(2, now=0.0)) == ["a2", "b1"]  # LIFO within a host
+    h.rq.finished({"b": 1}, now_s=1.0)  # b: nothing queued, cooling in its delay
+    figures = {key: rest for key, *rest in h.rq.host_figures()}
+    assert figures == {"a": [1, 1, False], "c": [1, 0, True]}

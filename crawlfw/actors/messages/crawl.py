@@ -386,6 +386,14 @@ class RevisitFigures(TypedDict):
     """Pages due for a revisit now."""
     next_due: float | None
     """When the next one falls due (unix seconds); None: none planned."""
+    scheduled: Count
+    """Pages on the revisit schedule."""
+    changed: Count
+    """Revisits whose page had changed (``revisit/changed``)."""
+    unchanged: Count
+    """Revisits whose page had not (``revisit/unchanged``: a 304 or the same digest)."""
+    gone: Count
+    """Revisits answered 404 or 410 (``revisit/gone``)."""
 
 
 class SharedFigures(TypedDict):

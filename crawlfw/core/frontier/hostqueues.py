@@ -327,6 +327,18 @@ class HostQueues:
         i = self.hosts.get(key)
         return self._in_flight[i] if i is not None else 0
 
+    def host_figures(self) -> list[tuple[str, int, int, bool]]:
+        """``(key, queued, in flight, ready)`` of every host with something queued or in
+        flight; ready: its next request may start now (no delay to wait). For observers
+        on another thread (the dashboard's sampler): the figures may be a moment apart.
+
+        Raises:
+            RuntimeError: the hosts changed while read (read again).
+        """
+        queued, in_flight, entry = self._queued, self._in_flight, self._entry
+        return [(key, queued[i], in_flight[i], entry[i].__class__ is int)
+                for key, i in list(self.hosts.items())]
+
     def state_size(self) -> int:
         """Hosts this object keeps any state for (active, or empty within a delay)."""
         return len(self.hosts) + len(self._cooling)

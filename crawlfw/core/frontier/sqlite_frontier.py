@@ -350,6 +350,16 @@ class SqliteFrontier(FrontierBase):
             json.dump({"job": self.meta["job"], "generation": self.generation}, f)
         os.replace(tmp, self.job_path)
 
+    def checkpoint_log(self) -> None:
+        """Move the write-ahead log into the main file now (the Scheduler does it after
+        committing the feeds' starting lengths, so that the main file alone holds them:
+        the run's first commit, which checkpoints too, came before the feeds opened).
+
+        Raises:
+            sqlite3.Error: the disk failed.
+        """
+        self._checkpoint_wal()
+
     def _checkpoint_wal(self) -> None:
         """Move the write-ahead log into the main file and empty it."""
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
