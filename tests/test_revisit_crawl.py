@@ -293,10 +293,15 @@ def test_kill_9_and_resume_keeps_the_schedule(changing_site, tmp_path):
     second = run_measured(*args, "-s", "CLOSESPIDER_TIMEOUT=6", cwd=tmp_path, timeout_s=60)
     assert second.returncode == 0, second.stderr[-3000:]
     resumed_hits = site.log.snapshot()[killed_hits:]
-    # No burst: the first request of the resumed crawl is the first page due.
+    # No burst: nothing is fetched before the first page is due, but a request whose
+    # lease was not acked by a checkpoint when the crawl was killed (a page of the last
+    # round answered while the kill came): it is fetched again at once, as any unacked
+    # lease of a JOBDIR job is (at-least-once downloads, exactly-once items).
     offset = time.time() - time.monotonic()  # wall clock of the site's monotonic times
     assert resumed_hits, "the schedule was not continued"
-    assert min(h.time for h in resumed_hits) + offset >= first_due - 0.3
+    early = [h.path for h in resumed_hits if h.time + offset < first_due - 0.3]
+    assert len(early) <= 1 and len(set(early)) == len(early), [
+        (h.path, round(h.time + offset - first_due, 2)) for h in resumed_hits[:12]]
     assert len(resumed_hits) <= 2 * pages  # one round in 6 s at an interval of 4 s
     assert {h.path for h in resumed_hits} == {h.path for h in site.log.snapshot()[:pages]}
     # The validators survived: static pages with validators are answered 304.
