@@ -140,3 +140,57 @@ def test_recent_errors_keep_kind_traceback_and_url():
         assert [e["message"] for e in handler.errors()] == ["error 2", "error 3", "error 4"]
     finally:
         log.removeHandler(handler)
+
+
+def _full_sample(rng, i):
+    """A sample shaped as the sampler's (crawlfw/dashboard/sampler.py build_sample) for a
+    one-host continuous crawl, its figures moving as a crawl's do."""
+    t = 1795935600.0 + i
+    return {"t": t, "pages": 100 * i + rng.randrange(100), "items": 3 * i,
+            "bytes": 2_000_000 * i, "status": {"200": 50 * i, "304": 50 * i + rng.randrange(9)},
+            "errors": {},
+            "latency": {"buckets": [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+                                    10.0, 30.0, 60.0],
+                        "counts": [rng.randrange(10**6) for _ in range(14)],
+                        "sum": round(rng.random() * 1e5, 6)},
+            "frontier": {"queued": rng.randrange(20000), "in_flight": 16, "leased": 16,
+                         "on_disk": None},
+            "hosts": {"ready": 1, "waiting": 0,
+                      "busiest": [{"host": "127.0.0.1:38001", "queued": rng.randrange(20000),
+                                   "in_flight": 16, "delay": 0.0}]},
+            "actors": [{"name": name, "restarts": 0, "mailbox": rng.randrange(50),
+                        "cpu": round(rng.random() * 1000, 3)}
+                       for name in ("engine", "scheduler", "spider_runner", "pipeline",
+                                    "downloader 0", "exporter 0")],
+            "memory": {"rss": 100_000_000 + rng.randrange(10**7), "limit": None,
+                       "warning": None},
+            "revisit": {"due_now": rng.randrange(2000), "next_due": t + 30.5},
+            "state": "running", "shared": None}
+
+
+def test_half_an_hour_of_samples_weighs_about_half_a_megabyte(tmp_path):
+    # issue 32 (RSS flat over an hour of continuous crawl): the history, sampled once a
+    # second whether or not a dashboard is open, took 4.2 MB in its first hour as JSON
+    # text (~1.2 KB a sample); deflated against the first sample, 1.2 MB. Half an hour:
+    # 2.1 MB before, 0.6 MB now
+    import tracemalloc
+
+    rng = random.Random(32)
+    samples = [_full_sample(rng, i) for i in range(1800)]
+    history = History(fine_s=3600)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for sample in samples:
+            history.add(sample)
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(history) == 1800
+    assert kept < 0.9e6, kept
+    assert history.samples() == samples  # nothing lost
+    assert history.last() == samples[-1]
+    history.save(tmp_path / "history.json")
+    again = History(fine_s=3600)
+    assert again.load(tmp_path / "history.json") == 1800
+    assert again.samples() == samples

@@ -25,6 +25,7 @@ import threading
 import time
 import traceback
 import weakref
+import zlib
 from collections import deque
 from collections.abc import Iterable
 from typing import Any
@@ -133,9 +134,26 @@ class History:
         self.fine_s = float(fine_s)
         self.coarse_interval_s = float(coarse_interval_s)
         self.coarse_max = max(2, int(coarse_max))
-        self._fine: deque[tuple[float, str]] = deque()  # (t, JSON text), t ascending
-        self._coarse: list[tuple[float, str]] = []
+        # (t, the sample's JSON text deflated by _pack), t ascending
+        self._fine: deque[tuple[float, bytes]] = deque()
+        self._coarse: list[tuple[float, bytes]] = []
+        self._zdict: bytes | None = None  # the preset dictionary: the first sample kept
         self._lock = threading.Lock()
+
+    def _pack(self, text: str) -> bytes:
+        """``text`` (a sample's JSON) deflated (raw, no header) against the preset
+        dictionary, made of the first sample packed (under the lock)."""
+        data = text.encode()
+        if self._zdict is None:
+            self._zdict = data
+        packer = zlib.compressobj(6, zlib.DEFLATED, -15, 8, zlib.Z_DEFAULT_STRATEGY,
+                                  self._zdict)
+        return packer.compress(data) + packer.flush()
+
+    def _unpack(self, blob: bytes) -> str:
+        """The JSON text :meth:`_pack` deflated into ``blob``."""
+        unpacker = zlib.decompressobj(-15, zdict=self._zdict)  # type: ignore[arg-type]
+        return (unpacker.decompress(blob) + unpacker.flush()).decode()
 
     def __len__(self) -> int:
         with self._lock:
@@ -152,13 +170,13 @@ class History:
         with self._lock:
             fine = self._fine
             if fine and t - fine[-1][0] < MIN_GAP_S:
-                fine[-1] = (t, text)
+                fine[-1] = (t, self._pack(text))
                 return
-            fine.append((t, text))
+            fine.append((t, self._pack(text)))
             while fine and t - fine[0][0] > self.fine_s:
                 self._to_coarse(fine.popleft())
 
-    def _to_coarse(self, entry: tuple[float, str]) -> None:
+    def _to_coarse(self, entry: tuple[float, bytes]) -> None:
         coarse = self._coarse
         if coarse and entry[0] - coarse[-1][0] < self.coarse_interval_s:
             return
@@ -173,20 +191,22 @@ class History:
         most the last ``limit`` of them."""
         with self._lock:
             entries = self._coarse + list(self._fine)
+            unpack = self._unpack
         if since is not None:
             times = [t for t, _ in entries]
             entries = entries[bisect.bisect_right(times, since):]
         if limit is not None:
             entries = entries[-limit:] if limit > 0 else []
-        return [json.loads(text) for _, text in entries]
+        return [json.loads(unpack(blob)) for _, blob in entries]
 
     def last(self) -> dict[str, Any] | None:
         """The newest sample, or None."""
         with self._lock:
-            text = self._fine[-1][1] if self._fine else (
+            blob = self._fine[-1][1] if self._fine else (
                 self._coarse[-1][1] if self._coarse else None)
-        if text is None:
-            return None
+            if blob is None:
+                return None
+            text = self._unpack(blob)
         sample: dict[str, Any] = json.loads(text)
         return sample
 
@@ -200,8 +220,8 @@ class History:
             OSError: the file cannot be written.
         """
         with self._lock:
-            coarse = [text for _, text in self._coarse]
-            fine = [text for _, text in self._fine]
+            coarse = [self._unpack(blob) for _, blob in self._coarse]
+            fine = [self._unpack(blob) for _, blob in self._fine]
             interval = self.coarse_interval_s
         tmp = f"{os.fspath(path)}.tmp"
         with open(tmp, "w", encoding="utf-8") as f:
@@ -244,8 +264,8 @@ class History:
             if first is None or sample["t"] < first:
                 self.add(sample)
         with self._lock:
-            for t, text in kept:
-                self._fine.append((t, text))
+            for t, blob in kept:  # packed against the same dictionary
+                self._fine.append((t, blob))
             newest = self._fine[-1][0] if self._fine else None
             while newest is not None and self._fine and newest - self._fine[0][0] > self.fine_s:
                 self._to_coarse(self._fine.popleft())
