@@ -8,16 +8,13 @@ spills during the first ``push_many`` and the crawl is still busy afterwards.
 """
 
 import os
-import resource
 import signal
-import subprocess
-import sys
 
 import pytest
 
 from tests.support.countserver import CountingServer
-from tests.support.proc import crawlfw_env, start_crawlfw, wait_measured
-from tests.support.spill import MANY_LINKS_SPIDER, write_spider_and_tmpdir
+from tests.support.proc import start_crawlfw, wait_measured
+from tests.support.spill import MANY_LINKS_SPIDER, run_on_a_full_disk, write_spider_and_tmpdir
 from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.slow
@@ -79,22 +76,12 @@ def test_kill_9_leaves_it_to_the_next_crawl(tmp_path, site):
     assert _scratch(tmpdir) == []
 
 
-def _limit_file_size():
-    # SIGXFSZ ignored (kept across exec): a write past the limit fails with EFBIG
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (256 * 1024, 256 * 1024))
-
-
 def test_a_full_disk_ends_the_crawl_with_one_line_naming_the_file(tmp_path, site):
     """RLIMIT_FSIZE stands for a full disk (no root, no mount needed): SQLite's write past
     it fails (EFBIG: "disk I/O error"; a full disk's ENOSPC says "database or disk is
     full", as tests/utils/test_seen.py has it)."""
     tmpdir = _setup(tmp_path)
-    proc = subprocess.run(
-        [sys.executable, "-m", "crawlfw.cmdline", "runspider", "spider.py",
-         "-a", f"base={site.url}", *LIMIT],
-        cwd=tmp_path, env=crawlfw_env({"TMPDIR": str(tmpdir), "PYTHONDONTWRITEBYTECODE": "1"}),
-        capture_output=True, text=True, timeout=120, preexec_fn=_limit_file_size)
+    proc = run_on_a_full_disk(tmp_path, tmpdir, site.url, 256 * 1024, *LIMIT)
     lines = [line for line in proc.stderr.splitlines() if "Frontier failed" in line]
     assert len(lines) == 1, proc.stderr[-3000:]
     assert "SpillError: The seen set cannot spill to " in lines[0]
