@@ -237,29 +237,31 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-class Nginx:
-    """nginx serving ``pages`` pages for any host name, on a free loopback port."""
+class NginxServer:
+    """An nginx of its own on a free loopback port, in a temporary directory (also
+    benchmarks/bench_broad_long.py's): a subclass writes its site under :attr:`root` and
+    calls :meth:`_launch` with its configuration, a format string of ``root`` and
+    ``port``.
 
-    def __init__(self, pages: int):
-        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-        if not os.path.exists(nginx):
-            raise SystemExit("bench_broad.py needs nginx (/usr/sbin/nginx or on PATH)")
-        self._tmp = tempfile.TemporaryDirectory(prefix="crawlfw-bench-broad-")
-        root = Path(self._tmp.name)
-        root.chmod(0o755)
-        site = root / "site"
-        (site / "p").mkdir(parents=True)
-        (root / "tmp").mkdir()
-        for n in range(pages):
-            link = f'<a href="/p/{n + 1}">next</a>' if n + 1 < pages else ""
-            body = f"<html><head><title>page {n}</title></head><body>{link}</body></html>"
-            (site / ("index.html" if n == 0 else f"p/{n}.html")).write_text(body)
-        for path in (root, site, site / "p", *site.rglob("*")):
-            path.chmod(0o755 if path.is_dir() else 0o644)
+    Raises:
+        SystemExit: no nginx, or it exited or did not listen within 30 s.
+    """
+
+    def __init__(self, script: str, prefix: str):
+        self._nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+        if not os.path.exists(self._nginx):
+            raise SystemExit(f"{script} needs nginx (/usr/sbin/nginx or on PATH)")
+        self._tmp = tempfile.TemporaryDirectory(prefix=prefix)
+        self.root = Path(self._tmp.name)
+        self.root.chmod(0o755)
+        (self.root / "tmp").mkdir()
         self.port = _free_port()
-        (root / "nginx.conf").write_text(_NGINX_CONF.format(root=root, port=self.port))
-        self.proc = subprocess.Popen([nginx, "-c", str(root / "nginx.conf"), "-p", str(root),
-                                      "-e", str(root / "error.log")],
+
+    def _launch(self, conf: str, **fields) -> None:
+        root = self.root
+        (root / "nginx.conf").write_text(conf.format(root=root, port=self.port, **fields))
+        self.proc = subprocess.Popen([self._nginx, "-c", str(root / "nginx.conf"),
+                                      "-p", str(root), "-e", str(root / "error.log")],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      start_new_session=True)
         deadline = time.monotonic() + 30
@@ -285,6 +287,22 @@ class Nginx:
                 self.proc.wait()
         self.proc.stderr.close()
         self._tmp.cleanup()
+
+
+class Nginx(NginxServer):
+    """nginx serving ``pages`` pages for any host name, on a free loopback port."""
+
+    def __init__(self, pages: int):
+        super().__init__("bench_broad.py", "crawlfw-bench-broad-")
+        site = self.root / "site"
+        (site / "p").mkdir(parents=True)
+        for n in range(pages):
+            link = f'<a href="/p/{n + 1}">next</a>' if n + 1 < pages else ""
+            body = f"<html><head><title>page {n}</title></head><body>{link}</body></html>"
+            (site / ("index.html" if n == 0 else f"p/{n}.html")).write_text(body)
+        for path in (self.root, site, site / "p", *site.rglob("*")):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        self._launch(_NGINX_CONF)
 
 
 class Sampler(threading.Thread):

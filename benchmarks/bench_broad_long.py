@@ -35,15 +35,16 @@ import argparse
 import json
 import os
 import re
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_broad import NginxServer  # noqa: E402  (the nginx of bench_broad.py)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -122,54 +123,13 @@ SCRAPY_ONLY = {
 }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Nginx:
+class Nginx(NginxServer):
     """nginx serving the endless tree of pages (see the module doc)."""
 
     def __init__(self):
-        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-        if not os.path.exists(nginx):
-            raise SystemExit("bench_broad_long.py needs nginx (/usr/sbin/nginx or on PATH)")
-        self._tmp = tempfile.TemporaryDirectory(prefix="crawlfw-bench-broad-long-")
-        root = Path(self._tmp.name)
-        root.chmod(0o755)
-        (root / "tmp").mkdir()
-        self.port = _free_port()
+        super().__init__("bench_broad_long.py", "crawlfw-bench-broad-long-")
         links = "".join(_LINK.format(i=i, port=self.port) for i in range(10))
-        (root / "nginx.conf").write_text(_NGINX_CONF.format(root=root, port=self.port,
-                                                            links=links))
-        self.proc = subprocess.Popen([nginx, "-c", str(root / "nginx.conf"), "-p", str(root),
-                                      "-e", str(root / "error.log")],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     start_new_session=True)
-        deadline = time.monotonic() + 30
-        while True:
-            if self.proc.poll() is not None:
-                raise SystemExit("nginx exited: " + self.proc.stderr.read().decode())
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise SystemExit("nginx did not listen within 30 s") from None
-                time.sleep(0.05)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        self.proc.stderr.close()
-        self._tmp.cleanup()
+        self._launch(_NGINX_CONF, links=links)
 
 
 def _rss_mib(pid) -> float | None:
