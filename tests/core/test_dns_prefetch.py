@@ -14,28 +14,10 @@ import pytest
 
 from crawlfw.core.frontier.hostqueues import HostQueues
 from crawlfw.core.transport.dns import Answer, DnsCache, LookupFailed, read_resolv_conf
-from crawlfw.core.transport.resolver import Resolver, ThreadedResolver
+from crawlfw.core.transport.resolver import ThreadedResolver
 from crawlfw.core.transport.resolver_cares import CaresResolver
 from tests.support.dnsserver import LocalDNS
-
-
-class _HandResolver(Resolver):
-    """Asks nobody: the test gives each family's answer (``answer``)."""
-
-    def __init__(self, **kw):
-        super().__init__(**kw)
-        self.started = []
-
-    def _start(self, lookup, now_s):
-        self.started.append(lookup.host)
-
-    def answer(self, host, family, addresses, now_s, ttl_s=300.0, error=None):
-        lookup = self._pending[host]
-        self._family_answered(lookup, family, addresses, ttl_s, error, now_s, True)
-
-    def both(self, host, now_s, address="10.0.0.1"):
-        self.answer(host, 4, [address], now_s)
-        self.answer(host, 6, [], now_s, error="nodata")
+from tests.support.hand_resolver import HandResolver
 
 
 def _collect():
@@ -47,7 +29,7 @@ def _collect():
 
 
 def test_a_name_resolved_ahead_waits_in_the_cache_for_its_transfer():
-    r = _HandResolver(cache=DnsCache(100))
+    r = HandResolver(cache=DnsCache(100))
     assert r.prefetch("h", 0.0) is True
     assert r.started == ["h"] and (r.lookups, r.prefetched, r.in_flight) == (1, 1, 1)
     r.both("h", 0.01)
@@ -60,7 +42,7 @@ def test_a_name_resolved_ahead_waits_in_the_cache_for_its_transfer():
 
 
 def test_a_transfer_joins_a_lookup_asked_ahead_and_gets_its_own_dns_timeout():
-    r = _HandResolver(cache=DnsCache(100), timeout_s=2)
+    r = HandResolver(cache=DnsCache(100), timeout_s=2)
     r.prefetch("slow", 0.0)
     got, waiter = _collect()
     assert r.resolve("slow", waiter, 1.5) is None  # joins the lookup in flight
@@ -73,7 +55,7 @@ def test_a_transfer_joins_a_lookup_asked_ahead_and_gets_its_own_dns_timeout():
 
 
 def test_a_lookup_ahead_that_times_out_alone_is_asked_again_by_its_transfer():
-    r = _HandResolver(cache=DnsCache(100), timeout_s=2)
+    r = HandResolver(cache=DnsCache(100), timeout_s=2)
     r.prefetch("slow", 0.0)
     r.on_timer(2.0)  # nobody waited: failed, not cached
     assert r.failures["timeout"] == 1 and not r._ahead_live
@@ -87,7 +69,7 @@ def test_a_lookup_ahead_that_times_out_alone_is_asked_again_by_its_transfer():
 def test_a_failed_lookup_ahead_reaches_each_transfer_as_its_failure():
     """NXDOMAIN found ahead is cached: every transfer of the name gets it (the
     transport makes it a DNSLookupError in the request's errback)."""
-    r = _HandResolver(cache=DnsCache(100), negative_ttl_s=30)
+    r = HandResolver(cache=DnsCache(100), negative_ttl_s=30)
     r.prefetch("nx", 0.0)
     r.answer("nx", 4, [], 0.01, error="nxdomain")
     got, waiter = _collect()
@@ -100,7 +82,7 @@ def test_a_failed_lookup_ahead_reaches_each_transfer_as_its_failure():
 def test_lookups_ahead_leave_room_for_transfers_and_stay_within_the_window():
     """Two lookups in flight at most, a window of four names resolved ahead and not
     asked for; a transfer's lookup goes before the names still waiting their turn."""
-    r = _HandResolver(cache=DnsCache(100), max_in_flight=2)
+    r = HandResolver(cache=DnsCache(100), max_in_flight=2)
     assert r.ahead_window == 4
     for host in "abcdefg":
         r.prefetch(host, 0.0)
@@ -123,7 +105,7 @@ def test_lookups_ahead_leave_room_for_transfers_and_stay_within_the_window():
 
 
 def test_names_resolved_ahead_and_never_asked_for_free_the_window_when_they_expire():
-    r = _HandResolver(cache=DnsCache(100), max_in_flight=1, min_ttl_s=10, max_ttl_s=10)
+    r = HandResolver(cache=DnsCache(100), max_in_flight=1, min_ttl_s=10, max_ttl_s=10)
     for host in "abc":
         r.prefetch(host, 0.0)
     r.both("a", 0.1)
@@ -138,7 +120,7 @@ def test_names_resolved_ahead_and_never_asked_for_free_the_window_when_they_expi
 
 
 def test_no_lookup_ahead_without_a_cache_or_for_a_hosts_file_name(tmp_path):
-    r = _HandResolver(cache=None)
+    r = HandResolver(cache=None)
     assert r.ahead_window == 0 and r.prefetch("h", 0.0) is False and r.started == []
     from crawlfw.core.transport.dns import HostsFile
 
@@ -154,7 +136,7 @@ def test_no_lookup_ahead_without_a_cache_or_for_a_hosts_file_name(tmp_path):
 
 
 def test_the_waiting_names_are_bounded_by_the_cache_size():
-    r = _HandResolver(cache=DnsCache(4), max_in_flight=1)
+    r = HandResolver(cache=DnsCache(4), max_in_flight=1)
     assert (r.ahead_window, r.ahead_limit) == (2, 4)
     taken = [r.prefetch(f"h{i}", 0.0) for i in range(10)]
     assert taken == [True] * 5 + [False] * 5  # one started, four waiting, the rest dropped

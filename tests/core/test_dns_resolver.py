@@ -24,6 +24,7 @@ from crawlfw.core.transport.dns import (
 from crawlfw.core.transport.resolver import Resolver, _failure_kind
 from crawlfw.core.transport.resolver_cares import CaresResolver
 from tests.support.dnsserver import LocalDNS
+from tests.support.hand_resolver import HandResolver
 
 # -- plain parts ----------------------------------------------------------------------
 
@@ -141,28 +142,13 @@ def test_bad_bounds_are_refused_naming_the_setting(kwargs, message):
 # -- the shared machinery, with answers given by hand ------------------------------------
 
 
-class _HandResolver(Resolver):
-    """Asks nobody: the test gives each family's answer (``answer``)."""
-
-    def __init__(self, **kw):
-        super().__init__(**kw)
-        self.started = []
-
-    def _start(self, lookup, now_s):
-        self.started.append(lookup.host)
-
-    def answer(self, host, family, addresses, now_s, ttl_s=300.0, error=None):
-        lookup = self._pending[host]
-        self._family_answered(lookup, family, addresses, ttl_s, error, now_s, True)
-
-
 def _collect():
     got = []
     return got, got.append
 
 
 def test_a_first_then_aaaa_within_the_resolution_delay_gives_both():
-    r = _HandResolver(cache=DnsCache(10))
+    r = HandResolver(cache=DnsCache(10))
     got, waiter = _collect()
     assert r.resolve("h", waiter, 0.0) is None
     r.answer("h", 4, ["10.0.0.1"], 0.010)
@@ -172,7 +158,7 @@ def test_a_first_then_aaaa_within_the_resolution_delay_gives_both():
 
 
 def test_a_without_aaaa_is_answered_after_the_resolution_delay():
-    r = _HandResolver(cache=DnsCache(10))
+    r = HandResolver(cache=DnsCache(10))
     got, waiter = _collect()
     r.resolve("h", waiter, 0.0)
     r.answer("h", 4, ["10.0.0.1"], 0.010)
@@ -186,7 +172,7 @@ def test_a_without_aaaa_is_answered_after_the_resolution_delay():
 
 
 def test_aaaa_first_waits_the_resolution_delay_for_a_too():
-    r = _HandResolver()
+    r = HandResolver()
     got, waiter = _collect()
     r.resolve("h", waiter, 0.0)
     r.answer("h", 6, ["::1"], 0.001)
@@ -195,7 +181,7 @@ def test_aaaa_first_waits_the_resolution_delay_for_a_too():
 
 
 def test_one_family_failing_answers_with_the_other_at_once():
-    r = _HandResolver()
+    r = HandResolver()
     got, waiter = _collect()
     r.resolve("h", waiter, 0.0)
     r.answer("h", 6, [], 0.001, error="nodata")
@@ -205,7 +191,7 @@ def test_one_family_failing_answers_with_the_other_at_once():
 
 
 def test_nxdomain_is_cached_for_the_negative_ttl_and_counted():
-    r = _HandResolver(cache=DnsCache(10), negative_ttl_s=30)
+    r = HandResolver(cache=DnsCache(10), negative_ttl_s=30)
     got, waiter = _collect()
     r.resolve("nx", waiter, 0.0)
     r.answer("nx", 4, [], 0.01, error="nxdomain")  # AAAA not needed: no such name
@@ -217,7 +203,7 @@ def test_nxdomain_is_cached_for_the_negative_ttl_and_counted():
 
 
 def test_ttls_are_kept_within_bounds():
-    r = _HandResolver(cache=DnsCache(10), min_ttl_s=10, max_ttl_s=100)
+    r = HandResolver(cache=DnsCache(10), min_ttl_s=10, max_ttl_s=100)
     for host, ttl, kept in (("low", 1, 10), ("mid", 50, 50), ("high", 999, 100)):
         got, waiter = _collect()
         r.resolve(host, waiter, 0.0)
@@ -227,7 +213,7 @@ def test_ttls_are_kept_within_bounds():
 
 
 def test_waiters_of_one_name_share_one_lookup():
-    r = _HandResolver()
+    r = HandResolver()
     got, waiter = _collect()
     for _ in range(3):
         r.resolve("h", waiter, 0.0)
@@ -238,7 +224,7 @@ def test_waiters_of_one_name_share_one_lookup():
 
 
 def test_lookups_in_flight_are_bounded_the_others_queued_in_order():
-    r = _HandResolver(max_in_flight=2)
+    r = HandResolver(max_in_flight=2)
     got, waiter = _collect()
     for host in "abcd":
         r.resolve(host, waiter, 0.0)
@@ -248,7 +234,7 @@ def test_lookups_in_flight_are_bounded_the_others_queued_in_order():
 
 
 def test_dns_timeout_fails_the_lookup_and_counts_it():
-    r = _HandResolver(timeout_s=2, max_in_flight=1)
+    r = HandResolver(timeout_s=2, max_in_flight=1)
     got, waiter = _collect()
     r.resolve("slow", waiter, 0.0)
     r.resolve("queued", waiter, 1.0)  # waits for the one lookup in flight
@@ -518,7 +504,7 @@ def test_dns_stats_add_up_the_downloaders_counters_and_status_shows_them():
     class _Crawler:
         settings = Settings()
     stats = MemoryStatsCollector(_Crawler())
-    one, two = _HandResolver(), _HandResolver()
+    one, two = HandResolver(), HandResolver()
     publishers = [DnsStats(r, stats, None) for r in (one, two)]
     got, waiter = _collect()
     for r in (one, two):
