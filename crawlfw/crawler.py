@@ -373,11 +373,18 @@ class CrawlerRunner(CrawlerRunnerBase):
                 crawler.stop(reason)
 
     def join(self, timeout_s: float | None = None) -> bool:
-        """Wait until every crawl has finished; True if they did within ``timeout_s``."""
-        for crawler in list(self._crawlers):
-            if not crawler.wait(timeout_s):
-                return False
-        return True
+        """Wait until every crawl has finished, including crawls started meanwhile (from
+        a ``spider_closed`` handler, say: Scrapy's ``join`` waits until no crawl is
+        active); True if they did within ``timeout_s`` seconds (None: no limit)."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            running = [c for c in list(self._crawlers) if not c._finished.is_set()]
+            if not running:
+                return True
+            for crawler in running:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                if not crawler.wait(left):
+                    return False
 
     def shutdown(self) -> None:
         """Stop the Supervisor (and with it any crawl still running) and sweep actors."""
@@ -611,7 +618,7 @@ class AsyncCrawlerRunner(CrawlerRunner):
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            loop = asyncio.get_event_loop()
+            loop = self._loop_elsewhere() or asyncio.get_event_loop()
         try:
             crawler = super().crawl(crawler_or_spidercls, *args, **kwargs)
         except Exception as e:
@@ -619,14 +626,40 @@ class AsyncCrawlerRunner(CrawlerRunner):
             crawler = None
         else:
             error = None
-        task = loop.create_task(self._wait_for(crawler, error))
+        if isinstance(error, CrawlStartError):
+            logger.error("Crawl could not start: %s", error)
+        if loop is self._loop_elsewhere():  # called on a crawl's thread (a signal handler)
+            return asyncio.run_coroutine_threadsafe(
+                self._task_of(crawler, error), loop).result()
+        self._tasks_loop = loop
+        return self._track(loop.create_task(self._wait_for(crawler, error)), error)
+
+    def _track(self, task, error):
         self._active.add(task)
         task.add_done_callback(self._active.discard)
         if isinstance(error, CrawlStartError):
-            # refused on purpose: one line now, no "exception never retrieved" traceback
-            logger.error("Crawl could not start: %s", error)
+            # refused on purpose: logged in one line, no "exception never retrieved"
             task.add_done_callback(lambda t: t.cancelled() or t.exception())
         return task
+
+    def _loop_elsewhere(self):
+        """The running event loop earlier tasks were made on, when it runs on another
+        thread than this one (a ``spider_closed`` handler runs on a crawl's thread: a
+        crawl it chains is waited for on the loop ``join()`` runs on), else None."""
+        loop = getattr(self, "_tasks_loop", None)
+        if loop is None or not loop.is_running() or loop.is_closed():
+            return None
+        import asyncio
+
+        try:
+            return None if asyncio.get_running_loop() is loop else loop
+        except RuntimeError:
+            return loop
+
+    async def _task_of(self, crawler, error):
+        import asyncio
+
+        return self._track(asyncio.ensure_future(self._wait_for(crawler, error)), error)
 
     @staticmethod
     async def _wait_for(crawler, error):

@@ -166,3 +166,24 @@ def test_async_crawler_process_start_runs_until_the_crawls_end(site):
     assert sorted(items) == ["page 1", "page 2"]
     assert process.bootstrap_failed is False
     assert crawler.finish_reason == "finished"
+
+
+@pytest.mark.parametrize("process_class", [CrawlerProcess, AsyncCrawlerProcess])
+def test_start_waits_for_a_crawl_started_from_spider_closed(site, process_class):
+    # Scrapy's join() waits until no crawl is active: a crawl chained from another's
+    # spider_closed runs to its end (it was stopped as "shutdown" at once)
+    items = []
+    process = process_class({"LOG_LEVEL": "INFO"})
+    first = _collect(process.create_crawler(_spider(site.url)), items)
+    chained = []
+
+    def start_the_next(spider, reason):
+        chained.append(_collect(process.create_crawler(_spider(site.url)), items))
+        process.crawl(chained[0])
+
+    first.signals.connect(start_the_next, signals.spider_closed, weak=False)
+    process.crawl(first)
+    process.start()
+    assert first.finish_reason == "finished"
+    assert [c.finish_reason for c in chained] == ["finished"]
+    assert sorted(items) == ["page 1", "page 1", "page 2", "page 2"]
