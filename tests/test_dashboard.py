@@ -523,3 +523,66 @@ def test_in_crawl_dashboard_on_a_chosen_port_without_a_control_endpoint(runtime,
     assert other.wait() == 0, other.log_text()
     assert re.search(r"WARNING: Dashboard not opened: .*Address already in use", other.log_text())
     assert len(other.items()) == 5
+
+
+def _spider_with(custom_settings: dict) -> str:
+    """:data:`~tests.support.live.SLOW_SPIDER` with these ``custom_settings``."""
+    from tests.support.live import SLOW_SPIDER
+
+    return SLOW_SPIDER.replace('    name = "slow"\n',
+                               f'    name = "slow"\n    custom_settings = {custom_settings!r}\n')
+
+
+def _project(workdir, settings: str):
+    """Make ``workdir`` a project (``crawlfw.cfg``) whose settings module holds ``settings``
+    (``crawlfw runspider`` there reads them, as Scrapy's does)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "crawlfw.cfg").write_text("[settings]\ndefault = projsettings\n")
+    (workdir / "projsettings.py").write_text(textwrap.dedent(settings))
+
+
+@pytest.mark.slow
+def test_dashboard_and_metrics_settings_from_custom_settings_and_the_project(
+        runtime, server, tmp_path, procs):
+    """DASHBOARD_* and METRICS_* are read as any setting: a spider's custom_settings over
+    the project's, -s over both; DASHBOARD_HISTORY per crawl."""
+    from tests.support.redisserver import free_port
+
+    port = free_port()
+    spider = LiveCrawl(runtime, tmp_path / "spider", server.url, pages=300, spider=_spider_with(
+        {"DASHBOARD_ENABLED": True, "DASHBOARD_PORT": port, "DASHBOARD_HISTORY": 2,
+         "METRICS_ENABLED": True}))
+    _project(tmp_path / "project", "DASHBOARD_ENABLED = True\nMETRICS_ENABLED = True\n")
+    project = LiveCrawl(runtime, tmp_path / "project", server.url, pages=300)
+    # the project turns both on, the spider both off, -s metrics on again
+    _project(tmp_path / "both", "DASHBOARD_ENABLED = True\nMETRICS_ENABLED = True\n")
+    both = LiveCrawl(runtime, tmp_path / "both", server.url, pages=300, args=[
+        "-s", "METRICS_ENABLED=True"], spider=_spider_with(
+        {"DASHBOARD_ENABLED": False, "METRICS_ENABLED": False}))
+    procs += [spider, project, both]
+    for crawl in (spider, project, both):
+        crawl.wait_listed(min_pages=1)
+
+    dash = Dashboard(in_crawl_dashboard(spider))
+    assert dash.port == port
+    metrics_port = urllib.parse.urlsplit(in_crawl_dashboard(spider, "Metrics")).port
+    assert _listening(spider.pid) == sorted([f"127.0.0.1:{port}", f"127.0.0.1:{metrics_port}"])
+    assert [c["pid"] for c in dash.get_json("/api/crawls")] == [spider.pid]
+    # DASHBOARD_HISTORY = 2: the last 2 s at one a second, one a minute before them
+    path = f"/api/crawls/{spider.pid}-slow-1/history"
+    first = wait_for(lambda: (dash.get_json(path)["samples"] or [None])[0], "a first sample")
+    samples = wait_for(lambda: (lambda s: s if s[-1]["t"] - first["t"] >= 6 else None)(
+        dash.get_json(path)["samples"]), "six seconds of samples")
+    assert samples[0]["t"] == first["t"] and len(samples) <= 4, [s["t"] for s in samples]
+
+    project_ports = {urllib.parse.urlsplit(in_crawl_dashboard(project, what)).port
+                     for what in ("Dashboard", "Metrics")}
+    assert _listening(project.pid) == sorted(f"127.0.0.1:{p}" for p in project_ports)
+    project_dash = Dashboard(in_crawl_dashboard(project))
+    # (the project's default DASHBOARD_HISTORY: every sample kept)
+    wait_for(lambda: len(project_dash.get_json(f"/api/crawls/{project.pid}-slow-1/history")
+                         ["samples"]) >= 6, "six samples kept")
+
+    metrics_url = in_crawl_dashboard(both, "Metrics")
+    assert _listening(both.pid) == [f"127.0.0.1:{urllib.parse.urlsplit(metrics_url).port}"]
+    assert "Dashboard:" not in both.log_text()
