@@ -487,16 +487,49 @@ def test_workers_of_a_shared_crawl_show_each_and_combined(runtime, server, tmp_p
 
     crawls = wait_for(both_listed, "both workers listed with the whole crawl's figures",
                       poll_s=0.2)
-    assert sorted(c["pid"] for c in crawls) == sorted(p.pid for p in procs[:2])
+    worker_of = {procs[0].pid: "w1", procs[1].pid: "w2"}
+    assert sorted(c["pid"] for c in crawls) == sorted(worker_of)
     for entry in crawls:  # each worker: its own figures, and the combined ones
         assert entry["shared"]["pages"] >= entry["pages"]
+        assert entry["worker"] == worker_of[entry["pid"]]  # as the shared frontier knows it
         path = f"/api/crawls/{entry['id']}/history"
-        sample = wait_for(lambda path=path: (lambda s: s[-1] if s and s[-1]["shared"] else None)(
-            dash.get_json(path)["samples"]), "a sample with the shared figures")
-        assert sample["shared"]["workers"] == 2
+
+        def two_published(path=path):
+            samples = dash.get_json(path)["samples"]
+            shared = [s for s in samples if s["shared"] and s["shared"]["workers"] == 2
+                      and all(w["pages"] for w in s["shared"]["by_worker"])]
+            return shared if len(shared) >= 2 and shared[-1]["shared"]["pages"] > \
+                shared[0]["shared"]["pages"] else None
+
+        samples = wait_for(two_published, "samples of both workers' published figures, "
+                                          "advancing", timeout_s=WAIT_S)
+        sample = samples[-1]
+        assert sample["shared"]["worker"] == entry["worker"]
         assert sample["shared"]["pages"] > 0  # (as last published: it may lag the worker's)
+        # each worker's counters over time, and their sums: the whole crawl's charts
+        for s in samples:
+            by_worker = s["shared"]["by_worker"]
+            assert [w["worker"] for w in by_worker] == ["w1", "w2"]
+            assert sum(w["pages"] for w in by_worker) == s["shared"]["pages"]
+            assert sum(w["items"] for w in by_worker) == s["shared"]["items"]
         assert sample["hosts"] == {"ready": None, "waiting": None, "busiest": []}
         validate_message({"type": "sample_reported", "crawl_id": "x", "sample": sample})
+
+    # /metrics: each worker's series carry its id as the label `worker`
+    from prometheus_client.parser import text_string_to_metric_families
+
+    status, _, body = dash.request("GET", "/metrics", dash.auth())
+    assert status == 200
+    families = {f.name: f for f in text_string_to_metric_families(body.decode())}
+    labelled = [s for f in families.values() for s in f.samples if "crawl" in s.labels]
+    assert labelled and all(s.labels["worker"] == worker_of[int(s.labels["pid"])]
+                            for s in labelled)
+    pages = {s.labels["worker"]: s.value for s in families["crawlfw_responses_received"].samples}
+    assert set(pages) == {"w1", "w2"} and all(pages.values())
+    assert {s.labels["worker"]: s.value for s in families["crawlfw_shared_workers"].samples} \
+        == {"w1": 2, "w2": 2}
+    assert {s.labels["worker"] for s in families["crawlfw_request_duration_seconds"].samples
+            if s.name.endswith("_bucket") and s.labels["le"] == "+Inf"} == {"w1", "w2"}
 
 
 @pytest.mark.slow

@@ -271,10 +271,25 @@ def build_sample(crawler, runner=None, engine: dict | None = None,
         "memory": _memory(crawler.settings),
         "revisit": _revisit(stats),
         "state": state,
-        "shared": ({"queued": shared.get("queued", 0), "leased": shared.get("leased", 0),
-                    "pages": shared.get("pages", 0), "items": shared.get("items", 0),
-                    "workers": len(shared.get("workers", []))} if shared else None),
+        "shared": _shared(shared, frontier) if shared else None,
     }
+
+
+#: Most workers whose own counters a sample carries (``shared.by_worker``).
+MAX_WORKERS = 64
+
+
+def _shared(shared: dict, frontier) -> dict[str, Any]:
+    """A sample's ``shared`` figures from the ``frontier/shared`` stat (the whole crawl
+    as the workers last published it, a copy the scheduler replaces every few seconds):
+    this worker's id, the sums, and each worker's counters."""
+    workers = shared.get("workers") or []
+    return {"worker": str(shared.get("worker") or getattr(frontier, "worker", None) or ""),
+            "queued": shared.get("queued", 0), "leased": shared.get("leased", 0),
+            "pages": shared.get("pages", 0), "items": shared.get("items", 0),
+            "workers": len(workers),
+            "by_worker": [{"worker": str(w["worker"]), "pages": int(w.get("pages", 0)),
+                           "items": int(w.get("items", 0))} for w in workers[:MAX_WORKERS]]}
 
 
 class Recorder:
