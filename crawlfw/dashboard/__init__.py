@@ -39,11 +39,13 @@ with 403, 404 (no such route, file or crawl), 405 (a command by GET, another met
   ``.png``, ``.woff2``...).
 - ``GET /api/crawls``: ``[{"id": "<pid>-<crawl id>", "crawl_id": "quotes-1", "name":
   spider name, "pid": int, "started": ISO 8601, "state": "running"|"paused"|"closing",
-  "pages": n, "items": n, "uptime_s": s, "jobdir": str|null, "workers": [{"worker",
-  "pages", "items", "last_seen_s"}], "shared": {"queued", "leased", "pages", "items"}|null},
-  ...]``: ``workers`` and ``shared`` are the whole crawl's with a shared frontier
-  (``FRONTIER_URL``, ``--workers``): each worker is a process, so a crawl of its own
-  here, and each one's ``shared`` is the combined figures.
+  "pages": n, "items": n, "uptime_s": s, "jobdir": str|null, "worker": str|null,
+  "workers": [{"worker", "pages", "items", "last_seen_s"}], "shared": {"queued", "leased",
+  "pages", "items"}|null}, ...]``: ``workers`` and ``shared`` are the whole crawl's with a
+  shared frontier (``FRONTIER_URL``, ``--workers``): each worker is a process, so a crawl
+  of its own here, ``worker`` its id as the frontier knows it (``FRONTIER_WORKER``, default
+  ``<hostname>-<pid>``; null without a shared frontier or before its first figures), and
+  each one's ``shared`` is the combined figures.
 - ``GET /api/crawls/<id>/history[?since=T]``: ``{"interval": 1.0, "samples": [SAMPLE,
   ...], "errors": [ERROR, ...]}``, oldest first, those after ``T`` (unix seconds) or all
   kept.
@@ -74,10 +76,17 @@ lower than the one before it marks a restart, as in Prometheus)::
      "revisit": null | {"due_now": n, "next_due": t|null, "scheduled": n, "changed": n,
                         "unchanged": n, "gone": n},
      "state": "running"|"paused"|"closing",
-     "shared": null | {"queued": n, "leased": n, "pages": n, "items": n, "workers": n}}
+     "shared": null | {"worker": str, "queued": n, "leased": n, "pages": n, "items": n,
+                       "workers": n, "by_worker": [{"worker": str, "pages": n,
+                                                    "items": n}]}}
 
 ``hosts.ready``/``waiting`` are null (and ``busiest`` empty) with a shared frontier, and
-for a crawl of more than 2,000 hosts until a dashboard looks at it. **ERROR**:
+for a crawl of more than 2,000 hosts until a dashboard looks at it. ``shared`` is the
+whole shared crawl as the workers last published it in Redis (each every 2 s; workers on
+other machines included): ``worker`` is the sampled process's own id, ``pages`` and
+``items`` the sums of ``by_worker`` (each worker that published, by id, the first 64), so
+the page draws the whole crawl's rates and each worker's over time from any one worker's
+samples (its view ``#/shared/<id>``). **ERROR**:
 ``{"t": unix s, "kind": exception class or level name, "message": str, "traceback":
 str|null, "url": str|null}``.
 
