@@ -619,3 +619,64 @@ def test_dashboard_and_metrics_settings_from_custom_settings_and_the_project(
     metrics_url = in_crawl_dashboard(both, "Metrics")
     assert _listening(both.pid) == [f"127.0.0.1:{urllib.parse.urlsplit(metrics_url).port}"]
     assert "Dashboard:" not in both.log_text()
+
+
+_TWO_CRAWLS = '''
+import sys
+
+import crawlfw
+from crawlfw.crawler import CrawlerProcess
+
+BASE = sys.argv[1]
+
+
+class Plain(crawlfw.Spider):
+    name = "plain"
+
+    def start_requests(self):
+        for n in range(300):
+            yield crawlfw.Request(f"{BASE}/slow/{n}")
+
+    def parse(self, response):
+        yield {"url": response.url}
+
+
+class Watched(Plain):
+    name = "watched"
+    custom_settings = {"DASHBOARD_ENABLED": True}
+
+
+process = CrawlerProcess({"LOG_LEVEL": "INFO", "CONCURRENT_REQUESTS": 2})
+process.crawl(Plain)
+process.crawl(Watched)
+process.start()
+'''
+
+
+@pytest.mark.slow
+def test_one_crawl_asking_opens_the_process_dashboard_showing_every_crawl(runtime, server,
+                                                                         tmp_path, procs):
+    """Two crawls in one CrawlerProcess, the second's custom_settings turning the
+    dashboard on: the process's dashboard opens, and shows both."""
+    script = tmp_path / "two.py"
+    script.write_text(_TWO_CRAWLS)
+    log = tmp_path / "two.log"
+    with open(log, "wb") as stderr:
+        proc = subprocess.Popen([sys.executable, str(script), server.url], cwd=str(tmp_path),
+                                env=runtime.env(), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=stderr)
+    procs.append(proc)
+
+    class Crawl:
+        def log_text(self):
+            return log.read_text(errors="replace")
+
+    dash = Dashboard(in_crawl_dashboard(Crawl()))
+    crawls = wait_for(lambda: (lambda c: c if len(c) == 2 else None)(dash.get_json("/api/crawls")),
+                      "both crawls listed")
+    assert sorted(c["name"] for c in crawls) == ["plain", "watched"]
+    assert _listening(proc.pid) == [f"127.0.0.1:{dash.port}"]
+    for entry in crawls:
+        assert dash.post(f"/api/crawls/{entry['id']}/stop")[0] == 200
+    assert proc.wait(timeout=WAIT_S) == 0, Crawl().log_text()
+    assert Crawl().log_text().count("'finish_reason': 'shutdown'") == 2
