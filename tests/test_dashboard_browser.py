@@ -341,6 +341,26 @@ def test_a_shared_crawl_shows_each_worker_and_the_whole(browser, runtime, crawls
                  and "2 workers" in browser.text("shared-sub"),
                  "the whole crawl's figures in the worker's view", timeout_s=WAIT_S)
         assert browser.errors() == []
+
+        # From a worker's view to the whole crawl's, read from that worker; when it ends,
+        # the view reads the whole crawl from the other worker here.
+        browser.js("document.getElementById('shared-link').click()")
+        wait_for(lambda: browser.js("return location.hash") == f"#/shared/{workers[0].pid}-slow-1"
+                 and int(browser.js("return document.getElementById('chart-shared-queue')"
+                                    ".dataset.points || 0")) >= 2,
+                 "the whole crawl's view from the worker's", timeout_s=WAIT_S)
+        browser.console()  # (the killed worker's stream may log a failed request)
+        browser.js("""window.notices = []; new MutationObserver(() => window.notices.push(
+            document.getElementById("notice").textContent)).observe(
+            document.getElementById("notice"), {childList: true, characterData: true, subtree: true});""")
+        workers[0].kill()
+        wait_for(lambda: browser.js("return location.hash") == f"#/shared/{workers[1].pid}-slow-1"
+                 and _page(browser)["view"] == "shared"
+                 and int(browser.js("return document.getElementById('chart-shared-queue')"
+                                    ".dataset.points || 0")) >= 2,
+                 "the whole crawl read from the other worker", timeout_s=WAIT_S)
+        assert f"Worker {workers[0].pid}-slow-1 has ended: the whole crawl is now read from " \
+            f"{workers[1].pid}-slow-1." in browser.js("return window.notices")
     finally:
         status = dashboard.stop()
     assert status == 0, dashboard.out.read_text(errors="replace")

@@ -158,6 +158,7 @@ class CrawlView {
   constructor(id, mode = "crawl") {
     this.id = id;
     this.mode = mode;
+    this.gone = false;  // hidden: its stream closed, nothing more to draw
     this.crawls = [];
     this.listed = 0;
     this.store = new SampleStore();
@@ -272,11 +273,12 @@ class CrawlView {
     if (info && info.state) this.setState(info.state);
     this.clock = setInterval(() => this.tick(), 1000);
     await this.loadHistory();
+    if (this.gone) return;  // left (another view) while the history loaded: no stream
     this.events = crawlEvents(this.id, {
       onSample: (s) => this.addSample(s),
       onError: (e) => this.addError(e),
       onEnd: (reason) => {
-        if (this.mode === "shared" && reason !== null) {
+        if (this.mode === "shared") {  // (ended, or its server no longer answers for it)
           this.followAnotherWorker(reason);
           return;
         }
@@ -292,6 +294,7 @@ class CrawlView {
   }
 
   hide() {
+    this.gone = true;
     if (this.events) this.events.close();
     clearInterval(this.clock);
     for (const chart of Object.values(this.charts)) if (chart) chart.destroy();
@@ -318,7 +321,7 @@ class CrawlView {
         : `Cannot read the crawl's history: ${e.message}`, "error");
       return;
     }
-    notice("");
+    if ($("notice").dataset.kind === "error") notice("");  // (an info one stays its time)
     this.store.clear();
     for (const s of history.samples || []) this.store.push(s);
     if (Array.isArray(history.errors)) {
@@ -486,10 +489,11 @@ class CrawlView {
       && this.store.last.shared.by_worker) || []).map((w) => String(w.worker)));
     let crawls = [];
     try { crawls = await listCrawls(); } catch (e) { /* none reachable */ }
+    if (this.gone) return;
     const other = crawls.find((c) => String(c.id) !== String(this.id) && c.shared
       && (c.workers || []).some((w) => known.has(String(w.worker))));
     if (other) {
-      notice(`Worker ${this.id} has ended: the whole crawl is now read from ${other.id}.`, "info", true);
+      nextNotice = [`Worker ${this.id} has ended: the whole crawl is now read from ${other.id}.`, "info"];
       window.location.hash = sharedHref(other.id);
       return;
     }
@@ -611,6 +615,8 @@ class CrawlView {
 // ---- routing ----
 
 let current = null;
+let navigation = 0;      // go() calls so far: a go() that a later one overtook stops
+let nextNotice = null;   // [text, kind] to show once the next view is up
 
 function route() {
   const m = window.location.hash.match(/^#\/(crawl|shared)\/(.+)$/);
@@ -618,14 +624,21 @@ function route() {
 }
 
 async function go() {
+  const mine = ++navigation;
   if (current) current.hide();
   current = null;
   notice("");
+  if (nextNotice) {
+    notice(nextNotice[0], nextNotice[1], true);
+    nextNotice = null;
+  }
   let crawls = [];
   try {
     crawls = await listCrawls();
+    if (mine !== navigation) return;  // another address was opened meanwhile
     connection("live");
   } catch (e) {
+    if (mine !== navigation) return;
     connection("unreachable");
     notice(e instanceof ApiError && e.status === 403
       ? "Refused: open the address with its ?token= as printed by crawlfw."
