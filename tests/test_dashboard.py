@@ -471,7 +471,7 @@ def test_history_survives_a_jobdir_resume(runtime, server, tmp_path, procs):
 def test_workers_of_a_shared_crawl_show_each_and_combined(runtime, server, tmp_path, procs,
                                                          redis_server):
     for wid in ("w1", "w2"):
-        procs.append(LiveCrawl(runtime, tmp_path / wid, server.url, pages=400, name=wid, args=(
+        procs.append(LiveCrawl(runtime, tmp_path / wid, server.url, pages=1200, name=wid, args=(
             "-s", f"FRONTIER_URL={redis_server.url}", "-s", "FRONTIER_KEY=dashboard-test",
             "-s", f"FRONTIER_WORKER={wid}", "-s", "FRONTIER_LEASE_TIMEOUT=3")))
     proc, dash = start_dashboard(runtime)

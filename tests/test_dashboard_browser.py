@@ -266,7 +266,7 @@ def test_a_shared_crawl_shows_each_worker_and_the_whole(browser, runtime, crawls
                                                         tmp_path):
     shared = ("-s", f"FRONTIER_URL={redis_server.url}", "-s", "FRONTIER_KEY=dashboard-test",
               "-s", "FRONTIER_LEASE_TIMEOUT=5")
-    workers = [crawls(name, args=shared) for name in ("w1", "w2")]
+    workers = [crawls(name, pages=1200, args=shared) for name in ("w1", "w2")]
     wait_for(lambda: all(len((w.wait_listed(min_pages=1).get("shared") or {}).get("workers", []))
                          == 2 for w in workers), "both workers in the shared figures",
              timeout_s=WAIT_S, poll_s=0.2)

@@ -58,6 +58,7 @@ function sharedHref(id) {
 
 class ListView {
   constructor() {
+    this.gone = false;
     this.timer = null;
     this.crawls = [];
   }
@@ -68,10 +69,12 @@ class ListView {
     setText("crumb", "crawls");
     document.title = "crawlfw dashboard";
     await this.refresh();
+    if (this.gone) return;  // left while the list loaded: no refreshing
     this.timer = setInterval(() => this.refresh(), LIST_REFRESH_MS);
   }
 
   hide() {
+    this.gone = true;
     clearInterval(this.timer);
     this.timer = null;
     $("list-view").hidden = true;
@@ -81,7 +84,9 @@ class ListView {
     let crawls;
     try {
       crawls = await listCrawls();
+      if (this.gone) return;
     } catch (e) {
+      if (this.gone) return;
       connection("unreachable");
       notice(e instanceof ApiError && e.status === 403
         ? "Refused: open the address with its ?token= as printed by crawlfw."
