@@ -449,6 +449,7 @@ class CrawlerProcessBase(CrawlerRunner):
         self._endpoint = None  # crawlfw.control.ControlEndpoint, while start() runs
         self._progress = None  # crawlfw.progress.ProgressLine, while start() runs
         self._dashboard = None  # crawlfw.dashboard.InCrawlDashboard, while start() runs
+        self._live_opened = False  # start() opened the live parts (and has not ended)
 
     @property
     def _forced(self) -> bool:
@@ -460,6 +461,10 @@ class CrawlerProcessBase(CrawlerRunner):
         crawl = super().crawl(crawler_or_spidercls, *args, **kwargs)
         if self._stop_signalled:
             CrawlerRunner.stop(self, "shutdown")
+        elif self._live_opened and self._dashboard is None:
+            # a crawl started while start() runs may ask for the dashboard itself
+            # (its spider's custom_settings)
+            self._dashboard = open_dashboard(self, self.settings, self._endpoint)
         return crawl
 
     def _signal_shutdown(self, signum, _):
@@ -549,12 +554,15 @@ class CrawlerProcessBase(CrawlerRunner):
         if self._progress is None:
             self._progress = open_progress(self, self.settings)
         if self._dashboard is None:
+            # (each crawl's settings decide: its spider's custom_settings included)
             self._dashboard = open_dashboard(self, self.settings, self._endpoint)
+        self._live_opened = True
 
     def shutdown(self) -> None:
         """Erase the progress line, stop the Supervisor (and any crawl still running;
         not after a forced shutdown, which does not wait for the actors: the process is
         about to end), then close the control endpoint (its socket is removed)."""
+        self._live_opened = False
         progress, self._progress = self._progress, None
         if progress is not None:
             progress.stop()

@@ -471,7 +471,7 @@ def test_history_survives_a_jobdir_resume(runtime, server, tmp_path, procs):
 def test_workers_of_a_shared_crawl_show_each_and_combined(runtime, server, tmp_path, procs,
                                                          redis_server):
     for wid in ("w1", "w2"):
-        procs.append(LiveCrawl(runtime, tmp_path / wid, server.url, pages=400, name=wid, args=(
+        procs.append(LiveCrawl(runtime, tmp_path / wid, server.url, pages=1200, name=wid, args=(
             "-s", f"FRONTIER_URL={redis_server.url}", "-s", "FRONTIER_KEY=dashboard-test",
             "-s", f"FRONTIER_WORKER={wid}", "-s", "FRONTIER_LEASE_TIMEOUT=3")))
     proc, dash = start_dashboard(runtime)
@@ -487,16 +487,49 @@ def test_workers_of_a_shared_crawl_show_each_and_combined(runtime, server, tmp_p
 
     crawls = wait_for(both_listed, "both workers listed with the whole crawl's figures",
                       poll_s=0.2)
-    assert sorted(c["pid"] for c in crawls) == sorted(p.pid for p in procs[:2])
+    worker_of = {procs[0].pid: "w1", procs[1].pid: "w2"}
+    assert sorted(c["pid"] for c in crawls) == sorted(worker_of)
     for entry in crawls:  # each worker: its own figures, and the combined ones
         assert entry["shared"]["pages"] >= entry["pages"]
+        assert entry["worker"] == worker_of[entry["pid"]]  # as the shared frontier knows it
         path = f"/api/crawls/{entry['id']}/history"
-        sample = wait_for(lambda path=path: (lambda s: s[-1] if s and s[-1]["shared"] else None)(
-            dash.get_json(path)["samples"]), "a sample with the shared figures")
-        assert sample["shared"]["workers"] == 2
+
+        def two_published(path=path):
+            samples = dash.get_json(path)["samples"]
+            shared = [s for s in samples if s["shared"] and s["shared"]["workers"] == 2
+                      and all(w["pages"] for w in s["shared"]["by_worker"])]
+            return shared if len(shared) >= 2 and shared[-1]["shared"]["pages"] > \
+                shared[0]["shared"]["pages"] else None
+
+        samples = wait_for(two_published, "samples of both workers' published figures, "
+                                          "advancing", timeout_s=WAIT_S)
+        sample = samples[-1]
+        assert sample["shared"]["worker"] == entry["worker"]
         assert sample["shared"]["pages"] > 0  # (as last published: it may lag the worker's)
+        # each worker's counters over time, and their sums: the whole crawl's charts
+        for s in samples:
+            by_worker = s["shared"]["by_worker"]
+            assert [w["worker"] for w in by_worker] == ["w1", "w2"]
+            assert sum(w["pages"] for w in by_worker) == s["shared"]["pages"]
+            assert sum(w["items"] for w in by_worker) == s["shared"]["items"]
         assert sample["hosts"] == {"ready": None, "waiting": None, "busiest": []}
         validate_message({"type": "sample_reported", "crawl_id": "x", "sample": sample})
+
+    # /metrics: each worker's series carry its id as the label `worker`
+    from prometheus_client.parser import text_string_to_metric_families
+
+    status, _, body = dash.request("GET", "/metrics", dash.auth())
+    assert status == 200
+    families = {f.name: f for f in text_string_to_metric_families(body.decode())}
+    labelled = [s for f in families.values() for s in f.samples if "crawl" in s.labels]
+    assert labelled and all(s.labels["worker"] == worker_of[int(s.labels["pid"])]
+                            for s in labelled)
+    pages = {s.labels["worker"]: s.value for s in families["crawlfw_responses_received"].samples}
+    assert set(pages) == {"w1", "w2"} and all(pages.values())
+    assert {s.labels["worker"]: s.value for s in families["crawlfw_shared_workers"].samples} \
+        == {"w1": 2, "w2": 2}
+    assert {s.labels["worker"] for s in families["crawlfw_request_duration_seconds"].samples
+            if s.name.endswith("_bucket") and s.labels["le"] == "+Inf"} == {"w1", "w2"}
 
 
 @pytest.mark.slow
@@ -523,3 +556,127 @@ def test_in_crawl_dashboard_on_a_chosen_port_without_a_control_endpoint(runtime,
     assert other.wait() == 0, other.log_text()
     assert re.search(r"WARNING: Dashboard not opened: .*Address already in use", other.log_text())
     assert len(other.items()) == 5
+
+
+def _spider_with(custom_settings: dict) -> str:
+    """:data:`~tests.support.live.SLOW_SPIDER` with these ``custom_settings``."""
+    from tests.support.live import SLOW_SPIDER
+
+    return SLOW_SPIDER.replace('    name = "slow"\n',
+                               f'    name = "slow"\n    custom_settings = {custom_settings!r}\n')
+
+
+def _project(workdir, settings: str):
+    """Make ``workdir`` a project (``crawlfw.cfg``) whose settings module holds ``settings``
+    (``crawlfw runspider`` there reads them, as Scrapy's does)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "crawlfw.cfg").write_text("[settings]\ndefault = projsettings\n")
+    (workdir / "projsettings.py").write_text(textwrap.dedent(settings))
+
+
+@pytest.mark.slow
+def test_dashboard_and_metrics_settings_from_custom_settings_and_the_project(
+        runtime, server, tmp_path, procs):
+    """DASHBOARD_* and METRICS_* are read as any setting: a spider's custom_settings over
+    the project's, -s over both; DASHBOARD_HISTORY per crawl."""
+    from tests.support.redisserver import free_port
+
+    port = free_port()
+    spider = LiveCrawl(runtime, tmp_path / "spider", server.url, pages=300, spider=_spider_with(
+        {"DASHBOARD_ENABLED": True, "DASHBOARD_PORT": port, "DASHBOARD_HISTORY": 2,
+         "METRICS_ENABLED": True}))
+    _project(tmp_path / "project", "DASHBOARD_ENABLED = True\nMETRICS_ENABLED = True\n")
+    project = LiveCrawl(runtime, tmp_path / "project", server.url, pages=300)
+    # the project turns both on, the spider both off, -s metrics on again
+    _project(tmp_path / "both", "DASHBOARD_ENABLED = True\nMETRICS_ENABLED = True\n")
+    both = LiveCrawl(runtime, tmp_path / "both", server.url, pages=300, args=[
+        "-s", "METRICS_ENABLED=True"], spider=_spider_with(
+        {"DASHBOARD_ENABLED": False, "METRICS_ENABLED": False}))
+    procs += [spider, project, both]
+    for crawl in (spider, project, both):
+        crawl.wait_listed(min_pages=1)
+
+    dash = Dashboard(in_crawl_dashboard(spider))
+    assert dash.port == port
+    metrics_port = urllib.parse.urlsplit(in_crawl_dashboard(spider, "Metrics")).port
+    assert _listening(spider.pid) == sorted([f"127.0.0.1:{port}", f"127.0.0.1:{metrics_port}"])
+    assert [c["pid"] for c in dash.get_json("/api/crawls")] == [spider.pid]
+    # DASHBOARD_HISTORY = 2: the last 2 s at one a second, one a minute before them
+    path = f"/api/crawls/{spider.pid}-slow-1/history"
+    first = wait_for(lambda: (dash.get_json(path)["samples"] or [None])[0], "a first sample")
+    samples = wait_for(lambda: (lambda s: s if s[-1]["t"] - first["t"] >= 6 else None)(
+        dash.get_json(path)["samples"]), "six seconds of samples")
+    assert samples[0]["t"] == first["t"] and len(samples) <= 4, [s["t"] for s in samples]
+
+    project_ports = {urllib.parse.urlsplit(in_crawl_dashboard(project, what)).port
+                     for what in ("Dashboard", "Metrics")}
+    assert _listening(project.pid) == sorted(f"127.0.0.1:{p}" for p in project_ports)
+    project_dash = Dashboard(in_crawl_dashboard(project))
+    # (the project's default DASHBOARD_HISTORY: every sample kept)
+    wait_for(lambda: len(project_dash.get_json(f"/api/crawls/{project.pid}-slow-1/history")
+                         ["samples"]) >= 6, "six samples kept")
+
+    metrics_url = in_crawl_dashboard(both, "Metrics")
+    assert _listening(both.pid) == [f"127.0.0.1:{urllib.parse.urlsplit(metrics_url).port}"]
+    assert "Dashboard:" not in both.log_text()
+
+
+_TWO_CRAWLS = '''
+import sys
+
+import crawlfw
+from crawlfw.crawler import CrawlerProcess
+
+BASE = sys.argv[1]
+
+
+class Plain(crawlfw.Spider):
+    name = "plain"
+
+    def start_requests(self):
+        for n in range(300):
+            yield crawlfw.Request(f"{BASE}/slow/{n}")
+
+    def parse(self, response):
+        yield {"url": response.url}
+
+
+class Watched(Plain):
+    name = "watched"
+    custom_settings = {"DASHBOARD_ENABLED": True}
+
+
+process = CrawlerProcess({"LOG_LEVEL": "INFO", "CONCURRENT_REQUESTS": 2})
+process.crawl(Plain)
+process.crawl(Watched)
+process.start()
+'''
+
+
+@pytest.mark.slow
+def test_one_crawl_asking_opens_the_process_dashboard_showing_every_crawl(runtime, server,
+                                                                         tmp_path, procs):
+    """Two crawls in one CrawlerProcess, the second's custom_settings turning the
+    dashboard on: the process's dashboard opens, and shows both."""
+    script = tmp_path / "two.py"
+    script.write_text(_TWO_CRAWLS)
+    log = tmp_path / "two.log"
+    with open(log, "wb") as stderr:
+        proc = subprocess.Popen([sys.executable, str(script), server.url], cwd=str(tmp_path),
+                                env=runtime.env(), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=stderr)
+    procs.append(proc)
+
+    class Crawl:
+        def log_text(self):
+            return log.read_text(errors="replace")
+
+    dash = Dashboard(in_crawl_dashboard(Crawl()))
+    crawls = wait_for(lambda: (lambda c: c if len(c) == 2 else None)(dash.get_json("/api/crawls")),
+                      "both crawls listed")
+    assert sorted(c["name"] for c in crawls) == ["plain", "watched"]
+    assert _listening(proc.pid) == [f"127.0.0.1:{dash.port}"]
+    for entry in crawls:
+        assert dash.post(f"/api/crawls/{entry['id']}/stop")[0] == 200
+    assert proc.wait(timeout=WAIT_S) == 0, Crawl().log_text()
+    assert Crawl().log_text().count("'finish_reason': 'shutdown'") == 2

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -265,7 +266,7 @@ def test_a_shared_crawl_shows_each_worker_and_the_whole(browser, runtime, crawls
                                                         tmp_path):
     shared = ("-s", f"FRONTIER_URL={redis_server.url}", "-s", "FRONTIER_KEY=dashboard-test",
               "-s", "FRONTIER_LEASE_TIMEOUT=5")
-    workers = [crawls(name, args=shared) for name in ("w1", "w2")]
+    workers = [crawls(name, pages=1200, args=shared) for name in ("w1", "w2")]
     wait_for(lambda: all(len((w.wait_listed(min_pages=1).get("shared") or {}).get("workers", []))
                          == 2 for w in workers), "both workers in the shared figures",
              timeout_s=WAIT_S, poll_s=0.2)
@@ -288,6 +289,51 @@ def test_a_shared_crawl_shows_each_worker_and_the_whole(browser, runtime, crawls
         assert _int(rows[0]["cells"][4]) == sum(_int(r["cells"][4]) for r in rows[1:]) >= 0
         _screenshot(browser, tmp_path, "dashboard-shared.png")
 
+        # The whole crawl's view: charts over time of every worker's published figures.
+        browser.js("document.querySelector('#crawl-list tr.shared-row a').click()")
+        whole = wait_for(lambda: browser.js("""
+            const points = (id) => Number(document.getElementById(id).dataset.points || 0);
+            const series = document.querySelectorAll("#chart-shared-workers .u-legend .u-series");
+            const rows = [...document.querySelectorAll("#workers-table tbody tr")];
+            return document.body.dataset.view === "shared" && points("chart-shared-throughput") >= 3
+                && series.length === 3 && rows.length === 2 && {
+                    hash: location.hash, title: document.getElementById("crawl-title").textContent,
+                    throughput: points("chart-shared-throughput"), queue: points("chart-shared-queue"),
+                    workers: [...series].slice(1).map((s) => s.textContent),
+                    rows: rows.map((r) => ({worker: r.dataset.worker,
+                                            here: r.cells[4].querySelector("a")
+                                                && r.cells[4].querySelector("a").getAttribute("href")})),
+                    own: [...document.querySelectorAll("#crawl-view .own")].filter(
+                        (e) => e.offsetParent !== null).length,
+                    canvases: document.querySelectorAll("#shared-panels .chart canvas").length};
+        """), "the whole crawl's charts with both workers", timeout_s=WAIT_S)
+        assert whole["hash"].startswith("#/shared/") and whole["title"] == "slow: whole crawl"
+        assert whole["queue"] == whole["throughput"] >= 3 and whole["canvases"] == 3
+        assert whole["own"] == 0  # the process's own figures and buttons are not shown
+        names = {f"{socket.gethostname()}-{w.pid}" for w in workers}
+        assert {r["worker"] for r in whole["rows"]} == names
+        assert all(any(n in text for n in names) for text in whole["workers"])
+        # each worker runs here: a link to its own view
+        assert sorted(r["here"] for r in whole["rows"]) == sorted(f"#/crawl/{i}" for i in ids)
+        # the rates drawn once the workers published twice (every 2 s): the whole crawl's
+        # pages/s and items/s, and each worker's pages/s, 3 points at least of each
+        rates = wait_for(lambda: browser.js("""
+            const values = [...document.querySelectorAll(
+                "#chart-shared-throughput .u-legend .u-series:not(:first-child) .u-value,"
+                + " #chart-shared-workers .u-legend .u-series:not(:first-child) .u-value")]
+                .map((v) => v.textContent);
+            const drawn = (id) => Number(document.getElementById(id).dataset.values || 0);
+            return values.length === 4 && values.every((v) => /^[0-9]/.test(v))
+                && drawn("chart-shared-throughput") >= 2 * 3 && drawn("chart-shared-workers") >= 2 * 3
+                && /^[0-9]/.test(document.getElementById("whole-pages-rate").textContent)
+                && values;
+        """), "the whole crawl's rates drawn", timeout_s=WAIT_S)
+        assert len(rates) == 4  # pages/s, items/s, and each worker's pages/s
+        assert _int(browser.text("whole-pages")) > 0 and browser.text("whole-workers") == "2"
+        _screenshot(browser, tmp_path, "dashboard-shared-whole.png")
+        browser.driver.back()
+        wait_for(lambda: _page(browser)["view"] == "list", "the list again", timeout_s=WAIT_S)
+
         browser.js(f"document.querySelector('tr[data-crawl-id=\"{workers[0].pid}-slow-1\"] a')"
                    ".click()")
         # (the first samples may be older than the second worker's joining)
@@ -295,6 +341,26 @@ def test_a_shared_crawl_shows_each_worker_and_the_whole(browser, runtime, crawls
                  and "2 workers" in browser.text("shared-sub"),
                  "the whole crawl's figures in the worker's view", timeout_s=WAIT_S)
         assert browser.errors() == []
+
+        # From a worker's view to the whole crawl's, read from that worker; when it ends,
+        # the view reads the whole crawl from the other worker here.
+        browser.js("document.getElementById('shared-link').click()")
+        wait_for(lambda: browser.js("return location.hash") == f"#/shared/{workers[0].pid}-slow-1"
+                 and int(browser.js("return document.getElementById('chart-shared-queue')"
+                                    ".dataset.points || 0")) >= 2,
+                 "the whole crawl's view from the worker's", timeout_s=WAIT_S)
+        browser.console()  # (the killed worker's stream may log a failed request)
+        browser.js("""window.notices = []; new MutationObserver(() => window.notices.push(
+            document.getElementById("notice").textContent)).observe(
+            document.getElementById("notice"), {childList: true, characterData: true, subtree: true});""")
+        workers[0].kill()
+        wait_for(lambda: browser.js("return location.hash") == f"#/shared/{workers[1].pid}-slow-1"
+                 and _page(browser)["view"] == "shared"
+                 and int(browser.js("return document.getElementById('chart-shared-queue')"
+                                    ".dataset.points || 0")) >= 2,
+                 "the whole crawl read from the other worker", timeout_s=WAIT_S)
+        assert f"Worker {workers[0].pid}-slow-1 has ended: the whole crawl is now read from " \
+            f"{workers[1].pid}-slow-1." in browser.js("return window.notices")
     finally:
         status = dashboard.stop()
     assert status == 0, dashboard.out.read_text(errors="replace")
@@ -325,6 +391,21 @@ CRAWLS = """[
   {id: "12-a-1", pid: 12, shared: {pages: 7, items: 2, queued: 5, leased: 0},
    workers: [{worker: "h-11", pages: 4, items: 1}, {worker: "h-12", pages: 3, items: 1}]},
   {id: "13-b-1", pid: 13, shared: null, workers: []}]"""
+
+NAMED_WORKERS = """[
+  {id: "21-a-1", pid: 21, worker: "w1", shared: {pages: 5, items: 2, queued: 4, leased: 1},
+   workers: [{worker: "w1", pages: 3, items: 1}, {worker: "w2", pages: 2, items: 1}]},
+  {id: "22-a-1", pid: 22, worker: "w2", shared: {pages: 4, items: 2, queued: 5, leased: 0},
+   workers: [{worker: "w1", pages: 2, items: 1}, {worker: "w2", pages: 2, items: 1}]}]"""
+
+SHARED_SAMPLES = """[
+  {t: 100, pages: 0, items: 0, shared: {pages: 0, items: 0, queued: 5, leased: 1,
+   by_worker: [{worker: "a", pages: 0, items: 0}]}},
+  {t: 101, pages: 1, items: 1, shared: {pages: 4, items: 2, queued: 4, leased: 2,
+   by_worker: [{worker: "a", pages: 4, items: 2}]}},
+  {t: 102, pages: 2, items: 1, shared: {pages: 10, items: 3, queued: 3, leased: 2,
+   by_worker: [{worker: "a", pages: 6, items: 2}, {worker: "b", pages: 4, items: 1}]}},
+  {t: 103, pages: 3, items: 1, shared: null}]"""
 
 #: (expression over the module ``d`` = derive.js, its value as JSON).
 FIGURES = [
@@ -360,6 +441,24 @@ FIGURES = [
      " g.workers.map((w) => [w.worker, w.pages, w.crawl && w.crawl.id])])",
      [[["11-a-1", "12-a-1"], 9, [["h-11", 5, "11-a-1"], ["h-12", 4, "12-a-1"]]],
       [["13-b-1"], None, []]]),
+    # workers named by FRONTIER_WORKER: matched by the crawl's own `worker`, not its pid
+    (f"d.groupShared({NAMED_WORKERS}).map((g) => [g.best.id, g.workers.map((w) => [w.worker,"
+     " w.pages, w.crawl && w.crawl.id])])",
+     [["21-a-1", [["w1", 3, "21-a-1"], ["w2", 2, "22-a-1"]]]]),
+    # a shared crawl's whole figures over time: the combined rates, the queue, each
+    # worker's pages per second (0 before it published, none without shared figures)
+    (f"(() => {{ const s = new d.SampleStore(100, 1, 1); {SHARED_SAMPLES}.forEach((x) => s.push(x));"
+     " return [s.sharedPagesRate, s.sharedItemsRate, s.sharedQueue.queued, s.sharedQueue.leased,"
+     " d.orderedKeys(s.workerPages), s.workerPages.get('a'), s.workerPages.get('b'),"
+     " s.hasShared]; })()",
+     [[None, 4, 6, None], [None, 2, 1, None], [5, 4, 3, None], [1, 2, 2, None], ["a", "b"],
+      [None, 4, 2, None], [None, 0, 4, None], True]),
+    # over the last 2 samples: from t=100 to t=102 for the third
+    (f"(() => {{ const s = new d.SampleStore(100, 1, 2); {SHARED_SAMPLES}.forEach((x) => s.push(x));"
+     " return [s.sharedPagesRate, s.pagesRate, s.workerPages.get('a')]; })()",
+     [[None, 4, 5, None], [None, 1, 1, 1], [None, 4, 3, None]]),
+    ("d.workerCounts({by_worker: [{worker: 'a', pages: 3, items: 1}, {worker: 7, pages: 2}]},"
+     " 'pages')", {"a": 3, "7": 2}),
     ("[d.fmtBytes(1536), d.fmtBytes(512), d.fmtBytes(3 * 1024 ** 3), d.fmtBytes(null)]",
      ["1.50 KB", "512 B", "3.00 GB", "–"]),
     ("[d.fmtCount(1234567), d.fmtRate(0), d.fmtRate(0.25), d.fmtRate(10), d.fmtRate(12.34),"

@@ -4,7 +4,11 @@ Started by ``crawlfw dashboard [CRAWL]`` (every crawl ``crawlfw ps`` sees, or th
 matching CRAWL, found again as they come and go; its data comes from the crawls' control
 endpoints, :mod:`crawlfw.control`, over their owner-only Unix sockets) or inside a crawl
 by ``DASHBOARD_ENABLED = True`` (served from the crawl's own process). No TCP listener
-exists unless one of these, or ``METRICS_ENABLED``, asks for it.
+exists unless one of these, or ``METRICS_ENABLED``, asks for it. ``DASHBOARD_*`` and
+``METRICS_*`` are read as any setting, from each crawl's settings: the project's, a
+spider's ``custom_settings`` over them, ``-s`` over both (:func:`listener_settings`;
+the listeners are the process's, open when one of its crawls asks for them, and show
+every crawl of the process; ``DASHBOARD_HISTORY`` is each crawl's own).
 
 **Listener.** 127.0.0.1 only, on a free port (or ``DASHBOARD_PORT``), stdlib
 ``http.server`` (one thread per connection, at most 64). Its address is logged (INFO) and
@@ -35,11 +39,13 @@ with 403, 404 (no such route, file or crawl), 405 (a command by GET, another met
   ``.png``, ``.woff2``...).
 - ``GET /api/crawls``: ``[{"id": "<pid>-<crawl id>", "crawl_id": "quotes-1", "name":
   spider name, "pid": int, "started": ISO 8601, "state": "running"|"paused"|"closing",
-  "pages": n, "items": n, "uptime_s": s, "jobdir": str|null, "workers": [{"worker",
-  "pages", "items", "last_seen_s"}], "shared": {"queued", "leased", "pages", "items"}|null},
-  ...]``: ``workers`` and ``shared`` are the whole crawl's with a shared frontier
-  (``FRONTIER_URL``, ``--workers``): each worker is a process, so a crawl of its own
-  here, and each one's ``shared`` is the combined figures.
+  "pages": n, "items": n, "uptime_s": s, "jobdir": str|null, "worker": str|null,
+  "workers": [{"worker", "pages", "items", "last_seen_s"}], "shared": {"queued", "leased",
+  "pages", "items"}|null}, ...]``: ``workers`` and ``shared`` are the whole crawl's with a
+  shared frontier (``FRONTIER_URL``, ``--workers``): each worker is a process, so a crawl
+  of its own here, ``worker`` its id as the frontier knows it (``FRONTIER_WORKER``, default
+  ``<hostname>-<pid>``; null without a shared frontier or before its first figures), and
+  each one's ``shared`` is the combined figures.
 - ``GET /api/crawls/<id>/history[?since=T]``: ``{"interval": 1.0, "samples": [SAMPLE,
   ...], "errors": [ERROR, ...]}``, oldest first, those after ``T`` (unix seconds) or all
   kept.
@@ -70,10 +76,17 @@ lower than the one before it marks a restart, as in Prometheus)::
      "revisit": null | {"due_now": n, "next_due": t|null, "scheduled": n, "changed": n,
                         "unchanged": n, "gone": n},
      "state": "running"|"paused"|"closing",
-     "shared": null | {"queued": n, "leased": n, "pages": n, "items": n, "workers": n}}
+     "shared": null | {"worker": str, "queued": n, "leased": n, "pages": n, "items": n,
+                       "workers": n, "by_worker": [{"worker": str, "pages": n,
+                                                    "items": n}]}}
 
 ``hosts.ready``/``waiting`` are null (and ``busiest`` empty) with a shared frontier, and
-for a crawl of more than 2,000 hosts until a dashboard looks at it. **ERROR**:
+for a crawl of more than 2,000 hosts until a dashboard looks at it. ``shared`` is the
+whole shared crawl as the workers last published it in Redis (each every 2 s; workers on
+other machines included): ``worker`` is the sampled process's own id, ``pages`` and
+``items`` the sums of ``by_worker`` (each worker that published, by id, the first 64), so
+the page draws the whole crawl's rates and each worker's over time from any one worker's
+samples (its view ``#/shared/<id>``). **ERROR**:
 ``{"t": unix s, "kind": exception class or level name, "message": str, "traceback":
 str|null, "url": str|null}``.
 
@@ -93,7 +106,7 @@ one) serving only ``GET /metrics``, without a token, for scrapers that cannot se
 import logging
 import sys
 
-__all__ = ["open_dashboard", "InCrawlDashboard"]
+__all__ = ["open_dashboard", "listener_settings", "InCrawlDashboard"]
 
 logger = logging.getLogger(__name__)
 
@@ -135,22 +148,54 @@ def _log_shows_info(settings) -> bool:
     return isinstance(level, int) and level <= logging.INFO
 
 
+def listener_settings(runner, settings, flag: str):
+    """The settings that open a listener (``flag``: ``DASHBOARD_ENABLED`` or
+    ``METRICS_ENABLED``) and give its port and logging, or None when none asks for it.
+
+    The crawls' own settings decide, as for any setting: each crawler's settings are the
+    defaults, the project's, its spider's ``custom_settings`` and ``-s`` (in that order of
+    precedence, lowest first), so ``custom_settings = {"DASHBOARD_ENABLED": True}`` opens
+    the dashboard and a spider's ``False`` keeps the project's ``True`` shut for that
+    crawl. The listener is the process's: it opens when one of the process's crawls asks
+    for it (the first by crawl id gives ``DASHBOARD_PORT``/``METRICS_PORT``) and shows
+    every crawl of the process. Without a crawl, ``settings`` (the process's) decide.
+
+    Args:
+        runner: the :class:`~crawlfw.crawler.CrawlerRunner` (its ``crawlers``).
+        settings: the process's settings.
+        flag: the setting that turns the listener on.
+
+    Returns:
+        a settings object, or None.
+    """
+    crawlers = sorted(getattr(runner, "crawlers", None) or (),
+                      key=lambda c: str(getattr(c, "_crawl_id", None) or ""))
+    if not crawlers:
+        return settings if settings.getbool(flag, False) else None
+    for crawler in crawlers:
+        if crawler.settings.getbool(flag, False):
+            return crawler.settings
+    return None
+
+
 def open_dashboard(runner, settings, endpoint=None) -> InCrawlDashboard | None:
     """Open the in-crawl dashboard and metrics listeners as the settings say.
 
     Args:
         runner: the :class:`~crawlfw.crawler.CrawlerProcess`.
-        settings: its settings (``DASHBOARD_ENABLED``, ``DASHBOARD_PORT``,
-            ``METRICS_ENABLED``, ``METRICS_PORT``).
+        settings: its settings; each crawl's own settings (with its spider's
+            ``custom_settings``) decide first (:func:`listener_settings`):
+            ``DASHBOARD_ENABLED``, ``DASHBOARD_PORT``, ``METRICS_ENABLED``,
+            ``METRICS_PORT``.
         endpoint: the process's control endpoint, or None (then a timer samples).
 
     Returns:
         None when neither is enabled; else the parts opened. A listener that cannot be
         opened (its port in use) is a WARNING, and the crawl goes on.
     """
-    dashboard_on = settings.getbool("DASHBOARD_ENABLED", False)
-    metrics_on = settings.getbool("METRICS_ENABLED", False)
-    if not dashboard_on and not metrics_on:
+    dashboard_settings = listener_settings(runner, settings, "DASHBOARD_ENABLED")
+    metrics_settings = listener_settings(runner, settings, "METRICS_ENABLED")
+    if dashboard_settings is None and metrics_settings is None:
         return None
     from crawlfw.dashboard.sampler import recorder_of
     from crawlfw.dashboard.server import DashboardServer
@@ -160,19 +205,19 @@ def open_dashboard(runner, settings, endpoint=None) -> InCrawlDashboard | None:
     recorder = recorder_of(runner, settings)
     source = LocalSource(runner)
     server = metrics = sampler = None
-    if dashboard_on:
+    if dashboard_settings is not None:
         try:
-            server = DashboardServer(source, settings.getint("DASHBOARD_PORT", 0),
+            server = DashboardServer(source, dashboard_settings.getint("DASHBOARD_PORT", 0),
                                      recorder=recorder).start()
         except OSError as e:
             logger.warning("Dashboard not opened: %(error)s", {"error": e})
         else:
             logger.info("Dashboard: %(url)s", {"url": server.url})
-            if not _log_shows_info(settings):  # the URL is printed where it is seen
+            if not _log_shows_info(dashboard_settings):  # printed where it is seen
                 print(f"Dashboard: {server.url}", file=sys.stderr, flush=True)
-    if metrics_on:
+    if metrics_settings is not None:
         try:
-            metrics = DashboardServer(source, settings.getint("METRICS_PORT", 0),
+            metrics = DashboardServer(source, metrics_settings.getint("METRICS_PORT", 0),
                                       metrics_only=True).start()
         except OSError as e:
             logger.warning("Metrics listener not opened: %(error)s", {"error": e})

@@ -271,10 +271,25 @@ def build_sample(crawler, runner=None, engine: dict | None = None,
         "memory": _memory(crawler.settings),
         "revisit": _revisit(stats),
         "state": state,
-        "shared": ({"queued": shared.get("queued", 0), "leased": shared.get("leased", 0),
-                    "pages": shared.get("pages", 0), "items": shared.get("items", 0),
-                    "workers": len(shared.get("workers", []))} if shared else None),
+        "shared": _shared(shared, frontier) if shared else None,
     }
+
+
+#: Most workers whose own counters a sample carries (``shared.by_worker``).
+MAX_WORKERS = 64
+
+
+def _shared(shared: dict, frontier) -> dict[str, Any]:
+    """A sample's ``shared`` figures from the ``frontier/shared`` stat (the whole crawl
+    as the workers last published it, a copy the scheduler replaces every few seconds):
+    this worker's id, the sums, and each worker's counters."""
+    workers = shared.get("workers") or []
+    return {"worker": str(shared.get("worker") or getattr(frontier, "worker", None) or ""),
+            "queued": shared.get("queued", 0), "leased": shared.get("leased", 0),
+            "pages": shared.get("pages", 0), "items": shared.get("items", 0),
+            "workers": len(workers),
+            "by_worker": [{"worker": str(w["worker"]), "pages": int(w.get("pages", 0)),
+                           "items": int(w.get("items", 0))} for w in workers[:MAX_WORKERS]]}
 
 
 class Recorder:
@@ -282,7 +297,9 @@ class Recorder:
 
     Args:
         runner: the :class:`~crawlfw.crawler.CrawlerRunner`.
-        settings: the process's settings (``DASHBOARD_HISTORY``).
+        settings: the process's settings (``DASHBOARD_HISTORY``, for a crawl whose own
+            settings do not give it: each crawl's settings, its spider's
+            ``custom_settings`` included, decide its history's length).
 
     Attributes:
         errors: the :class:`RecentErrors` handler, on the root logger once
@@ -301,8 +318,17 @@ class Recorder:
 
     @property
     def enabled(self) -> bool:
-        """False with ``DASHBOARD_HISTORY = 0``: no sample is kept."""
-        return self.fine_s > 0
+        """False with ``DASHBOARD_HISTORY = 0`` in the process's settings and in every
+        crawl's: no sample is kept."""
+        return self.fine_s > 0 or any(self.fine_s_of(c) > 0 for c in list(self.runner.crawlers))
+
+    def fine_s_of(self, crawler) -> float:
+        """Seconds of samples ``crawler`` keeps at one a second (``DASHBOARD_HISTORY`` of
+        its settings, which hold its spider's ``custom_settings``); 0: none kept."""
+        settings = getattr(crawler, "settings", None)
+        if settings is None:
+            return self.fine_s
+        return max(0.0, settings.getfloat("DASHBOARD_HISTORY", self.fine_s))
 
     def start(self) -> "Recorder":
         """Put the errors handler on the root logger (once)."""
@@ -328,7 +354,7 @@ class Recorder:
             history = self._histories.get(crawler)
             if history is not None:
                 return history
-            history = self._histories[crawler] = History(self.fine_s)
+            history = self._histories[crawler] = History(self.fine_s_of(crawler))
         path = self._file_of(crawler)
         if path is not None:
             try:
@@ -385,18 +411,16 @@ class Recorder:
         """A new sample of ``crawler``, kept in its history when ``keep``."""
         detail = time.monotonic() - self._viewed_at < VIEWED_S
         sample = build_sample(crawler, self.runner, engine_status(crawler), detail)
-        if keep and self.enabled:
+        if keep and self.fine_s_of(crawler) > 0:
             self.history_of(crawler).add(sample)
         return sample
 
     def sample_all(self) -> None:
         """Sample every running crawl (the once-a-second call); save the history of a
         ``JOBDIR`` crawl every :data:`SAVE_EVERY_S`."""
-        if not self.enabled:
-            return
         for crawler in list(self.runner.crawlers):
             if not crawler.crawling or not getattr(crawler, "_crawl_id", None) \
-                    or crawler.engine is None:
+                    or crawler.engine is None or self.fine_s_of(crawler) <= 0:
                 continue
             self.sample(crawler)
             saved = self._saved_at.get(crawler)

@@ -45,9 +45,10 @@ def crawl_entry(pid: int, crawl: dict) -> dict[str, Any]:
 
     Returns:
         ``{"id": "<pid>-<crawl id>", "crawl_id", "name" (spider), "pid", "started"
-        (ISO 8601), "state", "pages", "items", "uptime_s", "jobdir", "workers": [{"worker",
-        "pages", "items", "last_seen_s"}] (a shared crawl's workers, else []), "shared":
-        {"queued", "leased", "pages", "items"} or None}``.
+        (ISO 8601), "state", "pages", "items", "uptime_s", "jobdir", "worker": this
+        process's worker id in a shared crawl (``FRONTIER_WORKER``) or None, "workers":
+        [{"worker", "pages", "items", "last_seen_s"}] (a shared crawl's workers, else []),
+        "shared": {"queued", "leased", "pages", "items"} or None}``.
     """
     shared = crawl.get("shared")
     return {
@@ -61,6 +62,7 @@ def crawl_entry(pid: int, crawl: dict) -> dict[str, Any]:
         "items": crawl["items"],
         "uptime_s": crawl["uptime_s"],
         "jobdir": crawl.get("jobdir"),
+        "worker": (shared.get("worker") or None) if shared else None,
         "workers": list(shared.get("workers", [])) if shared else [],
         "shared": ({k: shared.get(k, 0) for k in ("queued", "leased", "pages", "items")}
                    if shared else None),

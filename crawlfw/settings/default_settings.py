@@ -490,6 +490,7 @@ CONTROL_ENDPOINT = True
 # `crawlfw dashboard`), behind a random token. DASHBOARD_HISTORY: seconds of samples
 # kept at one a second (then one a minute); 0 keeps none. METRICS_ENABLED opens another
 # 127.0.0.1 listener serving only /metrics (Prometheus) without a token, on METRICS_PORT.
+# All five may be set in a spider's custom_settings too (each crawl's settings decide).
 DASHBOARD_ENABLED = False
 DASHBOARD_HISTORY = 3600
 DASHBOARD_PORT = 0

@@ -164,6 +164,9 @@ class SharedWorkerStatus(TypedDict):
 class SharedCrawlStatus(TypedDict):
     """The whole crawl on a shared frontier, as the workers last published it."""
 
+    worker: str
+    """This process's worker id, as the shared frontier knows it (``FRONTIER_WORKER``,
+    default ``<hostname>-<pid>``)."""
     queued: Count
     """Requests in the shared queue."""
     leased: Count
@@ -396,10 +399,24 @@ class RevisitFigures(TypedDict):
     """Revisits answered 404 or 410 (``revisit/gone``)."""
 
 
+class SharedWorkerFigures(TypedDict):
+    """One worker's counters in a sample's ``shared`` figures."""
+
+    worker: str
+    """The worker's id (``FRONTIER_WORKER``)."""
+    pages: Count
+    """Responses it received, as it last published them."""
+    items: Count
+    """Items it scraped, as it last published them."""
+
+
 class SharedFigures(TypedDict):
     """The whole crawl on a shared frontier (``FRONTIER_URL``), as the workers last
     published it."""
 
+    worker: str
+    """This process's worker id, as the shared frontier knows it (``FRONTIER_WORKER``,
+    default ``<hostname>-<pid>``)."""
     queued: Count
     """Requests in the shared queue."""
     leased: Count
@@ -410,6 +427,9 @@ class SharedFigures(TypedDict):
     """Items scraped by every worker."""
     workers: Count
     """Workers that published figures."""
+    by_worker: list[SharedWorkerFigures]
+    """Each worker's counters (``pages`` and ``items`` are their sums), by worker id;
+    the first 64 of a crawl of more workers."""
 
 
 class Sample(TypedDict):

@@ -705,8 +705,8 @@ class RedisFrontier(FrontierBase):
             own: this worker's ``{'pages': int, 'items': int}``.
 
         Returns:
-            dict: ``{'queued': int, 'leased': int, 'pages': int, 'items': int,
-            'workers': [{'worker': str, 'pages': int, 'items': int,
+            dict: ``{'worker': str (this worker's id), 'queued': int, 'leased': int,
+            'pages': int, 'items': int, 'workers': [{'worker': str, 'pages': int, 'items': int,
             'last_seen_s': float | None (seconds since its last lease renewal, None if it
             never renewed one)}, ...]}`` (sorted by worker id; ``pages``/``items`` summed
             over every worker that ever published).
@@ -732,7 +732,7 @@ class RedisFrontier(FrontierBase):
             workers.append({"worker": wid, "pages": f["pages"], "items": f["items"],
                             "last_seen_s": (round((now_ms - float(beat)) / 1000, 1)
                                             if beat is not None else None)})
-        return {"queued": shared["queued"], "leased": shared["leased"],
+        return {"worker": self.worker, "queued": shared["queued"], "leased": shared["leased"],
                 "pages": sum(w["pages"] for w in workers),
                 "items": sum(w["items"] for w in workers), "workers": workers}
 

@@ -132,6 +132,10 @@ export class TimeChart {
     this.columns = columns;
     this.plot.setData(this.data());
     this.el.dataset.points = String(t.length);
+    // the values drawn (not null), all series together: what a test reads
+    let values = 0;
+    for (const s of this.series) for (const v of this.columns[s.key] || []) if (v != null) values += 1;
+    this.el.dataset.values = String(values);
   }
 
   /** Remove the chart from the page. */

@@ -3,7 +3,7 @@
 
 import { listCrawls, crawlHistory, crawlAction, crawlEvents, ApiError } from "./api.js";
 import { SampleStore, orderedKeys, latencyBuckets, latencyDelta, quantileBound, total,
-  unixSeconds, actorCpuPercent, groupShared, fmtBytes, fmtCount, fmtRate, fmtDuration, fmtSeconds,
+  unixSeconds, actorCpuPercent, groupShared, workerCounts, fmtBytes, fmtCount, fmtRate, fmtDuration, fmtSeconds,
   fmtClock, fmtDateTime } from "./derive.js";
 import { TimeChart, LatencyChart, PALETTE, statusColour } from "./charts.js";
 
@@ -49,10 +49,16 @@ function crawlHref(id) {
   return `#/crawl/${encodeURIComponent(id)}`;
 }
 
+/** The whole view of a shared crawl, read from the samples of its worker `id` here. */
+function sharedHref(id) {
+  return `#/shared/${encodeURIComponent(id)}`;
+}
+
 // ---- the crawl list ----
 
 class ListView {
   constructor() {
+    this.gone = false;
     this.timer = null;
     this.crawls = [];
   }
@@ -63,10 +69,12 @@ class ListView {
     setText("crumb", "crawls");
     document.title = "crawlfw dashboard";
     await this.refresh();
+    if (this.gone) return;  // left while the list loaded: no refreshing
     this.timer = setInterval(() => this.refresh(), LIST_REFRESH_MS);
   }
 
   hide() {
+    this.gone = true;
     clearInterval(this.timer);
     this.timer = null;
     $("list-view").hidden = true;
@@ -76,7 +84,9 @@ class ListView {
     let crawls;
     try {
       crawls = await listCrawls();
+      if (this.gone) return;
     } catch (e) {
+      if (this.gone) return;
       connection("unreachable");
       notice(e instanceof ApiError && e.status === 403
         ? "Refused: open the address with its ?token= as printed by crawlfw."
@@ -117,7 +127,7 @@ class ListView {
       const first = group.crawls[0];
       const sh = group.shared;
       rows.push(el("tr", { className: "crawl-row shared-row" },
-        el("td", {}, el("span", { textContent: `${first.name} ` }),
+        el("td", {}, el("a", { href: sharedHref(group.best.id), textContent: `${first.name} ` }),
           el("span", { className: "muted", textContent: `shared frontier, ${group.workers.length} worker${group.workers.length === 1 ? "" : "s"} combined` })),
         el("td", {}), el("td", {}),
         el("td", { className: "muted", textContent: `${fmtCount(sh.leased)} leased` }),
@@ -148,8 +158,14 @@ class ListView {
 // ---- one crawl ----
 
 class CrawlView {
-  constructor(id) {
+  /** `mode`: "crawl" (the crawl's own figures) or "shared" (the whole shared crawl it is a
+   * worker of, as its samples' `shared` figures say: every worker, here or elsewhere). */
+  constructor(id, mode = "crawl") {
     this.id = id;
+    this.mode = mode;
+    this.gone = false;  // hidden: its stream closed, nothing more to draw
+    this.crawls = [];
+    this.listed = 0;
     this.store = new SampleStore();
     this.events = null;
     this.errorCount = 0;
@@ -164,7 +180,28 @@ class CrawlView {
 
   buildCharts() {
     for (const id of ["chart-throughput", "chart-status", "chart-errors", "chart-latency",
-      "chart-frontier", "chart-hosts", "chart-memory", "chart-revisit"]) $(id).replaceChildren();
+      "chart-frontier", "chart-hosts", "chart-memory", "chart-revisit", "chart-shared-throughput",
+      "chart-shared-workers", "chart-shared-queue"]) $(id).replaceChildren();
+    if (this.mode === "shared") {
+      this.charts = {
+        throughput: new TimeChart($("chart-shared-throughput"), {
+          axes: { y: "rate" },
+          series: [
+            { key: "pages", label: "pages/s", colour: PALETTE[0] },
+            { key: "items", label: "items/s", colour: PALETTE[1] },
+          ],
+        }),
+        workers: new TimeChart($("chart-shared-workers"), { axes: { y: "rate" } }),
+        queue: new TimeChart($("chart-shared-queue"), {
+          axes: { y: "count" },
+          series: [
+            { key: "queued", label: "queued", colour: PALETTE[0] },
+            { key: "leased", label: "leased", colour: PALETTE[3] },
+          ],
+        }),
+      };
+      return;
+    }
     this.charts = {
       throughput: new TimeChart($("chart-throughput"), {
         axes: { y: "rate", y2: "bytesRate" },
@@ -213,23 +250,43 @@ class CrawlView {
 
   async show(crawls) {
     $("crawl-view").hidden = false;
-    document.body.dataset.view = "crawl";
+    document.body.dataset.view = this.mode;
     document.body.dataset.samples = "0";
-    const info = (crawls || []).find((c) => String(c.id) === String(this.id));
+    this.crawls = crawls || [];
+    this.listed = Date.now();
+    const info = this.crawls.find((c) => String(c.id) === String(this.id));
     this.name = info && info.name ? info.name : String(this.id);
     this.started = info ? unixSeconds(info.started) : null;
-    setText("crawl-title", this.name);
-    setText("crawl-meta", info ? [info.crawl_id, info.pid != null ? `pid ${info.pid}` : null,
-      this.started ? `started ${fmtDateTime(this.started)}` : null].filter(Boolean).join(" · ") : "");
-    setText("crumb", crawls && crawls.length > 1 ? `crawls › ${this.name}` : this.name);
-    document.title = `${this.name} · crawlfw`;
+    $("shared-link").href = sharedHref(this.id);
+    const wl = $("worker-link");
+    wl.href = crawlHref(this.id);
+    wl.textContent = `read from worker ${info && info.worker ? info.worker : this.id}`;
+    wl.hidden = false;
+    if (this.mode === "shared") {
+      setText("crawl-title", `${this.name}: whole crawl`);
+      setText("crawl-meta", "shared frontier");
+      setText("crumb", `crawls › ${this.name} (all workers)`);
+      document.title = `${this.name} (all workers) · crawlfw`;
+    } else {
+      setText("crawl-title", this.name);
+      setText("crawl-meta", info ? [info.crawl_id, info.worker ? `worker ${info.worker}` : null,
+        info.pid != null ? `pid ${info.pid}` : null,
+        this.started ? `started ${fmtDateTime(this.started)}` : null].filter(Boolean).join(" · ") : "");
+      setText("crumb", crawls && crawls.length > 1 ? `crawls › ${this.name}` : this.name);
+      document.title = `${this.name} · crawlfw`;
+    }
     if (info && info.state) this.setState(info.state);
     this.clock = setInterval(() => this.tick(), 1000);
     await this.loadHistory();
+    if (this.gone) return;  // left (another view) while the history loaded: no stream
     this.events = crawlEvents(this.id, {
       onSample: (s) => this.addSample(s),
       onError: (e) => this.addError(e),
       onEnd: (reason) => {
+        if (this.mode === "shared") {  // (ended, or its server no longer answers for it)
+          this.followAnotherWorker(reason);
+          return;
+        }
         if (reason === null) {
           notice("The dashboard server does not answer (its crawl may have ended): reload the page to try again.", "error");
           return;
@@ -242,10 +299,14 @@ class CrawlView {
   }
 
   hide() {
+    this.gone = true;
     if (this.events) this.events.close();
     clearInterval(this.clock);
     for (const chart of Object.values(this.charts)) if (chart) chart.destroy();
     $("revisit-panel").hidden = true;
+    $("shared-link").hidden = true;
+    $("worker-link").hidden = true;
+    $("workers-table").tBodies[0].replaceChildren();
     setText("errors-count", "");
     $("btn-pause").removeEventListener("click", this.onPause);
     $("btn-resume").removeEventListener("click", this.onResume);
@@ -265,7 +326,7 @@ class CrawlView {
         : `Cannot read the crawl's history: ${e.message}`, "error");
       return;
     }
-    notice("");
+    if ($("notice").dataset.kind === "error") notice("");  // (an info one stays its time)
     this.store.clear();
     for (const s of history.samples || []) this.store.push(s);
     if (Array.isArray(history.errors)) {
@@ -356,10 +417,93 @@ class CrawlView {
         this.setState(last.state);
       }
     }
-    this.drawTiles(last);
-    this.drawCharts();
-    this.drawTables(last);
+    if (this.mode === "shared") {
+      this.drawWhole(last);
+    } else {
+      this.drawTiles(last);
+      this.drawCharts();
+      this.drawTables(last);
+    }
     this.tick();
+  }
+
+  /** The whole shared crawl: its sums, each worker's pages per second, the shared queue,
+   * and the workers (a link to the view of each one running here). */
+  drawWhole(last) {
+    const st = this.store;
+    const sh = last.shared;
+    if (!sh) {
+      setText("whole-note", "no shared figures (yet): not a shared crawl, or not published");
+      return;
+    }
+    setText("whole-pages", fmtCount(sh.pages));
+    setText("whole-pages-rate", `${fmtRate(this.recentSharedRate("pages"))} /s`);
+    setText("whole-items", fmtCount(sh.items));
+    setText("whole-items-rate", `${fmtRate(this.recentSharedRate("items"))} /s`);
+    setText("whole-queued", fmtCount(sh.queued));
+    setText("whole-leased", `${fmtCount(sh.leased)} leased`);
+    setText("whole-workers", fmtCount(sh.workers));
+    setText("whole-note", "as they last published");
+    const c = this.charts;
+    c.throughput.setData(st.t, { pages: st.sharedPagesRate, items: st.sharedItemsRate });
+    orderedKeys(st.workerPages).forEach((k, i) => {
+      if (!c.workers.has(k)) c.workers.addSeries({ key: k, label: k, colour: PALETTE[i % PALETTE.length] });
+    });
+    c.workers.setData(st.t, Object.fromEntries(st.workerPages));
+    c.queue.setData(st.t, st.sharedQueue);
+
+    const before = this.store.sampleBefore(10);
+    const older = before && before !== last && before.shared ? workerCounts(before.shared, "pages") : {};
+    const dt = before ? last.t - before.t : 0;
+    const here = new Map(this.crawls.filter((x) => x.worker != null).map((x) => [String(x.worker), x]));
+    const rows = (sh.by_worker || []).map((w) => {
+      const id = String(w.worker);
+      const r = dt > 0 && older[id] != null && w.pages >= older[id] ? (w.pages - older[id]) / dt : null;
+      const crawl = here.get(id);
+      const where = crawl ? el("a", { href: crawlHref(crawl.id), textContent: `pid ${crawl.pid}` })
+        : el("span", { className: "muted", textContent: "elsewhere" });
+      return el("tr", { dataset: { worker: id } },
+        el("td", { textContent: id }),
+        el("td", { className: "num", textContent: fmtCount(w.pages) }),
+        el("td", { className: "num", textContent: fmtCount(w.items) }),
+        el("td", { className: "num", textContent: fmtRate(r) }),
+        el("td", {}, where));
+    });
+    $("workers-table").tBodies[0].replaceChildren(...rows);
+    if (Date.now() - this.listed > 5000) {  // workers here that started since
+      this.listed = Date.now();
+      listCrawls().then((crawls) => { this.crawls = crawls; }, () => {});
+    }
+  }
+
+  /** The whole crawl's rate of `field` ("pages", "items") over the last `seconds`. */
+  recentSharedRate(field, seconds = 10) {
+    const last = this.store.last;
+    const before = this.store.sampleBefore(seconds);
+    if (!last || !before || before === last || !last.shared || !before.shared) return null;
+    const a = before.shared[field];
+    const b = last.shared[field];
+    if (a == null || b == null || b < a) return null;
+    return (b - a) / (last.t - before.t);
+  }
+
+  /** The worker this view reads has ended: read the whole crawl from another worker here
+   * (its own history), or say that none is left. */
+  async followAnotherWorker(reason) {
+    const known = new Set(((this.store.last && this.store.last.shared
+      && this.store.last.shared.by_worker) || []).map((w) => String(w.worker)));
+    let crawls = [];
+    try { crawls = await listCrawls(); } catch (e) { /* none reachable */ }
+    if (this.gone) return;
+    const other = crawls.find((c) => String(c.id) !== String(this.id) && c.shared
+      && (c.workers || []).some((w) => known.has(String(w.worker))));
+    if (other) {
+      nextNotice = [`Worker ${this.id} has ended: the whole crawl is now read from ${other.id}.`, "info"];
+      window.location.hash = sharedHref(other.id);
+      return;
+    }
+    notice(`The crawl has ended here${reason ? ` (${reason})` : ""}: no worker of it is left on this machine.`, "info");
+    this.setState("finished");
   }
 
   /** A rate over the last `seconds` of samples (steadier than the last second's). */
@@ -399,6 +543,7 @@ class CrawlView {
     }
     const sh = last.shared;
     $("shared-tile").hidden = !sh;
+    $("shared-link").hidden = !sh;
     if (sh) {
       setText("shared-pages", fmtCount(sh.pages));
       setText("shared-sub", `${fmtCount(sh.items)} items, ${fmtCount(sh.workers)} workers, ${fmtCount(sh.queued)} queued`);
@@ -475,21 +620,30 @@ class CrawlView {
 // ---- routing ----
 
 let current = null;
+let navigation = 0;      // go() calls so far: a go() that a later one overtook stops
+let nextNotice = null;   // [text, kind] to show once the next view is up
 
 function route() {
-  const m = window.location.hash.match(/^#\/crawl\/(.+)$/);
-  return m ? { view: "crawl", id: decodeURIComponent(m[1]) } : { view: "list" };
+  const m = window.location.hash.match(/^#\/(crawl|shared)\/(.+)$/);
+  return m ? { view: m[1], id: decodeURIComponent(m[2]) } : { view: "list" };
 }
 
 async function go() {
+  const mine = ++navigation;
   if (current) current.hide();
   current = null;
   notice("");
+  if (nextNotice) {
+    notice(nextNotice[0], nextNotice[1], true);
+    nextNotice = null;
+  }
   let crawls = [];
   try {
     crawls = await listCrawls();
+    if (mine !== navigation) return;  // another address was opened meanwhile
     connection("live");
   } catch (e) {
+    if (mine !== navigation) return;
     connection("unreachable");
     notice(e instanceof ApiError && e.status === 403
       ? "Refused: open the address with its ?token= as printed by crawlfw."
@@ -504,8 +658,8 @@ async function go() {
     r = { view: "crawl", id: String(crawls[0].id) };
   }
   $("nav-list").hidden = false;
-  if (r.view === "crawl") {
-    current = new CrawlView(r.id);
+  if (r.view === "crawl" || r.view === "shared") {
+    current = new CrawlView(r.id, r.view);
     await current.show(crawls);
   } else {
     current = new ListView();

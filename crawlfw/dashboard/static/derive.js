@@ -12,13 +12,16 @@ export function rate(prev, cur, dt) {
 }
 
 /** The samples of one crawl as column arrays for the charts, with the rates derived as the
- * samples come, each over the last `window` samples (a moving average). push() takes samples
- * in time order and drops one no newer than the last (the live stream may repeat the end of
- * the history). At most `maxPoints` are kept. */
+ * samples come, each over the last `window` samples (a moving average); a shared crawl's
+ * whole figures over the last `sharedWindow` (they change when a worker publishes, every
+ * 2 s: over 5 samples a rate would swing between 2 and 3 publications' worth). push()
+ * takes samples in time order and drops one no newer than the last (the live stream may
+ * repeat the end of the history). At most `maxPoints` are kept. */
 export class SampleStore {
-  constructor(maxPoints = 30000, window = 5) {
+  constructor(maxPoints = 30000, window = 5, sharedWindow = 10) {
     this.maxPoints = maxPoints;
     this.window = window;
+    this.sharedWindow = sharedWindow;
     this.clear();
   }
 
@@ -34,6 +37,13 @@ export class SampleStore {
     this.hosts = { ready: [], waiting: [] };
     this.memory = { rss: [], warning: [], limit: [] };
     this.revisitDue = [];
+    // A shared (Redis) crawl's whole figures, as the workers last published them: the
+    // combined rates, the shared queue, and each worker's pages per second.
+    this.sharedPagesRate = [];
+    this.sharedItemsRate = [];
+    this.sharedQueue = { queued: [], leased: [] };
+    this.workerPages = new Map();  // worker id -> pages/s
+    this.hasShared = false;
     this.samples = [];            // the raw samples (latency windows read them)
     this.hasSpill = false;
     this.hasRevisit = false;
@@ -71,6 +81,21 @@ export class SampleStore {
     if (m.warning != null) this.hasWarning = true;
     this.revisitDue.push(s.revisit ? s.revisit.due_now ?? null : null);
     if (s.revisit) this.hasRevisit = true;
+    const sh = s.shared || null;
+    // the oldest of the last `sharedWindow` samples that has the shared figures
+    let sprev = null;
+    for (let i = Math.max(0, this.samples.length - this.sharedWindow); i < this.samples.length; i++) {
+      if (this.samples[i].shared) { sprev = this.samples[i]; break; }
+    }
+    const psh = sprev ? sprev.shared : null;
+    const sdt = sprev ? s.t - sprev.t : 0;
+    this.sharedPagesRate.push(sh && psh ? rate(psh.pages, sh.pages, sdt) : null);
+    this.sharedItemsRate.push(sh && psh ? rate(psh.items, sh.items, sdt) : null);
+    this.sharedQueue.queued.push(sh ? sh.queued ?? null : null);
+    this.sharedQueue.leased.push(sh ? sh.leased ?? null : null);
+    pushKeyed(this.workerPages, psh && workerCounts(psh, "pages"), sh ? workerCounts(sh, "pages") : {},
+      sdt, n, !!psh && !!sh);
+    if (sh) this.hasShared = true;
     this.samples.push(s);
     this.last = s;
     if (this.t.length > this.maxPoints) this.trim(Math.ceil(this.maxPoints / 10));
@@ -86,6 +111,9 @@ export class SampleStore {
     for (const a of Object.values(this.hosts)) cut(a);
     for (const a of Object.values(this.memory)) cut(a);
     cut(this.revisitDue);
+    cut(this.sharedPagesRate); cut(this.sharedItemsRate);
+    for (const a of Object.values(this.sharedQueue)) cut(a);
+    for (const a of this.workerPages.values()) cut(a);
   }
 
   /** The newest sample at least `seconds` older than the last one (the first when none is). */
@@ -97,6 +125,15 @@ export class SampleStore {
     }
     return this.samples[0];
   }
+}
+
+/** {worker id: count} of a sample's shared figures (`field`: "pages" or "items"). */
+export function workerCounts(shared, field) {
+  const out = {};
+  for (const w of (shared && Array.isArray(shared.by_worker)) ? shared.by_worker : []) {
+    out[String(w.worker)] = w[field] ?? 0;
+  }
+  return out;
 }
 
 function pushKeyed(map, prevCounts, counts, dt, n, hasPrev) {
@@ -171,10 +208,12 @@ export function total(counts) {
 
 /** The crawls grouped as one shared (Redis) crawl per set of workers that overlap, each
  * other crawl alone: [{crawls, shared: combined figures|null, workers: [{worker, pages,
- * items, last_seen_s, crawl: the crawl of this worker here, or null}]}]. The combined
- * figures and the workers' come from the same (freshest) entry, so they add up. A worker
- * is this machine's crawl when its id ends with the crawl's pid (FRONTIER_WORKER's default
- * <hostname>-<pid>); a crawl of the group matched to none gets a row of its own. */
+ * items, last_seen_s, crawl: the crawl of this worker here, or null}], best: the crawl
+ * whose figures are shown (the freshest)}]. The combined figures and the workers' come
+ * from the same (freshest) entry, so they add up. A worker is this machine's crawl when
+ * the crawl says it is that worker (its entry's `worker`, FRONTIER_WORKER), else when its
+ * id ends with the crawl's pid (FRONTIER_WORKER's default <hostname>-<pid>); a crawl of
+ * the group matched to none gets a row of its own. */
 export function groupShared(crawls) {
   const groups = [];
   const byWorker = new Map();
@@ -204,12 +243,13 @@ export function groupShared(crawls) {
       }
     }
     for (const c of g.crawls) {
-      const w = [...known.values()].find((x) => !x.crawl && x.worker.endsWith(`-${c.pid}`));
+      const own = c.worker != null ? known.get(String(c.worker)) : null;
+      const w = own && !own.crawl ? own
+        : [...known.values()].find((x) => !x.crawl && x.worker.endsWith(`-${c.pid}`));
       if (w) w.crawl = c;
       else known.set(`${c.id}`, { worker: String(c.id), pages: null, items: null, crawl: c });
     }
     g.workers = [...known.values()];
-    delete g.best;
   }
   return groups;
 }
