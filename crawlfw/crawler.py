@@ -26,6 +26,7 @@ import pykka
 
 from crawlfw import signals
 from crawlfw._crawler_components import CrawlerComponents, CrawlerLogCounter
+from crawlfw._shutdown_signals import ShutdownSignals
 from crawlfw.actors._facade import EngineFacade
 from crawlfw.actors.supervisor import Supervisor
 from crawlfw.control import open_endpoint
@@ -44,7 +45,6 @@ from crawlfw.settings._validation import check_settings
 from crawlfw.signalmanager import SignalManager
 from crawlfw.utils.log import configure_logging, log_crawlfw_info
 from crawlfw.utils.misc import load_object
-from crawlfw.utils.ossignal import install_shutdown_handlers
 
 logger = logging.getLogger(__name__)
 
@@ -406,14 +406,10 @@ class CrawlerProcessBase(CrawlerRunner):
     :data:`FORCED_SHUTDOWN_TIMEOUT_S` seconds (the main thread is stuck), the process is
     ended with ``os._exit(128 + signal number)`` (130 for SIGINT).
 
-    The signal handlers only write the signal's number to a pipe (async-signal-safe, no
-    lock): a handler that took a lock could interrupt its own thread holding that lock
-    (an ``Event.wait``) and hang for ever. A daemon thread (``crawlfw-signals``) reads
-    the pipe and does the work. :meth:`shutdown` puts back the handlers SIGINT/SIGTERM
-    had before this object was made and closes the pipe, which ends the thread (a
-    program that goes on after :meth:`start`, or makes another process object, gets ^C
-    back and keeps no thread or descriptor of this one); :meth:`start` called again
-    opens them anew.
+    The signal handlers only write the signal's number to a pipe, which a daemon thread
+    reads (:class:`crawlfw._shutdown_signals.ShutdownSignals`). :meth:`shutdown` puts
+    back the handlers of before and ends that thread (a program going on after
+    :meth:`start` gets its ^C back); :meth:`start` called again installs them anew.
 
     Args:
         settings: a ``Settings``, a dict, or None.
@@ -437,8 +433,8 @@ class CrawlerProcessBase(CrawlerRunner):
         self._stop_signalled = False
         self.forced_signal = None
         self._start_returned = threading.Event()
-        self._signal_w: int | None = None  # the pipe's write end, None once closed
-        self._open_signal_pipe()
+        self._signals = ShutdownSignals(self._graceful_shutdown, self._force_shutdown)
+        self._signals.open()
         log_crawlfw_info(self.settings)
         self._endpoint = None  # crawlfw.control.ControlEndpoint, while start() runs
         self._progress = None  # crawlfw.progress.ProgressLine, while start() runs
@@ -455,71 +451,6 @@ class CrawlerProcessBase(CrawlerRunner):
         if self._stop_signalled:
             CrawlerRunner.stop(self, "shutdown")
         return crawl
-
-    def _open_signal_pipe(self) -> None:
-        """Open the signal pipe, start the ``crawlfw-signals`` thread reading it and
-        install the SIGINT/SIGTERM handlers (the ones before are kept for
-        :meth:`_close_signal_pipe`).
-
-        Raises:
-            ValueError: called from a thread other than the main thread (Python installs
-                signal handlers from the main thread only).
-        """
-        read_fd, self._signal_w = os.pipe()
-        threading.Thread(target=self._handle_signals, args=(read_fd,), name="crawlfw-signals",
-                         daemon=True).start()
-        self._previous_handlers = _shutdown_handlers()
-        install_shutdown_handlers(self._signal_shutdown)
-
-    def _close_signal_pipe(self) -> None:
-        """Put back the SIGINT/SIGTERM handlers of before (from the main thread only) and
-        close the pipe's write end: the ``crawlfw-signals`` thread reads the end of it,
-        closes the read end and ends. Safe to call more than once. After a forced
-        shutdown the signals stay ignored: the process is about to end."""
-        if not self._forced:
-            _restore_shutdown_handlers(self._previous_handlers)
-        write_fd, self._signal_w = self._signal_w, None
-        if write_fd is not None:
-            os.close(write_fd)
-
-    def _signal_shutdown(self, signum, _):
-        install_shutdown_handlers(self._signal_kill)
-        self._write_signal(signum)
-
-    def _signal_kill(self, signum, _):
-        install_shutdown_handlers(signal.SIG_IGN)
-        self._write_signal(signum | 0x80)
-
-    def _write_signal(self, byte: int) -> None:
-        write_fd = self._signal_w
-        if write_fd is None:  # shut down from another thread: nothing left to stop
-            return
-        try:
-            os.write(write_fd, bytes((byte,)))
-        except OSError:  # closed meanwhile by shutdown() on another thread
-            pass
-
-    def _handle_signals(self, read_fd: int) -> None:
-        """Run by the ``crawlfw-signals`` thread: act on what the handlers wrote, until
-        :meth:`_close_signal_pipe` closes the pipe."""
-        try:
-            while True:
-                try:
-                    data = os.read(read_fd, 16)
-                except OSError:
-                    return
-                if not data:
-                    return
-                self._act_on_signals(data)
-        finally:
-            os.close(read_fd)
-
-    def _act_on_signals(self, data: bytes) -> None:
-        for byte in data:
-            if byte & 0x80:
-                self._force_shutdown(byte & 0x7F)
-            else:
-                self._graceful_shutdown(byte)
 
     def _graceful_shutdown(self, signum: int) -> None:
         self._stop_signalled = True
@@ -561,10 +492,10 @@ class CrawlerProcessBase(CrawlerRunner):
                 before this object was made (Scrapy 2's argument): ^C is then the
                 program's business.
         """
-        if self._signal_w is None and threading.current_thread() is threading.main_thread():
-            self._open_signal_pipe()  # started again after shutdown()
+        if not self._signals.is_open and threading.current_thread() is threading.main_thread():
+            self._signals.open()  # started again after shutdown()
         if not install_signal_handlers:
-            _restore_shutdown_handlers(self._previous_handlers)
+            self._signals.restore_handlers()
         self._open_live_parts()
         try:
             self._wait_for_crawls()
@@ -609,7 +540,8 @@ class CrawlerProcessBase(CrawlerRunner):
             recorder = getattr(self, "_dashboard_recorder", None)
             if recorder is not None:  # its errors handler off the root logger
                 recorder.stop()
-            self._close_signal_pipe()
+            # (after a forced shutdown the signals stay ignored: the process is ending)
+            self._signals.close(restore=not self._forced)
 
 
 class CrawlerProcess(CrawlerProcessBase):
@@ -738,23 +670,6 @@ class AsyncCrawlerProcess(CrawlerProcessBase, AsyncCrawlerRunner):
                 if asyncio._get_running_loop() is None:
                     self._loop.run_until_complete(self._loop.shutdown_default_executor())
                 self._loop.close()
-
-
-def _shutdown_handlers():
-    """The current handlers of the shutdown signals (from the main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-    names = ("SIGTERM", "SIGINT", "SIGBREAK")
-    return {sig: signal.getsignal(sig) for sig in
-            (getattr(signal, name) for name in names if hasattr(signal, name))}
-
-
-def _restore_shutdown_handlers(handlers) -> None:
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for sig, handler in handlers.items():
-        if handler is not None:
-            signal.signal(sig, handler)
 
 
 def check_frontier(crawler) -> None:

@@ -186,7 +186,7 @@ def test_a_process_shut_down_leaves_no_signal_thread_and_gives_the_handlers_back
     handlers, before = _handlers(), _signal_threads()
     process = processcls({"LOG_ENABLED": False, "CONTROL_ENDPOINT": 0})
     [thread] = _signal_threads() - before
-    assert signal.getsignal(signal.SIGINT) == process._signal_shutdown
+    assert signal.getsignal(signal.SIGINT) == process._signals._first
     process.crawl(_spider(site.url))
     process.start()
     thread.join(5)
@@ -205,7 +205,7 @@ def test_a_crawler_process_started_again_handles_signals_again_until_shut_down()
     assert _handlers() == handlers and not first.is_alive()
     process.start(stop_after_crawl=False)
     [thread] = _signal_threads() - before
-    assert _handlers() == dict.fromkeys(handlers, process._signal_shutdown)
+    assert _handlers() == dict.fromkeys(handlers, process._signals._first)
     process.shutdown()
     thread.join(5)
     assert not thread.is_alive()
