@@ -118,11 +118,15 @@ def test_spider_stays_open_while_idle(live):
 
 
 def _due_recheck_timers():
-    """The engine's idle recheck timers (``EngineActor._tell_later``'s) alive and not
-    cancelled."""
+    """The engine's idle recheck timers (``EngineActor._tell_later``'s, telling a
+    ``recheck_idle`` not ``stuck``) alive and not cancelled."""
+    def message(timer):
+        cells = timer.function.__closure__ or ()
+        return next((c.cell_contents for c in cells if isinstance(c.cell_contents, dict)), {})
+
     return [t for t in threading.enumerate() if isinstance(t, threading.Timer)
             and t.function.__qualname__.endswith("_tell_later.<locals>.tell")
-            and not t.finished.is_set()]
+            and message(t) == {"type": "recheck_idle"} and not t.finished.is_set()]
 
 
 def test_one_idle_recheck_timer_at_a_time_none_after_the_stop(live):
