@@ -27,7 +27,7 @@ def test_leaves_a_crawlfw_timer():
 
 
 def test_leaves_a_non_daemon_thread():
-    threading.Thread(target=time.sleep, args=(4,), name="pool_0").start()
+    threading.Thread(target=time.sleep, args=(8,), name="pool_0").start()
 
 
 @pytest.fixture
