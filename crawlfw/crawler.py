@@ -26,6 +26,7 @@ import pykka
 
 from crawlfw import signals
 from crawlfw._crawler_components import CrawlerComponents, CrawlerLogCounter
+from crawlfw._shutdown_signals import ShutdownSignals
 from crawlfw.actors._facade import EngineFacade
 from crawlfw.actors.supervisor import Supervisor
 from crawlfw.control import open_endpoint
@@ -44,7 +45,6 @@ from crawlfw.settings._validation import check_settings
 from crawlfw.signalmanager import SignalManager
 from crawlfw.utils.log import configure_logging, log_crawlfw_info
 from crawlfw.utils.misc import load_object
-from crawlfw.utils.ossignal import install_shutdown_handlers
 
 logger = logging.getLogger(__name__)
 
@@ -413,10 +413,10 @@ class CrawlerProcessBase(CrawlerRunner):
     :data:`FORCED_SHUTDOWN_TIMEOUT_S` seconds (the main thread is stuck), the process is
     ended with ``os._exit(128 + signal number)`` (130 for SIGINT).
 
-    The signal handlers only write the signal's number to a pipe (async-signal-safe, no
-    lock): a handler that took a lock could interrupt its own thread holding that lock
-    (an ``Event.wait``) and hang for ever. A daemon thread reads the pipe and does the
-    work.
+    The signal handlers only write the signal's number to a pipe, which a daemon thread
+    reads (:class:`crawlfw._shutdown_signals.ShutdownSignals`). :meth:`shutdown` puts
+    back the handlers of before and ends that thread (a program going on after
+    :meth:`start` gets its ^C back); :meth:`start` called again installs them anew.
 
     Args:
         settings: a ``Settings``, a dict, or None.
@@ -440,11 +440,8 @@ class CrawlerProcessBase(CrawlerRunner):
         self._stop_signalled = False
         self.forced_signal = None
         self._start_returned = threading.Event()
-        self._signal_r, self._signal_w = os.pipe()
-        threading.Thread(target=self._handle_signals, name="crawlfw-signals",
-                         daemon=True).start()
-        self._previous_handlers = _shutdown_handlers()
-        install_shutdown_handlers(self._signal_shutdown)
+        self._signals = ShutdownSignals(self._graceful_shutdown, self._force_shutdown)
+        self._signals.open()
         log_crawlfw_info(self.settings)
         self._endpoint = None  # crawlfw.control.ControlEndpoint, while start() runs
         self._progress = None  # crawlfw.progress.ProgressLine, while start() runs
@@ -466,29 +463,6 @@ class CrawlerProcessBase(CrawlerRunner):
             # (its spider's custom_settings)
             self._dashboard = open_dashboard(self, self.settings, self._endpoint)
         return crawl
-
-    def _signal_shutdown(self, signum, _):
-        install_shutdown_handlers(self._signal_kill)
-        os.write(self._signal_w, bytes((signum,)))
-
-    def _signal_kill(self, signum, _):
-        install_shutdown_handlers(signal.SIG_IGN)
-        os.write(self._signal_w, bytes((signum | 0x80,)))
-
-    def _handle_signals(self) -> None:
-        """Run by the ``crawlfw-signals`` thread: act on what the handlers wrote."""
-        while True:
-            try:
-                data = os.read(self._signal_r, 16)
-            except OSError:
-                return
-            if not data:
-                return
-            for byte in data:
-                if byte & 0x80:
-                    self._force_shutdown(byte & 0x7F)
-                else:
-                    self._graceful_shutdown(byte)
 
     def _graceful_shutdown(self, signum: int) -> None:
         self._stop_signalled = True
@@ -530,8 +504,10 @@ class CrawlerProcessBase(CrawlerRunner):
                 before this object was made (Scrapy 2's argument): ^C is then the
                 program's business.
         """
+        if not self._signals.is_open and threading.current_thread() is threading.main_thread():
+            self._signals.open()  # started again after shutdown()
         if not install_signal_handlers:
-            _restore_shutdown_handlers(self._previous_handlers)
+            self._signals.restore_handlers()
         self._open_live_parts()
         try:
             self._wait_for_crawls()
@@ -579,6 +555,8 @@ class CrawlerProcessBase(CrawlerRunner):
             recorder = getattr(self, "_dashboard_recorder", None)
             if recorder is not None:  # its errors handler off the root logger
                 recorder.stop()
+            # (after a forced shutdown the signals stay ignored: the process is ending)
+            self._signals.close(restore=not self._forced)
 
 
 class CrawlerProcess(CrawlerProcessBase):
@@ -733,23 +711,6 @@ class AsyncCrawlerProcess(CrawlerProcessBase, AsyncCrawlerRunner):
                 if asyncio._get_running_loop() is None:
                     self._loop.run_until_complete(self._loop.shutdown_default_executor())
                 self._loop.close()
-
-
-def _shutdown_handlers():
-    """The current handlers of the shutdown signals (from the main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-    names = ("SIGTERM", "SIGINT", "SIGBREAK")
-    return {sig: signal.getsignal(sig) for sig in
-            (getattr(signal, name) for name in names if hasattr(signal, name))}
-
-
-def _restore_shutdown_handlers(handlers) -> None:
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for sig, handler in handlers.items():
-        if handler is not None:
-            signal.signal(sig, handler)
 
 
 def check_frontier(crawler) -> None:

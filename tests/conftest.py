@@ -12,8 +12,10 @@ os.environ.setdefault("CRAWLFW_VALIDATE_MESSAGES", "all")
 from tests.support.servers import StaticSiteServer  # noqa: E402
 
 #: tests/support/slowguard.py fails a test that starts a process or server unmarked slow;
+#: tests/support/threadguard.py one that leaves a crawlfw (or non-daemon) thread running;
 #: tests/support/changing_site.py gives the ``changing_site`` fixture (issue 32).
-pytest_plugins = ["tests.support.slowguard", "tests.support.changing_site"]
+pytest_plugins = ["tests.support.slowguard", "tests.support.threadguard",
+                  "tests.support.changing_site"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: The site copies: ``$CRAWLFW_SHARED_SITES`` if set, else ``../shared/sites`` beside the
@@ -82,6 +84,24 @@ def _restore_environ():
     if os.environ != saved:
         os.environ.clear()
         os.environ.update(saved)
+
+
+@pytest.fixture(autouse=True)
+def _restore_log_levels():
+    """Put back the levels of the root logger and of the loggers ``configure_logging``
+    sets (every CrawlerProcess calls it: ``crawlfw`` to DEBUG, the root logger to
+    NOTSET). Left so, what the later tests of the worker capture (``caplog``) would
+    depend on whether such a test ran before them there: every crawlfw INFO and DEBUG
+    line, of any thread, or none unless asked for."""
+    import logging
+
+    from crawlfw.utils.log import DEFAULT_LOGGING
+
+    loggers = [logging.root, *map(logging.getLogger, DEFAULT_LOGGING["loggers"])]
+    levels = [logger.level for logger in loggers]
+    yield
+    for logger, level in zip(loggers, levels, strict=True):
+        logger.setLevel(level)
 
 
 @pytest.fixture(autouse=True)

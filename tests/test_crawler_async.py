@@ -5,6 +5,8 @@ against a real local HTTP server."""
 
 import asyncio
 import inspect
+import signal
+import threading
 
 import pytest
 
@@ -47,6 +49,48 @@ def _collect(crawler, items):
     crawler.signals.connect(lambda item: items.append(item["title"]), signals.item_scraped,
                             weak=False)
     return crawler
+
+
+def _signal_threads():
+    return {t for t in threading.enumerate() if t.name == "crawlfw-signals"}
+
+
+def _handlers():
+    return {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+
+@pytest.mark.parametrize("processcls", [CrawlerProcess, AsyncCrawlerProcess])
+def test_a_process_shut_down_leaves_no_signal_thread_and_gives_the_handlers_back(site,
+                                                                               processcls):
+    # A program (or a test run) that makes several process objects, or goes on after
+    # start(), keeps no thread or pipe of one shut down, and gets its ^C back.
+    handlers, before = _handlers(), _signal_threads()
+    process = processcls({"LOG_ENABLED": False, "CONTROL_ENDPOINT": 0})
+    [thread] = _signal_threads() - before
+    assert signal.getsignal(signal.SIGINT) == process._signals._first
+    process.crawl(_spider(site.url))
+    process.start()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert _handlers() == handlers
+    process.shutdown()  # twice: nothing more to do
+    assert _handlers() == handlers
+
+
+def test_a_crawler_process_started_again_handles_signals_again_until_shut_down():
+    handlers, before = _handlers(), _signal_threads()
+    process = CrawlerProcess({"LOG_ENABLED": False, "CONTROL_ENDPOINT": 0})
+    [first] = _signal_threads() - before
+    process.start()  # nothing to crawl: returns, shut down
+    first.join(5)
+    assert _handlers() == handlers and not first.is_alive()
+    process.start(stop_after_crawl=False)
+    [thread] = _signal_threads() - before
+    assert _handlers() == dict.fromkeys(handlers, process._signals._first)
+    process.shutdown()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert _handlers() == handlers
 
 
 def test_class_tree_and_signatures_are_scrapy_2_19s():

@@ -56,8 +56,8 @@ LAYERS = (
     )),
     ("actors", ("crawlfw.actors",)),
     ("runtime", ("crawlfw.control", "crawlfw.crawler", "crawlfw._crawler_components",
-                 "crawlfw.dashboard", "crawlfw.progress", "crawlfw.shell",
-                 "crawlfw.utils.test")),
+                 "crawlfw._shutdown_signals", "crawlfw.dashboard", "crawlfw.progress",
+                 "crawlfw.shell", "crawlfw.utils.test")),
     ("commands", ("crawlfw.__main__", "crawlfw.cmdline", "crawlfw.commands")),
 )
 _RANK = {prefix: rank for rank, (_, prefixes) in enumerate(LAYERS) for prefix in prefixes}

@@ -16,6 +16,7 @@ from crawlfw.http import Request
 from crawlfw.shell import _NOTHING, Shell, start_shell_crawler
 from crawlfw.spiders import Spider
 from tests.commands.conftest import crawlfw_env, write
+from tests.support.wait import wait_for
 
 
 class ShellSpider(Spider):
@@ -114,6 +115,35 @@ def test_spider_stays_open_while_idle(live):
     shell.fetch(f"{base}/page/5/")
     assert shell.vars["response"].status == 200
     assert crawler.crawling
+
+
+def _due_recheck_timers():
+    """The engine's idle recheck timers (``EngineActor._tell_later``'s, telling a
+    ``recheck_idle`` not ``stuck``) alive and not cancelled."""
+    def message(timer):
+        cells = timer.function.__closure__ or ()
+        return next((c.cell_contents for c in cells if isinstance(c.cell_contents, dict)), {})
+
+    return [t for t in threading.enumerate() if isinstance(t, threading.Timer)
+            and t.function.__qualname__.endswith("_tell_later.<locals>.tell")
+            and message(t) == {"type": "recheck_idle"} and not t.finished.is_set()]
+
+
+def test_one_idle_recheck_timer_at_a_time_none_after_the_stop(live):
+    # Each fetch ends in an idle turn kept open (DontCloseSpider): the recheck timer of
+    # the turn before is replaced, not left to fire spider_idle once more and to outlive
+    # the engine.
+    crawler, shell, base = live
+    idle = threading.Semaphore(0)
+    crawler.signals.connect(lambda spider: idle.release(), signals.spider_idle, weak=False)
+    for page in (1, 2, 3):
+        shell.fetch(f"{base}/page/{page}/")
+        assert idle.acquire(timeout=30), "spider_idle was not sent after the fetch"
+    # (0 for a moment while one replaces another)
+    wait_for(lambda: len(_due_recheck_timers()) <= 1, "a single recheck timer", timeout_s=3)
+    crawler.stop("test")
+    assert crawler.wait(30)
+    assert _due_recheck_timers() == []
 
 
 def test_ignored_request_gives_no_response(live):

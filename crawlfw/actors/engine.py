@@ -398,7 +398,9 @@ class EngineActor(CrawlActor):
             self._stuck_timer = None
             self._after()
             return
-        self._idle_timer = None
+        timer = self._idle_timer
+        if timer is not None and timer.finished.is_set():  # (not a newer one, still due)
+            self._idle_timer = None
         self.flow.idle_rechecked()
         self._after()
 
@@ -644,6 +646,11 @@ class EngineActor(CrawlActor):
         self._after()
 
     def _schedule_idle_recheck(self):
+        # One recheck timer at a time: a new idle turn kept open (new activity since the
+        # last spider_idle) starts the wait again. A timer replaced without being
+        # cancelled would fire spider_idle once more, and outlive the stopped engine.
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
         self._idle_timer = self._tell_later({"type": "recheck_idle"}, IDLE_RECHECK_S)
 
     def _tell_later(self, message, delay_s) -> threading.Timer:

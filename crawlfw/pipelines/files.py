@@ -214,7 +214,16 @@ class S3FilesStore:
 
 
 def _safe_extension(url: str) -> str:
-    """The URL's extension if ``mimetypes`` knows it, else its guess for the URL, else ''."""
+    """The URL's extension if ``mimetypes`` knows it, else its guess for the URL, else ''.
+
+    ``mimetypes.types_map`` holds the system's types (``/etc/mime.types``...) only once
+    ``mimetypes.init()`` has read them: read first, the first call in a process would
+    answer otherwise than the next ones (``a.tar.gz``: ``.tar`` then ``.gz``)."""
+    if not mimetypes.inited:
+        try:
+            mimetypes.init()
+        except OSError:  # out of file descriptors: the built-in table (see responsetypes)
+            pass
     media_ext = os.path.splitext(url)[1]
     if media_ext in mimetypes.types_map:
         return media_ext

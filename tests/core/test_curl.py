@@ -453,7 +453,8 @@ class _ConnectProxy:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
         self.heads: list[bytes] = []
-        threading.Thread(target=self._accept, daemon=True).start()
+        self._acceptor = threading.Thread(target=self._accept, daemon=True)
+        self._acceptor.start()
 
     def _accept(self):
         while True:
@@ -493,7 +494,13 @@ class _ConnectProxy:
         pipe(client, upstream)
 
     def close(self):
+        # shutdown wakes the accept() blocked in the thread (close alone does not, on Linux)
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.listener.close()
+        self._acceptor.join(5)
 
 
 @pytest.mark.slow

@@ -212,9 +212,16 @@ def test_the_rest_of_the_output_goes_through_the_spider_middlewares(crawl):
         yield Request("http://elsewhere.org/2")
         yield Request(f"{URL}/kept")
 
-    scraper.crawler.signals.send_catch_log(crawlfw.signals.spider_opened, spider=spider)
-    scrape(scraper, parse)
-    answer(scraper, spider.waits, f"{URL}/other")
+    signals = scraper.crawler.signals
+    signals.send_catch_log(crawlfw.signals.spider_opened, spider=spider)
+    try:
+        scrape(scraper, parse)
+        answer(scraper, spider.waits, f"{URL}/other")
+    finally:
+        # spider_opened started the extensions' timers too (LogStats...): a spider
+        # left open would log "Crawled 0 pages" into later tests of this worker
+        signals.send_catch_log(crawlfw.signals.spider_closed, spider=spider,
+                               reason="finished")
     assert sink.of("requests") == [("requests", [f"{URL}/kept"], False)]
 
 

@@ -4,6 +4,8 @@ real crawls of a local server (stored files, results, expiry, failures)."""
 import hashlib
 import logging
 import os
+import subprocess
+import sys
 import time
 from io import BytesIO
 
@@ -14,6 +16,7 @@ from crawlfw.exceptions import CrawlfwDeprecationWarning, NotConfigured
 from crawlfw.http import Request
 from crawlfw.pipelines.files import FilesPipeline, FSFilesStore, S3FilesStore
 from crawlfw.settings import Settings
+from crawlfw.utils.test import get_testenv
 from tests.support import s3 as s3_support
 from tests.support.crawl import run_crawl
 from tests.support.s3 import ACCESS_KEY, REGION, SECRET_KEY
@@ -93,6 +96,25 @@ def crawl(server, store, groups, pipeline="crawlfw.pipelines.files.FilesPipeline
 def test_file_path(tmp_path, url, expected):
     pipe = FilesPipeline(str(tmp_path))
     assert pipe.file_path(Request(url)) == expected
+
+
+@pytest.mark.slow
+def test_file_path_is_the_same_on_the_first_call_in_a_process(tmp_path):
+    # mimetypes reads the system's types on its first guess: file_path must not answer
+    # otherwise before it (a.tar.gz: .tar first, .gz after, failed CI by test order)
+    code = ("import mimetypes, sys\n"
+            "from crawlfw.http import Request\n"
+            "from crawlfw.pipelines.files import FilesPipeline\n"
+            "pipe = FilesPipeline(sys.argv[1])\n"
+            "urls = ['http://example.com/a.tar.gz', 'http://example.com/b.svgz',\n"
+            "        'http://example.com/c.tgz']\n"
+            "first = [pipe.file_path(Request(u)) for u in urls]\n"
+            "mimetypes.init()\n"
+            "print(first == [pipe.file_path(Request(u)) for u in urls])\n")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
+                         text=True, env=get_testenv(), timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["True"]
 
 
 def test_deprecated_file_key_override_is_used_with_a_warning(tmp_path):

@@ -47,12 +47,27 @@ class UrlsPipeline(MediaPipeline):
         return super().item_completed(results, item, info)
 
 
+#: Every ``(pipe, spider)`` :func:`make` opened, closed after each test by :func:`_close_made`.
+_made = []
+
+
 def make(pipecls=UrlsPipeline, answers=None):
     downloads = Downloads(answers or {})
     pipe = pipecls(download_func=downloads)
     spider = Spider("media")
     pipe.open_spider(spider)
+    _made.append((pipe, spider))
     return pipe, spider, downloads
+
+
+@pytest.fixture(autouse=True)
+def _close_made():
+    """Close the pipelines :func:`make` opened: the download thread pool (non-daemon
+    threads) would otherwise stay until the pipeline is garbage-collected."""
+    yield
+    while _made:
+        pipe, spider = _made.pop()
+        pipe.close_spider(spider)
 
 
 def test_results_in_request_order():
