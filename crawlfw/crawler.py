@@ -605,6 +605,9 @@ class AsyncCrawlerRunner(CrawlerRunner):
             loop = asyncio.get_running_loop()
         except RuntimeError:
             loop = self._loop_elsewhere() or asyncio.get_event_loop()
+            if loop.is_closed():  # an AsyncCrawlerProcess that was shut down left it
+                loop = asyncio.new_event_loop()
+                asyncio.set_event_loop(loop)
         try:
             crawler = super().crawl(crawler_or_spidercls, *args, **kwargs)
         except Exception as e:

@@ -231,3 +231,21 @@ def test_start_waits_for_a_crawl_started_from_spider_closed(site, process_class)
     assert first.finish_reason == "finished"
     assert [c.finish_reason for c in chained] == ["finished"]
     assert sorted(items) == ["page 1", "page 1", "page 2", "page 2"]
+
+
+def test_a_runner_after_an_async_process_was_shut_down_gets_a_new_loop(site):
+    # the process's closed loop stays the thread's current one: crawl() makes a new loop
+    # (it raised "Event loop is closed")
+    process = AsyncCrawlerProcess({"LOG_LEVEL": "INFO"})
+    process.crawl(_spider(site.url))
+    process.start()
+    items = []
+    runner = AsyncCrawlerRunner({"LOG_LEVEL": "INFO"})
+    try:
+        task = runner.crawl(_collect(runner.create_crawler(_spider(site.url)), items))
+        task.get_loop().run_until_complete(task)
+        assert task.exception() is None
+        assert sorted(items) == ["page 1", "page 2"]
+    finally:
+        runner.shutdown()
+        task.get_loop().close()
