@@ -188,6 +188,21 @@ def test_gone_counts_then_drops_the_page(schedule):
     assert len(schedule) == 0 and schedule.next_due() is None
 
 
+def test_a_failed_revisit_leaves_the_record_as_taken(schedule):
+    """A revisit answered 5xx (or a download error): ``failed_visit`` names the record,
+    and the schedule keeps it due an interval after it was taken."""
+    from crawlfw.core.frontier.revisit import failed_visit
+
+    schedule.visited(visit("http://a/1", etag='"e"'), 0.0)
+    [record] = schedule.take_due(10.0, 10)
+    request = schedule.request_of(record)
+    failed = failed_visit(request)
+    assert (failed["fp"], failed["outcome"]) == (record.fp.hex(), "failed")
+    assert schedule.visited(failed, 11.0) == "ignored"
+    again = schedule.get(record.fp)
+    assert (again.due, again.interval, again.etag, again.gone) == (20.0, 10.0, '"e"', 0)
+    assert failed_visit(Request("http://a/1")) is None  # not a revisit
+
 def test_a_page_back_after_a_404_starts_counting_again(schedule):
     schedule.visited(visit("http://a/1"), 0.0)
     schedule.visited(visit("http://a/1", "gone"), 10.0)
@@ -298,6 +313,100 @@ def test_revisit_request_without_validators_has_no_conditional_headers():
     assert b"If-Modified-Since" not in request.headers
 
 
+
+#: Stored requests of several shapes: revisit_request builds the usual ones directly and
+#: the others through request_from_dict; the request must be the same either way.
+_STORED = [
+    Request("http://a/1", callback=SPIDER.parse_page),
+    Request("http://a/2", callback=SPIDER.parse_page, errback=SPIDER.parse,
+            headers={"Referer": "http://a/", "accept": ["text/html", "*/*"],
+                     "X-Bytes": b"\xe9t\xe9"},
+            meta={"depth": 3, "download_slot": "a", "mine": [1, {"x": 2}]},
+            priority=-4, flags=["f"], cb_kwargs={"k": (1, 2)}),
+    Request("http://a/3?q=%C3%A9", method="HEAD", meta={"download_timeout": 180.0}),
+    Request("http://a/4", callback=SPIDER.parse_page, method="POST", body=b"x=1",
+            cookies={"c": "v"}, encoding="latin-1"),
+]
+
+
+@pytest.mark.parametrize("original", _STORED, ids=lambda r: r.url)
+@pytest.mark.parametrize("loads", ["pickle", "json"])
+def test_revisit_request_is_request_from_dicts_request(original, loads):
+    """The direct build of a stored request gives what the general path gives (every
+    attribute, headers as stored plus the conditional ones), from a pickled record
+    (memory, SQLite) and from a JSON one (Redis)."""
+    import json
+
+    from crawlfw.core.frontier.revisit import RevisitRecord
+    from crawlfw.utils.reqser import request_from_dict
+
+    if loads == "json":
+        from crawlfw.core.frontier.redis_revisit import _json_dumps, _json_loads
+        blob, read = stored_request(original, SPIDER, _json_dumps), _json_loads
+    else:
+        blob, read = stored_request(original, SPIDER), pickle.loads
+    record = RevisitRecord(fp(original.url), blob, 5.0, 10.0, '"e"', "Tue, 14 Nov 2023 "
+                           "22:13:20 GMT", "ab" * 16)
+    got = revisit_request(record, SPIDER, read)
+    d = read(blob)
+    d["dont_filter"] = True
+    d["meta"] = {**(d.get("meta") or {}),
+                 REVISIT_META: (record.fp.hex(), record.etag, record.last_modified,
+                                record.digest)}
+    d["headers"] = {**(d.get("headers") or {}), b"If-None-Match": [b'"e"'],
+                    b"If-Modified-Since": [b"Tue, 14 Nov 2023 22:13:20 GMT"]}
+    expected = request_from_dict(d, SPIDER)
+    assert type(got) is type(expected)
+    skip = ("headers", "_trackref_time")
+    assert {k: v for k, v in vars(got).items() if k not in skip} == {
+        k: v for k, v in vars(expected).items() if k not in skip}
+    assert dict(got.headers) == dict(expected.headers)
+    assert got.headers.encoding == expected.headers.encoding
+    assert json.dumps(sorted(got.meta)) == json.dumps(sorted(expected.meta))
+
+
+def test_a_page_of_the_in_memory_schedule_takes_at_most_750_bytes():
+    """Issue 32: per-URL history is a small record. A page of the benchmark's shape
+    (its stored request with the headers and meta the middlewares added, ETag,
+    Last-Modified, a digest) measured with tracemalloc: record, fingerprint, dict entry
+    and heap entry. ~1,050 bytes a page before the records were packed; and
+    ``memory_bytes()`` counts what is there."""
+    import gc
+    import tracemalloc
+
+    headers = {"Referer": "http://127.0.0.1:8000/", "Accept": "text/html,application/"
+               "xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "Accept-Language": "en",
+               "User-Agent": "crawlfw/0.1.0 (+https://crawlfw.invalid)",
+               "Accept-Encoding": "gzip,deflate,br,zstd"}
+    meta = {"depth": 1, "download_timeout": 180.0, "download_slot": "127.0.0.1"}
+    n = 2000
+    visits = []
+    for i in range(n):
+        v = visit(f"http://127.0.0.1:8000/p/{i}.html", etag=f'"p{i}-v0"',
+                  last_modified="Tue, 14 Nov 2023 22:13:20 GMT", digest=f"{i * 7919:032x}",
+                  **meta)
+        v["request"].headers.update(headers)
+        stored_request(v["request"], SPIDER)  # the request's lazy attributes made now
+        visits.append(v)
+    schedule = MemoryRevisitSchedule(CONFIG, SPIDER)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i, v in enumerate(visits):
+            schedule.visited(v, float(i))
+        gc.collect()
+        per_page = (tracemalloc.get_traced_memory()[0] - before) / n
+    finally:
+        tracemalloc.stop()
+    assert len(schedule) == n
+    assert per_page <= 750, per_page
+    assert per_page * 0.9 <= schedule.memory_bytes() / n <= per_page * 1.1
+    record = schedule.get(fp("http://127.0.0.1:8000/p/7.html"))
+    assert (record.etag, record.last_modified, record.digest, record.due) == (
+        '"p7-v0"', "Tue, 14 Nov 2023 22:13:20 GMT", f"{7 * 7919:032x}", 17.0)
+
+
 def answer(request, status=200, body=b"<p>hello</p>", **headers):
     return HtmlResponse(request.url, status=status, body=body, request=request,
                         headers=headers)
@@ -399,6 +508,7 @@ SCHEDULE_TESTS = (
     test_meta_revisit_interval_fixes_a_pages_interval,
     test_gone_counts_then_drops_the_page,
     test_a_page_back_after_a_404_starts_counting_again,
+    test_a_failed_revisit_leaves_the_record_as_taken,
     test_an_unknown_pages_404_touches_nothing,
     test_forget_removes_the_page,
     test_a_redirect_moves_the_schedule_to_the_new_url,

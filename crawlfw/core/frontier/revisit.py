@@ -34,14 +34,17 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import marshal
 import math
 import pickle
 import sqlite3
+import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from crawlfw.utils.reqser import request_from_dict, request_to_dict
+from crawlfw.http.request import Request as _Request
+from crawlfw.utils.reqser import _get_method, request_from_dict, request_to_dict
 
 if TYPE_CHECKING:
     from crawlfw.http import Request, Response
@@ -59,6 +62,7 @@ __all__ = [
     "adapt_interval",
     "classify",
     "content_digest",
+    "failed_visit",
     "revisit_request",
     "stored_request",
 ]
@@ -77,9 +81,10 @@ ADAPTIVE_INC_RATE = 0.4
 ADAPTIVE_DEC_RATE = 0.2
 
 #: Outcomes of a visit (``revisit_visited``): a first visit, a revisit that found the
-#: page changed, unchanged (304 or the same digest), gone (404/410), or the page opted
-#: out (``meta['revisit'] = False``: its record is removed).
-OUTCOMES = ("new", "changed", "unchanged", "gone", "forget")
+#: page changed, unchanged (304 or the same digest), gone (404/410), the page opted
+#: out (``meta['revisit'] = False``: its record is removed), or the revisit failed (no
+#: answer that says anything of the page: see :func:`failed_visit`).
+OUTCOMES = ("new", "changed", "unchanged", "gone", "forget", "failed")
 
 #: ``meta`` keys that belong to one download, not to the page: left out of the stored
 #: request (a revisit starts without them).
@@ -89,6 +94,9 @@ _TRANSIENT_META = frozenset({
 })
 
 _GONE_STATUSES = (404, 410)
+
+_marshal_dumps = marshal.dumps
+_marshal_loads = marshal.loads
 
 
 @dataclass(frozen=True)
@@ -252,6 +260,28 @@ def classify(request: Request, response: Response, spider: Spider | None,
     return visit
 
 
+def failed_visit(request: Request) -> dict[str, Any] | None:
+    """The ``failed`` visit of a revisit that got no answer saying anything of the page
+    (a download error, a 5xx, a request a middleware dropped, a raising
+    ``revisit_content`` hook): it changes nothing in the schedule (the record keeps the
+    due time :meth:`take_due` gave it, an interval on) but tells the Scheduler the
+    revisit is over (``revisit/due_now`` counts revisits not answered yet). None for a
+    request that is not a revisit.
+
+    Args:
+        request: the request (after redirects: the last one).
+
+    Returns:
+        a visit dict as :func:`classify` gives (``fp``: the record's fingerprint).
+    """
+    meta = request._meta
+    state = meta.get(REVISIT_META) if meta else None
+    if state is None:
+        return None
+    return {"fp": state[0], "outcome": "failed", "etag": None, "last_modified": None,
+            "digest": None, "interval": None, "moved_from": None, "request": request}
+
+
 def _meta_interval(meta: dict[str, Any]) -> float | None:
     value = meta.get("revisit_interval")
     if value is None:
@@ -344,22 +374,67 @@ def revisit_request(record: RevisitRecord, spider: Spider | None,
     dict), ``dont_filter``, with ``If-None-Match`` / ``If-Modified-Since`` from its
     validators and its state in ``meta[REVISIT_META]``.
 
+    A stored request of the usual shape (a ``Request`` with no body, cookies or encoding
+    of its own: the keys of :data:`_FAST_KEYS`) is built directly, its headers put in
+    as they were stored (names and values already normalised) instead of through
+    :func:`~crawlfw.utils.reqser.request_from_dict`'s general path; the same request
+    either way (``tests/core/test_revisit.py`` compares them).
+
     Raises:
         AttributeError: the spider lost a method the stored request names.
+        ValueError: the stored callback or errback is not a method of the spider.
     """
     d = loads(record.request)
-    d["dont_filter"] = True
-    meta = dict(d.get("meta") or {})
+    meta = d.get("meta")
+    meta = dict(meta) if meta else {}
     meta[REVISIT_META] = (record.fp.hex(), record.etag, record.last_modified, record.digest)
-    d["meta"] = meta
-    if record.etag or record.last_modified:
-        headers = dict(d.get("headers") or {})
-        if record.etag:
-            headers[b"If-None-Match"] = [record.etag.encode("latin-1")]
-        if record.last_modified:
-            headers[b"If-Modified-Since"] = [record.last_modified.encode("latin-1")]
-        d["headers"] = headers
-    return request_from_dict(d, spider)
+    if not _FAST_KEYS.issuperset(d):
+        d["dont_filter"] = True
+        d["meta"] = meta
+        if record.etag or record.last_modified:
+            headers = dict(d.get("headers") or {})
+            if record.etag:
+                headers[b"If-None-Match"] = [record.etag.encode("latin-1")]
+            if record.last_modified:
+                headers[b"If-Modified-Since"] = [record.last_modified.encode("latin-1")]
+            d["headers"] = headers
+        return request_from_dict(d, spider)
+    cb = d.get("callback")
+    eb = d.get("errback")
+    has_spider = spider is not None
+    get_method: Any = _get_method
+    request = _Request(d["url"], callback=get_method(spider, cb) if cb and has_spider else None,
+                       method=d.get("method", "GET"), meta=meta,
+                       priority=d.get("priority", 0), dont_filter=True,
+                       errback=get_method(spider, eb) if eb and has_spider else None,
+                       flags=d.get("flags") or None, cb_kwargs=d.get("cb_kwargs") or None)
+    headers = request.headers  # empty, utf-8: filled as Headers(stored) would be
+    stored = d.get("headers")
+    if stored:
+        for name, values in stored.items():
+            _dict_setitem(headers, _header_bytes(name).title(),
+                          [_header_bytes(v) for v in
+                           (values if isinstance(values, (list, tuple)) else [values])])
+    if record.etag:
+        _dict_setitem(headers, b"If-None-Match", [record.etag.encode("latin-1")])
+    if record.last_modified:
+        _dict_setitem(headers, b"If-Modified-Since", [record.last_modified.encode("latin-1")])
+    return request
+
+
+#: The keys of a stored request :func:`revisit_request` builds directly (a compact
+#: ``request_to_dict`` without body, cookies, encoding, class or a subclass' attributes).
+_FAST_KEYS = frozenset(("url", "callback", "errback", "method", "headers", "meta",
+                        "priority", "flags", "cb_kwargs"))
+
+_dict_setitem = dict.__setitem__
+
+
+def _header_bytes(value: Any) -> bytes:
+    """A stored header name or value as bytes (stored as latin-1 text, or bytes)."""
+    if value.__class__ is bytes:
+        return value
+    return str(value).encode("latin-1")
 
 
 class _ScheduleBase:
@@ -393,7 +468,8 @@ class _ScheduleBase:
             ``'dropped'`` (gone ``REVISIT_GONE_LIMIT`` times, or opted out: no more
             revisits), ``'not_stored'`` (a new page whose request cannot be stored: a
             callback that is no spider method, a ``meta`` value that cannot be written),
-            ``'ignored'`` (nothing to do: an unknown page's 404 or opt-out).
+            ``'ignored'`` (nothing to do: an unknown page's 404 or opt-out, a failed
+            revisit).
         """
         config = self.config
         fp = bytes.fromhex(visit["fp"])
@@ -401,6 +477,8 @@ class _ScheduleBase:
         old_fp = bytes.fromhex(moved_from) if moved_from else fp
         record = self.get(old_fp)
         outcome = visit["outcome"]
+        if outcome == "failed":  # the record keeps the due time take_due gave it
+            return "ignored"
         if outcome == "forget":
             if record is not None:
                 self.remove(old_fp)
@@ -458,21 +536,50 @@ class _ScheduleBase:
         return "changed" if changed else "unchanged"
 
 
-#: Bytes of a record in memory besides its stored request and validators (measured with
-#: ``sys.getsizeof``, CPython 3.11): the object (112), the fingerprint (53), due and
-#: interval (48), the digest (81), the dict entry (~100, with its table's slack) and the
-#: heap entry (56 + 8).
-_RECORD_COST = 460
+#: Bytes a page of the in-memory schedule takes besides its packed record (a ``bytes``
+#: object: :func:`_pack`): its fingerprint (a 20-byte ``bytes``, 53), its entry in the
+#: dict (~40 with the table's slack) and its heap entry (a ``(due, fingerprint)``
+#: tuple, 56, its float, 24, and the heap's slot, 8; stale entries, up to as many again,
+#: are not counted). ``tests/core/test_revisit.py`` measures the whole with tracemalloc.
+_ENTRY_COST = 53 + 40 + 56 + 24 + 8
+#: ... and the ``bytes`` object's header (33).
+_RECORD_COST = _ENTRY_COST + 33
 
 
-def _record_bytes(record: RevisitRecord) -> int:
-    return (_RECORD_COST + 33 + len(record.request) + (49 + len(record.etag) if record.etag
-                                                        else 0)
-            + (49 + len(record.last_modified) if record.last_modified else 0))
+def _pack(record: RevisitRecord) -> bytes:
+    """``record`` as the in-memory schedule keeps it: one ``bytes`` object, its due time
+    and interval (little-endian doubles), gone count (4 bytes) and fixed flag (1 byte),
+    then :func:`marshal.dumps` of ``(etag, last_modified, digest, stored request)``, the
+    digest as its 16 raw bytes when it is the usual 32-digit hex. Private to the
+    process, as the frontier's compact records are."""
+    digest: Any = record.digest
+    if digest is not None and len(digest) == 32:
+        try:
+            digest = bytes.fromhex(digest)
+        except ValueError:
+            pass
+    return _HEAD.pack(record.due, record.interval, record.gone, record.fixed) + _marshal_dumps(
+        (record.etag, record.last_modified, digest, record.request))
+
+
+def _unpack(fp: bytes, packed: bytes) -> RevisitRecord:
+    """The :class:`RevisitRecord` of fingerprint ``fp`` that :func:`_pack` packed."""
+    due, interval, gone, fixed = _HEAD.unpack_from(packed)
+    etag, last_modified, digest, request = _marshal_loads(memoryview(packed)[_HEAD.size:])
+    if digest.__class__ is bytes:
+        digest = digest.hex()
+    return RevisitRecord(fp, request, due, interval, etag, last_modified, digest, gone,
+                         bool(fixed))
+
+
+_HEAD = struct.Struct("<ddIB")
+_due_of = struct.Struct("<d").unpack_from
 
 
 class MemoryRevisitSchedule(_ScheduleBase):
-    """The schedule in memory (no ``JOBDIR``): a dict fingerprint -> record and a heap of
+    """The schedule in memory (no ``JOBDIR``): a dict fingerprint -> packed record (one
+    ``bytes`` object a page: :func:`_pack`; :meth:`get` and :meth:`take_due` give
+    :class:`RevisitRecord` copies, which :meth:`put` stores back) and a heap of
     ``(due, fingerprint)``; an entry whose due time no longer is its record's is stale,
     skipped when popped, and the heap is rebuilt when stale entries outnumber records.
 
@@ -486,39 +593,41 @@ class MemoryRevisitSchedule(_ScheduleBase):
     def __init__(self, config: RevisitConfig, spider: Spider | None = None) -> None:
         self.config = config
         self.spider = spider
-        self.records: dict[bytes, RevisitRecord] = {}
+        self.records: dict[bytes, bytes] = {}  # fingerprint -> _pack(record)
         self._heap: list[tuple[float, bytes]] = []
         self._bytes = 0
 
     def get(self, fp: bytes) -> RevisitRecord | None:
-        """The record of fingerprint ``fp`` (20 bytes), or None."""
-        return self.records.get(fp)
+        """The record of fingerprint ``fp`` (20 bytes), or None (a copy: :meth:`put` it
+        back to change it)."""
+        packed = self.records.get(fp)
+        return None if packed is None else _unpack(fp, packed)
 
     def put(self, record: RevisitRecord) -> None:
         """Add or update ``record`` (its ``due`` time is what counts from now on)."""
-        old = self.records.get(record.fp)
-        if old is not None:
-            self._bytes -= old._size
-        record._size = _record_bytes(record)
-        self._bytes += record._size
-        self.records[record.fp] = record
-        heapq.heappush(self._heap, (record.due, record.fp))
-        if len(self._heap) > 2 * len(self.records) + 64:
-            self._heap = [(r.due, fp) for fp, r in self.records.items()]
+        fp, records = record.fp, self.records
+        packed = _pack(record)
+        old = records.get(fp)
+        self._bytes += len(packed) - (len(old) if old is not None else -_RECORD_COST)
+        records[fp] = packed
+        heap = self._heap
+        heapq.heappush(heap, (record.due, fp))
+        if len(heap) > 2 * len(records) + 64:
+            self._heap = [(_due_of(p)[0], f) for f, p in records.items()]
             heapq.heapify(self._heap)
 
     def remove(self, fp: bytes) -> None:
         """Forget the record of ``fp`` (its heap entry goes stale)."""
         old = self.records.pop(fp, None)
         if old is not None:
-            self._bytes -= old._size
+            self._bytes -= _RECORD_COST + len(old)
 
     def _top(self) -> tuple[float, bytes] | None:
         heap, records = self._heap, self.records
         while heap:
             due, fp = heap[0]
-            record = records.get(fp)
-            if record is not None and record.due == due:
+            packed = records.get(fp)
+            if packed is not None and _due_of(packed)[0] == due:
                 return due, fp
             heapq.heappop(heap)
         return None
@@ -532,26 +641,27 @@ class MemoryRevisitSchedule(_ScheduleBase):
         """Up to ``limit`` records due at ``now``, earliest first; each one's due time
         moves one interval on (the visit's outcome sets it again)."""
         out: list[RevisitRecord] = []
-        heap = self._heap
+        heap, records = self._heap, self.records
         while len(out) < limit:
             top = self._top()
             if top is None or top[0] > now:
                 break
             heapq.heappop(heap)
-            record = self.records[top[1]]
-            out.append(record)
+            fp = top[1]
+            out.append(_unpack(fp, records[fp]))
         for record in out:
             record.due = now + record.interval
-            heapq.heappush(heap, (record.due, record.fp))
+            self.put(record)
         return out
 
     def count_due(self, now: float) -> int:
         """Records due at ``now`` not yet taken."""
-        return sum(1 for r in self.records.values() if r.due <= now)
+        return sum(1 for packed in self.records.values() if _due_of(packed)[0] <= now)
 
     def memory_bytes(self) -> int:
-        """About the bytes the schedule takes (:func:`_record_bytes` per record: ~520
-        bytes plus its stored request and validators), besides stale heap entries."""
+        """About the bytes the schedule takes: per page its packed record (a ``bytes``
+        of ~70 bytes plus the stored request and validators) and :data:`_RECORD_COST`,
+        besides stale heap entries."""
         return self._bytes
 
     def commit(self) -> None:
@@ -561,7 +671,7 @@ class MemoryRevisitSchedule(_ScheduleBase):
         return len(self.records)
 
     def __iter__(self) -> Iterator[RevisitRecord]:
-        return iter(list(self.records.values()))
+        return iter([_unpack(fp, packed) for fp, packed in self.records.items()])
 
 
 _SCHEMA = """
@@ -740,7 +850,7 @@ class SpillingRevisitSchedule(_ScheduleBase):
         conn = self.file.conn
         disk = SqliteRevisitSchedule(conn, self.config, self._spider)
         conn.execute("BEGIN")
-        for record in memory.records.values():
+        for record in memory:
             disk.put(record)
         conn.execute("COMMIT")
         self.file.close_dir()  # the open file stays; nothing is left on disk by name
