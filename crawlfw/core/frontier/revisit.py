@@ -573,7 +573,8 @@ def _unpack(fp: bytes, packed: bytes) -> RevisitRecord:
 
 
 _HEAD = struct.Struct("<ddIB")
-_due_of = struct.Struct("<d").unpack_from
+_due_of = _interval_of = struct.Struct("<d").unpack_from
+_pack_due = struct.Struct("<d").pack
 
 
 class MemoryRevisitSchedule(_ScheduleBase):
@@ -610,8 +611,13 @@ class MemoryRevisitSchedule(_ScheduleBase):
         old = records.get(fp)
         self._bytes += len(packed) - (len(old) if old is not None else -_RECORD_COST)
         records[fp] = packed
-        heap = self._heap
-        heapq.heappush(heap, (record.due, fp))
+        self._push(record.due, fp)
+
+    def _push(self, due: float, fp: bytes) -> None:
+        """A heap entry for ``fp``'s new due time (the one before goes stale); the heap
+        is rebuilt once stale entries outnumber the records."""
+        heap, records = self._heap, self.records
+        heapq.heappush(heap, (due, fp))
         if len(heap) > 2 * len(records) + 64:
             self._heap = [(_due_of(p)[0], f) for f, p in records.items()]
             heapq.heapify(self._heap)
@@ -640,18 +646,21 @@ class MemoryRevisitSchedule(_ScheduleBase):
     def take_due(self, now: float, limit: int) -> list[RevisitRecord]:
         """Up to ``limit`` records due at ``now``, earliest first; each one's due time
         moves one interval on (the visit's outcome sets it again)."""
-        out: list[RevisitRecord] = []
+        taken: list[bytes] = []
         heap, records = self._heap, self.records
-        while len(out) < limit:
+        while len(taken) < limit:
             top = self._top()
             if top is None or top[0] > now:
                 break
             heapq.heappop(heap)
-            fp = top[1]
-            out.append(_unpack(fp, records[fp]))
-        for record in out:
-            record.due = now + record.interval
-            self.put(record)
+            taken.append(top[1])
+        out: list[RevisitRecord] = []
+        for fp in taken:  # the due time rewritten in place: same size, nothing else packed
+            packed = records[fp]
+            due = now + _interval_of(packed, 8)[0]
+            records[fp] = packed = _pack_due(due) + packed[8:]
+            self._push(due, fp)
+            out.append(_unpack(fp, packed))
         return out
 
     def count_due(self, now: float) -> int:
