@@ -72,6 +72,7 @@ sys.path.insert(0, str(HERE))
 
 from _revisitsite import RevisitSite, RevisitSiteServer  # noqa: E402
 from bench_crawl import _env, _reference_version, measure  # noqa: E402
+from bench_longrun import least_squares_slope  # noqa: E402
 
 SPIDER = '''\
 """bench_revisit.py's spider ({framework}): follow every link, one item per page seen."""
@@ -172,15 +173,8 @@ def log_stats(log: Path) -> dict:
 
 def slope_mb_per_hour(samples: list) -> float | None:
     """Least-squares slope of ``[(seconds, rss_bytes), ...]`` in MB (10^6 bytes) per hour."""
-    n = len(samples)
-    if n < 2:
-        return None
-    mx = sum(t for t, _ in samples) / n
-    my = sum(r for _, r in samples) / n
-    sxx = sum((t - mx) ** 2 for t, _ in samples)
-    if sxx == 0:
-        return None
-    return sum((t - mx) * (r - my) for t, r in samples) / sxx * 3600 / 1e6
+    slope = least_squares_slope(samples)
+    return None if slope is None else slope * 3600 / 1e6
 
 
 class Bench:
