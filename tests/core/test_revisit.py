@@ -554,3 +554,43 @@ def test_without_jobdir_the_schedule_moves_to_a_temporary_file_past_the_budget(
                                                              fp("http://a/2")]
     assert not [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix == ".sqlite"]
     schedule.close()
+
+
+def test_the_schedule_and_the_queue_share_frontier_memory_limit(tmp_path, monkeypatch):
+    """Without JOBDIR the in-memory schedule counts against FRONTIER_MEMORY_LIMIT with the
+    queued requests: the queue keeps to what the schedule leaves (at least a quarter of
+    the budget), so the two together stay within it; past three quarters the schedule
+    moves to disk and the queue has the whole budget again."""
+    from crawlfw.core.frontier.revisit import QUEUE_MIN_SHARE
+    from crawlfw.core.frontier.spill import SpillingHostStore
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    limit = 200_000
+    queue = SpillingHostStore(limit_bytes=limit, root=str(tmp_path))
+    schedule = SpillingRevisitSchedule(CONFIG, SPIDER, limit_bytes=limit, queue=queue)
+    try:
+        for i in range(100):
+            schedule.visited(visit(f"http://a/{i}", etag=f'"e{i}"'), float(i))
+        used = schedule.memory_bytes()
+        assert schedule.file is None and used > 20_000
+        assert queue.limit_bytes == limit - used
+        # the queue fills past what the schedule leaves: it spills its worst entries
+        for i in range(3000):
+            queue.push(f"h{i % 7}", 0, Request(f"http://h{i % 7}/page/{i}"))
+        assert queue.spilled > 0
+        assert queue.ram_bytes + schedule.memory_bytes() <= limit
+        # a page less: its bytes go back to the queue
+        schedule.visited(visit("http://a/0", "forget"), 200.0)
+        assert queue.limit_bytes == limit - schedule.memory_bytes() > limit - used
+        # the schedule grows past its share: it moves to disk, the queue has it all
+        i = 100
+        while schedule.file is None:
+            assert schedule.memory_bytes() <= limit * (1 - QUEUE_MIN_SHARE)
+            assert queue.limit_bytes >= limit * QUEUE_MIN_SHARE
+            schedule.visited(visit(f"http://a/{i}", etag=f'"e{i}"'), float(i))
+            i += 1
+        assert schedule.memory_bytes() == 0 and queue.limit_bytes == limit
+        assert len(schedule) == i - 1
+    finally:
+        schedule.close()
+        queue.close()

@@ -55,6 +55,7 @@ __all__ = [
     "ADAPTIVE_DEC_RATE",
     "ADAPTIVE_INC_RATE",
     "MemoryRevisitSchedule",
+    "QUEUE_MIN_SHARE",
     "REVISIT_META",
     "RevisitConfig",
     "RevisitRecord",
@@ -799,18 +800,30 @@ class SqliteRevisitSchedule(_ScheduleBase):
         return iter([_row_record(row) for row in rows])
 
 
+#: The least share of ``FRONTIER_MEMORY_LIMIT`` the frontier's queue keeps for itself
+#: beside an in-memory revisit schedule; the schedule moves to disk past the rest.
+QUEUE_MIN_SHARE = 0.25
+
+
 class SpillingRevisitSchedule(_ScheduleBase):
-    """The schedule without a ``JOBDIR``, on the frontier's memory budget: in memory
-    (:class:`MemoryRevisitSchedule`) while it takes at most ``limit_bytes``
-    (``FRONTIER_MEMORY_LIMIT``, the figure the frontier's queued requests keep to), then
-    moved whole into a private temporary SQLite file (the frontier's spill directory:
-    ``$TMPDIR``, else ``/var/tmp``; unlinked at once, so its space goes with the process)
-    and kept there as a :class:`SqliteRevisitSchedule` (nothing of it in memory).
+    """The schedule without a ``JOBDIR``, on the frontier's memory budget
+    (``FRONTIER_MEMORY_LIMIT``, ``limit_bytes``), shared with the queued requests: in
+    memory (:class:`MemoryRevisitSchedule`) while it takes at most
+    ``(1 - QUEUE_MIN_SHARE)`` of the budget, the queue keeping to what the schedule
+    leaves (``queue.limit_bytes`` is set to the budget less the schedule's bytes, at
+    least :data:`QUEUE_MIN_SHARE` of it: past that the queue moves its worst entries to
+    its spill file as it does past the whole budget); then the schedule moves whole into
+    a private temporary SQLite file (the frontier's spill directory: ``$TMPDIR``, else
+    ``/var/tmp``; unlinked at once, so its space goes with the process), kept there as a
+    :class:`SqliteRevisitSchedule` (nothing of it in memory), and the queue has the whole
+    budget again. The two together stay within the budget.
 
     Args:
         config: the :class:`RevisitConfig`.
         spider: the spider; settable later (:attr:`spider`).
         limit_bytes: the RAM budget (bytes); 0: no limit.
+        queue: the frontier's queue store (whose ``limit_bytes`` this sets), or None
+            (the schedule alone on the budget).
 
     Raises:
         crawlfw.core.frontier.frontier.FrontierError: from :meth:`put`, when the
@@ -820,13 +833,16 @@ class SpillingRevisitSchedule(_ScheduleBase):
     durable = False
 
     def __init__(self, config: RevisitConfig, spider: Spider | None = None,
-                 limit_bytes: int = 0) -> None:
+                 limit_bytes: int = 0, queue: Any = None) -> None:
         self.config = config
         self._spider = spider
         self.limit_bytes = max(0, int(limit_bytes or 0))
         self.inner: MemoryRevisitSchedule | SqliteRevisitSchedule = MemoryRevisitSchedule(
             config, spider)
         self.file: Any = None  # the SpillFile once spilled
+        self.queue = queue if self.limit_bytes else None
+        self._own_limit = int(self.limit_bytes * (1 - QUEUE_MIN_SHARE))
+        self._queue_floor = self.limit_bytes - self._own_limit
 
     @property
     def spider(self) -> Spider | None:
@@ -842,13 +858,17 @@ class SpillingRevisitSchedule(_ScheduleBase):
         return self.inner.get(fp)
 
     def put(self, record: RevisitRecord) -> None:
-        """Add or update ``record``; past the budget, the schedule moves to disk."""
+        """Add or update ``record``; past its share of the budget, the schedule moves to
+        disk (and the queue has the whole budget again)."""
         inner = self.inner
         inner.put(record)
-        if (self.limit_bytes and self.file is None
-                and isinstance(inner, MemoryRevisitSchedule)
-                and inner.memory_bytes() > self.limit_bytes):
-            self._spill(inner)
+        if self.limit_bytes and self.file is None and isinstance(inner, MemoryRevisitSchedule):
+            used = inner.memory_bytes()
+            if used > self._own_limit:
+                self._spill(inner)
+                used = 0
+            if self.queue is not None:
+                self.queue.limit_bytes = max(self.limit_bytes - used, self._queue_floor)
 
     def _spill(self, memory: MemoryRevisitSchedule) -> None:
         import logging
@@ -864,14 +884,19 @@ class SpillingRevisitSchedule(_ScheduleBase):
         conn.execute("COMMIT")
         self.file.close_dir()  # the open file stays; nothing is left on disk by name
         logging.getLogger(__name__).info(
-            "The revisit schedule (%(n)d pages) exceeds FRONTIER_MEMORY_LIMIT "
-            "(%(limit)d bytes): moved to a temporary file", {"n": len(memory),
-                                                            "limit": self.limit_bytes})
+            "The revisit schedule (%(n)d pages) exceeds its share of FRONTIER_MEMORY_LIMIT "
+            "(%(share)d of %(limit)d bytes; the queued requests keep the rest): moved to a "
+            "temporary file", {"n": len(memory), "share": self._own_limit,
+                               "limit": self.limit_bytes})
         self.inner = disk
 
     def remove(self, fp: bytes) -> None:
-        """Forget the record of ``fp``."""
-        self.inner.remove(fp)
+        """Forget the record of ``fp`` (its bytes go back to the queue's share)."""
+        inner = self.inner
+        inner.remove(fp)
+        if self.queue is not None and self.file is None:
+            self.queue.limit_bytes = max(self.limit_bytes - inner.memory_bytes(),
+                                         self._queue_floor)
 
     def next_due(self) -> float | None:
         """The earliest due time, or None."""

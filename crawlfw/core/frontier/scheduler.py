@@ -174,8 +174,10 @@ class Scheduler:
             elif isinstance(self.frontier, SqliteFrontier) and conn is not None:
                 self.revisits = SqliteRevisitSchedule(conn, self.revisit, spider)
             else:
-                self.revisits = SpillingRevisitSchedule(self.revisit, spider,
-                                                        self.memory_limit_bytes)
+                # on the queue's budget: the two share FRONTIER_MEMORY_LIMIT
+                self.revisits = SpillingRevisitSchedule(
+                    self.revisit, spider, self.memory_limit_bytes,
+                    queue=getattr(self.frontier, "store", None))
         return self.df.open()
 
     def close(self, reason: str) -> Sequence[Request]:
