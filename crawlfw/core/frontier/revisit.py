@@ -43,6 +43,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from crawlfw.core.transport.slot import url_host
 from crawlfw.http.request import Request as _Request
 from crawlfw.utils.reqser import _get_method, request_from_dict, request_to_dict
 
@@ -64,6 +65,7 @@ __all__ = [
     "classify",
     "content_digest",
     "failed_visit",
+    "middleware_defaults",
     "revisit_request",
     "stored_request",
 ]
@@ -298,12 +300,68 @@ def _meta_interval(meta: dict[str, Any]) -> float | None:
     return value
 
 
+#: The default downloader middlewares that put the same header or ``meta`` key on every
+#: request (``setdefault``): :func:`middleware_defaults` reads what they put.
+_DEFAULTS_MIDDLEWARES = {
+    "headers": "crawlfw.downloadermiddlewares.defaultheaders.DefaultHeadersMiddleware",
+    "user_agent": "crawlfw.downloadermiddlewares.useragent.UserAgentMiddleware",
+    "compression": "crawlfw.downloadermiddlewares.httpcompression.HttpCompressionMiddleware",
+    "timeout": "crawlfw.downloadermiddlewares.downloadtimeout.DownloadTimeoutMiddleware",
+}
+
+
+def middleware_defaults(settings: BaseSettings,
+                        spider: Spider | None) -> tuple[dict[bytes, list[bytes]], dict[str, Any]]:
+    """What the default downloader middlewares enabled in ``settings`` put on every
+    request that lacks it: ``DEFAULT_REQUEST_HEADERS`` (``DefaultHeadersMiddleware``),
+    ``User-Agent`` (``UserAgentMiddleware``: the spider's ``user_agent``, else
+    ``USER_AGENT``), ``Accept-Encoding`` (``HttpCompressionMiddleware``, with
+    ``COMPRESSION_ENABLED``) and ``meta['download_timeout']``
+    (``DownloadTimeoutMiddleware``: the spider's ``download_timeout``, else
+    ``DOWNLOAD_TIMEOUT``). A stored request leaves out a header or key whose value is
+    this one (:func:`stored_request`): its revisit gets it again from the same
+    middleware, so the request downloaded is the same (and a resumed ``JOBDIR`` crawl's
+    revisits take the settings it runs with).
+
+    Returns:
+        ``({header name (Title-Case bytes): [values (bytes)]}, {meta key: value})``.
+    """
+    from crawlfw.downloadermiddlewares.httpcompression import ACCEPTED_ENCODINGS
+    from crawlfw.http.headers import Headers
+    from crawlfw.utils.conf import build_component_list
+
+    enabled = {m if isinstance(m, str) else f"{m.__module__}.{m.__qualname__}"
+               for m in build_component_list(settings.getwithbase("DOWNLOADER_MIDDLEWARES"))}
+    norm = Headers()
+    headers: dict[bytes, list[bytes]] = {}
+    meta: dict[str, Any] = {}
+    if _DEFAULTS_MIDDLEWARES["headers"] in enabled:
+        for name, value in (settings.getdict("DEFAULT_REQUEST_HEADERS") or {}).items():
+            if value is not None:
+                headers.setdefault(norm.normkey(name), norm.normvalue(value))
+    if _DEFAULTS_MIDDLEWARES["user_agent"] in enabled:
+        agent = getattr(spider, "user_agent", settings.get("USER_AGENT"))
+        if agent:
+            headers.setdefault(b"User-Agent", norm.normvalue(agent))
+    if (_DEFAULTS_MIDDLEWARES["compression"] in enabled
+            and settings.getbool("COMPRESSION_ENABLED")):
+        headers.setdefault(b"Accept-Encoding", [b",".join(ACCEPTED_ENCODINGS)])
+    if _DEFAULTS_MIDDLEWARES["timeout"] in enabled:
+        timeout = getattr(spider, "download_timeout", settings.getfloat("DOWNLOAD_TIMEOUT"))
+        if timeout:
+            meta["download_timeout"] = timeout
+    return headers, meta
+
+
 def stored_request(request: Request, spider: Spider | None,
-                   dumps: Any = None) -> bytes:
+                   dumps: Any = None, defaults: Any = None) -> bytes:
     """``request`` as a record stores it: its compact
     :func:`~crawlfw.utils.reqser.request_to_dict`, without the ``meta`` of one download
-    (redirects, retries, the revisit state) and without the conditional-GET headers a
-    revisit added, pickled (or written by ``dumps``: a dict -> bytes function).
+    (redirects, retries, the revisit state, the download slot when it is the URL's host,
+    as the downloader set it), without the conditional-GET headers a revisit added and,
+    with ``defaults`` (:func:`middleware_defaults`), without the headers and ``meta``
+    the default downloader middlewares put there with the values they put (the revisit
+    gets them again), pickled (or written by ``dumps``: a dict -> bytes function).
 
     Raises:
         ValueError: the callback or errback is not a method of the spider.
@@ -312,8 +370,13 @@ def stored_request(request: Request, spider: Spider | None,
     """
     d = request_to_dict(request, spider, compact=True)
     meta = d.get("meta")
+    default_headers, default_meta = defaults if defaults is not None else ({}, {})
     if meta:
-        meta = {k: v for k, v in meta.items() if k not in _TRANSIENT_META}
+        meta = {k: v for k, v in meta.items() if k not in _TRANSIENT_META
+                and not (k in default_meta and v == default_meta[k])}
+        slot = meta.get("download_slot")
+        if slot is not None and slot == url_host(d["url"]):
+            del meta["download_slot"]  # what the downloader sets again
         if meta:
             d["meta"] = meta
         else:
@@ -322,7 +385,8 @@ def stored_request(request: Request, spider: Spider | None,
     if headers:
         headers = {k: v for k, v in headers.items()
                    if (k.lower() if isinstance(k, bytes) else k.lower().encode())
-                   not in (b"if-none-match", b"if-modified-since")}
+                   not in (b"if-none-match", b"if-modified-since")
+                   and not _is_default(default_headers, k, v)}
         if headers:
             d["headers"] = headers
         else:
@@ -331,6 +395,18 @@ def stored_request(request: Request, spider: Spider | None,
     if dumps is not None:
         return bytes(dumps(d))
     return pickle.dumps(d, 5)
+
+
+def _is_default(default_headers: dict[bytes, list[bytes]], name: Any, values: Any) -> bool:
+    """True when header ``name`` (as a compact dict stores it) has the value a default
+    middleware would put there."""
+    if not default_headers:
+        return False
+    default = default_headers.get(_header_bytes(name).title())
+    if default is None:
+        return False
+    values = values if isinstance(values, (list, tuple)) else [values]
+    return [_header_bytes(v) for v in values] == default
 
 
 class RevisitRecord:
@@ -446,6 +522,9 @@ class _ScheduleBase:
     #: How stored requests are written (None: pickled) and read.
     dumps: Any = None
     loads: Any = staticmethod(pickle.loads)
+    #: :func:`middleware_defaults` of the crawl (set when the schedule is opened): what
+    #: stored requests leave out. None: they keep every header.
+    defaults: Any = None
 
     def request_of(self, record: RevisitRecord) -> Request:
         """The conditional-GET request of ``record`` (:func:`revisit_request`)."""
@@ -501,7 +580,8 @@ class _ScheduleBase:
             outcome = "changed" if record.digest != visit["digest"] else "unchanged"
         if record is None:
             try:
-                blob = stored_request(visit["request"], self.spider, self.dumps)
+                blob = stored_request(visit["request"], self.spider, self.dumps,
+                                      self.defaults)
             except (ValueError, pickle.PicklingError, TypeError, AttributeError):
                 return "not_stored"
             interval = fixed if fixed is not None else config.interval_s
@@ -527,7 +607,8 @@ class _ScheduleBase:
         record.due = now + record.interval
         if changed or old_fp != fp:  # the request as the site now leads to it
             try:
-                record.request = stored_request(visit["request"], self.spider, self.dumps)
+                record.request = stored_request(visit["request"], self.spider,
+                                                self.dumps, self.defaults)
             except (ValueError, pickle.PicklingError, TypeError, AttributeError):
                 pass  # keep the stored one
         if old_fp != fp:
