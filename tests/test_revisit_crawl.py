@@ -23,6 +23,7 @@ import pytest
 
 from tests.support.dashboard import start_dashboard
 from tests.support.proc import run_measured, start_crawlfw, wait_measured
+from tests.support.servers import ReplyHandler, handler_server
 
 pytestmark = pytest.mark.slow
 
@@ -421,43 +422,24 @@ def test_a_failed_revisit_is_no_longer_due_now(tmp_path):
     says nothing of the page: the record keeps its due time, and the revisit is counted
     in ``revisit/failed`` and no longer as pending in ``revisit/due_now`` (before, it
     stayed there until the page's next successful visit)."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
     served = Counter()
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(ReplyHandler):
         def do_GET(self):  # noqa: N802 (http.server's name)
             served[self.path] += 1
             if self.path == "/":
-                body, status = b'<a href="/a">a</a> <a href="/b">b</a>', 200
-            else:
-                body = b"<p>page</p>"
-                status = 200 if served[self.path] == 1 else 503  # revisits fail
-            self.send_response(status)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+                self.reply(200, b'<a href="/a">a</a> <a href="/b">b</a>')
+            else:  # the first visit answered, the revisits fail
+                self.reply(200 if served[self.path] == 1 else 503, b"<p>page</p>")
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        spider = tmp_path / "failing.py"
-        spider.write_text(FAILING_SPIDER)
-        done = run_measured("runspider", spider, "-a",
-                            f"site=http://127.0.0.1:{server.server_port}",
+    spider = tmp_path / "failing.py"
+    spider.write_text(FAILING_SPIDER)
+    with handler_server(Handler) as server:
+        done = run_measured("runspider", spider, "-a", f"site={server.url}",
                             "-s", "REVISIT_ENABLED=True", "-s", "REVISIT_INTERVAL=1",
                             "-s", "REVISIT_INTERVAL_MIN=0.5", "-s", "RETRY_ENABLED=False",
                             "-s", "CLOSESPIDER_TIMEOUT=30", "-s", "LOG_LEVEL=INFO",
                             cwd=tmp_path, timeout_s=60)
-    finally:
-        server.shutdown()
-        server.server_close()
     assert done.returncode == 0, done.stderr[-3000:]
     assert "'finish_reason': 'enough'" in done.stderr
     assert served["/a"] >= 3 and served["/b"] >= 3
