@@ -359,13 +359,7 @@ def _serve_main(pages: int, seed: int, workers: int, port: int) -> None:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     # Wait until every worker listens (a connect succeeds) before announcing the URL.
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.01)
+    wait_listening(port, 10)
     print(f"READY http://127.0.0.1:{port}", flush=True)
     while True:
         pid, _ = os.wait()
@@ -400,6 +394,54 @@ http {{
     }}
 }}
 """
+
+
+def wait_listening(port: int, timeout_s: float, poll_s: float = 0.01) -> bool:
+    """Wait until a connection to ``127.0.0.1:port`` succeeds; False when it did not
+    within ``timeout_s`` seconds."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            time.sleep(poll_s)
+    return False
+
+
+def start_ready_server(argv: list, what: str) -> tuple:
+    """Start a server process (``argv``, in a session of its own) that prints
+    ``READY <url>`` once it listens; return ``(process, url)``.
+
+    Raises:
+        RuntimeError: it said something else first (``what`` names the server).
+    """
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    line = proc.stdout.readline()
+    if not line.startswith("READY "):
+        stop_server(proc)
+        raise RuntimeError(f"{what} did not start (said {line!r})")
+    return proc, line.split()[1]
+
+
+def stop_server(proc: subprocess.Popen | None) -> None:
+    """Stop a server started in a session of its own (its process group: SIGTERM, then
+    SIGKILL after 10 s) and close its pipes."""
+    if proc is None:
+        return
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
 
 
 def _free_port() -> int:
@@ -446,13 +488,7 @@ class SiteServer:
         argv = [sys.executable, str(Path(__file__).resolve()), "serve",
                 "--pages", str(self.spec.pages), "--seed", str(self.spec.seed),
                 "--workers", str(self.workers)]
-        self._proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True,
-                                      start_new_session=True)
-        line = self._proc.stdout.readline()
-        if not line.startswith("READY "):
-            self.stop()
-            raise RuntimeError(f"the benchmark site server did not start (said {line!r})")
-        self.url = line.split()[1]
+        self._proc, self.url = start_ready_server(argv, "the benchmark site server")
         self.kind = "python"
 
     def _start_nginx(self, nginx: str) -> None:
@@ -474,11 +510,8 @@ class SiteServer:
                 err = self._proc.stderr.read().decode(errors="replace")
                 self.stop()
                 raise RuntimeError(f"nginx exited at start: {err.strip()}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            if wait_listening(port, 1, 0.05):
                 break
-            except OSError:
-                time.sleep(0.05)
         else:
             self.stop()
             raise RuntimeError("nginx did not listen within 30 s")
@@ -487,20 +520,7 @@ class SiteServer:
 
     def stop(self) -> None:
         """Stop the server processes and remove any temporary site directory."""
-        if self._proc is not None and self._proc.poll() is None:
-            try:
-                os.killpg(self._proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                self._proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self._proc.pid, signal.SIGKILL)
-                self._proc.wait()
-        if self._proc is not None:
-            for stream in (self._proc.stdout, self._proc.stderr):
-                if stream is not None:
-                    stream.close()
+        stop_server(self._proc)
         self._proc = None
         if self._tmp is not None:
             self._tmp.cleanup()

@@ -48,7 +48,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _crawlsite import SiteSpec, _serve_worker  # noqa: E402
+from _crawlsite import (  # noqa: E402
+    SiteSpec,
+    _serve_worker,
+    start_ready_server,
+    stop_server,
+    wait_listening,
+)
 
 __all__ = ["RevisitSite", "RevisitSiteServer", "LAST_MODIFIED_BASE", "version_of"]
 
@@ -270,15 +276,10 @@ class RevisitSiteServer:
 
     def start(self) -> "RevisitSiteServer":
         pages, seed, fraction, every = self.args
-        self._proc = subprocess.Popen(
+        self._proc, self.url = start_ready_server(
             [sys.executable, str(Path(__file__).resolve()), "serve", "--pages", pages,
              "--seed", seed, "--change-fraction", fraction, "--validator-every", every],
-            stdout=subprocess.PIPE, text=True, start_new_session=True)
-        line = self._proc.stdout.readline()
-        if not line.startswith("READY "):
-            self.stop()
-            raise RuntimeError(f"the revisit site server did not start (said {line!r})")
-        self.url = line.split()[1]
+            "the revisit site server")
         return self
 
     def _get(self, path: str) -> dict:
@@ -294,18 +295,7 @@ class RevisitSiteServer:
         return self._get("/__bench/stats")
 
     def stop(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            try:
-                os.killpg(self._proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                self._proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self._proc.pid, signal.SIGKILL)
-                self._proc.wait()
-        if self._proc is not None and self._proc.stdout is not None:
-            self._proc.stdout.close()
+        stop_server(self._proc)
         self._proc = None
 
     def __enter__(self) -> "RevisitSiteServer":
@@ -327,13 +317,7 @@ def _serve_main(args) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         _serve_worker(site.spec, port, respond=site.respond)
         os._exit(0)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.01)
+    wait_listening(port, 10)
     print(f"READY http://127.0.0.1:{port}", flush=True)
 
     def stop(*_):

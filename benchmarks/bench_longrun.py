@@ -137,18 +137,24 @@ class LongRunSpider({framework}.Spider):
 '''
 
 
-def _fit(points):
-    """Least-squares slope of ``[(pages, rss_bytes), ...]`` in MB per 10,000 pages."""
+def least_squares_slope(points):
+    """Least-squares slope of ``[(x, y), ...]`` (y units per x unit), or None with fewer
+    than two points or all at one x."""
     n = len(points)
     if n < 2:
         return None
-    mx = sum(p for p, _ in points) / n
-    my = sum(r for _, r in points) / n
-    sxx = sum((p - mx) ** 2 for p, _ in points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
     if sxx == 0:
         return None
-    sxy = sum((p - mx) * (r - my) for p, r in points)
-    return sxy / sxx * 10_000 / 1e6
+    return sum((x - mx) * (y - my) for x, y in points) / sxx
+
+
+def _fit(points):
+    """Least-squares slope of ``[(pages, rss_bytes), ...]`` in MB per 10,000 pages."""
+    slope = least_squares_slope(points)
+    return None if slope is None else slope * 10_000 / 1e6
 
 
 def analyse(samples, warmup):

@@ -4,11 +4,18 @@ re-running the whole crawl (issue 32).
 The site (``benchmarks/_revisitsite.py``): the crawl benchmark's generated site of
 ``--pages`` pages (20,000), in rounds: from one round to the next ``--change`` (2 %) of
 its pages change (a seeded sample; the body says its version in ``<p id="version">``),
-every ``--validator-every``-th page (every 2nd: half of them) carries ``ETag`` and
-``Last-Modified`` and answers 304 to a conditional GET when unchanged, the others carry no
-validator. One server process on 127.0.0.1 serves it and counts, per ``User-Agent``, the
-requests, the bytes written (status line, headers and body), the 304s and how often each
-page was asked for - the download figures come from the server, not from the crawlers.
+every ``N``-th page carries ``ETag`` and ``Last-Modified`` and answers 304 to a
+conditional GET when unchanged, the others carry no validator. One server process on
+127.0.0.1 serves it and counts, per ``User-Agent``, the requests, the bytes written (status
+line, headers and body), the 304s and how often each page was asked for - the download
+figures come from the server, not from the crawlers.
+
+``--validator-every`` names the *mixes* run, one after the other, each on its own server:
+``2,1`` by default, so that both of the issue's figures come from one run: **half the
+pages with validators** (every 2nd page: the other half can only be compared by digest,
+so each of its revisits downloads the whole page) and **every page with validators**
+(an unchanged page costs a 304). The report gives each mix's table and ratios, then a
+summary line per mix and continuous mode.
 
 The spider (one source, written for each framework; only the import differs): from ``/``,
 follow every link, one item ``{"url", "v" (the page's version), "t" (time.time())}`` per
@@ -38,7 +45,7 @@ continuous crawl at most **0.2 of the bytes** and **0.3 of the CPU** of a Scrapy
 every changed page caught; ratios are per round (each against the same round's Scrapy
 run), their median given.
 
-``--longrun SECONDS``: instead, one continuous crawl for that long, the site moving to
+``--longrun SECONDS``: instead, one continuous crawl (of the first mix) for that long, the site moving to
 the next round every ``--interval`` seconds, the crawler's RSS (``/proc/<pid>/statm``)
 sampled every ``--sample-s`` seconds: RSS after the first crawl, at the end, peak, and the
 least-squares slope in MB per hour after the first crawl (issue 32: flat over one hour).
@@ -47,6 +54,7 @@ Usage::
 
     python benchmarks/bench_revisit.py --scrapy-python /path/to/venv/bin/python
     python benchmarks/bench_revisit.py --pages 2000 --rounds 2 --interval 20 --no-scrapy
+    python benchmarks/bench_revisit.py --validator-every 2 --modes fixed   # one mix
     python benchmarks/bench_revisit.py --longrun 600 --interval 60
 
 Run it alone (``flock /work/wt/BENCH.lock ...`` on the shared machine).
@@ -72,6 +80,7 @@ sys.path.insert(0, str(HERE))
 
 from _revisitsite import RevisitSite, RevisitSiteServer  # noqa: E402
 from bench_crawl import _env, _reference_version, measure  # noqa: E402
+from bench_longrun import least_squares_slope  # noqa: E402
 
 SPIDER = '''\
 """bench_revisit.py's spider ({framework}): follow every link, one item per page seen."""
@@ -172,23 +181,18 @@ def log_stats(log: Path) -> dict:
 
 def slope_mb_per_hour(samples: list) -> float | None:
     """Least-squares slope of ``[(seconds, rss_bytes), ...]`` in MB (10^6 bytes) per hour."""
-    n = len(samples)
-    if n < 2:
-        return None
-    mx = sum(t for t, _ in samples) / n
-    my = sum(r for _, r in samples) / n
-    sxx = sum((t - mx) ** 2 for t, _ in samples)
-    if sxx == 0:
-        return None
-    return sum((t - mx) * (r - my) for t, r in samples) / sxx * 3600 / 1e6
+    slope = least_squares_slope(samples)
+    return None if slope is None else slope * 3600 / 1e6
 
 
 class Bench:
     """One benchmark run's shared parts: the arguments, the site, the work directory."""
 
-    def __init__(self, args, server: RevisitSiteServer, workdir: Path, pycache: Path):
+    def __init__(self, args, server: RevisitSiteServer, workdir: Path, pycache: Path,
+                 validator_every: int):
         self.args, self.server, self.workdir, self.pycache = args, server, workdir, pycache
-        self.site = RevisitSite(args.pages, args.seed, args.change, args.validator_every)
+        self.validator_every = validator_every
+        self.site = RevisitSite(args.pages, args.seed, args.change, validator_every)
         for framework in ("crawlfw", "scrapy"):
             (workdir / f"revisit_{framework}.py").write_text(SPIDER.format(framework=framework))
 
@@ -363,10 +367,22 @@ def run_rounds(args, bench: Bench, scrapy_python: str | None, say) -> dict:
     return {"reruns": reruns, "continuous": continuous, "ratios": ratios}
 
 
-def format_report(args, result: dict, versions: dict) -> str:
+def mix_name(validator_every: int) -> str:
+    """How the report names a mix: which share of the pages carries validators."""
+    if validator_every == 0:
+        return "no page with validators"
+    if validator_every == 1:
+        return "every page with validators"
+    if validator_every == 2:
+        return "half the pages with validators"
+    return f"1 page in {validator_every} with validators"
+
+
+def format_report(args, result: dict, versions: dict, validator_every: int) -> str:
     lines = [f"revisit benchmark, {time.strftime('%Y-%m-%d')}: {args.pages} pages (seed "
-             f"{args.seed}), {args.change:.0%} changing per round, validators on 1 page in "
-             f"{args.validator_every}, {args.rounds} rounds of {args.interval:g} s, "
+             f"{args.seed}), {args.change:.0%} changing per round, "
+             f"{mix_name(validator_every)} (1 in {validator_every}), "
+             f"{args.rounds} rounds of {args.interval:g} s, "
              f"concurrency {args.concurrency}; {os.cpu_count()} CPUs (shared), Python "
              f"{platform.python_version()}, crawlfw {versions.get('crawlfw')}, Scrapy "
              f"{versions.get('scrapy', '-')}", ""]
@@ -411,6 +427,27 @@ def format_report(args, result: dict, versions: dict) -> str:
     return "\n".join(lines)
 
 
+def format_summary(mixes: list) -> str:
+    """One line per mix and continuous mode: its median ratios per round against the
+    Scrapy re-run (else crawlfw's) and the changed pages caught in their round."""
+    lines = ["summary, per round (median) against a re-run of the whole crawl:"]
+    for mix in mixes:
+        result = mix["result"]
+        for c in result["continuous"]:
+            changed = sum(w["changed"] for w in c["windows"])
+            got = sum(w["caught"] for w in c["windows"])
+            for other in ("scrapy", "crawlfw"):
+                per = result["ratios"].get(f"{c['mode']}/{other}")
+                if per and per["bytes"]["median"] is not None:
+                    lines.append(
+                        f"  {mix_name(mix['validator_every'])}, {c['mode']} intervals, vs "
+                        f"{other}: bytes {per['bytes']['median']:.3f}, CPU "
+                        f"{per['cpu_s']['median']:.3f}; changed pages caught in their round "
+                        f"{got}/{changed}")
+                    break
+    return "\n".join(lines)
+
+
 def format_longrun(args, run: dict) -> str:
     samples = run["samples"]
     first = run["windows"][0]["wall_s"] if run["windows"] else 0
@@ -452,8 +489,10 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=1, help="the site's seed (1)")
     parser.add_argument("--change", type=float, default=0.02,
                         help="share of the pages changing per round (0.02)")
-    parser.add_argument("--validator-every", type=int, default=2,
-                        help="every Nth page carries ETag and Last-Modified; 0: none (2)")
+    parser.add_argument("--validator-every", default="2,1", metavar="N[,N...]",
+                        help="the mixes to run, one after the other: in each, every Nth page "
+                             "carries ETag and Last-Modified (0: none); 2,1: half the pages, "
+                             "then every page (2,1)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of changes (3)")
     parser.add_argument("--interval", type=float, default=90.0,
                         help="seconds per round = REVISIT_INTERVAL of the continuous crawl; "
@@ -485,6 +524,13 @@ def main(argv=None) -> int:
         parser.error("--pages must be >= 2, --rounds >= 1 and --interval > 4 s")
     if not 0 <= args.change <= 1:
         parser.error(f"--change must be 0-1, got {args.change}")
+    try:
+        args.mixes = [int(n) for n in str(args.validator_every).split(",") if n.strip()]
+    except ValueError:
+        args.mixes = []
+    if not args.mixes or min(args.mixes) < 0:
+        parser.error(f"--validator-every takes whole numbers >= 0 separated by commas, got "
+                     f"{args.validator_every!r}")
 
     def say(line):
         print(line, file=sys.stderr, flush=True)
@@ -512,27 +558,42 @@ def main(argv=None) -> int:
     pycache = workdir / "pycache"
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(crawlfw.__file__).parent)],
                    env=_env(REPO, pycache), check=True, stdout=subprocess.DEVNULL)
+    mixes = []
     try:
-        with RevisitSiteServer(args.pages, args.seed, args.change, args.validator_every) as srv:
-            say(f"site: {args.pages} pages at {srv.url}")
-            bench = Bench(args, srv, workdir, pycache)
-            if args.longrun is not None:
-                run = bench.continuous(args.modes[-1] == "adaptive", 0, sample_s=args.sample_s,
-                                       duration_s=args.longrun, say=say)
-                print(format_longrun(args, run))
-                if args.json:
-                    print(json.dumps(run))
-                return 0 if run["windows"] else 1
-            result = run_rounds(args, bench, scrapy_python, say)
+        for every in args.mixes if args.longrun is None else args.mixes[:1]:
+            mixdir = workdir / f"validators-1in{every}"
+            mixdir.mkdir(exist_ok=True)
+            with RevisitSiteServer(args.pages, args.seed, args.change, every) as srv:
+                say(f"site: {args.pages} pages, {mix_name(every)}, at {srv.url}")
+                bench = Bench(args, srv, mixdir, pycache, every)
+                if args.longrun is not None:
+                    run = bench.continuous(args.modes[-1] == "adaptive", 0,
+                                           sample_s=args.sample_s, duration_s=args.longrun,
+                                           say=say)
+                    print(format_longrun(args, run))
+                    if args.json:
+                        print(json.dumps(run))
+                    return 0 if run["windows"] else 1
+                mixes.append({"validator_every": every,
+                              "result": run_rounds(args, bench, scrapy_python, say)})
     finally:
         if tmp is not None:
             tmp.cleanup()
-    print(format_report(args, result, versions))
+    print("\n\n".join(format_report(args, m["result"], versions, m["validator_every"])
+                      for m in mixes))
+    if any(m["result"]["continuous"] for m in mixes):
+        print("\n" + format_summary(mixes))
     if args.json:
         print(json.dumps({"args": {k: (str(v) if isinstance(v, Path) else v)
-                                   for k, v in vars(args).items()}, **result}))
-    failed = any(r["returncode"] != 0 or r["caught"] < r["changed"] for r in result["reruns"])
-    failed |= any(c["returncode"] not in (0, -signal.SIGINT) for c in result["continuous"])
+                                   for k, v in vars(args).items()},
+                          "mixes": [{"validator_every": m["validator_every"], **m["result"]}
+                                    for m in mixes]}))
+    failed = False
+    for m in mixes:
+        result = m["result"]
+        failed |= any(r["returncode"] != 0 or r["caught"] < r["changed"]
+                      for r in result["reruns"])
+        failed |= any(c["returncode"] not in (0, -signal.SIGINT) for c in result["continuous"])
     return 1 if failed else 0
 
 

@@ -23,6 +23,7 @@ import pytest
 
 from tests.support.dashboard import start_dashboard
 from tests.support.proc import run_measured, start_crawlfw, wait_measured
+from tests.support.servers import ReplyHandler, handler_server
 
 pytestmark = pytest.mark.slow
 
@@ -388,3 +389,60 @@ def test_a_redis_worker_killed_leaves_its_schedule_to_the_other(changing_site, r
 
     client = redis.Redis.from_url(redis_server.url)
     assert client.zcard("{crawlfw:changing}:revisit:due") == pages
+
+
+FAILING_SPIDER = '''
+import crawlfw
+from crawlfw.exceptions import CloseSpider
+
+
+class FailingSpider(crawlfw.Spider):
+    name = "failing"
+    errors = 0
+
+    def start_requests(self):
+        yield crawlfw.Request(self.site + "/", meta={"revisit": False})
+
+    def parse(self, response):
+        for href in response.css("a::attr(href)").getall():
+            yield response.follow(href, callback=self.page, errback=self.failed)
+
+    def page(self, response):
+        yield {"url": response.url}
+
+    def failed(self, failure):
+        self.errors += 1
+        if self.errors >= 4:  # two rounds of revisits of both pages, each a 503
+            raise CloseSpider("enough")
+'''
+
+
+def test_a_failed_revisit_is_no_longer_due_now(tmp_path):
+    """A revisit answered 503 (or a download error, a request a middleware dropped)
+    says nothing of the page: the record keeps its due time, and the revisit is counted
+    in ``revisit/failed`` and no longer as pending in ``revisit/due_now`` (before, it
+    stayed there until the page's next successful visit)."""
+    served = Counter()
+
+    class Handler(ReplyHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            served[self.path] += 1
+            if self.path == "/":
+                self.reply(200, b'<a href="/a">a</a> <a href="/b">b</a>')
+            else:  # the first visit answered, the revisits fail
+                self.reply(200 if served[self.path] == 1 else 503, b"<p>page</p>")
+
+    spider = tmp_path / "failing.py"
+    spider.write_text(FAILING_SPIDER)
+    with handler_server(Handler) as server:
+        done = run_measured("runspider", spider, "-a", f"site={server.url}",
+                            "-s", "REVISIT_ENABLED=True", "-s", "REVISIT_INTERVAL=1",
+                            "-s", "REVISIT_INTERVAL_MIN=0.5", "-s", "RETRY_ENABLED=False",
+                            "-s", "CLOSESPIDER_TIMEOUT=30", "-s", "LOG_LEVEL=INFO",
+                            cwd=tmp_path, timeout_s=60)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "'finish_reason': 'enough'" in done.stderr
+    assert served["/a"] >= 3 and served["/b"] >= 3
+    assert stat_of(done.stderr, "revisit/failed") >= 4
+    assert stat_of(done.stderr, "revisit/scheduled") == 2  # kept: due again
+    assert stat_of(done.stderr, "revisit/due_now") == 0

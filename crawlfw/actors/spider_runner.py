@@ -39,7 +39,7 @@ from crawlfw.actors import messages
 from crawlfw.actors._base import CrawlActor
 from crawlfw.actors._validation import validate_message
 from crawlfw.core.flow.scraper import OUTPUT_BATCH, Scraper, report_spider_error  # noqa: F401
-from crawlfw.core.frontier.revisit import _meta_interval, classify
+from crawlfw.core.frontier.revisit import _meta_interval, classify, failed_visit
 from crawlfw.spiders._async import external_future
 
 # OUTPUT_BATCH and report_spider_error are defined in crawlfw.core.scraper and stay
@@ -209,6 +209,8 @@ class SpiderRunnerActor(CrawlActor):
             self.send(self.engine, {"type": "response_scraped", "request": request,
                                     "items": 0, "requests": 0, "size": len(response.body)})
             return
+        if visit is None and self.revisit:
+            self._revisit_failed(request)  # a revisit answered 5xx...: over all the same
         counts = self.scraper.scrape_response(request, response)
         if counts is None:  # parked: waits for engine.download, reported when it ends
             if visit is not None:
@@ -222,6 +224,8 @@ class SpiderRunnerActor(CrawlActor):
 
     def handle_scrape_failure(self, message: messages.ScrapeFailure) -> None:
         request = message["request"]
+        if self.revisit:
+            self._revisit_failed(request)
         counts = self.scraper.scrape_failure(request, message["error"])
         if counts is None:
             return
@@ -256,6 +260,17 @@ class SpiderRunnerActor(CrawlActor):
             self.crawler.signals.send_catch_log(signal, response=response, request=request,
                                                 spider=spider)
         return visit
+
+    def _revisit_failed(self, request):
+        """``request``, if it is a revisit, got no answer that says anything of the page
+        (a download error, a 5xx, a request a middleware dropped, a raising
+        ``revisit_content`` hook): counted in ``revisit/failed`` and told to the
+        Scheduler, whose record is unchanged (due again an interval after it was taken)
+        but which no longer counts it as pending (``revisit/due_now``)."""
+        visit = failed_visit(request)
+        if visit is not None:
+            self.crawler.stats.inc_value("revisit/failed", spider=self.spider)
+            self._tell_visit(visit)
 
     def _send_visit(self, visit, request):
         """Tell the Scheduler the visit of ``request`` once its callback ran: the

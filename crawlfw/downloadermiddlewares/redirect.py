@@ -322,6 +322,7 @@ class MetaRefreshMiddleware(BaseRedirectMiddleware):
             request.meta.get("dont_redirect", False)
             or request.method == "HEAD"
             or not isinstance(response, HtmlResponse)
+            or not response.body  # (a 304: nothing to decode or scan)
         ):
             return response
         if self._ignore_tags is None:

@@ -603,6 +603,7 @@ FRONTIER_MAX_OPEN_LEASES = None
 # a plain request costs its URL and ~50 bytes); beyond it the tails of the hosts' queues
 # spill to a private temporary file (under $TMPDIR, else /var/tmp), removed at the end.
 # Same order either way. 0: no limit. How the default was chosen: docs/broad-crawls.md.
+# With REVISIT_ENABLED the in-memory revisit schedule shares it (docs/continuous-crawling.md).
 FRONTIER_MEMORY_LIMIT = 96 * 1024 * 1024  # bytes
 FRONTIER_RETRY_TIMEOUT = 300  # seconds
 FRONTIER_URL = None

@@ -16,6 +16,7 @@ from _revisitsite import RevisitSite, version_of  # noqa: E402
 from bench_revisit import (  # noqa: E402
     agent_delta,
     caught,
+    format_summary,
     main,
     read_items,
     slope_mb_per_hour,
@@ -116,14 +117,34 @@ def test_report_helpers(tmp_path):
 
 @pytest.mark.slow
 def test_smoke_run_reruns_only(tmp_path, capsys):
-    """A real, tiny run: the server process, crawlfw re-running the crawl in 2 rounds."""
+    """A real, tiny run: the server process, crawlfw re-running the crawl in 2 rounds, in
+    both default mixes (half the pages with validators, then every page)."""
     status = main(["--pages", "40", "--rounds", "2", "--no-scrapy", "--modes", "none",
                    "--change", "0.1", "--keep", str(tmp_path), "--json"])
     out = capsys.readouterr().out
     result = json.loads(out.strip().splitlines()[-1])
-    runs = result["reruns"]
     assert status == 0, out
-    assert [(r["name"], r["round"]) for r in runs] == [("crawlfw", 1), ("crawlfw", 2)]
-    for r in runs:
-        assert r["requests"] == 40 and r["complete"] and r["caught"] == r["changed"] == 4
-        assert r["not_modified"] == 0 and r["bytes"] > r["body_bytes"] > 40 * 5000
+    assert [m["validator_every"] for m in result["mixes"]] == [2, 1]
+    assert "half the pages with validators (1 in 2)" in out
+    assert "every page with validators (1 in 1)" in out
+    for mix in result["mixes"]:
+        runs = mix["reruns"]
+        assert [(r["name"], r["round"]) for r in runs] == [("crawlfw", 1), ("crawlfw", 2)]
+        for r in runs:
+            assert r["requests"] == 40 and r["complete"] and r["caught"] == r["changed"] == 4
+            assert r["not_modified"] == 0 and r["bytes"] > r["body_bytes"] > 40 * 5000
+
+
+def test_the_summary_names_each_mix_and_its_ratios():
+    def mix(every, b, cpu):
+        window = {"changed": 400, "caught": 400}
+        return {"validator_every": every, "result": {
+            "continuous": [{"mode": "fixed", "windows": [window]}],
+            "ratios": {"fixed/scrapy": {"bytes": {"median": b}, "cpu_s": {"median": cpu}}}}}
+
+    text = format_summary([mix(2, 0.512, 0.06), mix(1, 0.028, 0.05)])
+    assert ("half the pages with validators, fixed intervals, vs scrapy: bytes 0.512, CPU "
+            "0.060; changed pages caught in their round 400/400") in text
+    assert "every page with validators, fixed intervals, vs scrapy: bytes 0.028" in text
+    with pytest.raises(SystemExit):
+        main(["--validator-every", "two"])

@@ -188,6 +188,21 @@ def test_gone_counts_then_drops_the_page(schedule):
     assert len(schedule) == 0 and schedule.next_due() is None
 
 
+def test_a_failed_revisit_leaves_the_record_as_taken(schedule):
+    """A revisit answered 5xx (or a download error): ``failed_visit`` names the record,
+    and the schedule keeps it due an interval after it was taken."""
+    from crawlfw.core.frontier.revisit import failed_visit
+
+    schedule.visited(visit("http://a/1", etag='"e"'), 0.0)
+    [record] = schedule.take_due(10.0, 10)
+    request = schedule.request_of(record)
+    failed = failed_visit(request)
+    assert (failed["fp"], failed["outcome"]) == (record.fp.hex(), "failed")
+    assert schedule.visited(failed, 11.0) == "ignored"
+    again = schedule.get(record.fp)
+    assert (again.due, again.interval, again.etag, again.gone) == (20.0, 10.0, '"e"', 0)
+    assert failed_visit(Request("http://a/1")) is None  # not a revisit
+
 def test_a_page_back_after_a_404_starts_counting_again(schedule):
     schedule.visited(visit("http://a/1"), 0.0)
     schedule.visited(visit("http://a/1", "gone"), 10.0)
@@ -298,6 +313,110 @@ def test_revisit_request_without_validators_has_no_conditional_headers():
     assert b"If-Modified-Since" not in request.headers
 
 
+
+#: Stored requests of several shapes: revisit_request builds the usual ones directly and
+#: the others through request_from_dict; the request must be the same either way.
+_STORED = [
+    Request("http://a/1", callback=SPIDER.parse_page),
+    Request("http://a/2", callback=SPIDER.parse_page, errback=SPIDER.parse,
+            headers={"Referer": "http://a/", "accept": ["text/html", "*/*"],
+                     "X-Bytes": b"\xe9t\xe9"},
+            meta={"depth": 3, "download_slot": "a", "mine": [1, {"x": 2}]},
+            priority=-4, flags=["f"], cb_kwargs={"k": (1, 2)}),
+    Request("http://a/3?q=%C3%A9", method="HEAD", meta={"download_timeout": 180.0}),
+    Request("http://a/4", callback=SPIDER.parse_page, method="POST", body=b"x=1",
+            cookies={"c": "v"}, encoding="latin-1"),
+]
+
+
+@pytest.mark.parametrize("original", _STORED, ids=lambda r: r.url)
+@pytest.mark.parametrize("loads", ["pickle", "json"])
+def test_revisit_request_is_request_from_dicts_request(original, loads):
+    """The direct build of a stored request gives what the general path gives (every
+    attribute, headers as stored plus the conditional ones), from a pickled record
+    (memory, SQLite) and from a JSON one (Redis)."""
+    import json
+
+    from crawlfw.core.frontier.revisit import RevisitRecord
+    from crawlfw.utils.reqser import request_from_dict
+
+    if loads == "json":
+        from crawlfw.core.frontier.redis_revisit import _json_dumps, _json_loads
+        blob, read = stored_request(original, SPIDER, _json_dumps), _json_loads
+    else:
+        blob, read = stored_request(original, SPIDER), pickle.loads
+    record = RevisitRecord(fp(original.url), blob, 5.0, 10.0, '"e"', "Tue, 14 Nov 2023 "
+                           "22:13:20 GMT", "ab" * 16)
+    got = revisit_request(record, SPIDER, read)
+    d = read(blob)
+    d["dont_filter"] = True
+    d["meta"] = {**(d.get("meta") or {}),
+                 REVISIT_META: (record.fp.hex(), record.etag, record.last_modified,
+                                record.digest)}
+    d["headers"] = {**(d.get("headers") or {}), b"If-None-Match": [b'"e"'],
+                    b"If-Modified-Since": [b"Tue, 14 Nov 2023 22:13:20 GMT"]}
+    expected = request_from_dict(d, SPIDER)
+    assert type(got) is type(expected)
+    skip = ("headers", "_trackref_time")
+    assert {k: v for k, v in vars(got).items() if k not in skip} == {
+        k: v for k, v in vars(expected).items() if k not in skip}
+    assert dict(got.headers) == dict(expected.headers)
+    assert got.headers.encoding == expected.headers.encoding
+    assert json.dumps(sorted(got.meta)) == json.dumps(sorted(expected.meta))
+
+
+@pytest.mark.parametrize("defaults, bound", [(False, 750), (True, 500)],
+                         ids=["every-header-stored", "middleware-defaults-left-out"])
+def test_a_page_of_the_in_memory_schedule_is_a_small_record(defaults, bound):
+    """Issue 32: per-URL history is a small record. A page of the benchmark's shape
+    (its request with the headers and meta the middlewares added, ETag,
+    Last-Modified, a digest) measured with tracemalloc: record, fingerprint, dict entry
+    and heap entry. ~1,050 bytes a page before the records were packed, at most 750
+    stored whole, at most 500 as a crawl stores it (the middlewares' defaults left
+    out); and ``memory_bytes()`` counts what is there."""
+    import gc
+    import tracemalloc
+
+    from crawlfw.core.frontier.revisit import middleware_defaults
+    from crawlfw.downloadermiddlewares.httpcompression import ACCEPTED_ENCODINGS
+
+    settings = Settings()
+    # what the default middlewares put on a request (the benchmark's ~250 bytes of them)
+    headers = {"Referer": "http://127.0.0.1:8000/", **settings["DEFAULT_REQUEST_HEADERS"],
+               "User-Agent": settings["USER_AGENT"],
+               "Accept-Encoding": b",".join(ACCEPTED_ENCODINGS)}
+    meta = {"depth": 1, "download_timeout": settings.getfloat("DOWNLOAD_TIMEOUT"),
+            "download_slot": "127.0.0.1"}
+    n = 2000
+    visits = []
+    for i in range(n):
+        v = visit(f"http://127.0.0.1:8000/p/{i}.html", etag=f'"p{i}-v0"',
+                  last_modified="Tue, 14 Nov 2023 22:13:20 GMT", digest=f"{i * 7919:032x}",
+                  **meta)
+        v["request"].headers.update(headers)
+        stored_request(v["request"], SPIDER)  # the request's lazy attributes made now
+        visits.append(v)
+    schedule = MemoryRevisitSchedule(CONFIG, SPIDER)
+    if defaults:
+        schedule.defaults = middleware_defaults(settings, SPIDER)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i, v in enumerate(visits):
+            schedule.visited(v, float(i))
+        gc.collect()
+        per_page = (tracemalloc.get_traced_memory()[0] - before) / n
+    finally:
+        tracemalloc.stop()
+    assert len(schedule) == n
+    assert per_page <= bound, per_page
+    assert per_page * 0.9 <= schedule.memory_bytes() / n <= per_page * 1.1
+    record = schedule.get(fp("http://127.0.0.1:8000/p/7.html"))
+    assert (record.etag, record.last_modified, record.digest, record.due) == (
+        '"p7-v0"', "Tue, 14 Nov 2023 22:13:20 GMT", f"{7 * 7919:032x}", 17.0)
+
+
 def answer(request, status=200, body=b"<p>hello</p>", **headers):
     return HtmlResponse(request.url, status=status, body=body, request=request,
                         headers=headers)
@@ -399,6 +518,7 @@ SCHEDULE_TESTS = (
     test_meta_revisit_interval_fixes_a_pages_interval,
     test_gone_counts_then_drops_the_page,
     test_a_page_back_after_a_404_starts_counting_again,
+    test_a_failed_revisit_leaves_the_record_as_taken,
     test_an_unknown_pages_404_touches_nothing,
     test_forget_removes_the_page,
     test_a_redirect_moves_the_schedule_to_the_new_url,
@@ -444,3 +564,96 @@ def test_without_jobdir_the_schedule_moves_to_a_temporary_file_past_the_budget(
                                                              fp("http://a/2")]
     assert not [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix == ".sqlite"]
     schedule.close()
+
+
+def test_the_schedule_and_the_queue_share_frontier_memory_limit(tmp_path, monkeypatch):
+    """Without JOBDIR the in-memory schedule counts against FRONTIER_MEMORY_LIMIT with the
+    queued requests: the queue keeps to what the schedule leaves (at least a quarter of
+    the budget), so the two together stay within it; past three quarters the schedule
+    moves to disk and the queue has the whole budget again."""
+    from crawlfw.core.frontier.revisit import QUEUE_MIN_SHARE
+    from crawlfw.core.frontier.spill import SpillingHostStore
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    limit = 200_000
+    queue = SpillingHostStore(limit_bytes=limit, root=str(tmp_path))
+    schedule = SpillingRevisitSchedule(CONFIG, SPIDER, limit_bytes=limit, queue=queue)
+    try:
+        for i in range(100):
+            schedule.visited(visit(f"http://a/{i}", etag=f'"e{i}"'), float(i))
+        used = schedule.memory_bytes()
+        assert schedule.file is None and used > 20_000
+        assert queue.limit_bytes == limit - used
+        # the queue fills past what the schedule leaves: it spills its worst entries
+        for i in range(3000):
+            queue.push(f"h{i % 7}", 0, Request(f"http://h{i % 7}/page/{i}"))
+        assert queue.spilled > 0
+        assert queue.ram_bytes + schedule.memory_bytes() <= limit
+        # a page less: its bytes go back to the queue
+        schedule.visited(visit("http://a/0", "forget"), 200.0)
+        assert queue.limit_bytes == limit - schedule.memory_bytes() > limit - used
+        # the schedule grows past its share: it moves to disk, the queue has it all
+        i = 100
+        while schedule.file is None:
+            assert schedule.memory_bytes() <= limit * (1 - QUEUE_MIN_SHARE)
+            assert queue.limit_bytes >= limit * QUEUE_MIN_SHARE
+            schedule.visited(visit(f"http://a/{i}", etag=f'"e{i}"'), float(i))
+            i += 1
+        assert schedule.memory_bytes() == 0 and queue.limit_bytes == limit
+        assert len(schedule) == i - 1
+    finally:
+        schedule.close()
+        queue.close()
+
+
+@pytest.mark.parametrize("settings, spider_attrs", [
+    ({}, {}),
+    ({"DEFAULT_REQUEST_HEADERS": {"Accept": "text/html", "X-Team": ["a", "b"]},
+      "USER_AGENT": "bot/2", "DOWNLOAD_TIMEOUT": 20}, {}),
+    ({}, {"user_agent": "spider-agent/1", "download_timeout": 7.5}),
+    ({"COMPRESSION_ENABLED": False,
+      "DOWNLOADER_MIDDLEWARES": {
+          "crawlfw.downloadermiddlewares.useragent.UserAgentMiddleware": None}}, {}),
+])
+def test_a_stored_request_leaves_out_what_the_middlewares_put_back(settings, spider_attrs):
+    """The headers and meta the default downloader middlewares put on every request are
+    not stored (the record is smaller, its request quicker to build); the revisit
+    request, through the same middlewares, is the request downloaded the first time -
+    headers, meta (but the revisit state) and all. What the spider set itself stays,
+    also when a middleware that would set it is disabled."""
+    from crawlfw.core.flow.downloadermw import DownloaderMiddlewareManager
+    from crawlfw.core.frontier.revisit import RevisitRecord, middleware_defaults
+    from crawlfw.utils.test import get_crawler
+
+    spidercls = type("Attrs", (_Spider,), dict(spider_attrs))
+    crawler = get_crawler(spidercls, settings)
+    spider = crawler._create_spider("revisit")
+    crawler.spider = spider
+    mw = DownloaderMiddlewareManager.from_crawler(crawler)
+    defaults = middleware_defaults(crawler.settings, spider)
+    for request in (
+            Request("http://a/1", callback=spider.parse_page,
+                    headers={"Referer": "http://a/"}, meta={"depth": 2}),
+            Request("http://a/2", callback=spider.parse_page,
+                    headers={"User-Agent": "own/1", "Accept": "*/*"},
+                    meta={"download_timeout": 99, "download_slot": "slow"})):
+        assert mw.process_request(request, spider) is None
+        request.meta["download_slot"] = request.meta.get("download_slot", "a")  # downloader
+        downloaded_headers = dict(request.headers)
+        downloaded_meta = dict(request.meta)
+        blob = stored_request(request, spider, None, defaults)
+        full = stored_request(request, spider)
+        assert len(blob) <= len(full)
+        record = RevisitRecord(fp(request.url), blob, 0.0, 10.0)
+        again = revisit_request(record, spider)
+        assert mw.process_request(again, spider) is None
+        again.meta["download_slot"] = again.meta.get("download_slot", "a")
+        assert dict(again.headers) == downloaded_headers
+        assert {k: v for k, v in again.meta.items() if k != REVISIT_META} == downloaded_meta
+        d = pickle.loads(blob)
+        if request.url == "http://a/1" and not settings and not spider_attrs:
+            # the benchmark's shape: of 5 headers and 3 meta keys, the spider's
+            assert (d["headers"], d["meta"]) == ({"Referer": ["http://a/"]}, {"depth": 2})
+        if request.url == "http://a/2":  # the spider's own values, the slot it chose
+            assert d["headers"] == {"User-Agent": ["own/1"], "Accept": ["*/*"]}
+            assert d["meta"] == {"download_timeout": 99, "download_slot": "slow"}

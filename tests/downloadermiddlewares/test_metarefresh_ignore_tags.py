@@ -46,3 +46,15 @@ def test_ignore_tags(tags, page, followed):
 def test_the_setting_has_effect():
     assert "METAREFRESH_IGNORE_TAGS" not in SETTINGS_WITHOUT_EFFECT
     assert default_settings.METAREFRESH_IGNORE_TAGS == ["script", "noscript"]
+
+
+def test_a_response_without_a_body_is_not_decoded():
+    """A 304 (a continuous crawl's revisit answered Not Modified) has no body, so no
+    refresh: it passes as it is, its (empty) text never decoded nor its encoding
+    sought."""
+    mw = MetaRefreshMiddleware.from_crawler(get_crawler({}))
+    request = Request("http://a.test/x.html")
+    response = HtmlResponse(request.url, status=304, body=b"", request=request,
+                            headers={"ETag": '"v1"'})
+    assert mw.process_response(request, response) is response
+    assert response._cached_ubody is None

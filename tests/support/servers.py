@@ -76,6 +76,22 @@ def handler_server(handler):
         thread.join(10)
 
 
+class ReplyHandler(http.server.BaseHTTPRequestHandler):
+    """A request handler that logs nothing, with :meth:`reply` to send one whole answer
+    (for :func:`handler_server`)."""
+
+    def log_message(self, format, *args):  # noqa: A002
+        pass
+
+    def reply(self, status: int, body: bytes, content_type: str = "text/html") -> None:
+        """Answer ``status`` with ``body`` (``Content-Type`` and ``Content-Length`` set)."""
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
 class _EchoHandler(http.server.BaseHTTPRequestHandler):
     """Answers every request with JSON describing it: ``{"method", "path", "headers":
     {name: value}, "body"}`` (the body as text); ``/big`` paths get a 64 KiB

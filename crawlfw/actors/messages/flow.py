@@ -149,9 +149,12 @@ class RevisitVisit(TypedDict):
 
     fp: Annotated[str, Rule(pattern="^[0-9a-f]+$")]
     """The fingerprint (hex) of the request the response answered (the final URL)."""
-    outcome: Literal["new", "changed", "unchanged", "gone", "forget"]
+    outcome: Literal["new", "changed", "unchanged", "gone", "forget", "failed"]
     """A first visit; a revisit that found the page changed, unchanged (304 or the same
-    digest) or gone (404/410); ``forget``: the page opted out (``meta['revisit']`` False)."""
+    digest) or gone (404/410); ``forget``: the page opted out (``meta['revisit']`` False);
+    ``failed``: the revisit got no answer that says anything of the page (a download
+    error, a 5xx, a request a middleware dropped; ``fp`` is the record's): the record
+    keeps the due time it was given when taken."""
     etag: str | None
     """The ``ETag`` of the answer (of the last one for a 304 without one)."""
     last_modified: str | None

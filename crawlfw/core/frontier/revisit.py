@@ -34,14 +34,18 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import marshal
 import math
 import pickle
 import sqlite3
+import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from crawlfw.utils.reqser import request_from_dict, request_to_dict
+from crawlfw.core.transport.slot import url_host
+from crawlfw.http.request import Request as _Request
+from crawlfw.utils.reqser import _get_method, request_from_dict, request_to_dict
 
 if TYPE_CHECKING:
     from crawlfw.http import Request, Response
@@ -52,6 +56,7 @@ __all__ = [
     "ADAPTIVE_DEC_RATE",
     "ADAPTIVE_INC_RATE",
     "MemoryRevisitSchedule",
+    "QUEUE_MIN_SHARE",
     "REVISIT_META",
     "RevisitConfig",
     "RevisitRecord",
@@ -59,6 +64,8 @@ __all__ = [
     "adapt_interval",
     "classify",
     "content_digest",
+    "failed_visit",
+    "middleware_defaults",
     "revisit_request",
     "stored_request",
 ]
@@ -77,9 +84,10 @@ ADAPTIVE_INC_RATE = 0.4
 ADAPTIVE_DEC_RATE = 0.2
 
 #: Outcomes of a visit (``revisit_visited``): a first visit, a revisit that found the
-#: page changed, unchanged (304 or the same digest), gone (404/410), or the page opted
-#: out (``meta['revisit'] = False``: its record is removed).
-OUTCOMES = ("new", "changed", "unchanged", "gone", "forget")
+#: page changed, unchanged (304 or the same digest), gone (404/410), the page opted
+#: out (``meta['revisit'] = False``: its record is removed), or the revisit failed (no
+#: answer that says anything of the page: see :func:`failed_visit`).
+OUTCOMES = ("new", "changed", "unchanged", "gone", "forget", "failed")
 
 #: ``meta`` keys that belong to one download, not to the page: left out of the stored
 #: request (a revisit starts without them).
@@ -89,6 +97,9 @@ _TRANSIENT_META = frozenset({
 })
 
 _GONE_STATUSES = (404, 410)
+
+_marshal_dumps = marshal.dumps
+_marshal_loads = marshal.loads
 
 
 @dataclass(frozen=True)
@@ -252,6 +263,28 @@ def classify(request: Request, response: Response, spider: Spider | None,
     return visit
 
 
+def failed_visit(request: Request) -> dict[str, Any] | None:
+    """The ``failed`` visit of a revisit that got no answer saying anything of the page
+    (a download error, a 5xx, a request a middleware dropped, a raising
+    ``revisit_content`` hook): it changes nothing in the schedule (the record keeps the
+    due time :meth:`take_due` gave it, an interval on) but tells the Scheduler the
+    revisit is over (``revisit/due_now`` counts revisits not answered yet). None for a
+    request that is not a revisit.
+
+    Args:
+        request: the request (after redirects: the last one).
+
+    Returns:
+        a visit dict as :func:`classify` gives (``fp``: the record's fingerprint).
+    """
+    meta = request._meta
+    state = meta.get(REVISIT_META) if meta else None
+    if state is None:
+        return None
+    return {"fp": state[0], "outcome": "failed", "etag": None, "last_modified": None,
+            "digest": None, "interval": None, "moved_from": None, "request": request}
+
+
 def _meta_interval(meta: dict[str, Any]) -> float | None:
     value = meta.get("revisit_interval")
     if value is None:
@@ -267,12 +300,68 @@ def _meta_interval(meta: dict[str, Any]) -> float | None:
     return value
 
 
+#: The default downloader middlewares that put the same header or ``meta`` key on every
+#: request (``setdefault``): :func:`middleware_defaults` reads what they put.
+_DEFAULTS_MIDDLEWARES = {
+    "headers": "crawlfw.downloadermiddlewares.defaultheaders.DefaultHeadersMiddleware",
+    "user_agent": "crawlfw.downloadermiddlewares.useragent.UserAgentMiddleware",
+    "compression": "crawlfw.downloadermiddlewares.httpcompression.HttpCompressionMiddleware",
+    "timeout": "crawlfw.downloadermiddlewares.downloadtimeout.DownloadTimeoutMiddleware",
+}
+
+
+def middleware_defaults(settings: BaseSettings,
+                        spider: Spider | None) -> tuple[dict[bytes, list[bytes]], dict[str, Any]]:
+    """What the default downloader middlewares enabled in ``settings`` put on every
+    request that lacks it: ``DEFAULT_REQUEST_HEADERS`` (``DefaultHeadersMiddleware``),
+    ``User-Agent`` (``UserAgentMiddleware``: the spider's ``user_agent``, else
+    ``USER_AGENT``), ``Accept-Encoding`` (``HttpCompressionMiddleware``, with
+    ``COMPRESSION_ENABLED``) and ``meta['download_timeout']``
+    (``DownloadTimeoutMiddleware``: the spider's ``download_timeout``, else
+    ``DOWNLOAD_TIMEOUT``). A stored request leaves out a header or key whose value is
+    this one (:func:`stored_request`): its revisit gets it again from the same
+    middleware, so the request downloaded is the same (and a resumed ``JOBDIR`` crawl's
+    revisits take the settings it runs with).
+
+    Returns:
+        ``({header name (Title-Case bytes): [values (bytes)]}, {meta key: value})``.
+    """
+    from crawlfw.downloadermiddlewares.httpcompression import ACCEPTED_ENCODINGS
+    from crawlfw.http.headers import Headers
+    from crawlfw.utils.conf import build_component_list
+
+    enabled = {m if isinstance(m, str) else f"{m.__module__}.{m.__qualname__}"
+               for m in build_component_list(settings.getwithbase("DOWNLOADER_MIDDLEWARES"))}
+    norm = Headers()
+    headers: dict[bytes, list[bytes]] = {}
+    meta: dict[str, Any] = {}
+    if _DEFAULTS_MIDDLEWARES["headers"] in enabled:
+        for name, value in (settings.getdict("DEFAULT_REQUEST_HEADERS") or {}).items():
+            if value is not None:
+                headers.setdefault(norm.normkey(name), norm.normvalue(value))
+    if _DEFAULTS_MIDDLEWARES["user_agent"] in enabled:
+        agent = getattr(spider, "user_agent", settings.get("USER_AGENT"))
+        if agent:
+            headers.setdefault(b"User-Agent", norm.normvalue(agent))
+    if (_DEFAULTS_MIDDLEWARES["compression"] in enabled
+            and settings.getbool("COMPRESSION_ENABLED")):
+        headers.setdefault(b"Accept-Encoding", [b",".join(ACCEPTED_ENCODINGS)])
+    if _DEFAULTS_MIDDLEWARES["timeout"] in enabled:
+        timeout = getattr(spider, "download_timeout", settings.getfloat("DOWNLOAD_TIMEOUT"))
+        if timeout:
+            meta["download_timeout"] = timeout
+    return headers, meta
+
+
 def stored_request(request: Request, spider: Spider | None,
-                   dumps: Any = None) -> bytes:
+                   dumps: Any = None, defaults: Any = None) -> bytes:
     """``request`` as a record stores it: its compact
     :func:`~crawlfw.utils.reqser.request_to_dict`, without the ``meta`` of one download
-    (redirects, retries, the revisit state) and without the conditional-GET headers a
-    revisit added, pickled (or written by ``dumps``: a dict -> bytes function).
+    (redirects, retries, the revisit state, the download slot when it is the URL's host,
+    as the downloader set it), without the conditional-GET headers a revisit added and,
+    with ``defaults`` (:func:`middleware_defaults`), without the headers and ``meta``
+    the default downloader middlewares put there with the values they put (the revisit
+    gets them again), pickled (or written by ``dumps``: a dict -> bytes function).
 
     Raises:
         ValueError: the callback or errback is not a method of the spider.
@@ -281,8 +370,13 @@ def stored_request(request: Request, spider: Spider | None,
     """
     d = request_to_dict(request, spider, compact=True)
     meta = d.get("meta")
+    default_headers, default_meta = defaults if defaults is not None else ({}, {})
     if meta:
-        meta = {k: v for k, v in meta.items() if k not in _TRANSIENT_META}
+        meta = {k: v for k, v in meta.items() if k not in _TRANSIENT_META
+                and not (k in default_meta and v == default_meta[k])}
+        slot = meta.get("download_slot")
+        if slot is not None and slot == url_host(d["url"]):
+            del meta["download_slot"]  # what the downloader sets again
         if meta:
             d["meta"] = meta
         else:
@@ -291,7 +385,8 @@ def stored_request(request: Request, spider: Spider | None,
     if headers:
         headers = {k: v for k, v in headers.items()
                    if (k.lower() if isinstance(k, bytes) else k.lower().encode())
-                   not in (b"if-none-match", b"if-modified-since")}
+                   not in (b"if-none-match", b"if-modified-since")
+                   and not _is_default(default_headers, k, v)}
         if headers:
             d["headers"] = headers
         else:
@@ -300,6 +395,18 @@ def stored_request(request: Request, spider: Spider | None,
     if dumps is not None:
         return bytes(dumps(d))
     return pickle.dumps(d, 5)
+
+
+def _is_default(default_headers: dict[bytes, list[bytes]], name: Any, values: Any) -> bool:
+    """True when header ``name`` (as a compact dict stores it) has the value a default
+    middleware would put there."""
+    if not default_headers:
+        return False
+    default = default_headers.get(_header_bytes(name).title())
+    if default is None:
+        return False
+    values = values if isinstance(values, (list, tuple)) else [values]
+    return [_header_bytes(v) for v in values] == default
 
 
 class RevisitRecord:
@@ -344,22 +451,67 @@ def revisit_request(record: RevisitRecord, spider: Spider | None,
     dict), ``dont_filter``, with ``If-None-Match`` / ``If-Modified-Since`` from its
     validators and its state in ``meta[REVISIT_META]``.
 
+    A stored request of the usual shape (a ``Request`` with no body, cookies or encoding
+    of its own: the keys of :data:`_FAST_KEYS`) is built directly, its headers put in
+    as they were stored (names and values already normalised) instead of through
+    :func:`~crawlfw.utils.reqser.request_from_dict`'s general path; the same request
+    either way (``tests/core/test_revisit.py`` compares them).
+
     Raises:
         AttributeError: the spider lost a method the stored request names.
+        ValueError: the stored callback or errback is not a method of the spider.
     """
     d = loads(record.request)
-    d["dont_filter"] = True
-    meta = dict(d.get("meta") or {})
+    meta = d.get("meta")
+    meta = dict(meta) if meta else {}
     meta[REVISIT_META] = (record.fp.hex(), record.etag, record.last_modified, record.digest)
-    d["meta"] = meta
-    if record.etag or record.last_modified:
-        headers = dict(d.get("headers") or {})
-        if record.etag:
-            headers[b"If-None-Match"] = [record.etag.encode("latin-1")]
-        if record.last_modified:
-            headers[b"If-Modified-Since"] = [record.last_modified.encode("latin-1")]
-        d["headers"] = headers
-    return request_from_dict(d, spider)
+    if not _FAST_KEYS.issuperset(d):
+        d["dont_filter"] = True
+        d["meta"] = meta
+        if record.etag or record.last_modified:
+            headers = dict(d.get("headers") or {})
+            if record.etag:
+                headers[b"If-None-Match"] = [record.etag.encode("latin-1")]
+            if record.last_modified:
+                headers[b"If-Modified-Since"] = [record.last_modified.encode("latin-1")]
+            d["headers"] = headers
+        return request_from_dict(d, spider)
+    cb = d.get("callback")
+    eb = d.get("errback")
+    has_spider = spider is not None
+    get_method: Any = _get_method
+    request = _Request(d["url"], callback=get_method(spider, cb) if cb and has_spider else None,
+                       method=d.get("method", "GET"), meta=meta,
+                       priority=d.get("priority", 0), dont_filter=True,
+                       errback=get_method(spider, eb) if eb and has_spider else None,
+                       flags=d.get("flags") or None, cb_kwargs=d.get("cb_kwargs") or None)
+    headers = request.headers  # empty, utf-8: filled as Headers(stored) would be
+    stored = d.get("headers")
+    if stored:
+        for name, values in stored.items():
+            _dict_setitem(headers, _header_bytes(name).title(),
+                          [_header_bytes(v) for v in
+                           (values if isinstance(values, (list, tuple)) else [values])])
+    if record.etag:
+        _dict_setitem(headers, b"If-None-Match", [record.etag.encode("latin-1")])
+    if record.last_modified:
+        _dict_setitem(headers, b"If-Modified-Since", [record.last_modified.encode("latin-1")])
+    return request
+
+
+#: The keys of a stored request :func:`revisit_request` builds directly (a compact
+#: ``request_to_dict`` without body, cookies, encoding, class or a subclass' attributes).
+_FAST_KEYS = frozenset(("url", "callback", "errback", "method", "headers", "meta",
+                        "priority", "flags", "cb_kwargs"))
+
+_dict_setitem = dict.__setitem__
+
+
+def _header_bytes(value: Any) -> bytes:
+    """A stored header name or value as bytes (stored as latin-1 text, or bytes)."""
+    if value.__class__ is bytes:
+        return value
+    return str(value).encode("latin-1")
 
 
 class _ScheduleBase:
@@ -370,6 +522,9 @@ class _ScheduleBase:
     #: How stored requests are written (None: pickled) and read.
     dumps: Any = None
     loads: Any = staticmethod(pickle.loads)
+    #: :func:`middleware_defaults` of the crawl (set when the schedule is opened): what
+    #: stored requests leave out. None: they keep every header.
+    defaults: Any = None
 
     def request_of(self, record: RevisitRecord) -> Request:
         """The conditional-GET request of ``record`` (:func:`revisit_request`)."""
@@ -393,7 +548,8 @@ class _ScheduleBase:
             ``'dropped'`` (gone ``REVISIT_GONE_LIMIT`` times, or opted out: no more
             revisits), ``'not_stored'`` (a new page whose request cannot be stored: a
             callback that is no spider method, a ``meta`` value that cannot be written),
-            ``'ignored'`` (nothing to do: an unknown page's 404 or opt-out).
+            ``'ignored'`` (nothing to do: an unknown page's 404 or opt-out, a failed
+            revisit).
         """
         config = self.config
         fp = bytes.fromhex(visit["fp"])
@@ -401,6 +557,8 @@ class _ScheduleBase:
         old_fp = bytes.fromhex(moved_from) if moved_from else fp
         record = self.get(old_fp)
         outcome = visit["outcome"]
+        if outcome == "failed":  # the record keeps the due time take_due gave it
+            return "ignored"
         if outcome == "forget":
             if record is not None:
                 self.remove(old_fp)
@@ -422,7 +580,8 @@ class _ScheduleBase:
             outcome = "changed" if record.digest != visit["digest"] else "unchanged"
         if record is None:
             try:
-                blob = stored_request(visit["request"], self.spider, self.dumps)
+                blob = stored_request(visit["request"], self.spider, self.dumps,
+                                      self.defaults)
             except (ValueError, pickle.PicklingError, TypeError, AttributeError):
                 return "not_stored"
             interval = fixed if fixed is not None else config.interval_s
@@ -448,7 +607,8 @@ class _ScheduleBase:
         record.due = now + record.interval
         if changed or old_fp != fp:  # the request as the site now leads to it
             try:
-                record.request = stored_request(visit["request"], self.spider, self.dumps)
+                record.request = stored_request(visit["request"], self.spider,
+                                                self.dumps, self.defaults)
             except (ValueError, pickle.PicklingError, TypeError, AttributeError):
                 pass  # keep the stored one
         if old_fp != fp:
@@ -458,21 +618,51 @@ class _ScheduleBase:
         return "changed" if changed else "unchanged"
 
 
-#: Bytes of a record in memory besides its stored request and validators (measured with
-#: ``sys.getsizeof``, CPython 3.11): the object (112), the fingerprint (53), due and
-#: interval (48), the digest (81), the dict entry (~100, with its table's slack) and the
-#: heap entry (56 + 8).
-_RECORD_COST = 460
+#: Bytes a page of the in-memory schedule takes besides its packed record (a ``bytes``
+#: object: :func:`_pack`): its fingerprint (a 20-byte ``bytes``, 53), its entry in the
+#: dict (~40 with the table's slack) and its heap entry (a ``(due, fingerprint)``
+#: tuple, 56, its float, 24, and the heap's slot, 8; stale entries, up to as many again,
+#: are not counted). ``tests/core/test_revisit.py`` measures the whole with tracemalloc.
+_ENTRY_COST = 53 + 40 + 56 + 24 + 8
+#: ... and the ``bytes`` object's header (33).
+_RECORD_COST = _ENTRY_COST + 33
 
 
-def _record_bytes(record: RevisitRecord) -> int:
-    return (_RECORD_COST + 33 + len(record.request) + (49 + len(record.etag) if record.etag
-                                                        else 0)
-            + (49 + len(record.last_modified) if record.last_modified else 0))
+def _pack(record: RevisitRecord) -> bytes:
+    """``record`` as the in-memory schedule keeps it: one ``bytes`` object, its due time
+    and interval (little-endian doubles), gone count (4 bytes) and fixed flag (1 byte),
+    then :func:`marshal.dumps` of ``(etag, last_modified, digest, stored request)``, the
+    digest as its 16 raw bytes when it is the usual 32-digit hex. Private to the
+    process, as the frontier's compact records are."""
+    digest: Any = record.digest
+    if digest is not None and len(digest) == 32:
+        try:
+            digest = bytes.fromhex(digest)
+        except ValueError:
+            pass
+    return _HEAD.pack(record.due, record.interval, record.gone, record.fixed) + _marshal_dumps(
+        (record.etag, record.last_modified, digest, record.request))
+
+
+def _unpack(fp: bytes, packed: bytes) -> RevisitRecord:
+    """The :class:`RevisitRecord` of fingerprint ``fp`` that :func:`_pack` packed."""
+    due, interval, gone, fixed = _HEAD.unpack_from(packed)
+    etag, last_modified, digest, request = _marshal_loads(memoryview(packed)[_HEAD.size:])
+    if digest.__class__ is bytes:
+        digest = digest.hex()
+    return RevisitRecord(fp, request, due, interval, etag, last_modified, digest, gone,
+                         bool(fixed))
+
+
+_HEAD = struct.Struct("<ddIB")
+_due_of = _interval_of = struct.Struct("<d").unpack_from
+_pack_due = struct.Struct("<d").pack
 
 
 class MemoryRevisitSchedule(_ScheduleBase):
-    """The schedule in memory (no ``JOBDIR``): a dict fingerprint -> record and a heap of
+    """The schedule in memory (no ``JOBDIR``): a dict fingerprint -> packed record (one
+    ``bytes`` object a page: :func:`_pack`; :meth:`get` and :meth:`take_due` give
+    :class:`RevisitRecord` copies, which :meth:`put` stores back) and a heap of
     ``(due, fingerprint)``; an entry whose due time no longer is its record's is stale,
     skipped when popped, and the heap is rebuilt when stale entries outnumber records.
 
@@ -486,39 +676,46 @@ class MemoryRevisitSchedule(_ScheduleBase):
     def __init__(self, config: RevisitConfig, spider: Spider | None = None) -> None:
         self.config = config
         self.spider = spider
-        self.records: dict[bytes, RevisitRecord] = {}
+        self.records: dict[bytes, bytes] = {}  # fingerprint -> _pack(record)
         self._heap: list[tuple[float, bytes]] = []
         self._bytes = 0
 
     def get(self, fp: bytes) -> RevisitRecord | None:
-        """The record of fingerprint ``fp`` (20 bytes), or None."""
-        return self.records.get(fp)
+        """The record of fingerprint ``fp`` (20 bytes), or None (a copy: :meth:`put` it
+        back to change it)."""
+        packed = self.records.get(fp)
+        return None if packed is None else _unpack(fp, packed)
 
     def put(self, record: RevisitRecord) -> None:
         """Add or update ``record`` (its ``due`` time is what counts from now on)."""
-        old = self.records.get(record.fp)
-        if old is not None:
-            self._bytes -= old._size
-        record._size = _record_bytes(record)
-        self._bytes += record._size
-        self.records[record.fp] = record
-        heapq.heappush(self._heap, (record.due, record.fp))
-        if len(self._heap) > 2 * len(self.records) + 64:
-            self._heap = [(r.due, fp) for fp, r in self.records.items()]
+        fp, records = record.fp, self.records
+        packed = _pack(record)
+        old = records.get(fp)
+        self._bytes += len(packed) - (len(old) if old is not None else -_RECORD_COST)
+        records[fp] = packed
+        self._push(record.due, fp)
+
+    def _push(self, due: float, fp: bytes) -> None:
+        """A heap entry for ``fp``'s new due time (the one before goes stale); the heap
+        is rebuilt once stale entries outnumber the records."""
+        heap, records = self._heap, self.records
+        heapq.heappush(heap, (due, fp))
+        if len(heap) > 2 * len(records) + 64:
+            self._heap = [(_due_of(p)[0], f) for f, p in records.items()]
             heapq.heapify(self._heap)
 
     def remove(self, fp: bytes) -> None:
         """Forget the record of ``fp`` (its heap entry goes stale)."""
         old = self.records.pop(fp, None)
         if old is not None:
-            self._bytes -= old._size
+            self._bytes -= _RECORD_COST + len(old)
 
     def _top(self) -> tuple[float, bytes] | None:
         heap, records = self._heap, self.records
         while heap:
             due, fp = heap[0]
-            record = records.get(fp)
-            if record is not None and record.due == due:
+            packed = records.get(fp)
+            if packed is not None and _due_of(packed)[0] == due:
                 return due, fp
             heapq.heappop(heap)
         return None
@@ -531,27 +728,31 @@ class MemoryRevisitSchedule(_ScheduleBase):
     def take_due(self, now: float, limit: int) -> list[RevisitRecord]:
         """Up to ``limit`` records due at ``now``, earliest first; each one's due time
         moves one interval on (the visit's outcome sets it again)."""
-        out: list[RevisitRecord] = []
-        heap = self._heap
-        while len(out) < limit:
+        taken: list[bytes] = []
+        heap, records = self._heap, self.records
+        while len(taken) < limit:
             top = self._top()
             if top is None or top[0] > now:
                 break
             heapq.heappop(heap)
-            record = self.records[top[1]]
-            out.append(record)
-        for record in out:
-            record.due = now + record.interval
-            heapq.heappush(heap, (record.due, record.fp))
+            taken.append(top[1])
+        out: list[RevisitRecord] = []
+        for fp in taken:  # the due time rewritten in place: same size, nothing else packed
+            packed = records[fp]
+            due = now + _interval_of(packed, 8)[0]
+            records[fp] = packed = _pack_due(due) + packed[8:]
+            self._push(due, fp)
+            out.append(_unpack(fp, packed))
         return out
 
     def count_due(self, now: float) -> int:
         """Records due at ``now`` not yet taken."""
-        return sum(1 for r in self.records.values() if r.due <= now)
+        return sum(1 for packed in self.records.values() if _due_of(packed)[0] <= now)
 
     def memory_bytes(self) -> int:
-        """About the bytes the schedule takes (:func:`_record_bytes` per record: ~520
-        bytes plus its stored request and validators), besides stale heap entries."""
+        """About the bytes the schedule takes: per page its packed record (a ``bytes``
+        of ~70 bytes plus the stored request and validators) and :data:`_RECORD_COST`,
+        besides stale heap entries."""
         return self._bytes
 
     def commit(self) -> None:
@@ -561,7 +762,7 @@ class MemoryRevisitSchedule(_ScheduleBase):
         return len(self.records)
 
     def __iter__(self) -> Iterator[RevisitRecord]:
-        return iter(list(self.records.values()))
+        return iter([_unpack(fp, packed) for fp, packed in self.records.items()])
 
 
 _SCHEMA = """
@@ -680,18 +881,30 @@ class SqliteRevisitSchedule(_ScheduleBase):
         return iter([_row_record(row) for row in rows])
 
 
+#: The least share of ``FRONTIER_MEMORY_LIMIT`` the frontier's queue keeps for itself
+#: beside an in-memory revisit schedule; the schedule moves to disk past the rest.
+QUEUE_MIN_SHARE = 0.25
+
+
 class SpillingRevisitSchedule(_ScheduleBase):
-    """The schedule without a ``JOBDIR``, on the frontier's memory budget: in memory
-    (:class:`MemoryRevisitSchedule`) while it takes at most ``limit_bytes``
-    (``FRONTIER_MEMORY_LIMIT``, the figure the frontier's queued requests keep to), then
-    moved whole into a private temporary SQLite file (the frontier's spill directory:
-    ``$TMPDIR``, else ``/var/tmp``; unlinked at once, so its space goes with the process)
-    and kept there as a :class:`SqliteRevisitSchedule` (nothing of it in memory).
+    """The schedule without a ``JOBDIR``, on the frontier's memory budget
+    (``FRONTIER_MEMORY_LIMIT``, ``limit_bytes``), shared with the queued requests: in
+    memory (:class:`MemoryRevisitSchedule`) while it takes at most
+    ``(1 - QUEUE_MIN_SHARE)`` of the budget, the queue keeping to what the schedule
+    leaves (``queue.limit_bytes`` is set to the budget less the schedule's bytes, at
+    least :data:`QUEUE_MIN_SHARE` of it: past that the queue moves its worst entries to
+    its spill file as it does past the whole budget); then the schedule moves whole into
+    a private temporary SQLite file (the frontier's spill directory: ``$TMPDIR``, else
+    ``/var/tmp``; unlinked at once, so its space goes with the process), kept there as a
+    :class:`SqliteRevisitSchedule` (nothing of it in memory), and the queue has the whole
+    budget again. The two together stay within the budget.
 
     Args:
         config: the :class:`RevisitConfig`.
         spider: the spider; settable later (:attr:`spider`).
         limit_bytes: the RAM budget (bytes); 0: no limit.
+        queue: the frontier's queue store (whose ``limit_bytes`` this sets), or None
+            (the schedule alone on the budget).
 
     Raises:
         crawlfw.core.frontier.frontier.FrontierError: from :meth:`put`, when the
@@ -701,13 +914,16 @@ class SpillingRevisitSchedule(_ScheduleBase):
     durable = False
 
     def __init__(self, config: RevisitConfig, spider: Spider | None = None,
-                 limit_bytes: int = 0) -> None:
+                 limit_bytes: int = 0, queue: Any = None) -> None:
         self.config = config
         self._spider = spider
         self.limit_bytes = max(0, int(limit_bytes or 0))
         self.inner: MemoryRevisitSchedule | SqliteRevisitSchedule = MemoryRevisitSchedule(
             config, spider)
         self.file: Any = None  # the SpillFile once spilled
+        self.queue = queue if self.limit_bytes else None
+        self._own_limit = int(self.limit_bytes * (1 - QUEUE_MIN_SHARE))
+        self._queue_floor = self.limit_bytes - self._own_limit
 
     @property
     def spider(self) -> Spider | None:
@@ -723,13 +939,17 @@ class SpillingRevisitSchedule(_ScheduleBase):
         return self.inner.get(fp)
 
     def put(self, record: RevisitRecord) -> None:
-        """Add or update ``record``; past the budget, the schedule moves to disk."""
+        """Add or update ``record``; past its share of the budget, the schedule moves to
+        disk (and the queue has the whole budget again)."""
         inner = self.inner
         inner.put(record)
-        if (self.limit_bytes and self.file is None
-                and isinstance(inner, MemoryRevisitSchedule)
-                and inner.memory_bytes() > self.limit_bytes):
-            self._spill(inner)
+        if self.limit_bytes and self.file is None and isinstance(inner, MemoryRevisitSchedule):
+            used = inner.memory_bytes()
+            if used > self._own_limit:
+                self._spill(inner)
+                used = 0
+            if self.queue is not None:
+                self.queue.limit_bytes = max(self.limit_bytes - used, self._queue_floor)
 
     def _spill(self, memory: MemoryRevisitSchedule) -> None:
         import logging
@@ -740,19 +960,24 @@ class SpillingRevisitSchedule(_ScheduleBase):
         conn = self.file.conn
         disk = SqliteRevisitSchedule(conn, self.config, self._spider)
         conn.execute("BEGIN")
-        for record in memory.records.values():
+        for record in memory:
             disk.put(record)
         conn.execute("COMMIT")
         self.file.close_dir()  # the open file stays; nothing is left on disk by name
         logging.getLogger(__name__).info(
-            "The revisit schedule (%(n)d pages) exceeds FRONTIER_MEMORY_LIMIT "
-            "(%(limit)d bytes): moved to a temporary file", {"n": len(memory),
-                                                            "limit": self.limit_bytes})
+            "The revisit schedule (%(n)d pages) exceeds its share of FRONTIER_MEMORY_LIMIT "
+            "(%(share)d of %(limit)d bytes; the queued requests keep the rest): moved to a "
+            "temporary file", {"n": len(memory), "share": self._own_limit,
+                               "limit": self.limit_bytes})
         self.inner = disk
 
     def remove(self, fp: bytes) -> None:
-        """Forget the record of ``fp``."""
-        self.inner.remove(fp)
+        """Forget the record of ``fp`` (its bytes go back to the queue's share)."""
+        inner = self.inner
+        inner.remove(fp)
+        if self.queue is not None and self.file is None:
+            self.queue.limit_bytes = max(self.limit_bytes - inner.memory_bytes(),
+                                         self._queue_floor)
 
     def next_due(self) -> float | None:
         """The earliest due time, or None."""

@@ -26,6 +26,7 @@ from crawlfw.core.frontier.revisit import (
     SpillingRevisitSchedule,
     SqliteRevisitSchedule,
     _ScheduleBase,
+    middleware_defaults,
 )
 from crawlfw.core.frontier.sqlite_frontier import SqliteFrontier
 from crawlfw.core.transport.hostpolicy import HostPolicy
@@ -174,8 +175,13 @@ class Scheduler:
             elif isinstance(self.frontier, SqliteFrontier) and conn is not None:
                 self.revisits = SqliteRevisitSchedule(conn, self.revisit, spider)
             else:
-                self.revisits = SpillingRevisitSchedule(self.revisit, spider,
-                                                        self.memory_limit_bytes)
+                # on the queue's budget: the two share FRONTIER_MEMORY_LIMIT
+                self.revisits = SpillingRevisitSchedule(
+                    self.revisit, spider, self.memory_limit_bytes,
+                    queue=getattr(self.frontier, "store", None))
+            crawler = getattr(spider, "crawler", None)
+            if crawler is not None:  # stored requests leave out what middlewares add again
+                self.revisits.defaults = middleware_defaults(crawler.settings, spider)
         return self.df.open()
 
     def close(self, reason: str) -> Sequence[Request]:
