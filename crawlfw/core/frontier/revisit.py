@@ -303,7 +303,7 @@ def stored_request(request: Request, spider: Spider | None,
     # record's blob lives for as long as its page is scheduled and is replaced whenever
     # the page changes: each new one took a fresh 4 KiB block at the top of the
     # Scheduler thread's malloc arena, which crept up for as long as the crawl ran
-    # (issue 32: ~350 bytes of RSS per changed page, hours on end). The copy is a
+    # (issue 32: ~480 bytes per changed page in the revisit benchmark). The copy is a
     # few hundred bytes, made only for new and changed pages.
     blob = dumps(d) if dumps is not None else pickle.dumps(d, 5)
     return bytes(memoryview(blob))
