@@ -463,3 +463,42 @@ def test_a_failed_revisit_is_no_longer_due_now(tmp_path):
     assert stat_of(done.stderr, "revisit/failed") >= 4
     assert stat_of(done.stderr, "revisit/scheduled") == 2  # kept: due again
     assert stat_of(done.stderr, "revisit/due_now") == 0
+
+
+def test_a_page_still_queued_is_not_pushed_again(tmp_path):
+    """A backlog longer than the interval (four slow pages served one at a time, first in
+    first out, due every 0.5 s) does not queue a page twice: its revisit still waiting in the frontier, the
+    schedule's next due time is skipped (``revisit/still_queued``) and the visit's
+    outcome sets it again. Before, each wake pushed the page once more: the same page
+    was fetched back to back and both answers compared with one old digest."""
+    served = []
+
+    class Handler(ReplyHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            served.append(self.path)
+            if self.path == "/":
+                self.reply(200, b"".join(b'<a href="/p%d">p</a> ' % i for i in range(4)))
+            else:
+                time.sleep(0.3)
+                self.reply(200, b"<p>page</p>")
+
+    spider = tmp_path / "slow.py"
+    spider.write_text(FAILING_SPIDER)
+    with handler_server(Handler) as server:
+        done = run_measured("runspider", spider, "-a", f"site={server.url}",
+                            "-s", "REVISIT_ENABLED=True", "-s", "REVISIT_INTERVAL=0.5",
+                            "-s", "REVISIT_INTERVAL_MIN=0.5", "-s", "REVISIT_ADAPTIVE=False",
+                            "-s", "CONCURRENT_REQUESTS=1", "-s", "CLOSESPIDER_TIMEOUT=6",
+                            # first in, first out (Scrapy's breadth-first order): a page
+                            # pushed again waits behind the others
+                            "-s", "SCHEDULER_MEMORY_QUEUE=crawlfw.squeues.FifoMemoryQueue",
+                            "-s", "LOG_LEVEL=INFO", cwd=tmp_path, timeout_s=60)
+    assert done.returncode == 0, done.stderr[-3000:]
+    pages = [path for path in served if path != "/"]
+    assert len(pages) >= 10, served
+    # one request per page at a time: never the same page twice in a row
+    assert all(a != b for a, b in zip(pages, pages[1:], strict=False)), " ".join(pages)
+    pushed = stat_of(done.stderr, "revisit/requests")
+    revisited = len(pages) - len(set(pages))
+    assert pushed <= revisited + 4, (pushed, " ".join(pages))  # fetched, or still queued
+    assert stat_of(done.stderr, "revisit/still_queued") > 0

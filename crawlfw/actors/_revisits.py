@@ -104,7 +104,15 @@ class RevisitsMixin:
             # due within the slack too: they would ring the alarm again at once
             records = self.revisits.take_due(now + self._revisit_slack_s, REVISIT_BATCH)
             requests = []
+            outstanding = self._revisit_outstanding
             for record in records:
+                if record.fp.hex() in outstanding:
+                    # its last revisit is still queued (a backlog longer than the
+                    # interval): one request per page at a time, or both answers would
+                    # be compared with the same old digest (an item twice); the visit's
+                    # outcome sets the due time again
+                    self.crawler.stats.inc_value("revisit/still_queued", spider=self.spider)
+                    continue
                 try:
                     requests.append(self.revisits.request_of(record))
                 except (AttributeError, ValueError) as e:  # the spider lost a method
