@@ -104,7 +104,9 @@ class RevisitsMixin:
             # due within the slack too: they would ring the alarm again at once
             records = self.revisits.take_due(now + self._revisit_slack_s, REVISIT_BATCH)
             requests = []
-            outstanding = self._revisit_outstanding
+            # (a shared frontier's revisit may be answered by another worker: this
+            # worker's set does not know when it is; there the claim's interval holds)
+            outstanding = self._revisit_outstanding if not self.shared else ()
             for record in records:
                 if record.fp.hex() in outstanding:
                     # its last revisit is still queued (a backlog longer than the
