@@ -34,7 +34,7 @@ each its own copy.
 
 Records are private to one process (:mod:`marshal`'s format is a Python version's, and
 a record names callbacks by an index into this codec's table): never stored beyond the
-crawl. Encode and decode cost about 1.5 and 1.5 µs (``benchmarks/bench_frontier_memory.py
+crawl. Encode and decode cost about 0.6-0.8 and 1 µs (``benchmarks/bench_frontier_memory.py
 --codec``).
 """
 
