@@ -241,9 +241,19 @@ class RequestCodec:
             # cookies, meta None or {'depth': n}, no header but the Referer the links of
             # one page share. Same record as the general path below.
             try:
-                if (d["method"] == "GET" and not d["_body"] and d["dont_filter"] is False
-                        and d["errback"] is None and d["_cb_kwargs"] is None
-                        and d["_encoding"] == "utf-8" and d["priority"].__class__ is int):
+                meta = d["_meta"]  # (first: other meta is the likeliest miss)
+                if meta is None:
+                    level = -1
+                elif meta.__class__ is dict and len(meta) == 1:
+                    level = meta.get("depth", -1)
+                    if level.__class__ is not int or not 0 <= level < 256:
+                        level = -2
+                else:
+                    level = -2
+                if (level != -2 and d["method"] == "GET" and not d["_body"]
+                        and d["dont_filter"] is False and d["errback"] is None
+                        and d["_cb_kwargs"] is None and d["_encoding"] == "utf-8"
+                        and d["priority"].__class__ is int):
                     cb = d["callback"]
                     if cb is None:
                         cb_id = 0
@@ -252,16 +262,6 @@ class RequestCodec:
                     else:
                         cb_id = -1
                     headers = d["headers"]
-                    meta = d["_meta"]
-                    if meta is None:
-                        level = -1
-                    elif meta.__class__ is dict and len(meta) == 1:
-                        level = meta.get("depth", -1)
-                        if level.__class__ is not int or not 0 <= level < 256:
-                            level = -1
-                            cb_id = -1
-                    else:
-                        cb_id = -1
                     if (0 <= cb_id < 256 and headers.__class__ is Headers
                             and headers.encoding == "utf-8"):
                         url_bytes: bytes = d["_url"].encode()
