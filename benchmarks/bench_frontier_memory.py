@@ -9,7 +9,8 @@ crawl ends with all N queued. Each variant runs as a subprocess
 * ``jobdir``: ``JOBDIR`` set, the SQLite frontier (requests and fingerprints on disk; the
   callback's output streamed in batches and paced to the frontier's speed).
 
-``--many-hosts``: the N URLs are spread over N/20 hosts (``h<k>.localhost``, which
+The URLs end in ``?ref=list`` (``--no-query``: they do not). ``--many-hosts``: the N
+URLs are spread over N/20 hosts (``h<k>.localhost``, which
 resolve to the loopback address), in turn, as a broad crawl's links are; without it they
 are all of one host. ``-s NAME=VALUE`` passes a setting to both variants (e.g.
 ``FRONTIER_MEMORY_LIMIT=0``: no budget). ``--codec``: only the CPU of encoding and
@@ -21,7 +22,7 @@ seconds, and microseconds of CPU per queued request.
 Usage::
 
     python benchmarks/bench_frontier_memory.py [--urls N] [--only memory|jobdir]
-        [--many-hosts] [-s NAME=VALUE ...]
+        [--many-hosts] [--no-query] [-s NAME=VALUE ...]
     python benchmarks/bench_frontier_memory.py --codec
 """
 
@@ -48,6 +49,7 @@ SPIDER = textwrap.dedent('''
         base = ""
         urls = "1000000"
         hosts = "0"
+        query = "?ref=list"
 
         def start_requests(self):
             yield crawlfw.Request(self.base + "/", callback=self.parse)
@@ -58,10 +60,10 @@ SPIDER = textwrap.dedent('''
                 port = self.base.rsplit(":", 1)[1]
                 for i in range(int(self.urls)):
                     yield crawlfw.Request(f"http://h{i % hosts}.localhost:{port}/item/{i}"
-                                          f"?ref=list", callback=self.parse_item)
+                                          f"{self.query}", callback=self.parse_item)
             else:
                 for i in range(int(self.urls)):
-                    yield crawlfw.Request(f"{self.base}/item/{i}?ref=list",
+                    yield crawlfw.Request(f"{self.base}/item/{i}{self.query}",
                                           callback=self.parse_item)
             raise CloseSpider("queued")
 
@@ -88,12 +90,14 @@ def serve():
 
 
 def run(variant: str, urls: int, base: str, workdir: Path, hosts: int = 0,
-        settings: tuple = ()) -> dict:
+        settings: tuple = (), query: bool = True) -> dict:
     spider = workdir / "many_links.py"
     spider.write_text(SPIDER)
     cmd = [sys.executable, "-m", "crawlfw.cmdline", "runspider", str(spider),
            "-a", f"base={base}", "-a", f"urls={urls}", "-a", f"hosts={hosts}",
            "-s", "LOG_LEVEL=WARNING"]
+    if not query:
+        cmd += ["-a", "query="]
     for setting in settings:
         cmd += ["-s", setting]
     if variant == "jobdir":
@@ -152,6 +156,8 @@ def main(argv=None) -> int:
                         help="spread the URLs over N/20 hosts")
     parser.add_argument("-s", dest="settings", action="append", default=[],
                         metavar="NAME=VALUE", help="a setting for the crawls")
+    parser.add_argument("--no-query", action="store_true",
+                        help="URLs without the query (?ref=list)")
     parser.add_argument("--codec", action="store_true",
                         help="only time encoding and decoding a compact record")
     args = parser.parse_args(argv)
@@ -165,7 +171,8 @@ def main(argv=None) -> int:
     failed = False
     for variant in [args.only] if args.only else ["memory", "jobdir"]:
         with tempfile.TemporaryDirectory(prefix="crawlfw-frontier-mem-") as tmp:
-            r = run(variant, args.urls, base, Path(tmp), hosts, tuple(args.settings))
+            r = run(variant, args.urls, base, Path(tmp), hosts, tuple(args.settings),
+                    not args.no_query)
         failed |= r["status"] != 0
         print(f"{r['variant']:8} {r['status']:>6} {r['peak_rss_mib']:>13.0f} {r['cpu_s']:>8.1f} "
               f"{r['wall_s']:>8.1f} {r['cpu_us_per_request']:>10.1f}", flush=True)

@@ -270,11 +270,12 @@ class SeenSet:
     def _add16(self, key: bytes) -> bool:
         """:meth:`add` with 16 bucket bits (records of bytes 3..16): the hot path of
         every budget from :data:`BUCKETS_16_FROM` up, with its constants written in."""
-        tags = self._tags[key[0] << 8 | key[1]]
+        b = key[0] << 8 | key[1]
+        tags = self._tags[b]
         t = key[2]
         rest = key[3:16]
         if tags:
-            recs = self._recs[key[0] << 8 | key[1]]
+            recs = self._recs[b]
             i = tags.find(t)
             while i >= 0:
                 j = i * 13
@@ -286,8 +287,8 @@ class SeenSet:
             recs += rest
         else:
             new = not self._disk_n or not self._on_disk(key, rest)
-            self._tags[key[0] << 8 | key[1]] = bytearray((t,))
-            self._recs[key[0] << 8 | key[1]] = bytearray(rest)
+            self._tags[b] = bytearray((t,))
+            self._recs[b] = bytearray(rest)
         if not new:
             self._hot_dupes += 1
         self._room -= 1

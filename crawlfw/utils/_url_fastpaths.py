@@ -47,11 +47,17 @@ def _needs_escaping(url):
 # URLs canonicalize_url returns as they are (with the fragment dropped, and "/" for an
 # empty path): lower-case http(s) scheme and ASCII host (IDNA leaves ASCII labels
 # alone), a port without leading zeros, a path of characters it never escapes or
-# unescapes (no "%"; no ";" params), no query, a fragment of the same characters.
-# Dot segments ("/." in the path) and ports above 65535 are checked in code.
+# unescapes (no "%"; no ";" params), no query or one of plain arguments, a fragment of
+# the same characters as the path. Dot segments ("/." in the path) and ports above
+# 65535 are checked in code. A plain query argument, which canonicalize_url keeps as it
+# is: a name and a value of unreserved characters (no "%", "+", ";" or "="), joined by
+# one "="; the arguments of a query of them joined by "&" are only sorted (by name, then
+# value: ASCII strs compare as canonicalize_url's bytes do).
+_PLAIN_ARG = r"[A-Za-z0-9\-._~]+=[A-Za-z0-9\-._~]*"
 _PLAIN_CANONICAL = re.compile(
     r"(https?://[a-z0-9.\-]+(?::([1-9][0-9]{0,4}))?)"
     r"(/[A-Za-z0-9\-._~/!$&'()*+,=:@]*)?"
+    rf"(?:\?({_PLAIN_ARG}(?:&{_PLAIN_ARG})*))?"
     r"(?:#[A-Za-z0-9\-._~/!$&'()*+,=:@]*)?\Z"
 )
 
@@ -231,9 +237,14 @@ def canonical_url(url):
     """
     m = _PLAIN_CANONICAL.match(url) if url.__class__ is str else None
     if m is not None:
-        head, port, path = m.groups()
+        head, port, path, query = m.groups()
         if (port is None or int(port) <= 65535) and (path is None or "/." not in path):
-            return head + (path or "/")
+            if query is None:
+                return head + (path or "/")
+            if "&" in query:  # sorted by (name, value), as canonicalize_url sorts them
+                query = "&".join(["".join(arg) for arg in sorted(
+                    [arg.partition("=") for arg in query.split("&")])])
+            return head + (path or "/") + "?" + query
     return canonicalize_url(url)
 
 

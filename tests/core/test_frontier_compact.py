@@ -211,3 +211,19 @@ def test_header_types_that_are_not_plain():
     request = Request(URL)
     dict.__setitem__(request.headers, b"Referer", (b"a",))
     assert codec.encode(request) is None
+
+
+@pytest.mark.parametrize("case", sorted(_plain_cases()))
+@pytest.mark.parametrize("trackref_on", [False, True])
+def test_a_known_callback_gives_the_record_its_first_encoding_gave(case, trackref_on,
+                                                                   monkeypatch):
+    """A request's first encoding learns its callback's id (the general path); later
+    ones of the same shape take the short shapes' fast path: the same record."""
+    monkeypatch.setattr(trackref, "enabled", trackref_on)
+    codec = RequestCodec(SPIDER)
+    first = codec.encode(_plain_cases()[case])
+    again = codec.encode(_plain_cases()[case])
+    assert again == first
+    back = codec.decode(again, 0)
+    assert back.url == _plain_cases()[case].url
+    assert dict(back.headers) == dict(_plain_cases()[case].headers)

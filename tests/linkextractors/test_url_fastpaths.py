@@ -324,3 +324,27 @@ def test_every_raw_link_of_the_shared_sites_joined(sites_dir):
                   for m in _ATTR.finditer(path.read_bytes())}
         for value in values:
             assert _ours_join(base, value) == _reference_join(base, value), (base, value)
+
+
+def test_canonical_url_of_plain_queries_is_w3libs():
+    """A query of plain arguments (names and values of unreserved characters) is only
+    sorted, by name then value, as canonicalize_url sorts it; the arguments it would
+    change (blank names, "+", "%", ";", a second "=") go to canonicalize_url."""
+    rnd = random.Random(30)
+    pieces = ["a", "b", "A", "Z", "0", "9", "-", ".", "_", "~", "ab", "a-b", "a.b", "",
+              "=", "&", "+", "%41", ";", "é", "/", "?", "'", "!"]
+    heads = ["http://e.com", "http://e.com/", "https://e.com:8080/a/b.html",
+             "http://h12.localhost:8000/item/7", "http://e.com/./x", "http://E.com/"]
+    for _ in range(20000):
+        args = ["".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 3)))
+                + rnd.choice(["=", "=", ""])
+                + "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 3)))
+                for _ in range(rnd.randint(1, 4))]
+        url = (rnd.choice(heads) + "?" + "&".join(args)
+               + rnd.choice(["", "", "#f", "#", "#a?b"]))
+        assert _outcome(canonical_url, url) == _outcome(canonicalize_url, url), url
+    for url, canonical in [
+            ("http://h1.localhost:8000/item/1?ref=list", "http://h1.localhost:8000/item/1?ref=list"),
+            ("http://e.com/p?b=2&a=1&a-b=0&a=", "http://e.com/p?a=&a=1&a-b=0&b=2"),
+            ("http://e.com?x=1#f", "http://e.com/?x=1")]:
+        assert canonical_url(url) == canonical == canonicalize_url(url)

@@ -34,7 +34,7 @@ each its own copy.
 
 Records are private to one process (:mod:`marshal`'s format is a Python version's, and
 a record names callbacks by an index into this codec's table): never stored beyond the
-crawl. Encode and decode cost about 1.5 and 1.5 µs (``benchmarks/bench_frontier_memory.py
+crawl. Encode and decode cost about 0.6-0.8 and 1 µs (``benchmarks/bench_frontier_memory.py
 --codec``).
 """
 
@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import marshal
 from time import time as _time
+from types import MethodType as _MethodType
 from typing import TYPE_CHECKING, Any
 
 from crawlfw.http.headers import Headers
@@ -79,6 +80,10 @@ _TAG_REF_DEPTH = 3  # callback id, meta['depth'], Referer number (4 bytes), URL
 _TAG_MARSHAL = 4  # marshal.dumps((url, callback id, meta[, errback id, dont_filter[,
 #                   method, cb_kwargs, flags[, headers]]]))
 _TAG_MARSHAL_PREFIX = bytes((_TAG_MARSHAL,))
+
+#: Tags of the short shapes by (Referer, depth): the first byte of their records.
+_SHORT_TAGS = {(False, False): _TAG_PLAIN, (False, True): _TAG_DEPTH,
+               (True, False): _TAG_REF, (True, True): _TAG_REF_DEPTH}
 
 #: The instance dict of a plain GET request, copied by :meth:`RequestCodec.decode`.
 _TEMPLATE: dict[str, Any] = {
@@ -154,6 +159,17 @@ class RequestCodec:
         self._next_ref = 0
         #: Bytes the Referer table takes (about; not counted in the records' sizes).
         self.table_bytes = 0
+        # The first bytes of a short record (tag, callback id[, depth]) by (callback id,
+        # depth or -1, Referer or not), made once (at most 256 x 257 x 2 entries).
+        self._heads: dict[tuple[int, int, bool], bytes] = {}
+
+    def _head(self, cb_id: int, depth: int, referer: bool) -> bytes:
+        """The first bytes of a short record: its tag, ``cb_id`` and ``depth`` (-1:
+        none)."""
+        tag = _SHORT_TAGS[referer, depth >= 0]
+        head = bytes((tag, cb_id)) if depth < 0 else bytes((tag, cb_id, depth))
+        self._heads[cb_id, depth, referer] = head
+        return head
 
     def _ref(self, value: bytes) -> bytes:
         """The number (4 bytes) of Referer ``value``, one more record holding it."""
@@ -217,6 +233,53 @@ class RequestCodec:
         if request.__class__ is not Request:
             return None
         d: dict[str, Any] = request.__dict__
+        n = len(d)
+        if n == 11 or (n == 12 and "_trackref_time" in d):
+            # The shapes of most queued requests, first: the instance dict has the 11
+            # attributes Request.__init__ always sets (their lookups below find each, so
+            # nothing else is there), a GET to a method of the spider, no body, no
+            # cookies, meta None or {'depth': n}, no header but the Referer the links of
+            # one page share. Same record as the general path below.
+            try:
+                meta = d["_meta"]  # (first: other meta is the likeliest miss)
+                if meta is None:
+                    level = -1
+                elif meta.__class__ is dict and len(meta) == 1:
+                    level = meta.get("depth", -1)
+                    if level.__class__ is not int or not 0 <= level < 256:
+                        level = -2
+                else:
+                    level = -2
+                if (level != -2 and d["method"] == "GET" and not d["_body"]
+                        and d["dont_filter"] is False and d["errback"] is None
+                        and d["_cb_kwargs"] is None and d["_encoding"] == "utf-8"
+                        and d["priority"].__class__ is int):
+                    cb = d["callback"]
+                    if cb is None:
+                        cb_id = 0
+                    elif cb.__class__ is _MethodType and cb.__self__ is self.spider:
+                        cb_id = self._ids.get(cb.__func__, -1)
+                    else:
+                        cb_id = -1
+                    headers = d["headers"]
+                    if (0 <= cb_id < 256 and headers.__class__ is Headers
+                            and headers.encoding == "utf-8"):
+                        url_bytes: bytes = d["_url"].encode()
+                        if not headers:
+                            head = self._heads.get((cb_id, level, False))
+                            if head is None:
+                                head = self._head(cb_id, level, False)
+                            return head + url_bytes
+                        if len(headers) == 1:
+                            value = _dict_get(headers, b"Referer")
+                            if (value.__class__ is list and len(value) == 1
+                                    and value[0].__class__ is bytes):
+                                head = self._heads.get((cb_id, level, True))
+                                if head is None:
+                                    head = self._head(cb_id, level, True)
+                                return b"".join((head, self._ref(value[0]), url_bytes))
+            except KeyError:  # an attribute deleted: the general path says
+                pass
         if not _PLAIN_ATTRS.issuperset(d):
             return None
         if (d["_body"] or d["_encoding"] != "utf-8" or d["priority"].__class__ is not int):
