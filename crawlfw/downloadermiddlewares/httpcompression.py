@@ -30,6 +30,7 @@ from crawlfw.exceptions import IgnoreRequest, NotConfigured
 from crawlfw.http import Response, TextResponse
 from crawlfw.responsetypes import responsetypes
 from crawlfw.utils._decompression import (
+    ACCEPTED_ENCODINGS,
     brotli,
     brotli_too_old,
     inflate_zlib,
@@ -43,12 +44,6 @@ __all__ = ["HttpCompressionMiddleware", "ACCEPTED_ENCODINGS"]
 
 logger = logging.getLogger(__name__)
 
-#: Codings offered in ``Accept-Encoding``, in this order.
-ACCEPTED_ENCODINGS = (
-    [b"gzip", b"deflate"]
-    + ([b"br"] if brotli is not None else [])
-    + ([b"zstd"] if zstandard is not None else [])
-)
 
 #: Stat counting responses dropped because their decoded body exceeds the size limit.
 DROPPED_STAT = "httpcompression/response_dropped/maxsize"

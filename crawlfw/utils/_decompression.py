@@ -36,6 +36,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     zstandard = None
 
 __all__ = [
+    "ACCEPTED_ENCODINGS",
     "DecompressionMaxSizeExceeded",
     "brotli",
     "brotli_too_old",
@@ -62,6 +63,14 @@ brotli = _brotli if _brotli is not None and hasattr(_brotli.Decompressor,
 #: The version of an installed brotli module too old to decode safely, else None.
 brotli_too_old = (
     getattr(_brotli, "__version__", "unknown") if _brotli is not None and brotli is None else None
+)
+
+#: Codings offered in ``Accept-Encoding`` (by ``HttpCompressionMiddleware``), in this
+#: order: those this module can decode.
+ACCEPTED_ENCODINGS = (
+    [b"gzip", b"deflate"]
+    + ([b"br"] if brotli is not None else [])
+    + ([b"zstd"] if zstandard is not None else [])
 )
 
 

@@ -12,15 +12,17 @@ import pytest
 
 from crawlfw.core.frontier.revisit import (
     REVISIT_META,
-    MemoryRevisitSchedule,
     RevisitConfig,
-    SpillingRevisitSchedule,
-    SqliteRevisitSchedule,
     adapt_interval,
     classify,
     content_digest,
     revisit_request,
     stored_request,
+)
+from crawlfw.core.frontier.revisit_schedule import (
+    MemoryRevisitSchedule,
+    SpillingRevisitSchedule,
+    SqliteRevisitSchedule,
 )
 from crawlfw.http import HtmlResponse, Request
 from crawlfw.settings import Settings
@@ -573,7 +575,7 @@ def test_the_schedule_and_the_queue_share_frontier_memory_limit(tmp_path, monkey
     queued requests: the queue keeps to what the schedule leaves (at least a quarter of
     the budget), so the two together stay within it; past three quarters the schedule
     moves to disk and the queue has the whole budget again."""
-    from crawlfw.core.frontier.revisit import QUEUE_MIN_SHARE
+    from crawlfw.core.frontier.revisit_schedule import QUEUE_MIN_SHARE
     from crawlfw.core.frontier.spill import SpillingHostStore
 
     monkeypatch.setenv("TMPDIR", str(tmp_path))

@@ -23,7 +23,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from crawlfw.core.frontier.redis_link import call_with_retry
-from crawlfw.core.frontier.revisit import RevisitConfig, RevisitRecord, _ScheduleBase
+from crawlfw.core.frontier.revisit import RevisitConfig, RevisitRecord
+from crawlfw.core.frontier.revisit_schedule import _ScheduleBase
 
 if TYPE_CHECKING:
     from crawlfw.core.frontier.redis_frontier import RedisFrontier

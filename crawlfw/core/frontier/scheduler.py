@@ -21,12 +21,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from crawlfw.core.frontier.frontier import DEFAULT_MEMORY_LIMIT, MemoryFrontier
-from crawlfw.core.frontier.revisit import (
-    RevisitConfig,
+from crawlfw.core.frontier.revisit import RevisitConfig, middleware_defaults
+from crawlfw.core.frontier.revisit_schedule import (
     SpillingRevisitSchedule,
     SqliteRevisitSchedule,
     _ScheduleBase,
-    middleware_defaults,
 )
 from crawlfw.core.frontier.sqlite_frontier import SqliteFrontier
 from crawlfw.core.transport.hostpolicy import HostPolicy
