@@ -17,7 +17,7 @@ from crawlfw.core.transport.dns import Answer, DnsCache, LookupFailed, read_reso
 from crawlfw.core.transport.resolver import ThreadedResolver
 from crawlfw.core.transport.resolver_cares import CaresResolver
 from tests.support.dnsserver import LocalDNS
-from tests.support.hand_resolver import HandResolver
+from tests.support.hand_resolver import HandResolver, drive
 
 
 def _collect():
@@ -146,18 +146,7 @@ def test_the_waiting_names_are_bounded_by_the_cache_size():
 
 
 def _loop(resolver, selector, until, timeout_s=10.0):
-    """Drive ``resolver`` as the transport does until ``until()`` or the timeout."""
-    deadline = time.monotonic() + timeout_s
-    while not until():
-        now = time.monotonic()
-        assert now < deadline, "the resolver did not answer in time"
-        due = resolver.next_deadline_s(now) if resolver.busy else None
-        wait = 0.05 if due is None else max(0.0, min(0.05, due - now))
-        for key, events in selector.select(wait):
-            key.data.process(key.fd, events)
-        now = time.monotonic()
-        if due is not None and now >= due:
-            resolver.on_timer(now)
+    drive(resolver, selector, until, timeout_s, step_s=0.05)
 
 
 def _cares(dns, tmp_path, **kw):

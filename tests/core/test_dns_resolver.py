@@ -24,7 +24,7 @@ from crawlfw.core.transport.dns import (
 from crawlfw.core.transport.resolver import Resolver, _failure_kind
 from crawlfw.core.transport.resolver_cares import CaresResolver
 from tests.support.dnsserver import LocalDNS
-from tests.support.hand_resolver import HandResolver
+from tests.support.hand_resolver import HandResolver, drive
 
 # -- plain parts ----------------------------------------------------------------------
 
@@ -251,19 +251,7 @@ def test_dns_timeout_fails_the_lookup_and_counts_it():
 
 
 def _loop(resolver, selector, until, timeout_s=10.0):
-    """Drive ``resolver`` as the transport does until ``until()`` or the timeout."""
-    deadline = time.monotonic() + timeout_s
-    while not until():
-        now = time.monotonic()
-        assert now < deadline, "the resolver did not answer in time"
-        due = resolver.next_deadline_s(now) if resolver.busy else None
-        wait = 0.5 if due is None else max(0.0, min(0.5, due - now))
-        for key, events in selector.select(wait):
-            assert key.data is resolver
-            resolver.process(key.fd, events)
-        now = time.monotonic()
-        if due is not None and now >= due:
-            resolver.on_timer(now)
+    drive(resolver, selector, until, timeout_s, step_s=0.5)
 
 
 @pytest.fixture

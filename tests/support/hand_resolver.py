@@ -1,8 +1,29 @@
 """A resolver whose answers a test gives by hand (tests/core/test_dns_resolver.py,
 tests/core/test_dns_prefetch.py): the shared machinery of
-:class:`crawlfw.core.transport.resolver.Resolver` without a name server."""
+:class:`crawlfw.core.transport.resolver.Resolver` without a name server; and
+:func:`drive`, the transport's loop for a real resolver against a local name server."""
+
+import time
 
 from crawlfw.core.transport.resolver import Resolver
+
+
+def drive(resolver, selector, until, timeout_s=10.0, step_s=0.05):
+    """Drive ``resolver`` as the transport does (its sockets through ``selector``, its
+    timer at its deadline) until ``until()`` is true; fails the test after ``timeout_s``
+    seconds. ``step_s``: the longest wait on the selector, in seconds."""
+    deadline = time.monotonic() + timeout_s
+    while not until():
+        now = time.monotonic()
+        assert now < deadline, "the resolver did not answer in time"
+        due = resolver.next_deadline_s(now) if resolver.busy else None
+        wait = step_s if due is None else max(0.0, min(step_s, due - now))
+        for key, events in selector.select(wait):
+            assert key.data is resolver
+            resolver.process(key.fd, events)
+        now = time.monotonic()
+        if due is not None and now >= due:
+            resolver.on_timer(now)
 
 
 class HandResolver(Resolver):
