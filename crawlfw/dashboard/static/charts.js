@@ -52,25 +52,46 @@ function axisValues(fmt) {
   return (u, splits) => splits.map((v) => (v == null ? "" : fmt(v)));
 }
 
+/** What every chart shares: its element, its uPlot chart (null until built), and its
+ * width following the element's. */
+class Chart {
+  constructor(el) {
+    this.el = el;
+    this.plot = null;
+    this.observer = new ResizeObserver(() => this.resize());
+    this.observer.observe(el);
+  }
+
+  /** Remove the chart from the page. */
+  destroy() {
+    this.observer.disconnect();
+    if (this.plot) this.plot.destroy();
+    this.plot = null;
+  }
+
+  resize() {
+    if (!this.plot) return;
+    const w = widthOf(this.el);
+    if (w !== this.plot.width) this.plot.setSize({ width: w, height: HEIGHT });
+  }
+}
+
 /** A line chart over time.
  *
  * `series`: [{key, label, colour, scale ("y" or "y2"), format}]; `axes`: {y: format name,
  * y2?: format name}. `setData(t, columns)` takes the time column (unix s) and {key: column}.
  * A series added later (addSeries) rebuilds the chart. */
-export class TimeChart {
+export class TimeChart extends Chart {
   constructor(el, { series = [], axes = { y: "count" }, fill = false, stepped = false } = {}) {
-    this.el = el;
+    super(el);
     this.axes = axes;
     this.fill = fill;
     this.stepped = stepped;
     this.series = [];
-    this.plot = null;
     this.t = [];
     this.columns = {};
     for (const s of series) this.series.push(s);
     this.build();
-    this.observer = new ResizeObserver(() => this.resize());
-    this.observer.observe(el);
   }
 
   has(key) { return this.series.some((s) => s.key === key); }
@@ -138,30 +159,15 @@ export class TimeChart {
     this.el.dataset.values = String(values);
   }
 
-  /** Remove the chart from the page. */
-  destroy() {
-    this.observer.disconnect();
-    if (this.plot) this.plot.destroy();
-    this.plot = null;
-  }
-
-  resize() {
-    if (!this.plot) return;
-    const w = widthOf(this.el);
-    if (w !== this.plot.width) this.plot.setSize({ width: w, height: HEIGHT });
-  }
 }
 
 /** The latency distribution: two bar series per bucket (the last minute and the whole
  * crawl), each as a share of its responses. */
-export class LatencyChart {
+export class LatencyChart extends Chart {
   constructor(el) {
-    this.el = el;
+    super(el);
     this.labels = [];
-    this.plot = null;
     this.build([]);
-    this.observer = new ResizeObserver(() => this.resize());
-    this.observer.observe(el);
   }
 
   build(labels) {
@@ -222,16 +228,4 @@ export class LatencyChart {
     this.plot.setData([labels.map((_, i) => i), share(recent, totals[0]), share(whole, totals[1])]);
   }
 
-  /** Remove the chart from the page. */
-  destroy() {
-    this.observer.disconnect();
-    if (this.plot) this.plot.destroy();
-    this.plot = null;
-  }
-
-  resize() {
-    if (!this.plot) return;
-    const w = widthOf(this.el);
-    if (w !== this.plot.width) this.plot.setSize({ width: w, height: HEIGHT });
-  }
 }
