@@ -14,7 +14,7 @@ import pytest
 import crawlfw
 from crawlfw.core.frontier.frontier import FrontierError, MemoryFrontier
 from crawlfw.core.frontier.hostqueues import MemoryHostStore
-from crawlfw.core.frontier.spill import SpillFile, SpillingHostStore
+from crawlfw.core.frontier.spill import OBJECT_COST, SpillFile, SpillingHostStore
 from crawlfw.core.transport.hostpolicy import HostPolicy
 from crawlfw.dupefilters import BaseDupeFilter
 from crawlfw.squeues import FifoMemoryQueue, LifoMemoryQueue
@@ -117,7 +117,7 @@ def _play(frontier, seed, spider, check=None):
 
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("mqclass", [LifoMemoryQueue, FifoMemoryQueue])
-@pytest.mark.parametrize("limit", [1, 3000, 20000])
+@pytest.mark.parametrize("limit", [1, 3000, 20000, 200_000])
 def test_lease_order_on_a_budget_is_the_order_of_objects_in_memory(spider, tmp_path, seed,
                                                                     mqclass, limit):
     reference = _frontier(spider, tmp_path, 0, mqclass)
@@ -133,6 +133,39 @@ def test_lease_order_on_a_budget_is_the_order_of_objects_in_memory(spider, tmp_p
     assert max(spilled) > 0  # something was on disk
     assert len(budget) == 0 and budget.store.spilled == 0 and not budget.store._objects
     budget.close("finished")
+
+
+def test_requests_within_the_object_window_leave_as_they_came(spider, tmp_path):
+    """Below a quarter of the budget a request is kept as the object it came as (no
+    record made, none decoded: the same object leaves); past it, as a record (an equal
+    request leaves); objects moved to disk by an eviction become records there (none
+    is kept in memory for its place on disk)."""
+    limit = 200 * OBJECT_COST  # a window of 50 objects
+    f = _frontier(spider, tmp_path, limit, FifoMemoryQueue)
+    requests = [crawlfw.Request(f"http://h{i % 2}.example/{i}", callback=spider.parse_item,
+                                meta={"depth": 1}) for i in range(60)]
+    f.push_many(requests)
+    kinds = [item.__class__ for h in f.store.hosts.values() for q in h.queues.values()
+             for item in q]
+    assert kinds.count(crawlfw.Request) == 50 and kinds.count(bytes) == 10
+    out, now = [], 1.0
+    while len(f):
+        got = f.lease(60, now)
+        out += got
+        f.hosts_finished({r._host: 1 for r in got}, now)
+        now += 1.0
+    kept = {id(r) for r in requests[:50]}
+    assert sum(id(r) in kept for r in out) == 50  # the same objects
+    assert sorted(r.url for r in out) == sorted(r.url for r in requests)
+    assert all(r.callback == spider.parse_item and r.meta == {"depth": 1} for r in out)
+    # past the budget: the window's objects go to disk as records
+    many = [crawlfw.Request(f"http://h{i % 3}.example/more/{i}", callback=spider.parse_item)
+            for i in range(3000)]
+    f.push_many(many)
+    assert f.store.spilled > 0 and not f.store._objects and f.store.object_bytes == 0
+    assert f.store.ram_bytes <= limit
+    left = f.close("finished")
+    assert sorted(r.url for r in left) == sorted(r.url for r in many)
 
 
 def test_without_a_budget_nothing_spills(spider, tmp_path):

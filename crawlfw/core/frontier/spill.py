@@ -68,15 +68,25 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["HOST_COST", "LOW_WATER", "OBJECT_COST", "RECORD_COST", "QueuedRequests",
+__all__ = ["HOST_COST", "LOW_WATER", "OBJECT_COST", "OBJECT_SHARE", "RECORD_COST", "QueuedRequests",
            "SpillFile", "SpillingHostStore"]
 
 #: Bytes a compact record costs in RAM besides its length (the ``bytes`` object's
 #: header and its slot in a list or deque).
 RECORD_COST = 49
 
-#: Bytes a request kept as an object (the general path) is counted for.
+#: Bytes a request kept as an object is counted for (a spider's plain GET with a
+#: Referer and ``{'depth': n}`` takes ~980, tracemalloc).
 OBJECT_COST = 1024
+
+#: While the RAM part is below ``1 / OBJECT_SHARE`` of the budget, requests are kept as
+#: the objects they came as: no record is made at the push nor a request rebuilt at the
+#: lease (~2 + ~4 us a request; most of a small crawl's queue). Past it they are stored
+#: as records, and an object moved to disk is made a record then.
+OBJECT_SHARE = 4
+
+#: The budget the object window is a share of when there is none (no limit).
+UNLIMITED_WINDOW_BYTES = 96 * 1024 * 1024 // OBJECT_SHARE
 
 #: Bytes a host's RAM part costs besides its entries (its object, a dict of keys, a
 #: list of keys, one list or deque).
@@ -254,21 +264,29 @@ class SpillingHostStore:
             crawlfw.core.frontier.frontier.FrontierError: the spill store cannot be
                 made or written (a full disk; the message names the path).
         """
-        record = self.codec.encode(request)
+        item: Any
+        limit = self.limit_bytes
+        if self.ram_bytes * OBJECT_SHARE < (limit or UNLIMITED_WINDOW_BYTES):
+            item, cost = request, OBJECT_COST  # within the object window
+        else:
+            item = self.codec.encode(request)
+            if item is None:  # the general path
+                item, cost = request, OBJECT_COST
+            else:
+                cost = RECORD_COST + len(item)
         h = self.hosts.get(host)
         self._len += 1
-        if record is not None and h is not None and h.__class__ is _Host and not h.n_disk:
+        if h is not None and h.__class__ is _Host and not h.n_disk:
             # the common case: a host with a RAM part, nothing on disk, a key it has
             ram = h.queues
             tail: Any = ram.get(key) if ram is not None else None
             if tail is not None:
-                tail.append(record)
+                tail.append(item)
                 h.n_ram += 1
-                self.ram_bytes += RECORD_COST + len(record)
-                if self.limit_bytes and self.ram_bytes > self.limit_bytes:
+                self.ram_bytes += cost
+                if limit and self.ram_bytes > limit:
                     self._evict()
                 return
-        item: Any = request if record is None else record
         lifo_key = self.lifo and not key & 1
         if h is None:
             h = self.hosts[host] = _Host()
@@ -313,8 +331,8 @@ class SpillingHostStore:
                     keys.sort()
         q.append(item)
         h.n_ram += 1
-        self.ram_bytes += RECORD_COST + len(record) if record is not None else OBJECT_COST
-        if self.limit_bytes and self.ram_bytes > self.limit_bytes:
+        self.ram_bytes += cost
+        if limit and self.ram_bytes > limit:
             self._evict()
 
     def take(self, host: str, limit: int, bound: int | None) -> tuple[list[Request], int | None]:
@@ -446,16 +464,25 @@ class SpillingHostStore:
         self._write(host, key, p, item)
 
     def _write(self, host: str, key: int, p: int, item: Any) -> None:
-        """Queue the disk row ``(host, key, p, item)`` (an object by its number)."""
+        """Queue the disk row ``(host, key, p, item)``: a request object as its record,
+        or by its number when it takes the general path."""
         if item.__class__ is not bytes:
-            self._next_object += 1
-            self._objects[self._next_object] = item
-            self.object_bytes += OBJECT_COST
-            item = self._next_object
+            item = self._disk_item(item)
         self._pending.append((host, key, p, item))
         self.spilled += 1
         if len(self._pending) >= FLUSH_EVERY:
             self._flush()
+
+    def _disk_item(self, request: Request) -> bytes | int:
+        """What a disk row holds for ``request``: its record, else (the general path)
+        the number of the object, kept in memory (:attr:`object_bytes`)."""
+        record = self.codec.encode(request)
+        if record is not None:
+            return record
+        self._next_object += 1
+        self._objects[self._next_object] = request
+        self.object_bytes += OBJECT_COST
+        return self._next_object
 
     def _flush(self) -> None:
         pending = self._pending
@@ -600,10 +627,7 @@ class SpillingHostStore:
                     freed += RECORD_COST + len(item)
                 else:
                     freed += OBJECT_COST
-                    self._next_object += 1
-                    self._objects[self._next_object] = item
-                    self.object_bytes += OBJECT_COST
-                    item = self._next_object
+                    item = self._disk_item(item)
                 pending.append((host, key, p, item))
                 p += 1
             best = worst[-1][0]
