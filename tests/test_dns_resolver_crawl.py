@@ -226,3 +226,38 @@ def test_a_users_resolver_class_with_a_blocking_resolve(tmp_path):
     assert {bot for _, _, bot in calls} == {"mybot"}
     assert _stat(stderr, "dns/lookups") == 6
     assert _stat(stderr, "dns/failures/nxdomain") == 1
+
+
+_LOADED_SPIDER = """
+import sys
+import crawlfw
+
+class LoadedSpider(crawlfw.Spider):
+    name = "loaded"
+
+    def start_requests(self):
+        yield crawlfw.Request(self.url)
+
+    def parse(self, response):
+        yield {"url": response.url,
+               "loaded": sorted(m for m in ("pycares", "rbloom") if m in sys.modules)}
+        for href in response.css("a::attr(href)").getall():
+            yield response.follow(href)
+"""
+
+
+def test_a_crawl_of_ip_literals_loads_neither_c_ares_nor_a_bloom_filter(tmp_path, site):
+    """pycares is loaded with the resolver's first channel (a name to look up), rbloom
+    with the seen set's first spill or DUPEFILTER_BLOOM_ERROR_RATE: a crawl of
+    addresses pays for neither at its start."""
+    (tmp_path / "loaded.py").write_text(_LOADED_SPIDER)
+    feed = tmp_path / "items.jl"
+    result = subprocess.run(
+        [sys.executable, "-m", "crawlfw.cmdline", "runspider", "loaded.py", "-O", str(feed),
+         "-a", f"url=http://127.0.0.1:{site.port}/", "-s", "LOG_LEVEL=INFO"],
+        cwd=str(tmp_path), env=crawlfw_env(), stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    items = [json.loads(line) for line in feed.read_text().splitlines()]
+    assert [item["url"] for item in items] == [f"http://127.0.0.1:{site.port}/"]
+    assert all(item["loaded"] == [] for item in items), items

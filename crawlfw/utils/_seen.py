@@ -41,12 +41,13 @@ import math
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, MutableSet
-from typing import Any
-
-from rbloom import Bloom
+from typing import TYPE_CHECKING, Any
 
 from crawlfw.utils._scratch import ScratchDir, scratch_root
 from crawlfw.utils._seen_bloom import BloomSeenSet
+
+if TYPE_CHECKING:
+    from rbloom import Bloom
 
 __all__ = ["BloomSeenSet", "DEFAULT_MEMORY_LIMIT", "Fingerprints", "KEY_BYTES",
            "MIN_MEMORY_LIMIT", "SeenSet", "SpillError", "key_of", "seen_set"]
@@ -516,6 +517,8 @@ class SeenSet:
                     "for speed", {"limit": self.memory_limit_bytes, "n": self._disk_n,
                                   "path": self._store.path})
                 return
+        from rbloom import Bloom  # here: a crawl that never spills never loads rbloom
+
         filt = Bloom(cap, fpr)
         w = self._w
         for _b, _tags, recs in self._guard(self._store.rows):

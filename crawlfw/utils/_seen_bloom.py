@@ -5,8 +5,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from rbloom import Bloom
+if TYPE_CHECKING:
+    from rbloom import Bloom
 
 __all__ = ["BloomSeenSet"]
 
@@ -47,6 +49,8 @@ class BloomSeenSet:
         self._grow()
 
     def _grow(self) -> None:
+        from rbloom import Bloom  # here: only a crawl that asks for it loads rbloom
+
         self._capacity *= 2
         rate = self.error_rate / 2 ** (len(self._filters) + 1)
         self._current = Bloom(self._capacity, rate)

@@ -84,11 +84,9 @@ class CaresResolver(Resolver):
         if not resolution_delay_s >= 0:
             raise ValueError(f"DNS_RESOLUTION_DELAY must be a number of seconds >= 0, got "
                              f"{resolution_delay_s!r}")
-        import pycares  # here: a crawl of IP literals never loads it
-
-        self._pycares = pycares
-        self._bad = pycares.ARES_SOCKET_BAD
-        self._errors = _cares_error_kinds(pycares)
+        self._pycares: Any = None  # loaded with the first channel (_new_channel): a
+        self._bad = -1  # crawl of IP literals and hosts-file names never loads it
+        self._errors: dict[int, str] = {}
         self.hosts = hosts
         self.resolv_conf = resolv_conf
         self.resolution_delay_s = float(resolution_delay_s)
@@ -112,6 +110,12 @@ class CaresResolver(Resolver):
         return make_answer(host, v6, v4, now_s + HOSTS_TTL_S)
 
     def _new_channel(self) -> _Channel:
+        if self._pycares is None:
+            import pycares
+
+            self._pycares = pycares
+            self._bad = pycares.ARES_SOCKET_BAD
+            self._errors = _cares_error_kinds(pycares)
         chan = _Channel()
         options: dict[str, Any] = {"sock_state_cb": functools.partial(self._sock_state, chan)}
         conf = self.resolv_conf
