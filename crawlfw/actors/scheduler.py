@@ -167,6 +167,7 @@ class SchedulerActor(RevisitsMixin, CrawlActor):
         if self.shared:
             self._ticker = _Ticker(self.actor_ref, TICK_S)
             self._ticker.start()
+            self._follow_shared_commands(getattr(self.frontier, "opened_control", None))
         self.revisits = getattr(self.scheduler, "revisits", None)
         if self.revisits is not None:
             try:
@@ -469,23 +470,28 @@ class SchedulerActor(RevisitsMixin, CrawlActor):
             logger.debug("Shared crawl figures not read: %(error)s", {"error": e})
             return
         stats.set_value("frontier/shared", figures, spider=self.spider)
+        self._follow_shared_commands(getattr(self.frontier, "control", None))
+
+    def _follow_shared_commands(self, state) -> None:
+        """Carry out the commands written in Redis for every worker of the shared crawl
+        (the dashboard's whole view: :mod:`crawlfw.core.frontier.redis_control`) that
+        ``state`` (the control hash as just read; None: not read) holds for this worker,
+        as the control endpoint would: through the Supervisor. Followed when the
+        frontier opens (a standing pause, before any download is granted credit) and
+        at every figures publication."""
+        if state is None:
+            return
         if self._commands is None:
             self._commands = SharedCommands(getattr(self.frontier, "opened_control", {}))
-        for command, reason in self._commands.follow(getattr(self.frontier, "control", {})):
-            self._follow_shared_command(command, reason)
-
-    def _follow_shared_command(self, command: str, reason: str) -> None:
-        """Carry out a command written in Redis for every worker of the shared crawl (the
-        dashboard's whole view: :mod:`crawlfw.core.frontier.redis_control`), as the
-        control endpoint would: through the Supervisor."""
-        logger.info("Shared crawl: %(command)s for every worker (a command in Redis)",
-                    {"command": command}, extra={"spider": self.spider})
-        if self.supervisor is None:
-            return
-        message: dict[str, Any] = {"type": f"{command}_crawl", "crawl_id": self.crawl_id}
-        if command == "stop":
-            message["reason"] = reason
-        self.send(self.supervisor, message)
+        for command, reason in self._commands.follow(state):
+            logger.info("Shared crawl: %(command)s for every worker (a command in Redis)",
+                        {"command": command}, extra={"spider": self.spider})
+            if self.supervisor is None:
+                continue
+            message: dict[str, Any] = {"type": f"{command}_crawl", "crawl_id": self.crawl_id}
+            if command == "stop":
+                message["reason"] = reason
+            self.send(self.supervisor, message)
 
     def on_undelivered(self, ref, message):
         if message["type"] == "requests_dequeued":
