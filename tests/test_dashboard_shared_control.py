@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from crawlfw.core.control.protocol import ControlClient, ControlError
 from tests.support.countserver import CountingServer
 from tests.support.dashboard import start_dashboard
 from tests.support.live import WAIT_S, LiveCrawl, RuntimeDir
@@ -168,4 +169,9 @@ def test_a_whole_crawl_command_refused_as_json(runtime, server, tmp_path, procs,
     assert dash.request("GET", path, dash.auth())[0] == 405
     assert dash.request("POST", path)[0] == 403
     assert dash.post(path, {"Origin": "http://evil.example"})[0] == 403
+    # the control message itself, on the crawl's socket: refused, naming why
+    with pytest.raises(ControlError, match="crawl slow-1 is no worker of a shared crawl "
+                                           r"\(FRONTIER_URL is not set\)"):
+        ControlClient(alone.socket).ask({"type": "command_shared_crawl", "crawl_id": "slow-1",
+                                         "command": "stop", "reason": "shutdown"})
     assert state_of(runtime, alone) == "running"
