@@ -461,6 +461,14 @@ NAMED_WORKERS = """[
   {id: "22-a-1", pid: 22, worker: "w2", shared: {pages: 4, items: 2, queued: 5, leased: 0},
    workers: [{worker: "w1", pages: 2, items: 1}, {worker: "w2", pages: 2, items: 1}]}]"""
 
+#: Two shared crawls whose workers have the same ids (FRONTIER_WORKER=w1 in each), told
+#: apart by their frontier (Redis and key).
+TWO_FRONTIERS = """[
+  {id: "31-a-1", pid: 31, worker: "w1", shared: {pages: 5, items: 2, queued: 4, leased: 1,
+   frontier: "redis://r/0 {a}"}, workers: [{worker: "w1", pages: 5, items: 2}]},
+  {id: "32-b-1", pid: 32, worker: "w1", shared: {pages: 7, items: 2, queued: 5, leased: 0,
+   frontier: "redis://r/0 {b}"}, workers: [{worker: "w1", pages: 7, items: 2}]}]"""
+
 SHARED_SAMPLES = """[
   {t: 100, pages: 0, items: 0, shared: {pages: 0, items: 0, queued: 5, leased: 1,
    by_worker: [{worker: "a", pages: 0, items: 0}]}},
@@ -508,6 +516,10 @@ FIGURES = [
     (f"d.groupShared({NAMED_WORKERS}).map((g) => [g.best.id, g.workers.map((w) => [w.worker,"
      " w.pages, w.crawl && w.crawl.id])])",
      [["21-a-1", [["w1", 3, "21-a-1"], ["w2", 2, "22-a-1"]]]]),
+    # two shared crawls with the same worker ids: one group each, by their frontier
+    (f"d.groupShared({TWO_FRONTIERS}).map((g) => [g.best.id, g.shared.pages,"
+     " g.workers.map((w) => [w.worker, w.crawl && w.crawl.id])])",
+     [["31-a-1", 5, [["w1", "31-a-1"]]], ["32-b-1", 7, [["w1", "32-b-1"]]]]),
     # a shared crawl's whole figures over time: the combined rates, the queue, each
     # worker's pages per second (0 before it published, none without shared figures)
     (f"(() => {{ const s = new d.SampleStore(100, 1, 1); {SHARED_SAMPLES}.forEach((x) => s.push(x));"

@@ -540,7 +540,10 @@ class CrawlView {
     const before = this.store.sampleBefore(10);
     const older = before && before !== last && before.shared ? workerCounts(before.shared, "pages") : {};
     const dt = before ? last.t - before.t : 0;
-    const here = new Map(this.crawls.filter((x) => x.worker != null).map((x) => [String(x.worker), x]));
+    const info = this.crawls.find((x) => String(x.id) === String(this.id));
+    const frontier = info && info.shared ? info.shared.frontier : null;  // (this shared crawl's)
+    const here = new Map(this.crawls.filter((x) => x.worker != null
+      && (!frontier || (x.shared && x.shared.frontier === frontier))).map((x) => [String(x.worker), x]));
     const sent = new Map(this.command ? this.command.answer.workers.map((w) => [String(w.worker), w]) : []);
     const rows = (sh.by_worker || []).map((w) => {
       const id = String(w.worker);
