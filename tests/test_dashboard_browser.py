@@ -413,9 +413,10 @@ def test_the_whole_view_pauses_resumes_and_stops_every_worker(browser, runtime, 
                      timeout_s=WAIT_S, poll_s=0.2, alive=crawl.proc)
         wait_for(lambda: "Crawl resumed" in away.log_text(), "the worker away resumed",
                  timeout_s=WAIT_S, alive=away.proc)
-        wait_for(lambda: (t := table()) and t["state"]["w1"] == "running"
-                 and t["command"].startswith("Resumed: w1, w2 here"), "the page showing it",
-                 timeout_s=WAIT_S)
+        resumed = wait_for(lambda: (t := table()) and t["state"]["w1"] == "running"
+                           and t["command"].startswith("Resumed: w1, w2 here") and t,
+                           "the page showing it", timeout_s=WAIT_S)
+        assert resumed["buttons"] == [False, True, False]
 
         browser.click("btn-stop-all")
         alert = browser.driver.switch_to.alert

@@ -445,8 +445,9 @@ class CrawlView {
     p.hidden = false;
   }
 
-  /** The whole view's buttons, from the workers' states here (those elsewhere are not
-   * known: both Pause and Resume stay possible then) and the last command. */
+  /** The whole view's buttons, from the workers' states here and, for those elsewhere
+   * (whose states the page does not see), the last whole-crawl command: before any, both
+   * Pause and Resume stay possible. */
   setWholeButtons() {
     const info = this.crawls.find((c) => String(c.id) === String(this.id));
     const frontier = info && info.shared ? info.shared.frontier : null;
@@ -455,12 +456,13 @@ class CrawlView {
     const last = this.store.last;
     const elsewhere = !here.length || ((last && last.shared && last.shared.by_worker) || [])
       .some((w) => !known.has(String(w.worker)));
-    let pause = elsewhere || here.some((c) => c.state === "running");
-    let resume = elsewhere || here.some((c) => c.state === "paused");
-    const cmd = this.command && Date.now() < this.command.until ? this.command.action : null;
-    if (cmd === "pause") pause = false;
-    if (cmd === "resume") resume = false;
-    const stopped = this.command && this.command.action === "stop";
+    const cmd = this.command ? this.command.action : null;
+    const fresh = this.command && Date.now() < this.command.until;  // (states here may lag)
+    const pause = (elsewhere && cmd !== "pause")
+      || (here.some((c) => c.state === "running") && !(fresh && cmd === "pause"));
+    const resume = (elsewhere && cmd !== "resume")
+      || (here.some((c) => c.state === "paused") && !(fresh && cmd === "resume"));
+    const stopped = cmd === "stop";
     $("btn-pause-all").disabled = !pause || stopped;
     $("btn-resume-all").disabled = !resume || stopped;
     $("btn-stop-all").disabled = stopped;
