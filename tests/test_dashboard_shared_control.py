@@ -175,3 +175,31 @@ def test_a_whole_crawl_command_refused_as_json(runtime, server, tmp_path, procs,
         ControlClient(alone.socket).ask({"type": "command_shared_crawl", "crawl_id": "slow-1",
                                          "command": "stop", "reason": "shutdown"})
     assert state_of(runtime, alone) == "running"
+
+
+@pytest.mark.slow
+def test_with_redis_down_the_workers_here_are_reached_and_the_answer_says_who_was_not(
+        runtime, server, tmp_path, procs, redis_server):
+    """The command cannot be written in Redis: the workers here still take it over their
+    control endpoints, and the answer names the one elsewhere as not reached, and why."""
+    w1, w2 = (worker(runtime, tmp_path, server, redis_server, w) for w in ("w1", "w2"))
+    away = worker(runtime, tmp_path, server, redis_server, "away", "-s", "CONTROL_ENDPOINT=False")
+    procs += [w1, w2, away]
+    proc, dash = start_dashboard(runtime)
+    procs.append(proc)
+    crawls = wait_for(lambda: (c := dash.get_json("/api/crawls")) and len(c) == 2 and all(
+        e["shared"] and {w["worker"] for w in e["workers"]} == {"w1", "w2", "away"} for e in c)
+        and c, "two workers listed here, three publishing", poll_s=0.2)
+    id_of = {c["worker"]: c["id"] for c in crawls}
+    redis_server.stop()
+
+    status, _, body = dash.post(f"/api/shared/{id_of['w2']}/pause")
+    assert status == 200, body
+    answer = json.loads(body)
+    assert answer["ok"] is False and answer["published"] is None
+    assert "was not written in Redis" in answer["error"]
+    how = {w["worker"]: (w["reached"], w["via"]) for w in answer["workers"]}
+    assert how == {"w1": (True, "control"), "w2": (True, "control"), "away": (False, None)}
+    away_entry = next(w for w in answer["workers"] if w["worker"] == "away")
+    assert away_entry["error"].startswith("not written in Redis: ")
+    assert state_of(runtime, w1) == state_of(runtime, w2) == "paused"
