@@ -16,6 +16,9 @@ boundary). Requests and their replies:
 - ``pause_crawl``, ``resume_crawl``, ``stop_crawl``, ``schedule_request`` -> passed to
   the Supervisor (``ask``), -> ``command_accepted``;
 - ``download_request`` -> ``response_fetched`` (through ``crawler.engine.download``);
+- ``command_shared_crawl`` -> ``shared_command_published``: a pause, resume or stop
+  written in the shared crawl's Redis for every worker of it (the crawl's
+  ``FRONTIER_URL``; :mod:`crawlfw.core.frontier.redis_control`);
 - ``get_history`` -> ``history_reported`` (the samples the dashboard's recorder kept,
   :mod:`crawlfw.dashboard.sampler`), ``get_sample`` -> ``sample_reported`` (one taken
   now);
@@ -68,7 +71,7 @@ __all__ = ["ControlEndpoint", "collect_status", "ACCEPTED_TYPES"]
 #: The message types the endpoint accepts; every other type gets ``control_error``.
 ACCEPTED_TYPES = frozenset({"get_status", "pause_crawl", "resume_crawl", "stop_crawl",
                             "schedule_request", "download_request", "get_history",
-                            "get_sample"})
+                            "get_sample", "command_shared_crawl"})
 
 #: Seconds the endpoint waits for the Supervisor to answer a command.
 ASK_TIMEOUT_S = 10.0
@@ -494,6 +497,30 @@ class ControlEndpoint:
             return _error(f"no running crawl {message['crawl_id']!r}")
         return {"type": "command_accepted", "command": "stop_crawl",
                 "crawl_id": ",".join(reply["stopping"])}
+
+    def _do_command_shared_crawl(self, message):
+        from crawlfw.core.frontier.redis_control import publish_command
+
+        crawl_id = message["crawl_id"]
+        crawler = self._crawler(crawl_id)
+        if crawler is None:
+            return _error(f"no running crawl {crawl_id!r}")
+        supervisor = getattr(self._supervisor(), "_actor_weakref", lambda: None)()
+        tree = supervisor.crawls.get(crawl_id) if supervisor is not None else None
+        frontier = getattr(tree, "frontier", None)
+        if not getattr(frontier, "shared", False) or not hasattr(frontier, "key"):
+            return _error(f"crawl {crawl_id} is no worker of a shared crawl (FRONTIER_URL "
+                          "is not set)")
+        try:
+            seq = publish_command(frontier.url, frontier.key, message["command"],
+                                  message["reason"])
+        except OSError as e:
+            return _error(f"the {message['command']} was not written in Redis "
+                          f"({frontier.path}): {e}")
+        logger.info("Shared crawl %(frontier)s: %(command)s written for every worker",
+                    {"frontier": frontier.path, "command": message["command"]})
+        return {"type": "shared_command_published", "crawl_id": crawl_id,
+                "command": message["command"], "seq": seq, "frontier": frontier.path}
 
     def _crawler(self, crawl_id):
         for crawler in list(self.runner.crawlers):

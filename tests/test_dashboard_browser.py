@@ -289,8 +289,8 @@ def test_a_shared_crawl_shows_each_worker_and_the_whole(browser, runtime, crawls
                     throughput: points("chart-shared-throughput"), queue: points("chart-shared-queue"),
                     workers: [...series].slice(1).map((s) => s.textContent),
                     rows: rows.map((r) => ({worker: r.dataset.worker,
-                                            here: r.cells[4].querySelector("a")
-                                                && r.cells[4].querySelector("a").getAttribute("href")})),
+                                            here: r.cells[5].querySelector("a")
+                                                && r.cells[5].querySelector("a").getAttribute("href")})),
                     own: [...document.querySelectorAll("#crawl-view .own")].filter(
                         (e) => e.offsetParent !== null).length,
                     canvases: document.querySelectorAll("#shared-panels .chart canvas").length};
@@ -354,6 +354,82 @@ def test_a_shared_crawl_shows_each_worker_and_the_whole(browser, runtime, crawls
     assert status == 0, dashboard.out.read_text(errors="replace")
 
 
+def test_the_whole_view_pauses_resumes_and_stops_every_worker(browser, runtime, crawls,
+                                                              redis_server, tmp_path):
+    """The whole view's buttons: two workers here (reached over their control endpoints)
+    and one the dashboard cannot reach (no control endpoint, as on another machine: it
+    follows the command written in Redis)."""
+    def shared(wid, *more):
+        return ("-s", f"FRONTIER_URL={redis_server.url}", "-s", "FRONTIER_KEY=whole-view",
+                "-s", f"FRONTIER_WORKER={wid}", "-s", "FRONTIER_LEASE_TIMEOUT=5", *more)
+
+    w1, w2 = (crawls(wid, pages=3000, args=shared(wid)) for wid in ("w1", "w2"))
+    away = crawls("away", pages=3000, args=shared("away", "-s", "CONTROL_ENDPOINT=False"))
+    wait_for(lambda: {w["worker"] for w in (w1.wait_listed(min_pages=1).get("shared") or {})
+                      .get("workers", []) if w["pages"]} == {"w1", "w2", "away"},
+             "three workers publishing", timeout_s=WAIT_S, poll_s=0.2)
+    dashboard = _Dashboard(runtime, tmp_path)
+    try:
+        browser.console()
+        browser.open(f"{dashboard.url}#/shared/{w1.pid}-slow-1")
+
+        def table():
+            return browser.js("""
+                const rows = [...document.querySelectorAll("#workers-table tbody tr")];
+                const off = (id) => document.getElementById(id).disabled;
+                return document.body.dataset.view === "shared" && rows.length === 3 && {
+                    state: Object.fromEntries(rows.map((r) => [r.dataset.worker, r.cells[4].textContent])),
+                    buttons: [off("btn-pause-all"), off("btn-resume-all"), off("btn-stop-all")],
+                    command: document.getElementById("whole-command").hidden ? null
+                        : document.getElementById("whole-command").textContent};
+            """)
+
+        first = wait_for(table, "the whole view with three workers", timeout_s=WAIT_S)
+        assert first["state"] == {"w1": "running", "w2": "running", "away": "–"}
+        assert first["buttons"] == [False, False, False]  # (the one away: either may apply)
+        assert browser.js("return [...document.querySelectorAll('#crawl-view button')]"
+                          ".filter((b) => b.offsetParent !== null).map((b) => b.id)") == [
+            "btn-pause-all", "btn-resume-all", "btn-stop-all"]  # (not a worker's own)
+
+        browser.click("btn-pause-all")
+        for crawl in (w1, w2):
+            wait_for(lambda crawl=crawl: _state(runtime, crawl) == "paused", "paused here",
+                     timeout_s=WAIT_S, poll_s=0.2, alive=crawl.proc)
+        wait_for(lambda: "Crawl paused" in away.log_text(), "the worker away paused",
+                 timeout_s=WAIT_S, alive=away.proc)
+        paused = wait_for(lambda: (t := table()) and t["state"]["w1"] == "paused" and t,
+                          "the page showing the pause", timeout_s=WAIT_S)
+        assert paused["state"] == {"w1": "paused", "w2": "paused",
+                                   "away": "pause sent through Redis"}
+        assert paused["buttons"] == [True, False, False]
+        assert paused["command"].startswith("Paused: w1, w2 here, at once; away through the "
+                                            "shared frontier (within 2 s, if it runs).")
+        _screenshot(browser, tmp_path, "dashboard-shared-paused.png")
+        assert browser.errors() == []
+
+        browser.click("btn-resume-all")
+        for crawl in (w1, w2):
+            wait_for(lambda crawl=crawl: _state(runtime, crawl) == "running", "running here",
+                     timeout_s=WAIT_S, poll_s=0.2, alive=crawl.proc)
+        wait_for(lambda: "Crawl resumed" in away.log_text(), "the worker away resumed",
+                 timeout_s=WAIT_S, alive=away.proc)
+        resumed = wait_for(lambda: (t := table()) and t["state"]["w1"] == "running"
+                           and t["command"].startswith("Resumed: w1, w2 here") and t,
+                           "the page showing it", timeout_s=WAIT_S)
+        assert resumed["buttons"] == [False, True, False]
+
+        browser.click("btn-stop-all")
+        alert = browser.driver.switch_to.alert
+        assert "Stop every worker of slow" in alert.text
+        alert.accept()
+        for crawl in (w1, w2, away):
+            assert crawl.wait(WAIT_S) == 0, crawl.log_text()[-3000:]
+            assert "'finish_reason': 'shutdown'" in crawl.log_text()
+    finally:
+        status = dashboard.stop()
+    assert status == 0, dashboard.out.read_text(errors="replace")
+
+
 @pytest.fixture
 def static_site():
     """The page's directory served as it is on 127.0.0.1 (no dashboard server, no API)."""
@@ -385,6 +461,14 @@ NAMED_WORKERS = """[
    workers: [{worker: "w1", pages: 3, items: 1}, {worker: "w2", pages: 2, items: 1}]},
   {id: "22-a-1", pid: 22, worker: "w2", shared: {pages: 4, items: 2, queued: 5, leased: 0},
    workers: [{worker: "w1", pages: 2, items: 1}, {worker: "w2", pages: 2, items: 1}]}]"""
+
+#: Two shared crawls whose workers have the same ids (FRONTIER_WORKER=w1 in each), told
+#: apart by their frontier (Redis and key).
+TWO_FRONTIERS = """[
+  {id: "31-a-1", pid: 31, worker: "w1", shared: {pages: 5, items: 2, queued: 4, leased: 1,
+   frontier: "redis://r/0 {a}"}, workers: [{worker: "w1", pages: 5, items: 2}]},
+  {id: "32-b-1", pid: 32, worker: "w1", shared: {pages: 7, items: 2, queued: 5, leased: 0,
+   frontier: "redis://r/0 {b}"}, workers: [{worker: "w1", pages: 7, items: 2}]}]"""
 
 SHARED_SAMPLES = """[
   {t: 100, pages: 0, items: 0, shared: {pages: 0, items: 0, queued: 5, leased: 1,
@@ -433,6 +517,10 @@ FIGURES = [
     (f"d.groupShared({NAMED_WORKERS}).map((g) => [g.best.id, g.workers.map((w) => [w.worker,"
      " w.pages, w.crawl && w.crawl.id])])",
      [["21-a-1", [["w1", 3, "21-a-1"], ["w2", 2, "22-a-1"]]]]),
+    # two shared crawls with the same worker ids: one group each, by their frontier
+    (f"d.groupShared({TWO_FRONTIERS}).map((g) => [g.best.id, g.shared.pages,"
+     " g.workers.map((w) => [w.worker, w.crawl && w.crawl.id])])",
+     [["31-a-1", 5, [["w1", "31-a-1"]]], ["32-b-1", 7, [["w1", "32-b-1"]]]]),
     # a shared crawl's whole figures over time: the combined rates, the queue, each
     # worker's pages per second (0 before it published, none without shared figures)
     (f"(() => {{ const s = new d.SampleStore(100, 1, 1); {SHARED_SAMPLES}.forEach((x) => s.push(x));"

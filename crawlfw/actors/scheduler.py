@@ -62,6 +62,7 @@ from crawlfw.core import _faults
 from crawlfw.core.frontier.api import FrontierBase
 from crawlfw.core.frontier.frontier import FrontierError
 from crawlfw.core.frontier.hostqueues import HostQueues
+from crawlfw.core.frontier.redis_control import SharedCommands
 from crawlfw.core.frontier.redis_link import FrontierStopping
 from crawlfw.core.frontier.shared_idle import IDLE_CHECKPOINT, IDLE_HOLD, SharedIdlePolicy
 from crawlfw.core.transport.dns import no_lookup_needed
@@ -131,6 +132,7 @@ class SchedulerActor(RevisitsMixin, CrawlActor):
         self.idle_check = None  # a check_idle held back (shared frontier)
         self.last_renew = time.monotonic()
         self.last_figures = 0.0  # shared frontier: when crawl_figures was last called
+        self._commands = None  # shared frontier: SharedCommands (pause, resume, stop)
         self.idle_policy = SharedIdlePolicy(TICK_S) if self.shared else None
         self._ticker = None
         self._coalesced = []  # shared frontier: enqueue_requests waiting to be pushed
@@ -165,6 +167,7 @@ class SchedulerActor(RevisitsMixin, CrawlActor):
         if self.shared:
             self._ticker = _Ticker(self.actor_ref, TICK_S)
             self._ticker.start()
+            self._follow_shared_commands(getattr(self.frontier, "opened_control", None))
         self.revisits = getattr(self.scheduler, "revisits", None)
         if self.revisits is not None:
             try:
@@ -467,6 +470,28 @@ class SchedulerActor(RevisitsMixin, CrawlActor):
             logger.debug("Shared crawl figures not read: %(error)s", {"error": e})
             return
         stats.set_value("frontier/shared", figures, spider=self.spider)
+        self._follow_shared_commands(getattr(self.frontier, "control", None))
+
+    def _follow_shared_commands(self, state) -> None:
+        """Carry out the commands written in Redis for every worker of the shared crawl
+        (the dashboard's whole view: :mod:`crawlfw.core.frontier.redis_control`) that
+        ``state`` (the control hash as just read; None: not read) holds for this worker,
+        as the control endpoint would: through the Supervisor. Followed when the
+        frontier opens (a standing pause, before any download is granted credit) and
+        at every figures publication."""
+        if state is None:
+            return
+        if self._commands is None:
+            self._commands = SharedCommands(getattr(self.frontier, "opened_control", {}))
+        for command, reason in self._commands.follow(state):
+            logger.info("Shared crawl: %(command)s for every worker (a command in Redis)",
+                        {"command": command}, extra={"spider": self.spider})
+            if self.supervisor is None:
+                continue
+            message: dict[str, Any] = {"type": f"{command}_crawl", "crawl_id": self.crawl_id}
+            if command == "stop":
+                message["reason"] = reason
+            self.send(self.supervisor, message)
 
     def on_undelivered(self, ref, message):
         if message["type"] == "requests_dequeued":

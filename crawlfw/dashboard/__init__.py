@@ -41,7 +41,8 @@ with 403, 404 (no such route, file or crawl), 405 (a command by GET, another met
   spider name, "pid": int, "started": ISO 8601, "state": "running"|"paused"|"closing",
   "pages": n, "items": n, "uptime_s": s, "jobdir": str|null, "worker": str|null,
   "workers": [{"worker", "pages", "items", "last_seen_s"}], "shared": {"queued", "leased",
-  "pages", "items"}|null}, ...]``: ``workers`` and ``shared`` are the whole crawl's with a
+  "pages", "items", "frontier"}|null}, ...]``: ``workers`` and ``shared`` are the whole
+  crawl's (``frontier``: ``<FRONTIER_URL without password> <key>``, its identity) with a
   shared frontier (``FRONTIER_URL``, ``--workers``): each worker is a process, so a crawl
   of its own here, ``worker`` its id as the frontier knows it (``FRONTIER_WORKER``, default
   ``<hostname>-<pid>``; null without a shared frontier or before its first figures), and
@@ -58,6 +59,18 @@ with 403, 404 (no such route, file or crawl), 405 (a command by GET, another met
 - ``POST /api/crawls/<id>/pause``, ``/resume``, ``/stop``: ``{"ok": true}`` once the
   crawl took the control message ``pause_crawl``, ``resume_crawl``, ``stop_crawl``
   (reason ``shutdown``, as ``crawlfw stop``).
+- ``POST /api/shared/<id>/pause``, ``/resume``, ``/stop``: every worker of the shared
+  crawl (``FRONTIER_URL``) the crawl ``<id>`` here is a worker of, wherever it runs
+  (:func:`~crawlfw.dashboard.sources.command_workers`): the command is written in the
+  shared crawl's Redis through a worker here (control message ``command_shared_crawl``;
+  every worker follows it at its next figures read, within 2 s; a worker joining later
+  honours a standing pause; a stop is followed by every worker that was running when
+  it was written) and sent at once to each worker here. ``{"ok": every worker reached,
+  "command", "frontier", "published": {"via": id, "seq": n}|null, "error": text|null,
+  "workers": [{"worker", "crawl": id here|null, "reached": bool, "via":
+  "control"|"redis"|null, "error": text|null, "last_seen_s"}]}`` (each worker that
+  published figures, and each one here); 409 when no worker was reached (the same
+  JSON, ``ok`` false) or the crawl is no worker of a shared crawl.
 - ``GET /metrics``: Prometheus's text exposition (:mod:`crawlfw.dashboard.metrics`).
 
 **SAMPLE** (one a second per crawl; counters cumulative since the process started the

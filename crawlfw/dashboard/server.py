@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from crawlfw.core.control.protocol import ControlError
-from crawlfw.dashboard.sources import NoSuchCrawl, dumps
+from crawlfw.dashboard.sources import NoSuchCrawl, NotShared, command_workers, dumps
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +46,7 @@ COMMANDS = {"pause": "pause_crawl", "resume": "resume_crawl", "stop": "stop_craw
 
 _STATIC_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 _CRAWL_ROUTE = re.compile(r"^/api/crawls/([^/]+)/(history|events|pause|resume|stop)$")
+_SHARED_ROUTE = re.compile(r"^/api/shared/([^/]+)/(pause|resume|stop)$")
 
 _CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -312,6 +313,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # the rest of the body is not read
         if length > 0:
             self.rfile.read(min(length, 65536))
+        shared = _SHARED_ROUTE.match(path)
+        if shared is not None:
+            self._command_workers(urllib.parse.unquote(shared.group(1)), shared.group(2))
+            return
         match = _CRAWL_ROUTE.match(path)
         if path == "/metrics" or match is None:
             self._error(404 if match is None and path != "/metrics" else 405, "no such command")
@@ -333,6 +338,31 @@ class _Handler(BaseHTTPRequestHandler):
             return
         logger.info("Dashboard: %(action)s crawl %(crawl)s", {"action": action, "crawl": crawl})
         self._json(200, {"ok": True})
+
+    def _command_workers(self, crawl: str, action: str) -> None:
+        """Every worker of the shared crawl ``crawl`` is a worker of
+        (:func:`~crawlfw.dashboard.sources.command_workers`): 200 when one was reached
+        (``ok`` says whether every one was), 409 when none was."""
+        try:
+            answer = command_workers(self.dashboard.source, crawl, action)
+        except NoSuchCrawl as e:
+            self._error(404, str(e))
+            return
+        except NotShared as e:
+            self._error(409, str(e))
+            return
+        except ControlError as e:
+            self._error(502, str(e))
+            return
+        reached = [w["worker"] for w in answer["workers"] if w["reached"]]
+        logger.info("Dashboard: %(action)s every worker of %(frontier)s (reached: %(reached)s)",
+                    {"action": action, "frontier": answer["frontier"],
+                     "reached": ", ".join(reached) or "none"})
+        if not reached and answer["published"] is None:
+            self._json(409, {**answer, "ok": False, "error": answer["error"] or
+                             f"no worker took the {action}"})
+            return
+        self._json(200, answer)
 
     def _method_not_allowed(self):
         if self._gate() is not None:
@@ -360,6 +390,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if path == "/api/crawls":
             self._json(200, self.dashboard.source.crawls())
+            return
+        if _SHARED_ROUTE.match(path):
+            self._error(405, "a command takes POST (no state change on GET)")
             return
         match = _CRAWL_ROUTE.match(path)
         if match is None:

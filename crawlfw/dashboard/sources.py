@@ -22,7 +22,8 @@ from typing import Any
 
 from crawlfw.core.control.protocol import ControlClient, ControlError, discover, encode_line
 
-__all__ = ["LocalSource", "RemoteSource", "crawl_entry", "NoSuchCrawl"]
+__all__ = ["LocalSource", "RemoteSource", "crawl_entry", "NoSuchCrawl", "NotShared",
+           "command_workers"]
 
 #: Seconds the remote crawl list is kept before the sockets are asked again.
 LIST_TTL_S = 1.0
@@ -48,7 +49,8 @@ def crawl_entry(pid: int, crawl: dict) -> dict[str, Any]:
         (ISO 8601), "state", "pages", "items", "uptime_s", "jobdir", "worker": this
         process's worker id in a shared crawl (``FRONTIER_WORKER``) or None, "workers":
         [{"worker", "pages", "items", "last_seen_s"}] (a shared crawl's workers, else []),
-        "shared": {"queued", "leased", "pages", "items"} or None}``.
+        "shared": {"queued", "leased", "pages", "items", "frontier": "<FRONTIER_URL without
+        password> <key>", the same for every worker of one shared crawl} or None}``.
     """
     shared = crawl.get("shared")
     return {
@@ -64,9 +66,87 @@ def crawl_entry(pid: int, crawl: dict) -> dict[str, Any]:
         "jobdir": crawl.get("jobdir"),
         "worker": (shared.get("worker") or None) if shared else None,
         "workers": list(shared.get("workers", [])) if shared else [],
-        "shared": ({k: shared.get(k, 0) for k in ("queued", "leased", "pages", "items")}
-                   if shared else None),
+        "shared": ({**{k: shared.get(k, 0) for k in ("queued", "leased", "pages", "items")},
+                    "frontier": shared.get("frontier")} if shared else None),
     }
+
+
+class NotShared(ValueError):
+    """The crawl is no worker of a shared crawl (or has not published its figures yet)."""
+
+
+#: A command's control message, by the name the dashboard gives it.
+CONTROL_MESSAGES = {"pause": "pause_crawl", "resume": "resume_crawl", "stop": "stop_crawl"}
+
+
+def command_workers(source, dashboard_id: str, action: str) -> dict[str, Any]:
+    """Pause, resume or stop every worker of the shared crawl the crawl ``dashboard_id``
+    is a worker of: the command is written in the shared crawl's Redis through a worker
+    here (``command_shared_crawl``; every worker, here or on other machines, follows it
+    at its next figures read, within 2 s, and a worker joining later honours a standing
+    pause), and sent at once to each worker here over its control endpoint.
+
+    Args:
+        source: a :class:`LocalSource` or :class:`RemoteSource`.
+        dashboard_id: a worker here (``<pid>-<crawl id>``).
+        action: ``pause``, ``resume`` or ``stop`` (reason ``shutdown``).
+
+    Returns:
+        ``{"ok": bool (every worker reached), "command": action, "frontier": str,
+        "published": {"via": dashboard id, "seq": n} or None (not written in Redis),
+        "error": why not, or None, "workers": [{"worker": id, "crawl": dashboard id here or
+        None, "reached": bool, "via": "control" (took it now, here) | "redis" (follows it
+        at its next figures read) | None, "error": str or None, "last_seen_s": s or
+        None}]}``: each worker that published figures, and each worker here.
+
+    Raises:
+        NoSuchCrawl: no such crawl here.
+        NotShared: it is not a worker of a shared crawl (or has not published yet).
+    """
+    crawls = source.crawls()
+    me = next((c for c in crawls if c["id"] == dashboard_id), None)
+    if me is None:
+        raise NoSuchCrawl(f"no running crawl {dashboard_id!r}")
+    if not me["shared"] or not me["shared"].get("frontier"):
+        raise NotShared(f"crawl {dashboard_id} is no worker of a shared crawl (or has not "
+                        "published its figures yet: they come within 2 s of its start)")
+    frontier = me["shared"]["frontier"]
+    here = sorted((c for c in crawls if c["shared"] and c["shared"].get("frontier") == frontier),
+                  key=lambda c: (c["id"] != dashboard_id, c["id"]))
+    published, error = None, None
+    for crawl in here:  # through the view's worker, else another one here
+        try:
+            reply = source.ask(crawl["id"], {"type": "command_shared_crawl", "command": action,
+                                             "reason": "shutdown"})
+        except (NoSuchCrawl, ControlError) as e:
+            error = str(e)
+            continue
+        published, error = {"via": crawl["id"], "seq": reply["seq"]}, None
+        break
+    message: dict[str, Any] = {"type": CONTROL_MESSAGES[action]}
+    if action == "stop":
+        message["reason"] = "shutdown"
+    seen = {w["worker"]: w.get("last_seen_s") for w in me.get("workers") or []}
+    workers = []
+    for crawl in here:
+        entry = {"worker": crawl["worker"] or crawl["id"], "crawl": crawl["id"],
+                 "reached": True, "via": "control", "error": None,
+                 "last_seen_s": seen.get(crawl["worker"])}
+        try:
+            source.ask(crawl["id"], message)
+        except (NoSuchCrawl, ControlError) as e:
+            entry.update(reached=published is not None,
+                         via="redis" if published is not None else None, error=str(e))
+        workers.append(entry)
+    local = {c["worker"] for c in here}
+    for worker, last_seen in sorted(seen.items()):
+        if worker not in local:
+            workers.append({"worker": worker, "crawl": None, "reached": published is not None,
+                            "via": "redis" if published is not None else None,
+                            "error": None if published is not None else
+                            f"not written in Redis: {error}", "last_seen_s": last_seen})
+    return {"ok": all(w["reached"] for w in workers), "command": action,
+            "frontier": frontier, "published": published, "error": error, "workers": workers}
 
 
 def _split_id(dashboard_id: str) -> tuple[int, str]:

@@ -71,6 +71,7 @@ from crawlfw.actors.messages._common import (
 from crawlfw.actors.messages.crawl import (
     ActorFailed,
     CommandAccepted,
+    CommandSharedCrawl,
     ControlError,
     CrawlStatus,
     CrawlStopped,
@@ -90,6 +91,7 @@ from crawlfw.actors.messages.crawl import (
     Sample,
     SampleReported,
     ScheduleRequest,
+    SharedCommandPublished,
     SharedCrawlStatus,  # noqa: F401 (re-exported, as before the split)
     SharedWorkerStatus,  # noqa: F401 (re-exported, as before the split)
     SpiderClosing,
@@ -212,6 +214,8 @@ __all__ = [
     "StatusReported",
     "GetHistory",
     "GetSample",
+    "CommandSharedCrawl",
+    "SharedCommandPublished",
     "HistoryReported",
     "SampleReported",
     "Sample",
@@ -296,6 +300,8 @@ MESSAGE_TYPES: dict[str, type] = {
         StatusReported,
         GetHistory,
         GetSample,
+        CommandSharedCrawl,
+        SharedCommandPublished,
         HistoryReported,
         SampleReported,
         CommandAccepted,
@@ -328,4 +334,5 @@ REPLY_TYPES: dict[str, tuple[type, ...]] = {
 }
 """Message ``type`` -> the TypedDicts an ``ask`` of it can be answered with. (The
 control-endpoint commands, answered on the socket, are in :data:`MESSAGE_TYPES`:
-``status_reported``, ``command_accepted``, ``response_fetched``, ``control_error``.)"""
+``status_reported``, ``command_accepted``, ``response_fetched``,
+``shared_command_published``, ``control_error``.)"""

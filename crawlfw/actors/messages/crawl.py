@@ -177,6 +177,9 @@ class SharedCrawlStatus(TypedDict):
     """Items scraped by every worker."""
     workers: list[SharedWorkerStatus]
     """Every worker that published figures, by id."""
+    frontier: str
+    """The shared crawl: ``<FRONTIER_URL without password> <key>`` (the same for each
+    of its workers)."""
 
 
 class DnsStatus(TypedDict):
@@ -304,6 +307,39 @@ class GetSample(TypedDict):
     type: Literal["get_sample"]
     crawl_id: CrawlId
     """The crawl to sample."""
+
+
+class CommandSharedCrawl(TypedDict):
+    """Outside (``crawlfw dashboard``'s whole view) -> control endpoint: pause, resume
+    or stop every worker of the shared crawl (``FRONTIER_URL``) this crawl is a worker
+    of, wherever they run, by writing the command in its Redis
+    (:mod:`crawlfw.core.frontier.redis_control`: each worker follows it at its next
+    figures read, within ``FIGURES_INTERVAL_S``); answered with
+    ``shared_command_published`` or ``control_error`` (not a shared crawl, Redis
+    unreachable)."""
+
+    type: Literal["command_shared_crawl"]
+    crawl_id: CrawlId
+    """A crawl of this process that is a worker of the shared crawl."""
+    command: Literal["pause", "resume", "stop"]
+    """What every worker does."""
+    reason: Reason
+    """A stop's ``finish_reason`` on every worker (``shutdown``, as ``crawlfw stop``)."""
+
+
+class SharedCommandPublished(TypedDict):
+    """Control endpoint -> outside: the answer to ``command_shared_crawl``: the command
+    is in Redis, for every worker to follow."""
+
+    type: Literal["shared_command_published"]
+    crawl_id: CrawlId
+    """The crawl it was asked of."""
+    command: Literal["pause", "resume", "stop"]
+    """The command written."""
+    seq: Annotated[int, Rule(minimum=1)]
+    """Its number among the shared crawl's commands."""
+    frontier: str
+    """The shared crawl: ``<FRONTIER_URL without password> <key>``."""
 
 
 class LatencyFigures(TypedDict):

@@ -56,6 +56,7 @@ from crawlfw.core.frontier.api import FrontierBase, host_key
 from crawlfw.core.frontier.frontier import SEEN_CACHE_SIZE, FrontierError, JobMeta, _Lifo
 from crawlfw.core.frontier.pqueue import PriorityQueue
 from crawlfw.core.frontier.redis_ahead import _Ahead
+from crawlfw.core.frontier.redis_control import control_state
 from crawlfw.core.frontier.redis_link import (
     PROBE_TIMEOUT_S,
     RETRY_FIRST_S,
@@ -293,6 +294,9 @@ class RedisFrontier(FrontierBase):
         queued, leased, exhausted, owner = self._call("status", [self.limits[0], self.worker,
                                                                  ""])[:4]
         self.queued = int(queued)
+        self.control = self.opened_control = control_state(call_with_retry(  # stops before now
+            lambda: self.client.hgetall(self._k("control")), self.url, self.retry_timeout_s,
+            spider=spider, stats=self.stats, link=self.link))
         logger.info(
             "Worker %(worker)s joins crawl %(key)s on %(url)s (%(queued)d requests queued, "
             "%(leased)d leased; start requests %(start)s)",
@@ -708,8 +712,9 @@ class RedisFrontier(FrontierBase):
             dict: ``{'worker': str (this worker's id), 'queued': int, 'leased': int,
             'pages': int, 'items': int, 'workers': [{'worker': str, 'pages': int, 'items': int,
             'last_seen_s': float | None (seconds since its last lease renewal, None if it
-            never renewed one)}, ...]}`` (sorted by worker id; ``pages``/``items`` summed
-            over every worker that ever published).
+            never renewed one)}, ...], 'frontier': '<URL without password> <key>'}``
+            (sorted by worker id; ``pages``/``items`` summed over every worker that ever
+            published). The commands for every worker it read are in ``self.control``.
 
         Raises:
             FrontierError: Redis failed.
@@ -719,7 +724,9 @@ class RedisFrontier(FrontierBase):
         entry = json.dumps({"pages": int(own.get("pages", 0)), "items": int(own.get("items", 0))})
         # One script: it publishes only while the crawl's mark exists, so a worker never
         # writes back a key of a crawl Redis lost (FLUSHALL, a restart without persistence).
-        flat_figures, flat_beats, (sec, usec) = self._call("figures", [self.worker, entry])
+        flat_figures, flat_beats, (sec, usec), flat_control = self._call(
+            "figures", [self.worker, entry])
+        self.control = control_state(flat_control)  # read by the scheduler: SharedCommands
         figures = dict(zip(flat_figures[::2], flat_figures[1::2], strict=True))
         beats = dict(zip(flat_beats[::2], flat_beats[1::2], strict=True))
         now_ms = int(sec) * 1000 + int(usec) / 1000
@@ -734,7 +741,8 @@ class RedisFrontier(FrontierBase):
                                             if beat is not None else None)})
         return {"worker": self.worker, "queued": shared["queued"], "leased": shared["leased"],
                 "pages": sum(w["pages"] for w in workers),
-                "items": sum(w["items"] for w in workers), "workers": workers}
+                "items": sum(w["items"] for w in workers), "workers": workers,
+                "frontier": self.path}
 
     def close(self, reason: str) -> list[Request]:
         """Commit pending acks, give back this worker's open leases and its claim on

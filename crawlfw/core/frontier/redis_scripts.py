@@ -34,6 +34,8 @@ key of one crawl lives in one slot)::
                                      (ms); members older than a lease timeout dropped, the
                                      key expires with them (how many workers share a host)
     <prefix>:figures     hash        worker id -> its pages and items (JSON; for status)
+    <prefix>:control     hash        pause, resume, stop for every worker (the dashboard's
+                                     whole view: crawlfw/core/frontier/redis_control.py)
     <prefix>:worker:<id> hash        that worker's committed feeds and spider.state (JSON)
     <prefix>:revisit:due sorted set  REVISIT_ENABLED: the revisit schedule by due time, and
     <prefix>:revisit:rec hash        its records (crawlfw/core/frontier/redis_revisit.py)
@@ -87,11 +89,11 @@ PREFETCH_SCAN = 64
 _PRIO_UNIT = 1 << 40
 _PRIO_MAX = 4095
 
-# Every script gets the same keys (KEYS[1..16]); per-host queues are named from the
+# Every script gets the same keys (KEYS[1..19]); per-host queues are named from the
 # prefix inside the script (same hash tag, so the same Cluster slot).
 _KEY_NAMES = ("meta", "requests", "scores", "seen", "leases", "owners", "flying",
               "inflight", "ready", "next", "delay", "start", "queue", "worker:%s",
-              "workers", "figures", "since", "active")
+              "workers", "figures", "since", "active", "control")
 
 # The prelude of every script: names, clock, and the per-host bookkeeping.
 # `touched` collects hosts whose readiness may have changed; settle() decides each once.
@@ -104,7 +106,7 @@ _PRELUDE = """
 local META, REQS, SCORES, SEEN, LEASES, OWNERS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local FLYING, INFLIGHT, READY, NEXT, DELAY, START = KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local OLDQ, WORKER, WORKERS, FIGURES, SINCE = KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17]
-local ACTIVE = KEYS[18]
+local ACTIVE, CONTROL = KEYS[18], KEYS[19]
 local P = string.sub(META, 1, -6)
 local U = PRIO_UNIT
 local QUARTER = U / 4
@@ -458,10 +460,12 @@ return gone
 """
 
 # ARGV: worker, its figures (JSON). Publishes them and returns {figures by worker (a flat
-# HGETALL list), heartbeats by worker (idem), TIME}; a crawl Redis lost gets no key back.
+# HGETALL list), heartbeats by worker (idem), TIME, the commands for every worker
+# (HGETALL control)}; a crawl Redis lost gets no key back.
 _FIGURES = _PRELUDE + _GUARD + """
 redis.call('HSET', FIGURES, ARGV[1], ARGV[2])
-return {redis.call('HGETALL', FIGURES), redis.call('HGETALL', WORKERS), redis.call('TIME')}
+return {redis.call('HGETALL', FIGURES), redis.call('HGETALL', WORKERS), redis.call('TIME'),
+        redis.call('HGETALL', CONTROL)}
 """
 
 # ARGV: concurrency per host, worker, finished lease ids ('a,b,...'). Returns {queued,

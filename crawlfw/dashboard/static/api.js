@@ -52,6 +52,10 @@ export const listCrawls = () => getJSON("/api/crawls");
 export const crawlHistory = (id) => getJSON(`${crawlPath(id)}/history`);
 /** action: "pause" | "resume" | "stop" */
 export const crawlAction = (id, action) => post(`${crawlPath(id)}/${action}`);
+/** Every worker of the shared crawl the crawl `id` here is a worker of; action: "pause" |
+ * "resume" | "stop". {ok, command, frontier, published: {via, seq}|null, error,
+ * workers: [{worker, crawl, reached, via: "control"|"redis"|null, error, last_seen_s}]} */
+export const sharedAction = (id, action) => post(`/api/shared/${encodeURIComponent(id)}/${action}`);
 
 /** The crawl's live stream (server-sent events): `onSample(sample)` each second,
  * `onError(error)` for each error the crawl logs, `onEnd(reason)` when the crawl is gone

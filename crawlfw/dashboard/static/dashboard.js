@@ -1,7 +1,7 @@
 // The dashboard page: the crawl list (#/) and one crawl's view (#/crawl/<id>). Server data
 // reaches the page only as text (textContent) or chart numbers, never as markup.
 
-import { listCrawls, crawlHistory, crawlAction, crawlEvents, ApiError } from "./api.js";
+import { listCrawls, crawlHistory, crawlAction, sharedAction, crawlEvents, ApiError } from "./api.js";
 import { SampleStore, orderedKeys, latencyBuckets, latencyDelta, quantileBound, total,
   unixSeconds, actorCpuPercent, groupShared, workerCounts, fmtBytes, fmtCount, fmtRate, fmtDuration, fmtSeconds,
   fmtClock, fmtDateTime } from "./derive.js";
@@ -10,6 +10,7 @@ import { TimeChart, LatencyChart, PALETTE, statusColour } from "./charts.js";
 const $ = (id) => document.getElementById(id);
 const MAX_ERRORS = 200;
 const LIST_REFRESH_MS = 2000;
+const WHOLE_BUTTONS = ["btn-pause-all", "btn-resume-all", "btn-stop-all"];
 
 /** Make an element: `props` are set as properties (className, textContent, href...). */
 function el(tag, props = {}, ...children) {
@@ -155,6 +156,15 @@ class ListView {
   }
 }
 
+/** A worker's state in the whole view: its own for a worker here, else what the last
+ * whole-crawl command did for it ("pause sent through Redis"), else "–". */
+function workerState(crawl, sent, command) {
+  if (crawl && crawl.state) return crawl.state;
+  if (!sent || !command) return "–";
+  if (!sent.reached) return `${command.action} not sent`;
+  return `${command.action} sent${sent.via === "redis" ? " through Redis" : ""}`;
+}
+
 // ---- one crawl ----
 
 class CrawlView {
@@ -174,6 +184,7 @@ class CrawlView {
     this.clock = null;
     this.drawPending = false;
     this.pending = null;
+    this.command = null;  // the whole view's last command: {action, answer, until}
     this.buildCharts();
     this.wireButtons();
   }
@@ -246,6 +257,15 @@ class CrawlView {
     $("btn-pause").addEventListener("click", this.onPause);
     $("btn-resume").addEventListener("click", this.onResume);
     $("btn-stop").addEventListener("click", this.onStop);
+    // The whole view: every worker of the shared crawl, here and elsewhere.
+    this.onAll = {
+      "btn-pause-all": () => this.actAll("pause"),
+      "btn-resume-all": () => this.actAll("resume"),
+      "btn-stop-all": () => {
+        if (window.confirm(`Stop every worker of ${this.name || this.id}, here and on other machines? Each closes as on Ctrl-C: what is in flight finishes, its feed is stored.`)) this.actAll("stop");
+      },
+    };
+    for (const [id, fn] of Object.entries(this.onAll)) $(id).addEventListener("click", fn);
   }
 
   async show(crawls) {
@@ -311,6 +331,8 @@ class CrawlView {
     $("btn-pause").removeEventListener("click", this.onPause);
     $("btn-resume").removeEventListener("click", this.onResume);
     $("btn-stop").removeEventListener("click", this.onStop);
+    for (const [id, fn] of Object.entries(this.onAll)) $(id).removeEventListener("click", fn);
+    $("whole-command").hidden = true;
     $("crawl-view").hidden = true;
     $("error-list").replaceChildren();
     $("error-list-empty").hidden = false;
@@ -379,6 +401,71 @@ class CrawlView {
       notice(`Could not ${action} the crawl: ${e.message}`, "error");
       this.setState(this.state);
     }
+  }
+
+  /** Pause, resume or stop every worker of the shared crawl: the server sends it to each
+   * worker here and writes it in the shared frontier (Redis) for the others. */
+  async actAll(action) {
+    for (const b of WHOLE_BUTTONS.map($)) b.disabled = true;
+    try {
+      const answer = await sharedAction(this.id, action);
+      this.command = { action, answer, until: Date.now() + 10000 };
+      this.showCommand(answer);
+      notice(`${action[0].toUpperCase()}${action.slice(1)} sent to every worker.`, "info", true);
+      setTimeout(() => listCrawls().then((crawls) => {  // (the server lists anew each second)
+        this.crawls = crawls;
+        this.listed = Date.now();
+      }, () => {}), 1200);
+    } catch (e) {
+      notice(`Could not ${action} the workers: ${e.message}`, "error");
+    }
+    this.setWholeButtons();
+  }
+
+  /** Which workers a command reached, and how (as text). */
+  showCommand(answer) {
+    const done = { pause: "Paused", resume: "Resumed", stop: "Stopping" }[answer.command];
+    const names = (ws) => ws.map((w) => w.worker).join(", ");
+    const here = answer.workers.filter((w) => w.reached && w.via === "control");
+    const away = answer.workers.filter((w) => w.reached && w.via === "redis");
+    const missed = answer.workers.filter((w) => !w.reached);
+    const parts = [];
+    if (here.length) parts.push(`${names(here)} here, at once`);
+    if (away.length) parts.push(`${names(away)} through the shared frontier (within 2 s, if it runs)`);
+    let text = `${done}: ${parts.join("; ") || "no worker"}.`;
+    if (answer.published) {
+      if (answer.command === "pause") text += " A worker joining later stays paused until Resume all.";
+    } else {
+      text += ` Not written in the shared frontier (${answer.error}): workers elsewhere were not reached.`;
+    }
+    if (missed.length) text += ` Not reached: ${missed.map((w) => `${w.worker} (${w.error})`).join("; ")}.`;
+    const p = $("whole-command");
+    p.textContent = text;
+    p.dataset.kind = answer.ok ? "info" : "error";
+    p.hidden = false;
+  }
+
+  /** The whole view's buttons, from the workers' states here and, for those elsewhere
+   * (whose states the page does not see), the last whole-crawl command: before any, both
+   * Pause and Resume stay possible. */
+  setWholeButtons() {
+    const info = this.crawls.find((c) => String(c.id) === String(this.id));
+    const frontier = info && info.shared ? info.shared.frontier : null;
+    const here = this.crawls.filter((c) => c.shared && frontier && c.shared.frontier === frontier);
+    const known = new Set(here.map((c) => String(c.worker)));
+    const last = this.store.last;
+    const elsewhere = !here.length || ((last && last.shared && last.shared.by_worker) || [])
+      .some((w) => !known.has(String(w.worker)));
+    const cmd = this.command ? this.command.action : null;
+    const fresh = this.command && Date.now() < this.command.until;  // (states here may lag)
+    const pause = (elsewhere && cmd !== "pause")
+      || (here.some((c) => c.state === "running") && !(fresh && cmd === "pause"));
+    const resume = (elsewhere && cmd !== "resume")
+      || (here.some((c) => c.state === "paused") && !(fresh && cmd === "resume"));
+    const stopped = cmd === "stop";
+    $("btn-pause-all").disabled = !pause || stopped;
+    $("btn-resume-all").disabled = !resume || stopped;
+    $("btn-stop-all").disabled = stopped;
   }
 
   setState(state) {
@@ -455,7 +542,11 @@ class CrawlView {
     const before = this.store.sampleBefore(10);
     const older = before && before !== last && before.shared ? workerCounts(before.shared, "pages") : {};
     const dt = before ? last.t - before.t : 0;
-    const here = new Map(this.crawls.filter((x) => x.worker != null).map((x) => [String(x.worker), x]));
+    const info = this.crawls.find((x) => String(x.id) === String(this.id));
+    const frontier = info && info.shared ? info.shared.frontier : null;  // (this shared crawl's)
+    const here = new Map(this.crawls.filter((x) => x.worker != null
+      && (!frontier || (x.shared && x.shared.frontier === frontier))).map((x) => [String(x.worker), x]));
+    const sent = new Map(this.command ? this.command.answer.workers.map((w) => [String(w.worker), w]) : []);
     const rows = (sh.by_worker || []).map((w) => {
       const id = String(w.worker);
       const r = dt > 0 && older[id] != null && w.pages >= older[id] ? (w.pages - older[id]) / dt : null;
@@ -467,9 +558,11 @@ class CrawlView {
         el("td", { className: "num", textContent: fmtCount(w.pages) }),
         el("td", { className: "num", textContent: fmtCount(w.items) }),
         el("td", { className: "num", textContent: fmtRate(r) }),
+        el("td", { className: "state-cell", textContent: workerState(crawl, sent.get(id), this.command) }),
         el("td", {}, where));
     });
     $("workers-table").tBodies[0].replaceChildren(...rows);
+    this.setWholeButtons();
     if (Date.now() - this.listed > 5000) {  // workers here that started since
       this.listed = Date.now();
       listCrawls().then((crawls) => { this.crawls = crawls; }, () => {});

@@ -206,7 +206,8 @@ export function total(counts) {
   return n;
 }
 
-/** The crawls grouped as one shared (Redis) crawl per set of workers that overlap, each
+/** The crawls grouped as one shared (Redis) crawl per `shared.frontier` (its Redis and
+ * key; without it, per set of workers that overlap), each
  * other crawl alone: [{crawls, shared: combined figures|null, workers: [{worker, pages,
  * items, last_seen_s, crawl: the crawl of this worker here, or null}], best: the crawl
  * whose figures are shown (the freshest)}]. The combined figures and the workers' come
@@ -217,19 +218,24 @@ export function total(counts) {
 export function groupShared(crawls) {
   const groups = [];
   const byWorker = new Map();
+  const byFrontier = new Map();
   for (const c of crawls) {
     if (!c.shared) {
       groups.push({ crawls: [c], shared: null, workers: [] });
       continue;
     }
     const ids = (Array.isArray(c.workers) ? c.workers : []).map((w) => String(w.worker));
-    let group = ids.map((id) => byWorker.get(id)).find((g) => g);
+    // The shared crawl's identity (its Redis and key) when the entry gives it; else
+    // (a crawl of an older crawlfw) the workers it shares with another entry.
+    const frontier = c.shared.frontier || null;
+    let group = frontier ? byFrontier.get(frontier) : ids.map((id) => byWorker.get(id)).find((g) => g);
     if (!group) {
       group = { crawls: [], shared: null, workers: [], best: null };
       groups.push(group);
+      if (frontier) byFrontier.set(frontier, group);
     }
     group.crawls.push(c);
-    for (const id of ids) byWorker.set(id, group);
+    if (!frontier) for (const id of ids) byWorker.set(id, group);
     if (!group.best || (c.shared.pages || 0) > (group.best.shared.pages || 0)) group.best = c;
   }
   for (const g of groups) {
