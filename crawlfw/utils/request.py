@@ -25,9 +25,27 @@ __all__ = ["request_fingerprint", "request_authenticate", "request_httprepr",
 _fingerprint_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 # {url: hex fingerprint} of GET requests without a body: a crawl meets the same links on
-# many pages. Plain dict operations are atomic under the GIL; emptied when full.
+# many pages. Two generations of at most _GET_FINGERPRINTS_SIZE each: the newest (which
+# the frontiers' push_many read inline) and the one before it; a URL found in the older
+# is put back in the newest, and a full newest becomes the older (so a site whose pages
+# link to more URLs than one generation holds still finds its links: emptied when full,
+# a 20,000-page site's links missed every time). The dicts keep their identity (the
+# frontiers import them); plain dict operations are atomic under the GIL.
 _GET_FINGERPRINTS: dict[str, str] = {}
+_GET_FINGERPRINTS_OLDER: dict[str, str] = {}
 _GET_FINGERPRINTS_SIZE = 16384
+
+
+def _remember_get_fingerprint(url: str, digest: str) -> None:
+    """Put ``url``'s fingerprint in the newest generation of the GET memo, first
+    making a full newest generation the older one."""
+    newest = _GET_FINGERPRINTS
+    if len(newest) >= _GET_FINGERPRINTS_SIZE:
+        older = _GET_FINGERPRINTS_OLDER
+        older.clear()
+        older.update(newest)
+        newest.clear()
+    newest[url] = digest
 
 
 def request_fingerprint(request, include_headers: Iterable[str | bytes] | None = None) -> str:
@@ -66,10 +84,10 @@ def request_fingerprint(request, include_headers: Iterable[str | bytes] | None =
         url = request.url
         digest = _GET_FINGERPRINTS.get(url)
         if digest is None:
-            digest = hashlib.sha1(b"GET" + to_bytes(canonical_url(url))).hexdigest()
-            if len(_GET_FINGERPRINTS) >= _GET_FINGERPRINTS_SIZE:
-                _GET_FINGERPRINTS.clear()
-            _GET_FINGERPRINTS[url] = digest
+            digest = _GET_FINGERPRINTS_OLDER.get(url)
+            if digest is None:
+                digest = hashlib.sha1(b"GET" + to_bytes(canonical_url(url))).hexdigest()
+            _remember_get_fingerprint(url, digest)
         return digest
     cache = _fingerprint_cache.get(request)
     if cache is None:

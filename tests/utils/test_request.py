@@ -187,6 +187,7 @@ def test_fingerprint_equals_reference_on_every_link_of_the_shared_sites(sites_di
 
 def test_get_fingerprint_memoised_per_url_and_bounded(monkeypatch):
     monkeypatch.setattr(request_mod, "_GET_FINGERPRINTS", {})
+    monkeypatch.setattr(request_mod, "_GET_FINGERPRINTS_OLDER", {})
     monkeypatch.setattr(request_mod, "_GET_FINGERPRINTS_SIZE", 3)
     urls = [f"http://www.example.com/p/{i}?b=2&a=1#f" for i in range(5)]
     for url in urls + urls:
@@ -196,9 +197,29 @@ def test_get_fingerprint_memoised_per_url_and_bounded(monkeypatch):
         assert r not in request_mod._fingerprint_cache  # no per-request entry needed
         assert request_mod._GET_FINGERPRINTS[r.url] == expected
         assert len(request_mod._GET_FINGERPRINTS) <= 3
+        assert len(request_mod._GET_FINGERPRINTS_OLDER) <= 3
     # a body, another method or include_headers take the per-request path
     for r in (Request(urls[0], body=b"x"), Request(urls[0], method="HEAD")):
         assert fp(r) != fp(Request(urls[0]))
         assert r in request_mod._fingerprint_cache
     r = Request(urls[0], headers={"A": "1"})
     assert fp(r, include_headers=["A"]) != fp(r)
+
+
+def test_get_fingerprints_of_a_cycle_longer_than_one_generation_are_found(monkeypatch):
+    """A site whose pages link to more URLs than one generation holds (here 5 URLs met
+    again and again, generations of 4): after the first round every fingerprint comes
+    from the memo (a memo emptied when full computed every one again)."""
+    monkeypatch.setattr(request_mod, "_GET_FINGERPRINTS", {})
+    monkeypatch.setattr(request_mod, "_GET_FINGERPRINTS_OLDER", {})
+    monkeypatch.setattr(request_mod, "_GET_FINGERPRINTS_SIZE", 4)
+    computed = []
+    real = request_mod.canonical_url
+    monkeypatch.setattr(request_mod, "canonical_url",
+                        lambda url: computed.append(url) or real(url))
+    urls = [f"http://www.example.com/p/{i}" for i in range(5)]
+    for _ in range(4):
+        for url in urls:
+            r = Request(url)
+            assert fp(r) == hashlib.sha1(b"GET" + canonicalize_url(url).encode()).hexdigest()
+    assert computed == urls  # once each, in the first round
