@@ -166,6 +166,20 @@ def test_changed_shrinks_unchanged_grows_the_interval(schedule):
     assert (record.interval, record.due) == (pytest.approx(11.2), pytest.approx(29.2))
 
 
+def test_a_changed_page_keeps_its_priority(schedule):
+    """The stored request of a changed page is the request that reached it, at the
+    page's priority: a retry (RETRY_PRIORITY_ADJUST) or a redirect changed the
+    request's, and each change stored again drifted the page's revisits further."""
+    first = visit("http://a/1")
+    first["request"] = first["request"].replace(priority=5)
+    schedule.visited(first, 0.0)
+    retried = visit("http://a/1", "changed", digest="d1")
+    retried["request"] = retried["request"].replace(priority=4)  # retried once
+    schedule.visited(retried, 10.0)
+    (record,) = schedule.take_due(100.0, 10)
+    assert schedule.request_of(record).priority == 5
+
+
 def test_not_adaptive_keeps_the_interval(tmp_path):
     schedule = MemoryRevisitSchedule(RevisitConfig(enabled=True, interval_s=10.0,
                                                    adaptive=False), SPIDER)
@@ -519,6 +533,7 @@ SCHEDULE_TESTS = (
     test_a_new_page_is_due_after_the_interval,
     test_due_records_are_taken_earliest_first_and_move_one_interval_on,
     test_changed_shrinks_unchanged_grows_the_interval,
+    test_a_changed_page_keeps_its_priority,
     test_meta_revisit_interval_fixes_a_pages_interval,
     test_gone_counts_then_drops_the_page,
     test_a_page_back_after_a_404_starts_counting_again,

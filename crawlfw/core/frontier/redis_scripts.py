@@ -79,7 +79,8 @@ EXPIRE_BATCH = 1000
 PREFETCH_SCAN = 64
 
 # The queue order of a request: -priority * 2**40, then its id (FIFO) or -id (LIFO);
-# ZRANGE takes the lowest first. A start request (meta['is_start_request']) is
+# ZRANGE takes the lowest first. A start request (meta['is_start_request']; or a revisit,
+# api.in_start_lane) is
 # -priority * 2**40 + 2**38 + id: first in first out, after the other requests of its
 # priority, before those of lower priorities (Scrapy 2.13's start queues: a priority's
 # regular requests go first); ids stay below 2**38. Priorities beyond +-4095 share the

@@ -41,6 +41,7 @@ import pickle
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from crawlfw.core.frontier.api import REVISIT_META as _REVISIT_META
 from crawlfw.core.transport.slot import url_host
 from crawlfw.http.request import Request as _Request
 from crawlfw.utils.reqser import _get_method, request_from_dict, request_to_dict
@@ -65,11 +66,12 @@ __all__ = [
     "stored_request",
 ]
 
-#: ``meta`` key of a revisit request: the record's state as a tuple
-#: ``(fingerprint hex, etag or None, last_modified or None, digest hex or None)``.
-#: A tuple of immutable values, so the in-memory frontier still keeps the request as a
-#: compact record.
-REVISIT_META = "_revisit"
+#: ``meta`` key of a revisit request (:data:`crawlfw.core.frontier.api.REVISIT_META`,
+#: where the frontiers read it: they queue revisits in the start lane): the record's
+#: state as a tuple ``(fingerprint hex, etag or None, last_modified or None, digest hex
+#: or None)``. A tuple of immutable values, so the in-memory frontier still keeps the
+#: request as a compact record.
+REVISIT_META = _REVISIT_META
 
 #: Nutch's ``db.fetch.schedule.adaptive.inc_rate``: an unchanged page's interval grows
 #: by this fraction.
@@ -349,7 +351,8 @@ def middleware_defaults(settings: BaseSettings,
 
 
 def stored_request(request: Request, spider: Spider | None,
-                   dumps: Any = None, defaults: Any = None) -> bytes:
+                   dumps: Any = None, defaults: Any = None,
+                   priority: int | None = None) -> bytes:
     """``request`` as a record stores it: its compact
     :func:`~crawlfw.utils.reqser.request_to_dict`, without the ``meta`` of one download
     (redirects, retries, the revisit state, the download slot when it is the URL's host,
@@ -357,6 +360,8 @@ def stored_request(request: Request, spider: Spider | None,
     with ``defaults`` (:func:`middleware_defaults`), without the headers and ``meta``
     the default downloader middlewares put there with the values they put (the revisit
     gets them again), pickled (or written by ``dumps``: a dict -> bytes function).
+    ``priority``, when given, is stored instead of the request's (a page's revisits keep
+    the priority it was first queued with, not what a retry or a redirect made of it).
 
     Raises:
         ValueError: the callback or errback is not a method of the spider.
@@ -387,6 +392,11 @@ def stored_request(request: Request, spider: Spider | None,
         else:
             del d["headers"]
     d.pop("dont_filter", None)
+    if priority is not None:
+        if priority:
+            d["priority"] = priority
+        else:
+            d.pop("priority", None)
     # A copy of exactly its size: pickle.dumps() writes into a 4 KiB buffer and shrinks
     # it in place, so a blob kept as it comes sits where a 4 KiB block was free, outside
     # Python's small-object allocator, with the rest of the block cut off around it. A

@@ -136,8 +136,10 @@ class _ScheduleBase:
         record.due = now + record.interval
         if changed or old_fp != fp:  # the request as the site now leads to it
             try:
+                # at the page's priority (a retry or a redirect changed the request's)
+                priority = self.loads(record.request).get("priority", 0)
                 record.request = stored_request(visit["request"], self.spider,
-                                                self.dumps, self.defaults)
+                                                self.dumps, self.defaults, priority)
             except (ValueError, pickle.PicklingError, TypeError, AttributeError):
                 pass  # keep the stored one
         if old_fp != fp:
