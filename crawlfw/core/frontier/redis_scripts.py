@@ -35,8 +35,9 @@ key of one crawl lives in one slot)::
                                      key expires with them (how many workers share a host)
     <prefix>:figures     hash        worker id -> its pages and items (JSON; for status)
     <prefix>:worker:<id> hash        that worker's committed feeds and spider.state (JSON)
-    <prefix>:revisit:due sorted set  REVISIT_ENABLED: the revisit schedule by due time, and
-    <prefix>:revisit:rec hash        its records (crawlfw/core/frontier/redis_revisit.py)
+    <prefix>:revisit:due sorted set  REVISIT_ENABLED: the revisit schedule by due time, its
+    <prefix>:revisit:rec hash        records, and their claims (revisit:claim, revisit:out;
+                                     crawlfw/core/frontier/redis_revisit.py)
 
 Every change is one Lua script, so it is atomic: a push goes through the dupefilter and
 into its host's queue together (the host joins ``ready`` when it may start); a lease

@@ -69,8 +69,10 @@ __all__ = [
 #: ``meta`` key of a revisit request (:data:`crawlfw.core.frontier.api.REVISIT_META`,
 #: where the frontiers read it: they queue revisits in the start lane): the record's
 #: state as a tuple ``(fingerprint hex, etag or None, last_modified or None, digest hex
-#: or None)``. A tuple of immutable values, so the in-memory frontier still keeps the
-#: request as a compact record.
+#: or None, claim)`` (``claim``: the shared schedule's claim number the revisit was made
+#: under, 0 elsewhere; a request queued by an older crawlfw has no fifth item). A tuple
+#: of immutable values, so the in-memory frontier still keeps the request as a compact
+#: record.
 REVISIT_META = _REVISIT_META
 
 #: Nutch's ``db.fetch.schedule.adaptive.inc_rate``: an unchanged page's interval grows
@@ -212,7 +214,8 @@ def classify(request: Request, response: Response, spider: Spider | None,
 
     Returns:
         a ``revisit_visited`` visit dict (``fp``, ``outcome``, ``etag``,
-        ``last_modified``, ``digest``, ``interval``, ``moved_from``, ``request``), or
+        ``last_modified``, ``digest``, ``interval``, ``moved_from``, ``request``,
+        ``claim``: the revisit's claim number, 0 for a first visit), or
         None when the response does not touch the schedule (not a 2xx answer and not a
         revisit's 304/404/410, or a first visit that opted out).
     """
@@ -242,10 +245,12 @@ def classify(request: Request, response: Response, spider: Spider | None,
         "etag": etag.decode("latin-1") if etag else None,
         "last_modified": last_modified.decode("latin-1") if last_modified else None,
         "digest": None, "interval": _meta_interval(meta), "moved_from": None,
-        "request": request,
+        "request": request, "claim": 0,
     }
     if state is not None:
         old_fp = state[0]
+        if len(state) > 4:
+            visit["claim"] = state[4]
         if old_fp != fingerprint:
             visit["moved_from"] = old_fp
         if outcome == "unchanged":  # a 304 repeats the validators or says nothing new
@@ -279,7 +284,8 @@ def failed_visit(request: Request) -> dict[str, Any] | None:
     if state is None:
         return None
     return {"fp": state[0], "outcome": "failed", "etag": None, "last_modified": None,
-            "digest": None, "interval": None, "moved_from": None, "request": request}
+            "digest": None, "interval": None, "moved_from": None, "request": request,
+            "claim": state[4] if len(state) > 4 else 0}
 
 
 def _meta_interval(meta: dict[str, Any]) -> float | None:
@@ -433,10 +439,13 @@ class RevisitRecord:
         digest: :func:`content_digest` of the last content (hex str or None).
         gone: 404/410 answers in a row.
         fixed: the interval was set by ``meta['revisit_interval']`` (not adapted).
+        claim: the shared schedule's claim number this copy was taken under
+            (:meth:`~crawlfw.core.frontier.redis_revisit.RedisRevisitSchedule.take_due`);
+            0 elsewhere.
     """
 
     __slots__ = ("fp", "request", "due", "interval", "etag", "last_modified", "digest",
-                 "gone", "fixed", "_size")
+                 "gone", "fixed", "claim", "_size")
 
     def __init__(self, fp: bytes, request: bytes, due: float, interval: float,
                  etag: str | None = None, last_modified: str | None = None,
@@ -450,6 +459,7 @@ class RevisitRecord:
         self.digest = digest
         self.gone = gone
         self.fixed = fixed
+        self.claim = 0
         self._size = 0  # bytes counted by the in-memory schedule
 
     def __repr__(self) -> str:
@@ -476,7 +486,8 @@ def revisit_request(record: RevisitRecord, spider: Spider | None,
     d = loads(record.request)
     meta = d.get("meta")
     meta = dict(meta) if meta else {}
-    meta[REVISIT_META] = (record.fp.hex(), record.etag, record.last_modified, record.digest)
+    meta[REVISIT_META] = (record.fp.hex(), record.etag, record.last_modified, record.digest,
+                          record.claim)
     if not _FAST_KEYS.issuperset(d):
         d["dont_filter"] = True
         d["meta"] = meta
