@@ -114,6 +114,27 @@ def test_an_older_visits_outcome_does_not_overwrite_a_newer_one(redis_server):
     assert two.in_flight() == 0
 
 
+def test_a_page_moved_by_a_redirect_takes_outcomes_under_its_own_claims(redis_server):
+    """A redirect moves the record to the new URL: the new record's claims count from
+    one, and their outcomes are applied (the old record's claim number, carried over,
+    made every later outcome stale)."""
+    one = schedule_on(redis_server.url)
+    one.visited(visit("http://a/old"), 0.0)
+    for _ in range(3):  # the old page's claims go up to 3
+        [record] = one.take_due(one.get(fp("http://a/old")).due, 10)
+        assert one.visited(answer_of(one, record), record.due - LEASE_S) == "unchanged"
+    [record] = one.take_due(200.0, 10)
+    moved = answer_of(one, record)
+    moved.update(visit("http://a/new", "unchanged"), moved_from=record.fp.hex(),
+                 claim=record.claim)
+    assert one.visited(moved, 201.0) == "unchanged"
+    assert one.get(fp("http://a/old")) is None and one.in_flight() == 0
+    [again] = one.take_due(300.0, 10)
+    assert (again.fp, again.claim) == (fp("http://a/new"), 1)
+    assert one.visited(answer_of(one, again, "changed", "d9"), 301.0) == "changed"
+    assert one.get(fp("http://a/new")).digest == "d9" and one.in_flight() == 0
+
+
 def test_a_stale_outcome_does_not_end_a_later_claim(redis_server):
     one, two = schedule_on(redis_server.url), schedule_on(redis_server.url)
     one.visited(visit("http://a/1"), 0.0)

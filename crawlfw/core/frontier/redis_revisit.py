@@ -173,10 +173,11 @@ def _json_loads(data: bytes) -> Any:
 class _Merge:
     """What one visit's outcome read and wants written (see ``revisit_merge``)."""
 
-    __slots__ = ("reads", "ops", "claim")
+    __slots__ = ("reads", "ops", "claim", "claimed")
 
-    def __init__(self, claim: int) -> None:
+    def __init__(self, claim: int, claimed: str) -> None:
         self.claim = claim
+        self.claimed = claimed  # the fingerprint (hex) the claim is of
         self.reads: dict[str, tuple[int, int]] = {}  # fp hex -> (version, applied claim)
         self.ops: list[Any] = []
 
@@ -267,8 +268,10 @@ class RedisRevisitSchedule(_ScheduleBase):
         merge = self._merge
         if merge is not None:
             version, applied = merge.reads.get(key, (-1, 0))
+            if key == merge.claimed:  # (a record a redirect moved starts its own count)
+                applied = max(applied, merge.claim)
             merge.ops += ("p", key, repr(float(record.due)),
-                          self._encode(record, version + 1, max(applied, merge.claim)))
+                          self._encode(record, version + 1, applied))
             return
         self._run("revisit_merge", [key, 0, 0, "p", key, repr(float(record.due)),
                                     self._encode(record)])
@@ -288,7 +291,7 @@ class RedisRevisitSchedule(_ScheduleBase):
         claim = int(visit.get("claim") or 0)
         claimed = visit.get("moved_from") or visit["fp"]
         for _ in range(MERGE_TRIES):
-            merge = self._merge = _Merge(claim)
+            merge = self._merge = _Merge(claim, claimed)
             try:
                 if visit["outcome"] == "failed":
                     # no answer: due again an interval after the try (the claim ends)
