@@ -116,16 +116,24 @@ return n
     "revisit_merge": """
 local claim = tonumber(ARGV[2])
 local i = 4
+local read = {}
 for _ = 1, tonumber(ARGV[3]) do
   local cur = redis.call('HGET', KEYS[2], ARGV[i])
   local version = -1
-  if cur then version = cjson.decode(cur)['u'] or 0 end
+  if cur then
+    read[ARGV[i]] = cjson.decode(cur)
+    version = read[ARGV[i]]['u'] or 0
+  end
   if version ~= tonumber(ARGV[i + 1]) then return 0 end
   i = i + 2
 end
 if claim > 0 then
-  local cur = redis.call('HGET', KEYS[2], ARGV[1])
-  if not cur or (cjson.decode(cur)['a'] or 0) >= claim then return -1 end
+  local rec = read[ARGV[1]]
+  if not rec then
+    local cur = redis.call('HGET', KEYS[2], ARGV[1])
+    rec = cur and cjson.decode(cur)
+  end
+  if not rec or (rec['a'] or 0) >= claim then return -1 end
   local o = redis.call('HGET', KEYS[4], ARGV[1])
   if o and tonumber(string.match(o, '^(%d+) ')) == claim then
     redis.call('HDEL', KEYS[4], ARGV[1])
