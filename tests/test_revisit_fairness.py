@@ -55,7 +55,17 @@ def backlog_handler(served, delay_s):
     return Handler
 
 
-def test_new_pages_are_fetched_while_revisits_are_backlogged(tmp_path):
+def frontier_settings(frontier, tmp_path, request):
+    if frontier == "jobdir":
+        return ("-s", f"JOBDIR={tmp_path / 'job'}")
+    if frontier == "redis":
+        redis_server = request.getfixturevalue("redis_server")
+        return ("-s", f"FRONTIER_URL={redis_server.url}")
+    return ()
+
+
+@pytest.mark.parametrize("frontier", ["memory", "jobdir", "redis"])
+def test_new_pages_are_fetched_while_revisits_are_backlogged(tmp_path, frontier, request):
     """31 pages found at once, served one at a time in 0.1 s each, due again every
     0.5 s: ten times more revisits fall due than the crawl can fetch. Scrapy's default
     order is last in first out, so each wave of revisits went on top of the pages still
@@ -63,7 +73,8 @@ def test_new_pages_are_fetched_while_revisits_are_backlogged(tmp_path):
     ``/new``, queued first, was never fetched. A revisit now waits behind the new
     requests of its priority and the revisits due before it (as Scrapy 2.13 queues
     start requests): every page is fetched once before any revisit (one or two may have
-    been handed out ahead), then each is revisited in turn."""
+    been handed out ahead), then each is revisited in turn. The same with ``JOBDIR`` (the
+    SQLite frontier) and ``FRONTIER_URL`` (the shared one, one worker)."""
     served = []
     spider = tmp_path / "backlog.py"
     spider.write_text(SPIDER)
@@ -72,7 +83,9 @@ def test_new_pages_are_fetched_while_revisits_are_backlogged(tmp_path):
                             "-s", "REVISIT_ENABLED=True", "-s", "REVISIT_INTERVAL=0.5",
                             "-s", "REVISIT_INTERVAL_MIN=0.5", "-s", "REVISIT_ADAPTIVE=False",
                             "-s", "CONCURRENT_REQUESTS=1", "-s", "CLOSESPIDER_TIMEOUT=10",
-                            "-s", "LOG_LEVEL=INFO", cwd=tmp_path, timeout_s=60)
+                            "-s", "LOG_LEVEL=INFO",
+                            *frontier_settings(frontier, tmp_path, request),
+                            cwd=tmp_path, timeout_s=60)
     assert done.returncode == 0, done.stderr[-3000:]
     paths = [path for path, _ in served]
     pages = {"/new"} | {f"/p{i}" for i in range(PAGES)}

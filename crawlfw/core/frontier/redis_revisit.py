@@ -160,6 +160,10 @@ local t = redis.call('TIME')
 local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return {t[1], t[2], first[2] or false}
 """,
+    # ARGV: fp. Returns {the record's JSON or false, its score or false}.
+    "revisit_get": """
+return {redis.call('HGET', KEYS[2], ARGV[1]), redis.call('ZSCORE', KEYS[1], ARGV[1])}
+""",
     # ARGV: fp. Removes the record (not through a visit).
     "revisit_remove": """
 redis.call('HDEL', KEYS[2], ARGV[1])
@@ -256,10 +260,8 @@ class RedisRevisitSchedule(_ScheduleBase):
     def get(self, fp: bytes) -> RevisitRecord | None:
         """The record of fingerprint ``fp``, or None (within :meth:`visited`: the
         version read is noted, for the merge)."""
-        client, key = self.frontier.client, fp.hex()
-        reply = self._retry(lambda: (client.hget(self.keys[1], key),
-                                     client.zscore(self.keys[0], key)))
-        data, due = reply
+        key = fp.hex()
+        data, due = self._run("revisit_get", [key])  # one call on the scripts' connection
         merge = self._merge
         d = json.loads(data) if data is not None else None
         if merge is not None and key not in merge.reads:
