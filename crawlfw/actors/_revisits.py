@@ -158,9 +158,9 @@ class RevisitsMixin:
 
     def _arm_revisits(self, now):
         """Set the alarm telling this actor ``revisits_due`` at the schedule's earliest
-        due time (in the schedule's clock, read after it: ``now`` is not used) plus the slack (:attr:`_revisit_slack_s`,
-        so pages due at nearby times share one wake), unless it rings by then; none when
-        the schedule is empty. The crawl uses no CPU meanwhile: one alarm thread waits on
+        due time (in the schedule's clock, read after it: ``now`` is not used) plus the
+        slack (:attr:`_revisit_slack_s`, so pages due at nearby times share one wake),
+        unless it rings by then; none when the schedule is empty. The crawl uses no CPU meanwhile: one alarm thread waits on
         a condition, no polling and no thread per wake."""
         due = self.revisits.next_due()
         if due is None:
