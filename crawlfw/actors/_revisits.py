@@ -14,6 +14,7 @@ import threading
 import time
 
 from crawlfw.actors import messages
+from crawlfw.core import _faults
 from crawlfw.core.frontier.frontier import FrontierError
 
 logger = logging.getLogger("crawlfw.actors.scheduler")
@@ -59,7 +60,7 @@ class RevisitsMixin:
         revisits = self.revisits
         if revisits is None or self.failed:
             return
-        now = time.time()
+        now = revisits.clock()
         stats, spider = self.crawler.stats, self.spider
         outstanding = self._revisit_outstanding
         try:
@@ -73,6 +74,13 @@ class RevisitsMixin:
                     stats.inc_value("revisit/dropped", spider=spider)
                 elif result == "not_stored":
                     self._not_stored(visit["request"])
+                elif result == "stale":  # shared: a later visit's outcome is in already
+                    stats.inc_value("revisit/stale", spider=spider)
+                elif result == "conflict":
+                    logger.warning("The revisit outcome of %(request)s was not applied: "
+                                   "other workers kept changing its record",
+                                   {"request": visit["request"]}, extra={"spider": spider})
+                    stats.inc_value("revisit/conflicts", spider=spider)
         except _FRONTIER_ERRORS as e:
             self._fail(e)
             return
@@ -99,13 +107,20 @@ class RevisitsMixin:
         if self.revisits is None or self.failed:
             return
         self._revisit_at = None
-        now = time.time()
+        revisits = self.revisits
+        now = revisits.clock()
         try:
             # due within the slack too: they would ring the alarm again at once
-            records = self.revisits.take_due(now + self._revisit_slack_s, REVISIT_BATCH)
+            records = revisits.take_due(now + self._revisit_slack_s, REVISIT_BATCH)
+            if revisits.still_queued:  # the shared schedule's claims skipped those
+                self.crawler.stats.inc_value("revisit/still_queued", revisits.still_queued,
+                                             spider=self.spider)
+            if records:
+                _faults.hit("revisit.claimed")  # crash tests: claimed, not pushed
             requests = []
+            taken = []
             # (a shared frontier's revisit may be answered by another worker: this
-            # worker's set does not know when it is; there the claim's interval holds)
+            # worker's set does not know when it is; there the claims hold)
             outstanding = self._revisit_outstanding if not self.shared else ()
             for record in records:
                 if record.fp.hex() in outstanding:
@@ -123,9 +138,12 @@ class RevisitsMixin:
                                  extra={"spider": self.spider})
                     self.revisits.remove(record.fp)
                     continue
-                self._revisit_outstanding.add(record.fp.hex())
+                taken.append(record)
+                if not self.shared:
+                    self._revisit_outstanding.add(record.fp.hex())
             if requests:
-                self.frontier.push_many(requests)
+                queued = self.frontier.push_many(requests)
+                revisits.pushed([r for r, ok in zip(taken, queued, strict=True) if ok])
                 self.crawler.stats.inc_value("revisit/requests", len(requests),
                                              spider=self.spider)
         except _FRONTIER_ERRORS as e:
@@ -140,13 +158,14 @@ class RevisitsMixin:
 
     def _arm_revisits(self, now):
         """Set the alarm telling this actor ``revisits_due`` at the schedule's earliest
-        due time (``now``: wall-clock seconds) plus the slack (:attr:`_revisit_slack_s`,
-        so pages due at nearby times share one wake), unless it rings by then; none when
-        the schedule is empty. The crawl uses no CPU meanwhile: one alarm thread waits on
+        due time (in the schedule's clock, read after it: ``now`` is not used) plus the
+        slack (:attr:`_revisit_slack_s`, so pages due at nearby times share one wake),
+        unless it rings by then; none when the schedule is empty. The crawl uses no CPU meanwhile: one alarm thread waits on
         a condition, no polling and no thread per wake."""
         due = self.revisits.next_due()
         if due is None:
             return
+        now = self.revisits.clock()  # (the shared schedule's clock: measured just now)
         at = due + self._revisit_slack_s
         if self._revisit_at is not None and self._revisit_at <= at:
             return  # the alarm rings first
@@ -162,7 +181,9 @@ class RevisitsMixin:
         ``revisit/memory_bytes`` (the in-memory schedule)."""
         revisits, stats, spider = self.revisits, self.crawler.stats, self.spider
         stats.set_value("revisit/scheduled", len(revisits), spider=spider)
-        stats.set_value("revisit/due_now", len(self._revisit_outstanding), spider=spider)
+        in_flight = revisits.in_flight()
+        stats.set_value("revisit/due_now", len(self._revisit_outstanding)
+                        if in_flight is None else in_flight, spider=spider)
         due = revisits.next_due()
         stats.set_value("revisit/next_due", round(due, 3) if due is not None else None,
                         spider=spider)
@@ -199,7 +220,7 @@ class RevisitsMixin:
             if not queued[i]:
                 self._revisit_outstanding.discard(old_fp)
                 self.revisits.visited({"fp": old_fp, "outcome": "forget", "moved_from": None},
-                                      time.time())
+                                      self.revisits.clock())
                 self.crawler.stats.inc_value("revisit/dropped", spider=self.spider)
 
 

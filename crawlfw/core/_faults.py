@@ -44,6 +44,8 @@ Points (see ARCHITECTURE.md, "Lose nothing" and "Supervision"):
   frontier's claim is done), its feeds' starting points not committed yet.
 - ``scheduler.open``: the Scheduler actor starts, its frontier not opened yet (a shared
   frontier's earlier leases not recovered yet).
+- ``revisit.claimed``: the Scheduler took due records of the revisit schedule (the
+  shared one's claims are made), their revisits not pushed into the frontier yet.
 """
 
 from __future__ import annotations

@@ -168,6 +168,10 @@ class RevisitVisit(TypedDict):
     the page (its record moves to ``fp``)."""
     request: Request
     """The request the response answered (stored for the next revisit)."""
+    claim: Annotated[int, Rule(minimum=0)]
+    """The shared schedule's claim the revisit was made under (``FRONTIER_URL``: an
+    outcome of an older claim than the last one applied is stale, ignored; the claim is
+    released); 0: a first visit, or a schedule without claims."""
 
 
 class RevisitVisited(TypedDict):

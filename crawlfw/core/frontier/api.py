@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from crawlfw.spiders import Spider
     from crawlfw.statscollectors import StatsCollector
 
-__all__ = ["DupeFilter", "Frontier", "FrontierBase", "FrontierError", "host_key",
-           "is_start_request"]
+__all__ = ["REVISIT_META", "DupeFilter", "Frontier", "FrontierBase", "FrontierError",
+           "host_key", "in_start_lane", "is_start_request"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +51,23 @@ def is_start_request(request: Request) -> bool:
     """True for a start request (``meta['is_start_request']``, set by the Scraper)."""
     meta = request._meta
     return bool(meta and meta.get("is_start_request"))
+
+
+#: ``meta`` key of a revisit request of a continuous crawl (``REVISIT_ENABLED``): the
+#: record's state (:mod:`crawlfw.core.frontier.revisit`). Here because the frontiers
+#: queue revisits in the start lane (:func:`in_start_lane`).
+REVISIT_META = "_revisit"
+
+
+def in_start_lane(request: Request) -> bool:
+    """True for a request queued in the *start lane*: first in first out, after the
+    other requests of its priority (before those of lower priorities). A start request
+    (``meta['is_start_request']``: Scrapy 2.13's start queue) or a revisit
+    (``meta[REVISIT_META]``: a backlog of revisits then never starves the new pages a
+    crawl finds, and revisits are fetched in the order they fell due, whatever
+    ``SCHEDULER_MEMORY_QUEUE`` says; docs/continuous-crawling.md)."""
+    meta = request._meta
+    return bool(meta and (meta.get("is_start_request") or REVISIT_META in meta))
 
 
 class FrontierError(Exception):

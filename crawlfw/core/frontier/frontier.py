@@ -42,7 +42,13 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from crawlfw.core.frontier.api import FrontierBase, FrontierError, host_key, is_start_request
+from crawlfw.core.frontier.api import (
+    REVISIT_META,
+    FrontierBase,
+    FrontierError,
+    host_key,
+    in_start_lane,
+)
 from crawlfw.core.frontier.hostqueues import HostQueues, sort_key
 from crawlfw.core.frontier.spill import QueuedRequests, SpillingHostStore
 from crawlfw.core.transport.hostpolicy import HostPolicy
@@ -232,7 +238,8 @@ class MemoryFrontier(FrontierBase):
     else last in first out, Scrapy 1.2's default). Start requests
     (``meta['is_start_request']``, set by the Scraper) go first in first out, after the
     other requests of the same priority (Scrapy 2.13's start queue): ``start_urls`` are
-    fetched in their order. Across hosts: see :meth:`HostQueues.lease
+    fetched in their order; so do revisits (``REVISIT_ENABLED``:
+    :func:`~crawlfw.core.frontier.api.in_start_lane`). Across hosts: see :meth:`HostQueues.lease
     <crawlfw.core.frontier.hostqueues.HostQueues.lease>`. The same order whether a
     request waited in RAM or on disk.
 
@@ -295,7 +302,8 @@ class MemoryFrontier(FrontierBase):
             self.df.log(request, self.spider)
             return False
         meta = request._meta
-        key = sort_key(request.priority, bool(meta and meta.get("is_start_request")))
+        key = sort_key(request.priority, bool(meta and (meta.get("is_start_request")
+                                                        or REVISIT_META in meta)))
         host = host_key(request)
         self.store.push(host, key, request)
         self.hosts.added(host, key)
@@ -369,7 +377,8 @@ class MemoryFrontier(FrontierBase):
                 # sort_key() and host_key(), inline
                 meta = request._meta
                 if meta:
-                    key = (-2 * request.priority + 1 if meta.get("is_start_request")
+                    key = (-2 * request.priority + 1
+                           if meta.get("is_start_request") or REVISIT_META in meta
                            else -2 * request.priority)
                     host = (meta[DOWNLOAD_SLOT] if DOWNLOAD_SLOT in meta
                             else url_host(request.url))
@@ -425,7 +434,7 @@ class MemoryFrontier(FrontierBase):
         hosts' in-flight counts go down."""
         for request in requests:
             host = request._host
-            key = sort_key(request.priority, is_start_request(request))
+            key = sort_key(request.priority, in_start_lane(request))
             again = request.replace(dont_filter=True)
             if host is None:
                 host = host_key(request)

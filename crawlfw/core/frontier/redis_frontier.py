@@ -52,7 +52,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from crawlfw.core.frontier.api import FrontierBase, host_key
+from crawlfw.core.frontier.api import REVISIT_META, FrontierBase, host_key
 from crawlfw.core.frontier.frontier import SEEN_CACHE_SIZE, FrontierError, JobMeta, _Lifo
 from crawlfw.core.frontier.pqueue import PriorityQueue
 from crawlfw.core.frontier.redis_ahead import _Ahead
@@ -377,7 +377,8 @@ class RedisFrontier(FrontierBase):
                 fp = bytes.fromhex(fp)  # type: ignore[assignment]  # the hex str's bytes, for Redis
             meta = request._meta
             args += (fp, max(-_PRIO_MAX, min(_PRIO_MAX, request.priority)), data,
-                     1 if meta and meta.get("is_start_request") else 0, str(host_key(request)))
+                     1 if meta and (meta.get("is_start_request") or REVISIT_META in meta)
+                     else 0, str(host_key(request)))
             sent.append(i)
         if not sent and start is None:
             return results

@@ -37,8 +37,9 @@ key of one crawl lives in one slot)::
     <prefix>:control     hash        pause, resume, stop for every worker (the dashboard's
                                      whole view: crawlfw/core/frontier/redis_control.py)
     <prefix>:worker:<id> hash        that worker's committed feeds and spider.state (JSON)
-    <prefix>:revisit:due sorted set  REVISIT_ENABLED: the revisit schedule by due time, and
-    <prefix>:revisit:rec hash        its records (crawlfw/core/frontier/redis_revisit.py)
+    <prefix>:revisit:due sorted set  REVISIT_ENABLED: the revisit schedule by due time, its
+    <prefix>:revisit:rec hash        records, and their claims (revisit:claim, revisit:out;
+                                     crawlfw/core/frontier/redis_revisit.py)
 
 Every change is one Lua script, so it is atomic: a push goes through the dupefilter and
 into its host's queue together (the host joins ``ready`` when it may start); a lease
@@ -81,7 +82,8 @@ EXPIRE_BATCH = 1000
 PREFETCH_SCAN = 64
 
 # The queue order of a request: -priority * 2**40, then its id (FIFO) or -id (LIFO);
-# ZRANGE takes the lowest first. A start request (meta['is_start_request']) is
+# ZRANGE takes the lowest first. A start request (meta['is_start_request']; or a revisit,
+# api.in_start_lane) is
 # -priority * 2**40 + 2**38 + id: first in first out, after the other requests of its
 # priority, before those of lower priorities (Scrapy 2.13's start queues: a priority's
 # regular requests go first); ids stay below 2**38. Priorities beyond +-4095 share the

@@ -41,6 +41,7 @@ import pickle
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from crawlfw.core.frontier.api import REVISIT_META as _REVISIT_META
 from crawlfw.core.transport.slot import url_host
 from crawlfw.http.request import Request as _Request
 from crawlfw.utils.reqser import _get_method, request_from_dict, request_to_dict
@@ -65,11 +66,14 @@ __all__ = [
     "stored_request",
 ]
 
-#: ``meta`` key of a revisit request: the record's state as a tuple
-#: ``(fingerprint hex, etag or None, last_modified or None, digest hex or None)``.
-#: A tuple of immutable values, so the in-memory frontier still keeps the request as a
-#: compact record.
-REVISIT_META = "_revisit"
+#: ``meta`` key of a revisit request (:data:`crawlfw.core.frontier.api.REVISIT_META`,
+#: where the frontiers read it: they queue revisits in the start lane): the record's
+#: state as a tuple ``(fingerprint hex, etag or None, last_modified or None, digest hex
+#: or None, claim)`` (``claim``: the shared schedule's claim number the revisit was made
+#: under, 0 elsewhere; a request queued by an older crawlfw has no fifth item). A tuple
+#: of immutable values, so the in-memory frontier still keeps the request as a compact
+#: record.
+REVISIT_META = _REVISIT_META
 
 #: Nutch's ``db.fetch.schedule.adaptive.inc_rate``: an unchanged page's interval grows
 #: by this fraction.
@@ -210,7 +214,8 @@ def classify(request: Request, response: Response, spider: Spider | None,
 
     Returns:
         a ``revisit_visited`` visit dict (``fp``, ``outcome``, ``etag``,
-        ``last_modified``, ``digest``, ``interval``, ``moved_from``, ``request``), or
+        ``last_modified``, ``digest``, ``interval``, ``moved_from``, ``request``,
+        ``claim``: the revisit's claim number, 0 for a first visit), or
         None when the response does not touch the schedule (not a 2xx answer and not a
         revisit's 304/404/410, or a first visit that opted out).
     """
@@ -240,10 +245,12 @@ def classify(request: Request, response: Response, spider: Spider | None,
         "etag": etag.decode("latin-1") if etag else None,
         "last_modified": last_modified.decode("latin-1") if last_modified else None,
         "digest": None, "interval": _meta_interval(meta), "moved_from": None,
-        "request": request,
+        "request": request, "claim": 0,
     }
     if state is not None:
         old_fp = state[0]
+        if len(state) > 4:
+            visit["claim"] = state[4]
         if old_fp != fingerprint:
             visit["moved_from"] = old_fp
         if outcome == "unchanged":  # a 304 repeats the validators or says nothing new
@@ -277,7 +284,8 @@ def failed_visit(request: Request) -> dict[str, Any] | None:
     if state is None:
         return None
     return {"fp": state[0], "outcome": "failed", "etag": None, "last_modified": None,
-            "digest": None, "interval": None, "moved_from": None, "request": request}
+            "digest": None, "interval": None, "moved_from": None, "request": request,
+            "claim": state[4] if len(state) > 4 else 0}
 
 
 def _meta_interval(meta: dict[str, Any]) -> float | None:
@@ -349,7 +357,8 @@ def middleware_defaults(settings: BaseSettings,
 
 
 def stored_request(request: Request, spider: Spider | None,
-                   dumps: Any = None, defaults: Any = None) -> bytes:
+                   dumps: Any = None, defaults: Any = None,
+                   priority: int | None = None) -> bytes:
     """``request`` as a record stores it: its compact
     :func:`~crawlfw.utils.reqser.request_to_dict`, without the ``meta`` of one download
     (redirects, retries, the revisit state, the download slot when it is the URL's host,
@@ -357,6 +366,8 @@ def stored_request(request: Request, spider: Spider | None,
     with ``defaults`` (:func:`middleware_defaults`), without the headers and ``meta``
     the default downloader middlewares put there with the values they put (the revisit
     gets them again), pickled (or written by ``dumps``: a dict -> bytes function).
+    ``priority``, when given, is stored instead of the request's (a page's revisits keep
+    the priority it was first queued with, not what a retry or a redirect made of it).
 
     Raises:
         ValueError: the callback or errback is not a method of the spider.
@@ -387,6 +398,11 @@ def stored_request(request: Request, spider: Spider | None,
         else:
             del d["headers"]
     d.pop("dont_filter", None)
+    if priority is not None:
+        if priority:
+            d["priority"] = priority
+        else:
+            d.pop("priority", None)
     # A copy of exactly its size: pickle.dumps() writes into a 4 KiB buffer and shrinks
     # it in place, so a blob kept as it comes sits where a 4 KiB block was free, outside
     # Python's small-object allocator, with the rest of the block cut off around it. A
@@ -423,10 +439,13 @@ class RevisitRecord:
         digest: :func:`content_digest` of the last content (hex str or None).
         gone: 404/410 answers in a row.
         fixed: the interval was set by ``meta['revisit_interval']`` (not adapted).
+        claim: the shared schedule's claim number this copy was taken under
+            (:meth:`~crawlfw.core.frontier.redis_revisit.RedisRevisitSchedule.take_due`);
+            0 elsewhere.
     """
 
     __slots__ = ("fp", "request", "due", "interval", "etag", "last_modified", "digest",
-                 "gone", "fixed", "_size")
+                 "gone", "fixed", "claim", "_size")
 
     def __init__(self, fp: bytes, request: bytes, due: float, interval: float,
                  etag: str | None = None, last_modified: str | None = None,
@@ -440,6 +459,7 @@ class RevisitRecord:
         self.digest = digest
         self.gone = gone
         self.fixed = fixed
+        self.claim = 0
         self._size = 0  # bytes counted by the in-memory schedule
 
     def __repr__(self) -> str:
@@ -466,7 +486,8 @@ def revisit_request(record: RevisitRecord, spider: Spider | None,
     d = loads(record.request)
     meta = d.get("meta")
     meta = dict(meta) if meta else {}
-    meta[REVISIT_META] = (record.fp.hex(), record.etag, record.last_modified, record.digest)
+    meta[REVISIT_META] = (record.fp.hex(), record.etag, record.last_modified, record.digest,
+                          record.claim)
     if not _FAST_KEYS.issuperset(d):
         d["dont_filter"] = True
         d["meta"] = meta

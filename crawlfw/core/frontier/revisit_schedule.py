@@ -18,6 +18,7 @@ import heapq
 import pickle
 import sqlite3
 import struct
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -55,9 +56,25 @@ class _ScheduleBase:
     #: stored requests leave out. None: they keep every header.
     defaults: Any = None
 
+    #: Records found due at the last :meth:`take_due` but not taken, their revisit
+    #: still out (the shared schedule's claims; the others leave that to the Scheduler).
+    still_queued = 0
+
     def request_of(self, record: RevisitRecord) -> Request:
         """The conditional-GET request of ``record`` (:func:`revisit_request`)."""
         return revisit_request(record, self.spider, self.loads)
+
+    #: Now in the schedule's clock (wall-clock seconds): its due times are in it.
+    clock = staticmethod(time.time)
+
+    def pushed(self, records: list[RevisitRecord]) -> None:
+        """The revisits of ``records`` (taken by :meth:`take_due`) are in the frontier
+        now (the shared schedule confirms their claims; nothing to do here)."""
+
+    def in_flight(self) -> int | None:
+        """Revisits out now, as the schedule knows (the shared one: every worker's);
+        None: the Scheduler counts its own."""
+        return None
 
     def get(self, fp: bytes) -> RevisitRecord | None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -136,8 +153,10 @@ class _ScheduleBase:
         record.due = now + record.interval
         if changed or old_fp != fp:  # the request as the site now leads to it
             try:
+                # at the page's priority (a retry or a redirect changed the request's)
+                priority = self.loads(record.request).get("priority", 0)
                 record.request = stored_request(visit["request"], self.spider,
-                                                self.dumps, self.defaults)
+                                                self.dumps, self.defaults, priority)
             except (ValueError, pickle.PicklingError, TypeError, AttributeError):
                 pass  # keep the stored one
         if old_fp != fp:

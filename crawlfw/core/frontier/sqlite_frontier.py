@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from crawlfw.core import _faults
-from crawlfw.core.frontier.api import FrontierBase, host_key, is_start_request
+from crawlfw.core.frontier.api import FrontierBase, host_key, in_start_lane
 from crawlfw.core.frontier.frontier import (
     _REPLACEABLE,
     FRONTIER_FILE,
@@ -145,7 +145,8 @@ class SqliteFrontier(FrontierBase):
         dupefilter: the crawl's dupefilter.
         lifo: True for depth-first order within a priority (Scrapy 1.2's default
             ``PickleLifoDiskQueue``), False for breadth-first (FIFO queues). Either
-            way, start requests (``meta['is_start_request']``) go first in first out,
+            way, start requests (``meta['is_start_request']``) and revisits
+            (:func:`~crawlfw.core.frontier.api.in_start_lane`) go first in first out,
             after the other requests of their priority (Scrapy 2.13's start queue;
             the ``start_seq`` column, durable: a resumed job keeps their order).
         fsync: True: every commit is on the disk before it returns (SQLite
@@ -401,7 +402,7 @@ class SqliteFrontier(FrontierBase):
         except (ValueError, pickle.PicklingError, TypeError, AttributeError) as e:
             if transient_ok:
                 host = host_key(request)
-                key = sort_key(request.priority, is_start_request(request))
+                key = sort_key(request.priority, in_start_lane(request))
                 self._transient.push(host, key, request)
                 self.hosts.added(host, key)
                 self._kept_in_memory(request)
@@ -413,7 +414,7 @@ class SqliteFrontier(FrontierBase):
             )
             self._inc("frontier/refused")
             return False
-        start = is_start_request(request)
+        start = in_start_lane(request)
         host = host_key(request)
         row = self.conn.execute(_PUSH_START if start else _PUSH,
                                 (request.priority, data, host)).lastrowid
@@ -565,7 +566,7 @@ class SqliteFrontier(FrontierBase):
         hosts = self.hosts
         for request in requests:
             host = request._host
-            key = sort_key(request.priority, is_start_request(request))
+            key = sort_key(request.priority, in_start_lane(request))
             if request._lease is None:
                 self._transient.push(host if host is not None else host_key(request), key,
                                      request)
