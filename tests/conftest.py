@@ -134,3 +134,29 @@ def runtime():
     r = RuntimeDir()
     yield r
     r.cleanup()
+
+
+@pytest.fixture
+def server():
+    """A :class:`tests.support.countserver.CountingServer` on 127.0.0.1 holding each
+    answer 0.25 s (a live crawl's pages), stopped after the test."""
+    from tests.support.countserver import CountingServer
+
+    s = CountingServer(hold_s=0.25)
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def procs():
+    """A list for the test's processes (``Popen``) and live crawls (anything with
+    ``kill()``): each killed, and a ``Popen`` reaped, after the test."""
+    import subprocess
+
+    started = []
+    yield started
+    for p in started:
+        if hasattr(p, "kill"):
+            p.kill()
+        if isinstance(p, subprocess.Popen):
+            p.wait(timeout=10)

@@ -18,19 +18,11 @@ from pathlib import Path
 import pytest
 
 from crawlfw.actors._validation import validate_message
-from tests.support.countserver import CountingServer
 from tests.support.live import LiveCrawl
 from tests.support.wait import happens_within, wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="SO_PEERCRED and Unix sockets as on Linux")
-
-
-@pytest.fixture
-def server():
-    s = CountingServer(hold_s=0.25)
-    yield s
-    s.stop()
 
 
 @pytest.fixture

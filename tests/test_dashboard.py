@@ -17,38 +17,12 @@ import urllib.parse
 import pytest
 
 from crawlfw.actors._validation import validate_message
-from tests.support.countserver import CountingServer
 from tests.support.dashboard import Dashboard, start_dashboard
-from tests.support.live import WAIT_S, LiveCrawl, RuntimeDir
+from tests.support.live import WAIT_S, LiveCrawl
 from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="Unix sockets and /proc as on Linux")
-
-
-@pytest.fixture
-def runtime():
-    r = RuntimeDir()
-    yield r
-    r.cleanup()
-
-
-@pytest.fixture
-def server():
-    s = CountingServer(hold_s=0.25)
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def procs():
-    started = []
-    yield started
-    for p in started:
-        if hasattr(p, "kill"):
-            p.kill()
-        if isinstance(p, subprocess.Popen):
-            p.wait(timeout=10)
 
 
 def in_crawl_dashboard(crawl: LiveCrawl, what="Dashboard") -> str:

@@ -7,16 +7,14 @@ as a worker on another machine, so it follows the command written in Redis."""
 
 import json
 import re
-import subprocess
 import sys
 import time
 
 import pytest
 
 from crawlfw.core.control.protocol import ControlClient, ControlError
-from tests.support.countserver import CountingServer
 from tests.support.dashboard import start_dashboard
-from tests.support.live import WAIT_S, LiveCrawl, RuntimeDir
+from tests.support.live import WAIT_S, LiveCrawl
 from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -25,31 +23,6 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
 #: Seconds in which a paused worker's published pages must not move (a worker publishes
 #: every 2 s; transfers in flight at the pause finish within the CountingServer's hold).
 STILL_S = 4.0
-
-
-@pytest.fixture
-def runtime():
-    r = RuntimeDir()
-    yield r
-    r.cleanup()
-
-
-@pytest.fixture
-def server():
-    s = CountingServer(hold_s=0.25)
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def procs():
-    started = []
-    yield started
-    for p in started:
-        if hasattr(p, "kill"):
-            p.kill()
-        if isinstance(p, subprocess.Popen):
-            p.wait(timeout=10)
 
 
 def worker(runtime, tmp_path, server, redis_server, wid, *args) -> LiveCrawl:
