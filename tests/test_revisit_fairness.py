@@ -8,28 +8,12 @@ import time
 
 import pytest
 
+from tests.support.changing_site import INDEX_SPIDER
 from tests.support.proc import run_measured
 from tests.support.servers import ReplyHandler, handler_server
 
 pytestmark = pytest.mark.slow
 
-SPIDER = '''
-import crawlfw
-
-
-class Backlog(crawlfw.Spider):
-    name = "backlog"
-
-    def start_requests(self):
-        yield crawlfw.Request(self.site + "/", meta={"revisit": False})
-
-    def parse(self, response):
-        for href in response.css("a::attr(href)").getall():
-            yield response.follow(href, callback=self.page)
-
-    def page(self, response):
-        yield {"url": response.url}
-'''
 
 PAGES = 30
 
@@ -77,7 +61,7 @@ def test_new_pages_are_fetched_while_revisits_are_backlogged(tmp_path, frontier,
     SQLite frontier) and ``FRONTIER_URL`` (the shared one, one worker)."""
     served = []
     spider = tmp_path / "backlog.py"
-    spider.write_text(SPIDER)
+    spider.write_text(INDEX_SPIDER)
     with handler_server(backlog_handler(served, 0.1)) as server:
         done = run_measured("runspider", spider, "-a", f"site={server.url}",
                             "-s", "REVISIT_ENABLED=True", "-s", "REVISIT_INTERVAL=0.5",

@@ -11,30 +11,14 @@ from collections import defaultdict
 
 import pytest
 
+from tests.support.changing_site import INDEX_SPIDER
 from tests.support.proc import start_crawlfw, wait_measured
 from tests.support.servers import ReplyHandler, handler_server
 
 pytestmark = pytest.mark.slow
 
-SPIDER = '''
-import crawlfw
 
-
-class Shared(crawlfw.Spider):
-    name = "shared"
-
-    def start_requests(self):
-        yield crawlfw.Request(self.site + "/", meta={"revisit": False})
-
-    def parse(self, response):
-        for href in response.css("a::attr(href)").getall():
-            yield response.follow(href, callback=self.page)
-
-    def page(self, response):
-        yield {"url": response.url}
-'''
-
-KEYS = "{crawlfw:shared}"
+KEYS = "{crawlfw:index}"  # the spider's name (INDEX_SPIDER)
 
 
 def site_handler(pages, served, delay_s, answered=None):
@@ -95,7 +79,7 @@ def test_two_workers_never_fetch_a_page_twice_for_one_due_time(redis_server, tmp
     served = []
     answered = defaultdict(list)
     spider = tmp_path / "shared.py"
-    spider.write_text(SPIDER)
+    spider.write_text(INDEX_SPIDER)
     with handler_server(site_handler(20, served, 0.2, answered)) as server:
         procs = [worker(spider, server.url, redis_server.url, name, tmp_path,
                         "-s", "CONCURRENT_REQUESTS=2", "-s", "CLOSESPIDER_TIMEOUT=12")
@@ -140,7 +124,7 @@ def test_a_worker_killed_holding_claims_leaves_its_pages_to_the_other(redis_serv
 
     served = []
     spider = tmp_path / "shared.py"
-    spider.write_text(SPIDER)
+    spider.write_text(INDEX_SPIDER)
     common = ("-s", "FRONTIER_LEASE_TIMEOUT=3")
     with handler_server(site_handler(6, served, 0.0)) as server:
         one = worker(spider, server.url, redis_server.url, "w1", tmp_path, *common,

@@ -63,6 +63,27 @@ __all__ = ["ChangingSite", "RequestLog", "Hit", "STAMP_RE", "LAST_MODIFIED_BASE"
 STAMP_RE = re.compile(rb'<p class="stamp">[^<]*</p>\n?')
 #: ``Last-Modified`` of content version 0 (a Unix time: 2023-11-14 22:13:20 UTC); each
 #: later content version is 60 s later.
+#: A continuous crawl's spider, written to a file for ``runspider -a site=URL``: the index
+#: (``site`` + ``/``, not revisited) and every page it links to, one item per page
+#: (``{"url": ...}``); its revisits are the pages'.
+INDEX_SPIDER = '''
+import crawlfw
+
+
+class IndexSpider(crawlfw.Spider):
+    name = "index"
+
+    def start_requests(self):
+        yield crawlfw.Request(self.site + "/", meta={"revisit": False})
+
+    def parse(self, response):
+        for href in response.css("a::attr(href)").getall():
+            yield response.follow(href, callback=self.page)
+
+    def page(self, response):
+        yield {"url": response.url}
+'''
+
 LAST_MODIFIED_BASE = 1_700_000_000
 #: The validator kinds a page may have.
 VALIDATOR_KINDS = ("both", "etag", "last-modified", "none")
